@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Integration tests start real servers (dynalite, the Kubernetes API simulator) on loopback ports;
+// they are bounded but not instant, so the timeouts are generous and the pool is sized for 2 cores.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    env: { FLEETSCOPE_LOG_LEVEL: 'WARN', POWERTOOLS_DEV: 'false', AWS_REGION: 'us-east-1' },
+  },
+});
