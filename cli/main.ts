@@ -1,0 +1,62 @@
+import type { CliCommand } from './command.js';
+import { UsageError } from './command.js';
+
+// Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
+const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
+  sim: {
+    summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
+    load: async () => (await import('./commands/sim.js')).command,
+  },
+  recommend: {
+    summary: "compute one scope's recommendation offline from a history file",
+    load: async () => (await import('./commands/recommend.js')).command,
+  },
+};
+
+export function registerCommand(name: string, summary: string, load: () => Promise<CliCommand>): void {
+  commands[name] = { summary, load };
+}
+
+function help(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length));
+  const rows = Object.entries(commands).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
+  return ['usage: fleetscope <command> [options]', '', 'commands:', ...rows, '', 'fleetscope <command> --help for its options'].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(help());
+    return name ? 0 : 2;
+  }
+  const entry = commands[name];
+  if (!entry) {
+    console.error(`fleetscope: unknown command "${name}"\n\n${help()}`);
+    return 2;
+  }
+  const command = await entry.load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.usage);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`fleetscope ${name}: ${err.message}\n\n${command.usage}`);
+      return 2;
+    }
+    console.error(`fleetscope ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli/main.ts')) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}

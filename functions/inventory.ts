@@ -1,0 +1,2 @@
+// placeholder: the handler is being written (inventory of one cluster)
+export const handler = async () => ({});

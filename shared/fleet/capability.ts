@@ -1,0 +1,23 @@
+import type { Capability } from '../platform/catalogue.js';
+
+/**
+ * The fleet core: the dispatcher that turns each capability's schedule into one work request per
+ * registered cluster (fan-out through the bus, so one slow cluster never holds up the others).
+ */
+export const fleetCapability: Capability = {
+  id: 'fleet',
+  description: 'Fan-out of scheduled work to every registered cluster',
+  functions: [
+    {
+      id: 'dispatch',
+      entry: 'functions/dispatch.ts',
+      description: 'Lists registered clusters and puts one ClusterWorkRequested event per cluster',
+      memoryMb: 256,
+      timeoutSeconds: 60,
+      access: { table: 'read', putEvents: true, kubeconfigSecrets: false, idempotency: false },
+      reservedConcurrency: 2,
+    },
+  ],
+  schedules: [],
+  rules: [],
+};

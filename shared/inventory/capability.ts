@@ -1,0 +1,46 @@
+import { type Capability, pattern } from '../platform/catalogue.js';
+
+/**
+ * Inventory: reach every cluster, record its version, kube-system UID, node count and whether the
+ * metrics API answers. It is the platform's health check and the first thing run after registration.
+ */
+export const INVENTORY = 'inventory';
+
+export const inventoryCapability: Capability = {
+  id: INVENTORY,
+  description: 'Reachability, version, node count and metrics API of every registered cluster',
+  functions: [
+    {
+      id: 'inventory',
+      entry: 'functions/inventory.ts',
+      description: 'Inventories one cluster',
+      memoryMb: 512,
+      timeoutSeconds: 60,
+      access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },
+      reservedConcurrency: 10,
+    },
+  ],
+  schedules: [
+    {
+      id: 'inventory',
+      description: 'Inventory every registered cluster',
+      everyMinutes: 15,
+      target: 'dispatch',
+      input: { capability: INVENTORY },
+    },
+  ],
+  rules: [
+    {
+      id: 'inventory-on-request',
+      description: 'Scheduled inventory of one cluster',
+      pattern: pattern(['ClusterWorkRequested'], { capability: [INVENTORY] }),
+      target: 'inventory',
+    },
+    {
+      id: 'inventory-on-registration',
+      description: 'Inventory a cluster as soon as it is registered',
+      pattern: pattern(['ClusterRegistered']),
+      target: 'inventory',
+    },
+  ],
+};

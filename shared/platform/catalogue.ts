@@ -1,0 +1,72 @@
+import type { DetailType } from './events.js';
+import { EVENT_SOURCE } from './events.js';
+
+/**
+ * What fleetscope runs, defined once. The CDK stack (infra/) turns each entry into AWS resources and the
+ * local runtime (local/) wires the very same handlers to its stand-ins, so schedules, rules and functions
+ * cannot drift between the cloud and a laptop.
+ *
+ * Each capability is a separable unit with its own functions, schedules and rules, so it can be enabled,
+ * disabled and cleaned up on its own.
+ */
+export type FunctionId = string;
+
+export interface FunctionSpec {
+  id: FunctionId;
+  /** Source file, relative to the repository root; it exports `handler`. */
+  entry: string;
+  description: string;
+  memoryMb: number;
+  timeoutSeconds: number;
+  /** What it may touch: drives per-function least-privilege IAM. */
+  access: {
+    table: 'read' | 'readwrite';
+    putEvents: boolean;
+    /** Reads kubeconfig secrets under the configured name prefix. */
+    kubeconfigSecrets: boolean;
+    /** Event-triggered handlers record idempotency keys (EventBridge delivers at least once). */
+    idempotency: boolean;
+  };
+  /** Lambda reserved concurrency: bounds the load on clusters and on Secrets Manager. */
+  reservedConcurrency?: number;
+}
+
+export interface ScheduleSpec {
+  id: string;
+  description: string;
+  /** Minutes between runs (EventBridge Scheduler rate expression). */
+  everyMinutes: number;
+  target: FunctionId;
+  /** The scheduled invocation's payload. */
+  input: Record<string, unknown>;
+  /** Schedules that must run before this one in a `--once` cycle (dependency order). */
+  after?: string[];
+}
+
+/** EventBridge event pattern (the subset fleetscope uses: exact values and prefix matching). */
+export type EventPattern = {
+  source: string[];
+  'detail-type': DetailType[];
+  detail?: Record<string, unknown>;
+};
+
+export interface RuleSpec {
+  id: string;
+  description: string;
+  pattern: EventPattern;
+  target: FunctionId;
+}
+
+export interface Capability {
+  id: string;
+  description: string;
+  functions: FunctionSpec[];
+  schedules: ScheduleSpec[];
+  rules: RuleSpec[];
+}
+
+export const BUS_NAME_DEFAULT = 'fleetscope';
+
+export function pattern(detailTypes: DetailType[], detail?: Record<string, unknown>): EventPattern {
+  return { source: [EVENT_SOURCE], 'detail-type': detailTypes, ...(detail ? { detail } : {}) };
+}

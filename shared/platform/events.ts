@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/**
+ * Every event fleetscope puts on its bus, by detail-type, with the schema of its detail and an example.
+ * `events/` holds the JSON Schemas and sample events generated from this catalogue
+ * (`npm run events:gen`; a test fails when they are stale), so consumers outside TypeScript have them too.
+ */
+export const EVENT_SOURCE = 'fleetscope';
+
+const clusterRef = z.string().min(1).max(63);
+const timestamp = z.iso.datetime({ offset: true });
+
+export const detailSchemas = {
+  ClusterRegistered: z
+    .object({
+      cluster: clusterRef,
+      labels: z.record(z.string(), z.string()),
+      registeredAt: timestamp,
+    })
+    .strict(),
+  ClusterDeregistered: z.object({ cluster: clusterRef, deregisteredAt: timestamp }).strict(),
+  ClusterWorkRequested: z
+    .object({
+      cluster: clusterRef,
+      capability: z.string().min(1),
+      cycleId: z.string().min(1),
+      requestedAt: timestamp,
+    })
+    .strict(),
+  ClusterInventoried: z
+    .object({
+      cluster: clusterRef,
+      reachable: z.boolean(),
+      serverVersion: z.string().optional(),
+      kubeSystemUid: z.string().optional(),
+      nodeCount: z.number().int().nonnegative().optional(),
+      metricsApi: z.enum(['available', 'absent', 'unavailable', 'unknown']),
+      error: z.string().optional(),
+      observedAt: timestamp,
+    })
+    .strict(),
+} as const;
+
+export type DetailType = keyof typeof detailSchemas;
+export type Detail<T extends DetailType> = z.infer<(typeof detailSchemas)[T]>;
+
+export const detailExamples: { [T in DetailType]: Detail<T> } = {
+  ClusterRegistered: { cluster: 'prod-eu-1', labels: { env: 'prod' }, registeredAt: '2026-11-21T10:00:00Z' },
+  ClusterDeregistered: { cluster: 'prod-eu-1', deregisteredAt: '2026-11-21T10:00:00Z' },
+  ClusterWorkRequested: {
+    cluster: 'prod-eu-1',
+    capability: 'inventory',
+    cycleId: 'inventory/2026-11-21T10:00:00Z',
+    requestedAt: '2026-11-21T10:00:00Z',
+  },
+  ClusterInventoried: {
+    cluster: 'prod-eu-1',
+    reachable: true,
+    serverVersion: 'v1.35.0',
+    kubeSystemUid: '0f6e5a4c-3b2a-4d1e-9c8b-7a6f5e4d3c2b',
+    nodeCount: 20,
+    metricsApi: 'available',
+    observedAt: '2026-11-21T10:00:00Z',
+  },
+};
+
+/** An EventBridge event as a Lambda receives it. */
+export interface BusEvent<T extends DetailType = DetailType> {
+  version: '0';
+  id: string;
+  'detail-type': T;
+  source: string;
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: Detail<T>;
+}
+
+/** The EventBridge envelope around a detail schema: what an event-triggered handler validates. */
+export function eventSchema<T extends DetailType>(detailType: T) {
+  return z.object({
+    version: z.string(),
+    id: z.string(),
+    'detail-type': z.literal(detailType),
+    source: z.literal(EVENT_SOURCE),
+    account: z.string(),
+    time: z.string(),
+    region: z.string(),
+    resources: z.array(z.string()),
+    detail: detailSchemas[detailType],
+  });
+}
