@@ -91,3 +91,10 @@ export function eventSchema<T extends DetailType>(detailType: T) {
     detail: detailSchemas[detailType],
   });
 }
+
+/** Any of several detail-types, told apart by `detail-type` so a bad detail names its own fields. */
+export function eventsSchema(detailTypes: readonly DetailType[]) {
+  const [first, ...rest] = detailTypes.map((t) => eventSchema(t));
+  if (!first) throw new Error('eventsSchema needs at least one detail-type');
+  return rest.length === 0 ? first : z.discriminatedUnion('detail-type', [first, ...rest]);
+}

@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { functionSpec } from '../shared/platform/capabilities.js';
+import type { LambdaHandler } from '../shared/platform/handler.js';
+import { lambdaContext } from './lambda-context.js';
+
+export interface DeadLetter {
+  functionId: string;
+  source: string;
+  event: unknown;
+  error: string;
+  attempts: number;
+  at: string;
+}
+
+export interface InvocationStats {
+  invocations: number;
+  failures: number;
+  retries: number;
+}
+
+/** Lambda's asynchronous invocation: one try and two retries, then the on-failure destination. */
+export const ASYNC_ATTEMPTS = 3;
+
+/**
+ * Runs the very handler objects that Lambda runs (each function's `entry` module, `handler` export),
+ * with the function's timeout, Lambda's async retry policy and a dead-letter list.
+ */
+export class LocalInvoker {
+  private readonly handlers = new Map<string, Promise<LambdaHandler>>();
+  readonly deadLetters: DeadLetter[] = [];
+  readonly stats = new Map<string, InvocationStats>();
+
+  constructor(
+    private readonly repoRoot: string,
+    private readonly retryDelayMs = 200,
+  ) {}
+
+  private handler(functionId: string): Promise<LambdaHandler> {
+    let h = this.handlers.get(functionId);
+    if (!h) {
+      const spec = functionSpec(functionId);
+      h = import(pathToFileURL(join(this.repoRoot, spec.entry)).href).then((m) => {
+        if (typeof m.handler !== 'function') throw new Error(`${spec.entry} does not export a handler`);
+        return m.handler as LambdaHandler;
+      });
+      this.handlers.set(functionId, h);
+    }
+    return h;
+  }
+
+  private stat(functionId: string): InvocationStats {
+    let s = this.stats.get(functionId);
+    if (!s) {
+      s = { invocations: 0, failures: 0, retries: 0 };
+      this.stats.set(functionId, s);
+    }
+    return s;
+  }
+
+  /** One synchronous invocation; rejects on error or when the function's timeout passes. */
+  async invoke(functionId: string, event: unknown): Promise<unknown> {
+    const spec = functionSpec(functionId);
+    const handler = await this.handler(functionId);
+    const stat = this.stat(functionId);
+    stat.invocations++;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        handler(structuredClone(event), lambdaContext(spec.id, spec.timeoutSeconds, spec.memoryMb)),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`${functionId} timed out after ${spec.timeoutSeconds} s`)),
+            spec.timeoutSeconds * 1000,
+          );
+          timer.unref();
+        }),
+      ]);
+    } catch (err) {
+      stat.failures++;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** An asynchronous invocation: retried like Lambda's, dead-lettered when every attempt fails. */
+  async invokeAsync(functionId: string, event: unknown, source: string): Promise<boolean> {
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= ASYNC_ATTEMPTS; attempt++) {
+      try {
+        await this.invoke(functionId, event);
+        return true;
+      } catch (err) {
+        lastError = err;
+        if (attempt < ASYNC_ATTEMPTS) {
+          this.stat(functionId).retries++;
+          await new Promise((r) => setTimeout(r, this.retryDelayMs * 2 ** (attempt - 1)));
+        }
+      }
+    }
+    this.deadLetters.push({
+      functionId,
+      source,
+      event,
+      error: lastError instanceof Error ? lastError.message : String(lastError),
+      attempts: ASYNC_ATTEMPTS,
+      at: new Date().toISOString(),
+    });
+    return false;
+  }
+}

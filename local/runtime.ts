@@ -1,0 +1,94 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULTS, ENV } from '../shared/platform/config.js';
+import { resetDeps } from '../shared/platform/deps.js';
+import { LocalBus } from './bus.js';
+import { ensureTables, type LocalDynamo, startLocalDynamo } from './dynamo.js';
+import { LocalInvoker } from './invoker.js';
+import { LocalScheduler } from './scheduler.js';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface LocalRuntimeOptions {
+  /** Persist DynamoDB state here (LevelDB); in memory when absent. */
+  stateDir?: string;
+  /** Delay before Lambda-style retries, in ms (tests shorten it). */
+  retryDelayMs?: number;
+}
+
+export interface LocalRuntime {
+  /** Where DynamoDB is served: dynalite's loopback endpoint, or AWS / LocalStack. */
+  dynamoEndpoint: string | 'aws';
+  table: string;
+  idempotencyTable: string;
+  db: DynamoDBDocumentClient;
+  bus: LocalBus;
+  invoker: LocalInvoker;
+  scheduler: LocalScheduler;
+  stop(): Promise<void>;
+}
+
+/**
+ * DynamoDB comes from AWS (or LocalStack via AWS_ENDPOINT_URL) when the user names a table in
+ * FLEETSCOPE_TABLE; otherwise from an embedded dynalite. The bus and scheduler are always in-process,
+ * because a real bus would route events to deployed Lambdas rather than to these handlers.
+ */
+function wantsRemoteDynamo(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env[ENV.table]);
+}
+
+/**
+ * The embedded control plane: the handlers Lambda runs, wired to local stand-ins through the SDK's own
+ * endpoint settings (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_EVENTBRIDGE), so no handler knows.
+ */
+export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const env = process.env;
+  env.AWS_REGION ??= 'us-east-1';
+  let dynamo: LocalDynamo | undefined;
+  const remote = wantsRemoteDynamo(env);
+  const table = env[ENV.table] ?? DEFAULTS.table;
+  const idempotencyTable = env[ENV.idempotencyTable] ?? DEFAULTS.idempotencyTable;
+  if (!remote) {
+    dynamo = await startLocalDynamo({ path: opts.stateDir ? join(opts.stateDir, 'dynamodb') : undefined });
+    await ensureTables(dynamo.endpoint, { table, idempotencyTable });
+    env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
+    // dynalite accepts any credentials; real ones are not needed (nor sent anywhere else).
+    if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
+      env.AWS_ACCESS_KEY_ID = 'local';
+      env.AWS_SECRET_ACCESS_KEY = 'local';
+    }
+  }
+  env[ENV.table] = table;
+  env[ENV.idempotencyTable] = idempotencyTable;
+  env[ENV.bus] ??= DEFAULTS.bus;
+  env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
+
+  const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs);
+  const bus = await LocalBus.start({ invoker, busName: env[ENV.bus] ?? DEFAULTS.bus });
+  env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
+  resetDeps();
+
+  const client = new DynamoDBClient({});
+  const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const scheduler = new LocalScheduler(invoker, bus);
+  return {
+    dynamoEndpoint: dynamo?.endpoint ?? 'aws',
+    table,
+    idempotencyTable,
+    db,
+    bus,
+    invoker,
+    scheduler,
+    async stop() {
+      scheduler.stop();
+      await bus.stop();
+      resetDeps();
+      client.destroy();
+      await dynamo?.stop();
+      delete env.AWS_ENDPOINT_URL_EVENTBRIDGE;
+      if (dynamo) delete env.AWS_ENDPOINT_URL_DYNAMODB;
+    },
+  };
+}

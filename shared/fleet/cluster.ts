@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
+import { rfc1123LabelProblem, rfc1123SubdomainProblem } from '../kernel/names.js';
+
+/** A cluster in fleetscope's registry: a name and where its kubeconfig lives. No credentials are stored. */
+export interface RegisteredCluster {
+  name: string;
+  kubeconfig: KubeconfigRef;
+  labels: Record<string, string>;
+  registeredAt: string;
+}
+
+/** What the last inventory saw of a cluster. */
+export interface ClusterStatus {
+  cluster: string;
+  reachable: boolean;
+  serverVersion?: string;
+  kubeSystemUid?: string;
+  nodeCount?: number;
+  metricsApi: 'available' | 'absent' | 'unavailable' | 'unknown';
+  error?: string;
+  observedAt: string;
+}
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Kubernetes label rules: optional DNS-subdomain prefix + '/' + name (63 chars), value up to 63 chars. */
+export function labelProblem(key: string, value: string): string | null {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined) {
+    const p = rfc1123SubdomainProblem(prefix, `label prefix of "${key}"`);
+    if (p) return p;
+  }
+  if (name.length === 0 || name.length > 63 || !LABEL_VALUE.test(name))
+    return `label key "${key}" is invalid: the name part must be 1-63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric`;
+  if (value.length > 63 || !LABEL_VALUE.test(value))
+    return `label value "${value}" for "${key}" is invalid: at most 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric`;
+  return null;
+}
+
+export function clusterNameProblem(name: string): string | null {
+  return rfc1123LabelProblem(name, 'cluster name');
+}
+
+/** Parse `k=v` command-line labels into a record, refusing invalid ones with the rule broken. */
+export function parseLabels(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`label "${pair}" must be key=value`);
+    const key = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    const problem = labelProblem(key, value);
+    if (problem) throw new Error(problem);
+    out[key] = value;
+  }
+  return out;
+}
+
+export const clusterNameSchema = z.string().superRefine((v, ctx) => {
+  const problem = clusterNameProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});

@@ -1,0 +1,27 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DEFAULTS, ENV } from './config.js';
+
+type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT' | 'CRITICAL' | 'TRACE';
+
+/** One structured logger per function; every line carries the function and, once known, the cluster. */
+export function makeLogger(functionId: string): Logger {
+  const level = (process.env[ENV.logLevel] ?? 'INFO').toUpperCase() as LogLevel;
+  return new Logger({
+    serviceName: DEFAULTS.serviceName,
+    logLevel: level,
+    persistentKeys: { function: functionId },
+  });
+}
+
+/**
+ * EMF metrics under the fleetscope namespace, dimensioned by function. The cluster rides along as EMF
+ * metadata (searchable in the log line, no per-cluster CloudWatch dimension and so no per-cluster cost).
+ */
+export function makeMetrics(functionId: string): Metrics {
+  return new Metrics({
+    namespace: DEFAULTS.metricsNamespace,
+    serviceName: DEFAULTS.serviceName,
+    defaultDimensions: { function: functionId },
+  });
+}
