@@ -1,0 +1,41 @@
+/**
+ * fleetscope CDK app (`npx cdk synth|diff|deploy`; cdk.json runs this file with tsx).
+ *
+ * One environment-agnostic stack: no lookups, no account or region baked in, so `cdk synth` runs offline
+ * with no AWS credentials, and Lambda code is bundled by the local esbuild (no Docker). The stack is
+ * generated from the catalogue in shared/platform (every capability's functions, schedules and rules).
+ *
+ * Context values (`cdk.json` holds the defaults; override with `-c key=value`):
+ *
+ *   stackName               CloudFormation stack name. Default "Fleetscope". Deploying a second copy into
+ *                           one account also needs a different busName.
+ *   busName                 Name of the custom EventBridge bus, and of the EventBridge Scheduler schedule
+ *                           group. Default "fleetscope" (DEFAULTS.bus). Not "default".
+ *   kubeconfigSecretPrefix  Secrets Manager name prefix of cluster kubeconfig secrets. Functions whose
+ *                           catalogue entry has access.kubeconfigSecrets may call GetSecretValue on
+ *                           `arn:<partition>:secretsmanager:<region>:<account>:secret:<prefix>*` and
+ *                           nothing else. Default "fleetscope/clusters/" (DEFAULTS.secretPrefix).
+ *   logRetentionDays        Retention of every function's log group, in days; one of CloudWatch Logs'
+ *                           values (1, 3, 5, 7, 14, 30, 60, 90, ... 3653). Default 30.
+ *   schedulesEnabled        false creates every EventBridge Scheduler schedule DISABLED: the rollback
+ *                           switch that stops all scheduled fleet work without deleting anything
+ *                           (`cdk deploy -c schedulesEnabled=false`). Event rules stay on, so a
+ *                           registration is still inventoried. Default true.
+ *   alarmEmail              When set, alarms notify an SNS topic (KMS-encrypted, TLS-only) with this
+ *                           address subscribed (confirm the e-mail AWS sends). Default "" (alarms only
+ *                           change state, no notifications).
+ *   eventArchiveDays        Days the bus archive keeps fleetscope events for replay; 0: no archive.
+ *                           Default 7.
+ *   logLevel                FLEETSCOPE_LOG_LEVEL of every function: DEBUG, INFO, WARN or ERROR.
+ *                           Default INFO.
+ *   xrayTracing             true turns on X-Ray active tracing for every function. Default false.
+ *
+ * Stack outputs (read by the CLI's --aws mode): TableName, IdempotencyTableName, BusName,
+ * KubeconfigSecretPrefix, StackRegion.
+ */
+import { App } from 'aws-cdk-lib';
+import { buildFleetscope } from './build.js';
+
+const app = new App();
+buildFleetscope(app);
+app.synth();

@@ -1,0 +1,206 @@
+import { join } from 'node:path';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { FunctionSpec } from '../../shared/platform/catalogue.js';
+import { DEFAULTS, ENV } from '../../shared/platform/config.js';
+import { TABLE } from '../../shared/platform/table.js';
+import type { StackConfig } from '../config.js';
+import { pascal, REPO_ROOT } from '../paths.js';
+import { type DeadLetterQueue, deadLetterQueue } from './queues.js';
+
+/** Lambda's own retries of an asynchronous invocation (Scheduler and EventBridge invoke asynchronously). */
+export const ASYNC_INVOKE = {
+  retryAttempts: 2,
+  /**
+   * A queued event older than this goes to the on-failure queue instead of running late. An hour lets
+   * a fan-out of a few hundred clusters drain through reserved concurrency without piling up across
+   * more than a few 15-minute cycles.
+   */
+  maxEventAge: Duration.hours(1),
+} as const;
+
+/** @kubernetes/client-node 2 is ESM-only and some of its CommonJS dependencies call require(). */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+const TABLE_READ = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+];
+const TABLE_WRITE = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+const INDEX_READ = ['dynamodb:Query', 'dynamodb:Scan'];
+/** What Powertools' DynamoDBPersistenceLayer calls. */
+const IDEMPOTENCY = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
+
+export interface FleetFunction {
+  spec: FunctionSpec;
+  fn: NodejsFunction;
+  role: iam.Role;
+  logGroup: logs.LogGroup;
+  /** Where Lambda puts an asynchronous invocation that failed all its retries or aged out. */
+  onFailure: DeadLetterQueue;
+}
+
+export interface FunctionsProps {
+  specs: FunctionSpec[];
+  config: StackConfig;
+  table: dynamodb.TableV2;
+  idempotencyTable: dynamodb.TableV2;
+  bus: events.EventBus;
+}
+
+/** One Lambda per catalogue FunctionSpec, each with its own role derived from `spec.access`. */
+export class Functions extends Construct {
+  readonly byId = new Map<string, FleetFunction>();
+
+  constructor(scope: Construct, id: string, props: FunctionsProps) {
+    super(scope, id);
+    for (const spec of props.specs) {
+      if (this.byId.has(spec.id)) throw new Error(`function "${spec.id}" is defined twice in the catalogue`);
+      this.byId.set(spec.id, this.create(spec, props));
+    }
+  }
+
+  get all(): FleetFunction[] {
+    return [...this.byId.values()];
+  }
+
+  get(id: string): FleetFunction {
+    const f = this.byId.get(id);
+    if (!f) throw new Error(`the catalogue targets function "${id}", which it does not define`);
+    return f;
+  }
+
+  /** The ARN pattern of kubeconfig secrets: Secrets Manager appends "-" and 6 random characters to names. */
+  static kubeconfigSecretsArn(scope: Construct, prefix: string): string {
+    return Stack.of(scope).formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${prefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+  }
+
+  private create(spec: FunctionSpec, props: FunctionsProps): FleetFunction {
+    const { config, table, idempotencyTable, bus } = props;
+    const scope = new Construct(this, pascal(spec.id));
+
+    const logGroup = new logs.LogGroup(scope, 'Logs', { retention: config.logRetentionDays });
+
+    const statements = [
+      new iam.PolicyStatement({
+        sid: 'Logs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+      new iam.PolicyStatement({
+        sid: 'Table',
+        actions: spec.access.table === 'readwrite' ? [...TABLE_READ, ...TABLE_WRITE] : TABLE_READ,
+        resources: [table.tableArn],
+      }),
+      new iam.PolicyStatement({
+        sid: 'TableIndex',
+        actions: INDEX_READ,
+        resources: [`${table.tableArn}/index/${TABLE.gsi1.indexName}`],
+      }),
+    ];
+    if (spec.access.idempotency)
+      statements.push(
+        new iam.PolicyStatement({
+          sid: 'Idempotency',
+          actions: IDEMPOTENCY,
+          resources: [idempotencyTable.tableArn],
+        }),
+      );
+    if (spec.access.putEvents)
+      statements.push(
+        new iam.PolicyStatement({
+          sid: 'PutEvents',
+          actions: ['events:PutEvents'],
+          resources: [bus.eventBusArn],
+        }),
+      );
+    if (spec.access.kubeconfigSecrets)
+      statements.push(
+        new iam.PolicyStatement({
+          sid: 'KubeconfigSecrets',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [Functions.kubeconfigSecretsArn(this, config.kubeconfigSecretPrefix)],
+        }),
+      );
+    // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission.
+
+    const role = new iam.Role(scope, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `fleetscope ${spec.id}: ${spec.description}`.slice(0, 1000),
+      inlinePolicies: { LeastPrivilege: new iam.PolicyDocument({ statements }) },
+    });
+
+    const onFailure = deadLetterQueue(
+      scope,
+      'OnFailure',
+      `function-${spec.id}`,
+      `function ${spec.id}: asynchronous invocations that failed every retry or aged out`,
+    );
+
+    const fn = new NodejsFunction(scope, 'Function', {
+      entry: join(REPO_ROOT, spec.entry),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
+      description: spec.description,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      reservedConcurrentExecutions: spec.reservedConcurrency,
+      role,
+      logGroup,
+      tracing: config.xrayTracing ? lambda.Tracing.ACTIVE : undefined,
+      environment: {
+        [ENV.table]: table.tableName,
+        [ENV.idempotencyTable]: idempotencyTable.tableName,
+        [ENV.bus]: bus.eventBusName,
+        [ENV.secretPrefix]: config.kubeconfigSecretPrefix,
+        [ENV.kubeconfigTtlSeconds]: String(DEFAULTS.kubeconfigTtlSeconds),
+        [ENV.logLevel]: config.logLevel,
+        POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
+        POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      onFailure: new SqsDestination(onFailure.queue),
+      retryAttempts: ASYNC_INVOKE.retryAttempts,
+      maxEventAge: ASYNC_INVOKE.maxEventAge,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // Ship the SDK versions package-lock.json pins (and the tests ran against), not whatever the
+        // runtime carries; this also keeps @smithy/signature-v4 (EKS token presigning) in the bundle.
+        bundleAwsSDK: true,
+      },
+    });
+
+    return { spec, fn, role, logGroup, onFailure };
+  }
+}

@@ -1,0 +1,69 @@
+import { Validations } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import type { FleetscopeStack } from './stack.js';
+
+/**
+ * Every cdk-nag (AwsSolutions) finding this stack accepts, with why, in one place. Everything else the
+ * pack checks is fixed in the constructs (custom roles with inline least-privilege policies instead of
+ * AWSLambdaBasicExecutionRole, nodejs24.x, PITR, encrypted TLS-only queues and topic, a rotated key, and
+ * Scheduler roles scoped to the unqualified function ARN instead of LambdaInvoke's `<fn>:*`).
+ *
+ * One acknowledgement per finding, on the construct that has it (cdk-nag 3: `Validations.acknowledge`,
+ * no prefix matching). Acknowledgements are recorded on the construct's metadata
+ * (`Validations.ACKNOWLEDGED_RULES_METADATA_KEY`); test/infra checks each has a reason.
+ */
+export interface NagAcknowledgement {
+  path: string;
+  id: string;
+  reason: string;
+}
+
+export function acknowledgeNagFindings(stack: FleetscopeStack): NagAcknowledgement[] {
+  const acknowledged: NagAcknowledgement[] = [];
+  const ack = (construct: IConstruct, id: string, reason: string) => {
+    if (reason.trim() === '')
+      throw new Error(`cdk-nag acknowledgement ${id} on ${construct.node.path} has no reason`);
+    Validations.of(construct).acknowledge({ id, reason });
+    acknowledged.push({ path: construct.node.path, id, reason });
+  };
+
+  // AwsSolutions-SQS3 wants every queue to have a DLQ or be one, but it only recognises queues named in
+  // another queue's RedrivePolicy or a function's DeadLetterConfig, not Lambda on-failure destinations or
+  // EventBridge / Scheduler target dead-letter configs, which is what these are.
+  for (const q of stack.deadLetterQueues)
+    ack(
+      q.queue,
+      'AwsSolutions-SQS3',
+      `This queue is itself a terminal dead-letter queue (${q.catches}); nothing consumes it ` +
+        'automatically, an operator inspects and redrives it, and its alarm fires on the first message. ' +
+        'A DLQ behind it would only ever receive what is already parked here.',
+    );
+
+  // Kubeconfig secrets are created per cluster at registration, so their names are not known at deploy
+  // time, and Secrets Manager appends "-" plus 6 random characters to every secret ARN: a name-prefix
+  // wildcard is the narrowest resource that works. Only GetSecretValue is allowed, only for functions
+  // whose catalogue spec sets access.kubeconfigSecrets.
+  for (const f of stack.functions.all)
+    if (f.spec.access.kubeconfigSecrets)
+      ack(
+        f.role,
+        `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${stack.config.kubeconfigSecretPrefix}*]`,
+        `Function ${f.spec.id} reads kubeconfigs of clusters registered at run time; their secret names are ` +
+          `only known to share the prefix "${stack.config.kubeconfigSecretPrefix}" and Secrets Manager adds a ` +
+          'random 6-character suffix to each ARN, so a prefix wildcard on secretsmanager:GetSecretValue alone ' +
+          'is the narrowest grant possible.',
+      );
+
+  // X-Ray (context xrayTracing=true): Lambda adds xray:PutTraceSegments/PutTelemetryRecords, which X-Ray
+  // only supports on Resource "*" (the actions have no resource types).
+  if (stack.config.xrayTracing)
+    for (const f of stack.functions.all)
+      ack(
+        f.role,
+        'AwsSolutions-IAM5[Resource::*]',
+        `Function ${f.spec.id} has X-Ray tracing on: xray:PutTraceSegments and xray:PutTelemetryRecords ` +
+          'have no resource-level permissions, so AWS requires Resource "*" for them.',
+      );
+
+  return acknowledged;
+}

@@ -1,0 +1,88 @@
+import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { allFunctions, allRules, schedulesInOrder } from '../shared/platform/capabilities.js';
+import type { StackConfig } from './config.js';
+import { Alarms } from './constructs/alarms.js';
+import { Bus } from './constructs/bus.js';
+import { Functions } from './constructs/functions.js';
+import type { DeadLetterQueue } from './constructs/queues.js';
+import { Rules } from './constructs/rules.js';
+import { Schedules } from './constructs/schedules.js';
+import { Tables } from './constructs/tables.js';
+import { acknowledgeNagFindings, type NagAcknowledgement } from './nag.js';
+
+export interface FleetscopeStackProps extends StackProps {
+  config: StackConfig;
+}
+
+/**
+ * fleetscope on AWS, generated from the catalogue in shared/platform: every capability's functions,
+ * schedules and rules become Lambdas, Scheduler schedules and bus rules. Environment-agnostic: no
+ * lookups, so `cdk synth` needs neither credentials nor a region.
+ */
+export class FleetscopeStack extends Stack {
+  readonly config: StackConfig;
+  readonly tables: Tables;
+  readonly bus: Bus;
+  readonly functions: Functions;
+  readonly schedules: Schedules;
+  readonly rules: Rules;
+  readonly alarms: Alarms;
+  /** The cdk-nag findings this stack accepts, with reasons (infra/nag.ts). */
+  readonly nagAcknowledgements: NagAcknowledgement[];
+
+  constructor(scope: Construct, id: string, props: FleetscopeStackProps) {
+    super(scope, id, {
+      description: 'fleetscope: serverless control plane for fleets of Kubernetes clusters',
+      ...props,
+    });
+    const { config } = props;
+    this.config = config;
+
+    this.tables = new Tables(this, 'Tables');
+    this.bus = new Bus(this, 'Events', { busName: config.busName, archiveDays: config.eventArchiveDays });
+    this.functions = new Functions(this, 'Functions', {
+      specs: allFunctions(),
+      config,
+      table: this.tables.table,
+      idempotencyTable: this.tables.idempotency,
+      bus: this.bus.bus,
+    });
+    this.schedules = new Schedules(this, 'Schedules', {
+      specs: schedulesInOrder(),
+      functions: this.functions,
+      // Named after the bus: the default is "fleetscope", and a second stack in the account (which needs
+      // its own busName anyway) gets its own group instead of colliding.
+      groupName: config.busName,
+      enabled: config.schedulesEnabled,
+    });
+    this.rules = new Rules(this, 'Rules', {
+      specs: allRules(),
+      bus: this.bus.bus,
+      functions: this.functions,
+    });
+    this.alarms = new Alarms(this, 'Alarms', {
+      functions: this.functions.all,
+      queues: this.deadLetterQueues,
+      alarmEmail: config.alarmEmail,
+    });
+
+    // Read by the CLI's --aws mode: keep these ids stable.
+    new CfnOutput(this, 'TableName', { value: this.tables.table.tableName });
+    new CfnOutput(this, 'IdempotencyTableName', { value: this.tables.idempotency.tableName });
+    new CfnOutput(this, 'BusName', { value: this.bus.bus.eventBusName });
+    new CfnOutput(this, 'KubeconfigSecretPrefix', { value: config.kubeconfigSecretPrefix });
+    new CfnOutput(this, 'StackRegion', { value: Aws.REGION });
+
+    this.nagAcknowledgements = acknowledgeNagFindings(this);
+  }
+
+  /** Every dead-letter queue in the stack (Lambda on-failure, rule delivery, schedule delivery). */
+  get deadLetterQueues(): DeadLetterQueue[] {
+    return [
+      ...this.functions.all.map((f) => f.onFailure),
+      ...this.rules.all.map((r) => r.dlq),
+      ...this.schedules.all.map((s) => s.dlq),
+    ];
+  }
+}
