@@ -22,7 +22,7 @@ function client(opts: ClusterClientOptions = {}) {
     },
     ...opts,
   });
-  return { c, sleeps, advance: (ms: number) => void (now += ms) };
+  return { c, sleeps };
 }
 
 const status = (code: number, reason: string, headers: Record<string, string> = {}) =>
