@@ -3,6 +3,10 @@ import { UsageError } from './command.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
 const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
+  cluster: {
+    summary: 'register, list and deregister the clusters of the fleet',
+    load: async () => (await import('./commands/cluster.js')).command,
+  },
   sim: {
     summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
     load: async () => (await import('./commands/sim.js')).command,

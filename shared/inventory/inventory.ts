@@ -14,12 +14,14 @@ export interface InventoryAccess {
  */
 export async function inventoryCluster(
   cluster: string,
-  access: InventoryAccess,
+  /** Opens the cluster; inside the try, so a bad kubeconfig is recorded like an unreachable cluster. */
+  open: () => Promise<InventoryAccess>,
   now: Date,
   describeError: (err: unknown) => string,
 ): Promise<ClusterStatus> {
   const observedAt = now.toISOString();
   try {
+    const access = await open();
     const serverVersion = await access.serverVersion();
     const [kubeSystemUid, nodeCount, metricsApi] = await Promise.all([
       access.kubeSystemUid(),

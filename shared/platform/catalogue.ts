@@ -65,8 +65,6 @@ export interface Capability {
   rules: RuleSpec[];
 }
 
-export const BUS_NAME_DEFAULT = 'fleetscope';
-
 export function pattern(detailTypes: DetailType[], detail?: Record<string, unknown>): EventPattern {
   return { source: [EVENT_SOURCE], 'detail-type': detailTypes, ...(detail ? { detail } : {}) };
 }

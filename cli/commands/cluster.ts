@@ -1,0 +1,130 @@
+import { resolve } from 'node:path';
+import { parseLabels } from '../../shared/fleet/cluster.js';
+import { clusterAccess } from '../../shared/fleet/cluster-access.js';
+import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
+import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { openContext, parseFlags, targetOptions } from '../context.js';
+
+const usage = `usage:
+  fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
+  fleetscope cluster register --name NAME --secret-id ID [--context CTX] [--label k=v ...] --aws
+  fleetscope cluster list [--json]
+  fleetscope cluster deregister --name NAME
+
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
+
+A cluster is registered only when its kubeconfig loads, the context exists and the cluster answers.`;
+
+const options = {
+  ...targetOptions,
+  name: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'secret-id': { type: 'string' },
+  context: { type: 'string' },
+  label: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+} as const;
+
+export const command: CliCommand = {
+  name: 'cluster',
+  summary: 'register, list and deregister the clusters of the fleet',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    const [sub] = positionals;
+    if (sub === 'register') return register(values);
+    if (sub === 'list') return list(values);
+    if (sub === 'deregister') return deregister(values);
+    throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+  },
+};
+
+type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+function kubeconfigRefOf(values: Flags): KubeconfigRef {
+  const context = values.context;
+  if (values.kubeconfig && values['secret-id']) throw new UsageError('give --kubeconfig or --secret-id, not both');
+  if (values.kubeconfig) return { kind: 'file', path: resolve(values.kubeconfig), ...(context ? { context } : {}) };
+  if (values['secret-id']) return { kind: 'secret', secretId: values['secret-id'], ...(context ? { context } : {}) };
+  throw new UsageError('register needs --kubeconfig FILE or --secret-id ID');
+}
+
+async function register(values: Flags): Promise<number> {
+  if (!values.name) throw new UsageError('register needs --name');
+  const ref = kubeconfigRefOf(values);
+  const labels = parseLabels(values.label ?? []);
+  const ctx = await openContext(values);
+  try {
+    const access = clusterAccess();
+    const cluster = await registerCluster(
+      { name: values.name, kubeconfig: ref, labels },
+      {
+        store: ctx.registry,
+        publisher: ctx.publisher,
+        verify: (name, r) => access.verify(name, r),
+        warn: (m) => console.error(`warning: ${m}`),
+      },
+    );
+    console.log(`registered cluster ${cluster.name}`);
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function list(values: Flags): Promise<number> {
+  const ctx = await openContext(values);
+  try {
+    const clusters = await ctx.registry.list();
+    const rows = await Promise.all(
+      clusters.map(async (c) => ({ cluster: c, status: await ctx.registry.getStatus(c.name) })),
+    );
+    if (values.json) {
+      console.log(JSON.stringify(rows, null, 2));
+      return 0;
+    }
+    if (rows.length === 0) {
+      console.log('no clusters registered');
+      return 0;
+    }
+    const table = [
+      ['NAME', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'KUBE-SYSTEM UID', 'LABELS'],
+      ...rows.map(({ cluster, status }) => [
+        cluster.name,
+        status ? (status.reachable ? 'yes' : 'no') : '-',
+        status?.serverVersion ?? '-',
+        status?.nodeCount?.toString() ?? '-',
+        status?.metricsApi ?? '-',
+        status?.kubeSystemUid ?? '-',
+        Object.entries(cluster.labels).map(([k, v]) => `${k}=${v}`).join(',') || '-',
+      ]),
+    ];
+    console.log(formatTable(table));
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function deregister(values: Flags): Promise<number> {
+  if (!values.name) throw new UsageError('deregister needs --name');
+  const ctx = await openContext(values);
+  try {
+    await deregisterCluster(values.name, {
+      store: ctx.registry,
+      publisher: ctx.publisher,
+      warn: (m) => console.error(`warning: ${m}`),
+    });
+    console.log(`deregistered cluster ${values.name}`);
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+export function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,112 @@
+import { resolve } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { ENV } from '../shared/platform/config.js';
+import { deps, resetDeps } from '../shared/platform/deps.js';
+import type { EventPublisher } from '../shared/platform/publisher.js';
+import type { LocalRuntime } from '../local/runtime.js';
+import { UsageError } from './command.js';
+
+/** Where a CLI command acts: the local state directory (default) or a deployed stack (`--aws`). */
+export interface CliContext {
+  mode: 'local' | 'aws';
+  db: DynamoDBDocumentClient;
+  table: string;
+  registry: RegistryStore;
+  publisher: EventPublisher;
+  /** The local runtime when mode is local: its bus delivers the command's events to the handlers. */
+  runtime?: LocalRuntime;
+  /** Waits for the work the command's events started (local mode), then releases everything. */
+  close(): Promise<void>;
+}
+
+export const targetOptions = {
+  aws: { type: 'boolean' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
+  'state-dir': { type: 'string' },
+} as const;
+
+export interface TargetFlags {
+  aws?: boolean;
+  stack?: string;
+  region?: string;
+  'state-dir'?: string;
+}
+
+export function stateDirOf(flags: TargetFlags): string {
+  return resolve(flags['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope');
+}
+
+/** Parses a command's flags, turning node:util's errors into usage errors. */
+export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+export async function openContext(flags: TargetFlags): Promise<CliContext> {
+  if (flags.aws) return openAws(flags);
+  process.env[ENV.logLevel] ??= 'WARN';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  const { startLocalRuntime } = await import('../local/runtime.js');
+  const runtime = await startLocalRuntime({ stateDir: stateDirOf(flags) });
+  const { db, publisher } = deps();
+  return {
+    mode: 'local',
+    db,
+    table: runtime.table,
+    registry: new RegistryStore(db, runtime.table),
+    publisher,
+    runtime,
+    close: async () => {
+      await runtime.bus.drain();
+      await runtime.stop();
+    },
+  };
+}
+
+/** Reads the table and bus from the deployed stack's outputs, and points the SDK clients at them. */
+async function openAws(flags: TargetFlags): Promise<CliContext> {
+  const stackName = flags.stack ?? 'Fleetscope';
+  const region = flags.region ?? process.env.AWS_REGION;
+  const cfn = new CloudFormationClient(region ? { region } : {});
+  let outputs: Record<string, string>;
+  try {
+    const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
+    outputs = Object.fromEntries(
+      (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+    );
+  } catch (err) {
+    throw new Error(
+      `cannot read the outputs of stack "${stackName}" (${err instanceof Error ? err.name : 'error'}): deploy it first, or pass --stack/--region`,
+    );
+  } finally {
+    cfn.destroy();
+  }
+  for (const key of ['TableName', 'BusName', 'IdempotencyTableName', 'KubeconfigSecretPrefix']) {
+    if (!outputs[key]) throw new Error(`stack "${stackName}" has no output ${key}; is it a fleetscope stack?`);
+  }
+  process.env[ENV.table] = outputs.TableName;
+  process.env[ENV.bus] = outputs.BusName;
+  process.env[ENV.idempotencyTable] = outputs.IdempotencyTableName;
+  process.env[ENV.secretPrefix] = outputs.KubeconfigSecretPrefix;
+  if (region) process.env.AWS_REGION = region;
+  resetDeps();
+  const { publisher } = deps();
+  const client = new DynamoDBClient(region ? { region } : {});
+  const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return {
+    mode: 'aws',
+    db,
+    table: outputs.TableName!,
+    registry: new RegistryStore(db, outputs.TableName!),
+    publisher,
+    close: async () => client.destroy(),
+  };
+}

@@ -1,0 +1,77 @@
+import type { InventoryAccess } from '../inventory/inventory.js';
+import type { ClusterClient } from '../k8s/client.js';
+import { ClusterConnector } from '../k8s/connector.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
+import { redact } from '../k8s/redact.js';
+
+let shared: ClusterConnector | undefined;
+
+/** One connector per Lambda container (or CLI process): clients and kubeconfigs cached with a TTL. */
+export function clusterConnector(): ClusterConnector {
+  shared ??= new ClusterConnector();
+  return shared;
+}
+
+export async function resetClusterConnector(): Promise<void> {
+  await shared?.close();
+  shared = undefined;
+}
+
+/** A safe, one-line description of why a cluster could not be reached or used. */
+export function describeAccessError(err: unknown): string {
+  if (err instanceof ClusterAccessError) return err.message;
+  return redact(err instanceof Error ? err.message : String(err));
+}
+
+export function clusterAccess(connector = clusterConnector()) {
+  return {
+    /** Loads the kubeconfig (validating the context) and asks the cluster for its version: one request. */
+    async verify(name: string, ref: KubeconfigRef): Promise<void> {
+      const client = await connector.get(name, ref);
+      await client.call('get version', () => client.version.getCode(), { retry: { maxAttempts: 2 } });
+    },
+    client: (name: string, ref: KubeconfigRef) => connector.get(name, ref),
+  };
+}
+
+/** Inventory reads over the cluster access layer: four requests, whatever the cluster's size. */
+export function inventoryAccess(client: ClusterClient): InventoryAccess {
+  return {
+    serverVersion: async () => (await client.call('get version', () => client.version.getCode())).gitVersion,
+    kubeSystemUid: async () => {
+      const ns = await client.call('get namespace kube-system', () =>
+        client.core.readNamespace({ name: 'kube-system' }),
+      );
+      if (!ns.metadata?.uid) throw new Error('namespace kube-system has no uid');
+      return ns.metadata.uid;
+    },
+    // A one-item page carries remainingItemCount, so the count costs one request, not one per page.
+    countNodes: async () => {
+      const page = await client.call('count nodes', () => client.core.listNode({ limit: 1 }));
+      const remaining = page.metadata?.remainingItemCount;
+      if (remaining !== undefined) return page.items.length + Number(remaining);
+      return (await client.listAll('list nodes', (p) => client.core.listNode(p))).length;
+    },
+    metricsApi: async () => {
+      try {
+        await client.call(
+          'probe metrics API',
+          () =>
+            client.custom.listClusterCustomObject({
+              group: 'metrics.k8s.io',
+              version: 'v1beta1',
+              plural: 'nodes',
+              limit: 1,
+            }),
+          { retry: { maxAttempts: 1 } },
+        );
+        return 'available';
+      } catch (err) {
+        if (err instanceof ClusterAccessError && err.status === 404) return 'absent';
+        if (err instanceof ClusterAccessError && err.status === 503) return 'unavailable';
+        throw err;
+      }
+    },
+  };
+}
