@@ -9,6 +9,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
-    env: { FLEETSCOPE_LOG_LEVEL: 'WARN', POWERTOOLS_DEV: 'false', AWS_REGION: 'us-east-1' },
+    env: { FLEETSCOPE_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },
   },
 });

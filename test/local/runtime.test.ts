@@ -1,0 +1,92 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+
+// A kubeconfig whose server refuses connections: the cluster is unreachable, quickly.
+const unreachableKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: gone, user: {token: not-a-real-token}}]
+contexts: [{name: gone, context: {cluster: gone, user: gone}}]
+current-context: gone
+`;
+
+describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
+  let runtime: LocalRuntime;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-runtime-'));
+    runtime = await startLocalRuntime({ retryDelayMs: 5 });
+  });
+  afterAll(async () => {
+    await runtime?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('dead-letters a scheduled invocation with malformed input after Lambda-style retries, naming the field', async () => {
+    const ok = await runtime.invoker.invokeAsync('dispatch', { capability: 7 }, 'test');
+    expect(ok).toBe(false);
+    const dead = runtime.invoker.deadLetters.at(-1)!;
+    expect(dead.functionId).toBe('dispatch');
+    expect(dead.attempts).toBe(3);
+    expect(dead.error).toContain('capability');
+    expect(runtime.invoker.stats.get('dispatch')!.retries).toBeGreaterThanOrEqual(2);
+  });
+
+  it('fans a schedule out to every registered cluster and records an unreachable one without failing', async () => {
+    const path = join(dir, 'gone.yaml');
+    await writeFile(path, unreachableKubeconfig);
+    const store = new RegistryStore(runtime.db, runtime.table);
+    for (const name of ['gone-a', 'gone-b']) {
+      await store.add({
+        name,
+        kubeconfig: { kind: 'file', path, context: 'gone' },
+        labels: {},
+        registeredAt: new Date().toISOString(),
+      });
+    }
+    const before = runtime.invoker.deadLetters.length;
+    await runtime.scheduler.runOnce();
+    const requested = runtime.bus.log.filter(
+      (e) => e.detailType === 'ClusterWorkRequested' && (e.detail as { capability: string }).capability === 'inventory',
+    );
+    expect(requested.map((e) => (e.detail as { cluster: string }).cluster).sort()).toEqual(['gone-a', 'gone-b']);
+    for (const name of ['gone-a', 'gone-b']) {
+      const status = await store.getStatus(name);
+      expect(status?.reachable).toBe(false);
+      expect(status?.error).toMatch(/gone-a|gone-b|127\.0\.0\.1|connect|refused/i);
+      expect(status?.error).not.toContain('not-a-real-token');
+    }
+    expect(runtime.invoker.deadLetters.filter((d) => d.functionId === 'inventory')).toHaveLength(0);
+    expect(before).toBeGreaterThan(0);
+  });
+
+  it('runs an event-triggered handler once per event id, however often the event is delivered', async () => {
+    const event = {
+      version: '0',
+      id: 'redelivered-event-1',
+      'detail-type': 'ClusterWorkRequested',
+      source: 'fleetscope',
+      account: '000000000000',
+      time: '2026-11-21T10:00:00Z',
+      region: 'us-east-1',
+      resources: [],
+      detail: {
+        cluster: 'gone-a',
+        capability: 'inventory',
+        cycleId: 'inventory/x',
+        requestedAt: '2026-11-21T10:00:00Z',
+      },
+    };
+    const published = () => runtime.bus.log.filter((e) => e.detailType === 'ClusterInventoried').length;
+    const start = published();
+    const first = await runtime.invoker.invoke('inventory', event);
+    const second = await runtime.invoker.invoke('inventory', event);
+    expect(second).toEqual(first);
+    expect(published() - start).toBe(1);
+  });
+});
