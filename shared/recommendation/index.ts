@@ -1,0 +1,315 @@
+/**
+ * fleetscope's VPA recommender math for node-scoped DaemonSet recommendations (KEP-4943): upstream's
+ * recommender (kubernetes/autoscaler vertical-pod-autoscaler, HEAD 55c37cd) ported so that integer
+ * outputs are the same as upstream's on linux/amd64. See README.md beside this file.
+ *
+ * A ScopeState is one container of a DaemonSet on one node. Feed it samples in arrival order; it is
+ * mutated in place. Recommend for a pod's containers at once (the pod minimum is split across them).
+ * Pure: no I/O, no clock; every time is an argument.
+ */
+import type { Bytes, EpochMillis, Millicores } from '../kernel/units.js';
+import { decodeState as decodeBinary, encodeState as encodeBinary } from './checkpoint/binary.js';
+import {
+  statusFromJson,
+  statusToJson,
+  type VerticalPodAutoscalerCheckpointStatus,
+} from './checkpoint/vpa-checkpoint.js';
+import { fromEpochMillis, type GoTime, toEpochMillis } from './gotime.js';
+import {
+  applyVpaPolicy,
+  type ControlledValues,
+  capToContainerLimits,
+  proportionalLimit,
+  type ScalingMode,
+} from './logic/capping.js';
+import { type RecommenderOptions, resolveOptions } from './logic/options.js';
+import {
+  createPodResourceRecommender,
+  getRecommendedPodResources,
+  type RecommenderInput,
+  roundResources,
+} from './logic/recommender.js';
+import { AggregateContainerState } from './model/aggregate.js';
+import { isGarbage as aggregateIsGarbage, mergeAggregates, ScopeState } from './model/scope.js';
+import { RESOURCE_NAMES, type ResourceName, type Resources } from './model/types.js';
+
+export { StateDecodeError } from './checkpoint/binary.js';
+export type {
+  HistogramCheckpoint,
+  VerticalPodAutoscalerCheckpoint,
+  VerticalPodAutoscalerCheckpointStatus,
+} from './checkpoint/vpa-checkpoint.js';
+export { checkpointObject } from './checkpoint/vpa-checkpoint.js';
+export { DurationError, formatGoDuration, parseGoDuration, parseRfc3339 } from './gotime.js';
+export { OptionsError, type RecommenderOptions, resolveOptions } from './logic/options.js';
+export { CheckpointError } from './model/histogram.js';
+export type { ControlledValues, ResourceName, ScalingMode, ScopeState };
+
+/** Integer amounts per resource; a resource left out of controlledResources is absent. */
+export interface ResourceAmounts {
+  cpu?: Millicores;
+  memory?: Bytes;
+}
+
+/** The container's entry of the VPA's resourcePolicy.containerPolicies (already matched by name or "*"). */
+export interface ContainerPolicy {
+  /** "Off": no recommendation for the container, and it does not count in the pod-minimum split. */
+  mode?: ScalingMode;
+  minAllowed?: ResourceAmounts;
+  maxAllowed?: ResourceAmounts;
+  /** Defaults to ["cpu", "memory"]. */
+  controlledResources?: readonly ResourceName[];
+  /** Defaults to "RequestsAndLimits". */
+  controlledValues?: ControlledValues;
+}
+
+export interface ContainerToRecommend {
+  name: string;
+  /** The scope's state, or several (merged in order into a fresh state, as upstream merges aggregates). */
+  state: ScopeState | readonly ScopeState[];
+  policy?: ContainerPolicy;
+  /** The container's current requests: the base of proportional limits. */
+  requests?: ResourceAmounts;
+  /** The container's current limits (status.containerStatuses[].resources when reported, else spec). */
+  limits?: ResourceAmounts;
+}
+
+export interface ContainerRecommendation {
+  name: string;
+  /** Upstream's target after minAllowed/maxAllowed (and, for RequestsOnly, the current limit). */
+  target: ResourceAmounts;
+  lowerBound: ResourceAmounts;
+  upperBound: ResourceAmounts;
+  /** The target before any capping. */
+  uncappedTarget: ResourceAmounts;
+  /** RequestsAndLimits with current limits: limits keeping the current limit/request ratio for target. */
+  limits?: ResourceAmounts;
+  /** What capping and limit scaling did, in upstream's annotation wording. */
+  annotations: string[];
+}
+
+function checkMillis(t: EpochMillis, what: string): GoTime {
+  if (!Number.isSafeInteger(t))
+    throw new RangeError(`${what} must be an integer count of milliseconds, got ${t}`);
+  return fromEpochMillis(t);
+}
+
+function checkAmount(v: number, what: string): void {
+  // Negative amounts are valid input that upstream drops; fractions and NaN are caller bugs.
+  if (!Number.isSafeInteger(v)) throw new RangeError(`${what} must be an integer, got ${v}`);
+}
+
+/** A new, empty scope state. The aggregation options (half-lives, memory windows, OOM bump) stay with it. */
+export function createState(creationTime: EpochMillis, options?: RecommenderOptions): ScopeState {
+  return ScopeState.create(resolveOptions(options).aggregations, checkMillis(creationTime, 'creationTime'));
+}
+
+/**
+ * Adds a CPU usage sample (metrics.k8s.io usage at its window end). False when dropped: negative usage,
+ * or not strictly after the previous CPU sample. Every sample weighs 0.1; `request` is accepted for
+ * callers that have it but, as upstream since vpa 1.4.0, not used.
+ */
+export function addCpuSample(
+  state: ScopeState,
+  t: EpochMillis,
+  usage: Millicores,
+  _request?: Millicores,
+): boolean {
+  checkAmount(usage, 'CPU usage');
+  return state.container.addSample({ measureStart: checkMillis(t, 't'), usage, resource: 'cpu' });
+}
+
+/** Adds a memory working-set sample. False when dropped: negative, or earlier than the last memory sample. */
+export function addMemorySample(state: ScopeState, t: EpochMillis, usage: Bytes): boolean {
+  checkAmount(usage, 'memory usage');
+  return state.container.addSample({ measureStart: checkMillis(t, 't'), usage, resource: 'memory' });
+}
+
+/**
+ * Records an OOM kill at t of a container whose memory request was memoryRequest. False when discarded
+ * as stale (more than one memory aggregation interval before the last memory sample).
+ */
+export function recordOom(state: ScopeState, t: EpochMillis, memoryRequest: Bytes): boolean {
+  checkAmount(memoryRequest, 'memory request');
+  return state.container.recordOom(checkMillis(t, 't'), memoryRequest);
+}
+
+const toArray = (s: ScopeState | readonly ScopeState[]): readonly ScopeState[] =>
+  s instanceof ScopeState ? [s] : (s as readonly ScopeState[]);
+
+function branded(r: Resources): ResourceAmounts {
+  const out: ResourceAmounts = {};
+  if (r.cpu !== undefined) out.cpu = r.cpu as Millicores;
+  if (r.memory !== undefined) out.memory = r.memory as Bytes;
+  return out;
+}
+
+/**
+ * Recommends for one pod's containers, as upstream's recommender would for a VPA whose pods are these
+ * (the per-node scope of KEP-4943). Containers with mode Off, and containers without any CPU sample, get
+ * no recommendation and do not count in the pod-minimum split (upstream GetContainerNameToAggregateStateMap).
+ * The result is sorted by container name. Integer millicores and bytes, truncated as upstream truncates.
+ */
+export function recommend(
+  containers: readonly ContainerToRecommend[],
+  options?: RecommenderOptions,
+): ContainerRecommendation[] {
+  const { estimation } = resolveOptions(options);
+  const names = new Set<string>();
+  const inputs = new Map<string, RecommenderInput>();
+  const byName = new Map<string, ContainerToRecommend>();
+  for (const c of containers) {
+    if (names.has(c.name)) throw new RangeError(`container ${JSON.stringify(c.name)} is listed twice`);
+    names.add(c.name);
+    if (c.policy?.mode === 'Off') continue;
+    const merged = mergeAggregates(toArray(c.state).map((s) => s.aggregate));
+    if (merged.totalSamplesCount <= 0) continue;
+    const input: RecommenderInput = { state: merged };
+    inputs.set(
+      c.name,
+      c.policy?.controlledResources ? { ...input, controlledResources: c.policy.controlledResources } : input,
+    );
+    byName.set(c.name, c);
+  }
+  const raw = getRecommendedPodResources(createPodResourceRecommender(estimation), inputs, estimation);
+  const out: ContainerRecommendation[] = [];
+  for (const name of [...raw.keys()].sort()) {
+    const rec = raw.get(name);
+    const c = byName.get(name);
+    if (!rec || !c) continue;
+    const rounded = {
+      target: roundResources(rec.target, estimation),
+      lowerBound: roundResources(rec.lowerBound, estimation),
+      upperBound: roundResources(rec.upperBound, estimation),
+    };
+    const uncappedTarget = rounded.target;
+    let capped = applyVpaPolicy(rounded, c.policy, estimation.globalMaxAllowed);
+    const annotations: string[] = [];
+    const controlledValues = c.policy?.controlledValues ?? 'RequestsAndLimits';
+    let limits: ResourceAmounts | undefined;
+    if (controlledValues === 'RequestsOnly' && c.limits) {
+      // What admission and the updater apply: requests never above the limit they leave alone.
+      const currentLimits = c.limits;
+      capped = {
+        target: capToContainerLimits(capped.target, currentLimits, annotations),
+        lowerBound: capToContainerLimits(capped.lowerBound, currentLimits),
+        upperBound: capToContainerLimits(capped.upperBound, currentLimits),
+      };
+    } else if (controlledValues === 'RequestsAndLimits' && c.limits) {
+      const l: Resources = {};
+      for (const r of RESOURCE_NAMES) {
+        const target = capped.target[r];
+        if (target === undefined) continue;
+        const original = c.limits[r];
+        const request = c.requests?.[r];
+        const p = proportionalLimit(
+          r,
+          original === undefined ? undefined : BigInt(original),
+          request === undefined ? undefined : BigInt(request),
+          BigInt(target),
+        );
+        if (p.annotation) annotations.push(p.annotation);
+        if (p.limit !== undefined) l[r] = Number(p.limit);
+      }
+      if (Object.keys(l).length > 0) limits = branded(l);
+    }
+    out.push({
+      name,
+      target: branded(capped.target),
+      lowerBound: branded(capped.lowerBound),
+      upperBound: branded(capped.upperBound),
+      uncappedTarget: branded(uncappedTarget),
+      ...(limits ? { limits } : {}),
+      annotations,
+    });
+  }
+  return out;
+}
+
+/**
+ * Merges states (e.g. all nodes' states of one container, to get the DaemonSet-wide recommendation that
+ * upstream VPA would give): a fresh aggregate with each merged in, in order. Histograms with different
+ * reference timestamps are aligned to the youngest as upstream does. The inputs are not modified; the
+ * result has no memory window of its own (keep feeding samples to the per-node states).
+ */
+export function mergeStates(states: readonly ScopeState[]): ScopeState {
+  return new ScopeState(mergeAggregates(states.map((s) => s.aggregate)));
+}
+
+/** Upstream's isExpired: no CPU sample for memoryAggregationInterval × count (8 days); without any, 8 days since creation. */
+export function isExpired(state: ScopeState, now: EpochMillis): boolean {
+  return state.aggregate.isExpired(checkMillis(now, 'now'));
+}
+
+/**
+ * Whether upstream's garbage collector would drop the state: expired, or without CPU samples while
+ * nothing contributes to it any more (`contributive`: a live pod of a live DaemonSet on the node).
+ */
+export function isGarbage(state: ScopeState, now: EpochMillis, contributive: boolean): boolean {
+  return aggregateIsGarbage(state.aggregate, checkMillis(now, 'now'), contributive);
+}
+
+/** The lossless binary form for fleetscope's storage (see checkpoint/binary.ts for the layout). */
+export function encodeState(state: ScopeState): Uint8Array {
+  return encodeBinary(state);
+}
+
+/** Inverse of encodeState: recommendations and further evolution are exactly those of the original. */
+export function decodeState(bytes: Uint8Array): ScopeState {
+  return decodeBinary(bytes);
+}
+
+/**
+ * The upstream VerticalPodAutoscalerCheckpoint status for the state(s) of one container at `now`, as the
+ * recommender's checkpoint writer builds it: the states merged into a fresh one, minus each live
+ * container's memory peak of the window still in progress (so that a restore does not count two peaks
+ * in one window), weights quantised to a maximum of 10000, times at second precision.
+ */
+export function toCheckpoint(
+  state: ScopeState | readonly ScopeState[],
+  now: EpochMillis,
+): VerticalPodAutoscalerCheckpointStatus {
+  const nowNs = checkMillis(now, 'now');
+  const states = toArray(state);
+  const merged = mergeAggregates(states.map((s) => s.aggregate));
+  for (const s of states) {
+    const c = s.container;
+    if (nowNs < c.windowEnd) merged.memoryPeaks.subtractSample(c.getMaxMemoryPeak(), 1.0, c.windowEnd);
+  }
+  return statusToJson(merged.saveToCheckpoint(nowNs));
+}
+
+/**
+ * A state restored from an upstream checkpoint status (as upstream's InitFromCheckpoints loads one).
+ * Lossy: weights were quantised and the memory window in progress was left out. Upstream keeps such a
+ * state aside and merges it into every later recommendation: use recommend({state: [restored, live]}).
+ */
+export function fromCheckpoint(
+  status: VerticalPodAutoscalerCheckpointStatus,
+  creationTime: EpochMillis,
+  options?: RecommenderOptions,
+): ScopeState {
+  const aggregate = new AggregateContainerState(
+    resolveOptions(options).aggregations,
+    checkMillis(creationTime, 'creationTime'),
+  );
+  aggregate.loadFromCheckpoint(statusFromJson(status));
+  return new ScopeState(aggregate);
+}
+
+/** Times of a state, for callers that show or index them (zero time → undefined). */
+export function sampleTimes(state: ScopeState): {
+  firstSampleStart?: EpochMillis;
+  lastSampleStart?: EpochMillis;
+  totalSamplesCount: number;
+} {
+  const a = state.aggregate;
+  const out: { firstSampleStart?: EpochMillis; lastSampleStart?: EpochMillis; totalSamplesCount: number } = {
+    totalSamplesCount: a.totalSamplesCount,
+  };
+  if (a.totalSamplesCount > 0) {
+    out.firstSampleStart = toEpochMillis(a.firstSampleStart);
+    out.lastSampleStart = toEpochMillis(a.lastSampleStart);
+  }
+  return out;
+}
