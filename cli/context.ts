@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import type { LocalRuntime } from '../local/runtime.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps, resetDeps } from '../shared/platform/deps.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
-import type { LocalRuntime } from '../local/runtime.js';
 import { UsageError } from './command.js';
 
 /** Where a CLI command acts: the local state directory (default) or a deployed stack (`--aws`). */
@@ -90,7 +90,8 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
     cfn.destroy();
   }
   for (const key of ['TableName', 'BusName', 'IdempotencyTableName', 'KubeconfigSecretPrefix']) {
-    if (!outputs[key]) throw new Error(`stack "${stackName}" has no output ${key}; is it a fleetscope stack?`);
+    if (!outputs[key])
+      throw new Error(`stack "${stackName}" has no output ${key}; is it a fleetscope stack?`);
   }
   process.env[ENV.table] = outputs.TableName;
   process.env[ENV.bus] = outputs.BusName;

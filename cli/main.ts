@@ -24,7 +24,14 @@ export function registerCommand(name: string, summary: string, load: () => Promi
 function help(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));
   const rows = Object.entries(commands).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
-  return ['usage: fleetscope <command> [options]', '', 'commands:', ...rows, '', 'fleetscope <command> --help for its options'].join('\n');
+  return [
+    'usage: fleetscope <command> [options]',
+    '',
+    'commands:',
+    ...rows,
+    '',
+    'fleetscope <command> --help for its options',
+  ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {

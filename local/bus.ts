@@ -42,12 +42,22 @@ export class LocalBus {
     private readonly busName: string,
   ) {}
 
-  static async start(opts: { invoker: LocalInvoker; busName: string; rules?: RuleSpec[] }): Promise<LocalBus> {
+  static async start(opts: {
+    invoker: LocalInvoker;
+    busName: string;
+    rules?: RuleSpec[];
+  }): Promise<LocalBus> {
     let bus: LocalBus | undefined;
     const server = createServer((req, res) => void bus?.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    bus = new LocalBus(server, `http://127.0.0.1:${port}`, opts.invoker, opts.rules ?? allRules(), opts.busName);
+    bus = new LocalBus(
+      server,
+      `http://127.0.0.1:${port}`,
+      opts.invoker,
+      opts.rules ?? allRules(),
+      opts.busName,
+    );
     return bus;
   }
 

@@ -1,5 +1,5 @@
-import { type SimClusterSpec, type Simulator, startSimulator } from './sim/index.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { type SimClusterSpec, type Simulator, startSimulator } from './sim/index.js';
 
 /**
  * The demo fleet `npm start` runs against: simulated clusters over HTTPS whose DaemonSets carry load

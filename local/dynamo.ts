@@ -50,7 +50,10 @@ export async function ensureTables(endpoint: string, names: { table: string; ide
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   try {
-    for (const input of [createTableInput(names.table), createIdempotencyTableInput(names.idempotencyTable)]) {
+    for (const input of [
+      createTableInput(names.table),
+      createIdempotencyTableInput(names.idempotencyTable),
+    ]) {
       try {
         await client.send(new DescribeTableCommand({ TableName: input.TableName }));
       } catch {

@@ -60,7 +60,11 @@ async function main(): Promise<number> {
       targets = await contextsOf(resolve(values.kubeconfig));
       console.log(`targeting ${targets.length} context(s) of ${values.kubeconfig}`);
     } else {
-      const fleet = await startDemoFleet({ clusters, nodes, kubeconfigPath: join(stateDir, 'demo-kubeconfig.yaml') });
+      const fleet = await startDemoFleet({
+        clusters,
+        nodes,
+        kubeconfigPath: join(stateDir, 'demo-kubeconfig.yaml'),
+      });
       stops.push(() => fleet.stop());
       targets = fleet.targets;
       console.log(

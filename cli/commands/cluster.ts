@@ -45,9 +45,12 @@ type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
 function kubeconfigRefOf(values: Flags): KubeconfigRef {
   const context = values.context;
-  if (values.kubeconfig && values['secret-id']) throw new UsageError('give --kubeconfig or --secret-id, not both');
-  if (values.kubeconfig) return { kind: 'file', path: resolve(values.kubeconfig), ...(context ? { context } : {}) };
-  if (values['secret-id']) return { kind: 'secret', secretId: values['secret-id'], ...(context ? { context } : {}) };
+  if (values.kubeconfig && values['secret-id'])
+    throw new UsageError('give --kubeconfig or --secret-id, not both');
+  if (values.kubeconfig)
+    return { kind: 'file', path: resolve(values.kubeconfig), ...(context ? { context } : {}) };
+  if (values['secret-id'])
+    return { kind: 'secret', secretId: values['secret-id'], ...(context ? { context } : {}) };
   throw new UsageError('register needs --kubeconfig FILE or --secret-id ID');
 }
 
@@ -98,7 +101,9 @@ async function list(values: Flags): Promise<number> {
         status?.nodeCount?.toString() ?? '-',
         status?.metricsApi ?? '-',
         status?.kubeSystemUid ?? '-',
-        Object.entries(cluster.labels).map(([k, v]) => `${k}=${v}`).join(',') || '-',
+        Object.entries(cluster.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',') || '-',
       ]),
     ];
     console.log(formatTable(table));
@@ -126,5 +131,12 @@ async function deregister(values: Flags): Promise<number> {
 
 export function formatTable(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -51,7 +51,11 @@ export async function registerCluster(
   return cluster;
 }
 
-export async function deregisterCluster(name: string, ports: Omit<RegistrationPorts, 'verify'>, now = new Date()) {
+export async function deregisterCluster(
+  name: string,
+  ports: Omit<RegistrationPorts, 'verify'>,
+  now = new Date(),
+) {
   await ports.store.remove(name);
   await notify(ports, {
     detailType: 'ClusterDeregistered',
@@ -62,10 +66,15 @@ export async function deregisterCluster(name: string, ports: Omit<RegistrationPo
 
 // The registry is the source of truth and the next scheduled cycle picks the cluster up anyway, so a
 // lost notification is reported rather than undoing a registration that succeeded.
-async function notify(ports: Omit<RegistrationPorts, 'verify'>, event: Parameters<EventPublisher['publish']>[0][0]) {
+async function notify(
+  ports: Omit<RegistrationPorts, 'verify'>,
+  event: Parameters<EventPublisher['publish']>[0][0],
+) {
   try {
     await ports.publisher.publish([event]);
   } catch (err) {
-    ports.warn?.(`could not publish ${event.detailType}: ${err instanceof Error ? err.message : String(err)}`);
+    ports.warn?.(
+      `could not publish ${event.detailType}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

@@ -7,7 +7,8 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 
 export function rfc1123LabelProblem(value: string, what = 'name'): string | null {
   if (value.length === 0) return `${what} must not be empty`;
-  if (value.length > 63) return `${what} "${value.slice(0, 70)}" is ${value.length} characters; an RFC 1123 label has at most 63`;
+  if (value.length > 63)
+    return `${what} "${value.slice(0, 70)}" is ${value.length} characters; an RFC 1123 label has at most 63`;
   if (!DNS1123_LABEL.test(value))
     return `${what} "${value}" is not an RFC 1123 label: lower-case alphanumerics and '-' only, starting and ending with an alphanumeric`;
   return null;

@@ -37,7 +37,8 @@ export interface RuntimeConfig {
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const ttl = Number(env[ENV.kubeconfigTtlSeconds] ?? DEFAULTS.kubeconfigTtlSeconds);
-  if (!Number.isFinite(ttl) || ttl < 0) throw new Error(`${ENV.kubeconfigTtlSeconds} must be a number of seconds`);
+  if (!Number.isFinite(ttl) || ttl < 0)
+    throw new Error(`${ENV.kubeconfigTtlSeconds} must be a number of seconds`);
   return {
     table: env[ENV.table] ?? DEFAULTS.table,
     idempotencyTable: env[ENV.idempotencyTable] ?? DEFAULTS.idempotencyTable,

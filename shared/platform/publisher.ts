@@ -1,6 +1,10 @@
-import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import {
+  type EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsRequestEntry,
+} from '@aws-sdk/client-eventbridge';
 import type { Detail, DetailType } from './events.js';
-import { EVENT_SOURCE, detailSchemas } from './events.js';
+import { detailSchemas, EVENT_SOURCE } from './events.js';
 
 export interface OutgoingEvent<T extends DetailType = DetailType> {
   detailType: T;
@@ -51,7 +55,9 @@ export class EventBridgePublisher implements EventPublisher {
       const failed = pending.filter((_, i) => out.Entries?.[i]?.ErrorCode);
       if (attempt >= MAX_ATTEMPTS) {
         const codes = [...new Set(out.Entries?.map((e) => e.ErrorCode).filter(Boolean))].join(', ');
-        throw new Error(`EventBridge rejected ${failed.length} event(s) after ${attempt} attempts (${codes})`);
+        throw new Error(
+          `EventBridge rejected ${failed.length} event(s) after ${attempt} attempts (${codes})`,
+        );
       }
       pending = failed;
       await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));

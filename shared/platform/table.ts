@@ -11,7 +11,11 @@
 export const TABLE = {
   partitionKey: { name: 'pk', type: 'S' },
   sortKey: { name: 'sk', type: 'S' },
-  gsi1: { indexName: 'gsi1', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' } },
+  gsi1: {
+    indexName: 'gsi1',
+    partitionKey: { name: 'gsi1pk', type: 'S' },
+    sortKey: { name: 'gsi1sk', type: 'S' },
+  },
   /** Epoch seconds; DynamoDB deletes the item some time after. Readers also ignore expired items (dynalite never deletes). */
   ttlAttribute: 'expiresAt',
 } as const;
@@ -55,7 +59,9 @@ export function createIdempotencyTableInput(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
-    AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey.name, AttributeType: 'S' as const }],
+    AttributeDefinitions: [
+      { AttributeName: IDEMPOTENCY_TABLE.partitionKey.name, AttributeType: 'S' as const },
+    ],
     KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey.name, KeyType: 'HASH' as const }],
   };
 }

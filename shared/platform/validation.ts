@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 export class InputValidationError extends Error {
   override name = 'InputValidationError';
@@ -6,7 +6,9 @@ export class InputValidationError extends Error {
     readonly what: string,
     readonly issues: { path: string; message: string }[],
   ) {
-    super(`invalid ${what}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`);
+    super(
+      `invalid ${what}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}`,
+    );
   }
 }
 

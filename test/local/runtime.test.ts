@@ -52,9 +52,14 @@ describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
     const before = runtime.invoker.deadLetters.length;
     await runtime.scheduler.runOnce();
     const requested = runtime.bus.log.filter(
-      (e) => e.detailType === 'ClusterWorkRequested' && (e.detail as { capability: string }).capability === 'inventory',
+      (e) =>
+        e.detailType === 'ClusterWorkRequested' &&
+        (e.detail as { capability: string }).capability === 'inventory',
     );
-    expect(requested.map((e) => (e.detail as { cluster: string }).cluster).sort()).toEqual(['gone-a', 'gone-b']);
+    expect(requested.map((e) => (e.detail as { cluster: string }).cluster).sort()).toEqual([
+      'gone-a',
+      'gone-b',
+    ]);
     for (const name of ['gone-a', 'gone-b']) {
       const status = await store.getStatus(name);
       expect(status?.reachable).toBe(false);

@@ -28,7 +28,10 @@ describe('event patterns', () => {
     const work = event('ClusterWorkRequested', { capability: 'inventory', cluster: 'a' });
     const other = event('ClusterWorkRequested', { capability: 'something-else', cluster: 'a' });
     const registered = event('ClusterRegistered', { cluster: 'a' });
-    const targets = (e: Record<string, unknown>) => allRules().filter((r) => matches(r.pattern, e)).map((r) => r.id);
+    const targets = (e: Record<string, unknown>) =>
+      allRules()
+        .filter((r) => matches(r.pattern, e))
+        .map((r) => r.id);
     expect(targets(work)).toContain('inventory-on-request');
     expect(targets(other)).not.toContain('inventory-on-request');
     expect(targets(registered)).toEqual(['inventory-on-registration']);
