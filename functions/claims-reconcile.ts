@@ -1,0 +1,44 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { z } from 'zod';
+import { reconcileClaims } from '../shared/claims/reconcile.js';
+import { ClaimsStore } from '../shared/claims/store.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { scheduledHandler } from '../shared/platform/handler.js';
+
+/** Scheduled: repair what interrupted joins, leaves and moves left in DynamoDB (fleet-wide, no cluster access). */
+export const handler = scheduledHandler({
+  functionId: 'claims-reconcile',
+  input: z.object({ task: z.literal('reconcile') }).strict(),
+  run: async (_input, { deps, logger, metrics }) => {
+    const report = await reconcileClaims({
+      store: new ClaimsStore(deps.db, deps.config.table),
+      registry: new RegistryStore(deps.db, deps.config.table),
+      publisher: deps.publisher,
+      warn: (message) => logger.warn(message),
+    });
+    for (const a of report.actions) {
+      const fields = {
+        cluster: a.cluster,
+        clusterId: a.clusterId,
+        clusterSet: a.clusterSet ?? 'none',
+        action: a.kind,
+      };
+      if (a.kind === 'conflict') logger.error(a.detail, fields);
+      else logger.info(a.detail, fields);
+    }
+    const count = (kind: string) => report.actions.filter((a) => a.kind === kind).length;
+    metrics.addMetric('ClaimsRepairsCompleted', MetricUnit.Count, count('completed') + count('abandoned'));
+    metrics.addMetric(
+      'ClaimsGuardsRepaired',
+      MetricUnit.Count,
+      count('released-guard') + count('restored-guard'),
+    );
+    metrics.addMetric('ClaimsConflicts', MetricUnit.Count, count('conflict'));
+    logger.info('reconciled', {
+      identities: report.identities,
+      guards: report.guards,
+      actions: report.actions.length,
+    });
+    return { identities: report.identities, guards: report.guards, actions: report.actions };
+  },
+});

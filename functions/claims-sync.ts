@@ -1,0 +1,98 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { ClusterClaimsApi } from '../shared/claims/incluster.js';
+import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js';
+import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
+import { ClaimsStore } from '../shared/claims/store.js';
+import { removeMembershipClaim, syncCluster } from '../shared/claims/sync.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { ClusterConnector } from '../shared/k8s/connector.js';
+import { eventHandler } from '../shared/platform/handler.js';
+
+let connector: ClusterConnector | undefined;
+
+/**
+ * Writes one cluster's claims into it: on ClusterRegistered (creating id.k8s.io from the kube-system UID),
+ * on every registry change (ClusterClaimsChanged, origin registry), and on the scheduled drift check
+ * (ClusterWorkRequested for "claims"). On ClusterDeregistered it removes the cluster's ClusterSet claim and
+ * forgets its claims. An unreachable cluster is recorded and retried by the next check, never thrown.
+ */
+export const handler = eventHandler({
+  functionId: 'claims',
+  detailTypes: ['ClusterWorkRequested', 'ClusterRegistered', 'ClusterDeregistered', 'ClusterClaimsChanged'],
+  run: async (event, { deps, logger, metrics }) => {
+    connector ??= new ClusterConnector({ logger: { warn: (m, f) => logger.warn(m, f ?? {}) } });
+    const c = connector;
+    const name = event.detail.cluster;
+    const store = new ClaimsStore(deps.db, deps.config.table);
+    const registry = new RegistryStore(deps.db, deps.config.table);
+    const ports: ClaimsPorts = {
+      store,
+      registry,
+      publisher: deps.publisher,
+      warn: (message) => logger.warn(message),
+    };
+    const known = await store.getIdentity(name);
+    tagIdentity(logger, metrics, { clusterId: known?.clusterId, clusterSet: known?.clusterSet });
+    forgetIdentityKeys(name);
+
+    if (event['detail-type'] === 'ClusterDeregistered') {
+      let removed = 0;
+      if (known?.clusterSet && known.kubeconfig) {
+        try {
+          const api = new ClusterClaimsApi(await c.get(name, known.kubeconfig));
+          removed = (await removeMembershipClaim(api)).length;
+        } catch (err) {
+          logger.warn('could not remove the ClusterSet claim from the deregistered cluster', {
+            error: (err as Error).message,
+          });
+        }
+      }
+      await forgetCluster(ports, name);
+      logger.info('claims forgotten after deregistration', { removedInCluster: removed });
+      return { cluster: name, forgotten: Boolean(known) };
+    }
+    const capability = (event.detail as { capability?: string }).capability;
+    if (event['detail-type'] === 'ClusterWorkRequested' && capability !== 'claims') {
+      return { cluster: name, skipped: `capability ${capability}` };
+    }
+
+    const cluster = await registry.get(name);
+    if (!cluster) {
+      logger.info('cluster is not registered: nothing to write');
+      return { cluster: name, skipped: 'not registered' };
+    }
+    const result = await syncCluster(
+      { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },
+      cluster,
+    );
+    tagIdentity(logger, metrics, { clusterId: result.clusterId, clusterSet: result.clusterSet });
+    metrics.addMetric('ClaimsChecked', MetricUnit.Count, 1);
+    metrics.addMetric('ClaimsWritten', MetricUnit.Count, result.ops.length + result.ocmOps.length);
+    metrics.addMetric('ClaimsDriftRepaired', MetricUnit.Count, result.drift ? 1 : 0);
+    metrics.addMetric('ClustersUnreachable', MetricUnit.Count, result.state === 'unreachable' ? 1 : 0);
+    metrics.addMetric(
+      'ClaimsSyncErrors',
+      MetricUnit.Count,
+      result.state === 'error' || result.state === 'crd-missing' ? 1 : 0,
+    );
+    const fields = {
+      trigger: event['detail-type'],
+      state: result.state,
+      writes: result.ops.length + result.ocmOps.length,
+      crd: result.crd,
+      ocm: result.ocm,
+      ...(result.error ? { error: result.error } : {}),
+      ...(result.warnings.length ? { warnings: result.warnings } : {}),
+    };
+    if (result.state === 'in-sync' || result.state === 'repaired') logger.info('claims synced', fields);
+    else logger.warn('claims not synced; the next check retries', fields);
+    return {
+      cluster: name,
+      state: result.state,
+      clusterId: result.clusterId,
+      clusterSet: result.clusterSet,
+      writes: result.ops.length + result.ocmOps.length,
+      drift: result.drift,
+    };
+  },
+});

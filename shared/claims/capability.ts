@@ -1,0 +1,71 @@
+import { type Capability, pattern } from '../platform/catalogue.js';
+
+/**
+ * Cluster identity (KEP-2149): id.k8s.io and clusterset.k8s.io claims, unique and immutable, kept in
+ * DynamoDB and written into every cluster as ClusterProperty objects (and OCM ClusterClaims).
+ */
+export const CLAIMS = 'claims';
+
+export const claimsCapability: Capability = {
+  id: CLAIMS,
+  description: 'Cluster ID and ClusterSet membership claims (KEP-2149), kept in DynamoDB and in each cluster',
+  functions: [
+    {
+      id: 'claims',
+      entry: 'functions/claims-sync.ts',
+      description:
+        "Writes one cluster's claims into it: on registration, after each change, and on the drift check",
+      memoryMb: 512,
+      timeoutSeconds: 60,
+      access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },
+      reservedConcurrency: 10,
+    },
+    {
+      id: 'claims-reconcile',
+      entry: 'functions/claims-reconcile.ts',
+      description:
+        'Repairs what an interrupted join, leave or move left in DynamoDB (guards and pending changes)',
+      memoryMb: 256,
+      timeoutSeconds: 120,
+      access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: false, idempotency: false },
+      reservedConcurrency: 1,
+    },
+  ],
+  schedules: [
+    {
+      id: 'claims-reconcile',
+      description: 'Repair interrupted ClusterSet membership changes',
+      everyMinutes: 15,
+      target: 'claims-reconcile',
+      input: { task: 'reconcile' },
+    },
+    {
+      id: 'claims',
+      description: "Drift check: compare every cluster's in-cluster claims with DynamoDB and repair them",
+      everyMinutes: 15,
+      target: 'dispatch',
+      input: { capability: CLAIMS },
+      after: ['claims-reconcile'],
+    },
+  ],
+  rules: [
+    {
+      id: 'claims-on-request',
+      description: "Drift check of one cluster's claims",
+      pattern: pattern(['ClusterWorkRequested'], { capability: [CLAIMS] }),
+      target: 'claims',
+    },
+    {
+      id: 'claims-on-registration',
+      description: 'Give a newly registered cluster its id.k8s.io; clean up after deregistration',
+      pattern: pattern(['ClusterRegistered', 'ClusterDeregistered']),
+      target: 'claims',
+    },
+    {
+      id: 'claims-on-change',
+      description: 'Write a changed claim into its cluster',
+      pattern: pattern(['ClusterClaimsChanged'], { origin: ['registry'] }),
+      target: 'claims',
+    },
+  ],
+};

@@ -1,0 +1,402 @@
+/**
+ * Claims in the fleetscope table (keys from shared/platform/table.ts). Every write is a single-item
+ * conditional write: dynalite has no transactions, and none are needed (see membership.ts).
+ *
+ *   pk = CLUSTER#<name>      sk = claims#identity        id.k8s.io, ClusterSet, pending change, version
+ *                                                          (gsi1pk = CLAIMS, gsi1sk = <name>)
+ *   pk = CLUSTER#<name>      sk = claims#custom#<claim>  one custom claim (values up to 128 KiB each)
+ *   pk = CLUSTER#<name>      sk = claims#sync            the last in-cluster sync (state, error, time)
+ *   pk = CLUSTER#<name>      sk = claims#settings        per-cluster overrides of the settings
+ *   pk = CLUSTERSET#<set>    sk = ID#<clusterId>         the uniqueness guard of (ClusterSet, ID)
+ *                                                          (gsi1pk = CLUSTERSET_GUARDS, gsi1sk = <set>#<id>)
+ *   pk = FLEET               sk = claims#settings        fleet-wide settings
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { clusterPk } from '../fleet/registry-store.js';
+import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
+import { TABLE } from '../platform/table.js';
+import { type ClaimsSettings, type ClusterIdentity, DEFAULT_SETTINGS } from './identity.js';
+
+const PK = TABLE.partitionKey.name;
+const SK = TABLE.sortKey.name;
+const G1PK = TABLE.gsi1.partitionKey.name;
+const G1SK = TABLE.gsi1.sortKey.name;
+
+export const IDENTITY_SK = 'claims#identity';
+export const CUSTOM_SK_PREFIX = 'claims#custom#';
+export const SYNC_SK = 'claims#sync';
+export const SETTINGS_SK = 'claims#settings';
+export const IDENTITIES_GSI = 'CLAIMS';
+export const GUARDS_GSI = 'CLUSTERSET_GUARDS';
+export const FLEET_PK = 'FLEET';
+export const clusterSetPk = (set: string) => `CLUSTERSET#${set}`;
+export const guardSk = (clusterId: string) => `ID#${clusterId}`;
+
+/** The identity as stored: plus a copy of the kubeconfig reference, to clean up after deregistration. */
+export interface StoredIdentity extends ClusterIdentity {
+  kubeconfig?: KubeconfigRef;
+}
+
+/** The uniqueness guard of one (ClusterSet, ID): whoever holds it may be that ID in that ClusterSet. */
+export interface Guard {
+  clusterSet: string;
+  clusterId: string;
+  cluster: string;
+  /** The membership attempt that took it (the identity's pending token at the time). */
+  token: string;
+  acquiredAt: string;
+}
+
+/** What the last in-cluster sync found and did. */
+export interface SyncStatus {
+  cluster: string;
+  state: 'in-sync' | 'repaired' | 'unreachable' | 'crd-missing' | 'error';
+  at: string;
+  /** Digest of the desired claims that were applied (identity.desiredDigest). */
+  digest?: string;
+  error?: string;
+  ocm?: 'mirrored' | 'absent' | 'off';
+  warnings?: string[];
+}
+
+export class VersionConflictError extends Error {
+  override name = 'VersionConflictError';
+}
+
+const isConditionFailure = (err: unknown) =>
+  err instanceof ConditionalCheckFailedException ||
+  (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
+
+function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
+  const { [PK]: _pk, [SK]: _sk, [G1PK]: _g, [G1SK]: _gs, ...rest } = item;
+  return rest;
+}
+
+export class ClaimsStore {
+  constructor(
+    readonly db: DynamoDBDocumentClient,
+    readonly table: string,
+  ) {}
+
+  // ---- identity -------------------------------------------------------------------------------
+
+  async getIdentity(cluster: string): Promise<StoredIdentity | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: clusterPk(cluster), [SK]: IDENTITY_SK },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? (stripKeys(out.Item) as unknown as StoredIdentity) : undefined;
+  }
+
+  /** Every stored identity (gsi1; eventually consistent: re-read with getIdentity before acting). */
+  async listIdentities(): Promise<StoredIdentity[]> {
+    return (await this.queryGsi(IDENTITIES_GSI)).map((i) => stripKeys(i) as unknown as StoredIdentity);
+  }
+
+  /**
+   * Writes an identity. `expectedVersion` undefined: create, refused if one exists. Otherwise the stored
+   * version must equal it (optimistic lock); the caller passes the next version in `identity`.
+   */
+  async putIdentity(identity: StoredIdentity, expectedVersion?: number): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            [PK]: clusterPk(identity.cluster),
+            [SK]: IDENTITY_SK,
+            [G1PK]: IDENTITIES_GSI,
+            [G1SK]: identity.cluster,
+            ...identity,
+          },
+          ...(expectedVersion === undefined
+            ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
+            : {
+                ConditionExpression: '#v = :v',
+                ExpressionAttributeNames: { '#v': 'version' },
+                ExpressionAttributeValues: { ':v': expectedVersion },
+              }),
+        }),
+      );
+    } catch (err) {
+      if (isConditionFailure(err))
+        throw new VersionConflictError(
+          expectedVersion === undefined
+            ? `cluster "${identity.cluster}" already has an identity`
+            : `the identity of cluster "${identity.cluster}" changed concurrently (expected version ${expectedVersion})`,
+        );
+      throw err;
+    }
+  }
+
+  async deleteIdentity(cluster: string, expectedVersion: number): Promise<void> {
+    try {
+      await this.db.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [PK]: clusterPk(cluster), [SK]: IDENTITY_SK },
+          ConditionExpression: '#v = :v',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':v': expectedVersion },
+        }),
+      );
+    } catch (err) {
+      if (isConditionFailure(err))
+        throw new VersionConflictError(`the identity of cluster "${cluster}" changed concurrently`);
+      throw err;
+    }
+  }
+
+  // ---- custom claims --------------------------------------------------------------------------
+
+  async getCustom(cluster: string): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :p)',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+          ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':p': CUSTOM_SK_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) out[item.name as string] = item.value as string;
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return out;
+  }
+
+  /** Sets one custom claim; returns the value it replaced. */
+  async putCustom(cluster: string, name: string, value: string, at: string): Promise<string | undefined> {
+    const out = await this.db.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          [PK]: clusterPk(cluster),
+          [SK]: CUSTOM_SK_PREFIX + name,
+          cluster,
+          name,
+          value,
+          updatedAt: at,
+        },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes?.value as string | undefined;
+  }
+
+  /** Deletes one custom claim; returns the value it had (undefined: there was none). */
+  async deleteCustom(cluster: string, name: string): Promise<string | undefined> {
+    const out = await this.db.send(
+      new DeleteCommand({
+        TableName: this.table,
+        Key: { [PK]: clusterPk(cluster), [SK]: CUSTOM_SK_PREFIX + name },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return out.Attributes?.value as string | undefined;
+  }
+
+  // ---- uniqueness guards ----------------------------------------------------------------------
+
+  async getGuard(clusterSet: string, clusterId: string): Promise<Guard | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: clusterSetPk(clusterSet), [SK]: guardSk(clusterId) },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? (stripKeys(out.Item) as unknown as Guard) : undefined;
+  }
+
+  /**
+   * Takes the guard of (ClusterSet, ID) for `guard.cluster`: succeeds when nobody holds it or the same
+   * cluster already does (a resumed attempt); otherwise returns the holder and writes nothing.
+   */
+  async acquireGuard(guard: Guard): Promise<{ ok: true } | { ok: false; holder?: Guard }> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            [PK]: clusterSetPk(guard.clusterSet),
+            [SK]: guardSk(guard.clusterId),
+            [G1PK]: GUARDS_GSI,
+            [G1SK]: `${guard.clusterSet}#${guard.clusterId}`,
+            ...guard,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #c = :c',
+          ExpressionAttributeNames: { '#pk': PK, '#c': 'cluster' },
+          ExpressionAttributeValues: { ':c': guard.cluster },
+        }),
+      );
+      return { ok: true };
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      return { ok: false, holder: await this.getGuard(guard.clusterSet, guard.clusterId) };
+    }
+  }
+
+  /**
+   * Releases a guard only if it is still the one expected: held by `cluster` (and, when given, taken
+   * with `token`). Returns false when it was not (someone else holds it, or it is gone).
+   */
+  async releaseGuard(
+    clusterSet: string,
+    clusterId: string,
+    expect: { cluster: string; token?: string },
+  ): Promise<boolean> {
+    try {
+      await this.db.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [PK]: clusterSetPk(clusterSet), [SK]: guardSk(clusterId) },
+          ConditionExpression: expect.token ? '#c = :c AND #t = :t' : '#c = :c',
+          ExpressionAttributeNames: { '#c': 'cluster', ...(expect.token ? { '#t': 'token' } : {}) },
+          ExpressionAttributeValues: {
+            ':c': expect.cluster,
+            ...(expect.token ? { ':t': expect.token } : {}),
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  async listGuards(): Promise<Guard[]> {
+    return (await this.queryGsi(GUARDS_GSI)).map((i) => stripKeys(i) as unknown as Guard);
+  }
+
+  /** The guards of one ClusterSet (its members' IDs, and IDs being taken by a join in progress). */
+  async guardsOf(clusterSet: string): Promise<Guard[]> {
+    const out: Guard[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': PK },
+          ExpressionAttributeValues: { ':pk': clusterSetPk(clusterSet) },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) out.push(stripKeys(item) as unknown as Guard);
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return out;
+  }
+
+  // ---- sync status and settings ---------------------------------------------------------------
+
+  async getSyncStatus(cluster: string): Promise<SyncStatus | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: SYNC_SK } }),
+    );
+    return out.Item ? (stripKeys(out.Item) as unknown as SyncStatus) : undefined;
+  }
+
+  /** Records a sync result unless a newer one is already stored. */
+  async putSyncStatus(status: SyncStatus): Promise<void> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { [PK]: clusterPk(status.cluster), [SK]: SYNC_SK, ...status },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :at',
+          ExpressionAttributeNames: { '#pk': PK, '#at': 'at' },
+          ExpressionAttributeValues: { ':at': status.at },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
+
+  async deleteClusterItems(cluster: string): Promise<void> {
+    const custom = await this.getCustom(cluster);
+    for (const name of Object.keys(custom)) await this.deleteCustom(cluster, name);
+    for (const sk of [SYNC_SK, SETTINGS_SK]) {
+      await this.db.send(
+        new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: sk } }),
+      );
+    }
+  }
+
+  /** Fleet-wide settings, or one cluster's overrides; what is stored, without defaults. */
+  async getStoredSettings(cluster?: string): Promise<Partial<ClaimsSettings>> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: cluster ? clusterPk(cluster) : FLEET_PK, [SK]: SETTINGS_SK },
+      }),
+    );
+    if (!out.Item) return {};
+    const s: Partial<ClaimsSettings> = {};
+    if (typeof out.Item.writeClusterIdName === 'boolean') s.writeClusterIdName = out.Item.writeClusterIdName;
+    if (typeof out.Item.createCrd === 'boolean') s.createCrd = out.Item.createCrd;
+    if (out.Item.ocm === 'auto' || out.Item.ocm === 'off') s.ocm = out.Item.ocm;
+    return s;
+  }
+
+  /** Defaults, overridden by the fleet's settings, overridden by the cluster's. */
+  async settingsFor(cluster?: string): Promise<ClaimsSettings> {
+    const fleet = await this.getStoredSettings();
+    const own = cluster ? await this.getStoredSettings(cluster) : {};
+    return { ...DEFAULT_SETTINGS, ...fleet, ...own };
+  }
+
+  async putSettings(settings: Partial<ClaimsSettings>, cluster?: string): Promise<void> {
+    const current = await this.getStoredSettings(cluster);
+    await this.db.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          [PK]: cluster ? clusterPk(cluster) : FLEET_PK,
+          [SK]: SETTINGS_SK,
+          ...current,
+          ...settings,
+          updatedAt: new Date().toISOString(),
+        },
+      }),
+    );
+  }
+
+  private async queryGsi(partition: string): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: TABLE.gsi1.indexName,
+          KeyConditionExpression: '#g = :g',
+          ExpressionAttributeNames: { '#g': G1PK },
+          ExpressionAttributeValues: { ':g': partition },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
