@@ -1,0 +1,107 @@
+/**
+ * Generated container histories for the recommender tests: a diurnal CPU curve with noise, a steadily
+ * growing memory working set, and optional OOM kills, sampled once a minute as metrics-server would.
+ * Deterministic (seeded), so failures reproduce.
+ */
+import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
+import {
+  addCpuSample,
+  addMemorySample,
+  createState,
+  type RecommenderOptions,
+  recordOom,
+  type ScopeState,
+} from '../../shared/recommendation/index.js';
+
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface HistorySpec {
+  start: string;
+  days: number;
+  /** Seconds between samples (60: one metrics-server scrape a minute). */
+  stepSeconds?: number;
+  cpuBaseMillicores: number;
+  /** Day/night swing around the base, as a fraction of it. */
+  cpuDiurnal?: number;
+  /** Relative noise on each CPU sample. */
+  cpuNoise?: number;
+  cpuScale?: number;
+  memoryStartBytes: number;
+  memoryGrowthPerDayBytes?: number;
+  memoryNoise?: number;
+  ooms?: Array<{ afterHours: number; memoryRequestBytes: number }>;
+  seed?: number;
+}
+
+export interface HistoryJson {
+  cpuSamples: Array<{ t: string; millicores: number }>;
+  memorySamples: Array<{ t: string; bytes: number }>;
+  ooms: Array<{ t: string; memoryRequestBytes: number }>;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+export function generateHistory(spec: HistorySpec): HistoryJson {
+  const rnd = prng(spec.seed ?? 1);
+  const start = Date.parse(spec.start);
+  const step = (spec.stepSeconds ?? 60) * 1000;
+  const n = Math.floor((spec.days * 86_400_000) / step);
+  const out: HistoryJson = { cpuSamples: [], memorySamples: [], ooms: [] };
+  for (let i = 0; i < n; i++) {
+    const t = start + i * step;
+    const dayFraction = (((t / 86_400_000) % 1) + 1) % 1;
+    const diurnal = 1 + (spec.cpuDiurnal ?? 0.6) * Math.sin(2 * Math.PI * (dayFraction - 0.25));
+    const noise = 1 + (spec.cpuNoise ?? 0.2) * (2 * rnd() - 1);
+    const cpu = Math.max(0, Math.round(spec.cpuBaseMillicores * diurnal * noise * (spec.cpuScale ?? 1)));
+    const days = (t - start) / 86_400_000;
+    const mem =
+      spec.memoryStartBytes +
+      (spec.memoryGrowthPerDayBytes ?? 0) * days +
+      (spec.memoryNoise ?? 0.03) * spec.memoryStartBytes * rnd();
+    out.cpuSamples.push({ t: iso(t), millicores: cpu });
+    out.memorySamples.push({ t: iso(t), bytes: Math.round(mem) });
+  }
+  for (const o of spec.ooms ?? [])
+    out.ooms.push({
+      t: iso(start + o.afterHours * 3_600_000 + 17_000),
+      memoryRequestBytes: o.memoryRequestBytes,
+    });
+  return out;
+}
+
+/**
+ * Feeds a history to a new state the way the CLI documents it (written independently of the CLI):
+ * CPU in the given order; memory samples and OOMs by time, a memory sample first at equal times.
+ */
+export function stateFromHistory(h: HistoryJson, options?: RecommenderOptions): ScopeState {
+  const times = [...h.cpuSamples, ...h.memorySamples, ...h.ooms].map((s) => Date.parse(s.t));
+  const state = createState(Math.min(...times) as EpochMillis, options);
+  for (const s of h.cpuSamples)
+    addCpuSample(state, Date.parse(s.t) as EpochMillis, s.millicores as Millicores);
+  const events = [
+    ...h.memorySamples.map((s, i) => ({ t: Date.parse(s.t), order: 0, i, bytes: s.bytes, oom: false })),
+    ...h.ooms.map((o, i) => ({ t: Date.parse(o.t), order: 1, i, bytes: o.memoryRequestBytes, oom: true })),
+  ].sort((a, b) => a.t - b.t || a.order - b.order || a.i - b.i);
+  for (const e of events) {
+    if (e.oom) recordOom(state, e.t as EpochMillis, e.bytes as Bytes);
+    else addMemorySample(state, e.t as EpochMillis, e.bytes as Bytes);
+  }
+  return state;
+}
+
+export function latestTime(...histories: HistoryJson[]): EpochMillis {
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const h of histories)
+    for (const s of [...h.cpuSamples, ...h.memorySamples, ...h.ooms])
+      latest = Math.max(latest, Date.parse(s.t));
+  return latest as EpochMillis;
+}
