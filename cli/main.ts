@@ -7,6 +7,14 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'register, list and deregister the clusters of the fleet',
     load: async () => (await import('./commands/cluster.js')).command,
   },
+  clusterset: {
+    summary: 'join, leave or move between ClusterSets (KEP-2149 membership)',
+    load: async () => (await import('./commands/clusterset.js')).command,
+  },
+  claims: {
+    summary: 'get, set, delete and check cluster claims (id.k8s.io and custom claims, KEP-2149)',
+    load: async () => (await import('./commands/claims.js')).command,
+  },
   sim: {
     summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
     load: async () => (await import('./commands/sim.js')).command,

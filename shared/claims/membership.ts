@@ -518,15 +518,6 @@ export async function setClaim(p: ClaimsPorts, cluster: string, name: string, va
   return setCustomClaim(p, cluster, name, value);
 }
 
-/** Everything fleetscope holds about a cluster's claims. */
-export interface ClaimsView {
-  cluster: string;
-  identity?: StoredIdentity;
-  custom: Record<string, string>;
-  /** The claims as they must be in the cluster, by name. */
-  claims: Record<string, string>;
-}
-
 export type { ClusterIdentity };
 
 /**

@@ -64,6 +64,8 @@ export interface SyncStatus {
   error?: string;
   ocm?: 'mirrored' | 'absent' | 'off';
   warnings?: string[];
+  /** What this sync wrote (at most 20 lines, e.g. "update id.k8s.io: "x" -> "y""). */
+  writes?: string[];
 }
 
 export class VersionConflictError extends Error {

@@ -15,6 +15,7 @@ import { ClusterAccessError } from '../k8s/errors.js';
 import { type ClaimChange, change, claimsChangedEvents } from './events.js';
 import {
   type ClaimsSettings,
+  describeOp,
   desiredClaims,
   desiredDigest,
   type ObservedClaim,
@@ -214,6 +215,14 @@ export async function syncCluster(
       ...(result.error ? { error: result.error } : {}),
       ocm: result.ocm,
       ...(warnings.length ? { warnings } : {}),
+      ...(result.ops.length + result.ocmOps.length
+        ? {
+            writes: [
+              ...result.ops.map(describeOp),
+              ...result.ocmOps.map((o) => `${describeOp(o)} (OCM ClusterClaim)`),
+            ].slice(0, 20),
+          }
+        : {}),
     });
     if (result.drift) {
       await publishDrift(p, result, now());

@@ -1,0 +1,335 @@
+import { readFile } from 'node:fs/promises';
+import { CLAIMS } from '../../shared/claims/capability.js';
+import { backendDnsName } from '../../shared/claims/dns.js';
+import { type ClaimsSettings, describeOp } from '../../shared/claims/identity.js';
+import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
+import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
+import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
+import { ID_CLAIM } from '../../shared/claims/rules.js';
+import { ClaimsStore, type SyncStatus } from '../../shared/claims/store.js';
+import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
+import { syncCluster } from '../../shared/claims/sync.js';
+import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
+import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { type CliContext, openContext, parseFlags, targetOptions } from '../context.js';
+import { claimsPorts } from './clusterset.js';
+
+const usage = `usage:
+  fleetscope claims get    [--cluster NAME] [--json]
+  fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default)
+  fleetscope claims delete --cluster NAME --name CLAIM
+  fleetscope claims check  [--cluster NAME] [--dry-run]
+  fleetscope claims dns    --cluster NAME --service SVC --namespace NS --hostname HOST
+  fleetscope claims dns    --cluster-id ID --service SVC --namespace NS --hostname HOST
+  fleetscope claims config [--cluster NAME] [--new-id-name on|off] [--create-crd on|off] [--ocm auto|off]
+  fleetscope claims reconcile [--grace-seconds N]
+
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
+
+Claims (KEP-2149) are kept in DynamoDB and written into each cluster as ClusterProperty objects
+(about.k8s.io), and as OCM ClusterClaims where OCM is installed:
+  id.k8s.io                  the cluster ID: the kube-system UID, or an RFC 1123 label you set
+                             (--default goes back to the UID); immutable while in a ClusterSet
+  cluster.clusterset.k8s.io  the same ID under its newer name (claims config --new-id-name off to stop)
+  clusterset.k8s.io          the ClusterSet, exactly while a member (see fleetscope clusterset)
+  <name>.<your domain>       custom claims: an RFC 1123 subdomain outside *.k8s.io, *.kubernetes.io and
+                             sigs.k8s.io; values up to 128 KiB (OCM takes 1024 characters)
+check runs the drift check now: edited or deleted claims in the cluster are restored, claims that
+must not be there are removed (--dry-run only shows what would be written).`;
+
+const options = {
+  ...targetOptions,
+  cluster: { type: 'string' },
+  name: { type: 'string' },
+  value: { type: 'string' },
+  'value-file': { type: 'string' },
+  default: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'cluster-id': { type: 'string' },
+  service: { type: 'string' },
+  namespace: { type: 'string' },
+  hostname: { type: 'string' },
+  'new-id-name': { type: 'string' },
+  'create-crd': { type: 'string' },
+  ocm: { type: 'string' },
+  'grace-seconds': { type: 'string' },
+} as const;
+
+type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+export const command: CliCommand = {
+  name: 'claims',
+  summary: 'get, set, delete and check cluster claims (id.k8s.io and custom claims, KEP-2149)',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    const [sub, ...extra] = positionals;
+    if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    switch (sub) {
+      case 'get':
+        return get(values);
+      case 'set':
+        return set(values);
+      case 'delete':
+        return del(values);
+      case 'check':
+        return check(values);
+      case 'dns':
+        return dns(values);
+      case 'config':
+        return config(values);
+      case 'reconcile':
+        return reconcile(values);
+      default:
+        throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    }
+  },
+};
+
+function need(value: string | undefined, message: string): string {
+  if (!value) throw new UsageError(message);
+  return value;
+}
+
+async function withContext(values: Flags, fn: (ctx: CliContext) => Promise<number>): Promise<number> {
+  const ctx = await openContext(values);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function get(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const store = new ClaimsStore(ctx.db, ctx.table);
+    if (!values.cluster) {
+      if (values.json) {
+        const ids = await store.listIdentities();
+        const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
+        console.log(JSON.stringify(views.map(jsonView), null, 2));
+      } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
+      return 0;
+    }
+    if (!(await ctx.registry.get(values.cluster)))
+      throw new Error(`cluster "${values.cluster}" is not registered`);
+    const view = await claimsView(store, values.cluster);
+    if (values.json) console.log(JSON.stringify(jsonView(view), null, 2));
+    else for (const line of describeClaims(view)) console.log(line);
+    return 0;
+  });
+}
+
+function jsonView(v: Awaited<ReturnType<typeof claimsView>>) {
+  return {
+    cluster: v.cluster,
+    clusterId: v.identity?.clusterId,
+    idSource: v.identity?.idSource,
+    clusterSet: v.identity?.clusterSet,
+    pending: v.identity?.pending,
+    claims: v.claims,
+    inCluster: v.sync,
+  };
+}
+
+async function readValue(values: Flags): Promise<string | undefined> {
+  const given = [values.value !== undefined, values['value-file'] !== undefined, values.default === true];
+  if (given.filter(Boolean).length !== 1)
+    throw new UsageError('give exactly one of --value, --value-file or --default');
+  if (values.default) return undefined;
+  if (values.value !== undefined) return values.value;
+  const file = values['value-file']!;
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  return readFile(file, 'utf8');
+}
+
+async function set(values: Flags): Promise<number> {
+  const cluster = need(values.cluster, 'set needs --cluster');
+  const name = need(values.name, 'set needs --name');
+  const value = await readValue(values);
+  if (value === undefined && name !== ID_CLAIM) throw new UsageError(`--default only applies to ${ID_CLAIM}`);
+  return withContext(values, async (ctx) => {
+    const ports = claimsPorts(ctx);
+    const r = await setClaim(ports, cluster, name, value);
+    for (const w of r.warnings) console.error(`warning: ${w}`);
+    await ctx.runtime?.bus.drain();
+    console.log(
+      r.changed
+        ? `set ${name} on cluster ${cluster}`
+        : `${name} on cluster ${cluster} already had that value`,
+    );
+    for (const line of describeClaims(await claimsView(ports.store, cluster))) console.log(line);
+    return 0;
+  });
+}
+
+async function del(values: Flags): Promise<number> {
+  const cluster = need(values.cluster, 'delete needs --cluster');
+  const name = need(values.name, 'delete needs --name');
+  return withContext(values, async (ctx) => {
+    const ports = claimsPorts(ctx);
+    const r = await deleteCustomClaim(ports, cluster, name);
+    await ctx.runtime?.bus.drain();
+    console.log(
+      r.changed ? `deleted ${name} from cluster ${cluster}` : `cluster ${cluster} has no claim ${name}`,
+    );
+    return 0;
+  });
+}
+
+function statusLines(cluster: string, s: SyncStatus | undefined): string[] {
+  if (!s) return [`${cluster}: no result yet`];
+  const lines = [`${cluster}: ${s.state}${s.error ? ` (${s.error})` : ''}`];
+  for (const w of s.writes ?? []) lines.push(`  ${w}`);
+  for (const w of s.warnings ?? []) lines.push(`  warning: ${w}`);
+  return lines;
+}
+
+async function check(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const store = new ClaimsStore(ctx.db, ctx.table);
+    let clusters: RegisteredCluster[];
+    if (values.cluster) {
+      const c = await ctx.registry.get(values.cluster);
+      if (!c) throw new Error(`cluster "${values.cluster}" is not registered`);
+      clusters = [c];
+    } else clusters = await ctx.registry.list();
+    if (clusters.length === 0) {
+      console.log('no clusters registered');
+      return 0;
+    }
+    if (values['dry-run']) return dryRun(ctx, clusters);
+
+    // The drift check runs where it always runs: in the claims worker, asked through the bus.
+    const startedAt = new Date();
+    const at = startedAt.toISOString();
+    await ctx.publisher.publish(
+      clusters.map((c) => ({
+        detailType: 'ClusterWorkRequested' as const,
+        detail: { cluster: c.name, capability: CLAIMS, cycleId: `${CLAIMS}/manual/${at}`, requestedAt: at },
+        resources: [`cluster/${c.name}`],
+      })),
+    );
+    if (ctx.runtime) await ctx.runtime.bus.drain();
+    let failed = 0;
+    for (const c of clusters) {
+      let s = await store.getSyncStatus(c.name);
+      // --aws: the worker runs in Lambda; wait (bounded) for its result.
+      for (let waited = 0; !ctx.runtime && (!s || s.at < at) && waited < 90_000; waited += 2000) {
+        await new Promise((r) => setTimeout(r, 2000));
+        s = await store.getSyncStatus(c.name);
+      }
+      if (s && s.at < at) s = undefined;
+      if (!s || (s.state !== 'in-sync' && s.state !== 'repaired')) failed++;
+      for (const line of statusLines(c.name, s)) console.log(line);
+    }
+    return failed ? 1 : 0;
+  });
+}
+
+async function dryRun(ctx: CliContext, clusters: RegisteredCluster[]): Promise<number> {
+  const access = clusterAccess();
+  const ports = {
+    ...claimsPorts(ctx),
+    publisher: { publish: async () => {} },
+    connect: async (c: RegisteredCluster) => new ClusterClaimsApi(await access.client(c.name, c.kubeconfig)),
+  };
+  let failed = 0;
+  try {
+    for (const c of clusters) {
+      const r = await syncCluster(ports, c, { dryRun: true });
+      const writes = [...r.ops, ...r.ocmOps];
+      if (r.error) {
+        failed++;
+        console.log(`${c.name}: ${r.state} (${r.error})`);
+      } else console.log(`${c.name}: ${writes.length ? `${writes.length} write(s) needed` : 'in sync'}`);
+      for (const op of r.ops) console.log(`  would ${describeOp(op)}`);
+      for (const op of r.ocmOps) console.log(`  would ${describeOp(op)} (OCM ClusterClaim)`);
+    }
+  } finally {
+    await resetClusterConnector();
+  }
+  return failed ? 1 : 0;
+}
+
+async function dns(values: Flags): Promise<number> {
+  const service = need(values.service, 'dns needs --service');
+  const namespace = need(values.namespace, 'dns needs --namespace');
+  const hostname = need(values.hostname, 'dns needs --hostname');
+  let clusterId = values['cluster-id'];
+  if (!clusterId) {
+    const cluster = need(values.cluster, 'dns needs --cluster NAME or --cluster-id ID');
+    const code = await withContext(values, async (ctx) => {
+      const i = await new ClaimsStore(ctx.db, ctx.table).getIdentity(cluster);
+      if (!i) throw new Error(`cluster "${cluster}" has no ${ID_CLAIM} yet`);
+      clusterId = i.clusterId;
+      return 0;
+    });
+    if (code) return code;
+  }
+  console.log(backendDnsName({ hostname, clusterId: clusterId!, service, namespace }));
+  return 0;
+}
+
+function onOff(value: string | undefined, flag: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on' || value === 'true') return true;
+  if (value === 'off' || value === 'false') return false;
+  throw new UsageError(`${flag} takes on or off`);
+}
+
+async function config(values: Flags): Promise<number> {
+  const change: Partial<ClaimsSettings> = {};
+  const newName = onOff(values['new-id-name'], '--new-id-name');
+  const createCrd = onOff(values['create-crd'], '--create-crd');
+  if (newName !== undefined) change.writeClusterIdName = newName;
+  if (createCrd !== undefined) change.createCrd = createCrd;
+  if (values.ocm !== undefined) {
+    if (values.ocm !== 'auto' && values.ocm !== 'off') throw new UsageError('--ocm takes auto or off');
+    change.ocm = values.ocm;
+  }
+  return withContext(values, async (ctx) => {
+    const store = new ClaimsStore(ctx.db, ctx.table);
+    if (values.cluster && !(await ctx.registry.get(values.cluster)))
+      throw new Error(`cluster "${values.cluster}" is not registered`);
+    if (Object.keys(change).length) await store.putSettings(change, values.cluster);
+    const effective = await store.settingsFor(values.cluster);
+    const scope = values.cluster ? `cluster ${values.cluster}` : 'the fleet';
+    console.log(
+      `claims settings for ${scope}${Object.keys(change).length ? ' (updated; applied by the next check)' : ''}:`,
+    );
+    console.log(
+      `  new-id-name  ${effective.writeClusterIdName ? 'on' : 'off'}   (also write cluster.clusterset.k8s.io)`,
+    );
+    console.log(
+      `  create-crd   ${effective.createCrd ? 'on' : 'off'}   (create the ClusterProperty CRD when absent)`,
+    );
+    console.log(`  ocm          ${effective.ocm}   (mirror to OCM ClusterClaims where OCM is installed)`);
+    return 0;
+  });
+}
+
+async function reconcile(values: Flags): Promise<number> {
+  const graceSeconds = values['grace-seconds'] === undefined ? undefined : Number(values['grace-seconds']);
+  if (graceSeconds !== undefined && !(graceSeconds >= 0))
+    throw new UsageError('--grace-seconds takes a number');
+  return withContext(values, async (ctx) => {
+    const report = await reconcileClaims({
+      ...claimsPorts(ctx),
+      ...(graceSeconds !== undefined ? { graceMs: graceSeconds * 1000 } : {}),
+    });
+    const lines = reportLines(report);
+    console.log(
+      `examined ${report.identities} identities and ${report.guards} guards: ${lines.length ? '' : 'nothing to repair'}`,
+    );
+    for (const line of lines) console.log(`  ${line}`);
+    return report.actions.some((a) => a.kind === 'conflict') ? 1 : 0;
+  });
+}

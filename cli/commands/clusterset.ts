@@ -1,0 +1,129 @@
+import {
+  type ClaimsPorts,
+  joinClusterSet,
+  leaveClusterSet,
+  type MembershipResult,
+  moveClusterSet,
+} from '../../shared/claims/membership.js';
+import { ClaimsStore } from '../../shared/claims/store.js';
+import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { type CliContext, openContext, parseFlags, targetOptions } from '../context.js';
+
+const usage = `usage:
+  fleetscope clusterset join  --cluster NAME --set CLUSTERSET
+  fleetscope clusterset leave --cluster NAME [--set CLUSTERSET]
+  fleetscope clusterset move  --cluster NAME --to CLUSTERSET
+  fleetscope clusterset list  [--set CLUSTERSET] [--json]
+
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
+
+A cluster is a member of at most one ClusterSet. While it is, it carries the claim
+clusterset.k8s.io = CLUSTERSET and its id.k8s.io cannot change (rename: leave, change, rejoin).
+Within a ClusterSet no two members have the same id.k8s.io: a join with a taken ID is refused.
+The change is recorded in DynamoDB at once and written into the cluster by the claims worker
+(locally before the command returns; with --aws within seconds).`;
+
+const options = {
+  ...targetOptions,
+  cluster: { type: 'string' },
+  set: { type: 'string' },
+  to: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+export const command: CliCommand = {
+  name: 'clusterset',
+  summary: 'join, leave or move between ClusterSets (KEP-2149 membership)',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    const [sub, ...extra] = positionals;
+    if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    switch (sub) {
+      case 'join':
+        return change(values, (p, c) => joinClusterSet(p, c, need(values.set, 'join needs --set')));
+      case 'leave':
+        return change(values, (p, c) => leaveClusterSet(p, c, values.set));
+      case 'move':
+        return change(values, (p, c) => moveClusterSet(p, c, need(values.to, 'move needs --to')));
+      case 'list':
+        return list(values);
+      default:
+        throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    }
+  },
+};
+
+function need(value: string | undefined, message: string): string {
+  if (!value) throw new UsageError(message);
+  return value;
+}
+
+export function claimsPorts(ctx: CliContext): ClaimsPorts {
+  return {
+    store: new ClaimsStore(ctx.db, ctx.table),
+    registry: ctx.registry,
+    publisher: ctx.publisher,
+    warn: (m) => console.error(`warning: ${m}`),
+  };
+}
+
+async function change(
+  values: Flags,
+  op: (p: ClaimsPorts, cluster: string) => Promise<MembershipResult>,
+): Promise<number> {
+  const cluster = need(values.cluster, 'give the cluster with --cluster NAME');
+  const ctx = await openContext(values);
+  try {
+    const ports = claimsPorts(ctx);
+    const r = await op(ports, cluster);
+    await ctx.runtime?.bus.drain(); // local: the claims worker has written the cluster when this returns
+    const view = await claimsView(ports.store, cluster);
+    if (values.json) {
+      console.log(JSON.stringify({ ...r, claims: view.claims, inCluster: view.sync }, null, 2));
+      return 0;
+    }
+    console.log(
+      r.changed
+        ? r.clusterSet
+          ? `cluster ${cluster} is now a member of ClusterSet ${r.clusterSet} (id.k8s.io ${r.clusterId})`
+          : `cluster ${cluster} left its ClusterSet (id.k8s.io ${r.clusterId} stays)`
+        : r.clusterSet
+          ? `cluster ${cluster} already is a member of ClusterSet ${r.clusterSet}`
+          : `cluster ${cluster} is not a member of any ClusterSet`,
+    );
+    for (const line of describeClaims(view)) console.log(line);
+    if (ctx.mode === 'aws')
+      console.log('(the claims worker writes the change into the cluster within seconds)');
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function list(values: Flags): Promise<number> {
+  const ctx = await openContext(values);
+  try {
+    if (values.json) {
+      const identities = await new ClaimsStore(ctx.db, ctx.table).listIdentities();
+      const members = identities
+        .filter((i) => i.clusterSet && (!values.set || i.clusterSet === values.set))
+        .map((i) => ({
+          clusterSet: i.clusterSet,
+          cluster: i.cluster,
+          clusterId: i.clusterId,
+          memberSince: i.memberSince,
+        }));
+      console.log(JSON.stringify(members, null, 2));
+      return 0;
+    }
+    for (const line of await clusterSetLines(ctx, values.set)) console.log(line);
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}

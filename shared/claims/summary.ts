@@ -1,0 +1,187 @@
+/**
+ * Reading claims for people: the CLI (`claims get`, `clusterset list`), `cluster list`'s ID and
+ * ClusterSet columns, and the `npm start` summary. Everything here reads DynamoDB only.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { EventPublisher } from '../platform/publisher.js';
+import { desiredClaims } from './identity.js';
+import { joinClusterSet } from './membership.js';
+import { CLUSTER_ID_CLAIM, CLUSTERSET_CLAIM, ID_CLAIM } from './rules.js';
+import { ClaimsStore, type StoredIdentity, type SyncStatus } from './store.js';
+
+export interface ClaimsView {
+  cluster: string;
+  identity?: StoredIdentity;
+  custom: Record<string, string>;
+  /** The claims as they must be in the cluster, by name (well-known first). */
+  claims: Record<string, string>;
+  sync?: SyncStatus;
+}
+
+export async function claimsView(store: ClaimsStore, cluster: string): Promise<ClaimsView> {
+  const [identity, custom, sync, settings] = await Promise.all([
+    store.getIdentity(cluster),
+    store.getCustom(cluster),
+    store.getSyncStatus(cluster),
+    store.settingsFor(cluster),
+  ]);
+  return {
+    cluster,
+    ...(identity ? { identity } : {}),
+    custom,
+    claims: Object.fromEntries(desiredClaims(identity, custom, settings)),
+    ...(sync ? { sync } : {}),
+  };
+}
+
+const short = (v: string, max = 80) => (v.length > max ? `${v.slice(0, max - 3)}... (${v.length} chars)` : v);
+
+function syncLine(s: SyncStatus | undefined): string {
+  if (!s) return 'not written yet';
+  const base = `${s.state} at ${s.at}`;
+  const ocm = s.ocm === 'mirrored' ? ', mirrored to OCM ClusterClaims' : '';
+  return `${base}${ocm}${s.error ? ` (${s.error})` : ''}`;
+}
+
+/** `claims get --cluster NAME`: the claims with their values, where they come from, and the last sync. */
+export function describeClaims(view: ClaimsView): string[] {
+  const i = view.identity;
+  const rows: [string, string][] = [];
+  if (!i) {
+    rows.push([ID_CLAIM, '(none yet: the cluster has not been reached since registration)']);
+  } else {
+    rows.push([
+      ID_CLAIM,
+      `${i.clusterId}  (${i.idSource === 'operator' ? 'set by the operator' : 'kube-system UID'})`,
+    ]);
+    if (view.claims[CLUSTER_ID_CLAIM])
+      rows.push([CLUSTER_ID_CLAIM, `${view.claims[CLUSTER_ID_CLAIM]}  (same ID, newer name)`]);
+    rows.push([
+      CLUSTERSET_CLAIM,
+      i.clusterSet
+        ? `${i.clusterSet}  (member since ${i.memberSince ?? '?'})`
+        : '(absent: not a member of a ClusterSet)',
+    ]);
+    if (i.pending)
+      rows.push([
+        'pending',
+        `${i.pending.op} ${i.pending.set} since ${i.pending.at} (the reconciler finishes or drops it)`,
+      ]);
+  }
+  for (const [name, value] of Object.entries(view.custom).sort(([a], [b]) => a.localeCompare(b)))
+    rows.push([name, short(value)]);
+  const width = Math.max(...rows.map(([k]) => k.length), 'in-cluster'.length);
+  return [
+    `cluster ${view.cluster}`,
+    ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
+    `  ${'in-cluster'.padEnd(width)}  ${syncLine(view.sync)}`,
+  ];
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** The ID and ClusterSet of each named cluster ("-" when unknown / not a member): for `cluster list`. */
+export async function identityColumns(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clusters: string[],
+): Promise<Record<string, { id: string; clusterSet: string }>> {
+  const store = new ClaimsStore(db, tableName);
+  const out: Record<string, { id: string; clusterSet: string }> = {};
+  await Promise.all(
+    clusters.map(async (c) => {
+      const i = await store.getIdentity(c);
+      out[c] = { id: i?.clusterId ?? '-', clusterSet: i?.clusterSet ?? '-' };
+    }),
+  );
+  return out;
+}
+
+/** Every cluster's claims in one table (npm start's summary; `claims get` without --cluster). */
+export async function claimsSummaryLines(rt: {
+  db: DynamoDBDocumentClient;
+  table: string;
+}): Promise<string[]> {
+  const store = new ClaimsStore(rt.db, rt.table);
+  const identities = (await store.listIdentities()).sort((a, b) => a.cluster.localeCompare(b.cluster));
+  const sets = new Set(identities.map((i) => i.clusterSet).filter(Boolean));
+  const lines = [`claims: ${identities.length} cluster(s) with an ID, ${sets.size} ClusterSet(s)`];
+  if (identities.length === 0) return lines;
+  const rows = await Promise.all(
+    identities.map(async (i) => {
+      const [custom, sync] = await Promise.all([store.getCustom(i.cluster), store.getSyncStatus(i.cluster)]);
+      const names = Object.keys(custom).sort();
+      return [
+        i.cluster,
+        i.clusterId,
+        i.clusterSet ?? '-',
+        names.length ? names.join(',') : '-',
+        sync ? `${sync.state}${sync.error ? `: ${short(sync.error, 60)}` : ''}` : '-',
+      ];
+    }),
+  );
+  lines.push(...table([['CLUSTER', 'ID (id.k8s.io)', 'CLUSTERSET', 'CUSTOM CLAIMS', 'IN-CLUSTER'], ...rows]));
+  return lines;
+}
+
+/** Members of each ClusterSet (`clusterset list`). */
+export async function clusterSetLines(
+  rt: { db: DynamoDBDocumentClient; table: string },
+  only?: string,
+): Promise<string[]> {
+  const store = new ClaimsStore(rt.db, rt.table);
+  const identities = await store.listIdentities();
+  const bySet = new Map<string, StoredIdentity[]>();
+  for (const i of identities) {
+    const set = i.clusterSet ?? i.pending?.set;
+    if (!set || (only && set !== only)) continue;
+    bySet.set(set, [...(bySet.get(set) ?? []), i]);
+  }
+  if (bySet.size === 0) return [only ? `ClusterSet ${only} has no members` : 'no ClusterSets'];
+  const rows = [['CLUSTERSET', 'CLUSTER', 'ID', 'MEMBER SINCE']];
+  for (const set of [...bySet.keys()].sort()) {
+    for (const i of bySet.get(set)!.sort((a, b) => a.cluster.localeCompare(b.cluster))) {
+      rows.push([
+        set,
+        i.cluster,
+        i.clusterId,
+        i.clusterSet === set ? (i.memberSince ?? '-') : `(${i.pending?.op} in progress)`,
+      ]);
+    }
+  }
+  return table(rows);
+}
+
+/**
+ * `npm start`: puts the demo clusters into ClusterSets, alternately (demo-1 -> sets[0], demo-2 -> sets[1],
+ * ...). Idempotent across restarts; a cluster already in another set stays there. Returns what it did.
+ */
+export async function joinDemoClusterSets(
+  rt: { db: DynamoDBDocumentClient; table: string },
+  publisher: EventPublisher,
+  clusters: string[],
+  sets: string[] = ['blue', 'green'],
+): Promise<string[]> {
+  const store = new ClaimsStore(rt.db, rt.table);
+  const lines: string[] = [];
+  for (const [n, cluster] of clusters.entries()) {
+    const set = sets[n % sets.length]!;
+    try {
+      const current = await store.getIdentity(cluster);
+      if (current?.clusterSet && current.clusterSet !== set) continue;
+      const r = await joinClusterSet({ store, publisher }, cluster, set);
+      if (r.changed) lines.push(`${cluster} joined ClusterSet ${set} (id.k8s.io ${r.clusterId})`);
+    } catch (err) {
+      lines.push(`${cluster} could not join ${set}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return lines;
+}
