@@ -79,22 +79,37 @@ export function generateHistory(spec: HistorySpec): HistoryJson {
 }
 
 /**
- * Feeds a history to a new state the way the CLI documents it (written independently of the CLI):
- * CPU in the given order; memory samples and OOMs by time, a memory sample first at equal times.
+ * Feeds a history to a state the way the CLI documents it (written independently of the CLI): CPU in
+ * the given order; memory samples and OOMs by time, a memory sample first at equal times. Only events
+ * in [from, to) are fed, so a history can be split around a restart.
  */
-export function stateFromHistory(h: HistoryJson, options?: RecommenderOptions): ScopeState {
-  const times = [...h.cpuSamples, ...h.memorySamples, ...h.ooms].map((s) => Date.parse(s.t));
-  const state = createState(Math.min(...times) as EpochMillis, options);
-  for (const s of h.cpuSamples)
-    addCpuSample(state, Date.parse(s.t) as EpochMillis, s.millicores as Millicores);
+export function feed(state: ScopeState, h: HistoryJson, from = -Infinity, to = Infinity): void {
+  const inRange = (t: number) => t >= from && t < to;
+  for (const s of h.cpuSamples) {
+    const t = Date.parse(s.t);
+    if (inRange(t)) addCpuSample(state, t as EpochMillis, s.millicores as Millicores);
+  }
   const events = [
     ...h.memorySamples.map((s, i) => ({ t: Date.parse(s.t), order: 0, i, bytes: s.bytes, oom: false })),
     ...h.ooms.map((o, i) => ({ t: Date.parse(o.t), order: 1, i, bytes: o.memoryRequestBytes, oom: true })),
   ].sort((a, b) => a.t - b.t || a.order - b.order || a.i - b.i);
   for (const e of events) {
+    if (!inRange(e.t)) continue;
     if (e.oom) recordOom(state, e.t as EpochMillis, e.bytes as Bytes);
     else addMemorySample(state, e.t as EpochMillis, e.bytes as Bytes);
   }
+}
+
+export function firstTime(h: HistoryJson): EpochMillis {
+  return Math.min(
+    ...[...h.cpuSamples, ...h.memorySamples, ...h.ooms].map((s) => Date.parse(s.t)),
+  ) as EpochMillis;
+}
+
+/** A new state fed with the whole history, created at its first event. */
+export function stateFromHistory(h: HistoryJson, options?: RecommenderOptions): ScopeState {
+  const state = createState(firstTime(h), options);
+  feed(state, h);
   return state;
 }
 
