@@ -205,10 +205,7 @@ export class ClusterClient {
   }
 
   /** Parses and validates a kubeconfig (one context) and builds a client for it. */
-  static fromKubeconfig(
-    text: string,
-    opts: Omit<BuildKubeConfigOptions, 'env'> & ClusterClientOptions & { env?: NodeJS.ProcessEnv },
-  ): ClusterClient {
+  static fromKubeconfig(text: string, opts: BuildKubeConfigOptions & ClusterClientOptions): ClusterClient {
     const { kubeConfig, info } = buildKubeConfig(text, opts);
     return new ClusterClient(opts.cluster, kubeConfig, { ...opts, info });
   }
