@@ -14,7 +14,7 @@ import {
   statusToJson,
   type VerticalPodAutoscalerCheckpointStatus,
 } from './checkpoint/vpa-checkpoint.js';
-import { fromEpochMillis, type GoTime, toEpochMillis } from './gotime.js';
+import { fromEpochMillis, type GoTime } from './gotime.js';
 import {
   applyVpaPolicy,
   type ControlledValues,
@@ -295,21 +295,4 @@ export function fromCheckpoint(
   );
   aggregate.loadFromCheckpoint(statusFromJson(status));
   return new ScopeState(aggregate);
-}
-
-/** Times of a state, for callers that show or index them (zero time → undefined). */
-export function sampleTimes(state: ScopeState): {
-  firstSampleStart?: EpochMillis;
-  lastSampleStart?: EpochMillis;
-  totalSamplesCount: number;
-} {
-  const a = state.aggregate;
-  const out: { firstSampleStart?: EpochMillis; lastSampleStart?: EpochMillis; totalSamplesCount: number } = {
-    totalSamplesCount: a.totalSamplesCount,
-  };
-  if (a.totalSamplesCount > 0) {
-    out.firstSampleStart = toEpochMillis(a.firstSampleStart);
-    out.lastSampleStart = toEpochMillis(a.lastSampleStart);
-  }
-  return out;
 }
