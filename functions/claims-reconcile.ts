@@ -5,6 +5,20 @@ import { ClaimsStore } from '../shared/claims/store.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { scheduledHandler } from '../shared/platform/handler.js';
 
+/**
+ * How long a pending join or move is left to the command running it before the reconciler finishes or
+ * drops it (default 120 s, longer than any function's timeout). Tests and drills set it lower.
+ */
+export const GRACE_ENV = 'FLEETSCOPE_CLAIMS_RECONCILE_GRACE_SECONDS';
+
+function graceMs(): number | undefined {
+  const raw = process.env[GRACE_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`${GRACE_ENV} must be a number of seconds`);
+  return seconds * 1000;
+}
+
 /** Scheduled: repair what interrupted joins, leaves and moves left in DynamoDB (fleet-wide, no cluster access). */
 export const handler = scheduledHandler({
   functionId: 'claims-reconcile',
@@ -15,6 +29,7 @@ export const handler = scheduledHandler({
       registry: new RegistryStore(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
+      ...(graceMs() !== undefined ? { graceMs: graceMs() } : {}),
     });
     for (const a of report.actions) {
       const fields = {

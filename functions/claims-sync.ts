@@ -86,11 +86,12 @@ export const handler = eventHandler({
     };
     if (result.state === 'in-sync' || result.state === 'repaired') logger.info('claims synced', fields);
     else logger.warn('claims not synced; the next check retries', fields);
+    // The result is stored as the idempotency record: no undefined attributes.
     return {
       cluster: name,
       state: result.state,
-      clusterId: result.clusterId,
-      clusterSet: result.clusterSet,
+      ...(result.clusterId ? { clusterId: result.clusterId } : {}),
+      ...(result.clusterSet ? { clusterSet: result.clusterSet } : {}),
       writes: result.ops.length + result.ocmOps.length,
       drift: result.drift,
     };
