@@ -1,0 +1,450 @@
+/**
+ * DaemonSets: the apps/v1 strategy (defaults as recorded in 03a, template generation) and a DaemonSet
+ * controller: one pod per node the DaemonSet selects and tolerates, named <ds>-<5 chars>, owned by the
+ * DaemonSet, pinned to its node; a deleted pod is recreated with a new name and uid; a template change
+ * replaces the pods (the rolling update collapsed into one step).
+ */
+import { rfc3339 } from './clock.js';
+import type { ClusterState } from './cluster.js';
+import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
+import { fnv1a, nameSuffix } from './ids.js';
+import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
+import { tolerates } from './nodes.js';
+import { orderPodSpec, orderTop } from './objects.js';
+import {
+  addDefaultTolerations,
+  computeQos,
+  defaultPodSpec,
+  normalizePod,
+  SA_MOUNT_PATH,
+  serviceAccountVolume,
+} from './pods.js';
+import { objectKey, type Strategy } from './rest.js';
+import { labelSelectorObjectMatches } from './selectors.js';
+import type { StoreEvent } from './store.js';
+
+export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+/** Annotation carrying a JSON LoadProfile, for DaemonSets created through the API. */
+export const LOAD_ANNOTATION = 'sim.fleetscope.io/load';
+
+const STATUS_ORDER = [
+  'currentNumberScheduled',
+  'numberMisscheduled',
+  'desiredNumberScheduled',
+  'numberReady',
+  'observedGeneration',
+  'updatedNumberScheduled',
+  'numberAvailable',
+  'numberUnavailable',
+  'collisionCount',
+  'conditions',
+];
+
+function normalizeDaemonSet(ds: JsonObject): JsonObject {
+  const out = orderTop(ds);
+  if (isObject(out.spec)) {
+    const spec = orderKeys(out.spec, [
+      'selector',
+      'template',
+      'updateStrategy',
+      'minReadySeconds',
+      'revisionHistoryLimit',
+    ]);
+    if (isObject(spec.template)) {
+      const tpl = orderKeys(spec.template, ['metadata', 'spec']);
+      if (isObject(tpl.metadata))
+        tpl.metadata = orderKeys(tpl.metadata, [
+          'name',
+          'namespace',
+          'creationTimestamp',
+          'labels',
+          'annotations',
+        ]);
+      if (isObject(tpl.spec)) tpl.spec = orderPodSpec(tpl.spec, 'DaemonSet');
+      spec.template = tpl;
+    }
+    out.spec = spec;
+  }
+  if (isObject(out.status)) out.status = orderKeys(out.status, STATUS_ORDER);
+  return out;
+}
+
+export function daemonSetStrategy(): Strategy {
+  return {
+    nameRule: 'subdomain',
+    prepareCreate(ds) {
+      const spec: JsonObject = isObject(ds.spec) ? { ...ds.spec } : {};
+      const tpl: JsonObject = isObject(spec.template) ? { ...spec.template } : {};
+      tpl.metadata = { creationTimestamp: null, ...(isObject(tpl.metadata) ? tpl.metadata : {}) };
+      tpl.spec = defaultPodSpec(tpl.spec, { resizePolicy: false, template: true });
+      spec.template = tpl;
+      spec.updateStrategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
+      spec.revisionHistoryLimit ??= 10;
+      ds.spec = spec;
+      ds.metadata.annotations = { ...(ds.metadata.annotations ?? {}), [TEMPLATE_GENERATION]: '1' };
+      ds.status = {
+        currentNumberScheduled: 0,
+        numberMisscheduled: 0,
+        desiredNumberScheduled: 0,
+        numberReady: 0,
+      };
+    },
+    validateCreate(ds) {
+      return validateDaemonSet(ds);
+    },
+    prepareUpdate(ds, old) {
+      ds.status = clone(old.status);
+      if (isObject(ds.spec?.template)) {
+        ds.spec.template = {
+          ...ds.spec.template,
+          spec: defaultPodSpec(ds.spec.template.spec, { resizePolicy: false, template: true }),
+        };
+        ds.spec.template.metadata = { creationTimestamp: null, ...(ds.spec.template.metadata ?? {}) };
+      }
+      const prevGen = Number(old.metadata.annotations?.[TEMPLATE_GENERATION] ?? 1);
+      const changed = !deepEqual(normalizeDaemonSet(clone(ds)).spec?.template, old.spec?.template);
+      ds.metadata.annotations = {
+        ...(ds.metadata.annotations ?? {}),
+        [TEMPLATE_GENERATION]: String(changed ? prevGen + 1 : prevGen),
+      };
+    },
+    validateUpdate(ds) {
+      return validateDaemonSet(ds);
+    },
+    normalize: normalizeDaemonSet,
+  };
+}
+
+function validateDaemonSet(ds: Json): FieldError[] {
+  const errs: FieldError[] = [];
+  const sel = ds.spec?.selector;
+  if (!isObject(sel)) errs.push(fieldRequired('spec.selector'));
+  const labels = ds.spec?.template?.metadata?.labels ?? {};
+  if (isObject(sel) && !labelSelectorObjectMatches(sel, labels))
+    errs.push(
+      fieldInvalid('spec.template.metadata.labels', labels, '`selector` does not match template `labels`'),
+    );
+  if (!Array.isArray(ds.spec?.template?.spec?.containers) || ds.spec.template.spec.containers.length === 0)
+    errs.push(fieldRequired('spec.template.spec.containers'));
+  return errs;
+}
+
+/** Tolerations the DaemonSet controller adds to every daemon pod (AddOrUpdateDaemonPodTolerations). */
+const DAEMON_TOLERATIONS = [
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+];
+
+function daemonTolerations(tpl: Json): Json[] {
+  const out = [...(tpl?.tolerations ?? [])];
+  for (const t of DAEMON_TOLERATIONS)
+    if (!out.some((x) => x?.key === t.key && x?.effect === t.effect)) out.push(t);
+  if (tpl?.hostNetwork)
+    out.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
+  return out;
+}
+
+function nodeSelectorTermMatches(term: Json, node: Json): boolean {
+  const labels = node.metadata?.labels ?? {};
+  for (const e of term?.matchExpressions ?? []) {
+    if (
+      !labelSelectorObjectMatches(
+        {
+          matchExpressions: [{ ...e, operator: e.operator === 'DoesNotExist' ? 'DoesNotExist' : e.operator }],
+        },
+        labels,
+      )
+    )
+      return false;
+  }
+  for (const e of term?.matchFields ?? []) {
+    if (e.key === 'metadata.name' && e.operator === 'In' && !(e.values ?? []).includes(node.metadata.name))
+      return false;
+  }
+  return true;
+}
+
+/** Whether a DaemonSet wants a pod on a node: nodeSelector, required node affinity, taints. */
+export function shouldRunOn(ds: Json, node: Json): boolean {
+  const tpl = ds.spec?.template?.spec ?? {};
+  const labels = node.metadata?.labels ?? {};
+  for (const [k, v] of Object.entries(tpl.nodeSelector ?? {})) if (labels[k] !== v) return false;
+  const terms = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (Array.isArray(terms) && terms.length && !terms.some((t: Json) => nodeSelectorTermMatches(t, node)))
+    return false;
+  const tol = daemonTolerations(tpl);
+  for (const taint of node.spec?.taints ?? []) {
+    if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
+    if (!tolerates(tol, taint)) return false;
+  }
+  return true;
+}
+
+/** controller-revision-hash: the template hash encoded as rand.SafeEncodeString does. */
+function revisionHash(tpl: Json): string {
+  const alphanums = 'bcdfghjklmnpqrstvwxz2456789';
+  return [...String(fnv1a(JSON.stringify(tpl)))]
+    .map((c) => alphanums[c.charCodeAt(0) % alphanums.length])
+    .join('');
+}
+
+/** Per-DaemonSet parts shared by all of its pods (they are never mutated once stored). */
+interface PodTemplateCache {
+  rv: string;
+  labels: JsonObject;
+  annotations?: JsonObject;
+  ownerReferences: JsonObject[];
+  baseSpec: JsonObject;
+  qos: string;
+}
+
+export class DaemonSetController {
+  private readonly cache = new Map<string, PodTemplateCache>();
+  private readonly attempts = new Map<string, number>();
+
+  constructor(private readonly cluster: ClusterState) {}
+
+  private template(ds: Json): PodTemplateCache {
+    const key = objectKey(ds.metadata.namespace, ds.metadata.name);
+    const hit = this.cache.get(key);
+    if (hit && hit.rv === ds.metadata.resourceVersion) return hit;
+    const tpl = ds.spec.template;
+    const f = this.cluster.features;
+    const spec = defaultPodSpec(clone(tpl.spec), { resizePolicy: f.resize });
+    spec.tolerations = addDefaultTolerations(daemonTolerations(spec));
+    const saName = spec.serviceAccountName || 'default';
+    spec.serviceAccountName = saName;
+    spec.serviceAccount = saName;
+    const pc = spec.priorityClassName
+      ? this.cluster.store.get('priorityclasses.scheduling.k8s.io', spec.priorityClassName)
+      : undefined;
+    spec.priority = pc?.value ?? 0;
+    spec.preemptionPolicy = pc?.preemptionPolicy ?? 'PreemptLowerPriority';
+    const entry: PodTemplateCache = {
+      rv: ds.metadata.resourceVersion,
+      labels: {
+        ...(tpl.metadata?.labels ?? {}),
+        'controller-revision-hash': revisionHash(tpl),
+        'pod-template-generation': ds.metadata.annotations?.[TEMPLATE_GENERATION] ?? '1',
+      },
+      annotations: tpl.metadata?.annotations,
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'DaemonSet',
+          name: ds.metadata.name,
+          uid: ds.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+      baseSpec: spec,
+      qos: computeQos(spec),
+    };
+    this.cache.set(key, entry);
+    return entry;
+  }
+
+  /** A new daemon pod for `node` (Pending; the kubelet starts it unless `running` gives its status). */
+  buildPod(ds: Json, nodeName: string, createdAt: number): JsonObject {
+    const t = this.template(ds);
+    const dsKey = objectKey(ds.metadata.namespace, ds.metadata.name);
+    const attemptKey = `${dsKey}|${nodeName}`;
+    const pods = this.cluster.store.collection('pods');
+    let name = '';
+    for (;;) {
+      const n = this.attempts.get(attemptKey) ?? 0;
+      this.attempts.set(attemptKey, n + 1);
+      name = `${ds.metadata.name}-${nameSuffix(5, this.cluster.name, this.cluster.seed, dsKey, nodeName, n)}`;
+      if (!pods.get(objectKey(ds.metadata.namespace, name))) break;
+    }
+    const volName = `kube-api-access-${nameSuffix(5, this.cluster.name, 'vol', ds.metadata.namespace, name)}`;
+    const automount = t.baseSpec.automountServiceAccountToken !== false;
+    const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
+    const spec: JsonObject = {
+      ...t.baseSpec,
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] },
+            ],
+          },
+        },
+      },
+      nodeName,
+    };
+    if (automount) {
+      spec.volumes = [...(t.baseSpec.volumes ?? []), serviceAccountVolume(volName)];
+      spec.containers = t.baseSpec.containers.map((c: Json) => ({
+        ...c,
+        volumeMounts: [...(c.volumeMounts ?? []), mount],
+      }));
+    }
+    const metadata: JsonObject = {
+      name,
+      generateName: `${ds.metadata.name}-`,
+      namespace: ds.metadata.namespace,
+      uid: this.cluster.uid('pods', `${ds.metadata.namespace}/${name}`),
+      creationTimestamp: rfc3339(createdAt),
+      labels: t.labels,
+    };
+    if (t.annotations) metadata.annotations = t.annotations;
+    metadata.ownerReferences = t.ownerReferences;
+    if (this.cluster.features.podGeneration) metadata.generation = 1;
+    return normalizePod({
+      kind: 'Pod',
+      apiVersion: 'v1',
+      metadata,
+      spec,
+      status: { phase: 'Pending', qosClass: t.qos },
+    });
+  }
+
+  /** The daemon pods of a DaemonSet, by node name. */
+  private podsOf(ds: Json, nodeName?: string): Map<string, { key: string; pod: Json }[]> {
+    const pods = this.cluster.store.collection('pods');
+    const out = new Map<string, { key: string; pod: Json }[]>();
+    const keys = nodeName !== undefined ? [...pods.indexed(nodeName)] : pods.keys();
+    for (const k of keys) {
+      const p = pods.get(k);
+      if (!p || p.metadata.namespace !== ds.metadata.namespace) continue;
+      if (!(p.metadata.ownerReferences ?? []).some((o: Json) => o.uid === ds.metadata.uid && o.controller))
+        continue;
+      const n = p.spec?.nodeName ?? '';
+      let list = out.get(n);
+      if (!list) {
+        list = [];
+        out.set(n, list);
+      }
+      list.push({ key: k, pod: p });
+    }
+    return out;
+  }
+
+  /** Brings one DaemonSet to one pod per eligible node (optionally only for one node). */
+  reconcile(dsKey: string, onlyNode?: string): void {
+    const ds = this.cluster.store.get('daemonsets.apps', dsKey);
+    if (!ds) return;
+    const nodes = this.cluster.store.collection('nodes');
+    const nodeNames = onlyNode !== undefined ? (nodes.get(onlyNode) ? [onlyNode] : []) : [...nodes.keys()];
+    const existing = this.podsOf(ds, onlyNode);
+    const gen = ds.metadata.annotations?.[TEMPLATE_GENERATION] ?? '1';
+    const now = this.cluster.clock.now();
+    for (const n of nodeNames) {
+      const node = nodes.get(n);
+      const want = shouldRunOn(ds, node);
+      const list = existing.get(n) ?? [];
+      existing.delete(n);
+      const live = list.filter(({ pod }) => !pod.metadata.deletionTimestamp);
+      if (!want) {
+        for (const { key } of live) this.cluster.internalDelete('pods', key);
+        continue;
+      }
+      const current = live.filter(({ pod }) => pod.metadata.labels?.['pod-template-generation'] === gen);
+      for (const { key } of live)
+        if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
+      for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);
+      if (current.length === 0) {
+        const pod = this.buildPod(ds, n, now);
+        this.cluster.internalWrite('pods', objectKey(pod.metadata.namespace, pod.metadata.name), pod);
+      }
+    }
+    if (onlyNode === undefined) {
+      // Pods on nodes that no longer exist.
+      for (const list of existing.values())
+        for (const { key } of list) this.cluster.internalDelete('pods', key);
+    }
+    this.dirty.add(dsKey);
+  }
+
+  /** DaemonSets whose status must be recomputed once the current burst of events is processed. */
+  private readonly dirty = new Set<string>();
+
+  /** Recomputes the status of the DaemonSets touched since the last flush (one scan each, not one per event). */
+  flush(): boolean {
+    if (this.dirty.size === 0) return false;
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    for (const k of keys) this.updateStatus(k);
+    return true;
+  }
+
+  updateStatus(dsKey: string): void {
+    const ds = this.cluster.store.get('daemonsets.apps', dsKey);
+    if (!ds) return;
+    const nodes = this.cluster.store.collection('nodes');
+    let desired = 0;
+    for (const n of nodes.keys()) if (shouldRunOn(ds, nodes.get(n))) desired++;
+    const byNode = this.podsOf(ds);
+    let current = 0;
+    let ready = 0;
+    let updated = 0;
+    const gen = ds.metadata.annotations?.[TEMPLATE_GENERATION] ?? '1';
+    for (const list of byNode.values()) {
+      const p = list[0]?.pod;
+      if (!p) continue;
+      current++;
+      if (p.status?.phase === 'Running') ready++;
+      if (p.metadata.labels?.['pod-template-generation'] === gen) updated++;
+    }
+    const status: JsonObject = {
+      currentNumberScheduled: current,
+      numberMisscheduled: 0,
+      desiredNumberScheduled: desired,
+      numberReady: ready,
+      observedGeneration: ds.metadata.generation,
+      updatedNumberScheduled: updated,
+      numberAvailable: ready,
+    };
+    if (desired - ready > 0) status.numberUnavailable = desired - ready;
+    if (deepEqual(status, ds.status)) return;
+    this.cluster.internalWrite('daemonsets.apps', dsKey, normalizeDaemonSet({ ...ds, status }));
+  }
+
+  onEvent(ev: StoreEvent): void {
+    if (ev.collection === 'daemonsets.apps') {
+      if (ev.type === 'DELETED') {
+        this.cache.delete(ev.key);
+        // Garbage collection of the dependents (background propagation).
+        for (const list of this.podsOf(ev.prev).values())
+          for (const { key } of list) this.cluster.internalDelete('pods', key);
+        return;
+      }
+      if (ev.type === 'ADDED' || !deepEqual(ev.prev?.spec, ev.object.spec)) this.reconcile(ev.key);
+      return;
+    }
+    if (ev.collection === 'nodes') {
+      const name = ev.key;
+      if (
+        ev.type !== 'DELETED' &&
+        ev.type === 'MODIFIED' &&
+        deepEqual(ev.prev?.metadata?.labels, ev.object.metadata?.labels) &&
+        deepEqual(ev.prev?.spec?.taints, ev.object.spec?.taints)
+      )
+        return;
+      for (const k of this.cluster.store.collection('daemonsets.apps').keys()) {
+        if (ev.type === 'DELETED') this.reconcile(k);
+        else this.reconcile(k, name);
+      }
+      return;
+    }
+    if (ev.collection === 'pods') {
+      const pod = ev.type === 'DELETED' ? ev.prev : ev.object;
+      const owner = (pod?.metadata?.ownerReferences ?? []).find(
+        (o: Json) => o.kind === 'DaemonSet' && o.controller,
+      );
+      if (!owner) return;
+      const dsKey = objectKey(pod.metadata.namespace, owner.name);
+      const ds = this.cluster.store.get('daemonsets.apps', dsKey);
+      if (!ds || ds.metadata.uid !== owner.uid) return;
+      if (ev.type === 'DELETED' && pod.spec?.nodeName) this.reconcile(dsKey, pod.spec.nodeName);
+      else if (ev.type !== 'DELETED' && ev.prev?.status?.phase !== ev.object.status?.phase)
+        this.dirty.add(dsKey);
+    }
+  }
+}

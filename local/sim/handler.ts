@@ -1,0 +1,761 @@
+/**
+ * The apiserver's HTTP surface for one cluster: request parsing (RequestInfo), discovery, the
+ * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
+ * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import yaml from 'yaml';
+import { rfc3339 } from './clock.js';
+import type { ClusterState } from './cluster.js';
+import {
+  AGGREGATED_CONTENT_TYPE,
+  aggregatedDiscovery,
+  apiGroupDoc,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  type GroupInfo,
+  groupsOf,
+  wantsAggregated,
+} from './discovery.js';
+import { ApiError, badRequest, methodNotAllowed, notFound, notFoundGeneric, PlainError } from './errors.js';
+import { isObject, type Json, type JsonObject } from './json.js';
+import { openApiGroupVersion, openApiRoot } from './openapi.js';
+import { APPLY_PATCH } from './patch.js';
+import { collectionId, type ResourceDef } from './registry.js';
+import {
+  createObject,
+  type DeleteOptions,
+  deleteCollection,
+  deleteObject,
+  getObject,
+  type ListQuery,
+  type ListResult,
+  listObjects,
+  objectKey,
+  parsePatchBody,
+  patchObject,
+  type Scope,
+  toVersion,
+  updateObject,
+} from './rest.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { StoreEvent } from './store.js';
+import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+import type { RequestKind } from './types.js';
+
+export interface RequestInfo {
+  path: string;
+  query: URLSearchParams;
+  method: string;
+  /** 'version' | 'health' | 'discovery' | 'resource' | 'openapi' | 'unknown' */
+  type: 'version' | 'health' | 'discovery' | 'resource' | 'openapi' | 'unknown';
+  apiPrefix?: 'api' | 'apis';
+  group?: string;
+  version?: string;
+  namespace?: string;
+  resource?: string;
+  name?: string;
+  subresource?: string;
+  verb?: string;
+}
+
+const seg = (p: string) =>
+  p
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
+
+export function parseRequest(method: string, url: string): RequestInfo {
+  const u = new URL(url, 'https://sim.invalid');
+  const info: RequestInfo = { path: u.pathname, query: u.searchParams, method, type: 'unknown' };
+  const parts = seg(u.pathname);
+  if (parts[0] === 'version' && parts.length === 1) return { ...info, type: 'version' };
+  if (['healthz', 'livez', 'readyz'].includes(parts[0] ?? '')) return { ...info, type: 'health' };
+  if (parts[0] === 'openapi') return { ...info, type: 'openapi' };
+  let rest: string[];
+  if (parts[0] === 'api') {
+    info.apiPrefix = 'api';
+    info.group = '';
+    if (parts.length === 1) return { ...info, type: 'discovery' };
+    info.version = parts[1];
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis') {
+    info.apiPrefix = 'apis';
+    if (parts.length === 1) return { ...info, type: 'discovery' };
+    info.group = parts[1];
+    if (parts.length === 2) return { ...info, type: 'discovery' };
+    info.version = parts[2];
+    rest = parts.slice(3);
+  } else {
+    return info;
+  }
+  if (rest.length === 0) return { ...info, type: 'discovery' };
+  // As RequestInfoFactory: namespaces/<ns>/<resource>..., except namespaces/<name>/{status,finalize}.
+  if (rest[0] === 'namespaces' && rest.length > 1) {
+    info.namespace = rest[1];
+    if (rest.length > 2 && !['status', 'finalize'].includes(rest[2] as string)) rest = rest.slice(2);
+  }
+  if (rest.length > 3) return info;
+  info.resource = rest[0];
+  info.name = rest[1];
+  info.subresource = rest[2];
+  if (info.resource === 'namespaces') info.namespace = undefined;
+  const watch = info.query.get('watch');
+  const isWatch = watch === 'true' || watch === '1';
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      info.verb = info.name ? 'get' : isWatch ? 'watch' : 'list';
+      break;
+    case 'POST':
+      info.verb = 'create';
+      break;
+    case 'PUT':
+      info.verb = 'update';
+      break;
+    case 'PATCH':
+      info.verb = 'patch';
+      break;
+    case 'DELETE':
+      info.verb = info.name ? 'delete' : 'deletecollection';
+      break;
+    default:
+      info.verb = method.toLowerCase();
+  }
+  return { ...info, type: 'resource' };
+}
+
+/** The kind of a request, for statistics and fault matching. */
+export function classify(info: RequestInfo, cluster?: ClusterState): RequestKind {
+  if (info.type === 'discovery' || info.type === 'version' || info.type === 'openapi') return 'discovery';
+  if (info.type !== 'resource') return 'other';
+  if (info.group === 'metrics.k8s.io') return 'metrics';
+  if (info.group === 'apiextensions.k8s.io' && info.resource === 'customresourcedefinitions') return 'crds';
+  if (!info.group) {
+    if (info.resource === 'pods') return info.subresource === 'resize' ? 'resize' : 'pods';
+    if (info.resource === 'nodes') return 'nodes';
+    if (info.resource === 'namespaces') return 'namespaces';
+    return 'other';
+  }
+  if (info.group === 'apps' && info.resource === 'daemonsets') return 'daemonsets';
+  if (cluster && info.version && info.resource) {
+    const def = cluster.resolve(info.group, info.version, info.resource);
+    if (def?.custom) return 'customresources';
+  }
+  return 'other';
+}
+
+export interface Reply {
+  status: number;
+  headers?: Record<string, string | string[]>;
+  /** A JSON document, or plain text, or a function that streams the body. */
+  json?: Json;
+  text?: string;
+  stream?: (res: ServerResponse) => void;
+  contentType?: string;
+}
+
+const PAGE_NOT_FOUND = (): PlainError => new PlainError(404, '404 page not found\n');
+const SERVICE_UNAVAILABLE = (): PlainError => new PlainError(503, 'service unavailable\n');
+
+function listQuery(q: URLSearchParams): ListQuery {
+  const limit = q.get('limit');
+  const n = limit === null ? undefined : Number(limit);
+  if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw badRequest(`invalid limit: ${limit}`);
+  return {
+    labelSelector: q.get('labelSelector') ?? undefined,
+    fieldSelector: q.get('fieldSelector') ?? undefined,
+    limit: n,
+    continue: q.get('continue') ?? undefined,
+    resourceVersion: q.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+  };
+}
+
+function decodeBody(raw: string, contentType: string | undefined): Json {
+  if (raw.trim() === '') return undefined;
+  const ct = (contentType ?? 'application/json').split(';')[0]?.trim();
+  try {
+    if (ct === 'application/yaml' || ct === 'application/apply-patch+yaml') return yaml.parse(raw);
+    return JSON.parse(raw);
+  } catch (err) {
+    throw badRequest(
+      `the body of the request could not be decoded: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+export interface HandlerContext {
+  cluster: ClusterState;
+  serverAddress: string;
+  /** Open watch streams, closed when the simulator stops. */
+  watches: Set<ServerResponse>;
+}
+
+function listMeta(def: ResourceDef, r: ListResult): JsonObject {
+  const m: JsonObject = { resourceVersion: r.resourceVersion };
+  if (r.continue) m.continue = r.continue;
+  if (r.remainingItemCount !== undefined) m.remainingItemCount = r.remainingItemCount;
+  if (def.custom) {
+    const out: JsonObject = { continue: r.continue ?? '' };
+    if (r.remainingItemCount !== undefined) out.remainingItemCount = r.remainingItemCount;
+    out.resourceVersion = r.resourceVersion;
+    return out;
+  }
+  return m;
+}
+
+/** Streams a list without building one giant string (a 50,000-pod list is ~150 MB of JSON). */
+function listReply(def: ResourceDef, version: string, r: ListResult): Reply {
+  const meta = JSON.stringify(listMeta(def, r));
+  const av = def.group ? `${def.group}/${version}` : version;
+  const head = def.custom
+    ? `{"apiVersion":${JSON.stringify(av)},"items":[`
+    : `{"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(av)},"metadata":${meta},"items":[`;
+  const tail = def.custom ? `],"kind":${JSON.stringify(def.listKind)},"metadata":${meta}}` : ']}';
+  // Items of a typed (built-in) list carry no kind/apiVersion, as Go's typed lists encode them.
+  const typePrefix = `{"kind":${JSON.stringify(def.kind)},"apiVersion":${JSON.stringify(av)},`;
+  const item = (o: Json): string => {
+    const s = JSON.stringify(o);
+    if (def.custom) return s;
+    if (s.startsWith(typePrefix)) return `{${s.slice(typePrefix.length)}`;
+    const { kind: _k, apiVersion: _a, ...rest } = o;
+    return JSON.stringify(rest);
+  };
+  return {
+    status: 200,
+    stream: (res) => {
+      res.write(head);
+      const items = r.items;
+      for (let i = 0; i < items.length; i += 256) {
+        let chunk = '';
+        for (let j = i; j < Math.min(items.length, i + 256); j++) chunk += (j ? ',' : '') + item(items[j]);
+        res.write(chunk);
+      }
+      res.end(tail);
+    },
+  };
+}
+
+export class ApiHandler {
+  constructor(private readonly ctx: HandlerContext) {}
+
+  private get cluster(): ClusterState {
+    return this.ctx.cluster;
+  }
+
+  private groups(): GroupInfo[] {
+    const extra: GroupInfo[] = [];
+    if (this.cluster.metricsState() !== 'absent')
+      extra.push({ name: 'metrics.k8s.io', versions: ['v1beta1'], aggregated: true });
+    return groupsOf(
+      [...this.cluster.resources()].filter((r) => r.group !== 'metrics.k8s.io'),
+      extra,
+    );
+  }
+
+  handle(info: RequestInfo, req: IncomingMessage, body: string): Reply {
+    const accept = req.headers.accept;
+    switch (info.type) {
+      case 'version':
+        return { status: 200, json: this.cluster.versionInfo() };
+      case 'health':
+        return { status: 200, text: 'ok', contentType: 'text/plain; charset=utf-8' };
+      case 'openapi':
+        return this.openapi(info);
+      case 'unknown':
+        throw PAGE_NOT_FOUND();
+      case 'discovery':
+        return this.discovery(info, accept);
+      default:
+        return this.resource(info, req, body);
+    }
+  }
+
+  private openapi(info: RequestInfo): Reply {
+    const parts = info.path.split('/').filter((p) => p);
+    if (parts[1] !== 'v3') throw PAGE_NOT_FOUND();
+    const resources = this.cluster.resources();
+    if (parts.length === 2) return { status: 200, json: openApiRoot(resources) };
+    const [group, version] = parts[2] === 'api' ? ['', parts[3]] : [parts[3], parts[4]];
+    const doc = version ? openApiGroupVersion(resources, group ?? '', version) : undefined;
+    if (!doc) throw PAGE_NOT_FOUND();
+    return { status: 200, json: doc };
+  }
+
+  private discovery(info: RequestInfo, accept: string | undefined): Reply {
+    const c = this.cluster;
+    const aggregated = wantsAggregated(accept);
+    if (info.apiPrefix === 'api' && info.version === undefined) {
+      if (aggregated)
+        return {
+          status: 200,
+          json: aggregatedDiscovery(aggregated, [], c.resources(), true),
+          contentType: AGGREGATED_CONTENT_TYPE.replace('v=v2', `v=${aggregated}`),
+        };
+      return { status: 200, json: apiVersions(this.ctx.serverAddress) };
+    }
+    if (info.apiPrefix === 'apis' && info.group === undefined) {
+      if (aggregated)
+        return {
+          status: 200,
+          json: aggregatedDiscovery(aggregated, this.groups(), c.resources(), false),
+          contentType: AGGREGATED_CONTENT_TYPE.replace('v=v2', `v=${aggregated}`),
+        };
+      return { status: 200, json: apiGroupList(this.groups()) };
+    }
+    const group = info.group ?? '';
+    if (group === 'metrics.k8s.io') {
+      const state = c.metricsState();
+      if (state === 'absent') throw PAGE_NOT_FOUND();
+      if (info.version === undefined)
+        return { status: 200, json: apiGroupDoc({ name: group, versions: ['v1beta1'] }) };
+      if (info.version !== 'v1beta1') throw PAGE_NOT_FOUND();
+      if (state === 'unavailable') throw SERVICE_UNAVAILABLE();
+      return { status: 200, json: apiResourceList(group, 'v1beta1', c.resources()) };
+    }
+    if (info.apiPrefix === 'api') {
+      if (info.version !== 'v1') throw PAGE_NOT_FOUND();
+      return { status: 200, json: apiResourceList('', 'v1', c.resources()) };
+    }
+    const g = this.groups().find((x) => x.name === group);
+    if (!g) throw PAGE_NOT_FOUND();
+    if (info.version === undefined) return { status: 200, json: apiGroupDoc(g) };
+    if (!g.versions.includes(info.version)) throw PAGE_NOT_FOUND();
+    return { status: 200, json: apiResourceList(group, info.version, c.resources()) };
+  }
+
+  private resource(info: RequestInfo, req: IncomingMessage, body: string): Reply {
+    const c = this.cluster;
+    const group = info.group ?? '';
+    const version = info.version as string;
+    if (group === 'metrics.k8s.io') return this.metrics(info);
+    const groupKnown =
+      info.apiPrefix === 'api'
+        ? version === 'v1'
+        : this.groups().some((g) => g.name === group && g.versions.includes(version));
+    if (!groupKnown) throw PAGE_NOT_FOUND();
+    const def = c.resolve(group, version, info.resource as string);
+    if (!def) throw notFoundGeneric();
+    if (def.namespaced === false && info.namespace !== undefined) throw notFoundGeneric();
+    if (def.virtual) return this.virtual(def, info, body, req);
+    const sub = info.subresource;
+    if (sub !== undefined && !def.subresources.some((s) => s.name === sub)) throw notFoundGeneric();
+    if (sub !== undefined && def.custom && sub === 'status' && !def.custom.versions[version]?.status)
+      throw notFoundGeneric();
+    const q = info.query;
+    const dryRun = q.getAll('dryRun').includes('All');
+    const fv = q.get('fieldValidation');
+    const scope: Scope = {
+      cluster: c,
+      def,
+      version,
+      namespace: def.namespaced ? info.namespace : undefined,
+      subresource: sub,
+      manager: q.get('fieldManager') ?? managerOf(req),
+      dryRun,
+      warnings: [],
+      fieldValidation: fv === 'Strict' || fv === 'Ignore' ? fv : 'Warn',
+    };
+    if (def.namespaced && info.name !== undefined && info.namespace === undefined) throw notFoundGeneric();
+    if (sub && !['status', 'resize'].includes(sub)) return this.otherSubresource(scope, info, body);
+    const reply = this.verb(scope, info, req, body);
+    if (scope.warnings.length)
+      reply.headers = {
+        ...(reply.headers ?? {}),
+        Warning: scope.warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      };
+    return reply;
+  }
+
+  private verb(scope: Scope, info: RequestInfo, req: IncomingMessage, body: string): Reply {
+    const { def, version } = scope;
+    const name = info.name as string;
+    const ct = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim() ?? '';
+    const accept = req.headers.accept;
+    const as = acceptedAs(accept);
+    if (as === 'unsupported')
+      throw new ApiError(
+        406,
+        'NotAcceptable',
+        'the server was unable to respond with a content type that the client supports',
+        {},
+      );
+    const single = (status: number, obj: Json): Reply => {
+      if (as === 'Table' && info.verb === 'get') {
+        const meta: JsonObject = { resourceVersion: obj?.metadata?.resourceVersion ?? '' };
+        return {
+          status,
+          json: toTable(def, version, [obj], meta, this.cluster.clock.now(), includeOf(info.query)),
+          contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+        };
+      }
+      if (as === 'PartialObjectMetadata' && isObject(obj?.metadata))
+        return {
+          status,
+          json: partialObjectMetadata(obj),
+          contentType: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+        };
+      return { status, json: obj };
+    };
+    switch (info.verb) {
+      case 'get': {
+        const obj = getObject(scope, name);
+        if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
+        return single(200, obj);
+      }
+      case 'list': {
+        const r = listObjects(scope, listQuery(info.query));
+        if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
+        if (as === 'Table')
+          return {
+            status: 200,
+            json: toTable(
+              def,
+              version,
+              r.items,
+              tableListMeta(r),
+              this.cluster.clock.now(),
+              includeOf(info.query),
+            ),
+            contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+          };
+        if (as === 'PartialObjectMetadataList' || as === 'PartialObjectMetadata')
+          return {
+            status: 200,
+            json: {
+              kind: 'PartialObjectMetadataList',
+              apiVersion: 'meta.k8s.io/v1',
+              metadata: tableListMeta(r),
+              items: r.items.map(partialObjectMetadata),
+            },
+            contentType: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+          };
+        return listReply(def, version, r);
+      }
+      case 'watch':
+        return this.watch(scope, info);
+      case 'create': {
+        if (scope.subresource)
+          throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+        const obj = createObject(scope, decodeBody(body, ct));
+        return { status: scope.dryRun ? 200 : 201, json: obj };
+      }
+      case 'update':
+        return { status: 200, json: updateObject(scope, name, decodeBody(body, ct)) };
+      case 'patch': {
+        const patch = parsePatchBody(ct, body);
+        const fieldManager = info.query.get('fieldManager') ?? undefined;
+        const existed =
+          ct === APPLY_PATCH
+            ? this.cluster.store.get(collectionId(def), objectKey(scope.namespace, name)) !== undefined
+            : true;
+        const obj = patchObject(scope, name, ct, patch, fieldManager);
+        return { status: existed ? 200 : 201, json: obj };
+      }
+      case 'delete': {
+        if (scope.subresource)
+          throw methodNotAllowed('the server does not allow this method on the requested resource');
+        const opts = deleteOptions(info.query, decodeBody(body, ct));
+        const out = deleteObject(scope, name, opts);
+        return { status: 200, json: out };
+      }
+      case 'deletecollection': {
+        const r = deleteCollection(
+          scope,
+          listQuery(info.query),
+          deleteOptions(info.query, decodeBody(body, ct)),
+        );
+        return listReply(def, version, r);
+      }
+      default:
+        throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    }
+  }
+
+  private watch(scope: Scope, info: RequestInfo): Reply {
+    const { cluster, def, version } = scope;
+    const store = cluster.store;
+    const coll = collectionId(def);
+    const q = listQuery(info.query);
+    const labels = parseLabelSelector(q.labelSelector);
+    const fields = parseFieldSelector(q.fieldSelector, def.resource, def.custom ? 'meta' : 'builtin');
+    const prefix = scope.namespace ? `${scope.namespace}/` : '';
+    const matches = (key: string, obj: Json) =>
+      key.startsWith(prefix) && labels(obj?.metadata?.labels) && fields.match(obj);
+    const rv = q.resourceVersion;
+    const timeoutSeconds = Number(info.query.get('timeoutSeconds') ?? '') || 1800;
+    let backlog: StoreEvent[] | undefined;
+    let expired: ApiError | undefined;
+    if (rv && rv !== '0') {
+      const n = Number(rv);
+      if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
+      try {
+        backlog = store.eventsSince(coll, n);
+      } catch {
+        expired = new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {});
+      }
+    }
+    return {
+      status: 200,
+      contentType: 'application/json',
+      stream: (res) => {
+        const send = (type: string, obj: Json) =>
+          res.write(`${JSON.stringify({ type, object: toVersion(def, obj, version) })}\n`);
+        if (expired) {
+          res.end(`${JSON.stringify({ type: 'ERROR', object: expired.toStatus() })}\n`);
+          return;
+        }
+        if (backlog === undefined) {
+          const view = store.view(coll);
+          for (const k of view.keys) {
+            const o = view.get(k);
+            if (matches(k, o)) send('ADDED', o);
+          }
+        } else {
+          for (const ev of backlog) this.sendEvent(ev, matches, send);
+        }
+        const unsubscribe = store.subscribe((ev) => {
+          if (ev.collection === coll) this.sendEvent(ev, matches, send);
+        });
+        this.ctx.watches.add(res);
+        const done = () => {
+          unsubscribe();
+          clearTimeout(timer);
+          this.ctx.watches.delete(res);
+          if (!res.writableEnded) res.end();
+        };
+        const timer = setTimeout(done, timeoutSeconds * 1000);
+        res.on('close', done);
+      },
+    };
+  }
+
+  private sendEvent(
+    ev: StoreEvent,
+    matches: (k: string, o: Json) => boolean,
+    send: (t: string, o: Json) => void,
+  ): void {
+    const now = ev.type !== 'DELETED' && matches(ev.key, ev.object);
+    const before = ev.prev !== undefined && matches(ev.key, ev.prev);
+    if (ev.type === 'DELETED') {
+      if (before) send('DELETED', ev.object);
+    } else if (now) {
+      send(before || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.object);
+    } else if (before) {
+      send('DELETED', ev.object);
+    }
+  }
+
+  private metrics(info: RequestInfo): Reply {
+    const state = this.cluster.metricsState();
+    if (state === 'absent' || info.version !== 'v1beta1') throw PAGE_NOT_FOUND();
+    if (state === 'unavailable') throw SERVICE_UNAVAILABLE();
+    const m = this.cluster.metrics;
+    const resource = info.resource;
+    if (resource !== 'nodes' && resource !== 'pods') throw notFoundGeneric();
+    if (info.verb !== 'get' && info.verb !== 'list')
+      throw methodNotAllowed('the server does not allow this method on the requested resource');
+    if (info.subresource) throw notFoundGeneric();
+    const q = {
+      labelSelector: info.query.get('labelSelector') ?? undefined,
+      fieldSelector: info.query.get('fieldSelector') ?? undefined,
+    };
+    if (resource === 'nodes') {
+      if (info.namespace) throw notFoundGeneric();
+      return { status: 200, json: info.name ? m.getNode(info.name) : m.listNodes(q) };
+    }
+    if (info.name) {
+      if (!info.namespace) throw notFoundGeneric();
+      return { status: 200, json: m.getPod(info.namespace, info.name) };
+    }
+    return { status: 200, json: m.listPods(info.namespace, q) };
+  }
+
+  /** Subresources other than status and resize: the useful ones are simulated, the streaming ones refused. */
+  private otherSubresource(scope: Scope, info: RequestInfo, body: string): Reply {
+    const { def } = scope;
+    const name = info.name as string;
+    const sub = info.subresource as string;
+    const c = this.cluster;
+    if (def.resource === 'pods' && !def.group) {
+      if (sub === 'eviction' && info.verb === 'create') {
+        deleteObject({ ...scope, subresource: undefined }, name);
+        return {
+          status: 201,
+          json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+        };
+      }
+      if (sub === 'binding' && info.verb === 'create')
+        return this.bind(scope, name, decodeBody(body, 'application/json'));
+      if (sub === 'log' && info.verb === 'get') {
+        const pod = getObject({ ...scope, subresource: undefined }, name);
+        return {
+          status: 200,
+          text: `${rfc3339(c.clock.now())} simulated container of pod ${pod.metadata.name}: no log\n`,
+          contentType: 'text/plain',
+        };
+      }
+      if (['exec', 'attach', 'portforward', 'proxy'].includes(sub))
+        throw badRequest('Upgrade request required');
+    }
+    if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create') {
+      getObject({ ...scope, subresource: undefined }, name);
+      const req = decodeBody(body, 'application/json') ?? {};
+      const seconds = req?.spec?.expirationSeconds ?? 3600;
+      return {
+        status: 201,
+        json: {
+          kind: 'TokenRequest',
+          apiVersion: 'authentication.k8s.io/v1',
+          metadata: { name, namespace: scope.namespace, creationTimestamp: null },
+          spec: {
+            audiences: req?.spec?.audiences ?? ['https://kubernetes.default.svc'],
+            expirationSeconds: seconds,
+            boundObjectRef: null,
+          },
+          status: {
+            token: `sim.${Buffer.from(`${scope.namespace}:${name}:${randomUUID()}`).toString('base64url')}`,
+            expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
+          },
+        },
+      };
+    }
+    if (info.verb === 'get')
+      return { status: 200, json: getObject({ ...scope, subresource: undefined }, name) };
+    throw methodNotAllowed(`the simulator does not implement ${def.resource}/${sub}`);
+  }
+
+  private bind(scope: Scope, name: string, binding: Json): Reply {
+    const target = binding?.target?.name;
+    if (!target) throw badRequest('Binding.target.name is required');
+    const key = objectKey(scope.namespace, name);
+    const pod = this.cluster.store.get('pods', key);
+    if (!pod) throw notFound({ group: '', resource: 'pods' }, name);
+    if (pod.spec.nodeName)
+      throw new ApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${pod.spec.nodeName}"`,
+        { name, kind: 'pods/binding' },
+      );
+    this.cluster.internalWrite('pods', key, { ...pod, spec: { ...pod.spec, nodeName: target } });
+    return {
+      status: 201,
+      json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+    };
+  }
+
+  /** Resources with no storage: reviews always allowed, component statuses healthy, bindings. */
+  private virtual(def: ResourceDef, info: RequestInfo, body: string, req: IncomingMessage): Reply {
+    const obj = decodeBody(body, req.headers['content-type']) ?? {};
+    switch (def.resource) {
+      case 'selfsubjectaccessreviews':
+        if (info.verb !== 'create') break;
+        return {
+          status: 201,
+          json: {
+            kind: def.kind,
+            apiVersion: 'authorization.k8s.io/v1',
+            metadata: { creationTimestamp: null },
+            spec: obj.spec ?? {},
+            status: { allowed: true, reason: 'simulated cluster: everything is allowed' },
+          },
+        };
+      case 'selfsubjectrulesreviews':
+        if (info.verb !== 'create') break;
+        return {
+          status: 201,
+          json: {
+            kind: def.kind,
+            apiVersion: 'authorization.k8s.io/v1',
+            metadata: { creationTimestamp: null },
+            spec: obj.spec ?? {},
+            status: {
+              resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+              nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+              incomplete: false,
+            },
+          },
+        };
+      case 'selfsubjectreviews':
+        if (info.verb !== 'create') break;
+        return {
+          status: 201,
+          json: {
+            kind: def.kind,
+            apiVersion: 'authentication.k8s.io/v1',
+            metadata: { creationTimestamp: null },
+            status: {
+              userInfo: { username: 'fleetscope-sim', groups: ['system:masters', 'system:authenticated'] },
+            },
+          },
+        };
+      case 'componentstatuses': {
+        const item = (n: string) => ({
+          kind: 'ComponentStatus',
+          apiVersion: 'v1',
+          metadata: { name: n },
+          conditions: [{ type: 'Healthy', status: 'True', message: 'ok' }],
+        });
+        if (info.verb === 'get') return { status: 200, json: item(info.name as string) };
+        if (info.verb === 'list')
+          return {
+            status: 200,
+            json: {
+              kind: 'ComponentStatusList',
+              apiVersion: 'v1',
+              metadata: {},
+              items: ['controller-manager', 'etcd-0', 'scheduler'].map(item),
+            },
+          };
+        break;
+      }
+      case 'bindings':
+        if (info.verb !== 'create' || !info.namespace) break;
+        return this.bind(
+          {
+            cluster: this.cluster,
+            def: this.cluster.lookup('pods'),
+            version: 'v1',
+            namespace: info.namespace,
+            manager: managerOf(req),
+            dryRun: false,
+            warnings: [],
+            fieldValidation: 'Warn',
+          },
+          obj?.metadata?.name,
+          obj,
+        );
+    }
+    throw methodNotAllowed('the server does not allow this method on the requested resource');
+  }
+}
+
+function tableListMeta(r: ListResult): JsonObject {
+  const m: JsonObject = { resourceVersion: r.resourceVersion };
+  if (r.continue) m.continue = r.continue;
+  if (r.remainingItemCount !== undefined) m.remainingItemCount = r.remainingItemCount;
+  return m;
+}
+
+function includeOf(q: URLSearchParams): IncludeObject {
+  const v = q.get('includeObject');
+  return v === 'None' || v === 'Object' ? v : 'Metadata';
+}
+
+function managerOf(req: IncomingMessage): string {
+  const ua = req.headers['user-agent'];
+  return typeof ua === 'string' && ua ? (ua.split('/')[0] ?? 'unknown') : 'unknown';
+}
+
+function deleteOptions(q: URLSearchParams, body: Json): DeleteOptions {
+  const o: DeleteOptions = {};
+  const g = q.get('gracePeriodSeconds') ?? body?.gracePeriodSeconds;
+  if (g !== undefined && g !== null) o.gracePeriodSeconds = Number(g);
+  if (isObject(body?.preconditions)) o.preconditions = body.preconditions;
+  o.propagationPolicy = q.get('propagationPolicy') ?? body?.propagationPolicy;
+  return o;
+}

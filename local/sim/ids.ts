@@ -1,0 +1,69 @@
+/**
+ * Deterministic identities. Everything the simulator invents (UIDs, generated name suffixes, node
+ * factors, noise) derives from a hash of the cluster name, the seed and the object, so a restarted
+ * simulator produces the same kube-system UID, node names and pod names.
+ */
+import { createHash } from 'node:crypto';
+
+export function sha256(...parts: (string | number)[]): Buffer {
+  return createHash('sha256').update(parts.join('\u0000')).digest();
+}
+
+/** An RFC 4122 version-4-shaped UUID derived from the parts. */
+export function uuidFrom(...parts: (string | number)[]): string {
+  const b = sha256('uuid', ...parts);
+  b[6] = ((b[6] as number) & 0x0f) | 0x40;
+  b[8] = ((b[8] as number) & 0x3f) | 0x80;
+  const h = b.subarray(0, 16).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The alphabet of apimachinery's rand.String (no vowels, no confusable characters). */
+const ALPHANUMS = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** A generateName-style suffix ("x7k2p"). */
+export function nameSuffix(n: number, ...parts: (string | number)[]): string {
+  const b = sha256('suffix', ...parts);
+  let s = '';
+  for (let i = 0; i < n; i++) s += ALPHANUMS[(b[i] as number) % ALPHANUMS.length];
+  return s;
+}
+
+/** 32-bit FNV-1a: a cheap hash for per-sample noise, where sha256 would be wasted work. */
+export function fnv1a(str: string, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < str.length; i++) {
+    h ^= str.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** Mixes integers into a well-spread 32-bit value (murmur3 finaliser). */
+export function mix32(...values: number[]): number {
+  let h = 0x9e3779b9;
+  for (const v of values) {
+    h ^= v >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h ^= h >>> 16;
+  }
+  return h >>> 0;
+}
+
+/** A deterministic number in [0, 1). */
+export function unit(...values: number[]): number {
+  return mix32(...values) / 4294967296;
+}
+
+/** A small deterministic PRNG (mulberry32) for sequences such as node sizes. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

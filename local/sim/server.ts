@@ -1,0 +1,302 @@
+/**
+ * One HTTPS endpoint per simulated cluster: bearer-token authentication, request statistics, fault
+ * injection, the /_sim control endpoints (faults, stats, clock) for a simulator in another process,
+ * and the apiserver handler.
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import type { ManualClock } from './clock.js';
+import type { ClusterState } from './cluster.js';
+import { ApiError, PlainError, statusForCode } from './errors.js';
+import type { Faults } from './faults.js';
+import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
+import type { Json } from './json.js';
+import type { Stats } from './stats.js';
+import type { Fault, FaultRule } from './types.js';
+
+const MAX_BODY = 3 * 1024 * 1024;
+
+export interface ServerOptions {
+  cluster: ClusterState;
+  token: string;
+  certPem: string;
+  keyPem: string;
+  host: string;
+  port: number;
+  faults: Faults;
+  stats: Stats;
+  clock: ManualClock;
+  /** Applies a clock change to every cluster of the simulator. */
+  onClock: () => void;
+}
+
+export class ClusterServer {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly watches = new Set<ServerResponse>();
+  private readonly hung = new Set<ServerResponse>();
+  private readonly handler: ApiHandler;
+  url = '';
+
+  constructor(private readonly o: ServerOptions) {
+    this.handler = new ApiHandler({
+      cluster: o.cluster,
+      serverAddress: `${o.host}:443`,
+      watches: this.watches,
+    });
+  }
+
+  async start(): Promise<string> {
+    const server = createServer({ key: this.o.keyPem, cert: this.o.certPem }, (req, res) => {
+      this.onRequest(req, res).catch((err) => this.fail(res, err));
+    });
+    server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    server.on('tlsClientError', () => {
+      /* a client that rejects our certificate: nothing to answer */
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port, this.o.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const addr = server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    this.url = `https://${host}:${addr.port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    for (const r of [...this.watches, ...this.hung]) r.destroy();
+    this.watches.clear();
+    this.hung.clear();
+    const s = this.server;
+    if (!s) return;
+    await new Promise<void>((resolve) => {
+      s.close(() => resolve());
+      s.closeAllConnections();
+      for (const sock of this.sockets) sock.destroy();
+    });
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const h = req.headers.authorization;
+    if (typeof h !== 'string' || !h.startsWith('Bearer ')) return false;
+    const got = Buffer.from(h.slice(7).trim());
+    const want = Buffer.from(this.o.token);
+    return got.length === want.length && timingSafeEqual(got, want);
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const cluster = this.o.cluster;
+    if (url.startsWith('/_sim/')) return this.control(req, res, method, url);
+    const info = parseRequest(method, url);
+    const kind = classify(info, cluster);
+    this.o.stats.record(method, kind);
+    const faults = this.o.faults.take(cluster.name, method, url, kind);
+    for (const f of faults) if (f.type === 'latency') await new Promise((r) => setTimeout(r, f.ms));
+    const terminal = faults.find((f) => f.type !== 'latency');
+    if (terminal && this.applyFault(terminal, req, res)) return;
+    if (!this.authorized(req) && info.type !== 'health') {
+      req.resume();
+      throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    }
+    const body = await readBody(req);
+    if (cluster.controllers) cluster.kubelet.beforeRequest();
+    cluster.settle();
+    const reply = this.handler.handle(info, req, body);
+    cluster.settle();
+    this.write(res, reply, method === 'HEAD');
+  }
+
+  /** Applies a terminal fault; true when the request is finished (or deliberately never will be). */
+  private applyFault(f: Fault, req: IncomingMessage, res: ServerResponse): boolean {
+    switch (f.type) {
+      case 'reset':
+        req.socket.destroy();
+        return true;
+      case 'hang':
+        this.hung.add(res);
+        res.on('close', () => this.hung.delete(res));
+        req.resume();
+        return true;
+      case 'status': {
+        req.resume();
+        const headers: Record<string, string> = {};
+        if (f.code === 429) {
+          // API Priority and Fairness answers in plain text with Retry-After (facts 6.4).
+          res.writeHead(429, {
+            'Content-Type': 'text/plain; charset=utf-8',
+            'Retry-After': String(f.retryAfterSeconds ?? 1),
+            'X-Kubernetes-Pf-Flowschema-Uid': randomUUID(),
+            'X-Kubernetes-Pf-Prioritylevel-Uid': randomUUID(),
+          });
+          res.end('Too many requests, please try again later.\n');
+          return true;
+        }
+        if (f.retryAfterSeconds) headers['Retry-After'] = String(f.retryAfterSeconds);
+        const err = statusForCode(f.code, undefined, f.retryAfterSeconds);
+        this.sendJson(res, f.code, err.toStatus(), headers);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  private async control(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    url: string,
+  ): Promise<void> {
+    if (!this.authorized(req)) {
+      req.resume();
+      throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    }
+    const path = url.split('?')[0] as string;
+    const raw = await readBody(req);
+    let body: Json = {};
+    if (raw.trim()) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw new ApiError(400, 'BadRequest', 'the body is not JSON');
+      }
+    }
+    const name = this.o.cluster.name;
+    if (path === '/_sim/faults' && method === 'POST') {
+      try {
+        const { cluster: _ignored, ...rule } = body as FaultRule;
+        const id = this.o.faults.inject({ ...rule, cluster: name });
+        return this.sendJson(res, 201, { id });
+      } catch (err) {
+        throw new ApiError(400, 'BadRequest', err instanceof Error ? err.message : String(err));
+      }
+    }
+    if (path === '/_sim/faults' && method === 'DELETE') {
+      this.o.faults.clearCluster(name);
+      return this.sendJson(res, 200, {});
+    }
+    if (path.startsWith('/_sim/faults/') && method === 'DELETE') {
+      this.o.faults.clear(decodeURIComponent(path.slice('/_sim/faults/'.length)));
+      return this.sendJson(res, 200, {});
+    }
+    if (path === '/_sim/faults' && method === 'GET')
+      return this.sendJson(res, 200, { faults: this.o.faults.list().filter((f) => f.rule.cluster === name) });
+    if (path === '/_sim/stats' && method === 'GET') return this.sendJson(res, 200, this.o.stats.snapshot());
+    if (path === '/_sim/stats' && method === 'DELETE') {
+      this.o.stats.reset();
+      return this.sendJson(res, 200, {});
+    }
+    if (path === '/_sim/clock' && method === 'GET')
+      return this.sendJson(res, 200, { now: this.o.clock.now() });
+    if (path === '/_sim/clock' && method === 'POST') {
+      if (typeof body.advanceMs === 'number') this.o.clock.advance(body.advanceMs);
+      else if (typeof body.now === 'number') this.o.clock.set(body.now);
+      else throw new ApiError(400, 'BadRequest', 'expected {"advanceMs": <ms>} or {"now": <ms since epoch>}');
+      this.o.onClock();
+      return this.sendJson(res, 200, { now: this.o.clock.now() });
+    }
+    throw new ApiError(404, 'NotFound', `no simulator endpoint ${method} ${path}`, {});
+  }
+
+  private write(res: ServerResponse, reply: Reply, head: boolean): void {
+    const headers: Record<string, string | string[]> = {
+      'Audit-Id': randomUUID(),
+      'Cache-Control': 'no-cache, private',
+      ...(reply.headers ?? {}),
+    };
+    if (reply.stream) {
+      res.writeHead(reply.status, { ...headers, 'Content-Type': reply.contentType ?? 'application/json' });
+      if (head) return void res.end();
+      reply.stream(res);
+      return;
+    }
+    if (reply.text !== undefined) {
+      res.writeHead(reply.status, {
+        ...headers,
+        'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
+      });
+      res.end(head ? undefined : reply.text);
+      return;
+    }
+    this.sendJson(res, reply.status, reply.json, headers, reply.contentType, head);
+  }
+
+  private sendJson(
+    res: ServerResponse,
+    status: number,
+    body: Json,
+    headers: Record<string, string | string[]> = {},
+    contentType = 'application/json',
+    head = false,
+  ): void {
+    const text = `${JSON.stringify(body)}\n`;
+    res.writeHead(status, {
+      ...headers,
+      'Content-Type': contentType,
+      'Content-Length': Buffer.byteLength(text),
+    });
+    res.end(head ? undefined : text);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof PlainError) {
+      res.writeHead(err.code, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        ...err.headers,
+      });
+      res.end(err.text);
+      return;
+    }
+    const e =
+      err instanceof ApiError
+        ? err
+        : new ApiError(
+            500,
+            'InternalError',
+            `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`,
+            {},
+          );
+    if (!(err instanceof ApiError)) console.error('fleetscope sim: internal error', err);
+    const headers: Record<string, string> = {
+      'Audit-Id': randomUUID(),
+      'Cache-Control': 'no-cache, private',
+    };
+    if (e.details?.retryAfterSeconds) headers['Retry-After'] = String(e.details.retryAfterSeconds);
+    this.sendJson(res, e.code, e.toStatus(), headers);
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728', {}));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,139 @@
+/** Public types of the Kubernetes API simulator (re-exported by local/sim/index.ts). */
+import type { Json } from './json.js';
+import type { LoadProfile } from './workload.js';
+
+export type { LoadProfile } from './workload.js';
+
+export interface SimClusterSpec {
+  name: string;
+  /** Simulated worker nodes (0 for an empty cluster, as a freshly started apiserver). */
+  nodes: number;
+  seed?: number;
+  /** Default '1.35.0'. '1.32.x' reproduces the recorded apiserver (status.resize instead of conditions). */
+  kubernetesVersion?: string;
+  metricsApi?: 'available' | 'absent' | 'unavailable';
+  /** Whether pods/resize is registered (the InPlacePodVerticalScaling gate). Default true. */
+  resizeSubresource?: boolean;
+  daemonSets?: SimDaemonSetSpec[];
+  /** Install the stock VerticalPodAutoscaler CRDs (verticalpodautoscalers, ...checkpoints) at start. */
+  vpaCrd?: boolean;
+  /**
+   * Default true. false models an apiserver with no kube-controller-manager and no kubelets, as in the
+   * recorded exchanges: no default ServiceAccounts, no DaemonSet pods, pods stay Pending.
+   */
+  controllers?: boolean;
+  /** Bearer token; default derived from the cluster name and seed. */
+  token?: string;
+}
+
+export interface SimDaemonSetSpec {
+  name: string;
+  namespace?: string;
+  containers: {
+    name: string;
+    image?: string;
+    requests?: { cpu?: string; memory?: string };
+    limits?: { cpu?: string; memory?: string };
+  }[];
+  // biome-ignore lint/suspicious/noExplicitAny: Toleration objects as written in a manifest
+  tolerations?: any[];
+  nodeSelector?: Record<string, string>;
+  labels?: Record<string, string>;
+  priorityClassName?: string;
+  load?: LoadProfile;
+}
+
+export interface RequestStats {
+  total: number;
+  byMethod: Record<string, number>;
+  byKind: Record<string, number>;
+  /** "GET pods", "PATCH resize", ... */
+  byMethodAndKind: Record<string, number>;
+}
+
+export type RequestKind =
+  | 'discovery'
+  | 'nodes'
+  | 'pods'
+  | 'daemonsets'
+  | 'namespaces'
+  | 'metrics'
+  | 'resize'
+  | 'customresources'
+  | 'crds'
+  | 'other';
+
+export type Fault =
+  | { type: 'latency'; ms: number }
+  | { type: 'status'; code: number; retryAfterSeconds?: number }
+  | { type: 'reset' }
+  | { type: 'hang' };
+
+export interface FaultRule {
+  cluster?: string;
+  match?: {
+    method?: string;
+    pathIncludes?: string;
+    kind?: Exclude<RequestKind, 'other'> | 'any';
+  };
+  fault: Fault;
+  /** How many matching requests to affect; default unlimited. */
+  times?: number;
+}
+
+export interface FaultInjector {
+  inject(f: FaultRule): string;
+  clear(id?: string): void;
+}
+
+/** A store reference: a plural for built-ins ('pods', 'nodes', 'daemonsets') or 'plural.group'. */
+export type ResourceRef = string;
+
+export interface SimStore {
+  get(resource: ResourceRef, name: string, namespace?: string): Json | undefined;
+  list(resource: ResourceRef, namespace?: string): Json[];
+  /**
+   * Creates or replaces an object without admission or validation (uid, creationTimestamp and a new
+   * resourceVersion are filled in); controllers react as to an API write.
+   */
+  put(resource: ResourceRef, obj: Json): Json;
+  delete(resource: ResourceRef, name: string, namespace?: string): boolean;
+}
+
+export interface SimCluster {
+  name: string;
+  server: string;
+  caData: string;
+  token: string;
+  kubeSystemUid: string;
+  kubernetesVersion: string;
+  stats(): RequestStats;
+  resetStats(): void;
+  store: SimStore;
+}
+
+export interface SimClock {
+  now(): number;
+  advance(ms: number): void;
+  set(ms: number): void;
+}
+
+export interface Simulator {
+  clusters: SimCluster[];
+  cluster(name: string): SimCluster;
+  kubeconfig(): string;
+  writeKubeconfig(path: string): Promise<void>;
+  clock: SimClock;
+  faults: FaultInjector;
+  addCluster(spec: SimClusterSpec): Promise<SimCluster>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  clusters: SimClusterSpec[];
+  host?: string;
+  /** Simulated clock start (ms since the epoch); default the wall clock at start. */
+  now?: number;
+  /** First port to try, one per cluster (cluster i on basePort + i); default ephemeral ports. */
+  basePort?: number;
+}
