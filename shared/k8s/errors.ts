@@ -43,6 +43,8 @@ export interface ClusterAccessErrorInit {
   /** Requests made for this call, when more than one. */
   attempts?: number;
   elapsedMs?: number;
+  /** Why retrying stopped (appended to the message). */
+  note?: string;
   /** Server-requested delay (Retry-After / details.retryAfterSeconds), in ms. */
   retryAfterMs?: number;
   /** Kubernetes Status `metadata.continue` (410 Expired carries a fresh token). */
@@ -61,6 +63,7 @@ export class ClusterAccessError extends Error {
   readonly attempts?: number;
   readonly elapsedMs?: number;
   readonly retryAfterMs?: number;
+  readonly note?: string;
   /** Not part of the message: a continue token is not a credential, but it is noise. */
   readonly continueToken?: string;
   /** The redacted detail without the cluster/operation prefix. */
@@ -79,19 +82,14 @@ export class ClusterAccessError extends Error {
     this.attempts = init.attempts;
     this.elapsedMs = init.elapsedMs;
     this.retryAfterMs = init.retryAfterMs;
+    this.note = init.note;
     this.continueToken = init.continueToken;
     this.detail = detail;
   }
 
   /** A copy with retry accounting added to the message. */
-  withAttempts(attempts: number, elapsedMs: number, budgetNote?: string): ClusterAccessError {
-    const e = new ClusterAccessError({
-      ...this.init(),
-      attempts,
-      elapsedMs,
-      detail: budgetNote ? `${this.detail} (${budgetNote})` : this.detail,
-    });
-    return e;
+  withAttempts(attempts: number, elapsedMs: number, note?: string): ClusterAccessError {
+    return new ClusterAccessError({ ...this.init(), attempts, elapsedMs, note });
   }
 
   /** Fields safe to put in a structured log line. */
@@ -105,7 +103,7 @@ export class ClusterAccessError extends Error {
       code: this.code,
       retryable: this.retryable,
       attempts: this.attempts,
-      message: this.message,
+      error: this.message,
     };
   }
 
@@ -126,6 +124,7 @@ export class ClusterAccessError extends Error {
       attempts: this.attempts,
       elapsedMs: this.elapsedMs,
       retryAfterMs: this.retryAfterMs,
+      note: this.note,
       continueToken: this.continueToken,
     };
   }
@@ -146,10 +145,13 @@ function formatMessage(init: ClusterAccessErrorInit): string {
   else if (init.kind === 'tls') parts.push('TLS verification failed: ');
   else if (init.kind === 'network') parts.push('connection failed: ');
   parts.push(init.detail);
+  const trailer: string[] = [];
   if (init.attempts !== undefined && init.attempts > 1) {
     const secs = init.elapsedMs !== undefined ? ` over ${(init.elapsedMs / 1000).toFixed(1)} s` : '';
-    parts.push(` [${init.attempts} attempts${secs}]`);
+    trailer.push(`${init.attempts} attempts${secs}`);
   }
+  if (init.note) trailer.push(init.note);
+  if (trailer.length) parts.push(` [${trailer.join('; ')}]`);
   return `cluster "${init.cluster}": ${init.operation} failed: ${parts.join('')}`;
 }
 
