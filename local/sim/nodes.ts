@@ -66,7 +66,8 @@ export function nodeShape(cluster: ClusterState, index: number): NodeShape {
   // One node in ten is a tainted GPU node; the first node never is, so tiny clusters stay general-purpose.
   const gpu = index > 0 && h % 10 === 0;
   const instance = gpu ? GPU_INSTANCE : (INSTANCE_TYPES[(h >>> 4) % INSTANCE_TYPES.length] as InstanceType);
-  const a = Math.floor(index / 62_500);
+  // Each cluster gets its own VPC range, so node names differ between clusters of one simulator.
+  const a = (cluster.seedHash % 64) * 4 + Math.floor(index / 62_500);
   const b = 1 + Math.floor((index % 62_500) / 250);
   const c = 10 + (index % 250);
   const ip = `10.${a}.${b}.${c}`;
