@@ -177,6 +177,15 @@ export class ClusterClient {
         retryable: false,
         detail: 'the kubeconfig has no current cluster',
       });
+    if (k8sCluster.skipTLSVerify)
+      throw new ClusterAccessError({
+        cluster,
+        operation: 'create client',
+        kind: 'kubeconfig',
+        retryable: false,
+        detail:
+          'the kubeconfig turns TLS verification off (insecure-skip-tls-verify); fleetscope keeps it on',
+      });
     this.cluster = cluster;
     this.kubeConfig = kubeConfig;
     this.server = k8sCluster.server;
