@@ -126,21 +126,30 @@ interface CallScope {
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
+/** Sleeps at least `ms` (timers may fire up to 1 ms early against performance.now), abortable. */
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    const end = performance.now() + ms;
+    let t: NodeJS.Timeout;
     const onAbort = () => {
       clearTimeout(t);
       reject(signal?.reason);
     };
+    const tick = () => {
+      const left = end - performance.now();
+      if (left > 0) {
+        t = setTimeout(tick, Math.ceil(left));
+        return;
+      }
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
+    t = setTimeout(tick, Math.ceil(ms));
   });
 
 export class ClusterClient {
