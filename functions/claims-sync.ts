@@ -20,7 +20,15 @@ export const handler = eventHandler({
   functionId: 'claims',
   detailTypes: ['ClusterWorkRequested', 'ClusterRegistered', 'ClusterDeregistered', 'ClusterClaimsChanged'],
   run: async (event, { deps, logger, metrics }) => {
-    connector ??= new ClusterConnector({ logger: { warn: (m, f) => logger.warn(m, f ?? {}) } });
+    // 404 (a CRD not installed, an object already gone) and 409 (created meanwhile) are expected answers
+    // here, handled by the caller: logged at debug, not as warnings.
+    connector ??= new ClusterConnector({
+      logger: {
+        warn: (m, f) =>
+          f?.status === 404 || f?.status === 409 ? logger.debug(m, f) : logger.warn(m, f ?? {}),
+      },
+    });
+    metrics.addMetric('ClaimsEvents', MetricUnit.Count, 1);
     const c = connector;
     const name = event.detail.cluster;
     const store = new ClaimsStore(deps.db, deps.config.table);

@@ -61,6 +61,8 @@ describe('registration', () => {
     );
     expect(changed?.changes[0]).toMatchObject({ claim: 'id.k8s.io', old: null, new: { value: uid } });
     expect(fleet.runtime.invoker.deadLetters).toEqual([]);
+    // Both workers of ClusterRegistered ran (inventory and claims each keep their own idempotency record).
+    expect(await fleet.registry.getStatus('alpha')).toMatchObject({ reachable: true, kubeSystemUid: uid });
   });
 
   it('created the ClusterProperty CRD with the api-approved annotation, and labels what it owns', async () => {

@@ -1,0 +1,200 @@
+/**
+ * The CLI end to end against the simulator, as an operator runs it: each command is its own
+ * `fleetscope` process that starts the local runtime on a state directory, does its work, waits for the
+ * handlers and stops. What reaches the cluster is read back through its API.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../local/runtime.js';
+import { type Simulator, startSimulator } from '../../local/sim/index.js';
+import { MAX_CLAIM_VALUE_BYTES } from '../../shared/claims/rules.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+
+let sim: Simulator;
+let dir: string;
+let kubeconfig: string;
+
+const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
+
+function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args, '--state-dir', join(dir, 'state')],
+      { env, cwd: REPO_ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd() });
+      },
+    );
+  });
+}
+
+async function properties(cluster: string): Promise<Record<string, string>> {
+  const c = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });
+  try {
+    const items = await c.listAll<{ metadata: { name: string }; spec: { value: string } }>('list', (page) =>
+      c.custom.listClusterCustomObject({
+        group: 'about.k8s.io',
+        version: 'v1beta1',
+        plural: 'clusterproperties',
+        ...page,
+      }),
+    );
+    return Object.fromEntries(items.map((o) => [o.metadata.name, o.spec.value]));
+  } finally {
+    await c.close();
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fleetscope-cli-claims-'));
+  sim = await startSimulator({
+    clusters: [
+      { name: 'cli-a', nodes: 1 },
+      { name: 'cli-b', nodes: 1, seed: 2 },
+    ],
+  });
+  kubeconfig = join(dir, 'kubeconfig.yaml');
+  await sim.writeKubeconfig(kubeconfig);
+});
+afterAll(async () => {
+  await sim?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('fleetscope clusterset and claims', () => {
+  it('register, join: the cluster carries the claims; leave: the clusterset claim is gone', async () => {
+    const uid = sim.cluster('cli-a').kubeSystemUid;
+    expect(
+      (await run('cluster', 'register', '--name', 'cli-a', '--kubeconfig', kubeconfig, '--context', 'cli-a'))
+        .code,
+    ).toBe(0);
+    expect(await properties('cli-a')).toEqual({ 'id.k8s.io': uid, 'cluster.clusterset.k8s.io': uid });
+
+    const joined = await run('clusterset', 'join', '--cluster', 'cli-a', '--set', 'blue');
+    expect(joined.code, joined.err).toBe(0);
+    expect(joined.out).toMatch(`cluster cli-a is now a member of ClusterSet blue (id.k8s.io ${uid})`);
+    expect(joined.out).toMatch(/in-cluster\s+in-sync/);
+    expect(await properties('cli-a')).toEqual({
+      'id.k8s.io': uid,
+      'cluster.clusterset.k8s.io': uid,
+      'clusterset.k8s.io': 'blue',
+    });
+
+    const got = await run('claims', 'get', '--cluster', 'cli-a', '--json');
+    expect(JSON.parse(got.out)).toMatchObject({
+      clusterId: uid,
+      clusterSet: 'blue',
+      claims: { 'clusterset.k8s.io': 'blue' },
+    });
+    expect((await run('clusterset', 'list')).out).toMatch(new RegExp(`blue\\s+cli-a\\s+${uid}`));
+
+    const left = await run('clusterset', 'leave', '--cluster', 'cli-a');
+    expect(left.code, left.err).toBe(0);
+    expect(await properties('cli-a')).toEqual({ 'id.k8s.io': uid, 'cluster.clusterset.k8s.io': uid });
+  });
+
+  it('refuses what the rules forbid, with the rule named and exit code 1', async () => {
+    const reserved = await run(
+      'claims',
+      'set',
+      '--cluster',
+      'cli-a',
+      '--name',
+      'team.k8s.io',
+      '--value',
+      'x',
+    );
+    expect(reserved.code).toBe(1);
+    expect(reserved.err).toMatch(/reserved domain \*\.k8s\.io/);
+    const bigFile = join(dir, 'big.txt');
+    await writeFile(bigFile, 'a'.repeat(MAX_CLAIM_VALUE_BYTES + 1));
+    const big = await run(
+      'claims',
+      'set',
+      '--cluster',
+      'cli-a',
+      '--name',
+      'big.example.com',
+      '--value-file',
+      bigFile,
+    );
+    expect(big.code).toBe(1);
+    expect(big.err).toMatch(/131073 bytes; a claim value holds at most 131072 bytes/);
+    expect(await properties('cli-a')).not.toHaveProperty('big.example.com');
+
+    // Two clusters, one ID, one ClusterSet.
+    expect(
+      (await run('cluster', 'register', '--name', 'cli-b', '--kubeconfig', kubeconfig, '--context', 'cli-b'))
+        .code,
+    ).toBe(0);
+    expect(
+      (await run('claims', 'set', '--cluster', 'cli-a', '--name', 'id.k8s.io', '--value', 'shop-eu')).code,
+    ).toBe(0);
+    expect(
+      (await run('claims', 'set', '--cluster', 'cli-b', '--name', 'id.k8s.io', '--value', 'shop-eu')).code,
+    ).toBe(0);
+    expect((await run('clusterset', 'join', '--cluster', 'cli-a', '--set', 'shop')).code).toBe(0);
+    const clash = await run('clusterset', 'join', '--cluster', 'cli-b', '--set', 'shop');
+    expect(clash.code).toBe(1);
+    expect(clash.err).toMatch(/ID "shop-eu" is already held in ClusterSet "shop" by cluster "cli-a"/);
+    const rename = await run(
+      'claims',
+      'set',
+      '--cluster',
+      'cli-a',
+      '--name',
+      'id.k8s.io',
+      '--value',
+      'other',
+    );
+    expect(rename.err).toMatch(/must not change during a membership/);
+    expect((await properties('cli-a'))['id.k8s.io']).toBe('shop-eu');
+  });
+
+  it('claims check restores a deleted claim; dns gives the backend name', async () => {
+    expect(
+      (await run('claims', 'set', '--cluster', 'cli-a', '--name', 'zone.example.com', '--value', 'eu-1a'))
+        .code,
+    ).toBe(0);
+    const c = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: 'cli-a', context: 'cli-a' });
+    await c.custom.deleteClusterCustomObject({
+      group: 'about.k8s.io',
+      version: 'v1beta1',
+      plural: 'clusterproperties',
+      name: 'zone.example.com',
+    });
+    await c.close();
+    const dry = await run('claims', 'check', '--cluster', 'cli-a', '--dry-run');
+    expect(dry.out).toMatch(/would create zone.example.com = "eu-1a"/);
+    expect(await properties('cli-a')).not.toHaveProperty('zone.example.com');
+    const check = await run('claims', 'check', '--cluster', 'cli-a');
+    expect(check.code, check.err).toBe(0);
+    expect(check.out).toMatch(/cli-a: repaired/);
+    expect(check.out).toMatch(/create zone.example.com = "eu-1a"/);
+    expect((await properties('cli-a'))['zone.example.com']).toBe('eu-1a');
+
+    const dns = await run(
+      'claims',
+      'dns',
+      '--cluster',
+      'cli-a',
+      '--service',
+      'web',
+      '--namespace',
+      'shop',
+      '--hostname',
+      'web-0',
+    );
+    expect(dns.out).toBe('web-0.shop-eu.web.shop.svc.clusterset.local');
+    const summary = await run('claims', 'get');
+    expect(summary.out).toMatch(/cli-a\s+shop-eu\s+shop\s+zone.example.com\s+(in-sync|repaired)/);
+  });
+});
