@@ -1,10 +1,16 @@
 import { claimsCapability } from '../claims/capability.js';
 import { fleetCapability } from '../fleet/capability.js';
 import { inventoryCapability } from '../inventory/capability.js';
+import { nodescopeCapability } from '../nodescope/capability.js';
 import type { Capability, FunctionSpec, RuleSpec, ScheduleSpec } from './catalogue.js';
 
 /** Every capability fleetscope ships. Add a capability here and both the stack and the local runtime get it. */
-export const CAPABILITIES: Capability[] = [fleetCapability, inventoryCapability, claimsCapability];
+export const CAPABILITIES: Capability[] = [
+  fleetCapability,
+  inventoryCapability,
+  claimsCapability,
+  nodescopeCapability,
+];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);
 export const allSchedules = (): ScheduleSpec[] => CAPABILITIES.flatMap((c) => c.schedules);

@@ -22,6 +22,16 @@ const claimValue = z
   })
   .strict();
 
+const quantities = z.object({ cpu: z.string().optional(), memory: z.string().optional() }).strict();
+/** A container's cpu/memory before and after a resize (Kubernetes quantities). */
+const resizeContainer = z
+  .object({
+    name: z.string(),
+    before: z.object({ requests: quantities.optional(), limits: quantities.optional() }).strict(),
+    after: z.object({ requests: quantities.optional(), limits: quantities.optional() }).strict(),
+  })
+  .strict();
+
 export const detailSchemas = {
   ClusterRegistered: z
     .object({
@@ -103,6 +113,91 @@ export const detailSchemas = {
       changedAt: timestamp,
     })
     .strict(),
+  PodResized: z
+    .object({
+      cluster: clusterRef,
+      /** The capability that resized (nodescope; balloons later). */
+      source: z.string().min(1),
+      namespace: z.string().min(1),
+      pod: z.string().min(1),
+      podUid: z.string(),
+      node: z.string().optional(),
+      owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
+      /** Requested: pods/resize accepted the change; Completed: the kubelet now runs it. */
+      outcome: z.enum(['Requested', 'Completed']),
+      containers: z.array(resizeContainer),
+      at: timestamp,
+    })
+    .strict(),
+  PodResizeRefused: z
+    .object({
+      cluster: clusterRef,
+      source: z.string().min(1),
+      namespace: z.string().min(1),
+      pod: z.string().min(1),
+      podUid: z.string(),
+      node: z.string().optional(),
+      owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
+      /** Deferred/Infeasible/ActuationError: the kubelet; Invalid/Forbidden/Conflict: the apiserver. */
+      refusal: z.enum([
+        'Deferred',
+        'Infeasible',
+        'ActuationError',
+        'Invalid',
+        'Forbidden',
+        'Unsupported',
+        'Conflict',
+        'Gone',
+        'Error',
+      ]),
+      message: z.string().max(1024),
+      containers: z.array(resizeContainer),
+      /** The earliest time a different resize of this pod will be requested. */
+      retryAfter: timestamp.optional(),
+      at: timestamp,
+    })
+    .strict(),
+  NodeScopeTargetRejected: z
+    .object({
+      cluster: clusterRef,
+      namespace: z.string().min(1),
+      /** The VerticalPodAutoscaler that asked for node scope. */
+      vpa: z.string().min(1),
+      targetRef: z.object({ apiVersion: z.string().optional(), kind: z.string(), name: z.string() }).strict(),
+      reason: z.string().min(1).max(1024),
+      at: timestamp,
+    })
+    .strict(),
+  NodeScopeCycleCompleted: z
+    .object({
+      cluster: clusterRef,
+      cycleId: z.string().min(1),
+      /** absent: no VerticalPodAutoscaler CRD; stock: the upstream CRD (annotation opt-in); scoped: with spec.scope. */
+      vpaCrd: z.enum(['absent', 'stock', 'scoped']),
+      metricsApi: z.enum(['available', 'absent', 'unavailable', 'unknown']),
+      /** Node-scoped DaemonSets handled, and VPAs asking for node scope that were refused. */
+      daemonSets: z.number().int().nonnegative(),
+      rejectedTargets: z.number().int().nonnegative(),
+      nodes: z.number().int().nonnegative(),
+      /** (container, node) states kept. */
+      scopes: z.number().int().nonnegative(),
+      /** Nodes given the DaemonSet-wide recommendation for lack of history of their own. */
+      fallbackNodes: z.number().int().nonnegative(),
+      samples: z.number().int().nonnegative(),
+      ooms: z.number().int().nonnegative(),
+      resizes: z
+        .object({
+          requested: z.number().int().nonnegative(),
+          completed: z.number().int().nonnegative(),
+          refused: z.number().int().nonnegative(),
+        })
+        .strict(),
+      /** Kubernetes API requests of the cycle (reads and writes). */
+      apiRequests: z.number().int().nonnegative(),
+      errors: z.array(z.string().max(1024)).max(20),
+      at: timestamp,
+    })
+    .strict(),
 } as const;
 
 export type DetailType = keyof typeof detailSchemas;
@@ -149,6 +244,63 @@ export const detailExamples: { [T in DetailType]: Detail<T> } = {
     to: 'checkout',
     reason: 'operator',
     changedAt: '2026-11-21T10:00:00Z',
+  },
+  PodResized: {
+    cluster: 'prod-eu-1',
+    source: 'nodescope',
+    namespace: 'monitoring',
+    pod: 'node-exporter-7xk2p',
+    podUid: '6b1d2c3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    node: 'ip-10-0-1-2.ec2.internal',
+    owner: { kind: 'DaemonSet', name: 'node-exporter' },
+    outcome: 'Requested',
+    containers: [
+      {
+        name: 'node-exporter',
+        before: { requests: { cpu: '100m', memory: '128Mi' } },
+        after: { requests: { cpu: '412m', memory: '301Mi' } },
+      },
+    ],
+    at: '2026-11-21T10:00:00Z',
+  },
+  PodResizeRefused: {
+    cluster: 'prod-eu-1',
+    source: 'nodescope',
+    namespace: 'monitoring',
+    pod: 'node-exporter-7xk2p',
+    podUid: '6b1d2c3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    node: 'ip-10-0-1-2.ec2.internal',
+    owner: { kind: 'DaemonSet', name: 'node-exporter' },
+    refusal: 'Infeasible',
+    message: "Node didn't have enough capacity: cpu, requested: 5000, capacity: 4000",
+    containers: [],
+    retryAfter: '2026-11-21T11:00:00Z',
+    at: '2026-11-21T10:00:00Z',
+  },
+  NodeScopeTargetRejected: {
+    cluster: 'prod-eu-1',
+    namespace: 'shop',
+    vpa: 'checkout',
+    targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout' },
+    reason: 'node scope applies to DaemonSets only; the target is a Deployment',
+    at: '2026-11-21T10:00:00Z',
+  },
+  NodeScopeCycleCompleted: {
+    cluster: 'prod-eu-1',
+    cycleId: 'nodescope/2026-11-21T10:00:00Z',
+    vpaCrd: 'scoped',
+    metricsApi: 'available',
+    daemonSets: 2,
+    rejectedTargets: 0,
+    nodes: 20,
+    scopes: 60,
+    fallbackNodes: 1,
+    samples: 57,
+    ooms: 0,
+    resizes: { requested: 3, completed: 2, refused: 0 },
+    apiRequests: 11,
+    errors: [],
+    at: '2026-11-21T10:00:00Z',
   },
 };
 

@@ -1,0 +1,216 @@
+/**
+ * The packed forms nodescope stores in DynamoDB Binary attributes, each compressed with raw DEFLATE.
+ *
+ * Base chunk (version 1): the full state of a run of nodes, as of a fold.
+ *   u8 version | containers: n, names | nodes: n, then per node:
+ *     name | u8 flags (1: recommendation stored, 2: it is a fallback)
+ *     per container: lastOomAt (s, 0 none) | state bytes (length 0: no state yet)
+ *                    | if stored: u8 present, then target, lowerBound, upperBound, uncappedTarget, limits
+ *                      as (cpu+1, memory+1) varint pairs (0: absent)
+ *   States are shared/recommendation's lossless encoding, so a restart recommends exactly as before.
+ *
+ * Log entry (version 1): one cycle's samples and OOM kills, applied on top of the base in key order.
+ *   u8 version | at (ms) | gen | containers: n, names | base nodes n | presence bitmap over the base's
+ *   node order | extra (new) node names | then columns over the present nodes, base order then extras:
+ *   time (s, relative to at, zigzag) | per container cpu+1 | per container memory (2·KiB, or 2·bytes+1)
+ *   | OOMs: n, (node position, container, t s, request bytes)
+ *   Columns of like values compress better than rows.
+ */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { decodeState, encodeState } from '../recommendation/index.js';
+import { ByteReader, ByteWriter, DecodeError } from './bytes.js';
+import type { Amounts, ContainerRec, LogEntry, NodeRecord, NodeSamples, OomEvent } from './model.js';
+
+const CHUNK_VERSION = 1;
+const LOG_VERSION = 1;
+const LEVEL = 6;
+
+export const compress = (b: Uint8Array): Uint8Array => deflateRawSync(b, { level: LEVEL });
+export const decompress = (b: Uint8Array): Uint8Array => inflateRawSync(b);
+
+function writeAmounts(w: ByteWriter, a: Amounts | undefined): void {
+  w.varint(a?.cpu === undefined ? 0 : a.cpu + 1);
+  w.varint(a?.memory === undefined ? 0 : a.memory + 1);
+}
+
+function readAmounts(r: ByteReader): Amounts | undefined {
+  const cpu = r.varint();
+  const memory = r.varint();
+  if (cpu === 0 && memory === 0) return undefined;
+  const out: Amounts = {};
+  if (cpu !== 0) out.cpu = cpu - 1;
+  if (memory !== 0) out.memory = memory - 1;
+  return out;
+}
+
+/** Encodes nodes' records as one uncompressed chunk body (compress it for storage). */
+export function encodeChunkBody(containers: readonly string[], nodes: readonly NodeRecord[]): Uint8Array {
+  const w = new ByteWriter(64 * 1024);
+  w.u8(CHUNK_VERSION);
+  w.varint(containers.length);
+  for (const c of containers) w.string(c);
+  w.varint(nodes.length);
+  for (const n of nodes) {
+    w.string(n.node);
+    const flags = (n.rec ? 1 : 0) | (n.rec?.source === 'fallback' ? 2 : 0);
+    w.u8(flags);
+    containers.forEach((name, i) => {
+      w.varint(Math.floor((n.lastOomAt[i] ?? 0) / 1000));
+      const s = n.states[i];
+      if (s) w.bytes(encodeState(s));
+      else w.varint(0);
+      if (n.rec) {
+        const rec = n.rec.containers[name];
+        w.u8(rec ? 1 : 0);
+        if (rec) {
+          writeAmounts(w, rec.target);
+          writeAmounts(w, rec.lowerBound);
+          writeAmounts(w, rec.upperBound);
+          writeAmounts(w, rec.uncappedTarget);
+          writeAmounts(w, rec.limits);
+        }
+      }
+    });
+  }
+  return w.finish();
+}
+
+export function decodeChunkBody(body: Uint8Array): { containers: string[]; nodes: NodeRecord[] } {
+  const r = new ByteReader(body);
+  const version = r.u8();
+  if (version !== CHUNK_VERSION) throw new DecodeError(`unsupported chunk version ${version}`);
+  const containers: string[] = [];
+  for (let i = r.varint(); i > 0; i--) containers.push(r.string());
+  const nodes: NodeRecord[] = [];
+  for (let k = r.varint(); k > 0; k--) {
+    const node = r.string();
+    const flags = r.u8();
+    const record: NodeRecord = { node, states: [], lastOomAt: [] };
+    const recContainers: Record<string, ContainerRec> = {};
+    for (const name of containers) {
+      record.lastOomAt.push(r.varint() * 1000);
+      const bytes = r.bytes();
+      record.states.push(bytes.length > 0 ? decodeState(bytes) : undefined);
+      if (flags & 1 && r.u8() === 1) {
+        const target = readAmounts(r) ?? {};
+        const lowerBound = readAmounts(r) ?? {};
+        const upperBound = readAmounts(r) ?? {};
+        const uncappedTarget = readAmounts(r) ?? {};
+        const limits = readAmounts(r);
+        recContainers[name] = {
+          target,
+          lowerBound,
+          upperBound,
+          uncappedTarget,
+          ...(limits ? { limits } : {}),
+        };
+      }
+    }
+    if (flags & 1) record.rec = { source: flags & 2 ? 'fallback' : 'node', containers: recContainers };
+    nodes.push(record);
+  }
+  if (!r.done) throw new DecodeError('trailing bytes in chunk');
+  return { containers, nodes };
+}
+
+const memCode = (b: number): number => (b % 1024 === 0 ? (b / 1024) * 2 : b * 2 + 1);
+const memDecode = (v: number): number => (v % 2 === 0 ? (v / 2) * 1024 : (v - 1) / 2);
+
+/**
+ * Encodes a cycle's entry; `baseOrder` is the node order of the base generation it extends (nodes not
+ * in it are written by name).
+ */
+export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8Array {
+  const w = new ByteWriter(16 * 1024);
+  w.u8(LOG_VERSION);
+  w.varint(entry.at);
+  w.varint(entry.gen);
+  w.varint(entry.containers.length);
+  for (const c of entry.containers) w.string(c);
+  const index = new Map<string, number>();
+  baseOrder.forEach((n, i) => {
+    index.set(n, i);
+  });
+  const inBase: (NodeSamples | undefined)[] = new Array(baseOrder.length);
+  const extras: NodeSamples[] = [];
+  for (const s of entry.samples) {
+    const i = index.get(s.node);
+    if (i === undefined) extras.push(s);
+    else inBase[i] = s;
+  }
+  w.varint(baseOrder.length);
+  const bitmap = new Uint8Array(Math.ceil(baseOrder.length / 8));
+  for (let i = 0; i < baseOrder.length; i++)
+    if (inBase[i]) bitmap[i >> 3] = (bitmap[i >> 3] as number) | (1 << (i & 7));
+  w.raw(bitmap);
+  w.varint(extras.length);
+  for (const s of extras) w.string(s.node);
+  const ordered = [...inBase.filter((s): s is NodeSamples => s !== undefined), ...extras];
+  const position = new Map<string, number>();
+  ordered.forEach((s, i) => {
+    position.set(s.node, i);
+  });
+  const atS = Math.floor(entry.at / 1000);
+  for (const s of ordered) w.svarint(Math.floor(s.t / 1000) - atS);
+  const c = entry.containers.length;
+  for (let k = 0; k < c; k++)
+    for (const s of ordered) w.varint(s.cpu[k] === undefined ? 0 : (s.cpu[k] as number) + 1);
+  for (let k = 0; k < c; k++)
+    for (const s of ordered) w.varint(s.memory[k] === undefined ? 0 : memCode(s.memory[k] as number) + 1);
+  w.varint(entry.ooms.length);
+  for (const o of entry.ooms) {
+    const p = position.get(o.node);
+    // An OOM of a node without samples this cycle is written with its name.
+    if (p === undefined) {
+      w.varint(0);
+      w.string(o.node);
+    } else w.varint(p + 1);
+    w.varint(o.container);
+    w.varint(Math.floor(o.t / 1000));
+    w.varint(o.request);
+  }
+  return w.finish();
+}
+
+export function decodeLog(body: Uint8Array, baseOrder: readonly string[]): LogEntry {
+  const r = new ByteReader(body);
+  const version = r.u8();
+  if (version !== LOG_VERSION) throw new DecodeError(`unsupported log version ${version}`);
+  const at = r.varint();
+  const gen = r.varint();
+  const containers: string[] = [];
+  for (let i = r.varint(); i > 0; i--) containers.push(r.string());
+  const n = r.varint();
+  if (n !== baseOrder.length)
+    throw new DecodeError(`log written over ${n} base nodes, the base has ${baseOrder.length}`);
+  const bitmap = r.raw(Math.ceil(n / 8));
+  const names: string[] = [];
+  for (let i = 0; i < n; i++)
+    if ((bitmap[i >> 3] as number) & (1 << (i & 7))) names.push(baseOrder[i] as string);
+  for (let i = r.varint(); i > 0; i--) names.push(r.string());
+  const atS = Math.floor(at / 1000);
+  const samples: NodeSamples[] = names.map((node) => ({
+    node,
+    t: (atS + r.svarint()) * 1000,
+    cpu: [],
+    memory: [],
+  }));
+  for (let k = 0; k < containers.length; k++)
+    for (const s of samples) {
+      const v = r.varint();
+      s.cpu[k] = v === 0 ? undefined : v - 1;
+    }
+  for (let k = 0; k < containers.length; k++)
+    for (const s of samples) {
+      const v = r.varint();
+      s.memory[k] = v === 0 ? undefined : memDecode(v - 1);
+    }
+  const ooms: OomEvent[] = [];
+  for (let i = r.varint(); i > 0; i--) {
+    const p = r.varint();
+    const node = p === 0 ? r.string() : (names[p - 1] as string);
+    ooms.push({ node, container: r.varint(), t: r.varint() * 1000, request: r.varint() });
+  }
+  if (!r.done) throw new DecodeError('trailing bytes in log entry');
+  return { at, gen, containers, samples, ooms };
+}

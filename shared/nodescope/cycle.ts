@@ -1,0 +1,675 @@
+/**
+ * One nodescope cycle for one cluster: find the node-scoped targets, and for each DaemonSet load its
+ * states (base + log), collect this cycle's samples and OOM kills, recommend per node and DaemonSet-wide,
+ * store (a log entry, or a new base when a fold is due), then apply in place within the cycle's write
+ * budget and make the recommendations visible in the cluster. Nothing is kept in memory between
+ * invocations.
+ */
+import type { ClusterClient } from '../k8s/client.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import type { Detail } from '../platform/events.js';
+import { clusterResizeApi, type ResizeRecord, type ResizeReport, Resizer } from '../resize/index.js';
+import { byPriority, decideUpdate } from './apply.js';
+import { compress, encodeLog } from './codec.js';
+import {
+  type CrdState,
+  listDaemonSetMetrics,
+  listDaemonSetPods,
+  listDaemonSets,
+  listNodes,
+  listVpas,
+  type MetricsState,
+  type PodView,
+  readCrd,
+} from './collect.js';
+import { type NodeFacts, placementProblem } from './eligibility.js';
+import { applyEntry, collectGarbage, nodeRecommendation, recommendDsWide } from './engine.js';
+import {
+  annotatePod,
+  annotationStale,
+  annotationValue,
+  conditionMessage,
+  currentCondition,
+  patchVpaStatus,
+  type StatusSummary,
+} from './incluster.js';
+import type { VpaObject } from './k8s-types.js';
+import { type ContainerRec, type LogEntry, type NodeRec, newNodeRecord, type OomEvent } from './model.js';
+import { RawReader } from './raw.js';
+import { DEFAULT_SETTINGS, type NodeScopeSettings } from './settings.js';
+import { loadDs, packBase } from './state.js';
+import { type ClusterRecord, type DsHead, dsKeyOf, type NodeScopeStore, VersionConflict } from './store.js';
+import { type NodeScopeTarget, type RejectedTarget, resolveTargets } from './targets.js';
+
+const DAY = 86_400_000;
+/** Upstream's state expiry: memoryAggregationInterval × count. */
+const STATE_EXPIRY_MS = 8 * DAY;
+export const CONDITION_TYPE = 'RecommendationProvided';
+
+export interface CycleLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface CycleContext {
+  cluster: string;
+  cycleId: string;
+  /** Sort key of this cycle's log entries: the schedule tick's time (ISO 8601), later for later cycles. */
+  cycleKey: string;
+  client: ClusterClient;
+  store: NodeScopeStore;
+  settings?: Partial<NodeScopeSettings>;
+  /** The clock (default Date.now); the cycle's "now" is never earlier than what the cluster reports. */
+  now?: () => number;
+  logger?: CycleLogger;
+}
+
+export interface DsOutcome {
+  namespace: string;
+  name: string;
+  vpa: string;
+  updateMode: string;
+  metrics: MetricsState;
+  /** Nodes with a running pod, nodes the DaemonSet can run on, (container, node) states kept. */
+  pods: number;
+  eligible: number;
+  scopes: number;
+  fallbackNodes: number;
+  samples: number;
+  ooms: number;
+  folded: boolean;
+  logBytes: number;
+  baseBytes: number;
+  dsWide: Record<string, ContainerRec>;
+  recs: Map<string, NodeRec>;
+  resizes: { requested: number; completed: number; refused: number; skipped: number };
+  annotated: number;
+  statusPatched: boolean;
+  error?: string;
+}
+
+export interface CycleResult {
+  detail: Detail<'NodeScopeCycleCompleted'>;
+  daemonSets: DsOutcome[];
+  rejected: RejectedTarget[];
+  /** Refused targets not reported before (publish an event for each). */
+  newlyRejected: RejectedTarget[];
+  resizeReports: { report: ResizeReport; owner: { kind: string; name: string } }[];
+  reads: number;
+  writes: number;
+  requestsByOperation: Record<string, number>;
+}
+
+class Budget {
+  used = 0;
+  constructor(readonly limit: number) {}
+  get left(): number {
+    return Math.max(0, this.limit - this.used);
+  }
+  take(n = 1): boolean {
+    if (this.used + n > this.limit) return false;
+    this.used += n;
+    return true;
+  }
+}
+
+function foldPhase(ds: string, period: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < ds.length; i++) h = Math.imul(h ^ ds.charCodeAt(i), 16777619) >>> 0;
+  return h % Math.max(1, period);
+}
+
+/** Whether a fold is due: each DaemonSet folds once per period, at its own phase, so folds spread out. */
+export function foldDue(
+  head: DsHead | undefined,
+  ds: string,
+  digest: string,
+  now: number,
+  period: number,
+): boolean {
+  if (!head || head.gen === 0) return true;
+  if (head.digest !== digest) return true;
+  if (now - head.baseAt >= period) return true;
+  const phase = foldPhase(ds, period);
+  return Math.floor((now - phase) / period) > Math.floor((head.baseAt - phase) / period);
+}
+
+export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
+  const settings: NodeScopeSettings = { ...DEFAULT_SETTINGS, ...ctx.settings };
+  const clock = ctx.now ?? Date.now;
+  const reader = new RawReader(ctx.client);
+  const writesBefore = ctx.client.stats().requests;
+  const { store, cluster } = ctx;
+  const errors: string[] = [];
+  const clusterRec = await store.getCluster(cluster);
+  let now = clock();
+
+  const crd: CrdState = await readCrd(reader);
+  let vpas: VpaObject[] = [];
+  let rejected: RejectedTarget[] = [];
+  let targets: NodeScopeTarget[] = [];
+  let nodes: NodeFacts[] = [];
+  if (crd !== 'absent') {
+    vpas = await listVpas(reader, settings.pageSize);
+    const resolved = resolveTargets(
+      vpas,
+      targetsNeedDaemonSets(vpas) ? await listDaemonSets(reader, settings.pageSize) : [],
+    );
+    targets = resolved.targets;
+    rejected = resolved.rejected;
+    if (targets.length > 0) nodes = await listNodes(reader, settings.pageSize);
+  }
+  const vpaByKey = new Map(vpas.map((v) => [`${v.metadata?.namespace}/${v.metadata?.name}`, v]));
+
+  const budget = new Budget(settings.writeBudget);
+  const resizer = new Resizer(clusterResizeApi(ctx.client), { now: () => now, backoff: settings.backoff });
+  if (clusterRec?.resizeUnsupportedUntil !== undefined && now < clusterRec.resizeUnsupportedUntil)
+    resizer.unsupported = clusterRec.resizeUnsupported ?? 'the API server has no pods/resize subresource';
+  const knownRejected = new Set((clusterRec?.rejected ?? []).map((r) => `${r.uid}#${r.reason}`));
+  const newlyRejected = rejected.filter((r) => !knownRejected.has(`${r.uid}#${r.reason}`));
+  for (const r of newlyRejected)
+    ctx.logger?.warn('VerticalPodAutoscaler asks for node scope but cannot have it', {
+      namespace: r.namespace,
+      vpa: r.vpa,
+      targetRef: r.targetRef,
+      reason: r.reason,
+    });
+  // Say so on the VPA itself too (not in mode Off, which writes nothing).
+  for (const r of rejected) {
+    if (r.updateMode === 'Off') continue;
+    const vpa = vpaByKey.get(`${r.namespace}/${r.vpa}`);
+    const cond = currentCondition(vpa, CONDITION_TYPE);
+    if (cond?.status === 'False' && cond.reason === 'NodeScopeRefused' && cond.message === r.reason) continue;
+    if (!budget.take()) break;
+    try {
+      await patchVpaStatus(
+        ctx.client,
+        { namespace: r.namespace, name: r.vpa },
+        { type: CONDITION_TYPE, status: 'False', reason: 'NodeScopeRefused', message: r.reason },
+        now,
+        vpa,
+      );
+    } catch (err) {
+      errors.push(`status of VPA ${r.namespace}/${r.vpa}: ${describe(err)}`);
+    }
+  }
+
+  const outcomes: DsOutcome[] = [];
+  const reports: CycleResult['resizeReports'] = [];
+  let metricsApi: MetricsState | 'unknown' = targets.length > 0 ? 'available' : 'unknown';
+  for (const target of targets) {
+    try {
+      const out = await dsCycle(
+        ctx,
+        settings,
+        reader,
+        target,
+        nodes,
+        vpaByKey.get(`${target.vpa.namespace}/${target.vpa.name}`),
+        crd,
+        budget,
+        resizer,
+        reports,
+        () => now,
+        (t) => {
+          if (t > now) now = t;
+        },
+      );
+      outcomes.push(out);
+      if (out.metrics !== 'available') metricsApi = out.metrics;
+    } catch (err) {
+      const message = `${dsKeyOf(target.ds.namespace, target.ds.name)}: ${describe(err)}`;
+      errors.push(message);
+      ctx.logger?.warn('node-scoped DaemonSet cycle failed', {
+        daemonSet: dsKeyOf(target.ds.namespace, target.ds.name),
+        error: describe(err),
+      });
+      // A cluster-wide failure (unreachable, credentials) ends the cycle; others let the next DaemonSet go on.
+      if (
+        err instanceof ClusterAccessError &&
+        (err.kind === 'network' ||
+          err.kind === 'tls' ||
+          err.kind === 'credentials' ||
+          err.status === 401 ||
+          err.status === 403)
+      )
+        throw err;
+    }
+  }
+
+  // States of DaemonSets no longer targeted expire as upstream's do: 8 days after their last sample.
+  const targeted = new Set(targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name)));
+  for (const head of await store.listHeads(cluster)) {
+    const ds = dsKeyOf(head.namespace, head.name);
+    if (targeted.has(ds)) continue;
+    const last = Math.max(head.stats?.lastSampleAt ?? 0, head.baseAt);
+    if (now - last < STATE_EXPIRY_MS) continue;
+    await store.deleteChunks(cluster, ds, head.gen, head.chunks);
+    const logs = await store.listLogs(cluster, ds, '');
+    await store.deleteLogs(
+      cluster,
+      ds,
+      logs.map((l) => l.cycle),
+    );
+    await store.deleteApply(cluster, ds);
+    await store.deleteHead(cluster, ds);
+    ctx.logger?.info('expired the states of a DaemonSet no longer sized per node', { daemonSet: ds });
+  }
+
+  const requested = reports.filter(
+    (r) => r.report.kind === 'resized' && r.report.outcome === 'Requested',
+  ).length;
+  const completed = reports.filter(
+    (r) => r.report.kind === 'resized' && r.report.outcome === 'Completed',
+  ).length;
+  const refused = reports.filter((r) => r.report.kind === 'refused').length;
+  const totalRequests = reader.stats.requests + (ctx.client.stats().requests - writesBefore);
+  const detail: Detail<'NodeScopeCycleCompleted'> = {
+    cluster,
+    cycleId: ctx.cycleId,
+    vpaCrd: crd,
+    metricsApi,
+    daemonSets: outcomes.length,
+    rejectedTargets: rejected.length,
+    nodes: nodes.length,
+    scopes: outcomes.reduce((a, o) => a + o.scopes, 0),
+    fallbackNodes: outcomes.reduce((a, o) => a + o.fallbackNodes, 0),
+    samples: outcomes.reduce((a, o) => a + o.samples, 0),
+    ooms: outcomes.reduce((a, o) => a + o.ooms, 0),
+    resizes: { requested, completed, refused },
+    apiRequests: totalRequests,
+    errors: errors.slice(0, 20).map((e) => e.slice(0, 1024)),
+    at: new Date(now).toISOString(),
+  };
+  const record: ClusterRecord = {
+    cluster,
+    lastCycle: detail,
+    rejected: rejected.map((r) => ({
+      namespace: r.namespace,
+      vpa: r.vpa,
+      uid: r.uid,
+      kind: r.targetRef.kind,
+      name: r.targetRef.name,
+      reason: r.reason,
+    })),
+  };
+  if (resizer.unsupported) {
+    record.resizeUnsupported = resizer.unsupported;
+    record.resizeUnsupportedUntil =
+      clusterRec?.resizeUnsupportedUntil !== undefined && now < clusterRec.resizeUnsupportedUntil
+        ? clusterRec.resizeUnsupportedUntil
+        : now + settings.resizeUnsupportedRecheckMs;
+  }
+  await store.putCluster(record);
+  const byOperation: Record<string, number> = { ...reader.stats.byOperation };
+  for (const [op, n] of Object.entries(ctx.client.stats().byOperation))
+    byOperation[op] = (byOperation[op] ?? 0) + n;
+  return {
+    detail,
+    daemonSets: outcomes,
+    rejected,
+    newlyRejected,
+    resizeReports: reports,
+    reads: reader.stats.requests,
+    writes: ctx.client.stats().requests - writesBefore,
+    requestsByOperation: byOperation,
+  };
+}
+
+/** DaemonSets are only listed when some VPA asks for node scope on one. */
+function targetsNeedDaemonSets(vpas: readonly VpaObject[]): boolean {
+  return vpas.some(
+    (v) =>
+      (v.spec?.scope || v.metadata?.annotations?.['fleetscope.io/scope']) &&
+      v.spec?.targetRef?.kind === 'DaemonSet',
+  );
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function dsCycle(
+  ctx: CycleContext,
+  settings: NodeScopeSettings,
+  reader: RawReader,
+  target: NodeScopeTarget,
+  nodes: NodeFacts[],
+  vpa: VpaObject | undefined,
+  crd: CrdState,
+  budget: Budget,
+  resizer: Resizer,
+  reports: CycleResult['resizeReports'],
+  getNow: () => number,
+  observe: (t: number) => void,
+): Promise<DsOutcome> {
+  const { store, cluster } = ctx;
+  const ds = dsKeyOf(target.ds.namespace, target.ds.name);
+  const containers = target.containers.map((c) => c.name);
+  const head = await store.getHead(cluster, ds);
+  const loaded = await loadDs(store, head, cluster, ds, containers);
+  const { model } = loaded;
+
+  // Collect.
+  const { pods, newest } = await listDaemonSetPods(reader, target, settings.pageSize);
+  const metrics = await listDaemonSetMetrics(reader, target);
+  observe(newest);
+  observe(metrics.newest);
+  const now = getNow();
+  const samples: LogEntry['samples'] = [];
+  const ooms: OomEvent[] = [];
+  for (const [node, pod] of pods) {
+    const u = metrics.byPod.get(pod.name);
+    if (u)
+      samples.push({
+        node,
+        t: u.t,
+        cpu: containers.map((c) => u.usage.get(c)?.cpu),
+        memory: containers.map((c) => u.usage.get(c)?.memory),
+      });
+    const rec = model.nodes.get(node);
+    containers.forEach((name, j) => {
+      const c = pod.containers.find((x) => x.name === name);
+      if (c?.oomAt === undefined || c.memoryRequest === undefined) return;
+      if (c.oomAt <= (rec?.lastOomAt[j] ?? 0)) return;
+      ooms.push({ node, container: j, t: c.oomAt, request: c.memoryRequest });
+    });
+  }
+  ooms.sort((a, b) => a.t - b.t || (a.node < b.node ? -1 : a.node > b.node ? 1 : a.container - b.container));
+  const entry: LogEntry = { at: now, gen: head?.gen ?? 0, containers, samples, ooms };
+  const applied = applyEntry(model, entry);
+
+  // Recommend.
+  const eligible = new Set<string>();
+  for (const n of nodes) if (!placementProblem(target.placement, n)) eligible.add(n.name);
+  const dsWide = recommendDsWide(target, model);
+  const recs = new Map<string, NodeRec>();
+  for (const node of eligible) {
+    const r = nodeRecommendation(target, model.nodes.get(node), dsWide);
+    if (r) recs.set(node, r);
+  }
+  let fallbackNodes = 0;
+  for (const r of recs.values()) if (r.source === 'fallback') fallbackNodes++;
+
+  // Store: a new base when due, else this cycle's log entry.
+  let folded = false;
+  let logBytes = 0;
+  let baseBytes = 0;
+  let newHead: DsHead | undefined;
+  let lastSampleAt = head?.stats?.lastSampleAt ?? 0;
+  for (const x of samples) if (x.t > lastSampleAt) lastSampleAt = x.t;
+  const stats = statsOf(model, eligible, recs, dsWide, lastSampleAt);
+  if (foldDue(head, ds, target.digest, now, settings.foldEveryMs)) {
+    collectGarbage(model, now, new Set(pods.keys()), eligible);
+    for (const node of eligible)
+      if (!model.nodes.has(node)) model.nodes.set(node, newNodeRecord(node, containers.length));
+    for (const [node, rec] of model.nodes) rec.rec = recs.get(node);
+    const packed = packBase(model, settings.chunkRawBytes);
+    const gen = (head?.gen ?? 0) + 1;
+    let written = 0;
+    for (let k = 0; k < packed.chunks.length; k++) {
+      const chunk = packed.chunks[k] as Uint8Array;
+      if (!(await store.putChunk(cluster, ds, gen, k, chunk, now))) break;
+      written++;
+      baseBytes += chunk.length;
+    }
+    if (written === packed.chunks.length) {
+      newHead = {
+        cluster,
+        namespace: target.ds.namespace,
+        name: target.ds.name,
+        vpa: target.vpa,
+        updateMode: target.updateMode,
+        digest: target.digest,
+        containers,
+        template: target.containers,
+        policies: target.policies,
+        gen,
+        chunks: packed.chunks.length,
+        baseAt: now,
+        foldedThrough:
+          ctx.cycleKey > (head?.foldedThrough ?? '') ? ctx.cycleKey : (head?.foldedThrough as string),
+        dsWide,
+        stats: { ...stats, nodes: model.nodes.size, scopes: countScopes(model) },
+        ...(head?.statusDigest ? { statusDigest: head.statusDigest } : {}),
+        version: (head?.version ?? 0) + 1,
+      };
+      try {
+        await store.putHead(newHead, head?.version ?? 0);
+        folded = true;
+        if (head && head.gen > 0) await store.deleteChunks(cluster, ds, head.gen, head.chunks);
+        await store.deleteLogs(cluster, ds, loaded.logCycles);
+      } catch (err) {
+        if (!(err instanceof VersionConflict)) throw err;
+        ctx.logger?.warn('another invocation folded this DaemonSet first; keeping its base', {
+          daemonSet: ds,
+        });
+        await store.deleteChunks(cluster, ds, gen, written);
+        newHead = undefined;
+      }
+    } else {
+      await store.deleteChunks(cluster, ds, gen, written);
+    }
+  } else if (head && ctx.cycleKey > head.foldedThrough && (samples.length > 0 || ooms.length > 0)) {
+    const body = compress(encodeLog(entry, loaded.baseOrder));
+    if (await store.putLog(cluster, ds, ctx.cycleKey, body, now)) logBytes = body.length;
+  }
+
+  const outcome: DsOutcome = {
+    namespace: target.ds.namespace,
+    name: target.ds.name,
+    vpa: target.vpa.name,
+    updateMode: target.updateMode,
+    metrics: metrics.state,
+    pods: pods.size,
+    eligible: eligible.size,
+    scopes: countScopes(model),
+    fallbackNodes,
+    samples: applied.samples,
+    ooms: applied.ooms,
+    folded,
+    logBytes,
+    baseBytes,
+    dsWide,
+    recs,
+    resizes: { requested: 0, completed: 0, refused: 0, skipped: 0 },
+    annotated: 0,
+    statusPatched: false,
+  };
+  if (metrics.state !== 'available')
+    ctx.logger?.warn('metrics API not usable: recommending from stored history only', {
+      daemonSet: ds,
+      metricsApi: metrics.state,
+      detail: metrics.detail,
+    });
+  if (target.apply === 'off') return outcome;
+
+  // Apply in place.
+  const owner = { kind: 'DaemonSet', name: target.ds.name };
+  const applyRec = await store.getApply(cluster, ds);
+  const records: Record<string, ResizeRecord> = { ...applyRec.records };
+  let recordsChanged = false;
+  const setRecord = (node: string, r: ResizeRecord | undefined) => {
+    const before = records[node];
+    if (r) records[node] = r;
+    else delete records[node];
+    if (JSON.stringify(before) !== JSON.stringify(r)) recordsChanged = true;
+  };
+  for (const [node, record] of Object.entries(records)) {
+    const pod = pods.get(node);
+    if (!pod) {
+      setRecord(node, undefined);
+      continue;
+    }
+    const seen = resizer.observe(pod.pod, record);
+    setRecord(node, seen.record);
+    if (seen.report) {
+      reports.push({ report: seen.report, owner });
+      if (seen.report.kind === 'resized') outcome.resizes.completed++;
+      else outcome.resizes.refused++;
+    }
+  }
+  const decisions = [];
+  for (const [node, pod] of pods) {
+    const rec = recs.get(node);
+    if (!rec) continue;
+    const d = decideUpdate(target, rec, pod, now, settings.updater);
+    if (d) decisions.push(d);
+  }
+  decisions.sort(byPriority);
+  const resized = new Set<string>();
+  for (const d of decisions) {
+    if (resizer.unsupported) break;
+    const may = resizer.mayRequest(d.pod.pod, d.desired, records[d.node]);
+    if (!may.ok) {
+      outcome.resizes.skipped++;
+      continue;
+    }
+    if (!budget.take()) break;
+    const result = await resizer.resize({ pod: d.pod.pod, desired: d.desired }, records[d.node]);
+    if (result.requests > 1) budget.take(result.requests - 1);
+    setRecord(d.node, result.record);
+    if (result.report) {
+      reports.push({ report: result.report, owner });
+      if (result.report.kind === 'resized') {
+        outcome.resizes.requested++;
+        resized.add(d.node);
+      } else outcome.resizes.refused++;
+    }
+  }
+  if (recordsChanged) {
+    if (!(await store.putApply(cluster, ds, records, applyRec.version)))
+      ctx.logger?.warn('resize records changed underneath; this cycle’s are dropped', { daemonSet: ds });
+  }
+
+  // Annotations: resized pods first, then the stalest.
+  const toAnnotate: PodView[] = [];
+  for (const [node, pod] of pods) {
+    const rec = recs.get(node);
+    if (!rec) continue;
+    if (resized.has(node) || annotationStale(pod.annotation, rec, settings.annotationTolerance))
+      toAnnotate.push(pod);
+  }
+  toAnnotate.sort(
+    (a, b) =>
+      Number(resized.has(b.node)) - Number(resized.has(a.node)) ||
+      Number(!!a.annotation) - Number(!!b.annotation),
+  );
+  for (const pod of toAnnotate) {
+    if (!budget.take()) break;
+    try {
+      await annotatePod(
+        ctx.client,
+        pod.namespace,
+        pod.name,
+        annotationValue(recs.get(pod.node) as NodeRec, now),
+      );
+      outcome.annotated++;
+    } catch (err) {
+      if (err instanceof ClusterAccessError && err.status === 404) continue;
+      throw err;
+    }
+  }
+
+  // The VPA's status: on each fold, and whenever the condition is missing.
+  const summary = statusSummary(recs, dsWide, stats);
+  const message = conditionMessage(summary);
+  const cond = currentCondition(vpa, CONDITION_TYPE);
+  const stale =
+    cond?.status !== 'True' || cond.reason !== 'NodeScope' || (folded && cond.message !== message);
+  if (stale && budget.take()) {
+    try {
+      await patchVpaStatus(
+        ctx.client,
+        target.vpa,
+        { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
+        now,
+        vpa,
+        crd === 'scoped' ? { ...summary, updatedAt: new Date(now).toISOString() } : undefined,
+      );
+      outcome.statusPatched = true;
+    } catch (err) {
+      ctx.logger?.warn('could not write the VPA status', {
+        vpa: `${target.vpa.namespace}/${target.vpa.name}`,
+        error: describe(err),
+      });
+    }
+  }
+  return outcome;
+}
+
+function countScopes(model: { nodes: Map<string, { states: unknown[] }> }): number {
+  let n = 0;
+  for (const r of model.nodes.values()) for (const s of r.states) if (s) n++;
+  return n;
+}
+
+function statsOf(
+  model: { nodes: Map<string, { states: unknown[] }> },
+  eligible: ReadonlySet<string>,
+  recs: ReadonlyMap<string, NodeRec>,
+  dsWide: Record<string, ContainerRec>,
+  lastSampleAt: number,
+): DsHead['stats'] {
+  let perNodeCpu = 0;
+  let perNodeMemory = 0;
+  let fallbackNodes = 0;
+  for (const r of recs.values()) {
+    if (r.source === 'fallback') fallbackNodes++;
+    for (const c of Object.values(r.containers)) {
+      perNodeCpu += c.target.cpu ?? 0;
+      perNodeMemory += c.target.memory ?? 0;
+    }
+  }
+  let wideCpu = 0;
+  let wideMemory = 0;
+  for (const c of Object.values(dsWide)) {
+    wideCpu += c.target.cpu ?? 0;
+    wideMemory += c.target.memory ?? 0;
+  }
+  return {
+    nodes: model.nodes.size,
+    eligibleNodes: eligible.size,
+    fallbackNodes,
+    scopes: countScopes(model),
+    perNodeCpu,
+    perNodeMemory,
+    dsWideCpu: wideCpu * recs.size,
+    dsWideMemory: wideMemory * recs.size,
+    lastSampleAt,
+  };
+}
+
+function statusSummary(
+  recs: ReadonlyMap<string, NodeRec>,
+  dsWide: Record<string, ContainerRec>,
+  stats: DsHead['stats'],
+): StatusSummary {
+  const containers: StatusSummary['containers'] = {};
+  for (const r of recs.values()) {
+    for (const [name, c] of Object.entries(r.containers)) {
+      containers[name] ??= {
+        min: {},
+        max: {},
+        daemonSetWide: { ...(dsWide[name]?.target ?? {}) },
+      };
+      const e = containers[name];
+      for (const res of ['cpu', 'memory'] as const) {
+        const v = c.target[res];
+        if (v === undefined) continue;
+        e.min[res] = Math.min(e.min[res] ?? v, v);
+        e.max[res] = Math.max(e.max[res] ?? v, v);
+      }
+    }
+  }
+  let fallback = 0;
+  for (const r of recs.values()) if (r.source === 'fallback') fallback++;
+  return {
+    nodes: recs.size,
+    nodesWithHistory: recs.size - fallback,
+    fallbackNodes: fallback,
+    containers,
+    perNodeTotal: { cpu: stats.perNodeCpu, memory: stats.perNodeMemory },
+    daemonSetWideTotal: { cpu: stats.dsWideCpu, memory: stats.dsWideMemory },
+  };
+}

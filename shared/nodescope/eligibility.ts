@@ -1,0 +1,129 @@
+/**
+ * Which nodes a DaemonSet can run on (the DaemonSet controller's predicates): the template's
+ * nodeSelector, required node affinity (matchExpressions on labels, matchFields on metadata.name), and
+ * taints with effect NoSchedule or NoExecute that its tolerations do not cover, after the tolerations
+ * the controller adds to every DaemonSet pod. Nodes a DaemonSet cannot run on get no recommendation and
+ * no fallback.
+ */
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeFacts {
+  name: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+  /** Allocatable millicores and bytes (0 when unknown). */
+  allocatableCpu: number;
+  allocatableMemory: number;
+}
+
+export interface PlacementFacts {
+  nodeSelector?: Record<string, string>;
+  requiredTerms?: NodeSelectorTerm[];
+  tolerations: Toleration[];
+  hostNetwork?: boolean;
+}
+
+/** What pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations adds to every DaemonSet pod. */
+export function daemonSetTolerations(own: readonly Toleration[], hostNetwork = false): Toleration[] {
+  const added: Toleration[] = [
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+    { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+    { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
+    { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
+    { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+  ];
+  if (hostNetwork)
+    added.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
+  return [...own, ...added];
+}
+
+/** ToleratesTaint (k8s.io/api/core/v1 toleration.go). */
+export function toleratesTaint(t: Toleration, taint: Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  switch (t.operator ?? 'Equal') {
+    case 'Exists':
+      return true;
+    case 'Equal':
+    case '':
+      return (t.value ?? '') === (taint.value ?? '');
+    default:
+      return false;
+  }
+}
+
+function requirementMatches(r: NodeSelectorRequirement, value: string | undefined): boolean {
+  const values = r.values ?? [];
+  switch (r.operator) {
+    case 'In':
+      return value !== undefined && values.includes(value);
+    case 'NotIn':
+      return value === undefined || !values.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+    case 'Lt': {
+      if (value === undefined || values.length !== 1) return false;
+      const a = Number.parseInt(value, 10);
+      const b = Number.parseInt(values[0] as string, 10);
+      if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+      return r.operator === 'Gt' ? a > b : a < b;
+    }
+    default:
+      return false;
+  }
+}
+
+function termMatches(term: NodeSelectorTerm, node: NodeFacts): boolean {
+  const exprs = term.matchExpressions ?? [];
+  const fields = term.matchFields ?? [];
+  // An empty term matches nothing (nodeaffinity.NewNodeSelector).
+  if (exprs.length === 0 && fields.length === 0) return false;
+  for (const r of exprs) if (!requirementMatches(r, node.labels[r.key])) return false;
+  for (const r of fields) {
+    if (r.key !== 'metadata.name') return false;
+    if (!requirementMatches(r, node.name)) return false;
+  }
+  return true;
+}
+
+/** Why the DaemonSet cannot run on the node, or undefined when it can. */
+export function placementProblem(p: PlacementFacts, node: NodeFacts): string | undefined {
+  for (const [k, v] of Object.entries(p.nodeSelector ?? {}))
+    if (node.labels[k] !== v) return `nodeSelector ${k}=${v} does not match`;
+  if (p.requiredTerms && p.requiredTerms.length > 0 && !p.requiredTerms.some((t) => termMatches(t, node)))
+    return 'required node affinity does not match';
+  const tolerations = daemonSetTolerations(p.tolerations, p.hostNetwork);
+  for (const taint of node.taints) {
+    if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
+    if (!tolerations.some((t) => toleratesTaint(t, taint)))
+      return `taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} is not tolerated`;
+  }
+  return undefined;
+}

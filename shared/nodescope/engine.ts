@@ -1,0 +1,206 @@
+/**
+ * The per-node math around shared/recommendation: applying a cycle's samples and OOM kills to the
+ * nodes' states (the same function replays stored cycles, so a restart reproduces every state bit for
+ * bit), recommending per node and for the whole DaemonSet, falling back for nodes without history, and
+ * upstream's garbage collection of states.
+ */
+import type { Bytes, EpochMillis, Millicores } from '../kernel/units.js';
+import {
+  addCpuSample,
+  addMemorySample,
+  type ContainerRecommendation,
+  type ContainerToRecommend,
+  createState,
+  isGarbage,
+  recommend,
+  recordOom,
+  type ScopeState,
+} from '../recommendation/index.js';
+import {
+  type ContainerRec,
+  type DsModel,
+  type LogEntry,
+  type NodeRec,
+  type NodeRecord,
+  newNodeRecord,
+} from './model.js';
+import type { NodeScopeTarget } from './targets.js';
+
+const ms = (t: number) => t as EpochMillis;
+
+/**
+ * Applies one cycle: every node's CPU and memory samples first, then the OOM kills (the recommender sees
+ * a cycle's samples before that cycle's OOM events). A state is created at its first observation.
+ * Containers the model does not have (the template changed since) are ignored.
+ */
+export function applyEntry(model: DsModel, entry: LogEntry): { samples: number; ooms: number } {
+  const map = entry.containers.map((name) => model.containers.indexOf(name));
+  let samples = 0;
+  let ooms = 0;
+  for (const s of entry.samples) {
+    let rec = model.nodes.get(s.node);
+    for (let k = 0; k < map.length; k++) {
+      const j = map[k] as number;
+      if (j < 0) continue;
+      const cpu = s.cpu[k];
+      const memory = s.memory[k];
+      if (cpu === undefined && memory === undefined) continue;
+      if (!rec) {
+        rec = newNodeRecord(s.node, model.containers.length);
+        model.nodes.set(s.node, rec);
+      }
+      let state = rec.states[j];
+      if (!state) {
+        state = createState(ms(s.t));
+        rec.states[j] = state;
+      }
+      if (cpu !== undefined && addCpuSample(state, ms(s.t), cpu as Millicores)) samples++;
+      if (memory !== undefined) addMemorySample(state, ms(s.t), memory as Bytes);
+    }
+  }
+  for (const o of entry.ooms) {
+    const j = map[o.container] ?? -1;
+    if (j < 0) continue;
+    let rec = model.nodes.get(o.node);
+    if (!rec) {
+      rec = newNodeRecord(o.node, model.containers.length);
+      model.nodes.set(o.node, rec);
+    }
+    let state = rec.states[j];
+    if (!state) {
+      state = createState(ms(o.t));
+      rec.states[j] = state;
+    }
+    if (recordOom(state, ms(o.t), o.request as Bytes)) ooms++;
+    if (o.t > (rec.lastOomAt[j] ?? 0)) rec.lastOomAt[j] = o.t;
+  }
+  return { samples, ooms };
+}
+
+function toRec(r: ContainerRecommendation): ContainerRec {
+  return {
+    target: { ...r.target },
+    lowerBound: { ...r.lowerBound },
+    upperBound: { ...r.upperBound },
+    uncappedTarget: { ...r.uncappedTarget },
+    ...(r.limits ? { limits: { ...r.limits } } : {}),
+  };
+}
+
+function inputs(target: NodeScopeTarget, states: (ScopeState | readonly ScopeState[] | undefined)[]) {
+  const out: ContainerToRecommend[] = [];
+  target.containers.forEach((c, j) => {
+    const state = states[j];
+    if (!state || (Array.isArray(state) && state.length === 0)) return;
+    const policy = target.policies[c.name];
+    out.push({
+      name: c.name,
+      state: state as ScopeState | readonly ScopeState[],
+      ...(policy ? { policy } : {}),
+      // Proportional limits keep the template's limit/request ratio (what admission would apply).
+      requests: c.requests,
+      limits: c.limits,
+    });
+  });
+  return out;
+}
+
+/** The recommendation from the node's own history: containers without CPU samples are left out. */
+export function recommendOwn(target: NodeScopeTarget, record: NodeRecord): Record<string, ContainerRec> {
+  const out: Record<string, ContainerRec> = {};
+  const list = inputs(target, record.states);
+  if (list.length === 0) return out;
+  for (const r of recommend(list)) out[r.name] = toRec(r);
+  return out;
+}
+
+/**
+ * What upstream VPA would recommend with the default scope: every node's state of a container merged
+ * (in node-name order) into one, the pod minimum split over the DaemonSet's containers.
+ */
+export function recommendDsWide(target: NodeScopeTarget, model: DsModel): Record<string, ContainerRec> {
+  const names = [...model.nodes.keys()].sort();
+  const perContainer: ScopeState[][] = target.containers.map(() => []);
+  for (const n of names) {
+    const rec = model.nodes.get(n) as NodeRecord;
+    rec.states.forEach((s, j) => {
+      if (s) perContainer[j]?.push(s);
+    });
+  }
+  const out: Record<string, ContainerRec> = {};
+  const list = inputs(target, perContainer);
+  if (list.length === 0) return out;
+  for (const r of recommend(list)) out[r.name] = toRec(r);
+  return out;
+}
+
+/**
+ * Per node: its own recommendation, or (a node the DaemonSet can run on without history yet) the
+ * DaemonSet-wide one marked as a fallback. A container missing from a node's own history takes the
+ * DaemonSet-wide value for that container.
+ */
+export function nodeRecommendation(
+  target: NodeScopeTarget,
+  record: NodeRecord | undefined,
+  dsWide: Record<string, ContainerRec>,
+): NodeRec | undefined {
+  const own = record ? recommendOwn(target, record) : {};
+  const ownNames = Object.keys(own);
+  if (ownNames.length === 0) {
+    if (Object.keys(dsWide).length === 0) return undefined;
+    return { source: 'fallback', containers: { ...dsWide } };
+  }
+  const containers: Record<string, ContainerRec> = { ...own };
+  for (const c of target.containers) {
+    if (target.policies[c.name]?.mode === 'Off') continue;
+    if (!containers[c.name] && dsWide[c.name]) containers[c.name] = dsWide[c.name] as ContainerRec;
+  }
+  return { source: 'node', containers };
+}
+
+/**
+ * Upstream's garbage collection (at most hourly upstream; here at each fold): a state goes when it has
+ * expired (no CPU sample for 8 days) or when it has no CPU sample and nothing contributes to it (no live
+ * pod of the DaemonSet on the node). A node record goes with its last state unless the DaemonSet can
+ * run on the node (it keeps a fallback recommendation).
+ */
+export function collectGarbage(
+  model: DsModel,
+  now: number,
+  contributive: ReadonlySet<string>,
+  eligible: ReadonlySet<string>,
+): { states: number; nodes: number } {
+  let states = 0;
+  let nodes = 0;
+  for (const [name, rec] of model.nodes) {
+    const live = contributive.has(name);
+    rec.states.forEach((s, j) => {
+      if (s && isGarbage(s, ms(now), live)) {
+        rec.states[j] = undefined;
+        rec.lastOomAt[j] = 0;
+        states++;
+      }
+    });
+    if (rec.states.every((s) => !s) && !eligible.has(name)) {
+      model.nodes.delete(name);
+      nodes++;
+    }
+  }
+  return { states, nodes };
+}
+
+/** Re-keys a model to a target's containers (a template that gained or lost containers). */
+export function remapContainers(model: DsModel, containers: readonly string[]): DsModel {
+  if (model.containers.length === containers.length && model.containers.every((c, i) => c === containers[i]))
+    return model;
+  const map = containers.map((c) => model.containers.indexOf(c));
+  const nodes = new Map<string, NodeRecord>();
+  for (const [name, rec] of model.nodes) {
+    nodes.set(name, {
+      node: name,
+      states: map.map((j) => (j < 0 ? undefined : rec.states[j])),
+      lastOomAt: map.map((j) => (j < 0 ? 0 : (rec.lastOomAt[j] ?? 0))),
+    });
+  }
+  return { containers: [...containers], nodes };
+}

@@ -1,0 +1,207 @@
+/**
+ * What nodescope makes visible inside a cluster (never in update mode Off, which writes nothing):
+ *   - on each pod, the annotation fleetscope.io/recommendation: that node's recommendation (target,
+ *     lower and upper bound per container) and whether it is the node's own or the DaemonSet-wide
+ *     fallback; rewritten only when the target moved by more than 10% or the source changed;
+ *   - on the VerticalPodAutoscaler, a status condition summarising the node-scoped recommendations
+ *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope`.
+ * status.recommendation is deliberately left alone: upstream's updater and admission controller act on
+ * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
+ */
+
+import type { ClusterClient } from '../k8s/client.js';
+import { patchOptions } from '../k8s/client.js';
+import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quantity.js';
+import type { Bytes, Millicores } from '../kernel/units.js';
+import { RECOMMENDATION_ANNOTATION, VPA_GROUP } from './collect.js';
+import type { VpaObject } from './k8s-types.js';
+import type { Amounts, ContainerRec, NodeRec } from './model.js';
+
+const q = (a: Amounts | undefined) => {
+  const out: { cpu?: string; memory?: string } = {};
+  if (a?.cpu !== undefined) out.cpu = formatCpu(a.cpu as Millicores);
+  if (a?.memory !== undefined) out.memory = formatMemory(a.memory as Bytes);
+  return out;
+};
+
+export interface AnnotationValue {
+  source: 'node' | 'fallback';
+  containers: Record<
+    string,
+    { target: { cpu?: string; memory?: string }; lowerBound: object; upperBound: object }
+  >;
+  updatedAt: string;
+}
+
+export function annotationValue(rec: NodeRec, now: number): string {
+  const containers: AnnotationValue['containers'] = {};
+  for (const name of Object.keys(rec.containers).sort()) {
+    const r = rec.containers[name] as ContainerRec;
+    containers[name] = { target: q(r.target), lowerBound: q(r.lowerBound), upperBound: q(r.upperBound) };
+  }
+  const v: AnnotationValue = { source: rec.source, containers, updatedAt: new Date(now).toISOString() };
+  return JSON.stringify(v);
+}
+
+const amount = (parse: (x: string) => number, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined;
+  try {
+    return parse(v);
+  } catch {
+    return Number.NaN;
+  }
+};
+
+function parseTargets(
+  value: string | undefined,
+): { source?: string; targets: Record<string, Amounts> } | undefined {
+  if (!value) return undefined;
+  try {
+    const v = JSON.parse(value) as AnnotationValue;
+    const targets: Record<string, Amounts> = {};
+    for (const [name, c] of Object.entries(v.containers ?? {})) {
+      const a: Amounts = {};
+      const cpu = amount(parseCpu, c.target?.cpu);
+      const memory = amount(parseMemory, c.target?.memory);
+      if (cpu !== undefined) a.cpu = cpu;
+      if (memory !== undefined) a.memory = memory;
+      targets[name] = a;
+    }
+    return { source: v.source, targets };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the pod's annotation no longer says what the recommendation says (beyond `tolerance`). */
+export function annotationStale(current: string | undefined, rec: NodeRec, tolerance = 0.1): boolean {
+  const parsed = parseTargets(current);
+  if (!parsed || parsed.source !== rec.source) return true;
+  const names = new Set([...Object.keys(parsed.targets), ...Object.keys(rec.containers)]);
+  for (const name of names) {
+    const a = parsed.targets[name];
+    const b = rec.containers[name]?.target;
+    if (!a || !b) return true;
+    for (const r of ['cpu', 'memory'] as const) {
+      const x = a[r];
+      const y = b[r];
+      if (x === undefined && y === undefined) continue;
+      if (x === undefined || y === undefined || !Number.isFinite(x)) return true;
+      if (Math.abs(x - y) > tolerance * Math.max(y, 1)) return true;
+    }
+  }
+  return false;
+}
+
+export async function annotatePod(
+  client: ClusterClient,
+  namespace: string,
+  name: string,
+  value: string,
+): Promise<void> {
+  await client.patch('annotate pod', 'merge', (options) =>
+    client.core.patchNamespacedPod(
+      { name, namespace, body: { metadata: { annotations: { [RECOMMENDATION_ANNOTATION]: value } } } },
+      options,
+    ),
+  );
+}
+
+export interface StatusSummary {
+  nodes: number;
+  nodesWithHistory: number;
+  fallbackNodes: number;
+  /** Per container: the range of per-node targets, and the DaemonSet-wide target. */
+  containers: Record<string, { min: Amounts; max: Amounts; daemonSetWide: Amounts }>;
+  /** Sums over nodes of per-node targets, and of the DaemonSet-wide target on every node. */
+  perNodeTotal: Amounts;
+  daemonSetWideTotal: Amounts;
+}
+
+const pct = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined || b === 0
+    ? ''
+    : `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(0)}%`;
+
+export function conditionMessage(s: StatusSummary): string {
+  const parts = [
+    `node scope (fleetscope): ${s.nodes} node(s), ${s.nodesWithHistory} with their own history, ${s.fallbackNodes} on the DaemonSet-wide fallback`,
+  ];
+  for (const [name, c] of Object.entries(s.containers).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const cpu =
+      c.min.cpu !== undefined
+        ? `cpu ${q(c.min).cpu}..${q(c.max).cpu} (DaemonSet-wide ${q(c.daemonSetWide).cpu ?? '-'})`
+        : '';
+    const mem =
+      c.min.memory !== undefined
+        ? `memory ${q(c.min).memory}..${q(c.max).memory} (DaemonSet-wide ${q(c.daemonSetWide).memory ?? '-'})`
+        : '';
+    parts.push(`${name}: ${[cpu, mem].filter(Boolean).join(', ')}`);
+  }
+  const cpu = pct(s.perNodeTotal.cpu, s.daemonSetWideTotal.cpu);
+  const mem = pct(s.perNodeTotal.memory, s.daemonSetWideTotal.memory);
+  if (cpu || mem) parts.push(`per-node sizing vs DaemonSet-wide: cpu ${cpu || '-'}, memory ${mem || '-'}`);
+  return parts.join('; ');
+}
+
+export interface VpaCondition {
+  type: string;
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
+/** The condition as the VPA carries it now, if any. */
+export function currentCondition(vpa: VpaObject | undefined, type: string) {
+  return vpa?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Patches the VPA's status (merge patch on the status subresource). */
+export async function patchVpaStatus(
+  client: ClusterClient,
+  vpa: { namespace: string; name: string },
+  condition: VpaCondition,
+  now: number,
+  previous: VpaObject | undefined,
+  nodeScope?: StatusSummary & { updatedAt: string },
+): Promise<void> {
+  const old = currentCondition(previous, condition.type) as
+    | { lastTransitionTime?: string; status?: string }
+    | undefined;
+  const lastTransitionTime =
+    old?.status === condition.status && old?.lastTransitionTime
+      ? old.lastTransitionTime
+      : new Date(now).toISOString();
+  const others = (previous?.status?.conditions ?? []).filter((c) => c.type !== condition.type);
+  const status: Record<string, unknown> = {
+    conditions: [
+      ...others,
+      { ...condition, lastTransitionTime: lastTransitionTime.replace(/\.\d{3}Z$/, 'Z') },
+    ],
+  };
+  if (nodeScope)
+    status.nodeScope = {
+      ...nodeScope,
+      containers: Object.fromEntries(
+        Object.entries(nodeScope.containers).map(([k, v]) => [
+          k,
+          { min: q(v.min), max: q(v.max), daemonSetWide: q(v.daemonSetWide) },
+        ]),
+      ),
+      perNodeTotal: q(nodeScope.perNodeTotal),
+      daemonSetWideTotal: q(nodeScope.daemonSetWideTotal),
+    };
+  await client.call('patch VPA status', () =>
+    client.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: VPA_GROUP,
+        version: 'v1',
+        namespace: vpa.namespace,
+        plural: 'verticalpodautoscalers',
+        name: vpa.name,
+        body: { status },
+      },
+      patchOptions('merge'),
+    ),
+  );
+}

@@ -1,0 +1,181 @@
+/**
+ * Raw JSON GETs over a ClusterClient's kubeconfig (same TLS, same credentials, same timeout, retry and
+ * error policy through ClusterClient.call), for the large lists of a cycle. client-node's typed lists
+ * rebuild every object field by field after JSON.parse, which costs about as much again as the parse
+ * itself on 5,000-pod pages; nodescope reads a few fields and needs neither. Pages are handed to the
+ * caller one at a time, so a cycle never holds a whole cluster's pods.
+ */
+import https from 'node:https';
+import type { CallOptions, ClusterClient } from '../k8s/client.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import type { ListObject } from './k8s-types.js';
+
+/** What toClusterAccessError recognises as a client-node ApiException (status, raw body, headers). */
+class RawHttpError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+    readonly headers: Record<string, string>,
+  ) {
+    super(`HTTP-Code: ${code}`);
+  }
+}
+
+interface Connection {
+  agent: https.Agent;
+  headers: Record<string, string>;
+  base: URL;
+}
+
+const connections = new WeakMap<ClusterClient, Promise<Connection>>();
+
+async function connect(client: ClusterClient): Promise<Connection> {
+  const opts: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };
+  await client.kubeConfig.applyToHTTPSOptions(opts);
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: 4,
+    ca: opts.ca,
+    cert: opts.cert,
+    key: opts.key,
+    ...(opts.servername ? { servername: opts.servername } : {}),
+    ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+  });
+  return { agent, headers: { ...(opts.headers as Record<string, string>) }, base: new URL(client.server) };
+}
+
+export interface RawStats {
+  requests: number;
+  bytes: number;
+  byOperation: Record<string, number>;
+}
+
+export class RawReader {
+  readonly stats: RawStats = { requests: 0, bytes: 0, byOperation: {} };
+
+  constructor(private readonly client: ClusterClient) {}
+
+  private connection(): Promise<Connection> {
+    let c = connections.get(this.client);
+    if (!c) {
+      c = connect(this.client);
+      connections.set(this.client, c);
+      c.catch(() => connections.delete(this.client));
+    }
+    return c;
+  }
+
+  /** Fresh credentials per request (EKS tokens expire; client-node's authenticators cache them). */
+  private async authHeaders(): Promise<Record<string, string>> {
+    const opts: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };
+    await this.client.kubeConfig.applyToHTTPSOptions(opts);
+    return (opts.headers ?? {}) as Record<string, string>;
+  }
+
+  private fetch(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal) {
+    return this.connection().then(
+      async (conn) =>
+        new Promise<Buffer>((resolve, reject) => {
+          const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
+          for (const [k, v] of Object.entries(query))
+            if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+          this.authHeaders().then((auth) => {
+            const req = https.request(
+              url,
+              { agent: conn.agent, method: 'GET', headers: { ...auth, accept: 'application/json' }, signal },
+              (res) => {
+                const chunks: Buffer[] = [];
+                res.on('data', (d: Buffer) => chunks.push(d));
+                res.on('error', reject);
+                res.on('end', () => {
+                  const body = Buffer.concat(chunks);
+                  this.stats.bytes += body.length;
+                  const status = res.statusCode ?? 0;
+                  if (status >= 200 && status < 300) resolve(body);
+                  else {
+                    const headers: Record<string, string> = {};
+                    for (const [k, v] of Object.entries(res.headers))
+                      if (typeof v === 'string') headers[k.toLowerCase()] = v;
+                    reject(new RawHttpError(status, body.toString('utf8'), headers));
+                  }
+                });
+              },
+            );
+            req.on('error', reject);
+            req.end();
+          }, reject);
+        }),
+    );
+  }
+
+  /** One GET of a JSON document, parsed. */
+  async get<T>(
+    operation: string,
+    path: string,
+    query: Record<string, string | number | undefined> = {},
+    call?: CallOptions,
+  ): Promise<T> {
+    return this.client.call(
+      operation,
+      async (signal) => {
+        this.stats.requests++;
+        this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
+        const body = await this.fetch(path, query, signal);
+        return JSON.parse(body.toString('utf8')) as T;
+      },
+      call,
+    );
+  }
+
+  /**
+   * Every page of a list (limit/continue), each handed to `onPage` and then dropped. A 410 Expired
+   * continue token restarts the list once; onPage must tolerate seeing items again after `onRestart`.
+   */
+  async list<T>(
+    operation: string,
+    path: string,
+    query: Record<string, string | number | undefined>,
+    onPage: (items: T[]) => void,
+    opts: { pageSize: number; onRestart?: () => void; maxPages?: number },
+  ): Promise<void> {
+    let restarted = false;
+    for (;;) {
+      let token: string | undefined;
+      let pages = 0;
+      try {
+        do {
+          if (++pages > (opts.maxPages ?? 10_000))
+            throw new ClusterAccessError({
+              cluster: this.client.cluster,
+              operation,
+              kind: 'internal',
+              retryable: false,
+              detail: 'the list did not end',
+            });
+          const page: ListObject<T> = await this.get<ListObject<T>>(operation, path, {
+            ...query,
+            limit: opts.pageSize,
+            continue: token,
+          });
+          onPage(page.items ?? []);
+          const next = page.metadata?.continue || undefined;
+          if (next !== undefined && next === token)
+            throw new ClusterAccessError({
+              cluster: this.client.cluster,
+              operation,
+              kind: 'internal',
+              retryable: false,
+              detail: 'the server returned the same continue token twice',
+            });
+          token = next;
+        } while (token);
+        return;
+      } catch (err) {
+        const expired = err instanceof ClusterAccessError && err.status === 410 && token !== undefined;
+        if (!expired || restarted) throw err;
+        restarted = true;
+        opts.onRestart?.();
+      }
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * nodescope's settings. The defaults are what the cost arithmetic in bench/ and README.md assume.
+ */
+import type { BackoffPolicy } from '../resize/index.js';
+import { DEFAULT_UPDATER, type UpdaterSettings } from './apply.js';
+
+export interface NodeScopeSettings {
+  /** Minutes between cycles (the capability's schedule): one sample per container per cycle. */
+  periodMinutes: number;
+  /** A new base (all states rewritten) at most this often per DaemonSet; cycles in between append logs. */
+  foldEveryMs: number;
+  /** `limit` of list pages. */
+  pageSize: number;
+  /** Cluster writes per cycle (resizes, pod annotations, VPA status patches), across all DaemonSets. */
+  writeBudget: number;
+  /** A pod's annotation is rewritten when a target moved by more than this fraction. */
+  annotationTolerance: number;
+  /** Uncompressed bytes per base chunk (compressed, well under DynamoDB's 400 KB item limit). */
+  chunkRawBytes: number;
+  updater: UpdaterSettings;
+  backoff: Partial<BackoffPolicy>;
+  /** After a server showed it has no pods/resize, ask again after this long. */
+  resizeUnsupportedRecheckMs: number;
+}
+
+export const DEFAULT_SETTINGS: Readonly<NodeScopeSettings> = Object.freeze({
+  periodMinutes: 5,
+  foldEveryMs: 60 * 60_000,
+  pageSize: 1000,
+  writeBudget: 60,
+  annotationTolerance: 0.1,
+  chunkRawBytes: 300_000,
+  updater: DEFAULT_UPDATER,
+  backoff: {},
+  resizeUnsupportedRecheckMs: 24 * 3_600_000,
+});
+
+/** Settings from the environment (FLEETSCOPE_NODESCOPE_*), over the defaults. */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<NodeScopeSettings> {
+  const out: Partial<NodeScopeSettings> = {};
+  const num = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+    return n;
+  };
+  const budget = num('FLEETSCOPE_NODESCOPE_WRITE_BUDGET');
+  if (budget !== undefined) out.writeBudget = Math.floor(budget);
+  const fold = num('FLEETSCOPE_NODESCOPE_FOLD_MINUTES');
+  if (fold !== undefined) out.foldEveryMs = fold * 60_000;
+  const page = num('FLEETSCOPE_NODESCOPE_PAGE_SIZE');
+  if (page !== undefined && page >= 1) out.pageSize = Math.floor(page);
+  return out;
+}

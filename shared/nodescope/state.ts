@@ -1,0 +1,103 @@
+/**
+ * Loading and saving one DaemonSet's states: the base (packed, compressed chunks of a generation named
+ * by the head) plus the log entries written since, replayed in cycle order. A fold writes a new
+ * generation and moves the head to it with one conditional write.
+ */
+import { compress, decodeChunkBody, decodeLog, decompress, encodeChunkBody } from './codec.js';
+import { applyEntry, remapContainers } from './engine.js';
+import type { DsModel, NodeRecord } from './model.js';
+import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
+
+export interface LoadedDs {
+  model: DsModel;
+  /** The base's node order (log entries refer to nodes by position in it). */
+  baseOrder: string[];
+  /** Cycles replayed from the log, and those skipped (another generation). */
+  logCycles: string[];
+  skipped: number;
+}
+
+export class BaseMovedError extends Error {
+  override name = 'BaseMovedError';
+}
+
+/**
+ * The states as of the last stored cycle, keyed to `containers` (the current template's), or to the
+ * head's containers when not given.
+ */
+export async function loadDs(
+  store: NodeScopeStore,
+  head: DsHead | undefined,
+  cluster: string,
+  ds: string,
+  containers?: readonly string[],
+): Promise<LoadedDs> {
+  let model: DsModel = { containers: [...(containers ?? head?.containers ?? [])], nodes: new Map() };
+  const baseOrder: string[] = [];
+  if (head && head.gen > 0) {
+    const chunks = await store.getChunks(cluster, ds, head.gen, head.chunks);
+    if (!chunks) throw new BaseMovedError(`the base of ${ds} was replaced while it was being read`);
+    const nodes = new Map<string, NodeRecord>();
+    let baseContainers: string[] = head.containers;
+    for (const c of chunks) {
+      const body = decodeChunkBody(decompress(c));
+      baseContainers = body.containers;
+      for (const n of body.nodes) {
+        nodes.set(n.node, n);
+        baseOrder.push(n.node);
+      }
+    }
+    model = remapContainers({ containers: baseContainers, nodes }, containers ?? baseContainers);
+  }
+  const logCycles: string[] = [];
+  let skipped = 0;
+  if (head) {
+    const gen = head.gen;
+    for (const l of await store.listLogs(cluster, ds, head.foldedThrough)) {
+      const entry = decodeLog(decompress(l.data), baseOrder);
+      if (entry.gen !== gen) {
+        skipped++;
+        continue;
+      }
+      applyEntry(model, entry);
+      logCycles.push(l.cycle);
+    }
+  }
+  return { model, baseOrder, logCycles, skipped };
+}
+
+/** Packs node records (in name order) into compressed chunks of about `rawBytes` each. */
+export function packBase(
+  model: DsModel,
+  rawBytes: number,
+): { chunks: Uint8Array[]; order: string[]; rawSize: number } {
+  const names = [...model.nodes.keys()].sort();
+  const chunks: Uint8Array[] = [];
+  let rawSize = 0;
+  let start = 0;
+  // Grow a run of nodes until its encoding passes rawBytes (estimated from the previous run's density).
+  let perNode = 0;
+  while (start < names.length) {
+    let count =
+      perNode > 0 ? Math.max(1, Math.floor(rawBytes / perNode)) : Math.min(names.length - start, 256);
+    count = Math.min(count, names.length - start);
+    let body = encodeChunkBody(
+      model.containers,
+      names.slice(start, start + count).map((n) => model.nodes.get(n) as NodeRecord),
+    );
+    while (body.length > rawBytes * 1.25 && count > 1) {
+      count = Math.max(1, Math.floor(count / 2));
+      body = encodeChunkBody(
+        model.containers,
+        names.slice(start, start + count).map((n) => model.nodes.get(n) as NodeRecord),
+      );
+    }
+    perNode = body.length / count;
+    rawSize += body.length;
+    chunks.push(compress(body));
+    start += count;
+  }
+  return { chunks, order: names, rawSize };
+}
+
+export { dsKeyOf };

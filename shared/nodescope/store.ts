@@ -1,0 +1,480 @@
+/**
+ * nodescope's items in the fleetscope table (keys from shared/platform/table.ts). Every write is a
+ * single-item conditional write; a fold (a new base) is committed by one conditional update of the
+ * DaemonSet's head, so a crash at any point leaves either the old base or the new one, never a mix.
+ *
+ *   pk = CLUSTER#<c>  sk = nodescope#cluster                the last cycle: summary, refused targets
+ *   pk = CLUSTER#<c>  sk = nodescope#ds#<ns>/<ds>           head: base generation, chunks, DaemonSet-wide
+ *                                                           recommendation, fold bookkeeping, version
+ *                                                           (gsi1pk = NODESCOPE, gsi1sk = <c>#<ns>/<ds>)
+ *   pk = CLUSTER#<c>  sk = nodescope#base#<ns>/<ds>#<gen>#<k>  chunk k of base generation gen: packed,
+ *                                                           compressed node states and recommendations
+ *                                                           (immutable; up to ~350 KB each)
+ *   pk = CLUSTER#<c>  sk = nodescope#log#<ns>/<ds>#<cycle>  one cycle's samples since the base (immutable)
+ *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending
+ *
+ * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
+ * longer processed expire on their own, after upstream's 8-day state expiry has passed.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { Detail } from '../platform/events.js';
+import { TABLE } from '../platform/table.js';
+import type { ContainerPolicy } from '../recommendation/index.js';
+import type { ResizeRecord } from '../resize/index.js';
+import type { ContainerRec } from './model.js';
+import type { TemplateContainer } from './targets.js';
+
+const PK = TABLE.partitionKey.name;
+const SK = TABLE.sortKey.name;
+const G1PK = TABLE.gsi1.partitionKey.name;
+const G1SK = TABLE.gsi1.sortKey.name;
+const TTL = TABLE.ttlAttribute;
+
+export const clusterPk = (cluster: string) => `CLUSTER#${cluster}`;
+export const CLUSTER_SK = 'nodescope#cluster';
+export const HEAD_PREFIX = 'nodescope#ds#';
+export const dsKeyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+const headSk = (ds: string) => `${HEAD_PREFIX}${ds}`;
+const baseSk = (ds: string, gen: number, k: number) =>
+  `nodescope#base#${ds}#${String(gen).padStart(10, '0')}#${String(k).padStart(4, '0')}`;
+const logPrefix = (ds: string) => `nodescope#log#${ds}#`;
+const applySk = (ds: string) => `nodescope#apply#${ds}`;
+export const HEADS_GSI = 'NODESCOPE';
+
+const DAY_S = 86_400;
+/** Chunks outlive upstream's 8-day expiry of a state without samples before the TTL removes them. */
+const CHUNK_TTL_S = 10 * DAY_S;
+const LOG_TTL_S = 3 * DAY_S;
+
+export interface DsHead {
+  cluster: string;
+  namespace: string;
+  name: string;
+  vpa: { namespace: string; name: string; uid: string };
+  updateMode: string;
+  /** The target digest the base was built for (containers and policies). */
+  digest: string;
+  containers: string[];
+  /** The template's containers and the VPA's policies: enough to recommend from storage alone. */
+  template: TemplateContainer[];
+  policies: Record<string, ContainerPolicy>;
+  /** Base generation (0: none yet) and its chunk count. */
+  gen: number;
+  chunks: number;
+  /** When the base was written (ms), and the last cycle folded into it. */
+  baseAt: number;
+  foldedThrough: string;
+  /** The DaemonSet-wide recommendation upstream VPA would give (default scope), as of the base. */
+  dsWide: Record<string, ContainerRec>;
+  /** Counts as of the base. */
+  stats: {
+    nodes: number;
+    eligibleNodes: number;
+    fallbackNodes: number;
+    scopes: number;
+    /** Sums over eligible nodes: per-node targets vs the DaemonSet-wide target on every node. */
+    perNodeCpu: number;
+    perNodeMemory: number;
+    dsWideCpu: number;
+    dsWideMemory: number;
+    lastSampleAt: number;
+  };
+  /** Digest of the summary last written to the VPA's status. */
+  statusDigest?: string;
+  version: number;
+}
+
+export interface ClusterRecord {
+  cluster: string;
+  lastCycle: Detail<'NodeScopeCycleCompleted'>;
+  /** Refused targets last reported (uid#reason), so each is reported once. */
+  rejected: { namespace: string; vpa: string; uid: string; kind: string; name: string; reason: string }[];
+  /** No resize request before this time: the server has no pods/resize (ms). */
+  resizeUnsupportedUntil?: number;
+  resizeUnsupported?: string;
+}
+
+export interface ApplyRecord {
+  records: Record<string, ResizeRecord>;
+  version: number;
+}
+
+const isConditionFailure = (err: unknown) =>
+  err instanceof ConditionalCheckFailedException ||
+  (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { [PK]: _pk, [SK]: _sk, [G1PK]: _g, [G1SK]: _gs, [TTL]: _t, ...rest } = item;
+  return rest as T;
+}
+
+const asBytes = (v: unknown): Uint8Array => {
+  if (v instanceof Uint8Array) return v;
+  throw new Error('expected a binary attribute');
+};
+
+export class VersionConflict extends Error {
+  override name = 'VersionConflict';
+}
+
+/** DynamoDB usage of one cycle, for the bench and the cost arithmetic. */
+export interface StoreStats {
+  reads: number;
+  writes: number;
+  /** Bytes read and written (item payloads), and the request units they cost at on-demand rounding. */
+  bytesRead: number;
+  bytesWritten: number;
+  readUnits: number;
+  writeUnits: number;
+}
+
+export class NodeScopeStore {
+  readonly stats: StoreStats = {
+    reads: 0,
+    writes: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    readUnits: 0,
+    writeUnits: 0,
+  };
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  private countWrite(bytes: number): void {
+    this.stats.writes++;
+    this.stats.bytesWritten += bytes;
+    this.stats.writeUnits += Math.max(1, Math.ceil(bytes / 1024));
+  }
+
+  private countRead(bytes: number, consistent: boolean): void {
+    this.stats.reads++;
+    this.stats.bytesRead += bytes;
+    this.stats.readUnits += Math.max(1, Math.ceil(bytes / 4096)) * (consistent ? 1 : 0.5);
+  }
+
+  async getCluster(cluster: string): Promise<ClusterRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: CLUSTER_SK } }),
+    );
+    this.countRead(approxSize(out.Item), false);
+    return out.Item ? strip<ClusterRecord>(out.Item) : undefined;
+  }
+
+  async putCluster(rec: ClusterRecord): Promise<void> {
+    const Item = { [PK]: clusterPk(rec.cluster), [SK]: CLUSTER_SK, ...rec };
+    await this.db.send(new PutCommand({ TableName: this.table, Item }));
+    this.countWrite(approxSize(Item));
+  }
+
+  async getHead(cluster: string, ds: string): Promise<DsHead | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: clusterPk(cluster), [SK]: headSk(ds) },
+        ConsistentRead: true,
+      }),
+    );
+    this.countRead(approxSize(out.Item), true);
+    return out.Item ? strip<DsHead>(out.Item) : undefined;
+  }
+
+  /** Heads of one cluster (without their chunks or logs). */
+  async listHeads(cluster: string): Promise<DsHead[]> {
+    const heads: DsHead[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+          ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':prefix': HEAD_PREFIX },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        this.countRead(approxSize(item), false);
+        heads.push(strip<DsHead>(item));
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return heads;
+  }
+
+  /** Every head of the fleet (sparse index). */
+  async listAllHeads(): Promise<DsHead[]> {
+    const heads: DsHead[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: TABLE.gsi1.indexName,
+          KeyConditionExpression: '#g = :g',
+          ExpressionAttributeNames: { '#g': G1PK },
+          ExpressionAttributeValues: { ':g': HEADS_GSI },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) heads.push(strip<DsHead>(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return heads;
+  }
+
+  /** Writes the head if its stored version is still `expected` (0: it must not exist). */
+  async putHead(head: DsHead, expected: number): Promise<void> {
+    const ds = dsKeyOf(head.namespace, head.name);
+    const Item = {
+      [PK]: clusterPk(head.cluster),
+      [SK]: headSk(ds),
+      [G1PK]: HEADS_GSI,
+      [G1SK]: `${head.cluster}#${ds}`,
+      ...head,
+    };
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item,
+          ConditionExpression: expected === 0 ? 'attribute_not_exists(#pk)' : '#v = :v',
+          ExpressionAttributeNames: expected === 0 ? { '#pk': PK } : { '#v': 'version' },
+          ...(expected === 0 ? {} : { ExpressionAttributeValues: { ':v': expected } }),
+        }),
+      );
+      this.countWrite(approxSize(Item));
+    } catch (err) {
+      if (isConditionFailure(err)) throw new VersionConflict(`the head of ${ds} changed underneath`);
+      throw err;
+    }
+  }
+
+  async deleteHead(cluster: string, ds: string): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: headSk(ds) } }),
+    );
+    this.countWrite(1);
+  }
+
+  /** Writes a chunk of a new generation; false when it exists (another invocation is folding). */
+  async putChunk(
+    cluster: string,
+    ds: string,
+    gen: number,
+    k: number,
+    body: Uint8Array,
+    now: number,
+  ): Promise<boolean> {
+    const Item = {
+      [PK]: clusterPk(cluster),
+      [SK]: baseSk(ds, gen, k),
+      data: body,
+      [TTL]: Math.floor(now / 1000) + CHUNK_TTL_S,
+    };
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': PK },
+        }),
+      );
+      this.countWrite(body.length + 120);
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * The chunks of a generation, in order. Chunks are immutable, so eventually consistent reads are safe:
+   * one not yet visible is read again with a consistent read. Undefined when a chunk is gone (a newer
+   * fold deleted the generation meanwhile).
+   */
+  async getChunks(
+    cluster: string,
+    ds: string,
+    gen: number,
+    count: number,
+  ): Promise<Uint8Array[] | undefined> {
+    const keys = Array.from({ length: count }, (_, k) => ({
+      [PK]: clusterPk(cluster),
+      [SK]: baseSk(ds, gen, k),
+    }));
+    const found = new Map<string, Uint8Array>();
+    for (let i = 0; i < keys.length; i += 100) {
+      let request: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+      for (let attempt = 0; request && request.length > 0 && attempt < 5; attempt++) {
+        const out: {
+          Responses?: Record<string, Record<string, unknown>[]>;
+          UnprocessedKeys?: Record<string, { Keys?: Record<string, unknown>[] }>;
+        } = await this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request } } }));
+        for (const item of out.Responses?.[this.table] ?? []) {
+          const data = asBytes(item.data);
+          this.countRead(data.length + 120, false);
+          found.set(item[SK] as string, data);
+        }
+        request = out.UnprocessedKeys?.[this.table]?.Keys;
+      }
+    }
+    const out: Uint8Array[] = [];
+    for (const key of keys) {
+      let data = found.get(key[SK] as string);
+      if (!data) {
+        const got = await this.db.send(
+          new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
+        );
+        if (!got.Item) return undefined;
+        data = asBytes(got.Item.data);
+        this.countRead(data.length + 120, true);
+      }
+      out.push(data);
+    }
+    return out;
+  }
+
+  async deleteChunks(cluster: string, ds: string, gen: number, count: number): Promise<void> {
+    for (let k = 0; k < count; k++) {
+      await this.db.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [PK]: clusterPk(cluster), [SK]: baseSk(ds, gen, k) },
+        }),
+      );
+      this.countWrite(1);
+    }
+  }
+
+  /** Appends a cycle's entry; false when the cycle was already written (a redelivered event). */
+  async putLog(cluster: string, ds: string, cycle: string, body: Uint8Array, now: number): Promise<boolean> {
+    const Item = {
+      [PK]: clusterPk(cluster),
+      [SK]: `${logPrefix(ds)}${cycle}`,
+      data: body,
+      [TTL]: Math.floor(now / 1000) + LOG_TTL_S,
+    };
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': PK },
+        }),
+      );
+      this.countWrite(body.length + 100);
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Log entries after `after` (a cycle key), in cycle order. */
+  async listLogs(cluster: string, ds: string, after: string): Promise<{ cycle: string; data: Uint8Array }[]> {
+    const prefix = logPrefix(ds);
+    const out: { cycle: string; data: Uint8Array }[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+          ExpressionAttributeValues: {
+            ':pk': clusterPk(cluster),
+            ':lo': `${prefix}${after}\u0000`,
+            ':hi': `${prefix}\uffff`,
+          },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const data = asBytes(item.data);
+        this.countRead(data.length + 100, true);
+        out.push({ cycle: (item[SK] as string).slice(prefix.length), data });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return out.filter((l) => l.cycle > after);
+  }
+
+  async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {
+    for (const c of cycles) {
+      await this.db.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [PK]: clusterPk(cluster), [SK]: `${logPrefix(ds)}${c}` },
+        }),
+      );
+      this.countWrite(1);
+    }
+  }
+
+  async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: clusterPk(cluster), [SK]: applySk(ds) },
+        ConsistentRead: true,
+      }),
+    );
+    this.countRead(approxSize(out.Item), true);
+    return out.Item ? strip<ApplyRecord>(out.Item) : { records: {}, version: 0 };
+  }
+
+  /** Writes the resize records if nobody else did since `prev` was read. */
+  async putApply(
+    cluster: string,
+    ds: string,
+    records: Record<string, ResizeRecord>,
+    prev: number,
+  ): Promise<boolean> {
+    const Item = { [PK]: clusterPk(cluster), [SK]: applySk(ds), records, version: prev + 1 };
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item,
+          ConditionExpression: prev === 0 ? 'attribute_not_exists(#pk)' : '#v = :v',
+          ExpressionAttributeNames: prev === 0 ? { '#pk': PK } : { '#v': 'version' },
+          ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':v': prev } }),
+        }),
+      );
+      this.countWrite(approxSize(Item));
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  async deleteApply(cluster: string, ds: string): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: applySk(ds) } }),
+    );
+    this.countWrite(1);
+  }
+}
+
+/** DynamoDB's item size, approximately (attribute names and values as UTF-8 text). */
+export function approxSize(item: Record<string, unknown> | undefined): number {
+  if (!item) return 0;
+  return Buffer.byteLength(
+    JSON.stringify(item, (_k, v) => (v instanceof Uint8Array ? 'x'.repeat(v.length) : v)),
+  );
+}

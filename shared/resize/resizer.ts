@@ -1,0 +1,331 @@
+/**
+ * The shared in-place resize mechanism: requests a resize through `pods/resize`, re-reads and retries on
+ * 409, recognises a server without the subresource, and follows each resize through the kubelet's answer
+ * (Deferred: wait, the kubelet retries by itself; Infeasible: record, back off, never retry the same
+ * request). It keeps no state of its own between invocations: the caller stores one small ResizeRecord
+ * per target and hands it back. Every request and every refusal comes out as a ResizeReport, which the
+ * caller turns into an event and a metric.
+ */
+import { ClusterAccessError } from '../k8s/errors.js';
+import { desiredDigest, planResize } from './patch.js';
+import { observeResize } from './status.js';
+import type { DesiredResources, PodLike, RefusalKind, ResizeRecord, ResizeReport } from './types.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+export interface BackoffPolicy {
+  /** First wait after Infeasible before a different request may be made (doubles per refusal). */
+  infeasibleMs: number;
+  /** First wait after the apiserver refused (422, 403) or the kubelet failed to actuate. */
+  rejectedMs: number;
+  /** First wait after a transient failure (timeouts, 5xx after the client's own retries). */
+  errorMs: number;
+  /** Ceiling of every wait. */
+  maxMs: number;
+  /** While Deferred, a changed request replaces the pending one only after this long. */
+  deferredChangeMs: number;
+}
+
+export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
+  infeasibleMs: HOUR,
+  rejectedMs: HOUR,
+  errorMs: 5 * MINUTE,
+  maxMs: 24 * HOUR,
+  deferredChangeMs: 15 * MINUTE,
+});
+
+/** The two calls the mechanism makes. */
+export interface ResizeApi {
+  /** PATCH pods/{name}/resize with a strategic-merge patch; resolves to the updated pod. */
+  patchResize(namespace: string, name: string, body: object): Promise<PodLike>;
+  /** GET the pod; undefined when it does not exist. */
+  readPod(namespace: string, name: string): Promise<PodLike | undefined>;
+}
+
+export interface ResizeTarget {
+  pod: PodLike;
+  desired: DesiredResources;
+  /**
+   * After a 409 the pod is read again and this gives what it should get now (the decision may depend on
+   * the pod's current values, e.g. proportional limits). Default: the same desired resources.
+   */
+  recompute?: (fresh: PodLike) => DesiredResources | undefined;
+}
+
+export interface ResizeResult {
+  /** What to store for the target until the next invocation (undefined: nothing to remember). */
+  record?: ResizeRecord;
+  report?: ResizeReport;
+  /** HTTP requests made. */
+  requests: number;
+}
+
+export interface ResizerOptions {
+  now?: () => number;
+  backoff?: Partial<BackoffPolicy>;
+  /** Re-read-and-retry rounds after a 409 (default 2). */
+  conflictRetries?: number;
+}
+
+const podKey = (pod: PodLike) => ({
+  namespace: pod.metadata?.namespace ?? '',
+  pod: pod.metadata?.name ?? '',
+  podUid: pod.metadata?.uid ?? '',
+  ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
+});
+
+export class Resizer {
+  private readonly backoff: BackoffPolicy;
+  private readonly now: () => number;
+  private readonly conflictRetries: number;
+  /** Set once the server has shown it has no pods/resize: no further request in this invocation. */
+  unsupported: string | undefined;
+
+  constructor(
+    private readonly api: ResizeApi,
+    opts: ResizerOptions = {},
+  ) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+    this.now = opts.now ?? Date.now;
+    this.conflictRetries = opts.conflictRetries ?? 2;
+  }
+
+  private wait(kind: 'infeasible' | 'rejected' | 'error', attempts: number): number {
+    const base =
+      kind === 'infeasible'
+        ? this.backoff.infeasibleMs
+        : kind === 'rejected'
+          ? this.backoff.rejectedMs
+          : this.backoff.errorMs;
+    return Math.min(this.backoff.maxMs, base * 2 ** Math.max(0, attempts - 1));
+  }
+
+  /**
+   * Follows up on an earlier request from the pod's current status: Completed once the spec runs,
+   * Deferred or Infeasible when the kubelet says so (reported once, on the transition). A record of
+   * another pod (the DaemonSet controller recreated it) is dropped.
+   */
+  observe(pod: PodLike, record: ResizeRecord | undefined): { record?: ResizeRecord; report?: ResizeReport } {
+    if (!record) return {};
+    if (record.podUid !== pod.metadata?.uid) return {};
+    const now = this.now();
+    const obs = observeResize(pod);
+    const key = podKey(pod);
+    if (record.state === 'requested' || record.state === 'deferred') {
+      switch (obs.state) {
+        case 'none':
+          return {
+            report: { kind: 'resized', outcome: 'Completed', ...key, containers: [], at: now },
+          };
+        case 'deferred':
+          if (record.state === 'deferred') return { record };
+          return {
+            record: { ...record, state: 'deferred', since: now, message: obs.message },
+            report: this.refusal('Deferred', obs.message ?? 'the node cannot fit it now', key, now),
+          };
+        case 'infeasible':
+        case 'error': {
+          const attempts = record.attempts + 1;
+          const kind = obs.state === 'infeasible' ? 'infeasible' : 'rejected';
+          const nextAttemptAt = now + this.wait(kind, attempts);
+          return {
+            record: {
+              ...record,
+              state: obs.state === 'infeasible' ? 'infeasible' : 'rejected',
+              since: now,
+              attempts,
+              nextAttemptAt,
+              message: obs.message,
+            },
+            report: this.refusal(
+              obs.state === 'infeasible' ? 'Infeasible' : 'ActuationError',
+              obs.message ?? (obs.state === 'infeasible' ? 'the node can never fit it' : 'actuation failed'),
+              key,
+              now,
+              nextAttemptAt,
+            ),
+          };
+        }
+        default:
+          return { record };
+      }
+    }
+    return { record };
+  }
+
+  /**
+   * Whether a request for `desired` may be made now. A request the kubelet is still working on or has
+   * deferred is not repeated; after Infeasible or a refusal only a different request is made, and only
+   * once the back-off has passed.
+   */
+  mayRequest(
+    pod: PodLike,
+    desired: DesiredResources,
+    record: ResizeRecord | undefined,
+  ): { ok: true } | { ok: false; why: string } {
+    if (this.unsupported) return { ok: false, why: this.unsupported };
+    if (!record || record.podUid !== pod.metadata?.uid) return { ok: true };
+    const now = this.now();
+    const same = record.desired === desiredDigest(desired);
+    switch (record.state) {
+      case 'requested':
+        return same ? { ok: false, why: 'the same resize is in progress' } : { ok: true };
+      case 'deferred':
+        if (same) return { ok: false, why: 'deferred by the kubelet, which retries it by itself' };
+        return now - record.since >= this.backoff.deferredChangeMs
+          ? { ok: true }
+          : { ok: false, why: 'deferred by the kubelet; a different request waits a while' };
+      case 'infeasible':
+      case 'rejected':
+        if (same) return { ok: false, why: `the same resize was refused (${record.state})` };
+        if (record.nextAttemptAt !== undefined && now < record.nextAttemptAt)
+          return {
+            ok: false,
+            why: `backing off after ${record.state} until ${new Date(record.nextAttemptAt).toISOString()}`,
+          };
+        return { ok: true };
+      case 'error':
+        if (record.nextAttemptAt !== undefined && now < record.nextAttemptAt)
+          return {
+            ok: false,
+            why: `backing off after an error until ${new Date(record.nextAttemptAt).toISOString()}`,
+          };
+        return { ok: true };
+    }
+  }
+
+  /**
+   * Requests the resize (when mayRequest allows it; the caller asks first). On 409 the pod is read again
+   * and the request rebuilt for it; on 404 a read tells a missing pod from a missing subresource.
+   */
+  async resize(target: ResizeTarget, record: ResizeRecord | undefined): Promise<ResizeResult> {
+    let pod = target.pod;
+    let desired = target.desired;
+    const key = podKey(pod);
+    const now = this.now();
+    let requests = 0;
+    if (this.unsupported)
+      return { record, report: this.refusal('Unsupported', this.unsupported, key, now), requests };
+    const previous = record && record.podUid === key.podUid ? record : undefined;
+    const refused = (
+      refusal: RefusalKind,
+      message: string,
+      state: 'rejected' | 'error',
+      changes: ResizeReport['containers'],
+    ): ResizeResult => {
+      const attempts = (previous?.attempts ?? 0) + 1;
+      const nextAttemptAt = now + this.wait(state, attempts);
+      return {
+        record: {
+          podUid: key.podUid,
+          desired: desiredDigest(desired),
+          state,
+          since: now,
+          attempts,
+          nextAttemptAt,
+          message,
+        },
+        report: { ...this.refusal(refusal, message, key, now, nextAttemptAt), containers: changes },
+        requests,
+      };
+    };
+    for (let round = 0; ; round++) {
+      const planned = planResize(pod, desired);
+      if (planned.kind === 'noop') return { record: previous, requests };
+      if (planned.kind === 'invalid') return refused('Invalid', planned.message, 'rejected', planned.changes);
+      const { plan } = planned;
+      try {
+        requests++;
+        const updated = await this.api.patchResize(key.namespace, key.pod, plan.body);
+        const obs = observeResize(updated);
+        const base: ResizeRecord = {
+          podUid: key.podUid,
+          desired: desiredDigest(desired),
+          state: 'requested',
+          since: now,
+          attempts: previous?.attempts ?? 0,
+        };
+        if (obs.state === 'infeasible') {
+          const attempts = base.attempts + 1;
+          const nextAttemptAt = now + this.wait('infeasible', attempts);
+          return {
+            record: { ...base, state: 'infeasible', attempts, nextAttemptAt, message: obs.message },
+            report: {
+              ...this.refusal(
+                'Infeasible',
+                obs.message ?? 'the node can never fit it',
+                key,
+                now,
+                nextAttemptAt,
+              ),
+              containers: plan.changes,
+            },
+            requests,
+          };
+        }
+        return {
+          record: base,
+          report: { kind: 'resized', outcome: 'Requested', ...key, containers: plan.changes, at: now },
+          requests,
+        };
+      } catch (err) {
+        if (!(err instanceof ClusterAccessError)) throw err;
+        if (err.status === 409 && round < this.conflictRetries) {
+          requests++;
+          const fresh = await this.readOrUndefined(key.namespace, key.pod);
+          if (!fresh || fresh.metadata?.uid !== key.podUid)
+            return { report: this.refusal('Gone', 'the pod was deleted or replaced', key, now), requests };
+          pod = fresh;
+          const next = target.recompute ? target.recompute(fresh) : desired;
+          if (!next) return { record: previous, requests };
+          desired = next;
+          continue;
+        }
+        if (err.status === 409) return refused('Conflict', err.detail, 'error', plan.changes);
+        if (err.status === 404) {
+          requests++;
+          const fresh = await this.readOrUndefined(key.namespace, key.pod);
+          if (!fresh) return { report: this.refusal('Gone', 'the pod no longer exists', key, now), requests };
+          this.unsupported =
+            'the API server has no pods/resize subresource (Kubernetes before 1.32, or InPlacePodVerticalScaling off): recommending only';
+          return {
+            record: previous,
+            report: { ...this.refusal('Unsupported', this.unsupported, key, now), containers: plan.changes },
+            requests,
+          };
+        }
+        if (err.status === 422) return refused('Invalid', err.detail, 'rejected', plan.changes);
+        if (err.status === 403) return refused('Forbidden', err.detail, 'rejected', plan.changes);
+        return refused('Error', err.detail, 'error', plan.changes);
+      }
+    }
+  }
+
+  private async readOrUndefined(namespace: string, name: string): Promise<PodLike | undefined> {
+    try {
+      return await this.api.readPod(namespace, name);
+    } catch (err) {
+      if (err instanceof ClusterAccessError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  private refusal(
+    refusal: RefusalKind,
+    message: string,
+    key: ReturnType<typeof podKey>,
+    at: number,
+    retryAfter?: number,
+  ): Extract<ResizeReport, { kind: 'refused' }> {
+    return {
+      kind: 'refused',
+      refusal,
+      message,
+      ...key,
+      containers: [],
+      ...(retryAfter !== undefined ? { retryAfter } : {}),
+      at,
+    };
+  }
+}

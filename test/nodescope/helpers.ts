@@ -1,0 +1,115 @@
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { type SimClusterSpec, type SimDaemonSetSpec, startSimulator } from '../../local/sim/index.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
+import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+
+export const VPA_RESOURCE = 'verticalpodautoscalers.autoscaling.k8s.io';
+export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+
+export type Sim = Awaited<ReturnType<typeof startSimulator>>;
+
+export function agentDaemonSet(over: Partial<SimDaemonSetSpec> = {}): SimDaemonSetSpec {
+  return {
+    name: 'agent',
+    namespace: 'monitoring',
+    containers: [
+      { name: 'collector', requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+      { name: 'shipper', requests: { cpu: '50m', memory: '64Mi' } },
+    ],
+    load: {
+      cpu: 100,
+      memory: '96Mi',
+      perNode: 'heterogeneous',
+      perNodeRange: [0.25, 4],
+      containers: { shipper: { cpu: 40, memory: '48Mi' } },
+      noise: 0.05,
+    },
+    ...over,
+  };
+}
+
+export function vpaObject(opts: {
+  name?: string;
+  namespace?: string;
+  target?: { kind: string; name: string; apiVersion?: string };
+  mode?: string;
+  via?: 'annotation' | 'spec';
+  policies?: object[];
+}): Record<string, unknown> {
+  const via = opts.via ?? 'annotation';
+  return {
+    apiVersion: 'autoscaling.k8s.io/v1',
+    kind: 'VerticalPodAutoscaler',
+    metadata: {
+      name: opts.name ?? 'agent',
+      namespace: opts.namespace ?? 'monitoring',
+      ...(via === 'annotation' ? { annotations: { 'fleetscope.io/scope': 'node' } } : {}),
+    },
+    spec: {
+      targetRef: opts.target ?? { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent' },
+      ...(via === 'spec' ? { scope: 'node' } : {}),
+      updatePolicy: { updateMode: opts.mode ?? 'Off' },
+      ...(opts.policies ? { resourcePolicy: { containerPolicies: opts.policies } } : {}),
+    },
+  };
+}
+
+export interface Env {
+  sim: Sim;
+  runtime: LocalRuntime;
+  store: NodeScopeStore;
+  clients: Map<string, ClusterClient>;
+  stop(): Promise<void>;
+}
+
+export async function startEnv(clusters: SimClusterSpec[]): Promise<Env> {
+  const sim = await startSimulator({ clusters, now: START });
+  const runtime = await startLocalRuntime({ retryDelayMs: 5 });
+  const store = new NodeScopeStore(runtime.db, runtime.table);
+  const clients = new Map<string, ClusterClient>();
+  const kubeconfig = sim.kubeconfig();
+  for (const c of sim.clusters)
+    clients.set(c.name, ClusterClient.fromKubeconfig(kubeconfig, { cluster: c.name, context: c.name }));
+  return {
+    sim,
+    runtime,
+    store,
+    clients,
+    async stop() {
+      for (const c of clients.values()) await c.close();
+      await runtime.stop();
+      await sim.stop();
+    },
+  };
+}
+
+/** Advances the simulated clock by `stepMs`, then runs one cycle of the cluster at that time. */
+export async function cycle(
+  env: Env,
+  cluster: string,
+  stepMs = 5 * MINUTE,
+  settings?: Partial<NodeScopeSettings>,
+  store: NodeScopeStore = env.store,
+): Promise<CycleResult> {
+  env.sim.clock.advance(stepMs);
+  const at = new Date(env.sim.clock.now()).toISOString();
+  const client = env.clients.get(cluster);
+  if (!client) throw new Error(`no client for ${cluster}`);
+  return runCycle({
+    cluster,
+    cycleId: `nodescope/${at}`,
+    cycleKey: at,
+    client,
+    store,
+    settings,
+    now: () => env.sim.clock.now(),
+  });
+}
+
+export function requestsOf(env: Env, cluster: string) {
+  return env.sim.cluster(cluster).stats();
+}

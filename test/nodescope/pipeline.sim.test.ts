@@ -1,0 +1,196 @@
+/**
+ * The pipeline over the Kubernetes API simulator and dynalite: targets, collection, per-node states
+ * stored and reloaded every cycle, recommendations per node and DaemonSet-wide, fallback, visibility in
+ * the cluster. Behaviour only: no wall-clock time is asserted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CycleResult, DsOutcome } from '../../shared/nodescope/cycle.js';
+import { getRecommendations } from '../../shared/nodescope/query.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
+
+const ZONE = 'topology.kubernetes.io/zone';
+
+const ds = (r: CycleResult, name = 'agent'): DsOutcome => {
+  const o = r.daemonSets.find((d) => d.name === name);
+  if (!o) throw new Error(`no outcome for ${name}: ${JSON.stringify(r.detail)}`);
+  return o;
+};
+
+describe('node-scoped recommendations over the simulator', () => {
+  let env: Env;
+  const nodeNames = (cluster: string) =>
+    env.sim
+      .cluster(cluster)
+      .store.list('nodes')
+      .map((n) => n.metadata.name as string)
+      .sort();
+
+  beforeAll(async () => {
+    env = await startEnv([
+      {
+        name: 'het',
+        nodes: 8,
+        seed: 11,
+        vpaCrd: true,
+        daemonSets: [
+          agentDaemonSet({
+            // Node 1 carries four times node 0's load; the others sit in between.
+            load: {
+              cpu: 100,
+              memory: '96Mi',
+              perNode: { '0': 1, '1': 4, '2': 2, '3': 1.5, '4': 3, '5': 1.2, '6': 2.5, '7': 1 },
+              containers: { shipper: { cpu: 40, memory: '48Mi' } },
+              noise: 0.05,
+              diurnalAmplitude: 0.2,
+            },
+          }),
+          agentDaemonSet({
+            name: 'zonal',
+            nodeSelector: { [ZONE]: 'us-east-1a' },
+            load: { perNode: 'heterogeneous' },
+          }),
+        ],
+      },
+      {
+        name: 'uni',
+        nodes: 6,
+        seed: 12,
+        vpaCrd: true,
+        daemonSets: [agentDaemonSet({ load: { cpu: 120, memory: '100Mi', perNode: 'uniform', noise: 0 } })],
+      },
+      { name: 'small', nodes: 3, seed: 13, vpaCrd: true, daemonSets: [agentDaemonSet()] },
+      { name: 'large', nodes: 60, seed: 14, vpaCrd: true, daemonSets: [agentDaemonSet()] },
+    ]);
+    for (const c of ['het', 'uni', 'small', 'large'])
+      env.sim.cluster(c).store.put(VPA_RESOURCE, vpaObject({ mode: 'Off' }));
+    env.sim.cluster('het').store.put(
+      VPA_RESOURCE,
+      vpaObject({
+        name: 'zonal',
+        target: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'zonal' },
+        mode: 'Off',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  let last: CycleResult;
+
+  it('gives each node a target that follows its own load (4x the load, a markedly larger target)', async () => {
+    for (let i = 0; i < 24; i++) last = await cycle(env, 'het', 15 * MINUTE);
+    const agent = ds(last);
+    const nodes = nodeNames('het');
+    const n0 = agent.recs.get(nodes[0] as string);
+    const n1 = agent.recs.get(nodes[1] as string);
+    expect(n0?.source).toBe('node');
+    expect(n1?.source).toBe('node');
+    const cpu0 = n0?.containers.collector?.target.cpu as number;
+    const cpu1 = n1?.containers.collector?.target.cpu as number;
+    expect(cpu1).toBeGreaterThan(3 * cpu0);
+    expect(n1?.containers.collector?.target.memory as number).toBeGreaterThan(
+      2 * (n0?.containers.collector?.target.memory as number),
+    );
+    // Ranked like the load: per-node CPU targets sorted by node factor are non-decreasing.
+    const factors = [1, 4, 2, 1.5, 3, 1.2, 2.5, 1];
+    const byFactor = nodes
+      .map((n, i) => ({ f: factors[i] as number, cpu: agent.recs.get(n)?.containers.collector?.target.cpu }))
+      .filter((x) => x.cpu !== undefined)
+      .sort((a, b) => a.f - b.f);
+    for (let i = 1; i < byFactor.length; i++)
+      if ((byFactor[i] as { f: number }).f > (byFactor[i - 1] as { f: number }).f)
+        expect(byFactor[i]?.cpu).toBeGreaterThanOrEqual(byFactor[i - 1]?.cpu as number);
+    // Upstream's single recommendation sits near the busiest nodes' and over-provisions the rest.
+    expect(agent.dsWide.collector?.target.cpu).toBeGreaterThan(cpu0 * 2);
+    expect(last.detail.samples).toBeGreaterThan(0);
+    expect(last.detail.errors).toEqual([]);
+  });
+
+  it('ignores nodes the DaemonSet cannot run on', () => {
+    const zonal = ds(last, 'zonal');
+    const inZone = env.sim
+      .cluster('het')
+      .store.list('nodes')
+      .filter(
+        (n) =>
+          n.metadata.labels[ZONE] === 'us-east-1a' &&
+          !(n.spec.taints ?? []).some((t: { effect: string }) => t.effect === 'NoSchedule'),
+      )
+      .map((n) => n.metadata.name)
+      .sort();
+    expect([...zonal.recs.keys()].sort()).toEqual(inZone);
+    expect(zonal.eligible).toBe(inZone.length);
+  });
+
+  it('reproduces the same recommendations from DynamoDB alone after a restart', async () => {
+    const agent = ds(last);
+    const fresh = new NodeScopeStore(env.runtime.db, env.runtime.table);
+    const live = await getRecommendations(fresh, 'het', 'monitoring', 'agent', { live: true });
+    expect(live).toBeDefined();
+    expect(live?.dsWide).toEqual(agent.dsWide);
+    expect(Object.keys(live?.nodes ?? {}).sort()).toEqual([...agent.recs.keys()].sort());
+    for (const [node, rec] of agent.recs) expect(live?.nodes[node]).toEqual(rec);
+    // And a cycle run by a fresh process (new store, same table) continues from there.
+    const next = await cycle(env, 'het', 15 * MINUTE, undefined, fresh);
+    expect(ds(next).scopes).toBe(agent.scopes);
+    const one = await getRecommendations(fresh, 'het', 'monitoring', 'agent', { node: nodeNames('het')[1] });
+    expect(Object.keys(one?.nodes ?? {})).toEqual([nodeNames('het')[1]]);
+  });
+
+  it('gives every node the DaemonSet-wide target when the load is the same everywhere', async () => {
+    let r: CycleResult | undefined;
+    for (let i = 0; i < 12; i++) r = await cycle(env, 'uni', 15 * MINUTE);
+    const agent = ds(r as CycleResult);
+    expect(agent.recs.size).toBeGreaterThan(3);
+    for (const rec of agent.recs.values()) {
+      expect(rec.source).toBe('node');
+      for (const name of ['collector', 'shipper'])
+        expect(rec.containers[name]?.target).toEqual(agent.dsWide[name]?.target);
+    }
+  });
+
+  it('in update mode Off writes nothing to the cluster', () => {
+    for (const c of ['het', 'uni']) {
+      const byMethod = env.sim.cluster(c).stats().byMethod;
+      expect(Object.keys(byMethod)).toEqual(['GET']);
+    }
+  });
+
+  it('makes the same number of API requests for 3 nodes as for 60', async () => {
+    const per = async (cluster: string) => {
+      await cycle(env, cluster, 5 * MINUTE);
+      env.sim.cluster(cluster).resetStats();
+      const r = await cycle(env, cluster, 5 * MINUTE);
+      return {
+        sim: env.sim.cluster(cluster).stats().total,
+        counted: r.detail.apiRequests,
+        nodes: r.detail.nodes,
+      };
+    };
+    const small = await per('small');
+    const large = await per('large');
+    expect(large.nodes).toBe(60);
+    expect(small.nodes).toBe(3);
+    expect(large.sim).toBe(small.sim);
+    expect(large.counted).toBe(large.sim);
+  });
+
+  it('gives a node without history the DaemonSet-wide recommendation, marked as a fallback', async () => {
+    const store = env.sim.cluster('het').store;
+    const template = store.get('nodes', nodeNames('het')[0] as string);
+    const name = 'ip-10-99-0-1.ec2.internal';
+    store.put('nodes', {
+      ...template,
+      metadata: { name, labels: { ...template.metadata.labels, 'kubernetes.io/hostname': name } },
+      spec: { ...template.spec, providerID: `aws:///us-east-1a/i-new` },
+    });
+    // At once: metrics-server reports a pod only after two scrapes.
+    const r = await cycle(env, 'het', 1000);
+    const rec = ds(r).recs.get(name);
+    expect(rec?.source).toBe('fallback');
+    expect(rec?.containers).toEqual(ds(r).dsWide);
+    expect(r.detail.fallbackNodes).toBeGreaterThanOrEqual(1);
+  });
+});
