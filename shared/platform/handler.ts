@@ -58,9 +58,10 @@ function clusterContext(clusterOf: (event: never) => string | undefined, tools: 
 
 function tools(functionId: string): HandlerTools {
   functionSpec(functionId); // fail at import time if the catalogue does not know this function
+  const logger = makeLogger(functionId);
   return {
-    logger: makeLogger(functionId),
-    metrics: makeMetrics(functionId),
+    logger,
+    metrics: makeMetrics(functionId, logger),
     get deps() {
       return deps();
     },
@@ -116,6 +117,9 @@ export function eventHandler<T extends DetailType, R>(spec: {
     .use(
       makeHandlerIdempotent({
         persistenceStore: idempotencyStore(),
+        // Keyed by function, not by the Lambda's deployed name: several functions receive the same
+        // event (same id) and each must run it once.
+        keyPrefix: spec.functionId,
         config: new IdempotencyConfig({ eventKeyJmesPath: 'id', expiresAfterSeconds: 24 * 3600 }),
       }),
     )

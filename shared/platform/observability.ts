@@ -18,10 +18,18 @@ export function makeLogger(functionId: string): Logger {
  * EMF metrics under the fleetscope namespace, dimensioned by function. The cluster rides along as EMF
  * metadata (searchable in the log line, no per-cluster CloudWatch dimension and so no per-cluster cost).
  */
-export function makeMetrics(functionId: string): Metrics {
+export function makeMetrics(functionId: string, logger: Logger): Metrics {
   return new Metrics({
     namespace: DEFAULTS.metricsNamespace,
     serviceName: DEFAULTS.serviceName,
     defaultDimensions: { function: functionId },
+    // An invocation with nothing to count (a cluster with no work this cycle) is normal, so the
+    // "no application metrics" notice goes to debug instead of warning on every such invocation.
+    logger: {
+      debug: (...a: unknown[]) => logger.debug(String(a[0])),
+      info: (...a: unknown[]) => logger.info(String(a[0])),
+      warn: (...a: unknown[]) => logger.debug(String(a[0])),
+      error: (...a: unknown[]) => logger.error(String(a[0])),
+    },
   });
 }
