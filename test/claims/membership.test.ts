@@ -3,7 +3,9 @@
  * uniqueness under 20 concurrent joins, and crashes injected between the single-item writes, each
  * repaired by the reconciler.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import {
   type ClaimsPorts,
@@ -18,6 +20,7 @@ import {
   setCustomClaim,
   UniquenessError,
 } from '../../shared/claims/membership.js';
+import { clusterIdentityContext, forgetIdentityKeys } from '../../shared/claims/observability.js';
 import { actionsOf, reconcileClaims } from '../../shared/claims/reconcile.js';
 import { ClaimRuleError, MAX_CLAIM_VALUE_BYTES } from '../../shared/claims/rules.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
@@ -362,5 +365,39 @@ describe('custom claims', () => {
   it('claims of an unregistered cluster are refused', async () => {
     await expect(setCustomClaim(ports(), 'nobody', 'a.example.com', 'x')).rejects.toThrow(/not registered/);
     await expect(joinClusterSet(ports(), 'nobody', 'blue')).rejects.toThrow(/not registered/);
+  });
+});
+
+describe('diagnostics', () => {
+  it('tags log lines and metrics of an invocation about a cluster with its ID and ClusterSet', async () => {
+    const c = await cluster();
+    await joinClusterSet(ports(), c.name, 'diag');
+    forgetIdentityKeys();
+    const logger = new Logger({ serviceName: 'test' });
+    const metrics = new Metrics({ namespace: 'test', serviceName: 'test' });
+    const append = vi.spyOn(logger, 'appendKeys');
+    const meta = vi.spyOn(metrics, 'addMetadata');
+    const mw = clusterIdentityContext(
+      logger,
+      metrics,
+      () => store,
+      (e: { detail: { cluster: string } }) => e.detail.cluster,
+    );
+    await mw.before!({ event: { detail: { cluster: c.name } } } as never);
+    expect(append).toHaveBeenCalledWith({ clusterId: c.uid, clusterSet: 'diag' });
+    expect(meta).toHaveBeenCalledWith('clusterId', c.uid);
+    expect(meta).toHaveBeenCalledWith('clusterSet', 'diag');
+    // A cluster fleetscope has no identity for still gets clusterSet "none"; a failing lookup never throws.
+    await mw.before!({ event: { detail: { cluster: 'unknown-cluster' } } } as never);
+    expect(append).toHaveBeenLastCalledWith({ clusterSet: 'none' });
+    const broken = clusterIdentityContext(
+      logger,
+      metrics,
+      () => {
+        throw new Error('no table');
+      },
+      () => 'x',
+    );
+    await expect(broken.before!({ event: {} } as never)).resolves.toBeUndefined();
   });
 });
