@@ -23,6 +23,11 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: "compute one scope's recommendation offline from a history file",
     load: async () => (await import('./commands/recommend.js')).command,
   },
+  recommendations: {
+    summary:
+      'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',
+    load: async () => (await import('./commands/recommendations.js')).command,
+  },
 };
 
 export function registerCommand(name: string, summary: string, load: () => Promise<CliCommand>): void {

@@ -72,7 +72,12 @@ export class RawReader {
     return (opts.headers ?? {}) as Record<string, string>;
   }
 
-  private fetch(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal) {
+  private fetch(
+    path: string,
+    query: Record<string, string | number | undefined>,
+    signal: AbortSignal,
+    write?: { method: string; body: string; contentType: string },
+  ) {
     return this.connection().then(
       async (conn) =>
         new Promise<Buffer>((resolve, reject) => {
@@ -82,7 +87,16 @@ export class RawReader {
           this.authHeaders().then((auth) => {
             const req = https.request(
               url,
-              { agent: conn.agent, method: 'GET', headers: { ...auth, accept: 'application/json' }, signal },
+              {
+                agent: conn.agent,
+                method: write?.method ?? 'GET',
+                headers: {
+                  ...auth,
+                  accept: 'application/json',
+                  ...(write ? { 'content-type': write.contentType } : {}),
+                },
+                signal,
+              },
               (res) => {
                 const chunks: Buffer[] = [];
                 res.on('data', (d: Buffer) => chunks.push(d));
@@ -102,7 +116,7 @@ export class RawReader {
               },
             );
             req.on('error', reject);
-            req.end();
+            req.end(write?.body);
           }, reject);
         }),
     );
@@ -124,6 +138,26 @@ export class RawReader {
         return JSON.parse(body.toString('utf8')) as T;
       },
       call,
+    );
+  }
+
+  /** A write (POST, PUT, PATCH) of a JSON body, for objects client-node's models would not round-trip. */
+  async send<T>(
+    operation: string,
+    method: 'POST' | 'PUT' | 'PATCH',
+    path: string,
+    body: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
+    return this.client.call(
+      operation,
+      async (signal) => {
+        this.stats.requests++;
+        this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
+        const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
+        return JSON.parse(out.toString('utf8')) as T;
+      },
+      { idempotent: method !== 'POST' },
     );
   }
 

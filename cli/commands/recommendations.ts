@@ -1,0 +1,184 @@
+import { clusterAccess } from '../../shared/fleet/cluster-access.js';
+import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
+import type { Bytes, Millicores } from '../../shared/kernel/units.js';
+import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
+import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { openContext, parseFlags, targetOptions } from '../context.js';
+import { formatTable } from './cluster.js';
+
+const usage = `usage:
+  fleetscope recommendations list [--cluster NAME] [--json]
+  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [--json]
+  fleetscope recommendations install-crd --cluster NAME
+
+  list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster
+  get          per-node recommendations next to the DaemonSet-wide one; --live recomputes them from the
+               stored states (what the next cycle would compute), else what the last fold stored
+  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
+
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
+
+const options = {
+  ...targetOptions,
+  cluster: { type: 'string' },
+  daemonset: { type: 'string' },
+  node: { type: 'string' },
+  live: { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+export const command: CliCommand = {
+  name: 'recommendations',
+  summary: 'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    const [sub] = positionals;
+    if (sub === 'list') return list(values);
+    if (sub === 'get') return get(values);
+    if (sub === 'install-crd') return installCrd(values);
+    throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+  },
+};
+
+type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+const cpu = (a: Amounts | undefined) => (a?.cpu === undefined ? '-' : formatCpu(a.cpu as Millicores));
+const mem = (a: Amounts | undefined) => (a?.memory === undefined ? '-' : formatMemory(a.memory as Bytes));
+
+async function list(values: Flags): Promise<number> {
+  const ctx = await openContext(values);
+  try {
+    const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
+    if (values.json) {
+      console.log(JSON.stringify(heads, null, 2));
+      return 0;
+    }
+    if (heads.length === 0) {
+      console.log('no node-scoped DaemonSets');
+      return 0;
+    }
+    console.log(
+      formatTable([
+        [
+          'CLUSTER',
+          'DAEMONSET',
+          'VPA',
+          'MODE',
+          'NODES',
+          'FALLBACK',
+          'SCOPES',
+          'PER-NODE VS DS-WIDE (CPU, MEM)',
+          'AS OF',
+        ],
+        ...heads.map((h) => [
+          h.cluster,
+          `${h.namespace}/${h.name}`,
+          h.vpa.name,
+          h.updateMode,
+          String(h.stats.eligibleNodes),
+          String(h.stats.fallbackNodes),
+          String(h.stats.scopes),
+          `${delta(h.stats.perNodeCpu, h.stats.dsWideCpu)}, ${delta(h.stats.perNodeMemory, h.stats.dsWideMemory)}`,
+          new Date(h.baseAt).toISOString(),
+        ]),
+      ]),
+    );
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+function delta(a: number, b: number): string {
+  if (!b) return '-';
+  const p = ((a - b) / b) * 100;
+  return `${p >= 0 ? '+' : ''}${p.toFixed(0)}%`;
+}
+
+async function get(values: Flags): Promise<number> {
+  if (!values.cluster) throw new UsageError('get needs --cluster');
+  const ds = values.daemonset;
+  if (!ds || !ds.includes('/')) throw new UsageError('get needs --daemonset NAMESPACE/NAME');
+  const [namespace, name] = ds.split('/', 2) as [string, string];
+  const ctx = await openContext(values);
+  try {
+    const recs = await getRecommendations(
+      new NodeScopeStore(ctx.db, ctx.table),
+      values.cluster,
+      namespace,
+      name,
+      {
+        ...(values.node ? { node: values.node } : {}),
+        live: values.live ?? false,
+      },
+    );
+    if (!recs) {
+      console.error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
+      return 1;
+    }
+    if (values.node && !recs.nodes[values.node]) {
+      console.error(
+        `no recommendation for node ${values.node} (the DaemonSet does not run there, or it is new)`,
+      );
+      return 1;
+    }
+    if (values.json) {
+      console.log(JSON.stringify(recs, null, 2));
+      return 0;
+    }
+    console.log(
+      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${recs.mode} as of ${recs.asOf}`,
+    );
+    const rows: string[][] = [
+      ['NODE', 'SOURCE', 'CONTAINER', 'TARGET CPU', 'TARGET MEM', 'LOWER', 'UPPER', 'UNCAPPED'],
+    ];
+    const line = (node: string, source: string, c: string, r: ContainerRec) => [
+      node,
+      source,
+      c,
+      cpu(r.target),
+      mem(r.target),
+      `${cpu(r.lowerBound)}/${mem(r.lowerBound)}`,
+      `${cpu(r.upperBound)}/${mem(r.upperBound)}`,
+      `${cpu(r.uncappedTarget)}/${mem(r.uncappedTarget)}`,
+    ];
+    for (const [c, r] of Object.entries(recs.dsWide).sort())
+      rows.push(line('(DaemonSet-wide)', 'upstream', c, r));
+    for (const node of Object.keys(recs.nodes).sort()) {
+      const rec = recs.nodes[node];
+      if (!rec) continue;
+      for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, rec.source, c, r));
+    }
+    console.log(formatTable(rows));
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function installCrd(values: Flags): Promise<number> {
+  if (!values.cluster) throw new UsageError('install-crd needs --cluster');
+  const ctx = await openContext(values);
+  try {
+    const cluster = await ctx.registry.get(values.cluster);
+    if (!cluster) {
+      console.error(`cluster ${values.cluster} is not registered`);
+      return 1;
+    }
+    const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+    const outcome = await installScopedCrd(client);
+    console.log(
+      outcome === 'unchanged'
+        ? `${cluster.name}: the VerticalPodAutoscaler CRD already carries spec.scope`
+        : `${cluster.name}: VerticalPodAutoscaler CRD ${outcome} with spec.scope (enum node, CEL: DaemonSet targets only)`,
+    );
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * `fleetscope recommendations` on a local state directory filled by real cycles over the simulator.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
+import { startLocalRuntime } from '../../local/runtime.js';
+import { startSimulator } from '../../local/sim/index.js';
+import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import { runCycle } from '../../shared/nodescope/cycle.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { agentDaemonSet, MINUTE, START, VPA_RESOURCE, vpaObject } from './helpers.js';
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
+  // local/runtime.ts leaves FLEETSCOPE_TABLE set after stop(), which the next start takes for "use AWS".
+  delete process.env.FLEETSCOPE_TABLE;
+  try {
+    const code = await main(args);
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+}
+
+describe('fleetscope recommendations', () => {
+  let dir: string;
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let nodes: string[];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-cli-'));
+    sim = await startSimulator({
+      clusters: [{ name: 'c1', nodes: 4, seed: 61, vpaCrd: true, daemonSets: [agentDaemonSet()] }],
+      now: START,
+    });
+    sim.cluster('c1').store.put(VPA_RESOURCE, vpaObject({ mode: 'Off' }));
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    await sim.writeKubeconfig(kubeconfig);
+    const runtime = await startLocalRuntime({ stateDir: dir });
+    const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: 'c1', context: 'c1' });
+    try {
+      await new RegistryStore(runtime.db, runtime.table).add({
+        name: 'c1',
+        kubeconfig: { kind: 'file', path: kubeconfig, context: 'c1' },
+        labels: {},
+        registeredAt: new Date(START).toISOString(),
+      });
+      const store = new NodeScopeStore(runtime.db, runtime.table);
+      for (let i = 0; i < 4; i++) {
+        sim.clock.advance(15 * MINUTE);
+        const at = new Date(sim.clock.now()).toISOString();
+        const r = await runCycle({
+          cluster: 'c1',
+          cycleId: at,
+          cycleKey: at,
+          client,
+          store,
+          now: () => sim.clock.now(),
+        });
+        nodes = [...(r.daemonSets[0]?.recs.keys() ?? [])].sort();
+      }
+    } finally {
+      await client.close();
+      await runtime.stop();
+      // The runtime leaves FLEETSCOPE_TABLE set, which the next one would take for "use AWS".
+      delete process.env.FLEETSCOPE_TABLE;
+    }
+  });
+  afterAll(async () => {
+    await resetClusterConnector();
+    await sim?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists the node-scoped DaemonSets', async () => {
+    const r = await run(['recommendations', 'list', '--state-dir', dir]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/c1\s+monitoring\/agent\s+agent\s+Off\s+\d+/);
+  });
+
+  it('gets per-node recommendations next to the DaemonSet-wide one, for one node too', async () => {
+    const all = await run([
+      'recommendations',
+      'get',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--live',
+      '--json',
+      '--state-dir',
+      dir,
+    ]);
+    expect(all.code).toBe(0);
+    const json = JSON.parse(all.out);
+    expect(Object.keys(json.nodes).sort()).toEqual(nodes);
+    expect(Object.keys(json.dsWide).sort()).toEqual(['collector', 'shipper']);
+    const one = await run([
+      'recommendations',
+      'get',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--node',
+      nodes[0] as string,
+      '--state-dir',
+      dir,
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.out).toContain('(DaemonSet-wide)');
+    expect(one.out).toContain(nodes[0]);
+    expect(one.out).not.toContain(nodes[1]);
+    const missing = await run([
+      'recommendations',
+      'get',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/nope',
+      '--state-dir',
+      dir,
+    ]);
+    expect(missing.code).toBe(1);
+    const usage = await run(['recommendations', 'get', '--cluster', 'c1', '--state-dir', dir]);
+    expect(usage.code).toBe(2);
+  });
+
+  it('installs the scoped VPA CRD in a registered cluster', async () => {
+    const r = await run(['recommendations', 'install-crd', '--cluster', 'c1', '--state-dir', dir]);
+    expect(r.err).toBe('');
+    expect(r.out).toMatch(/c1: VerticalPodAutoscaler CRD updated with spec.scope/);
+  });
+});
