@@ -17,12 +17,7 @@ import {
 import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
 import { vpaCheckpointCrd, vpaCrd } from './crd-manifests.js';
-import {
-  DaemonSetController,
-  daemonSetStrategy,
-  LOAD_ANNOTATION,
-  shouldRunOn as shouldRun,
-} from './daemonsets.js';
+import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
@@ -30,13 +25,13 @@ import { containerResources, Kubelet } from './kubelet.js';
 import { MetricsServer } from './metrics.js';
 import { buildNode, nodeShape, nodeStrategy } from './nodes.js';
 import { orderTop } from './objects.js';
-import { normalizePod, podStrategy, validatePodUpdate } from './pods.js';
+import { podStrategy, validatePodUpdate } from './pods.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Store, type StoreEvent } from './store.js';
 import type { SimClusterSpec, SimDaemonSetSpec } from './types.js';
-import { type ContainerLoad, containerLoad, type LoadProfile, nodeFactor } from './workload.js';
+import { type ContainerLoad, containerLoad, type LoadProfile, mayOom, nodeFactor } from './workload.js';
 
 export interface Features {
   /** pods/resize is registered (InPlacePodVerticalScaling). */
@@ -98,7 +93,8 @@ export class ClusterState {
   private readonly nodeIndexes = new Map<string, number>();
   private nodeCountAtStart = 0;
   private readonly specLoads = new Map<string, LoadProfile>();
-  private readonly loadCache = new Map<string, { rv: string; loads: Map<string, ContainerLoad> }>();
+  /** Loads per stored pod object (objects are immutable; a new revision is a new object). */
+  private readonly loadCache = new WeakMap<object, Map<string, ContainerLoad>>();
   private queue: StoreEvent[] = [];
   private draining = false;
 
@@ -331,7 +327,6 @@ export class ClusterState {
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.kubelet.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes' || ev.collection === 'daemonsets.apps')
       this.daemonsets.onEvent(ev);
-    if (ev.collection === 'pods' && ev.type === 'DELETED') this.loadCache.delete(ev.prev?.metadata?.uid);
   }
 
   private updateApiServiceStatus(name: string): void {
@@ -431,12 +426,10 @@ export class ClusterState {
     return p ? { profile: p, salt: dsKey } : undefined;
   }
 
-  /** Per-container loads of a pod on its node (cached per pod revision). */
+  /** Per-container loads of a pod on its node (cached per stored pod object). */
   containerLoads(pod: Json): Map<string, ContainerLoad> {
-    const uid = pod.metadata?.uid;
-    const rv = pod.metadata?.resourceVersion;
-    const hit = this.loadCache.get(uid);
-    if (hit && hit.rv === rv) return hit.loads;
+    const hit = this.loadCache.get(pod);
+    if (hit) return hit;
     const loads = new Map<string, ContainerLoad>();
     const pf = this.profileOf(pod);
     if (pf && pod.spec?.nodeName) {
@@ -451,8 +444,30 @@ export class ClusterState {
       for (const c of pod.spec.containers ?? [])
         loads.set(c.name, containerLoad(pf.profile, c.name, containerResources(c), factor));
     }
-    this.loadCache.set(uid, { rv, loads });
+    this.loadCache.set(pod, loads);
     return loads;
+  }
+
+  /** Whether any pod of a spec DaemonSet could ever be OOM-killed (else start-up skips OOM tracking for it). */
+  private daemonSetMayOom(dsKey: string): boolean {
+    const p = this.specLoads.get(dsKey);
+    const ds = this.store.get('daemonsets.apps', dsKey);
+    if (!p || !ds) return false;
+    if (p.oomKills?.length) return true;
+    const mode = p.perNode ?? 'uniform';
+    const maxFactor =
+      mode === 'uniform'
+        ? 1
+        : mode === 'heterogeneous'
+          ? (p.perNodeRange ?? [0.25, 4])[1]
+          : Math.max(1, ...Object.values(mode));
+    return (ds.spec.template.spec.containers ?? []).some((c: Json) => {
+      const res = containerResources(c);
+      if (!res.memLimit) return false;
+      if ((p.memoryGrowthPerHour ?? 0) > 0) return true;
+      const l = containerLoad(p, c.name, res, maxFactor);
+      return mayOom(l, res);
+    });
   }
 
   // ---- start-up -----------------------------------------------------------------------------------
@@ -595,20 +610,45 @@ export class ClusterState {
     if (this.controllers) {
       const podEntries: [string, Json][] = [];
       const nodes = this.store.collection('nodes');
-      for (const [dsKey] of dsEntries) {
+      const taken = new Set<string>();
+      dsEntries.forEach(([dsKey], i) => {
         const ds = this.store.get('daemonsets.apps', dsKey);
+        // One creation time per DaemonSet: their pods then share condition and state objects.
+        const created = born + 60_000 + i * 1_000;
         for (const [nodeName] of nodeEntries) {
           const node = nodes.get(nodeName);
-          if (!shouldRun(ds, node)) continue;
-          const created = born + 60_000 + (fnv1a(nodeName) % 60_000);
-          const pod = this.daemonsets.buildPod(ds, nodeName, created);
+          if (!this.daemonsets.wants(ds, node)) continue;
+          const pod = this.daemonsets.buildPod(ds, nodeName, created, taken);
           pod.status = this.kubelet.runningStatus(pod, node, created + 2_000);
-          podEntries.push([objectKey(pod.metadata.namespace, pod.metadata.name), normalizePod(pod)]);
+          podEntries.push([objectKey(pod.metadata.namespace, pod.metadata.name), pod]);
         }
-      }
+      });
       this.store.load('pods', podEntries, (p) => p?.spec?.nodeName || undefined);
-      for (const [k] of podEntries) this.kubelet.trackOom(k);
-      for (const [dsKey] of dsEntries) this.daemonsets.updateStatus(dsKey);
+      const risky = new Set(dsEntries.filter(([k]) => this.daemonSetMayOom(k)).map(([k]) => k));
+      for (const [k, p] of podEntries)
+        if (risky.has(`${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`))
+          this.kubelet.trackOom(k);
+      const perDs = new Map<string, number>();
+      for (const [, p] of podEntries) {
+        const k = `${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`;
+        perDs.set(k, (perDs.get(k) ?? 0) + 1);
+      }
+      this.store.load(
+        'daemonsets.apps',
+        dsEntries.map(([k, ds]) => {
+          const n = perDs.get(k) ?? 0;
+          const status = {
+            currentNumberScheduled: n,
+            numberMisscheduled: 0,
+            desiredNumberScheduled: n,
+            numberReady: n,
+            observedGeneration: 1,
+            updatedNumberScheduled: n,
+            numberAvailable: n,
+          };
+          return [k, { ...ds, status }] as [string, Json];
+        }),
+      );
     }
     this.queue = [];
     if (this.spec.vpaCrd) {

@@ -7,7 +7,7 @@
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
-import { fnv1a, nameSuffix } from './ids.js';
+import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { tolerates } from './nodes.js';
 import { orderPodSpec, orderTop } from './objects.js';
@@ -15,7 +15,6 @@ import {
   addDefaultTolerations,
   computeQos,
   defaultPodSpec,
-  normalizePod,
   SA_MOUNT_PATH,
   serviceAccountVolume,
 } from './pods.js';
@@ -169,14 +168,14 @@ function nodeSelectorTermMatches(term: Json, node: Json): boolean {
 }
 
 /** Whether a DaemonSet wants a pod on a node: nodeSelector, required node affinity, taints. */
-export function shouldRunOn(ds: Json, node: Json): boolean {
+export function shouldRunOn(ds: Json, node: Json, tolerations?: Json[]): boolean {
   const tpl = ds.spec?.template?.spec ?? {};
   const labels = node.metadata?.labels ?? {};
   for (const [k, v] of Object.entries(tpl.nodeSelector ?? {})) if (labels[k] !== v) return false;
   const terms = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (Array.isArray(terms) && terms.length && !terms.some((t: Json) => nodeSelectorTermMatches(t, node)))
     return false;
-  const tol = daemonTolerations(tpl);
+  const tol = tolerations ?? daemonTolerations(tpl);
   for (const taint of node.spec?.taints ?? []) {
     if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
     if (!tolerates(tol, taint)) return false;
@@ -198,13 +197,17 @@ interface PodTemplateCache {
   labels: JsonObject;
   annotations?: JsonObject;
   ownerReferences: JsonObject[];
-  baseSpec: JsonObject;
+  /** The pod spec in field order, with placeholders for the per-pod fields. */
+  spec: JsonObject;
+  automount: boolean;
   qos: string;
+  tolerations: Json[];
 }
 
 export class DaemonSetController {
   private readonly cache = new Map<string, PodTemplateCache>();
   private readonly attempts = new Map<string, number>();
+  private readonly affinities = new Map<string, JsonObject>();
 
   constructor(private readonly cluster: ClusterState) {}
 
@@ -214,16 +217,25 @@ export class DaemonSetController {
     if (hit && hit.rv === ds.metadata.resourceVersion) return hit;
     const tpl = ds.spec.template;
     const f = this.cluster.features;
-    const spec = defaultPodSpec(clone(tpl.spec), { resizePolicy: f.resize });
-    spec.tolerations = addDefaultTolerations(daemonTolerations(spec));
-    const saName = spec.serviceAccountName || 'default';
-    spec.serviceAccountName = saName;
-    spec.serviceAccount = saName;
-    const pc = spec.priorityClassName
-      ? this.cluster.store.get('priorityclasses.scheduling.k8s.io', spec.priorityClassName)
+    const base = defaultPodSpec(clone(tpl.spec), { resizePolicy: f.resize });
+    base.tolerations = addDefaultTolerations(daemonTolerations(base));
+    const saName = base.serviceAccountName || 'default';
+    base.serviceAccountName = saName;
+    base.serviceAccount = saName;
+    const pc = base.priorityClassName
+      ? this.cluster.store.get('priorityclasses.scheduling.k8s.io', base.priorityClassName)
       : undefined;
-    spec.priority = pc?.value ?? 0;
-    spec.preemptionPolicy = pc?.preemptionPolicy ?? 'PreemptLowerPriority';
+    base.priority = pc?.value ?? 0;
+    base.preemptionPolicy = pc?.preemptionPolicy ?? 'PreemptLowerPriority';
+    // Placeholders keep the per-pod fields in Go field order when a pod spreads this template.
+    base.volumes ??= [];
+    base.nodeName = '';
+    base.affinity ??= {};
+    base.containers = (base.containers ?? []).map((c: Json) => ({
+      ...c,
+      volumeMounts: c.volumeMounts ?? [],
+    }));
+    const spec = orderPodSpec(base);
     const entry: PodTemplateCache = {
       rv: ds.metadata.resourceVersion,
       labels: {
@@ -242,32 +254,20 @@ export class DaemonSetController {
           blockOwnerDeletion: true,
         },
       ],
-      baseSpec: spec,
+      spec,
+      automount: spec.automountServiceAccountToken !== false,
       qos: computeQos(spec),
+      tolerations: daemonTolerations(tpl.spec),
     };
     this.cache.set(key, entry);
     return entry;
   }
 
-  /** A new daemon pod for `node` (Pending; the kubelet starts it unless `running` gives its status). */
-  buildPod(ds: Json, nodeName: string, createdAt: number): JsonObject {
-    const t = this.template(ds);
-    const dsKey = objectKey(ds.metadata.namespace, ds.metadata.name);
-    const attemptKey = `${dsKey}|${nodeName}`;
-    const pods = this.cluster.store.collection('pods');
-    let name = '';
-    for (;;) {
-      const n = this.attempts.get(attemptKey) ?? 0;
-      this.attempts.set(attemptKey, n + 1);
-      name = `${ds.metadata.name}-${nameSuffix(5, this.cluster.name, this.cluster.seed, dsKey, nodeName, n)}`;
-      if (!pods.get(objectKey(ds.metadata.namespace, name))) break;
-    }
-    const volName = `kube-api-access-${nameSuffix(5, this.cluster.name, 'vol', ds.metadata.namespace, name)}`;
-    const automount = t.baseSpec.automountServiceAccountToken !== false;
-    const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
-    const spec: JsonObject = {
-      ...t.baseSpec,
-      affinity: {
+  /** The required node affinity the controller pins daemon pods with (one shared object per node). */
+  private affinity(nodeName: string): JsonObject {
+    let a = this.affinities.get(nodeName);
+    if (!a) {
+      a = {
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: {
             nodeSelectorTerms: [
@@ -275,34 +275,61 @@ export class DaemonSetController {
             ],
           },
         },
-      },
-      nodeName,
-    };
-    if (automount) {
-      spec.volumes = [...(t.baseSpec.volumes ?? []), serviceAccountVolume(volName)];
-      spec.containers = t.baseSpec.containers.map((c: Json) => ({
+      };
+      this.affinities.set(nodeName, a);
+    }
+    return a;
+  }
+
+  /** Whether the DaemonSet wants a pod on the node (cached tolerations). */
+  wants(ds: Json, node: Json): boolean {
+    return shouldRunOn(ds, node, this.template(ds).tolerations);
+  }
+
+  /**
+   * A new daemon pod for `node`, Pending (the kubelet starts it). `taken` holds names already used by
+   * pods not yet in the store (start-up builds all pods before loading them).
+   */
+  buildPod(ds: Json, nodeName: string, createdAt: number, taken?: Set<string>): JsonObject {
+    const t = this.template(ds);
+    const dsKey = objectKey(ds.metadata.namespace, ds.metadata.name);
+    const attemptKey = `${dsKey}|${nodeName}`;
+    const pods = this.cluster.store.collection('pods');
+    const h = fnv1a(attemptKey, this.cluster.seedHash);
+    let name = '';
+    for (;;) {
+      const n = this.attempts.get(attemptKey) ?? 0;
+      this.attempts.set(attemptKey, n + 1);
+      name = `${ds.metadata.name}-${nameSuffixFast(5, h, n)}`;
+      const key = objectKey(ds.metadata.namespace, name);
+      if (!pods.get(key) && !taken?.has(key)) break;
+    }
+    const key = objectKey(ds.metadata.namespace, name);
+    taken?.add(key);
+    const spec: JsonObject = { ...t.spec, nodeName, affinity: this.affinity(nodeName) };
+    if (t.automount) {
+      const volName = `kube-api-access-${nameSuffixFast(5, h, fnv1a(name))}`;
+      const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
+      spec.volumes = [...t.spec.volumes, serviceAccountVolume(volName)];
+      spec.containers = t.spec.containers.map((c: Json) => ({
         ...c,
-        volumeMounts: [...(c.volumeMounts ?? []), mount],
+        volumeMounts: [...c.volumeMounts, mount],
       }));
     }
+    if (spec.volumes.length === 0) spec.volumes = undefined;
     const metadata: JsonObject = {
       name,
       generateName: `${ds.metadata.name}-`,
       namespace: ds.metadata.namespace,
-      uid: this.cluster.uid('pods', `${ds.metadata.namespace}/${name}`),
-      creationTimestamp: rfc3339(createdAt),
-      labels: t.labels,
+      uid: uuidFast(this.cluster.seedHash, fnv1a(key), this.attempts.get(attemptKey) ?? 0),
+      resourceVersion: '',
     };
+    if (this.cluster.features.podGeneration) metadata.generation = 1;
+    metadata.creationTimestamp = rfc3339(createdAt);
+    metadata.labels = t.labels;
     if (t.annotations) metadata.annotations = t.annotations;
     metadata.ownerReferences = t.ownerReferences;
-    if (this.cluster.features.podGeneration) metadata.generation = 1;
-    return normalizePod({
-      kind: 'Pod',
-      apiVersion: 'v1',
-      metadata,
-      spec,
-      status: { phase: 'Pending', qosClass: t.qos },
-    });
+    return { kind: 'Pod', apiVersion: 'v1', metadata, spec, status: { phase: 'Pending', qosClass: t.qos } };
   }
 
   /** The daemon pods of a DaemonSet, by node name. */
@@ -337,7 +364,7 @@ export class DaemonSetController {
     const now = this.cluster.clock.now();
     for (const n of nodeNames) {
       const node = nodes.get(n);
-      const want = shouldRunOn(ds, node);
+      const want = this.wants(ds, node);
       const list = existing.get(n) ?? [];
       existing.delete(n);
       const live = list.filter(({ pod }) => !pod.metadata.deletionTimestamp);
@@ -379,7 +406,7 @@ export class DaemonSetController {
     if (!ds) return;
     const nodes = this.cluster.store.collection('nodes');
     let desired = 0;
-    for (const n of nodes.keys()) if (shouldRunOn(ds, nodes.get(n))) desired++;
+    for (const n of nodes.keys()) if (this.wants(ds, nodes.get(n))) desired++;
     const byNode = this.podsOf(ds);
     let current = 0;
     let ready = 0;

@@ -9,7 +9,7 @@
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
-import { mix32 } from './ids.js';
+import { fnv1a, hex64 } from './ids.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
 import { nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
@@ -73,8 +73,19 @@ function totals(requests: (Json | undefined)[]): Totals {
   return { cpuM, mem };
 }
 
+const resourcesCache = new WeakMap<object, ContainerResources>();
+
+/** Requests and limits of a container in millicores and bytes (cached: resources objects are shared and immutable). */
 export function containerResources(c: Json): ContainerResources {
   const r = c?.resources ?? {};
+  const hit = typeof r === 'object' && r !== null ? resourcesCache.get(r) : undefined;
+  if (hit) return hit;
+  const out = computeResources(r);
+  if (typeof r === 'object' && r !== null) resourcesCache.set(r, out);
+  return out;
+}
+
+function computeResources(r: Json): ContainerResources {
   return {
     cpuRequestM: r.requests?.cpu !== undefined ? q(r.requests.cpu, 'cpu') : undefined,
     cpuLimitM: r.limits?.cpu !== undefined ? q(r.limits.cpu, 'cpu') : undefined,
@@ -83,14 +94,11 @@ export function containerResources(c: Json): ContainerResources {
   };
 }
 
-const hex = (n: number, ...parts: number[]): string => {
-  let s = '';
-  for (let i = 0; s.length < n; i++)
-    s += mix32(...parts, i)
-      .toString(16)
-      .padStart(8, '0');
-  return s.slice(0, n);
-};
+/** An empty object shared by every status that needs one (never mutated). */
+const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
+
+/** Parsed startedAt of shared `running` state objects. */
+const startCache = new WeakMap<object, number>();
 
 const isActive = (p: Json) => p?.status?.phase !== 'Succeeded' && p?.status?.phase !== 'Failed';
 
@@ -112,36 +120,48 @@ export class Kubelet {
     return this.cluster.features.resizeConditions;
   }
 
+  /** Shared pieces of statuses (stored objects are immutable, so identical parts are one object). */
+  private readonly shared = new Map<string, Json>();
+
+  private sharedPart<T>(key: string, make: () => T): T {
+    let v = this.shared.get(key);
+    if (v === undefined) {
+      v = make();
+      if (this.shared.size > 10_000) this.shared.clear();
+      this.shared.set(key, v);
+    }
+    return v as T;
+  }
+
   /** The status a kubelet reports for a freshly started pod. */
   runningStatus(pod: Json, node: Json, startedAt: number): JsonObject {
     const t = rfc3339(startedAt);
     const key = objectKey(pod.metadata.namespace, pod.metadata.name);
-    const h = this.cluster.seedHash;
-    const uidHash = mix32(h, ...[...String(pod.metadata.uid)].slice(0, 12).map((c) => c.charCodeAt(0)));
+    const uidHash = fnv1a(String(pod.metadata.uid), this.cluster.seedHash);
     const hostIP = node?.status?.addresses?.find((a: Json) => a.type === 'InternalIP')?.address ?? '10.0.0.1';
     const podIP = `10.${100 + (uidHash % 100)}.${(uidHash >>> 8) & 255}.${(uidHash >>> 16) & 255}`;
-    const cond = (type: string) => ({ type, status: 'True', lastProbeTime: null, lastTransitionTime: t });
     const status: JsonObject = {};
     if (this.cluster.features.podGeneration) status.observedGeneration = pod.metadata.generation ?? 1;
-    Object.assign(status, {
-      phase: 'Running',
-      conditions: [
-        cond('PodReadyToStartContainers'),
-        cond('Initialized'),
-        cond('Ready'),
-        cond('ContainersReady'),
-        cond('PodScheduled'),
-      ],
-      hostIP,
-      hostIPs: [{ ip: hostIP }],
-      podIP,
-      podIPs: [{ ip: podIP }],
-      startTime: t,
-      containerStatuses: (pod.spec.containers ?? []).map((c: Json, i: number) =>
-        this.containerStatus(c, i, uidHash, t, 0, undefined),
+    status.phase = 'Running';
+    status.conditions = this.sharedPart(`conditions|${t}`, () =>
+      ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(
+        (type) => ({
+          type,
+          status: 'True',
+          lastProbeTime: null,
+          lastTransitionTime: t,
+        }),
       ),
-      qosClass: pod.status?.qosClass,
-    });
+    );
+    status.hostIP = hostIP;
+    status.hostIPs = [{ ip: hostIP }];
+    status.podIP = podIP;
+    status.podIPs = [{ ip: podIP }];
+    status.startTime = t;
+    status.containerStatuses = (pod.spec.containers ?? []).map((c: Json, i: number) =>
+      this.containerStatus(c, i, uidHash, t, 0, undefined),
+    );
+    status.qosClass = pod.status?.qosClass;
     this.allocated.delete(key);
     return status;
   }
@@ -154,10 +174,10 @@ export class Kubelet {
     restarts: number,
     lastKill?: { at: string; started: string },
   ): JsonObject {
-    const containerID = `containerd://${hex(64, uidHash, i, restarts)}`;
+    const image = String(c.image);
     const s: JsonObject = {
       name: c.name,
-      state: { running: { startedAt } },
+      state: this.sharedPart(`state|${startedAt}`, () => ({ running: { startedAt } })),
       lastState: lastKill
         ? {
             terminated: {
@@ -165,20 +185,23 @@ export class Kubelet {
               reason: 'OOMKilled',
               startedAt: lastKill.started,
               finishedAt: lastKill.at,
-              containerID: `containerd://${hex(64, uidHash, i, restarts - 1)}`,
+              containerID: `containerd://${hex64(uidHash, i, restarts - 1)}`,
             },
           }
-        : {},
+        : EMPTY,
       ready: true,
       restartCount: restarts,
-      image: c.image,
-      imageID: `${String(c.image).split(':')[0]}@sha256:${hex(64, mix32(...[...String(c.image)].map((x) => x.charCodeAt(0))))}`,
-      containerID,
+      image,
+      imageID: this.sharedPart(
+        `image|${image}`,
+        () => `${image.split(':')[0]}@sha256:${hex64(fnv1a(image), 0, 0)}`,
+      ),
+      containerID: `containerd://${hex64(uidHash, i, restarts)}`,
       started: true,
     };
-    if (this.conditions) s.allocatedResources = clone(c.resources?.requests ?? {});
-    s.resources = clone(c.resources ?? {});
-    return orderKeys(s, CONTAINER_STATUS_ORDER);
+    if (this.conditions) s.allocatedResources = c.resources?.requests ?? EMPTY;
+    s.resources = c.resources ?? EMPTY;
+    return s;
   }
 
   /** Whether a pod should be started by this kubelet (bound, Pending, not yet reported). */
@@ -525,9 +548,12 @@ export class Kubelet {
     const s = this.oom.get(`${key}|${container}`);
     if (s) return s;
     const st = (pod.status?.containerStatuses ?? []).find((x: Json) => x.name === container);
-    const started = Date.parse(
-      st?.state?.running?.startedAt ?? pod.status?.startTime ?? pod.metadata.creationTimestamp,
-    );
+    const running = st?.state?.running;
+    let started = running ? startCache.get(running) : undefined;
+    if (started === undefined) {
+      started = Date.parse(running?.startedAt ?? pod.status?.startTime ?? pod.metadata.creationTimestamp);
+      if (running) startCache.set(running, started);
+    }
     return { restartCount: st?.restartCount ?? 0, lastStartMs: Number.isFinite(started) ? started : 0 };
   }
 
@@ -553,10 +579,7 @@ export class Kubelet {
         this.oom.set(`${key}|${s.name}`, after);
         if (after.restartCount === before.restartCount) return s;
         changed = true;
-        const uidHash = mix32(
-          this.cluster.seedHash,
-          ...[...String(pod.metadata.uid)].slice(0, 12).map((x) => x.charCodeAt(0)),
-        );
+        const uidHash = fnv1a(String(pod.metadata.uid), this.cluster.seedHash);
         const idx = (pod.spec.containers ?? []).indexOf(c);
         const fresh = this.containerStatus(c, idx, uidHash, rfc3339(after.lastStartMs), after.restartCount, {
           at: rfc3339(after.lastKillMs ?? after.lastStartMs),

@@ -23,13 +23,22 @@ interface Scrape {
   last: number;
   /** Time of the scrape before it (window = last - prev). */
   prev: number;
+  timestamp: string;
+  window: string;
 }
+
+/** Per-request memo: one scrape computation per node, one parsed start time per pod status. */
+type Memo = Map<string, Scrape>;
+
+const startTimes = new WeakMap<object, number>();
 
 export class MetricsServer {
   constructor(private readonly cluster: ClusterState) {}
 
   /** The last two scrapes of a node at time `now`: a fixed per-node phase plus tens of ms of jitter. */
-  scrape(nodeName: string, now: number): Scrape {
+  scrape(nodeName: string, now: number, memo?: Memo): Scrape {
+    const hit = memo?.get(nodeName);
+    if (hit) return hit;
     const h = fnv1a(nodeName, this.cluster.seedHash);
     const phase = h % METRIC_RESOLUTION_MS;
     const n = Math.floor((now - phase) / METRIC_RESOLUTION_MS);
@@ -37,7 +46,10 @@ export class MetricsServer {
     let last = at(n);
     let k = n;
     if (last > now) last = at(--k);
-    return { last, prev: at(k - 1) };
+    const prev = at(k - 1);
+    const s = { last, prev, timestamp: rfc3339(last), window: goDuration(last - prev) };
+    memo?.set(nodeName, s);
+    return s;
   }
 
   private podUsage(pod: Json, t: number): { name: string; cpu: number; mem: number }[] {
@@ -46,25 +58,30 @@ export class MetricsServer {
     return (pod.spec.containers ?? []).map((c: Json) => {
       const res = containerResources(c);
       const l = loads.get(c.name);
+      const h = fnv1a(c.name, fnv1a(key, this.cluster.seedHash));
       if (!l) {
         // No load profile: a near-idle container (a pause-like process).
-        const h = fnv1a(`${key}/${c.name}`, this.cluster.seedHash);
         return { name: c.name, cpu: 100_000 + (h % 900_000), mem: (256 + (h % 768)) * 1024 };
       }
       const oom = this.cluster.kubelet.oomState(key, c.name, pod);
-      const u = containerUsage(l, res, t, oom.lastStartMs, fnv1a(`${key}/${c.name}`, this.cluster.seedHash));
+      const u = containerUsage(l, res, t, oom.lastStartMs, h);
       return { name: c.name, cpu: u.cpuNanos, mem: u.memoryBytes };
     });
   }
 
   private readyPod(pod: Json, s: Scrape): boolean {
-    if (pod.status?.phase !== 'Running') return false;
-    const started = Date.parse(pod.status?.startTime ?? pod.metadata.creationTimestamp);
+    const st = pod.status;
+    if (st?.phase !== 'Running') return false;
+    let started = startTimes.get(st);
+    if (started === undefined) {
+      started = Date.parse(st.startTime ?? pod.metadata.creationTimestamp);
+      startTimes.set(st, started);
+    }
     return Number.isFinite(started) && started <= s.prev;
   }
 
-  podMetrics(pod: Json, now: number): JsonObject | undefined {
-    const s = this.scrape(pod.spec?.nodeName ?? pod.metadata.name, now);
+  podMetrics(pod: Json, now: number, memo?: Memo): JsonObject | undefined {
+    const s = this.scrape(pod.spec?.nodeName ?? pod.metadata.name, now, memo);
     if (!this.readyPod(pod, s)) return undefined;
     const meta: JsonObject = {
       name: pod.metadata.name,
@@ -74,8 +91,8 @@ export class MetricsServer {
     if (pod.metadata.labels) meta.labels = pod.metadata.labels;
     return {
       metadata: meta,
-      timestamp: rfc3339(s.last),
-      window: goDuration(s.last - s.prev),
+      timestamp: s.timestamp,
+      window: s.window,
       containers: this.podUsage(pod, s.last).map((u) => ({
         name: u.name,
         usage: { cpu: formatUsageCpu(u.cpu), memory: formatUsageMemory(u.mem) },
@@ -111,8 +128,8 @@ export class MetricsServer {
     if (node.metadata.labels) meta.labels = node.metadata.labels;
     return {
       metadata: meta,
-      timestamp: rfc3339(s.last),
-      window: goDuration(s.last - s.prev),
+      timestamp: s.timestamp,
+      window: s.window,
       usage: {
         cpu: formatUsageCpu(Math.round(cpu)),
         memory: formatUsageMemory(Math.floor(mem / 4096) * 4096),
@@ -149,11 +166,12 @@ export class MetricsServer {
     const pods = this.cluster.store.collection('pods');
     const items: JsonObject[] = [];
     const prefix = namespace ? `${namespace}/` : '';
+    const memo: Memo = new Map();
     for (const k of pods.keys()) {
       if (prefix && !k.startsWith(prefix)) continue;
       const p = pods.get(k);
       if (!labels(p.metadata.labels) || !fields.match(p)) continue;
-      const m = this.podMetrics(p, now);
+      const m = this.podMetrics(p, now, memo);
       if (m) items.push(m);
     }
     return { kind: 'PodMetricsList', apiVersion: API_VERSION, metadata: {}, items };

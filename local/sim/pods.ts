@@ -140,22 +140,22 @@ export function addDefaultTolerations(tolerations: Json[] | undefined): Json[] {
 }
 
 /** The projected service-account token volume and its mount, as the ServiceAccount admission plugin adds. */
-export function serviceAccountVolume(volumeName: string): JsonObject {
-  return {
-    name: volumeName,
-    projected: {
-      sources: [
-        { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-        {
-          downwardAPI: {
-            items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
-          },
-        },
-      ],
-      defaultMode: 420,
+const SA_PROJECTION = {
+  sources: [
+    { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+    { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    {
+      downwardAPI: {
+        items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+      },
     },
-  };
+  ],
+  defaultMode: 420,
+};
+
+/** Stored objects are never mutated, so every pod can share the (identical) projection. */
+export function serviceAccountVolume(volumeName: string): JsonObject {
+  return { name: volumeName, projected: SA_PROJECTION };
 }
 
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';

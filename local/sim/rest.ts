@@ -277,6 +277,8 @@ export function createObject(scope: Scope, body: Json): Json {
   const now = rfc3339(cluster.clock.now());
   const m = admitted.metadata;
   m.uid = cluster.newUid(coll, key);
+  // Placeholder so that the field keeps its place (after uid, or sorted for custom resources).
+  m.resourceVersion = '';
   m.creationTimestamp = now;
   if (cluster.hasGeneration(def)) m.generation = 1;
   m.managedFields = recordManagedFields([], scope.manager, apiVersionOf(def, scope.version), now, body);

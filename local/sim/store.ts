@@ -21,6 +21,25 @@ export interface StoreEvent {
   prev?: Json;
 }
 
+/**
+ * metadata with a new resourceVersion. The key keeps its place when present; otherwise it goes right
+ * after uid, where apimachinery's ObjectMeta puts it.
+ */
+export function withResourceVersion(meta: Json, rv: string): Json {
+  if (meta && 'resourceVersion' in meta) return { ...meta, resourceVersion: rv };
+  const out: Json = {};
+  let placed = false;
+  for (const [k, v] of Object.entries(meta ?? {})) {
+    out[k] = v;
+    if (k === 'uid') {
+      out.resourceVersion = rv;
+      placed = true;
+    }
+  }
+  if (!placed) out.resourceVersion = rv;
+  return out;
+}
+
 /** The first index whose key is >= `key` in a sorted array. */
 export function lowerBound(keys: readonly string[], key: string): number {
   let lo = 0;
@@ -170,7 +189,7 @@ export class Store {
     const prev = c.get(key);
     const rv = ++this.rv;
     // A fresh metadata object, so that a caller who copied `prev.metadata` by reference cannot alter history.
-    obj.metadata = { ...obj.metadata, resourceVersion: String(rv) };
+    obj.metadata = withResourceVersion(obj.metadata, String(rv));
     c._set(key, obj);
     c.lastChangeRv = rv;
     this.emit({ rv, type: prev === undefined ? 'ADDED' : 'MODIFIED', collection, key, object: obj, prev });
@@ -193,7 +212,7 @@ export class Store {
   /** Start-up load: objects get consecutive revisions, but no events; history starts after them. */
   load(collection: string, entries: [string, Json][], indexOf?: (obj: Json) => string | undefined): void {
     const c = this.collection(collection, indexOf);
-    for (const [, o] of entries) o.metadata = { ...o.metadata, resourceVersion: String(++this.rv) };
+    for (const [, o] of entries) o.metadata = withResourceVersion(o.metadata, String(++this.rv));
     c._load(entries);
     c.lastChangeRv = this.rv;
     this.compactedRv = this.rv;

@@ -77,11 +77,17 @@ export function nodeFactor(
  * A position in [0, 1] per node: for the nodes known at start, a deterministic permutation of evenly
  * spaced points (so the range ends are always reached); nodes added later get a hashed position.
  */
+const saltHashes = new Map<string, number>();
+
 function heterogeneousPosition(index: number, count: number, salt: string): number {
-  if (count <= 1) return index < count ? 0.5 : unit(fnv1a(salt), index);
-  if (index >= count) return unit(fnv1a(salt), index);
-  const rank = permutationRank(index, count, fnv1a(salt));
-  return rank / (count - 1);
+  let h = saltHashes.get(salt);
+  if (h === undefined) {
+    h = fnv1a(salt);
+    saltHashes.set(salt, h);
+  }
+  if (count <= 1) return index < count ? 0.5 : unit(h, index);
+  if (index >= count) return unit(h, index);
+  return permutationRank(index, count, h) / (count - 1);
 }
 
 /** rank of `index` in a permutation of 0..count-1 built from a multiplier coprime to count. */

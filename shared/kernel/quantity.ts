@@ -239,12 +239,32 @@ export function formatMemory(b: Bytes): string {
  * "123456789n", but "5m" for 5000000 and "0" for 0.
  */
 export function formatUsageCpu(nanocores: number | bigint): string {
+  if (typeof nanocores === 'number' && Number.isSafeInteger(nanocores) && nanocores >= 0) {
+    // Fast path (metrics lists format tens of thousands of these): strip factors of 1000, pick the suffix.
+    if (nanocores === 0) return '0';
+    let m = nanocores;
+    let i = 0;
+    while (i < 3 && m % 1000 === 0) {
+      m /= 1000;
+      i++;
+    }
+    return `${m}${['n', 'u', 'm', ''][i]}`;
+  }
   const n = typeof nanocores === 'bigint' ? nanocores : BigInt(Math.round(nanocores));
   return formatQuantity({ nanos: n, format: 'DecimalSI' });
 }
 
 /** Memory usage as metrics-server writes it (working-set bytes, BinarySI): "12345Ki", or plain bytes. */
 export function formatUsageMemory(bytesValue: number | bigint): string {
+  if (typeof bytesValue === 'number' && Number.isSafeInteger(bytesValue) && bytesValue >= 1024) {
+    let m = bytesValue;
+    let i = 0;
+    while (i < 6 && m % 1024 === 0) {
+      m /= 1024;
+      i++;
+    }
+    return `${m}${['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'][i]}`;
+  }
   const n = typeof bytesValue === 'bigint' ? bytesValue : BigInt(Math.round(bytesValue));
   return formatQuantity({ nanos: n * NANO, format: 'BinarySI' });
 }
