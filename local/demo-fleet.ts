@@ -1,5 +1,54 @@
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
-import { type SimClusterSpec, type Simulator, startSimulator } from './sim/index.js';
+import { setNodeScopeClock } from '../shared/nodescope/clock.js';
+import { type SimClusterSpec, type SimDaemonSetSpec, type Simulator, startSimulator } from './sim/index.js';
+
+/**
+ * The demo's node agent: a DaemonSet whose load differs widely between nodes (0.25x to 4x, plus a daily
+ * cycle), sized per node (KEP-4943) by a VerticalPodAutoscaler in update mode Auto.
+ */
+const nodeAgent: SimDaemonSetSpec = {
+  name: 'node-agent',
+  namespace: 'monitoring',
+  containers: [
+    { name: 'collector', requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+    { name: 'shipper', requests: { cpu: '100m', memory: '128Mi' } },
+  ],
+  load: {
+    cpu: 120,
+    memory: '160Mi',
+    containers: { shipper: { cpu: 30, memory: '60Mi' } },
+    perNode: 'heterogeneous',
+    perNodeRange: [0.25, 4],
+    diurnalAmplitude: 0.3,
+  },
+};
+
+/** A DaemonSet with the same load everywhere (per-node targets equal the DaemonSet-wide one); mode Off. */
+const netd: SimDaemonSetSpec = {
+  name: 'netd',
+  namespace: 'kube-system',
+  containers: [{ name: 'netd', requests: { cpu: '100m', memory: '64Mi' } }],
+  load: { cpu: 40, memory: '40Mi', perNode: 'uniform', noise: 0 },
+};
+
+/** The VerticalPodAutoscalers asking for node scope (the annotation: the simulator has the stock CRD). */
+export function demoVpas(cluster: number): Record<string, unknown>[] {
+  const vpa = (namespace: string, name: string, updateMode: string) => ({
+    apiVersion: 'autoscaling.k8s.io/v1',
+    kind: 'VerticalPodAutoscaler',
+    metadata: { name, namespace, annotations: { 'fleetscope.io/scope': 'node' } },
+    spec: {
+      targetRef: { apiVersion: 'apps/v1', kind: 'DaemonSet', name },
+      updatePolicy: { updateMode },
+      resourcePolicy: {
+        containerPolicies: [{ containerName: '*', minAllowed: { cpu: '10m', memory: '32Mi' } }],
+      },
+    },
+  });
+  return cluster === 0
+    ? [vpa('monitoring', 'node-agent', 'Auto'), vpa('kube-system', 'netd', 'Off')]
+    : [vpa('monitoring', 'node-agent', 'Off')];
+}
 
 /**
  * The demo fleet `npm start` runs against: simulated clusters over HTTPS whose DaemonSets carry load
@@ -13,6 +62,7 @@ export function demoFleetSpecs(clusters: number, nodes: number): SimClusterSpec[
     seed: i + 1,
     vpaCrd: true,
     metricsApi: clusters >= 3 && i === clusters - 1 ? ('absent' as const) : ('available' as const),
+    daemonSets: i === 0 ? [nodeAgent, netd] : [nodeAgent],
   }));
 }
 
@@ -27,9 +77,27 @@ export async function startDemoFleet(opts: {
   clusters: number;
   nodes: number;
   kubeconfigPath: string;
+  /**
+   * Simulated seconds per real second (default 60, npm start's default --speedup): the clusters' clock,
+   * which metrics, loads and kubelets read, moves on by itself so each cycle sees new samples.
+   */
+  clockSpeedup?: number;
 }): Promise<DemoFleet> {
   const sim = await startSimulator({ clusters: demoFleetSpecs(opts.clusters, opts.nodes) });
+  sim.clusters.forEach((c, i) => {
+    for (const vpa of demoVpas(i)) c.store.put('verticalpodautoscalers.autoscaling.k8s.io', vpa);
+  });
   await sim.writeKubeconfig(opts.kubeconfigPath);
+  const speedup = opts.clockSpeedup ?? 60;
+  let last = Date.now();
+  const ticker = setInterval(() => {
+    const now = Date.now();
+    sim.clock.advance((now - last) * speedup);
+    last = now;
+  }, 1000);
+  ticker.unref();
+  // nodescope's worker runs in this process: its "now" is the clusters' clock.
+  setNodeScopeClock(() => sim.clock.now());
   return {
     sim,
     kubeconfigPath: opts.kubeconfigPath,
@@ -37,6 +105,10 @@ export async function startDemoFleet(opts: {
       name: c.name,
       ref: { kind: 'file', path: opts.kubeconfigPath, context: c.name },
     })),
-    stop: () => sim.stop(),
+    stop: async () => {
+      clearInterval(ticker);
+      setNodeScopeClock();
+      await sim.stop();
+    },
   };
 }

@@ -103,7 +103,7 @@ function delta(a: number, b: number): string {
 async function get(values: Flags): Promise<number> {
   if (!values.cluster) throw new UsageError('get needs --cluster');
   const ds = values.daemonset;
-  if (!ds || !ds.includes('/')) throw new UsageError('get needs --daemonset NAMESPACE/NAME');
+  if (!ds?.includes('/')) throw new UsageError('get needs --daemonset NAMESPACE/NAME');
   const [namespace, name] = ds.split('/', 2) as [string, string];
   const ctx = await openContext(values);
   try {

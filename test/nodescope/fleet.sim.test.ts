@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
+import { nodescopeSummaryLines } from '../../shared/nodescope/summary.js';
 import type { Detail } from '../../shared/platform/events.js';
 import { agentDaemonSet, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
@@ -96,5 +97,23 @@ describe('nodescope in the local runtime', () => {
     expect(Object.keys(recs?.dsWide ?? {}).sort()).toEqual(['collector', 'shipper']);
     const none = await getRecommendations(env.store, 'nometrics', 'monitoring', 'agent');
     expect(none?.nodes).toEqual({});
+  });
+
+  it('summarises each node’s target next to the DaemonSet-wide one and what per-node sizing saves', async () => {
+    const lines = await nodescopeSummaryLines(env.runtime);
+    const text = lines.join('\n');
+    expect(lines[0]).toBe('nodescope: 3 DaemonSet(s) sized per node in 3 cluster(s)');
+    expect(text).toMatch(/ok: metrics API available, 4 nodes/);
+    expect(text).toMatch(/nometrics: metrics API absent/);
+    expect(text).toMatch(
+      /ok monitoring\/agent \(VPA agent, updateMode Off\): targets per node vs DaemonSet-wide/,
+    );
+    expect(text).toMatch(/\(DaemonSet-wide\)\s+upstream\s+\d+m/);
+    expect(text).toMatch(
+      /total over \d+ node\(s\): per-node .* vs DaemonSet-wide .*: per-node sizing cpu (saves|adds|unchanged)/,
+    );
+    expect(text).toMatch(
+      /nometrics monitoring\/agent .*no recommendation yet, no samples \(metrics API absent\)/,
+    );
   });
 });

@@ -1,0 +1,126 @@
+/**
+ * The nodescope part of `npm start`'s cycle summary: for each node-scoped DaemonSet, each node's
+ * recommendation next to the DaemonSet-wide one (what upstream VPA would give every node), and what
+ * per-node sizing saves or adds in total. Read from DynamoDB only, like the CLI.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { formatCpu, formatMemory } from '../kernel/quantity.js';
+import type { Bytes, Millicores } from '../kernel/units.js';
+import type { Amounts, NodeRec } from './model.js';
+import { getRecommendations, listDaemonSets } from './query.js';
+import { NodeScopeStore } from './store.js';
+
+const cpu = (v: number | undefined) => (v === undefined ? '-' : formatCpu(Math.round(v) as Millicores));
+const mem = (v: number | undefined) =>
+  v === undefined ? '-' : formatMemory((Math.round(v / 2 ** 20) * 2 ** 20) as Bytes);
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function sum(recs: Iterable<NodeRec>): Amounts & { cpu: number; memory: number } {
+  let c = 0;
+  let m = 0;
+  for (const r of recs)
+    for (const x of Object.values(r.containers)) {
+      c += x.target.cpu ?? 0;
+      m += x.target.memory ?? 0;
+    }
+  return { cpu: c, memory: m };
+}
+
+function change(perNode: number, wide: number, what: 'cpu' | 'memory'): string {
+  if (!wide) return `${what} -`;
+  const d = perNode - wide;
+  if (d === 0) return `${what} unchanged`;
+  const f = what === 'cpu' ? (x: number) => cpu(Math.abs(x)) : (x: number) => mem(Math.abs(x));
+  return `${what} ${d <= 0 ? 'saves' : 'adds'} ${f(d)} (${d <= 0 ? '-' : '+'}${Math.abs((d / wide) * 100).toFixed(0)}%)`;
+}
+
+/** Lines for the summary; `maxNodes` rows per DaemonSet (the busiest and the idlest are kept). */
+export async function nodescopeSummaryLines(
+  target: { db: DynamoDBDocumentClient; table: string },
+  opts: { maxNodes?: number } = {},
+): Promise<string[]> {
+  const store = new NodeScopeStore(target.db, target.table);
+  const heads = await listDaemonSets(store);
+  const clusters = [...new Set(heads.map((h) => h.cluster))];
+  const lines = [`nodescope: ${heads.length} DaemonSet(s) sized per node in ${clusters.length} cluster(s)`];
+  for (const c of clusters) {
+    const rec = await store.getCluster(c);
+    const l = rec?.lastCycle;
+    if (!l) continue;
+    const parts = [
+      `metrics API ${l.metricsApi}`,
+      `${l.nodes} nodes`,
+      `${l.samples} samples`,
+      `${l.fallbackNodes} on fallback`,
+      `resizes ${l.resizes.requested} requested / ${l.resizes.completed} done / ${l.resizes.refused} refused`,
+      `${l.apiRequests} API requests`,
+    ];
+    if (l.rejectedTargets) parts.push(`${l.rejectedTargets} VPA(s) refused`);
+    if (l.errors.length) parts.push(`errors: ${l.errors.join('; ')}`);
+    lines.push(`  ${c}: ${parts.join(', ')}`);
+  }
+  const maxNodes = opts.maxNodes ?? 12;
+  for (const h of heads) {
+    const recs = await getRecommendations(store, h.cluster, h.namespace, h.name, { live: true });
+    if (!recs) continue;
+    const containers = h.containers.filter((c) => recs.dsWide[c]);
+    lines.push('');
+    if (Object.keys(recs.nodes).length === 0) {
+      const metrics = (await store.getCluster(h.cluster))?.lastCycle.metricsApi;
+      lines.push(
+        `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode}): no recommendation yet, no samples${metrics && metrics !== 'available' ? ` (metrics API ${metrics})` : ''}`,
+      );
+      continue;
+    }
+    lines.push(
+      `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode}): targets per node vs DaemonSet-wide`,
+    );
+    const header = ['NODE', 'SOURCE'];
+    for (const c of containers) header.push(`${c.toUpperCase()} CPU`, 'MEMORY');
+    header.push('VS DS-WIDE');
+    const rows: string[][] = [header];
+    const wide = recs.dsWide;
+    const wideTotal = sum([{ source: 'node', containers: wide }]);
+    const entries = Object.entries(recs.nodes).sort(([, a], [, b]) => sum([b]).cpu - sum([a]).cpu);
+    const shown =
+      entries.length > maxNodes ? [...entries.slice(0, maxNodes - 2), ...entries.slice(-2)] : entries;
+    for (const [node, r] of shown) {
+      const row = [node, r.source];
+      for (const c of containers)
+        row.push(cpu(r.containers[c]?.target.cpu), mem(r.containers[c]?.target.memory));
+      const s = sum([r]);
+      const pct = wideTotal.cpu ? `cpu ${(((s.cpu - wideTotal.cpu) / wideTotal.cpu) * 100).toFixed(0)}%` : '';
+      row.push(pct);
+      rows.push(row);
+    }
+    if (shown.length < entries.length)
+      rows.splice(rows.length - 2, 0, [`... ${entries.length - shown.length} more`]);
+    const wideRow = ['(DaemonSet-wide)', 'upstream'];
+    for (const c of containers) wideRow.push(cpu(wide[c]?.target.cpu), mem(wide[c]?.target.memory));
+    wideRow.push('');
+    rows.push(wideRow);
+    lines.push(
+      ...table(rows)
+        .split('\n')
+        .map((x) => `  ${x}`),
+    );
+    const n = entries.length;
+    const perNode = sum(entries.map(([, r]) => r));
+    const asWide = { cpu: wideTotal.cpu * n, memory: wideTotal.memory * n };
+    lines.push(
+      `  total over ${n} node(s): per-node ${cpu(perNode.cpu)} / ${mem(perNode.memory)} vs DaemonSet-wide ${cpu(asWide.cpu)} / ${mem(asWide.memory)}: per-node sizing ${change(perNode.cpu, asWide.cpu, 'cpu')}, ${change(perNode.memory, asWide.memory, 'memory')}`,
+    );
+  }
+  return lines;
+}
