@@ -55,6 +55,7 @@ const status = (e: unknown) => {
   return { code: err.code, body: typeof err.body === 'string' && err.body ? JSON.parse(err.body) : err.body };
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: a Status body, inspected field by field
 async function failure(p: Promise<unknown>): Promise<{ code: number; body: any }> {
   try {
     await p;

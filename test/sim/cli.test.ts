@@ -1,0 +1,111 @@
+/** fleetscope sim: argument parsing, the demo fleet, and a real run that serves until SIGTERM. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../cli/command.js';
+import { demoFleet, parseSimArgs } from '../../cli/commands/sim.js';
+
+describe('fleetscope sim arguments', () => {
+  it('parses the options', () => {
+    expect(
+      parseSimArgs([
+        '--clusters',
+        '2',
+        '--nodes=20',
+        '--kubeconfig-out',
+        '/tmp/k',
+        '--port-base',
+        '7000',
+        '--metrics',
+        'absent',
+        '--seed',
+        '3',
+      ]),
+    ).toMatchObject({
+      clusters: 2,
+      nodes: 20,
+      out: '/tmp/k',
+      portBase: 7000,
+      metrics: 'absent',
+      seed: 3,
+      version: '1.35.0',
+      manualClock: false,
+    });
+  });
+
+  it.each([
+    [[], '--clusters is required'],
+    [
+      ['--clusters', '0', '--nodes', '1', '--kubeconfig-out', 'x'],
+      '--clusters needs an integer from 1 to 100',
+    ],
+    [['--clusters', '1', '--nodes', 'many', '--kubeconfig-out', 'x'], '--nodes needs an integer'],
+    [['--clusters', '1', '--nodes', '1'], '--kubeconfig-out is required'],
+    [['--clusters', '1', '--nodes', '1', '--kubeconfig-out', 'x', '--metrics', 'maybe'], '--metrics must be'],
+    [['--clusters', '1', '--nodes', '1', '--kubeconfig-out', 'x', '--bogus'], 'unknown option'],
+  ])('rejects %j', (args, message) => {
+    expect(() => parseSimArgs(args)).toThrow(UsageError);
+    expect(() => parseSimArgs(args)).toThrow(message);
+  });
+
+  it('builds demo-1..demo-N with DaemonSets whose load spreads across nodes', () => {
+    const fleet = demoFleet({ clusters: 3, nodes: 5, seed: 1, metrics: 'available', version: '1.35.0' });
+    expect(fleet.map((c) => c.name)).toEqual(['demo-1', 'demo-2', 'demo-3']);
+    expect(new Set(fleet.map((c) => c.seed)).size).toBe(3);
+    for (const c of fleet) {
+      expect(c.daemonSets?.length).toBeGreaterThanOrEqual(2);
+      expect(c.daemonSets?.every((d) => d.load?.perNode === 'heterogeneous')).toBe(true);
+    }
+  });
+});
+
+describe('fleetscope sim process', () => {
+  it('writes the kubeconfig, serves the clusters, and stops cleanly on SIGTERM', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sim-cli-'));
+    const out = path.join(dir, 'kubeconfig.yaml');
+    const root = path.resolve(import.meta.dirname, '../..');
+    const child = spawn(
+      path.join(root, 'node_modules/.bin/tsx'),
+      ['cli/main.ts', 'sim', '--clusters', '2', '--nodes', '3', '--kubeconfig-out', out],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ready line: ${stdout}`)), 30_000);
+        const check = () => {
+          if (stdout.includes('Ctrl-C stops the simulator.')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout.on('data', check);
+        check();
+      });
+      expect(stdout).toMatch(/context demo-1\s+https:\/\/127\.0\.0\.1:\d+/);
+      expect(stdout).toMatch(/context demo-2\s+https:\/\/127\.0\.0\.1:\d+/);
+      const kc = new KubeConfig();
+      kc.loadFromString(readFileSync(out, 'utf8'));
+      kc.setCurrentContext('demo-2');
+      const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+      expect(nodes.items).toHaveLength(3);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('stopped (SIGTERM)');
+  });
+});
