@@ -30,6 +30,18 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
+const ENV_TOUCHED = [
+  'AWS_REGION',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+  'AWS_ENDPOINT_URL_EVENTBRIDGE',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  ENV.table,
+  ENV.idempotencyTable,
+  ENV.bus,
+  'POWERTOOLS_SERVICE_NAME',
+];
+
 /**
  * DynamoDB comes from AWS (or LocalStack via AWS_ENDPOINT_URL) when the user names a table in
  * FLEETSCOPE_TABLE; otherwise from an embedded dynalite. The bus and scheduler are always in-process,
@@ -45,6 +57,8 @@ function wantsRemoteDynamo(env: NodeJS.ProcessEnv): boolean {
  */
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const env = process.env;
+  // Everything set here is put back on stop, so a later runtime in the same process starts clean.
+  const saved = Object.fromEntries(ENV_TOUCHED.map((k) => [k, env[k]]));
   env.AWS_REGION ??= 'us-east-1';
   let dynamo: LocalDynamo | undefined;
   const remote = wantsRemoteDynamo(env);
@@ -87,8 +101,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       resetDeps();
       client.destroy();
       await dynamo?.stop();
-      delete env.AWS_ENDPOINT_URL_EVENTBRIDGE;
-      if (dynamo) delete env.AWS_ENDPOINT_URL_DYNAMODB;
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete env[k];
+        else env[k] = v;
+      }
     },
   };
 }

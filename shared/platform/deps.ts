@@ -37,3 +37,16 @@ export function resetDeps(): void {
   current?.dynamo.destroy();
   current = undefined;
 }
+
+/**
+ * A DynamoDB client that always sends through the current deps' client. Middlewares that capture a
+ * client at import time (Powertools idempotency) then follow a reset of the adapters (tests, the local
+ * runtime restarted in one process) instead of holding a destroyed client.
+ */
+export class CurrentDynamoClient extends DynamoDBClient {
+  constructor() {
+    super({});
+    const delegate = (...args: unknown[]) => (deps().dynamo.send as (...a: unknown[]) => unknown)(...args);
+    this.send = delegate as DynamoDBClient['send'];
+  }
+}

@@ -9,8 +9,8 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { functionSpec } from './capabilities.js';
-import { type Deps, deps } from './deps.js';
+import { CAPABILITIES, functionSpec } from './capabilities.js';
+import { CurrentDynamoClient, type Deps, deps } from './deps.js';
 import type { BusEvent, DetailType } from './events.js';
 import { eventsSchema } from './events.js';
 import { makeLogger, makeMetrics } from './observability.js';
@@ -56,6 +56,18 @@ function clusterContext(clusterOf: (event: never) => string | undefined, tools: 
   };
 }
 
+/** The invocation context every capability adds (see Capability.invocationContext). */
+function capabilityContexts(
+  t: HandlerTools,
+  clusterOf: (event: never) => string | undefined,
+): MiddlewareObj[] {
+  return CAPABILITIES.flatMap((c) =>
+    c.invocationContext
+      ? [c.invocationContext({ logger: t.logger, metrics: t.metrics, deps }, clusterOf)]
+      : [],
+  );
+}
+
 function tools(functionId: string): HandlerTools {
   functionSpec(functionId); // fail at import time if the catalogue does not know this function
   const logger = makeLogger(functionId);
@@ -86,13 +98,19 @@ export function scheduledHandler<S extends z.ZodType, R>(spec: {
     .handler(async (input) => spec.run(input as z.infer<S>, t)) as unknown as LambdaHandler<unknown, R>;
 }
 
-let persistence: DynamoDBPersistenceLayer | undefined;
-function idempotencyStore(): DynamoDBPersistenceLayer {
-  persistence ??= new DynamoDBPersistenceLayer({
-    tableName: deps().config.idempotencyTable,
-    awsSdkV3Client: deps().dynamo,
-  });
-  return persistence;
+// One persistence layer per function: Powertools configures a layer with its function's key prefix,
+// and in the local runtime several functions share one process.
+const persistence = new Map<string, DynamoDBPersistenceLayer>();
+function idempotencyStore(functionId: string): DynamoDBPersistenceLayer {
+  let layer = persistence.get(functionId);
+  if (!layer) {
+    layer = new DynamoDBPersistenceLayer({
+      tableName: deps().config.idempotencyTable,
+      awsSdkV3Client: new CurrentDynamoClient(),
+    });
+    persistence.set(functionId, layer);
+  }
+  return layer;
 }
 
 /**
@@ -114,9 +132,10 @@ export function eventHandler<T extends DetailType, R>(spec: {
     .use(logMetrics(t.metrics, { captureColdStartMetric: true }))
     .use(validate(eventsSchema(spec.detailTypes), `${spec.detailTypes.join(' or ')} event`, t))
     .use(clusterContext(clusterOf as (e: never) => string | undefined, t))
+    .use(capabilityContexts(t, clusterOf as (e: never) => string | undefined))
     .use(
       makeHandlerIdempotent({
-        persistenceStore: idempotencyStore(),
+        persistenceStore: idempotencyStore(spec.functionId),
         // Keyed by function, not by the Lambda's deployed name: several functions receive the same
         // event (same id) and each must run it once.
         keyPrefix: spec.functionId,

@@ -95,3 +95,39 @@ describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
     expect(published() - start).toBe(1);
   });
 });
+
+describe('local runtime restarted in one process', () => {
+  it('puts the environment back on stop, and a second runtime works with fresh adapters', async () => {
+    const before = process.env.FLEETSCOPE_TABLE;
+    const first = await startLocalRuntime({ retryDelayMs: 5 });
+    await first.stop();
+    expect(process.env.FLEETSCOPE_TABLE).toBe(before);
+    expect(process.env.AWS_ENDPOINT_URL_DYNAMODB).toBeUndefined();
+
+    const second = await startLocalRuntime({ retryDelayMs: 5 });
+    try {
+      const event = {
+        version: '0',
+        id: 'after-restart-1',
+        'detail-type': 'ClusterWorkRequested',
+        source: 'fleetscope',
+        account: '000000000000',
+        time: '2026-11-21T10:00:00Z',
+        region: 'us-east-1',
+        resources: [],
+        detail: {
+          cluster: 'nobody',
+          capability: 'inventory',
+          cycleId: 'c',
+          requestedAt: '2026-11-21T10:00:00Z',
+        },
+      };
+      // The idempotency middleware captured its client when the handler was first imported; it must
+      // follow the new runtime's DynamoDB rather than the stopped one.
+      await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
+      await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
+    } finally {
+      await second.stop();
+    }
+  });
+});
