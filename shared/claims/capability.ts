@@ -1,4 +1,6 @@
 import { type Capability, pattern } from '../platform/catalogue.js';
+import { clusterIdentityContext } from './observability.js';
+import { ClaimsStore } from './store.js';
 
 /**
  * Cluster identity (KEP-2149): id.k8s.io and clusterset.k8s.io claims, unique and immutable, kept in
@@ -8,6 +10,9 @@ export const CLAIMS = 'claims';
 
 export const claimsCapability: Capability = {
   id: CLAIMS,
+  // Every function's log lines and metrics carry the cluster's ID and ClusterSet (KEP-2149 diagnostics).
+  invocationContext: ({ logger, metrics, deps }, clusterOf) =>
+    clusterIdentityContext(logger, metrics, () => new ClaimsStore(deps().db, deps().config.table), clusterOf),
   description: 'Cluster ID and ClusterSet membership claims (KEP-2149), kept in DynamoDB and in each cluster',
   functions: [
     {

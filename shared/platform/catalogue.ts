@@ -1,3 +1,7 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { MiddlewareObj } from '@middy/core';
+import type { Deps } from './deps.js';
 import type { DetailType } from './events.js';
 import { EVENT_SOURCE } from './events.js';
 
@@ -63,6 +67,14 @@ export interface Capability {
   functions: FunctionSpec[];
   schedules: ScheduleSpec[];
   rules: RuleSpec[];
+  /**
+   * Context this capability adds to every invocation of every function that concerns a cluster (for
+   * example the cluster's ID and ClusterSet on each log line and metric). Must never fail the invocation.
+   */
+  invocationContext?: (
+    tools: { logger: Logger; metrics: Metrics; deps: () => Deps },
+    clusterOf: (event: never) => string | undefined,
+  ) => MiddlewareObj;
 }
 
 export function pattern(detailTypes: DetailType[], detail?: Record<string, unknown>): EventPattern {
