@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { claimsSummaryLines, joinDemoClusterSets } from '../shared/claims/summary.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
@@ -15,7 +16,9 @@ import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
 import { startDemoFleet } from './demo-fleet.js';
 import { type LocalRuntime, startLocalRuntime } from './runtime.js';
-import { printSummary } from './summary.js';
+import { addSummarySection, printSummary } from './summary.js';
+
+addSummarySection(claimsSummaryLines);
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]`;
@@ -72,6 +75,12 @@ async function main(): Promise<number> {
       );
     }
     await registerTargets(runtime, targets);
+    if (!values.kubeconfig) {
+      // The demo puts its clusters into two ClusterSets; a real fleet's memberships are the operator's.
+      const names = targets.map((t) => t.name);
+      for (const line of await joinDemoClusterSets(runtime, deps().publisher, names)) console.log(line);
+      await runtime.bus.drain();
+    }
 
     let cycle = 0;
     const runCycle = async () => {

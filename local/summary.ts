@@ -1,5 +1,5 @@
-import { formatTable } from '../cli/commands/cluster.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { textTable } from '../shared/kernel/text-table.js';
 import type { LocalRuntime } from './runtime.js';
 
 /** A capability's part of the cycle summary: lines of text, computed from what is in the table. */
@@ -19,7 +19,7 @@ async function fleetSection(runtime: LocalRuntime): Promise<string[]> {
   const lines = [`fleet: ${clusters.length} cluster(s), ${reachable} reachable`];
   if (rows.length > 0) {
     lines.push(
-      formatTable([
+      ...textTable([
         ['CLUSTER', 'REACHABLE', 'VERSION', 'NODES', 'METRICS API', 'KUBE-SYSTEM UID / ERROR'],
         ...rows.map(({ c, s }) => [
           c.name,

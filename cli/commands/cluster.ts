@@ -1,8 +1,10 @@
 import { resolve } from 'node:path';
+import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels } from '../../shared/fleet/cluster.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
+import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { openContext, parseFlags, targetOptions } from '../context.js';
 
@@ -81,8 +83,17 @@ async function list(values: Flags): Promise<number> {
   const ctx = await openContext(values);
   try {
     const clusters = await ctx.registry.list();
+    const ids = await identityColumns(
+      ctx.db,
+      ctx.table,
+      clusters.map((c) => c.name),
+    );
     const rows = await Promise.all(
-      clusters.map(async (c) => ({ cluster: c, status: await ctx.registry.getStatus(c.name) })),
+      clusters.map(async (c) => ({
+        cluster: c,
+        claims: ids[c.name],
+        status: await ctx.registry.getStatus(c.name),
+      })),
     );
     if (values.json) {
       console.log(JSON.stringify(rows, null, 2));
@@ -93,14 +104,15 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     const table = [
-      ['NAME', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'KUBE-SYSTEM UID', 'LABELS'],
-      ...rows.map(({ cluster, status }) => [
+      ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'LABELS'],
+      ...rows.map(({ cluster, claims, status }) => [
         cluster.name,
+        claims?.id ?? '-',
+        claims?.clusterSet ?? '-',
         status ? (status.reachable ? 'yes' : 'no') : '-',
         status?.serverVersion ?? '-',
         status?.nodeCount?.toString() ?? '-',
         status?.metricsApi ?? '-',
-        status?.kubeSystemUid ?? '-',
         Object.entries(cluster.labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(',') || '-',
@@ -129,14 +141,5 @@ async function deregister(values: Flags): Promise<number> {
   }
 }
 
-export function formatTable(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
+/** Aligned text table as one string (the CLI's list output). */
+export const formatTable = (rows: string[][]): string => textTable(rows).join('\n');

@@ -2,7 +2,9 @@
  * Reading claims for people: the CLI (`claims get`, `clusterset list`), `cluster list`'s ID and
  * ClusterSet columns, and the `npm start` summary. Everything here reads DynamoDB only.
  */
+
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { textTable } from '../kernel/text-table.js';
 import type { EventPublisher } from '../platform/publisher.js';
 import { desiredClaims } from './identity.js';
 import { joinClusterSet } from './membership.js';
@@ -78,16 +80,6 @@ export function describeClaims(view: ClaimsView): string[] {
   ];
 }
 
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd(),
-  );
-}
-
 /** The ID and ClusterSet of each named cluster ("-" when unknown / not a member): for `cluster list`. */
 export async function identityColumns(
   db: DynamoDBDocumentClient,
@@ -128,7 +120,9 @@ export async function claimsSummaryLines(rt: {
       ];
     }),
   );
-  lines.push(...table([['CLUSTER', 'ID (id.k8s.io)', 'CLUSTERSET', 'CUSTOM CLAIMS', 'IN-CLUSTER'], ...rows]));
+  lines.push(
+    ...textTable([['CLUSTER', 'ID (id.k8s.io)', 'CLUSTERSET', 'CUSTOM CLAIMS', 'IN-CLUSTER'], ...rows]),
+  );
   return lines;
 }
 
@@ -157,7 +151,7 @@ export async function clusterSetLines(
       ]);
     }
   }
-  return table(rows);
+  return textTable(rows);
 }
 
 /**
