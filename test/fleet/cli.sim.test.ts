@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
-import { runFleetscope } from '../support/cli.js';
+import { runFleetscope, runFleetscopeInProcess } from '../support/cli.js';
 
 let sim: Simulator;
 let dir: string;
@@ -31,6 +31,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+// The first test runs each command as its own process (state must persist across processes); the
+// others run the same CLI in this process, which is quicker and tests the same code.
 describe('fleetscope cluster', () => {
   it('registers in one process and lists in another, with the inventory the registration triggered', async () => {
     const reg = await runFleetscope(
@@ -79,19 +81,19 @@ describe('fleetscope cluster', () => {
       [['--name', 'alpha', '--kubeconfig', kubeconfig, '--context', 'alpha'], /already registered/],
     ];
     for (const [args, why] of cases) {
-      const run = await runFleetscope(['cluster', 'register', ...args], { stateDir });
+      const run = await runFleetscopeInProcess(['cluster', 'register', ...args], { stateDir });
       expect(run.code, args.join(' ')).not.toBe(0);
       expect(run.err).toMatch(why);
     }
     const garbage = join(dir, 'garbage.yaml');
     await writeFile(garbage, 'clusters: [unterminated');
-    const bad = await runFleetscope(['cluster', 'register', '--name', 'beta', '--kubeconfig', garbage], {
+    const bad = await runFleetscopeInProcess(['cluster', 'register', '--name', 'beta', '--kubeconfig', garbage], {
       stateDir,
     });
     expect(bad.code).not.toBe(0);
     expect(bad.err).toMatch(/kubeconfig/i);
 
-    const list = await runFleetscope(['cluster', 'list', '--json'], { stateDir });
+    const list = await runFleetscopeInProcess(['cluster', 'list', '--json'], { stateDir });
     expect((JSON.parse(list.out) as { cluster: { name: string } }[]).map((r) => r.cluster.name)).toEqual([
       'alpha',
     ]);
@@ -100,7 +102,7 @@ describe('fleetscope cluster', () => {
   it('refuses an unreachable cluster and writes nothing', async () => {
     sim.faults.inject({ cluster: 'beta', fault: { type: 'status', code: 503 } });
     try {
-      const run = await runFleetscope(
+      const run = await runFleetscopeInProcess(
         ['cluster', 'register', '--name', 'beta', '--kubeconfig', kubeconfig, '--context', 'beta'],
         { stateDir },
       );
@@ -109,17 +111,17 @@ describe('fleetscope cluster', () => {
     } finally {
       sim.faults.clear();
     }
-    const list = await runFleetscope(['cluster', 'list', '--json'], { stateDir });
+    const list = await runFleetscopeInProcess(['cluster', 'list', '--json'], { stateDir });
     expect((JSON.parse(list.out) as { cluster: { name: string } }[]).map((r) => r.cluster.name)).toEqual([
       'alpha',
     ]);
   });
 
   it('deregisters, and refuses to deregister a cluster that is not registered', async () => {
-    expect((await runFleetscope(['cluster', 'deregister', '--name', 'alpha'], { stateDir })).code).toBe(0);
-    const again = await runFleetscope(['cluster', 'deregister', '--name', 'alpha'], { stateDir });
+    expect((await runFleetscopeInProcess(['cluster', 'deregister', '--name', 'alpha'], { stateDir })).code).toBe(0);
+    const again = await runFleetscopeInProcess(['cluster', 'deregister', '--name', 'alpha'], { stateDir });
     expect(again.code).not.toBe(0);
     expect(again.err).toContain('not registered');
-    expect((await runFleetscope(['cluster', 'list'], { stateDir })).out).toContain('no clusters registered');
+    expect((await runFleetscopeInProcess(['cluster', 'list'], { stateDir })).out).toContain('no clusters registered');
   });
 });

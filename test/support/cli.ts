@@ -35,3 +35,24 @@ export function runFleetscope(
     if (opts.stdin !== undefined) child.stdin?.end(opts.stdin);
   });
 }
+
+/**
+ * Runs `fleetscope ...` inside this process (much faster than a new process; the local runtime puts
+ * the environment back when it stops), capturing what it prints.
+ */
+export async function runFleetscopeInProcess(args: string[], opts: { stateDir?: string } = {}): Promise<CliRun> {
+  const { main } = await import('../../cli/main.js');
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = console.log;
+  const error = console.error;
+  console.log = (...a: unknown[]) => void out.push(a.map(String).join(' '));
+  console.error = (...a: unknown[]) => void err.push(a.map(String).join(' '));
+  try {
+    const code = await main(opts.stateDir ? [...args, '--state-dir', opts.stateDir] : args);
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  } finally {
+    console.log = log;
+    console.error = error;
+  }
+}
