@@ -40,7 +40,10 @@ export function runFleetscope(
  * Runs `fleetscope ...` inside this process (much faster than a new process; the local runtime puts
  * the environment back when it stops), capturing what it prints.
  */
-export async function runFleetscopeInProcess(args: string[], opts: { stateDir?: string } = {}): Promise<CliRun> {
+export async function runFleetscopeInProcess(
+  args: string[],
+  opts: { stateDir?: string } = {},
+): Promise<CliRun> {
   const { main } = await import('../../cli/main.js');
   const out: string[] = [];
   const err: string[] = [];
