@@ -8,6 +8,7 @@ import {
   SchedulingV1Api,
   setHeaderOptions,
   type V1Pod,
+  Watch,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
@@ -545,5 +546,62 @@ describe('discovery', () => {
     expect(r.json.rows).toHaveLength(2);
     expect(r.json.rows[0].object.kind).toBe('PartialObjectMetadata');
     expect(r.json.metadata.continue).toBeTruthy();
+  });
+});
+
+describe('watch', () => {
+  it('streams ADDED, MODIFIED and DELETED events (client-node Watch)', async () => {
+    const events: string[] = [];
+    const seen = new Promise<void>((resolve, reject) => {
+      void new Watch(kubeConfigFor(sim, 'alpha'))
+        .watch(
+          '/api/v1/namespaces/default/configmaps',
+          { labelSelector: 'watched=yes' },
+          (phase, obj) => {
+            events.push(`${phase} ${obj.metadata.name}`);
+            if (phase === 'DELETED') resolve();
+          },
+          (err) => (err ? reject(err) : undefined),
+        )
+        .then((ctl) => seen.finally(() => ctl.abort()));
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'w', labels: { watched: 'yes' } }, data: { a: '1' } },
+    });
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'other' } } });
+    await core.patchNamespacedConfigMap({
+      name: 'w',
+      namespace: 'default',
+      body: [{ op: 'replace', path: '/data/a', value: '2' }],
+    });
+    await core.deleteNamespacedConfigMap({ name: 'w', namespace: 'default' });
+    await seen;
+    expect(events).toEqual(['ADDED w', 'MODIFIED w', 'DELETED w']);
+  });
+
+  it('replays events since a resourceVersion and answers 410 in an ERROR event when it is too old', async () => {
+    const c = sim.cluster('alpha');
+    const list = await raw(c, 'GET', '/api/v1/namespaces/default/configmaps');
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'later' } } });
+    const w = await raw(
+      c,
+      'GET',
+      `/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&resourceVersion=${list.json.metadata.resourceVersion}`,
+    );
+    const evs = w.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(evs.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED later']);
+    const old = await raw(
+      c,
+      'GET',
+      '/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&resourceVersion=1',
+    );
+    const err = JSON.parse(old.text.trim());
+    expect(err.type).toBe('ERROR');
+    expect(err.object).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
   });
 });
