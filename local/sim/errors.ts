@@ -145,8 +145,14 @@ export interface FieldError {
   hasValue?: boolean;
 }
 
-/** Go's %v of a bad value inside field errors: strings quoted, the rest as written. */
+/** A value printed verbatim in a field error (Go's %#v of a non-simple type, e.g. uint64 0 -> 0x0). */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+}
+
+/** Go's rendering of a bad value inside field errors: strings quoted (%q), simple types as %v. */
 export function goValue(v: unknown): string {
+  if (v instanceof GoLiteral) return v.text;
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (v === null || v === undefined) return 'null';

@@ -18,14 +18,9 @@ export function applyJsonPatch(doc: Json, ops: Json): Json {
     throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   try {
     return fastJsonPatch.applyPatch(clone(doc), ops, true, true).newDocument;
-  } catch (err) {
-    const msg = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new ApiError(
-      422,
-      'Invalid',
-      `the server rejected our request due to an error in our request: ${msg}`,
-      {},
-    );
+  } catch {
+    // NewGenericServerResponse(422, ...) drops the patch library's message: this is all a client sees.
+    throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   }
 }
 

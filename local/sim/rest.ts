@@ -13,6 +13,7 @@ import {
   conflict,
   type FieldError,
   fieldInvalid,
+  GoLiteral,
   invalid,
   notFound,
   successStatus,
@@ -343,7 +344,7 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     throw conflict(gr(def), name);
   if ((rv === undefined || rv === '') && !def.allowUnconditionalUpdate)
     throw invalid(def.kind, def.group, name, [
-      fieldInvalid('metadata.resourceVersion', '0x0', 'must be specified for an update'),
+      fieldInvalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update'),
     ]);
   const strategy = cluster.strategy(def);
   let next: JsonObject = clone(body);
