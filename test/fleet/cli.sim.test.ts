@@ -87,9 +87,12 @@ describe('fleetscope cluster', () => {
     }
     const garbage = join(dir, 'garbage.yaml');
     await writeFile(garbage, 'clusters: [unterminated');
-    const bad = await runFleetscopeInProcess(['cluster', 'register', '--name', 'beta', '--kubeconfig', garbage], {
-      stateDir,
-    });
+    const bad = await runFleetscopeInProcess(
+      ['cluster', 'register', '--name', 'beta', '--kubeconfig', garbage],
+      {
+        stateDir,
+      },
+    );
     expect(bad.code).not.toBe(0);
     expect(bad.err).toMatch(/kubeconfig/i);
 
@@ -118,10 +121,14 @@ describe('fleetscope cluster', () => {
   });
 
   it('deregisters, and refuses to deregister a cluster that is not registered', async () => {
-    expect((await runFleetscopeInProcess(['cluster', 'deregister', '--name', 'alpha'], { stateDir })).code).toBe(0);
+    expect(
+      (await runFleetscopeInProcess(['cluster', 'deregister', '--name', 'alpha'], { stateDir })).code,
+    ).toBe(0);
     const again = await runFleetscopeInProcess(['cluster', 'deregister', '--name', 'alpha'], { stateDir });
     expect(again.code).not.toBe(0);
     expect(again.err).toContain('not registered');
-    expect((await runFleetscopeInProcess(['cluster', 'list'], { stateDir })).out).toContain('no clusters registered');
+    expect((await runFleetscopeInProcess(['cluster', 'list'], { stateDir })).out).toContain(
+      'no clusters registered',
+    );
   });
 });
