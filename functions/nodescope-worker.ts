@@ -38,6 +38,7 @@ export const handler = eventHandler({
         store,
         settings: settingsFromEnv(),
         now: nodescopeClock(),
+        keepRecommendations: false,
         logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
       });
     } catch (err) {

@@ -11,7 +11,7 @@
  * controller would size it at creation, in every mode but Off (this is all that Initial does).
  */
 import type { ContainerDesired, DesiredResources } from '../resize/index.js';
-import type { PodView } from './collect.js';
+import { limitOf, type PodView, requestOf } from './collect.js';
 import type { ContainerRec, NodeRec } from './model.js';
 import type { NodeScopeTarget } from './targets.js';
 
@@ -59,8 +59,7 @@ export function desiredFor(target: NodeScopeTarget, rec: NodeRec, pod: PodView):
     if ((policy?.controlledValues ?? 'RequestsAndLimits') === 'RequestsAndLimits' && r.limits) {
       const limits: ContainerDesired['limits'] = {};
       for (const res of RESOURCES)
-        if (r.limits[res] !== undefined && c.resources.limits?.[res] !== undefined)
-          limits[res] = r.limits[res];
+        if (r.limits[res] !== undefined && limitOf(c, res) !== undefined) limits[res] = r.limits[res];
       if (Object.keys(limits).length > 0) d.limits = limits;
     }
     if (d.requests || d.limits) out[c.name] = d;
@@ -73,8 +72,7 @@ export function isFresh(target: NodeScopeTarget, pod: PodView): boolean {
   for (const t of target.containers) {
     const c = pod.containers.find((x) => x.name === t.name);
     if (!c) return false;
-    for (const res of RESOURCES)
-      if ((c.resources.requests?.[res] ?? undefined) !== (t.requests[res] ?? undefined)) return false;
+    for (const res of RESOURCES) if (requestOf(c, res) !== (t.requests[res] ?? undefined)) return false;
   }
   return true;
 }
@@ -99,7 +97,7 @@ export function updatePriority(
       // MilliValue: millicores for CPU, bytes × 1000 for memory.
       const scale = res === 'cpu' ? 1 : 1000;
       totalRecommended[res] = (totalRecommended[res] ?? 0) + recommended * scale;
-      const request = c.resources.requests?.[res];
+      const request = requestOf(c, res);
       if (request === undefined) {
         scaleUp = true;
         outsideRange = true;

@@ -7,7 +7,8 @@
  *     per container: lastOomAt (s, 0 none) | state bytes (length 0: no state yet)
  *                    | if stored: u8 present, then target, lowerBound, upperBound, uncappedTarget, limits
  *                      as (cpu+1, memory+1) varint pairs (0: absent)
- *   States are shared/recommendation's lossless encoding, so a restart recommends exactly as before.
+ *   States are shared/recommendation's lossless encoding, so a restart recommends exactly as before;
+ *   they are decoded only when needed, and written back as they were when not touched.
  *
  * Log entry (version 1): one cycle's samples and OOM kills, applied on top of the base in key order.
  *   u8 version | at (ms) | gen | containers: n, names | base nodes n | presence bitmap over the base's
@@ -17,7 +18,7 @@
  *   Columns of like values compress better than rows.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { decodeState, encodeState } from '../recommendation/index.js';
+import { encodeState } from '../recommendation/index.js';
 import { ByteReader, ByteWriter, DecodeError } from './bytes.js';
 import type { Amounts, ContainerRec, LogEntry, NodeRecord, NodeSamples, OomEvent } from './model.js';
 
@@ -57,7 +58,9 @@ export function encodeChunkBody(containers: readonly string[], nodes: readonly N
     containers.forEach((name, i) => {
       w.varint(Math.floor((n.lastOomAt[i] ?? 0) / 1000));
       const s = n.states[i];
+      const raw = n.raw?.[i];
       if (s) w.bytes(encodeState(s));
+      else if (raw) w.bytes(raw);
       else w.varint(0);
       if (n.rec) {
         const rec = n.rec.containers[name];
@@ -85,12 +88,14 @@ export function decodeChunkBody(body: Uint8Array): { containers: string[]; nodes
   for (let k = r.varint(); k > 0; k--) {
     const node = r.string();
     const flags = r.u8();
-    const record: NodeRecord = { node, states: [], lastOomAt: [] };
+    const record: NodeRecord = { node, states: [], lastOomAt: [], raw: [] };
     const recContainers: Record<string, ContainerRec> = {};
     for (const name of containers) {
       record.lastOomAt.push(r.varint() * 1000);
+      // Decoded on demand (engine.materialize): a cycle that does not fold reads few of them.
       const bytes = r.bytes();
-      record.states.push(bytes.length > 0 ? decodeState(bytes) : undefined);
+      record.states.push(undefined);
+      record.raw?.push(bytes.length > 0 ? bytes : undefined);
       if (flags & 1 && r.u8() === 1) {
         const target = readAmounts(r) ?? {};
         const lowerBound = readAmounts(r) ?? {};

@@ -14,7 +14,9 @@
  * Only a few fields of each object are kept; pages are dropped as they are read.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
-import type { ContainerDesired, PodLike } from '../resize/index.js';
+import { formatCpu, formatMemory } from '../kernel/quantity.js';
+import type { Bytes, Millicores } from '../kernel/units.js';
+import type { PodConditionLike, PodLike, ResizeObservation } from '../resize/index.js';
 import type { NodeFacts } from './eligibility.js';
 import type {
   ContainerSpec,
@@ -113,31 +115,41 @@ export async function listNodes(reader: RawReader, pageSize: number): Promise<No
   return out;
 }
 
+/** A container of a DaemonSet pod: its cpu/memory (millicores, bytes) and its last OOM kill. */
 export interface ContainerView {
   name: string;
-  /** Spec requests/limits as integers. */
-  resources: ContainerDesired;
+  reqCpu?: number;
+  reqMem?: number;
+  limCpu?: number;
+  limMem?: number;
   /** The memory request the kubelet runs with (status resources when reported, else spec): OOM bumps use it. */
   memoryRequest?: number;
-  restartCount: number;
   /** The last OOM kill (finishedAt, ms) seen in lastState or state, if any. */
   oomAt?: number;
   /** How long the killed container had run (ms), for upstream's quick-OOM rule. */
   oomRanMs?: number;
 }
 
-/** The parts of a DaemonSet pod a cycle uses; the rest of the pod is dropped with its page. */
+/**
+ * The parts of a DaemonSet pod a cycle uses, as plain numbers and strings: thousands of these stay in
+ * memory while the next pages are parsed, and every object kept makes garbage collection dearer.
+ */
 export interface PodView {
   name: string;
   namespace: string;
   uid: string;
   node: string;
+  resourceVersion?: string;
+  generation?: number;
   startTime?: number;
-  containers: ContainerView[];
   annotation?: string;
-  /** A trimmed copy for the resize mechanism. */
-  pod: PodLike;
+  containers: ContainerView[];
+  /** Where a resize of the pod stands (shared/resize's reading of its status). */
+  resize: ResizeObservation;
 }
+
+export const requestOf = (c: ContainerView, r: 'cpu' | 'memory') => (r === 'cpu' ? c.reqCpu : c.reqMem);
+export const limitOf = (c: ContainerView, r: 'cpu' | 'memory') => (r === 'cpu' ? c.limCpu : c.limMem);
 
 const time = (s: string | undefined): number | undefined => {
   if (!s) return undefined;
@@ -145,30 +157,71 @@ const time = (s: string | undefined): number | undefined => {
   return Number.isFinite(t) ? t : undefined;
 };
 
-function pair(list: { [r: string]: string | undefined } | undefined) {
-  const out: { cpu?: number; memory?: number } = {};
-  const cpu = cpuMillis(list?.cpu);
-  const memory = memoryBytes(list?.memory);
-  if (cpu !== undefined) out.cpu = cpu;
-  if (memory !== undefined) out.memory = memory;
-  return out;
-}
+type Quantities = { [r: string]: string | undefined } | undefined;
 
-const RESIZE_CONDITIONS = new Set(['PodResizePending', 'PodResizeInProgress']);
+const sameList = (a: Quantities, b: Quantities) =>
+  cpuMillis(a?.cpu) === cpuMillis(b?.cpu) && memoryBytes(a?.memory) === memoryBytes(b?.memory);
+
+/**
+ * observeResize (shared/resize/status.ts) on the raw pod, with the fast quantity parsers: pending
+ * (Deferred/Infeasible) first, then an actuation error, the pre-1.33 status.resize, in progress, and
+ * finally spec against what runs.
+ */
+function observeRaw(p: PodObject): ResizeObservation {
+  const conditions = p.status?.conditions ?? [];
+  let inProgress: (typeof conditions)[number] | undefined;
+  for (const c of conditions) {
+    if (c.status !== 'True') continue;
+    if (c.type === 'PodResizePending') {
+      if (c.reason === 'Infeasible') return { state: 'infeasible', reason: 'Infeasible', message: c.message };
+      return { state: 'deferred', reason: c.reason ?? 'Deferred', message: c.message };
+    }
+    if (c.type === 'PodResizeInProgress') inProgress = c;
+  }
+  if (inProgress?.reason === 'Error') return { state: 'error', reason: 'Error', message: inProgress.message };
+  switch (p.status?.resize) {
+    case 'Infeasible':
+      return { state: 'infeasible', reason: 'Infeasible' };
+    case 'Deferred':
+      return { state: 'deferred', reason: 'Deferred' };
+    case 'Proposed':
+    case 'InProgress':
+      return { state: 'in-progress', reason: p.status.resize };
+  }
+  if (inProgress) return { state: 'in-progress', reason: 'InProgress' };
+  const statuses = p.status?.containerStatuses ?? [];
+  for (const c of p.spec?.containers ?? []) {
+    const s = statuses.find((x) => x.name === c.name);
+    if (!s?.resources) continue;
+    if (
+      !sameList(c.resources?.requests, s.resources.requests) ||
+      !sameList(c.resources?.limits, s.resources.limits)
+    )
+      return { state: 'in-progress' };
+  }
+  return { state: 'none' };
+}
 
 export function podView(p: PodObject): PodView | undefined {
   const node = p.spec?.nodeName;
   const name = p.metadata?.name;
   if (!node || !name) return undefined;
-  const statuses = new Map((p.status?.containerStatuses ?? []).map((s) => [s.name, s]));
+  const statuses = p.status?.containerStatuses ?? [];
   const containers: ContainerView[] = (p.spec?.containers ?? []).map((c: ContainerSpec) => {
-    const s = statuses.get(c.name);
-    const view: ContainerView = {
-      name: c.name,
-      resources: { requests: pair(c.resources?.requests), limits: pair(c.resources?.limits) },
-      restartCount: s?.restartCount ?? 0,
-    };
-    const mem = memoryBytes(s?.resources?.requests?.memory ?? c.resources?.requests?.memory);
+    const s = statuses.find((x) => x.name === c.name);
+    const view: ContainerView = { name: c.name };
+    const req = c.resources?.requests;
+    const lim = c.resources?.limits;
+    const reqCpu = cpuMillis(req?.cpu);
+    const reqMem = memoryBytes(req?.memory);
+    const limCpu = cpuMillis(lim?.cpu);
+    const limMem = memoryBytes(lim?.memory);
+    if (reqCpu !== undefined) view.reqCpu = reqCpu;
+    if (reqMem !== undefined) view.reqMem = reqMem;
+    if (limCpu !== undefined) view.limCpu = limCpu;
+    if (limMem !== undefined) view.limMem = limMem;
+    const mem =
+      s?.resources?.requests?.memory !== undefined ? memoryBytes(s.resources.requests.memory) : reqMem;
     if (mem !== undefined) view.memoryRequest = mem;
     for (const term of [s?.state?.terminated, s?.lastState?.terminated]) {
       if (term?.reason !== 'OOMKilled') continue;
@@ -180,43 +233,69 @@ export function podView(p: PodObject): PodView | undefined {
     }
     return view;
   });
-  const pod: PodLike = {
-    metadata: {
-      name,
-      namespace: p.metadata?.namespace,
-      uid: p.metadata?.uid,
-      resourceVersion: p.metadata?.resourceVersion,
-      ...(p.metadata?.generation !== undefined ? { generation: p.metadata.generation } : {}),
-    },
-    spec: {
-      nodeName: node,
-      containers: (p.spec?.containers ?? []).map((c) => ({ name: c.name, resources: c.resources })),
-    },
-    status: {
-      phase: p.status?.phase,
-      qosClass: p.status?.qosClass,
-      ...(p.status?.resize ? { resize: p.status.resize } : {}),
-      conditions: (p.status?.conditions ?? []).filter((c) => RESIZE_CONDITIONS.has(c.type)),
-      containerStatuses: (p.status?.containerStatuses ?? []).map((s) => ({
-        name: s.name,
-        ...(s.resources ? { resources: s.resources } : {}),
-        ...(s.allocatedResources ? { allocatedResources: s.allocatedResources } : {}),
-      })),
-    },
-  };
   const view: PodView = {
     name,
     namespace: p.metadata?.namespace ?? '',
     uid: p.metadata?.uid ?? '',
     node,
     containers,
-    pod,
+    resize: observeRaw(p),
   };
+  if (p.metadata?.resourceVersion) view.resourceVersion = p.metadata.resourceVersion;
+  if (p.metadata?.generation !== undefined) view.generation = p.metadata.generation;
   const start = time(p.status?.startTime);
   if (start !== undefined) view.startTime = start;
   const ann = p.metadata?.annotations?.[RECOMMENDATION_ANNOTATION];
   if (ann !== undefined) view.annotation = ann;
   return view;
+}
+
+function quantities(cpu: number | undefined, memory: number | undefined) {
+  const out: { cpu?: string; memory?: string } = {};
+  if (cpu !== undefined) out.cpu = formatCpu(cpu as Millicores);
+  if (memory !== undefined) out.memory = formatMemory(memory as Bytes);
+  return out;
+}
+
+/**
+ * The pod as the resize mechanism reads it, rebuilt from the view: cpu/memory of each container, and
+ * its resize state as the condition that says it (observeResize of the result equals view.resize).
+ */
+export function podLike(v: PodView): PodLike {
+  const r = v.resize;
+  const conditions: PodConditionLike[] = [];
+  if (r.state === 'deferred' || r.state === 'infeasible')
+    conditions.push({
+      type: 'PodResizePending',
+      status: 'True',
+      reason: r.state === 'infeasible' ? 'Infeasible' : (r.reason ?? 'Deferred'),
+      ...(r.message !== undefined ? { message: r.message } : {}),
+    });
+  else if (r.state === 'error')
+    conditions.push({
+      type: 'PodResizeInProgress',
+      status: 'True',
+      reason: 'Error',
+      ...(r.message !== undefined ? { message: r.message } : {}),
+    });
+  else if (r.state === 'in-progress') conditions.push({ type: 'PodResizeInProgress', status: 'True' });
+  return {
+    metadata: {
+      name: v.name,
+      namespace: v.namespace,
+      uid: v.uid,
+      ...(v.resourceVersion ? { resourceVersion: v.resourceVersion } : {}),
+      ...(v.generation !== undefined ? { generation: v.generation } : {}),
+    },
+    spec: {
+      nodeName: v.node,
+      containers: v.containers.map((c) => ({
+        name: c.name,
+        resources: { requests: quantities(c.reqCpu, c.reqMem), limits: quantities(c.limCpu, c.limMem) },
+      })),
+    },
+    status: { phase: 'Running', conditions },
+  };
 }
 
 const ownedBy = (p: PodObject, t: NodeScopeTarget) =>
@@ -265,8 +344,9 @@ export async function listDaemonSetPods(
 export interface PodUsage {
   /** PodMetrics timestamp, whole seconds (ms). */
   t: number;
-  /** Per container name: millicores and bytes. */
-  usage: Map<string, { cpu?: number; memory?: number }>;
+  /** Per container of the target, in its order: millicores and bytes. */
+  cpu: (number | undefined)[];
+  memory: (number | undefined)[];
 }
 
 /**
@@ -292,16 +372,16 @@ export async function listDaemonSetMetrics(
       if (!name || ts === undefined) continue;
       const t = Math.floor(ts / 1000) * 1000;
       if (t > newest) newest = t;
-      const usage = new Map<string, { cpu?: number; memory?: number }>();
+      const names = target.containers;
+      const cpu: (number | undefined)[] = new Array(names.length).fill(undefined);
+      const memory: (number | undefined)[] = new Array(names.length).fill(undefined);
       for (const c of m.containers ?? []) {
-        const u: { cpu?: number; memory?: number } = {};
-        const cpu = cpuMillis(c.usage?.cpu);
-        const memory = memoryBytes(c.usage?.memory);
-        if (cpu !== undefined) u.cpu = cpu;
-        if (memory !== undefined) u.memory = memory;
-        usage.set(c.name, u);
+        const j = names.findIndex((x) => x.name === c.name);
+        if (j < 0) continue;
+        cpu[j] = cpuMillis(c.usage?.cpu);
+        memory[j] = memoryBytes(c.usage?.memory);
       }
-      byPod.set(name, { t, usage });
+      byPod.set(name, { t, cpu, memory });
     }
     return { state: 'available', byPod, newest };
   } catch (err) {

@@ -8,7 +8,7 @@
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { Detail } from '../platform/events.js';
-import { clusterResizeApi, type ResizeRecord, type ResizeReport, Resizer } from '../resize/index.js';
+import { type ResizeRecord, type ResizeReport, Resizer } from '../resize/index.js';
 import { byPriority, decideUpdate } from './apply.js';
 import { compress, encodeLog } from './codec.js';
 import {
@@ -20,10 +20,11 @@ import {
   listVpas,
   type MetricsState,
   type PodView,
+  podLike,
   readCrd,
 } from './collect.js';
 import { type NodeFacts, placementProblem } from './eligibility.js';
-import { applyEntry, collectGarbage, nodeRecommendation, recommendDsWide } from './engine.js';
+import { applyEntry, collectGarbage, entryFor, nodeRecommendation, recommendDsWide } from './engine.js';
 import {
   annotatePod,
   annotationStale,
@@ -34,8 +35,16 @@ import {
   type StatusSummary,
 } from './incluster.js';
 import type { VpaObject } from './k8s-types.js';
-import { type ContainerRec, type LogEntry, type NodeRec, newNodeRecord, type OomEvent } from './model.js';
+import {
+  type ContainerRec,
+  type DsModel,
+  type LogEntry,
+  type NodeRec,
+  newNodeRecord,
+  type OomEvent,
+} from './model.js';
 import { RawReader } from './raw.js';
+import { rawResizeApi } from './resize-api.js';
 import { DEFAULT_SETTINGS, type NodeScopeSettings } from './settings.js';
 import { loadDs, packBase } from './state.js';
 import { type ClusterRecord, type DsHead, dsKeyOf, type NodeScopeStore, VersionConflict } from './store.js';
@@ -61,6 +70,11 @@ export interface CycleContext {
   settings?: Partial<NodeScopeSettings>;
   /** The clock (default Date.now); the cycle's "now" is never earlier than what the cluster reports. */
   now?: () => number;
+  /**
+   * Keep every node's recommendation in the result (tests, tools). Off in the worker: a cluster's worth
+   * of recommendation objects kept alive makes every later garbage collection of the cycle slower.
+   */
+  keepRecommendations?: boolean;
   logger?: CycleLogger;
 }
 
@@ -85,6 +99,10 @@ export interface DsOutcome {
   resizes: { requested: number; completed: number; refused: number; skipped: number };
   annotated: number;
   statusPatched: boolean;
+  /** DynamoDB request units this DaemonSet's part of the cycle used; log entries read since the base. */
+  readUnits: number;
+  writeUnits: number;
+  pendingLogs: number;
   error?: string;
 }
 
@@ -98,6 +116,19 @@ export interface CycleResult {
   reads: number;
   writes: number;
   requestsByOperation: Record<string, number>;
+  /** CPU ms by phase (load: read and decode states; collect: lists and their JSON; ...). */
+  phases: Record<string, number>;
+}
+
+/** CPU time per phase of the cycle (ms), for the benchmark's breakdown. */
+export class Phases {
+  readonly ms: Record<string, number> = {};
+  private last = process.cpuUsage();
+  mark(name: string): void {
+    const now = process.cpuUsage();
+    this.ms[name] = (this.ms[name] ?? 0) + (now.user - this.last.user + now.system - this.last.system) / 1000;
+    this.last = now;
+  }
 }
 
 class Budget {
@@ -138,9 +169,9 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const settings: NodeScopeSettings = { ...DEFAULT_SETTINGS, ...ctx.settings };
   const clock = ctx.now ?? Date.now;
   const reader = new RawReader(ctx.client);
-  const writesBefore = ctx.client.stats().requests;
   const { store, cluster } = ctx;
   const errors: string[] = [];
+  const phases = new Phases();
   const clusterRec = await store.getCluster(cluster);
   let now = clock();
 
@@ -159,10 +190,11 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
     rejected = resolved.rejected;
     if (targets.length > 0) nodes = await listNodes(reader, settings.pageSize);
   }
+  phases.mark('collect');
   const vpaByKey = new Map(vpas.map((v) => [`${v.metadata?.namespace}/${v.metadata?.name}`, v]));
 
   const budget = new Budget(settings.writeBudget);
-  const resizer = new Resizer(clusterResizeApi(ctx.client), { now: () => now, backoff: settings.backoff });
+  const resizer = new Resizer(rawResizeApi(reader), { now: () => now, backoff: settings.backoff });
   if (clusterRec?.resizeUnsupportedUntil !== undefined && now < clusterRec.resizeUnsupportedUntil)
     resizer.unsupported = clusterRec.resizeUnsupported ?? 'the API server has no pods/resize subresource';
   const knownRejected = new Set((clusterRec?.rejected ?? []).map((r) => `${r.uid}#${r.reason}`));
@@ -183,7 +215,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
     if (!budget.take()) break;
     try {
       await patchVpaStatus(
-        ctx.client,
+        reader,
         { namespace: r.namespace, name: r.vpa },
         { type: CONDITION_TYPE, status: 'False', reason: 'NodeScopeRefused', message: r.reason },
         now,
@@ -197,13 +229,34 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const outcomes: DsOutcome[] = [];
   const reports: CycleResult['resizeReports'] = [];
   let metricsApi: MetricsState | 'unknown' = targets.length > 0 ? 'available' : 'unknown';
+  // Which DaemonSets fold (rewrite their base) this cycle: those due, the longest-waiting first, at most
+  // maxFoldsPerCycle of those that have a base (a first base is cheap). The others append a log entry.
+  const heads = new Map<string, DsHead>();
+  for (const h of await store.listHeads(cluster)) heads.set(dsKeyOf(h.namespace, h.name), h);
+  const folds = new Set<string>();
+  const due: { ds: string; baseAt: number }[] = [];
+  for (const t of targets) {
+    const ds = dsKeyOf(t.ds.namespace, t.ds.name);
+    const head = heads.get(ds);
+    if (!foldDue(head, ds, t.digest, now, settings.foldEveryMs)) continue;
+    if (!head || head.gen === 0) folds.add(ds);
+    else due.push({ ds, baseAt: head.baseAt });
+  }
+  due.sort((a, b) => a.baseAt - b.baseAt || (a.ds < b.ds ? -1 : 1));
+  // Enough to fold each DaemonSet once per fold period, never fewer than maxFoldsPerCycle allows.
+  const cyclesPerFold = Math.max(1, settings.foldEveryMs / (settings.periodMinutes * 60_000));
+  const cap = Math.max(settings.maxFoldsPerCycle, Math.ceil(targets.length / cyclesPerFold));
+  for (const d of due.slice(0, cap)) folds.add(d.ds);
   for (const target of targets) {
+    const ds = dsKeyOf(target.ds.namespace, target.ds.name);
     try {
       const out = await dsCycle(
         ctx,
         settings,
         reader,
         target,
+        heads.get(ds),
+        folds.has(ds),
         nodes,
         vpaByKey.get(`${target.vpa.namespace}/${target.vpa.name}`),
         crd,
@@ -214,6 +267,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
         (t) => {
           if (t > now) now = t;
         },
+        phases,
       );
       outcomes.push(out);
       if (out.metrics !== 'available') metricsApi = out.metrics;
@@ -239,7 +293,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
 
   // States of DaemonSets no longer targeted expire as upstream's do: 8 days after their last sample.
   const targeted = new Set(targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name)));
-  for (const head of await store.listHeads(cluster)) {
+  for (const head of heads.values()) {
     const ds = dsKeyOf(head.namespace, head.name);
     if (targeted.has(ds)) continue;
     const last = Math.max(head.stats?.lastSampleAt ?? 0, head.baseAt);
@@ -263,7 +317,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
     (r) => r.report.kind === 'resized' && r.report.outcome === 'Completed',
   ).length;
   const refused = reports.filter((r) => r.report.kind === 'refused').length;
-  const totalRequests = reader.stats.requests + (ctx.client.stats().requests - writesBefore);
+  const totalRequests = reader.stats.requests;
   const detail: Detail<'NodeScopeCycleCompleted'> = {
     cluster,
     cycleId: ctx.cycleId,
@@ -301,18 +355,22 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
         : now + settings.resizeUnsupportedRecheckMs;
   }
   await store.putCluster(record);
+  phases.mark('finish');
   const byOperation: Record<string, number> = { ...reader.stats.byOperation };
-  for (const [op, n] of Object.entries(ctx.client.stats().byOperation))
-    byOperation[op] = (byOperation[op] ?? 0) + n;
   return {
     detail,
     daemonSets: outcomes,
     rejected,
     newlyRejected,
     resizeReports: reports,
-    reads: reader.stats.requests,
-    writes: ctx.client.stats().requests - writesBefore,
+    reads: reader.stats.requests - reader.stats.writes,
+    writes: reader.stats.writes,
     requestsByOperation: byOperation,
+    phases: {
+      ...phases.ms,
+      'collect: JSON.parse': reader.stats.parseMs,
+      'collect: page handlers': reader.stats.pageMs,
+    },
   };
 }
 
@@ -334,6 +392,8 @@ async function dsCycle(
   settings: NodeScopeSettings,
   reader: RawReader,
   target: NodeScopeTarget,
+  head: DsHead | undefined,
+  fold: boolean,
   nodes: NodeFacts[],
   vpa: VpaObject | undefined,
   crd: CrdState,
@@ -342,31 +402,32 @@ async function dsCycle(
   reports: CycleResult['resizeReports'],
   getNow: () => number,
   observe: (t: number) => void,
+  phases: Phases = new Phases(),
 ): Promise<DsOutcome> {
   const { store, cluster } = ctx;
+  const statsBefore = { ...store.stats };
   const ds = dsKeyOf(target.ds.namespace, target.ds.name);
   const containers = target.containers.map((c) => c.name);
-  const head = await store.getHead(cluster, ds);
-  const loaded = await loadDs(store, head, cluster, ds, containers);
-  const { model } = loaded;
-
-  // Collect.
+  // Collect first, while little else is in memory: the heap's size is what parsing pages costs most.
   const { pods, newest } = await listDaemonSetPods(reader, target, settings.pageSize);
   const metrics = await listDaemonSetMetrics(reader, target);
+  phases.mark('collect');
+  // A fold replays every stored cycle into every state; other cycles leave the states undecoded.
+  const loaded = await loadDs(store, head, cluster, ds, containers, { replay: fold });
+  const { model } = loaded;
+  phases.mark('load states');
   observe(newest);
   observe(metrics.newest);
   const now = getNow();
   const samples: LogEntry['samples'] = [];
   const ooms: OomEvent[] = [];
+  let sampleCount = 0;
   for (const [node, pod] of pods) {
     const u = metrics.byPod.get(pod.name);
-    if (u)
-      samples.push({
-        node,
-        t: u.t,
-        cpu: containers.map((c) => u.usage.get(c)?.cpu),
-        memory: containers.map((c) => u.usage.get(c)?.memory),
-      });
+    if (u) {
+      for (const v of u.cpu) if (v !== undefined) sampleCount++;
+      samples.push({ node, t: u.t, cpu: u.cpu, memory: u.memory });
+    }
     const rec = model.nodes.get(node);
     containers.forEach((name, j) => {
       const c = pod.containers.find((x) => x.name === name);
@@ -377,29 +438,30 @@ async function dsCycle(
   }
   ooms.sort((a, b) => a.t - b.t || (a.node < b.node ? -1 : a.node > b.node ? 1 : a.container - b.container));
   const entry: LogEntry = { at: now, gen: head?.gen ?? 0, containers, samples, ooms };
-  const applied = applyEntry(model, entry);
-
-  // Recommend.
   const eligible = new Set<string>();
   for (const n of nodes) if (!placementProblem(target.placement, n)) eligible.add(n.name);
-  const dsWide = recommendDsWide(target, model);
-  const recs = new Map<string, NodeRec>();
-  for (const node of eligible) {
-    const r = nodeRecommendation(target, model.nodes.get(node), dsWide);
-    if (r) recs.set(node, r);
-  }
-  let fallbackNodes = 0;
-  for (const r of recs.values()) if (r.source === 'fallback') fallbackNodes++;
+  let lastSampleAt = head?.stats?.lastSampleAt ?? 0;
+  for (const x of samples) if (x.t > lastSampleAt) lastSampleAt = x.t;
 
-  // Store: a new base when due, else this cycle's log entry.
   let folded = false;
   let logBytes = 0;
   let baseBytes = 0;
-  let newHead: DsHead | undefined;
-  let lastSampleAt = head?.stats?.lastSampleAt ?? 0;
-  for (const x of samples) if (x.t > lastSampleAt) lastSampleAt = x.t;
-  const stats = statsOf(model, eligible, recs, dsWide, lastSampleAt);
-  if (foldDue(head, ds, target.digest, now, settings.foldEveryMs)) {
+  let dsWide: Record<string, ContainerRec>;
+  const recs = new Map<string, NodeRec>();
+  /** Nodes whose recommendation is computed from their full history in this cycle. */
+  const fresh = new Set<string>();
+  let stats: DsHead['stats'] | undefined;
+  if (fold) {
+    applyEntry(model, entry);
+    phases.mark('add samples');
+    dsWide = recommendDsWide(target, model);
+    for (const node of eligible) {
+      const r = nodeRecommendation(target, model.nodes.get(node), dsWide);
+      if (r) recs.set(node, r);
+      fresh.add(node);
+    }
+    phases.mark('recommend');
+    stats = statsOf(model, eligible, recs, dsWide, lastSampleAt);
     collectGarbage(model, now, new Set(pods.keys()), eligible);
     for (const node of eligible)
       if (!model.nodes.has(node)) model.nodes.set(node, newNodeRecord(node, containers.length));
@@ -414,7 +476,7 @@ async function dsCycle(
       baseBytes += chunk.length;
     }
     if (written === packed.chunks.length) {
-      newHead = {
+      const newHead: DsHead = {
         cluster,
         namespace: target.ds.namespace,
         name: target.ds.name,
@@ -445,15 +507,42 @@ async function dsCycle(
           daemonSet: ds,
         });
         await store.deleteChunks(cluster, ds, gen, written);
-        newHead = undefined;
       }
     } else {
       await store.deleteChunks(cluster, ds, gen, written);
     }
-  } else if (head && ctx.cycleKey > head.foldedThrough && (samples.length > 0 || ooms.length > 0)) {
-    const body = compress(encodeLog(entry, loaded.baseOrder));
-    if (await store.putLog(cluster, ds, ctx.cycleKey, body, now)) logBytes = body.length;
+  } else {
+    // Append this cycle; recommendations are those stored with the base (at most a fold period old),
+    // recomputed from the full history only for the pods this cycle may resize.
+    if (head && ctx.cycleKey > head.foldedThrough && (samples.length > 0 || ooms.length > 0)) {
+      const body = compress(encodeLog(entry, loaded.baseOrder));
+      if (await store.putLog(cluster, ds, ctx.cycleKey, body, now)) logBytes = body.length;
+    }
+    dsWide = head?.dsWide ?? {};
+    for (const node of eligible) {
+      const stored = model.nodes.get(node)?.rec;
+      if (stored) recs.set(node, stored);
+      else if (Object.keys(dsWide).length > 0)
+        recs.set(node, { source: 'fallback', containers: { ...dsWide } });
+    }
+    phases.mark('recommend');
   }
+  /** The node's recommendation from its whole history up to this cycle (stored cycles, then this one). */
+  const refresh = (node: string): NodeRec | undefined => {
+    if (!fresh.has(node)) {
+      fresh.add(node);
+      const only = new Set([node]);
+      for (const e of loaded.entries) applyEntry(model, entryFor(e, only));
+      applyEntry(model, entryFor(entry, only));
+      const r = nodeRecommendation(target, model.nodes.get(node), dsWide);
+      if (r) recs.set(node, r);
+      else recs.delete(node);
+    }
+    return recs.get(node);
+  };
+  let fallbackNodes = 0;
+  for (const r of recs.values()) if (r.source === 'fallback') fallbackNodes++;
+  phases.mark('store');
 
   const outcome: DsOutcome = {
     namespace: target.ds.namespace,
@@ -465,8 +554,8 @@ async function dsCycle(
     eligible: eligible.size,
     scopes: countScopes(model),
     fallbackNodes,
-    samples: applied.samples,
-    ooms: applied.ooms,
+    samples: sampleCount,
+    ooms: ooms.length,
     folded,
     logBytes,
     baseBytes,
@@ -475,6 +564,15 @@ async function dsCycle(
     resizes: { requested: 0, completed: 0, refused: 0, skipped: 0 },
     annotated: 0,
     statusPatched: false,
+    readUnits: 0,
+    writeUnits: 0,
+    pendingLogs: loaded.logCycles.length,
+  };
+  const finish = () => {
+    outcome.readUnits = store.stats.readUnits - statsBefore.readUnits;
+    outcome.writeUnits = store.stats.writeUnits - statsBefore.writeUnits;
+    if (ctx.keepRecommendations === false) outcome.recs = new Map();
+    return outcome;
   };
   if (metrics.state !== 'available')
     ctx.logger?.warn('metrics API not usable: recommending from stored history only', {
@@ -482,7 +580,7 @@ async function dsCycle(
       metricsApi: metrics.state,
       detail: metrics.detail,
     });
-  if (target.apply === 'off') return outcome;
+  if (target.apply === 'off') return finish();
 
   // Apply in place.
   const owner = { kind: 'DaemonSet', name: target.ds.name };
@@ -501,7 +599,7 @@ async function dsCycle(
       setRecord(node, undefined);
       continue;
     }
-    const seen = resizer.observe(pod.pod, record);
+    const seen = resizer.observe(podLike(pod), record);
     setRecord(node, seen.record);
     if (seen.report) {
       reports.push({ report: seen.report, owner });
@@ -509,24 +607,39 @@ async function dsCycle(
       else outcome.resizes.refused++;
     }
   }
+  const oomNow = new Set(ooms.map((o) => o.node));
   const decisions = [];
   for (const [node, pod] of pods) {
     const rec = recs.get(node);
     if (!rec) continue;
     const d = decideUpdate(target, rec, pod, now, settings.updater);
     if (d) decisions.push(d);
+    else if (oomNow.has(node) && !fresh.has(node)) {
+      // An OOM kill this cycle raises the node's memory: decide on the fresh recommendation.
+      const r = refresh(node);
+      const again = r && decideUpdate(target, r, pod, now, settings.updater);
+      if (again) decisions.push(again);
+    }
   }
   decisions.sort(byPriority);
   const resized = new Set<string>();
-  for (const d of decisions) {
+  for (const candidate of decisions) {
     if (resizer.unsupported) break;
-    const may = resizer.mayRequest(d.pod.pod, d.desired, records[d.node]);
+    let d: typeof candidate | undefined = candidate;
+    if (!fresh.has(d.node)) {
+      // Decided on the stored recommendation: apply the one from the node's full history, if still due.
+      const r = refresh(d.node);
+      d = r ? decideUpdate(target, r, d.pod, now, settings.updater) : undefined;
+      if (!d) continue;
+    }
+    const current = podLike(d.pod);
+    const may = resizer.mayRequest(current, d.desired, records[d.node]);
     if (!may.ok) {
       outcome.resizes.skipped++;
       continue;
     }
     if (!budget.take()) break;
-    const result = await resizer.resize({ pod: d.pod.pod, desired: d.desired }, records[d.node]);
+    const result = await resizer.resize({ pod: current, desired: d.desired }, records[d.node]);
     if (result.requests > 1) budget.take(result.requests - 1);
     setRecord(d.node, result.record);
     if (result.report) {
@@ -541,6 +654,7 @@ async function dsCycle(
     if (!(await store.putApply(cluster, ds, records, applyRec.version)))
       ctx.logger?.warn('resize records changed underneath; this cycle’s are dropped', { daemonSet: ds });
   }
+  phases.mark('resize');
 
   // Annotations: resized pods first, then the stalest.
   const toAnnotate: PodView[] = [];
@@ -558,54 +672,62 @@ async function dsCycle(
   for (const pod of toAnnotate) {
     if (!budget.take()) break;
     try {
-      await annotatePod(
-        ctx.client,
-        pod.namespace,
-        pod.name,
-        annotationValue(recs.get(pod.node) as NodeRec, now),
-      );
+      await annotatePod(reader, pod.namespace, pod.name, annotationValue(recs.get(pod.node) as NodeRec, now));
       outcome.annotated++;
     } catch (err) {
       if (err instanceof ClusterAccessError && err.status === 404) continue;
       throw err;
     }
   }
+  phases.mark('annotate');
 
   // The VPA's status: on each fold, and whenever the condition is missing.
-  const summary = statusSummary(recs, dsWide, stats);
-  const message = conditionMessage(summary);
   const cond = currentCondition(vpa, CONDITION_TYPE);
-  const stale =
-    cond?.status !== 'True' || cond.reason !== 'NodeScope' || (folded && cond.message !== message);
-  if (stale && budget.take()) {
-    try {
-      await patchVpaStatus(
-        ctx.client,
-        target.vpa,
-        { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
-        now,
-        vpa,
-        crd === 'scoped' ? { ...summary, updatedAt: new Date(now).toISOString() } : undefined,
-      );
-      outcome.statusPatched = true;
-    } catch (err) {
-      ctx.logger?.warn('could not write the VPA status', {
-        vpa: `${target.vpa.namespace}/${target.vpa.name}`,
-        error: describe(err),
-      });
+  const stale = cond?.status !== 'True' || cond.reason !== 'NodeScope' || folded;
+  if (stale) {
+    const summary = statusSummary(
+      recs,
+      dsWide,
+      stats ?? statsOf(model, eligible, recs, dsWide, lastSampleAt),
+    );
+    const message = conditionMessage(summary);
+    if (
+      (cond?.message !== message || cond?.status !== 'True' || cond?.reason !== 'NodeScope') &&
+      budget.take()
+    ) {
+      try {
+        await patchVpaStatus(
+          reader,
+          target.vpa,
+          { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
+          now,
+          vpa,
+          crd === 'scoped' ? { ...summary, updatedAt: new Date(now).toISOString() } : undefined,
+        );
+        outcome.statusPatched = true;
+      } catch (err) {
+        ctx.logger?.warn('could not write the VPA status', {
+          vpa: `${target.vpa.namespace}/${target.vpa.name}`,
+          error: describe(err),
+        });
+      }
     }
   }
-  return outcome;
+  phases.mark('status');
+  return finish();
 }
 
-function countScopes(model: { nodes: Map<string, { states: unknown[] }> }): number {
+function countScopes(model: DsModel): number {
   let n = 0;
-  for (const r of model.nodes.values()) for (const s of r.states) if (s) n++;
+  for (const r of model.nodes.values())
+    r.states.forEach((s, j) => {
+      if (s || r.raw?.[j]) n++;
+    });
   return n;
 }
 
 function statsOf(
-  model: { nodes: Map<string, { states: unknown[] }> },
+  model: DsModel,
   eligible: ReadonlySet<string>,
   recs: ReadonlyMap<string, NodeRec>,
   dsWide: Record<string, ContainerRec>,

@@ -11,6 +11,7 @@ import {
   type ContainerRecommendation,
   type ContainerToRecommend,
   createState,
+  decodeState,
   isGarbage,
   recommend,
   recordOom,
@@ -27,6 +28,41 @@ import {
 import type { NodeScopeTarget } from './targets.js';
 
 const ms = (t: number) => t as EpochMillis;
+
+/** Decodes a record's stored states (once). */
+export function materialize(rec: NodeRecord): NodeRecord {
+  const raw = rec.raw;
+  if (raw) {
+    raw.forEach((b, j) => {
+      if (b && !rec.states[j]) rec.states[j] = decodeState(b);
+    });
+    rec.raw = undefined;
+  }
+  return rec;
+}
+
+/** Whether the record has a state for container j (decoded or not). */
+export const hasState = (rec: NodeRecord, j: number): boolean => !!rec.states[j] || !!rec.raw?.[j];
+
+/** The entry restricted to some nodes (a node's states depend on its own samples only). */
+export function entryFor(entry: LogEntry, nodes: ReadonlySet<string>): LogEntry {
+  return {
+    ...entry,
+    samples: entry.samples.filter((s) => nodes.has(s.node)),
+    ooms: entry.ooms.filter((o) => nodes.has(o.node)),
+  };
+}
+
+/** The time of the last OOM kill recorded per container, from an entry (without touching states). */
+export function noteOoms(model: DsModel, entry: LogEntry): void {
+  const map = entry.containers.map((name) => model.containers.indexOf(name));
+  for (const o of entry.ooms) {
+    const j = map[o.container] ?? -1;
+    const rec = model.nodes.get(o.node);
+    if (j < 0 || !rec) continue;
+    if (o.t > (rec.lastOomAt[j] ?? 0)) rec.lastOomAt[j] = o.t;
+  }
+}
 
 /**
  * Applies one cycle: every node's CPU and memory samples first, then the OOM kills (the recommender sees
@@ -49,6 +85,7 @@ export function applyEntry(model: DsModel, entry: LogEntry): { samples: number; 
         rec = newNodeRecord(s.node, model.containers.length);
         model.nodes.set(s.node, rec);
       }
+      materialize(rec);
       let state = rec.states[j];
       if (!state) {
         state = createState(ms(s.t));
@@ -66,6 +103,7 @@ export function applyEntry(model: DsModel, entry: LogEntry): { samples: number; 
       rec = newNodeRecord(o.node, model.containers.length);
       model.nodes.set(o.node, rec);
     }
+    materialize(rec);
     let state = rec.states[j];
     if (!state) {
       state = createState(ms(o.t));
@@ -107,6 +145,7 @@ function inputs(target: NodeScopeTarget, states: (ScopeState | readonly ScopeSta
 
 /** The recommendation from the node's own history: containers without CPU samples are left out. */
 export function recommendOwn(target: NodeScopeTarget, record: NodeRecord): Record<string, ContainerRec> {
+  materialize(record);
   const out: Record<string, ContainerRec> = {};
   const list = inputs(target, record.states);
   if (list.length === 0) return out;
@@ -122,7 +161,7 @@ export function recommendDsWide(target: NodeScopeTarget, model: DsModel): Record
   const names = [...model.nodes.keys()].sort();
   const perContainer: ScopeState[][] = target.containers.map(() => []);
   for (const n of names) {
-    const rec = model.nodes.get(n) as NodeRecord;
+    const rec = materialize(model.nodes.get(n) as NodeRecord);
     rec.states.forEach((s, j) => {
       if (s) perContainer[j]?.push(s);
     });
@@ -173,6 +212,7 @@ export function collectGarbage(
   let states = 0;
   let nodes = 0;
   for (const [name, rec] of model.nodes) {
+    materialize(rec);
     const live = contributive.has(name);
     rec.states.forEach((s, j) => {
       if (s && isGarbage(s, ms(now), live)) {
@@ -196,10 +236,13 @@ export function remapContainers(model: DsModel, containers: readonly string[]): 
   const map = containers.map((c) => model.containers.indexOf(c));
   const nodes = new Map<string, NodeRecord>();
   for (const [name, rec] of model.nodes) {
+    const raw = rec.raw;
     nodes.set(name, {
       node: name,
       states: map.map((j) => (j < 0 ? undefined : rec.states[j])),
       lastOomAt: map.map((j) => (j < 0 ? 0 : (rec.lastOomAt[j] ?? 0))),
+      ...(raw ? { raw: map.map((j) => (j < 0 ? undefined : raw[j])) } : {}),
+      ...(rec.rec ? { rec: rec.rec } : {}),
     });
   }
   return { containers: [...containers], nodes };

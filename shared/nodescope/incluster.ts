@@ -9,13 +9,12 @@
  * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
  */
 
-import type { ClusterClient } from '../k8s/client.js';
-import { patchOptions } from '../k8s/client.js';
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import { RECOMMENDATION_ANNOTATION, VPA_GROUP } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import type { Amounts, ContainerRec, NodeRec } from './model.js';
+import type { RawReader } from './raw.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};
@@ -94,16 +93,17 @@ export function annotationStale(current: string | undefined, rec: NodeRec, toler
 }
 
 export async function annotatePod(
-  client: ClusterClient,
+  raw: RawReader,
   namespace: string,
   name: string,
   value: string,
 ): Promise<void> {
-  await client.patch('annotate pod', 'merge', (options) =>
-    client.core.patchNamespacedPod(
-      { name, namespace, body: { metadata: { annotations: { [RECOMMENDATION_ANNOTATION]: value } } } },
-      options,
-    ),
+  await raw.send(
+    'annotate pod',
+    'PATCH',
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+    { metadata: { annotations: { [RECOMMENDATION_ANNOTATION]: value } } },
+    'application/merge-patch+json',
   );
 }
 
@@ -158,7 +158,7 @@ export function currentCondition(vpa: VpaObject | undefined, type: string) {
 
 /** Patches the VPA's status (merge patch on the status subresource). */
 export async function patchVpaStatus(
-  client: ClusterClient,
+  raw: RawReader,
   vpa: { namespace: string; name: string },
   condition: VpaCondition,
   now: number,
@@ -191,17 +191,11 @@ export async function patchVpaStatus(
       perNodeTotal: q(nodeScope.perNodeTotal),
       daemonSetWideTotal: q(nodeScope.daemonSetWideTotal),
     };
-  await client.call('patch VPA status', () =>
-    client.custom.patchNamespacedCustomObjectStatus(
-      {
-        group: VPA_GROUP,
-        version: 'v1',
-        namespace: vpa.namespace,
-        plural: 'verticalpodautoscalers',
-        name: vpa.name,
-        body: { status },
-      },
-      patchOptions('merge'),
-    ),
+  await raw.send(
+    'patch VPA status',
+    'PATCH',
+    `/apis/${VPA_GROUP}/v1/namespaces/${encodeURIComponent(vpa.namespace)}/verticalpodautoscalers/${encodeURIComponent(vpa.name)}/status`,
+    { status },
+    'application/merge-patch+json',
   );
 }

@@ -28,8 +28,13 @@ export interface NodeRec {
 
 export interface NodeRecord {
   node: string;
-  /** Per container index: the state, or undefined before its first sample. */
+  /** Per container index: the state, or undefined before its first sample (or while still `raw`). */
   states: (ScopeState | undefined)[];
+  /**
+   * Per container index: the state as stored, not decoded yet. A cycle that does not fold decodes only
+   * the nodes it has to recommend for (engine.materialize); a fold decodes all.
+   */
+  raw?: (Uint8Array | undefined)[];
   /** Per container index: time (ms) of the last OOM kill recorded, 0 for none. */
   lastOomAt: number[];
   /** The recommendation stored with the base (as of its fold). */

@@ -57,7 +57,7 @@ export async function getRecommendations(
   const ds = dsKeyOf(namespace, name);
   const head = await store.getHead(cluster, ds);
   if (!head) return undefined;
-  const loaded = await loadDs(store, head, cluster, ds, head.containers);
+  const loaded = await loadDs(store, head, cluster, ds, head.containers, { replay: opts.live ?? false });
   const nodes: Record<string, NodeRec> = {};
   let dsWide = head.dsWide;
   let asOf = new Date(head.baseAt).toISOString();
@@ -70,7 +70,6 @@ export async function getRecommendations(
     for (const n of names) {
       if (opts.node && n !== opts.node) continue;
       const rec = loaded.model.nodes.get(n);
-      if (!rec?.rec && !rec?.states.some((s) => s)) continue;
       const r = nodeRecommendation(target, rec, dsWide);
       if (r) nodes[n] = r;
     }

@@ -45,13 +45,23 @@ async function connect(client: ClusterClient): Promise<Connection> {
 }
 
 export interface RawStats {
+  /** Requests sent (retries included), and how many of them were writes. */
   requests: number;
+  writes: number;
   bytes: number;
   byOperation: Record<string, number>;
+  /** CPU ms spent in JSON.parse, and in the callers' page handlers. */
+  parseMs: number;
+  pageMs: number;
 }
 
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
 export class RawReader {
-  readonly stats: RawStats = { requests: 0, bytes: 0, byOperation: {} };
+  readonly stats: RawStats = { requests: 0, writes: 0, bytes: 0, byOperation: {}, parseMs: 0, pageMs: 0 };
 
   constructor(private readonly client: ClusterClient) {}
 
@@ -135,7 +145,10 @@ export class RawReader {
         this.stats.requests++;
         this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
         const body = await this.fetch(path, query, signal);
-        return JSON.parse(body.toString('utf8')) as T;
+        const c0 = cpuMs();
+        const out = JSON.parse(body.toString('utf8')) as T;
+        this.stats.parseMs += cpuMs() - c0;
+        return out;
       },
       call,
     );
@@ -148,16 +161,18 @@ export class RawReader {
     path: string,
     body: unknown,
     contentType = 'application/json',
+    call?: CallOptions,
   ): Promise<T> {
     return this.client.call(
       operation,
       async (signal) => {
         this.stats.requests++;
+        this.stats.writes++;
         this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
         const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
         return JSON.parse(out.toString('utf8')) as T;
       },
-      { idempotent: method !== 'POST' },
+      { idempotent: method !== 'POST', ...call },
     );
   }
 
@@ -191,7 +206,9 @@ export class RawReader {
             limit: opts.pageSize,
             continue: token,
           });
+          const c0 = cpuMs();
           onPage(page.items ?? []);
+          this.stats.pageMs += cpuMs() - c0;
           const next = page.metadata?.continue || undefined;
           if (next !== undefined && next === token)
             throw new ClusterAccessError({

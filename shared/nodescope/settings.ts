@@ -9,6 +9,12 @@ export interface NodeScopeSettings {
   periodMinutes: number;
   /** A new base (all states rewritten) at most this often per DaemonSet; cycles in between append logs. */
   foldEveryMs: number;
+  /**
+   * DaemonSets that may rewrite their base in one cycle (a first base does not count), at least; more
+   * when there are more DaemonSets than cycles in a fold period. Folds are spread over the period anyway;
+   * this bounds a cycle after an outage, when every DaemonSet is due at once.
+   */
+  maxFoldsPerCycle: number;
   /** `limit` of list pages. */
   pageSize: number;
   /** Cluster writes per cycle (resizes, pod annotations, VPA status patches), across all DaemonSets. */
@@ -26,6 +32,7 @@ export interface NodeScopeSettings {
 export const DEFAULT_SETTINGS: Readonly<NodeScopeSettings> = Object.freeze({
   periodMinutes: 5,
   foldEveryMs: 60 * 60_000,
+  maxFoldsPerCycle: 1,
   pageSize: 1000,
   writeBudget: 60,
   annotationTolerance: 0.1,

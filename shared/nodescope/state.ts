@@ -4,17 +4,21 @@
  * generation and moves the head to it with one conditional write.
  */
 import { compress, decodeChunkBody, decodeLog, decompress, encodeChunkBody } from './codec.js';
-import { applyEntry, remapContainers } from './engine.js';
-import type { DsModel, NodeRecord } from './model.js';
+import { applyEntry, noteOoms, remapContainers } from './engine.js';
+import type { DsModel, LogEntry, NodeRecord } from './model.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 
 export interface LoadedDs {
   model: DsModel;
   /** The base's node order (log entries refer to nodes by position in it). */
   baseOrder: string[];
-  /** Cycles replayed from the log, and those skipped (another generation). */
+  /** Log entries of the base's generation since it, in cycle order, and their cycles. */
+  entries: LogEntry[];
   logCycles: string[];
+  /** Entries of another generation (a racing fold), ignored. */
   skipped: number;
+  /** Whether the entries were applied to the states (else only their OOM times were noted). */
+  replayed: boolean;
 }
 
 export class BaseMovedError extends Error {
@@ -23,7 +27,9 @@ export class BaseMovedError extends Error {
 
 /**
  * The states as of the last stored cycle, keyed to `containers` (the current template's), or to the
- * head's containers when not given.
+ * head's containers when not given. With replay false the log entries are read but not applied: the
+ * states stay as of the base (and undecoded) except for the OOM times; engine.entryFor + applyEntry
+ * bring single nodes up to date when needed.
  */
 export async function loadDs(
   store: NodeScopeStore,
@@ -31,7 +37,9 @@ export async function loadDs(
   cluster: string,
   ds: string,
   containers?: readonly string[],
+  opts: { replay?: boolean } = {},
 ): Promise<LoadedDs> {
+  const replay = opts.replay ?? true;
   let model: DsModel = { containers: [...(containers ?? head?.containers ?? [])], nodes: new Map() };
   const baseOrder: string[] = [];
   if (head && head.gen > 0) {
@@ -50,6 +58,7 @@ export async function loadDs(
     model = remapContainers({ containers: baseContainers, nodes }, containers ?? baseContainers);
   }
   const logCycles: string[] = [];
+  const entries: LogEntry[] = [];
   let skipped = 0;
   if (head) {
     const gen = head.gen;
@@ -59,11 +68,13 @@ export async function loadDs(
         skipped++;
         continue;
       }
-      applyEntry(model, entry);
+      if (replay) applyEntry(model, entry);
+      else noteOoms(model, entry);
+      entries.push(entry);
       logCycles.push(l.cycle);
     }
   }
-  return { model, baseOrder, logCycles, skipped };
+  return { model, baseOrder, entries, logCycles, skipped, replayed: replay };
 }
 
 /** Packs node records (in name order) into compressed chunks of about `rawBytes` each. */

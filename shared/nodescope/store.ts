@@ -200,11 +200,12 @@ export class NodeScopeStore {
           KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
           ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
           ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':prefix': HEAD_PREFIX },
+          ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
       );
       for (const item of page.Items ?? []) {
-        this.countRead(approxSize(item), false);
+        this.countRead(approxSize(item), true);
         heads.push(strip<DsHead>(item));
       }
       startKey = page.LastEvaluatedKey;

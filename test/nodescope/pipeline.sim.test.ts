@@ -125,18 +125,33 @@ describe('node-scoped recommendations over the simulator', () => {
   });
 
   it('reproduces the same recommendations from DynamoDB alone after a restart', async () => {
-    const agent = ds(last);
+    // A cycle that folds computes every node's recommendation from its whole stored history.
+    const folded = await cycle(env, 'het', 5 * MINUTE, { foldEveryMs: 1 });
+    const agent = ds(folded);
+    expect(agent.folded).toBe(true);
     const fresh = new NodeScopeStore(env.runtime.db, env.runtime.table);
+    const stored = await getRecommendations(fresh, 'het', 'monitoring', 'agent');
+    expect(stored?.dsWide).toEqual(agent.dsWide);
+    for (const [node, rec] of agent.recs) expect(stored?.nodes[node]).toEqual(rec);
+    // Two cycles later (appended, not folded), recomputing from storage alone equals a fold's result.
+    await cycle(env, 'het', 5 * MINUTE, undefined, fresh);
+    await cycle(env, 'het', 5 * MINUTE, undefined, fresh);
     const live = await getRecommendations(fresh, 'het', 'monitoring', 'agent', { live: true });
-    expect(live).toBeDefined();
-    expect(live?.dsWide).toEqual(agent.dsWide);
-    expect(Object.keys(live?.nodes ?? {}).sort()).toEqual([...agent.recs.keys()].sort());
-    for (const [node, rec] of agent.recs) expect(live?.nodes[node]).toEqual(rec);
-    // And a cycle run by a fresh process (new store, same table) continues from there.
-    const next = await cycle(env, 'het', 15 * MINUTE, undefined, fresh);
+    const next = await cycle(
+      env,
+      'het',
+      0,
+      { foldEveryMs: 1 },
+      new NodeScopeStore(env.runtime.db, env.runtime.table),
+    );
+    expect(ds(next).folded).toBe(true);
+    expect(live?.dsWide).toEqual(ds(next).dsWide);
+    expect(Object.keys(live?.nodes ?? {}).sort()).toEqual([...ds(next).recs.keys()].sort());
+    for (const [node, rec] of ds(next).recs) expect(live?.nodes[node]).toEqual(rec);
     expect(ds(next).scopes).toBe(agent.scopes);
     const one = await getRecommendations(fresh, 'het', 'monitoring', 'agent', { node: nodeNames('het')[1] });
     expect(Object.keys(one?.nodes ?? {})).toEqual([nodeNames('het')[1]]);
+    last = next;
   });
 
   it('gives every node the DaemonSet-wide target when the load is the same everywhere', async () => {
