@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
@@ -38,7 +39,10 @@ export interface TargetFlags {
 }
 
 export function stateDirOf(flags: TargetFlags): string {
-  return resolve(flags['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope');
+  const dir = resolve(flags['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope');
+  if (existsSync(dir) && !statSync(dir).isDirectory())
+    throw new UsageError(`state directory ${dir} is a file; give --state-dir a directory`);
+  return dir;
 }
 
 /** Parses a command's flags, turning node:util's errors into usage errors. */
@@ -46,13 +50,16 @@ export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], opt
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    const message = err instanceof Error ? err.message : String(err);
+    // node:util's text for an unknown flag carries a hint about positionals that does not apply here.
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : message);
   }
 }
 
 export async function openContext(flags: TargetFlags): Promise<CliContext> {
   if (flags.aws) return openAws(flags);
-  process.env[ENV.logLevel] ??= 'WARN';
+  process.env[ENV.logLevel] ??= 'ERROR';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   const { startLocalRuntime } = await import('../local/runtime.js');
   const runtime = await startLocalRuntime({ stateDir: stateDirOf(flags) });

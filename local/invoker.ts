@@ -28,6 +28,8 @@ export const ASYNC_ATTEMPTS = 3;
  */
 export class LocalInvoker {
   private readonly handlers = new Map<string, Promise<LambdaHandler>>();
+  /** The tail of each function's queue of invocations (see invoke). */
+  private readonly running = new Map<string, Promise<unknown>>();
   readonly deadLetters: DeadLetter[] = [];
   readonly stats = new Map<string, InvocationStats>();
 
@@ -58,8 +60,21 @@ export class LocalInvoker {
     return s;
   }
 
-  /** One synchronous invocation; rejects on error or when the function's timeout passes. */
-  async invoke(functionId: string, event: unknown): Promise<unknown> {
+  /**
+   * One synchronous invocation; rejects on error or when the function's timeout passes.
+   *
+   * A function runs one invocation at a time here, like one warm Lambda container. Lambda runs
+   * concurrent invocations in separate containers; sharing one process, they would share the
+   * function's module-level logger and its keys, and log lines would name the wrong cluster.
+   */
+  invoke(functionId: string, event: unknown): Promise<unknown> {
+    const previous = this.running.get(functionId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.invokeNow(functionId, event));
+    this.running.set(functionId, next);
+    return next;
+  }
+
+  private async invokeNow(functionId: string, event: unknown): Promise<unknown> {
     const spec = functionSpec(functionId);
     const handler = await this.handler(functionId);
     const stat = this.stat(functionId);

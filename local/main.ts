@@ -8,10 +8,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { claimsSummaryLines, joinDemoClusterSets } from '../shared/claims/summary.js';
+import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { describeKubeconfigRef, type KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { allSchedules } from '../shared/platform/capabilities.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
 import { startDemoFleet } from './demo-fleet.js';
@@ -46,7 +48,8 @@ async function main(): Promise<number> {
   const speedup = Number(values.speedup);
   if (!(speedup > 0)) throw new Error('--speedup must be a positive number');
   if (!values.verbose) {
-    process.env[ENV.logLevel] ??= 'WARN';
+    // Handlers' structured logs are for CloudWatch; on a terminal the summary says what happened.
+    process.env[ENV.logLevel] ??= 'ERROR';
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   }
   const stateDir = resolve(values['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope');
@@ -93,10 +96,24 @@ async function main(): Promise<number> {
       await shutdown();
       return 0;
     }
-    console.log(`\nrunning; schedules every ${15 * (60 / speedup)} s at --speedup ${speedup} (Ctrl-C stops)`);
-    runtime.scheduler.start(speedup, async (s) => {
-      await printSummary(runtime, `schedule ${s.id} at ${new Date().toISOString()}`);
-    });
+    const schedules = allSchedules();
+    console.log(
+      `\nrunning at --speedup ${speedup} (Ctrl-C stops); schedules: ${schedules
+        .map((s) => `${s.id} every ${s.everyMinutes} min (${seconds((s.everyMinutes * 60) / speedup)})`)
+        .join(', ')}`,
+    );
+    // One summary per period of the most frequent schedule, and only when something ran since the last.
+    let ran = new Set<string>();
+    runtime.scheduler.start(speedup, (s) => void ran.add(s.id));
+    const everyMs = (Math.min(...schedules.map((s) => s.everyMinutes)) * 60_000) / speedup;
+    const printer = setInterval(async () => {
+      if (ran.size === 0) return;
+      const which = [...ran].join(', ');
+      ran = new Set();
+      cycle++;
+      await printSummary(runtime, `cycle ${cycle} at ${new Date().toISOString()} (ran: ${which})`);
+    }, everyMs);
+    stops.push(async () => clearInterval(printer));
     await new Promise<void>((r) => {
       process.once('SIGINT', r);
       process.once('SIGTERM', r);
@@ -115,7 +132,10 @@ async function registerTargets(runtime: LocalRuntime, targets: { name: string; r
   const access = clusterAccess();
   for (const t of targets) {
     const existing = await store.get(t.name);
-    if (existing) continue;
+    if (existing) {
+      if (JSON.stringify(existing.kubeconfig) !== JSON.stringify(t.ref)) await repoint(store, existing, t);
+      continue;
+    }
     try {
       await registerCluster(
         { name: t.name, kubeconfig: t.ref, labels: { 'fleetscope.io/source': 'local' } },
@@ -129,13 +149,41 @@ async function registerTargets(runtime: LocalRuntime, targets: { name: string; r
   await runtime.bus.drain();
 }
 
+/**
+ * A name registered in an earlier run with another kubeconfig (the demo's, or another file): re-point it
+ * when the new kubeconfig reaches the same cluster (same kube-system UID), else leave it and say why.
+ */
+async function repoint(
+  store: RegistryStore,
+  existing: RegisteredCluster,
+  target: { name: string; ref: KubeconfigRef },
+): Promise<void> {
+  try {
+    const { kubeSystemUid } = await clusterAccess().verify(target.name, target.ref);
+    if (existing.kubeSystemUid && existing.kubeSystemUid !== kubeSystemUid) {
+      console.error(
+        `${target.name} is already registered for another cluster (kube-system UID ${existing.kubeSystemUid}); ` +
+          `deregister it or use another --state-dir`,
+      );
+      return;
+    }
+    await store.updateKubeconfig(target.name, target.ref);
+    console.log(`${target.name}: registration now uses ${describeKubeconfigRef(target.ref)}`);
+  } catch (err) {
+    console.error(`could not re-point ${target.name}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 /** Each context of a kubeconfig becomes a cluster named after it (as an RFC 1123 label). */
 async function contextsOf(path: string): Promise<{ name: string; ref: KubeconfigRef }[]> {
   let doc: { contexts?: { name?: string }[] };
   try {
     doc = parseYaml(await readFile(path, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read kubeconfig ${path}: ${(err as NodeJS.ErrnoException).code ?? 'not YAML'}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(
+      `cannot read kubeconfig ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? 'not valid YAML')}`,
+    );
   }
   const contexts = (doc?.contexts ?? []).map((c) => c.name).filter((n): n is string => Boolean(n));
   if (contexts.length === 0) throw new Error(`kubeconfig ${path} has no contexts`);
@@ -154,6 +202,10 @@ export function clusterNameFor(context: string): string {
   return name || 'cluster';
 }
 
+function seconds(s: number): string {
+  return s >= 1 ? `${Number(s.toFixed(1))} s` : `${Math.round(s * 1000)} ms`;
+}
+
 function positiveInt(value: string | undefined, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive whole number`);
@@ -163,7 +215,10 @@ function positiveInt(value: string | undefined, flag: string): number {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`fleetscope: ${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
-    process.exit(1);
+    const usage = err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS');
+    console.error(
+      `fleetscope: ${err instanceof Error ? err.message : String(err)}${usage ? `\n${USAGE}` : ''}`,
+    );
+    process.exit(usage ? 2 : 1);
   },
 );

@@ -29,7 +29,7 @@ export class LocalScheduler {
    * Runs each schedule on its own timer. `speedup` compresses time for demos (60 turns a 15-minute
    * schedule into 15 seconds); `onTick` runs after each tick's fan-out has finished.
    */
-  start(speedup: number, onTick: (s: ScheduleSpec) => Promise<void> | void): void {
+  start(speedup: number, onTick: (s: ScheduleSpec) => void): void {
     for (const schedule of this.schedules) {
       const every = (schedule.everyMinutes * 60_000) / speedup;
       let running = false;
@@ -40,7 +40,7 @@ export class LocalScheduler {
           try {
             await this.invoker.invokeAsync(schedule.target, schedule.input, `schedule:${schedule.id}`);
             await this.bus.drain();
-            await onTick(schedule);
+            onTick(schedule);
           } finally {
             running = false;
           }

@@ -59,7 +59,12 @@ function kubeconfigRefOf(values: Flags): KubeconfigRef {
 async function register(values: Flags): Promise<number> {
   if (!values.name) throw new UsageError('register needs --name');
   const ref = kubeconfigRefOf(values);
-  const labels = parseLabels(values.label ?? []);
+  let labels: Record<string, string>;
+  try {
+    labels = parseLabels(values.label ?? []);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   const ctx = await openContext(values);
   try {
     const access = clusterAccess();
@@ -104,7 +109,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     const table = [
-      ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'LABELS'],
+      ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'LABELS'],
       ...rows.map(({ cluster, claims, status }) => [
         cluster.name,
         claims?.id ?? '-',
@@ -113,6 +118,7 @@ async function list(values: Flags): Promise<number> {
         status?.serverVersion ?? '-',
         status?.nodeCount?.toString() ?? '-',
         status?.metricsApi ?? '-',
+        status ? age(status.observedAt) : 'never',
         Object.entries(cluster.labels)
           .map(([k, v]) => `${k}=${v}`)
           .join(',') || '-',
@@ -139,6 +145,15 @@ async function deregister(values: Flags): Promise<number> {
   } finally {
     await ctx.close();
   }
+}
+
+/** How long ago an inventory was taken: the REACHABLE column is only as fresh as this. */
+function age(iso: string, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 120) return `${s}s ago`;
+  if (s < 7200) return `${Math.round(s / 60)}m ago`;
+  if (s < 172800) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86400)}d ago`;
 }
 
 /** Aligned text table as one string (the CLI's list output). */

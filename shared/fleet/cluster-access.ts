@@ -26,10 +26,10 @@ export function describeAccessError(err: unknown): string {
 
 export function clusterAccess(connector = clusterConnector()) {
   return {
-    /** Loads the kubeconfig (validating the context) and asks the cluster for its version: one request. */
-    async verify(name: string, ref: KubeconfigRef): Promise<void> {
+    /** Loads the kubeconfig (validating the context) and reads the cluster's identity: one request. */
+    async verify(name: string, ref: KubeconfigRef): Promise<{ kubeSystemUid: string }> {
       const client = await connector.get(name, ref);
-      await client.call('get version', () => client.version.getCode(), { retry: { maxAttempts: 2 } });
+      return { kubeSystemUid: await inventoryAccess(client).kubeSystemUid() };
     },
     client: (name: string, ref: KubeconfigRef) => connector.get(name, ref),
   };

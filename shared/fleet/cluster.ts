@@ -8,6 +8,8 @@ export interface RegisteredCluster {
   kubeconfig: KubeconfigRef;
   labels: Record<string, string>;
   registeredAt: string;
+  /** The kube-system namespace UID seen at registration: one physical cluster, one registration. */
+  kubeSystemUid?: string;
 }
 
 /** What the last inventory saw of a cluster. */
@@ -54,6 +56,7 @@ export function parseLabels(pairs: string[]): Record<string, string> {
     const value = pair.slice(eq + 1);
     const problem = labelProblem(key, value);
     if (problem) throw new Error(problem);
+    if (key in out) throw new Error(`label "${key}" is given twice`);
     out[key] = value;
   }
   return out;

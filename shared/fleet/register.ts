@@ -10,8 +10,11 @@ export class RegistrationError extends Error {
 export interface RegistrationPorts {
   store: RegistryStore;
   publisher: EventPublisher;
-  /** Loads the kubeconfig and reaches the cluster; throws an error that says what is wrong. */
-  verify: (name: string, ref: KubeconfigRef) => Promise<void>;
+  /**
+   * Loads the kubeconfig and reaches the cluster; throws an error that says what is wrong. Returns the
+   * cluster's kube-system UID, which tells whether it is already registered under another name.
+   */
+  verify: (name: string, ref: KubeconfigRef) => Promise<{ kubeSystemUid: string }>;
   /** Where a failed notification is reported: the registration itself stands. */
   warn?: (message: string) => void;
 }
@@ -35,20 +38,45 @@ export async function registerCluster(
   if (await ports.store.get(input.name)) {
     throw new RegistrationError(`cluster "${input.name}" is already registered`);
   }
-  await ports.verify(input.name, input.kubeconfig);
+  const { kubeSystemUid } = await ports.verify(input.name, input.kubeconfig);
   const cluster: RegisteredCluster = {
     name: input.name,
     kubeconfig: input.kubeconfig,
     labels,
     registeredAt: now.toISOString(),
+    kubeSystemUid,
   };
-  await ports.store.add(cluster);
+  // Guard first, then the registration: a crash between the two leaves a guard whose holder is not
+  // registered, which the next registration of that cluster takes over.
+  await takeUidGuard(ports.store, kubeSystemUid, input.name);
+  try {
+    await ports.store.add(cluster);
+  } catch (err) {
+    await ports.store.releaseUid(kubeSystemUid, input.name);
+    throw err;
+  }
   await notify(ports, {
     detailType: 'ClusterRegistered',
     detail: { cluster: cluster.name, labels, registeredAt: cluster.registeredAt },
     resources: [`cluster/${cluster.name}`],
   });
   return cluster;
+}
+
+async function takeUidGuard(store: RegistryStore, uid: string, name: string): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const holder = await store.uidHolder(uid);
+    if (holder && holder !== name && (await store.get(holder))) {
+      throw new RegistrationError(
+        `this kubeconfig reaches the cluster already registered as "${holder}" (same kube-system UID ${uid}); one cluster is registered once`,
+      );
+    }
+    const stale = holder && holder !== name ? holder : undefined;
+    if (await store.claimUid(uid, name, stale)) return;
+  }
+  throw new RegistrationError(
+    `cluster with kube-system UID ${uid} is being registered concurrently; try again`,
+  );
 }
 
 export async function deregisterCluster(

@@ -5,6 +5,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TABLE } from '../platform/table.js';
 import type { ClusterStatus, RegisteredCluster } from './cluster.js';
@@ -13,6 +14,8 @@ const META = 'META';
 const STATUS = 'STATUS';
 const CLUSTERS = 'CLUSTERS';
 export const clusterPk = (name: string) => `CLUSTER#${name}`;
+/** One guard per kube-system UID: a physical cluster is registered under one name only. */
+const uidPk = (uid: string) => `CLUSTERUID#${uid}`;
 
 export class ClusterExistsError extends Error {
   override name = 'ClusterExistsError';
@@ -52,6 +55,76 @@ export class RegistryStore {
     }
   }
 
+  /** The name a kube-system UID is registered under, per its guard (which may be stale: check it). */
+  async uidHolder(uid: string): Promise<string | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item?.cluster as string | undefined;
+  }
+
+  /**
+   * Takes the UID's guard for `name`. `staleHolder` is the holder seen before, whose registration is
+   * gone (a crash between the guard and the registration, or a deregistration that stopped halfway):
+   * the guard is taken over only if it still names that holder. False when someone else holds it.
+   */
+  async claimUid(uid: string, name: string, staleHolder?: string): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META, cluster: name },
+          ConditionExpression: staleHolder
+            ? '#c = :stale OR #c = :me'
+            : 'attribute_not_exists(#pk) OR #c = :me',
+          ExpressionAttributeNames: staleHolder
+            ? { '#c': 'cluster' }
+            : { '#pk': TABLE.partitionKey.name, '#c': 'cluster' },
+          ExpressionAttributeValues: staleHolder ? { ':stale': staleHolder, ':me': name } : { ':me': name },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** Releases the UID's guard if `name` still holds it. */
+  async releaseUid(uid: string, name: string): Promise<void> {
+    try {
+      await this.db.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META },
+          ConditionExpression: '#c = :me',
+          ExpressionAttributeNames: { '#c': 'cluster' },
+          ExpressionAttributeValues: { ':me': name },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+  }
+
+  /** Points a registration at another kubeconfig (same cluster, e.g. the simulator restarted elsewhere). */
+  async updateKubeconfig(name: string, kubeconfig: RegisteredCluster['kubeconfig']): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: META },
+        UpdateExpression: 'SET #k = :k',
+        ConditionExpression: 'attribute_exists(#pk)',
+        ExpressionAttributeNames: { '#k': 'kubeconfig', '#pk': TABLE.partitionKey.name },
+        ExpressionAttributeValues: { ':k': kubeconfig },
+      }),
+    );
+  }
+
   async get(name: string): Promise<RegisteredCluster | undefined> {
     const out = await this.db.send(
       new GetCommand({
@@ -84,8 +157,9 @@ export class RegistryStore {
     return clusters;
   }
 
-  /** Removes a cluster's registration; refuses when it is not registered. */
+  /** Removes a cluster's registration (and its UID guard); refuses when it is not registered. */
   async remove(name: string): Promise<void> {
+    const existing = await this.get(name);
     try {
       await this.db.send(
         new DeleteCommand({
@@ -106,6 +180,7 @@ export class RegistryStore {
         Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: STATUS },
       }),
     );
+    if (existing?.kubeSystemUid) await this.releaseUid(existing.kubeSystemUid, name);
   }
 
   /**
@@ -153,5 +228,6 @@ function toCluster(item: Record<string, unknown>): RegisteredCluster {
     kubeconfig: item.kubeconfig as RegisteredCluster['kubeconfig'],
     labels: (item.labels as Record<string, string>) ?? {},
     registeredAt: item.registeredAt as string,
+    ...(item.kubeSystemUid ? { kubeSystemUid: item.kubeSystemUid as string } : {}),
   };
 }
