@@ -120,15 +120,20 @@ const goDuration = z.string().refine(
 const positiveInt = z.number().int('must be an integer').positive('must be positive');
 
 const fraction = z.number().refine(Number.isFinite, 'must be a finite number');
+// A percentile outside [0, 1] is a typo (90 for 0.9), not a request: refuse it rather than clamp.
+const percentile = z
+  .number()
+  .min(0, 'a percentile is between 0 and 1')
+  .max(1, 'a percentile is between 0 and 1');
 
 const optionsSchema = z
   .object({
-    targetCpuPercentile: fraction.optional(),
-    recommendationLowerBoundCpuPercentile: fraction.optional(),
-    recommendationUpperBoundCpuPercentile: fraction.optional(),
-    targetMemoryPercentile: fraction.optional(),
-    recommendationLowerBoundMemoryPercentile: fraction.optional(),
-    recommendationUpperBoundMemoryPercentile: fraction.optional(),
+    targetCpuPercentile: percentile.optional(),
+    recommendationLowerBoundCpuPercentile: percentile.optional(),
+    recommendationUpperBoundCpuPercentile: percentile.optional(),
+    targetMemoryPercentile: percentile.optional(),
+    recommendationLowerBoundMemoryPercentile: percentile.optional(),
+    recommendationUpperBoundMemoryPercentile: percentile.optional(),
     recommendationMarginFraction: fraction.optional(),
     podRecommendationMinCpuMillicores: z.number().nonnegative('must not be negative').optional(),
     podRecommendationMinMemoryMb: z.number().nonnegative('must not be negative').optional(),
@@ -163,6 +168,14 @@ const containerSchema = z
         controlledValues: z.enum(['RequestsAndLimits', 'RequestsOnly']).optional(),
       })
       .strict()
+      .superRefine((policy, ctx) => {
+        for (const r of ['cpu', 'memory'] as const) {
+          const min = policy.minAllowed?.[r];
+          const max = policy.maxAllowed?.[r];
+          if (min !== undefined && max !== undefined && min > max)
+            ctx.addIssue({ code: 'custom', path: ['minAllowed', r], message: `exceeds maxAllowed.${r}` });
+        }
+      })
       .optional(),
     requests: resourceList.optional(),
     limits: resourceList.optional(),

@@ -329,6 +329,14 @@ describe('fleetscope recommend', () => {
       [{ containers: [{ ...good, policy: { mode: 'Sometimes' } }] }, 'containers[0].policy.mode'],
       [{ containers: [{ ...good, requests: { memory: '-1Gi' } }] }, 'containers[0].requests.memory'],
       [{ containers: [good, good] }, 'containers[1].name: container "a" is listed twice'],
+      [
+        { containers: [good], options: { targetCpuPercentile: 90 } },
+        'options.targetCpuPercentile: a percentile is between 0 and 1',
+      ],
+      [
+        { containers: [{ ...good, policy: { minAllowed: { cpu: '500m' }, maxAllowed: { cpu: '100m' } } }] },
+        'containers[0].policy.minAllowed.cpu: exceeds maxAllowed.cpu',
+      ],
     ];
     const runs = await Promise.all(cases.map(([input]) => runCli(['--input', '-'], JSON.stringify(input))));
     runs.forEach((run, i) => {
