@@ -37,5 +37,11 @@ import { App } from 'aws-cdk-lib';
 import { buildFleetscope } from './build.js';
 
 const app = new App();
-buildFleetscope(app);
-app.synth();
+try {
+  buildFleetscope(app);
+  app.synth();
+} catch (err) {
+  // A bad context value or a cdk-nag finding: the message says what; a stack trace adds nothing.
+  console.error(`fleetscope: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
