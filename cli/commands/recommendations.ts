@@ -1,10 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
 import type { Bytes, Millicores } from '../../shared/kernel/units.js';
+import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { openContext, parseFlags, targetOptions } from '../context.js';
 import { formatTable } from './cluster.js';
@@ -13,11 +16,17 @@ const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [--json]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [--json]
   fleetscope recommendations install-crd --cluster NAME
+  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE]
+  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|-
 
   list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster
   get          per-node recommendations next to the DaemonSet-wide one; --live recomputes them from the
                stored states (what the next cycle would compute), else what the last fold stored
   install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
+  checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List, JSON):
+               one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container
+  import-checkpoints
+               load node-scoped checkpoints (a List, or an array) as the history of nodes that have none
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -27,6 +36,7 @@ const options = {
   cluster: { type: 'string' },
   daemonset: { type: 'string' },
   node: { type: 'string' },
+  file: { type: 'string' },
   live: { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
@@ -41,6 +51,8 @@ export const command: CliCommand = {
     if (sub === 'list') return list(values);
     if (sub === 'get') return get(values);
     if (sub === 'install-crd') return installCrd(values);
+    if (sub === 'checkpoints') return checkpoints(values);
+    if (sub === 'import-checkpoints') return importFrom(values);
     throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
   },
 };
@@ -100,23 +112,89 @@ function delta(a: number, b: number): string {
   return `${p >= 0 ? '+' : ''}${p.toFixed(0)}%`;
 }
 
-async function get(values: Flags): Promise<number> {
-  if (!values.cluster) throw new UsageError('get needs --cluster');
+function daemonSetOf(
+  values: Flags,
+  what: string,
+): { cluster: string; ds: string; namespace: string; name: string } {
+  if (!values.cluster) throw new UsageError(`${what} needs --cluster`);
   const ds = values.daemonset;
-  if (!ds?.includes('/')) throw new UsageError('get needs --daemonset NAMESPACE/NAME');
+  if (!ds?.includes('/')) throw new UsageError(`${what} needs --daemonset NAMESPACE/NAME`);
   const [namespace, name] = ds.split('/', 2) as [string, string];
+  return { cluster: values.cluster, ds, namespace, name };
+}
+
+async function checkpoints(values: Flags): Promise<number> {
+  const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
   const ctx = await openContext(values);
   try {
-    const recs = await getRecommendations(
+    const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
+      ...(values.node ? { node: values.node } : {}),
+    });
+    if (!items) {
+      console.error(`no node-scoped history for ${ds} in cluster ${cluster}`);
+      return 1;
+    }
+    console.log(JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2));
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function importFrom(values: Flags): Promise<number> {
+  const { cluster, ds, namespace, name } = daemonSetOf(values, 'import-checkpoints');
+  if (!values.file) throw new UsageError('import-checkpoints needs --file FILE (or - for stdin)');
+  const text = values.file === '-' ? await readStdin() : await readFile(values.file, 'utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError('the checkpoints file is not JSON');
+  }
+  const items = (Array.isArray(parsed) ? parsed : (parsed as { items?: unknown[] })?.items) ?? [];
+  const valid = items.filter(
+    (c): c is VerticalPodAutoscalerCheckpoint =>
+      (c as VerticalPodAutoscalerCheckpoint)?.kind === 'VerticalPodAutoscalerCheckpoint' &&
+      typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
+      typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object',
+  );
+  const ctx = await openContext(values);
+  try {
+    const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
-      values.cluster,
+      cluster,
       namespace,
       name,
-      {
-        ...(values.node ? { node: values.node } : {}),
-        live: values.live ?? false,
-      },
+      valid,
+      Date.now(),
     );
+    if (!result) {
+      console.error(`nodescope has not seen ${ds} in cluster ${cluster} yet (a cycle creates it)`);
+      return 1;
+    }
+    console.log(
+      `${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${result.skipped + items.length - valid.length} skipped`,
+    );
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function get(values: Flags): Promise<number> {
+  const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
+  const ctx = await openContext(values);
+  try {
+    const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
+      ...(values.node ? { node: values.node } : {}),
+      live: values.live ?? false,
+    });
     if (!recs) {
       console.error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
       return 1;

@@ -1,7 +1,7 @@
 /**
  * `fleetscope recommendations` on a local state directory filled by real cycles over the simulator.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -133,6 +133,40 @@ describe('fleetscope recommendations', () => {
     expect(missing.code).toBe(1);
     const usage = await run(['recommendations', 'get', '--cluster', 'c1', '--state-dir', dir]);
     expect(usage.code).toBe(2);
+  });
+
+  it('exports the stored history as VerticalPodAutoscalerCheckpoints, and imports them', async () => {
+    const r = await run([
+      'recommendations',
+      'checkpoints',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--state-dir',
+      dir,
+    ]);
+    expect(r.code).toBe(0);
+    const list = JSON.parse(r.out);
+    expect(list.kind).toBe('List');
+    expect(list.items.length).toBe(nodes.length * 2 + 2);
+    const file = join(dir, 'checkpoints.json');
+    await writeFile(file, r.out);
+    const back = await run([
+      'recommendations',
+      'import-checkpoints',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--file',
+      file,
+      '--state-dir',
+      dir,
+    ]);
+    expect(back.code).toBe(0);
+    // Every node already has its own history, which wins.
+    expect(back.out).toBe(`c1 monitoring/agent: 0 checkpoint(s) imported, ${list.items.length} skipped`);
   });
 
   it('installs the scoped VPA CRD in a registered cluster', async () => {

@@ -1,0 +1,129 @@
+/**
+ * Moving history to and from upstream VPA: the stored states as VerticalPodAutoscalerCheckpoint objects
+ * (one per node and container, `spec.scopeValue` = the node, named as AEP-10031 names scoped
+ * checkpoints; and one per container without scope, the DaemonSet-wide merge that upstream's default
+ * scope keeps), and checkpoints loaded back as the starting state of nodes that have none yet.
+ */
+
+import type { EpochMillis } from '../kernel/units.js';
+import {
+  checkpointObject,
+  fromCheckpoint,
+  toCheckpoint,
+  type VerticalPodAutoscalerCheckpoint,
+} from '../recommendation/index.js';
+import { materialize } from './engine.js';
+import { type NodeRecord, newNodeRecord } from './model.js';
+import { DEFAULT_SETTINGS } from './settings.js';
+import { loadDs, packBase } from './state.js';
+import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
+
+/** The time the stored states are as of: the last stored cycle, else the base. */
+function asOf(head: DsHead, cycles: string[]): number {
+  const last = cycles[cycles.length - 1];
+  const t = last ? Date.parse(last) : Number.NaN;
+  return Number.isFinite(t) ? Math.max(t, head.baseAt) : head.baseAt;
+}
+
+export async function exportCheckpoints(
+  store: NodeScopeStore,
+  cluster: string,
+  namespace: string,
+  name: string,
+  opts: { node?: string } = {},
+): Promise<VerticalPodAutoscalerCheckpoint[] | undefined> {
+  const ds = dsKeyOf(namespace, name);
+  const head = await store.getHead(cluster, ds);
+  if (!head) return undefined;
+  const loaded = await loadDs(store, head, cluster, ds, head.containers);
+  const now = asOf(head, loaded.logCycles) as EpochMillis;
+  const out: VerticalPodAutoscalerCheckpoint[] = [];
+  const nodes = [...loaded.model.nodes.keys()].sort();
+  for (const node of nodes) {
+    if (opts.node && node !== opts.node) continue;
+    const rec = materialize(loaded.model.nodes.get(node) as NodeRecord);
+    head.containers.forEach((c, j) => {
+      const s = rec.states[j];
+      if (s) out.push(checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(s, now), node));
+    });
+  }
+  if (!opts.node)
+    head.containers.forEach((c, j) => {
+      const states = nodes.flatMap((n) => {
+        const s = loaded.model.nodes.get(n)?.states[j];
+        return s ? [s] : [];
+      });
+      if (states.length > 0)
+        out.push(checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(states, now)));
+    });
+  return out;
+}
+
+/**
+ * Loads node-scoped checkpoints (spec.scopeValue = a node) as the starting state of nodes that have no
+ * state of their own for that container (nodescope's own history always wins), and folds: the next
+ * cycles continue from there. Checkpoints without a scope value, of other VPAs or of unknown containers
+ * are skipped.
+ */
+export async function importCheckpoints(
+  store: NodeScopeStore,
+  cluster: string,
+  namespace: string,
+  name: string,
+  checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
+  now: number,
+): Promise<{ imported: number; skipped: number } | undefined> {
+  const ds = dsKeyOf(namespace, name);
+  const head = await store.getHead(cluster, ds);
+  if (!head) return undefined;
+  const loaded = await loadDs(store, head, cluster, ds, head.containers);
+  const { model } = loaded;
+  let imported = 0;
+  let skipped = 0;
+  for (const cp of checkpoints) {
+    const node = cp.spec.scopeValue;
+    const j = head.containers.indexOf(cp.spec.containerName);
+    if (!node || node === '__empty__' || j < 0 || cp.spec.vpaObjectName !== head.vpa.name) {
+      skipped++;
+      continue;
+    }
+    let rec = model.nodes.get(node);
+    if (!rec) {
+      rec = newNodeRecord(node, head.containers.length);
+      model.nodes.set(node, rec);
+    }
+    materialize(rec);
+    if (rec.states[j]) {
+      skipped++;
+      continue;
+    }
+    rec.states[j] = fromCheckpoint(cp.status, now as EpochMillis);
+    imported++;
+  }
+  if (imported === 0) return { imported, skipped };
+  for (const rec of model.nodes.values()) materialize(rec);
+  const packed = packBase(model, DEFAULT_SETTINGS.chunkRawBytes);
+  const gen = head.gen + 1;
+  for (let k = 0; k < packed.chunks.length; k++)
+    if (!(await store.putChunk(cluster, ds, gen, k, packed.chunks[k] as Uint8Array, now)))
+      throw new Error(`another fold of ${ds} is in progress; try again`);
+  const last = loaded.logCycles[loaded.logCycles.length - 1];
+  try {
+    await store.putHead(
+      {
+        ...head,
+        gen,
+        chunks: packed.chunks.length,
+        foldedThrough: last && last > head.foldedThrough ? last : head.foldedThrough,
+        version: head.version + 1,
+      },
+      head.version,
+    );
+  } catch (err) {
+    await store.deleteChunks(cluster, ds, gen, packed.chunks.length);
+    throw err;
+  }
+  if (head.gen > 0) await store.deleteChunks(cluster, ds, head.gen, head.chunks);
+  await store.deleteLogs(cluster, ds, loaded.logCycles);
+  return { imported, skipped };
+}
