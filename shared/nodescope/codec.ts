@@ -177,7 +177,25 @@ export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8A
   return w.finish();
 }
 
-export function decodeLog(body: Uint8Array, baseOrder: readonly string[]): LogEntry {
+/**
+ * A log entry decoded into columns (typed arrays, no object per node): what a cycle that does not fold
+ * keeps of the entries since the base. `entryOf` makes sample objects for the nodes that need them.
+ */
+export interface ColumnarLog {
+  at: number;
+  gen: number;
+  containers: string[];
+  /** The present nodes in entry order. */
+  names: string[];
+  /** Per present node: the sample time (ms). */
+  times: Float64Array;
+  /** Per container, per present node: millicores / bytes, NaN when not reported. */
+  cpu: Float64Array[];
+  memory: Float64Array[];
+  ooms: OomEvent[];
+}
+
+export function decodeLogColumns(body: Uint8Array, baseOrder: readonly string[]): ColumnarLog {
   const r = new ByteReader(body);
   const version = r.u8();
   if (version !== LOG_VERSION) throw new DecodeError(`unsupported log version ${version}`);
@@ -194,22 +212,25 @@ export function decodeLog(body: Uint8Array, baseOrder: readonly string[]): LogEn
     if ((bitmap[i >> 3] as number) & (1 << (i & 7))) names.push(baseOrder[i] as string);
   for (let i = r.varint(); i > 0; i--) names.push(r.string());
   const atS = Math.floor(at / 1000);
-  const samples: NodeSamples[] = names.map((node) => ({
-    node,
-    t: (atS + r.svarint()) * 1000,
-    cpu: [],
-    memory: [],
-  }));
-  for (let k = 0; k < containers.length; k++)
-    for (const s of samples) {
+  const count = names.length;
+  const times = new Float64Array(count);
+  for (let i = 0; i < count; i++) times[i] = (atS + r.svarint()) * 1000;
+  const cpu = containers.map(() => {
+    const col = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
       const v = r.varint();
-      s.cpu[k] = v === 0 ? undefined : v - 1;
+      col[i] = v === 0 ? Number.NaN : v - 1;
     }
-  for (let k = 0; k < containers.length; k++)
-    for (const s of samples) {
+    return col;
+  });
+  const memory = containers.map(() => {
+    const col = new Float64Array(count);
+    for (let i = 0; i < count; i++) {
       const v = r.varint();
-      s.memory[k] = v === 0 ? undefined : memDecode(v - 1);
+      col[i] = v === 0 ? Number.NaN : memDecode(v - 1);
     }
+    return col;
+  });
   const ooms: OomEvent[] = [];
   for (let i = r.varint(); i > 0; i--) {
     const p = r.varint();
@@ -217,5 +238,34 @@ export function decodeLog(body: Uint8Array, baseOrder: readonly string[]): LogEn
     ooms.push({ node, container: r.varint(), t: r.varint() * 1000, request: r.varint() });
   }
   if (!r.done) throw new DecodeError('trailing bytes in log entry');
-  return { at, gen, containers, samples, ooms };
+  return { at, gen, containers, names, times, cpu, memory, ooms };
+}
+
+const opt = (v: number | undefined): number | undefined =>
+  v === undefined || Number.isNaN(v) ? undefined : v;
+
+/** The entry as sample objects: all nodes, or only `only` (given by position lookup, no scan). */
+export function entryOf(c: ColumnarLog, only?: ReadonlySet<string>): LogEntry {
+  const samples: NodeSamples[] = [];
+  const take = (i: number) =>
+    samples.push({
+      node: c.names[i] as string,
+      t: c.times[i] as number,
+      cpu: c.cpu.map((col) => opt(col[i])),
+      memory: c.memory.map((col) => opt(col[i])),
+    });
+  if (only) {
+    for (let i = 0; i < c.names.length; i++) if (only.has(c.names[i] as string)) take(i);
+  } else for (let i = 0; i < c.names.length; i++) take(i);
+  return {
+    at: c.at,
+    gen: c.gen,
+    containers: c.containers,
+    samples,
+    ooms: only ? c.ooms.filter((o) => only.has(o.node)) : c.ooms,
+  };
+}
+
+export function decodeLog(body: Uint8Array, baseOrder: readonly string[]): LogEntry {
+  return entryOf(decodeLogColumns(body, baseOrder));
 }

@@ -10,7 +10,7 @@ import { ClusterAccessError } from '../k8s/errors.js';
 import type { Detail } from '../platform/events.js';
 import { type ResizeRecord, type ResizeReport, Resizer } from '../resize/index.js';
 import { byPriority, decideUpdate } from './apply.js';
-import { compress, encodeLog } from './codec.js';
+import { compress, encodeLog, entryOf } from './codec.js';
 import {
   type CrdState,
   listDaemonSetMetrics,
@@ -528,12 +528,15 @@ async function dsCycle(
     phases.mark('recommend');
   }
   /** The node's recommendation from its whole history up to this cycle (stored cycles, then this one). */
+  /** The stored cycles and this one, restricted to one node (its states depend on its samples only). */
+  const entriesOf = (node: string): LogEntry[] => {
+    const only = new Set([node]);
+    return [...loaded.logs.map((c) => entryOf(c, only)), entryFor(entry, only)];
+  };
   const refresh = (node: string): NodeRec | undefined => {
     if (!fresh.has(node)) {
       fresh.add(node);
-      const only = new Set([node]);
-      for (const e of loaded.entries) applyEntry(model, entryFor(e, only));
-      applyEntry(model, entryFor(entry, only));
+      for (const e of entriesOf(node)) applyEntry(model, e);
       const r = nodeRecommendation(target, model.nodes.get(node), dsWide);
       if (r) recs.set(node, r);
       else recs.delete(node);

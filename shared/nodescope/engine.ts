@@ -54,7 +54,7 @@ export function entryFor(entry: LogEntry, nodes: ReadonlySet<string>): LogEntry 
 }
 
 /** The time of the last OOM kill recorded per container, from an entry (without touching states). */
-export function noteOoms(model: DsModel, entry: LogEntry): void {
+export function noteOoms(model: DsModel, entry: Pick<LogEntry, 'containers' | 'ooms'>): void {
   const map = entry.containers.map((name) => model.containers.indexOf(name));
   for (const o of entry.ooms) {
     const j = map[o.container] ?? -1;

@@ -3,7 +3,15 @@
  * by the head) plus the log entries written since, replayed in cycle order. A fold writes a new
  * generation and moves the head to it with one conditional write.
  */
-import { compress, decodeChunkBody, decodeLog, decompress, encodeChunkBody } from './codec.js';
+import {
+  type ColumnarLog,
+  compress,
+  decodeChunkBody,
+  decodeLogColumns,
+  decompress,
+  encodeChunkBody,
+  entryOf,
+} from './codec.js';
 import { applyEntry, noteOoms, remapContainers } from './engine.js';
 import type { DsModel, LogEntry, NodeRecord } from './model.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
@@ -12,8 +20,8 @@ export interface LoadedDs {
   model: DsModel;
   /** The base's node order (log entries refer to nodes by position in it). */
   baseOrder: string[];
-  /** Log entries of the base's generation since it, in cycle order, and their cycles. */
-  entries: LogEntry[];
+  /** Log entries of the base's generation since it, in cycle order (columns), and their cycles. */
+  logs: ColumnarLog[];
   logCycles: string[];
   /** Entries of another generation (a racing fold), ignored. */
   skipped: number;
@@ -58,23 +66,23 @@ export async function loadDs(
     model = remapContainers({ containers: baseContainers, nodes }, containers ?? baseContainers);
   }
   const logCycles: string[] = [];
-  const entries: LogEntry[] = [];
+  const logs: ColumnarLog[] = [];
   let skipped = 0;
   if (head) {
     const gen = head.gen;
     for (const l of await store.listLogs(cluster, ds, head.foldedThrough)) {
-      const entry = decodeLog(decompress(l.data), baseOrder);
-      if (entry.gen !== gen) {
+      const columns = decodeLogColumns(decompress(l.data), baseOrder);
+      if (columns.gen !== gen) {
         skipped++;
         continue;
       }
-      if (replay) applyEntry(model, entry);
-      else noteOoms(model, entry);
-      entries.push(entry);
+      if (replay) applyEntry(model, entryOf(columns));
+      else noteOoms(model, columns);
+      logs.push(columns);
       logCycles.push(l.cycle);
     }
   }
-  return { model, baseOrder, entries, logCycles, skipped, replayed: replay };
+  return { model, baseOrder, logs, logCycles, skipped, replayed: replay };
 }
 
 /** Packs node records (in name order) into compressed chunks of about `rawBytes` each. */
