@@ -13,7 +13,7 @@ import {
   entryOf,
 } from './codec.js';
 import { applyEntry, noteOoms, remapContainers } from './engine.js';
-import type { DsModel, LogEntry, NodeRecord } from './model.js';
+import type { DsModel, NodeRecord } from './model.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 
 export interface LoadedDs {
