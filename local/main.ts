@@ -13,6 +13,7 @@ import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { describeKubeconfigRef, type KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import { allSchedules } from '../shared/platform/capabilities.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
@@ -21,6 +22,7 @@ import { type LocalRuntime, startLocalRuntime } from './runtime.js';
 import { addSummarySection, printSummary } from './summary.js';
 
 addSummarySection(claimsSummaryLines);
+addSummarySection((runtime) => nodescopeSummaryLines(runtime));
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]`;
