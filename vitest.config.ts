@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/count-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
