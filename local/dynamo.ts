@@ -47,7 +47,10 @@ export async function ensureTables(endpoint: string, names: { table: string; ide
   const client = new DynamoDBClient({
     endpoint,
     region: process.env.AWS_REGION ?? 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // dynalite takes any credentials; an emulator given real ones in the environment gets those.
+    ...(process.env.AWS_ACCESS_KEY_ID
+      ? {}
+      : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
   });
   try {
     for (const input of [

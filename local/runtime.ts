@@ -73,6 +73,14 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       env.AWS_ACCESS_KEY_ID = 'local';
       env.AWS_SECRET_ACCESS_KEY = 'local';
     }
+  } else if (env.AWS_ENDPOINT_URL) {
+    // LocalStack (or another emulator) without a deployed stack: create the tables from the same
+    // definition the stack deploys. Never done against real AWS, where the stack owns them.
+    if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
+      env.AWS_ACCESS_KEY_ID = 'local'; // emulators take any credentials
+      env.AWS_SECRET_ACCESS_KEY = 'local';
+    }
+    await ensureTables(env.AWS_ENDPOINT_URL, { table, idempotencyTable });
   }
   env[ENV.table] = table;
   env[ENV.idempotencyTable] = idempotencyTable;

@@ -1,7 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalDynamo } from '../../local/dynamo.js';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 
@@ -128,6 +130,50 @@ describe('local runtime restarted in one process', () => {
       await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('local runtime on an AWS-compatible endpoint', () => {
+  it('uses AWS_ENDPOINT_URL and FLEETSCOPE_TABLE instead of the embedded DynamoDB, creating the tables', async () => {
+    // A second dynalite stands in for LocalStack: reached only through AWS_ENDPOINT_URL.
+    const emulator = await startLocalDynamo();
+    const saved = { url: process.env.AWS_ENDPOINT_URL, table: process.env.FLEETSCOPE_TABLE };
+    process.env.AWS_ENDPOINT_URL = emulator.endpoint;
+    process.env.FLEETSCOPE_TABLE = 'fleetscope-on-emulator';
+    try {
+      const rt = await startLocalRuntime({ retryDelayMs: 5 });
+      try {
+        expect(rt.dynamoEndpoint).toBe('aws');
+        await new RegistryStore(rt.db, rt.table).add({
+          name: 'via-emulator',
+          kubeconfig: { kind: 'file', path: '/nonexistent', context: 'x' },
+          labels: {},
+          registeredAt: new Date().toISOString(),
+        });
+        expect(await rt.invoker.invoke('dispatch', { capability: 'inventory' })).toEqual({
+          capability: 'inventory',
+          dispatched: 1,
+        });
+      } finally {
+        await rt.stop();
+      }
+      const direct = new DynamoDBClient({
+        endpoint: emulator.endpoint,
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      });
+      const tables = await direct.send(new ListTablesCommand({}));
+      direct.destroy();
+      expect(tables.TableNames).toContain('fleetscope-on-emulator');
+    } finally {
+      for (const [k, v] of [
+        ['AWS_ENDPOINT_URL', saved.url],
+        ['FLEETSCOPE_TABLE', saved.table],
+      ] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      await emulator.stop();
     }
   });
 });
