@@ -5,6 +5,7 @@
  * Start-up builds the whole fleet in memory (nodes, DaemonSets, their pods) with deterministic ids.
  */
 
+import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import {
   apiServiceAvailability,
   apiServiceStrategy,
@@ -16,7 +17,6 @@ import {
 } from './builtins.js';
 import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
-import { vpaCheckpointCrd, vpaCrd } from './crd-manifests.js';
 import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';

@@ -22,7 +22,8 @@ import { ClusterServer } from './server.js';
 import { Stats } from './stats.js';
 import type { SimCluster, SimClusterSpec, SimStore, Simulator, StartOptions } from './types.js';
 
-export { clusterClaimCrd, clusterPropertyCrd, vpaCheckpointCrd, vpaCrd } from './crd-manifests.js';
+export { clusterClaimCrd, clusterPropertyCrd } from '../../shared/claims/crd.js';
+export { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 export { LOAD_ANNOTATION } from './daemonsets.js';
 export type {
   Fault,

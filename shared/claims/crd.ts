@@ -1,10 +1,12 @@
 /**
- * The Kubernetes resources claims are written as (pure data, no client):
+ * The Kubernetes resources claims are written as (pure data, no client), and their CRDs, defined once
+ * for fleetscope and for the simulator:
  * - `ClusterProperty` (about.k8s.io), the KEP-2149 CRD from kubernetes-sigs/about-api
  *   (config/crd/about.k8s.io_clusterproperties.yaml at 970300d6b), plus the `api-approved.kubernetes.io`
  *   annotation that the protected `*.k8s.io` groups require (without it the apiserver answers 422);
  * - OCM's `ClusterClaim` (cluster.open-cluster-management.io/v1alpha1), never created by fleetscope: it is
- *   written only to clusters that already serve it (OCM-managed clusters).
+ *   written only to clusters that already serve it (OCM-managed clusters). Its CRD is here for the
+ *   simulator and the tests, which play such a cluster.
  */
 export const CLUSTER_PROPERTY = {
   group: 'about.k8s.io',
@@ -71,8 +73,11 @@ const printerColumns = [
   { jsonPath: '.metadata.creationTimestamp', name: 'age', type: 'date' },
 ];
 
-/** The ClusterProperty CRD as fleetscope creates it (the published manifest + the approval annotation). */
-export function clusterPropertyCrd() {
+/**
+ * The ClusterProperty CRD as fleetscope creates it (the published manifest + the approval annotation).
+ * `approved: false` leaves the annotation out, as the published file does: the apiserver refuses that.
+ */
+export function clusterPropertyCrd(opts: { approved?: boolean } = {}) {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -80,7 +85,7 @@ export function clusterPropertyCrd() {
       name: CLUSTER_PROPERTY.crdName,
       annotations: {
         'controller-gen.kubebuilder.io/version': 'v0.18.0',
-        [API_APPROVED_ANNOTATION]: API_APPROVED_VALUE,
+        ...(opts.approved === false ? {} : { [API_APPROVED_ANNOTATION]: API_APPROVED_VALUE }),
       },
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
     },
@@ -110,6 +115,46 @@ export function clusterPropertyCrd() {
           served: true,
           storage: true,
           subresources: { status: {} },
+        },
+      ],
+    },
+  };
+}
+
+/** OCM's ClusterClaim CRD as OCM installs it (v1alpha1, cluster-scoped, value 1..1024 characters, no status). */
+export function clusterClaimCrd() {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: OCM_CLUSTER_CLAIM.crdName },
+    spec: {
+      group: OCM_CLUSTER_CLAIM.group,
+      names: {
+        kind: 'ClusterClaim',
+        listKind: 'ClusterClaimList',
+        plural: 'clusterclaims',
+        singular: 'clusterclaim',
+      },
+      scope: 'Cluster',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: {
+                  type: 'object',
+                  properties: { value: { type: 'string', maxLength: 1024, minLength: 1 } },
+                },
+              },
+            },
+          },
         },
       ],
     },

@@ -14,6 +14,7 @@
  * Only a few fields of each object are kept; pages are dropped as they are read.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
+import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import type { PodConditionLike, PodLike, ResizeObservation } from '../resize/index.js';
@@ -30,8 +31,6 @@ import { cpuMillis, memoryBytes } from './quantities.js';
 import type { RawReader } from './raw.js';
 import type { NodeScopeTarget } from './targets.js';
 
-export const VPA_GROUP = 'autoscaling.k8s.io';
-export const VPA_CRD_NAME = `verticalpodautoscalers.${VPA_GROUP}`;
 export const RECOMMENDATION_ANNOTATION = 'fleetscope.io/recommendation';
 
 export type CrdState = 'absent' | 'stock' | 'scoped';

@@ -8,22 +8,11 @@
  * objects stay as they are): existing VPAs keep working, and `spec.scope` stops being pruned. Rollback is
  * re-applying the stock CRD; the annotation fleetscope.io/scope: node works with either.
  */
+
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
-import { VPA_CRD_NAME, VPA_GROUP } from './collect.js';
+import { VPA_CRD_NAME, vpaCrd, vpaSchema, vpaV1Version } from '../kernel/crds/vpa.js';
 import { RawReader } from './raw.js';
-
-const str = { type: 'string' };
-const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
-const resourceList = {
-  type: 'object',
-  additionalProperties: {
-    anyOf: [{ type: 'integer' }, { type: 'string' }],
-    pattern: QUANTITY_PATTERN,
-    'x-kubernetes-int-or-string': true,
-  },
-};
 
 /** The CEL rule on spec (also checked by fleetscope itself, for clusters with the stock CRD). */
 export const SCOPE_RULE = {
@@ -40,155 +29,35 @@ export const SCOPE_PROPERTY = {
     'Scope of the recommendation (KEP-4943). "node": each node\'s pod of the target DaemonSet gets its own recommendation from that node\'s history. Only valid when targetRef.kind is DaemonSet.',
 };
 
+/** What the variant adds to the stock v1 schema. */
+const SCOPED = {
+  spec: { scope: SCOPE_PROPERTY },
+  specValidations: [SCOPE_RULE],
+  status: {
+    nodeScope: {
+      type: 'object',
+      description: 'Summary of the node-scoped recommendations (fleetscope)',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+  },
+};
+
 /** The v1 openAPIV3Schema of the scoped variant. */
 export function scopedVpaSchema(): Record<string, unknown> {
-  const containerPolicy = {
-    type: 'object',
-    properties: {
-      containerName: str,
-      controlledResources: { type: 'array', items: { type: 'string', enum: ['cpu', 'memory'] } },
-      controlledValues: { type: 'string', enum: ['RequestsAndLimits', 'RequestsOnly'] },
-      maxAllowed: resourceList,
-      minAllowed: resourceList,
-      mode: { type: 'string', enum: ['Auto', 'Off'] },
-    },
-  };
-  const recommendation = {
-    type: 'object',
-    required: ['target'],
-    properties: {
-      containerName: str,
-      lowerBound: resourceList,
-      target: resourceList,
-      uncappedTarget: resourceList,
-      upperBound: resourceList,
-    },
-  };
-  return {
-    type: 'object',
-    required: ['spec'],
-    properties: {
-      apiVersion: str,
-      kind: str,
-      metadata: { type: 'object' },
-      spec: {
-        type: 'object',
-        required: ['targetRef'],
-        properties: {
-          recommenders: {
-            type: 'array',
-            items: { type: 'object', required: ['name'], properties: { name: str } },
-          },
-          resourcePolicy: {
-            type: 'object',
-            properties: { containerPolicies: { type: 'array', items: containerPolicy } },
-          },
-          scope: SCOPE_PROPERTY,
-          targetRef: {
-            type: 'object',
-            required: ['kind', 'name'],
-            properties: { apiVersion: str, kind: str, name: str },
-            'x-kubernetes-map-type': 'atomic',
-          },
-          updatePolicy: {
-            type: 'object',
-            properties: {
-              evictionRequirements: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  required: ['changeRequirement', 'resources'],
-                  properties: {
-                    changeRequirement: {
-                      type: 'string',
-                      enum: ['TargetHigherThanRequests', 'TargetLowerThanRequests'],
-                    },
-                    resources: { type: 'array', items: str },
-                  },
-                },
-              },
-              minReplicas: { type: 'integer', format: 'int32' },
-              updateMode: {
-                type: 'string',
-                enum: ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'Auto'],
-              },
-            },
-          },
-        },
-        'x-kubernetes-validations': [SCOPE_RULE],
-      },
-      status: {
-        type: 'object',
-        properties: {
-          conditions: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['status', 'type'],
-              properties: {
-                lastTransitionTime: { type: 'string', format: 'date-time' },
-                message: str,
-                reason: str,
-                status: str,
-                type: str,
-              },
-            },
-          },
-          nodeScope: {
-            type: 'object',
-            description: 'Summary of the node-scoped recommendations (fleetscope)',
-            'x-kubernetes-preserve-unknown-fields': true,
-          },
-          recommendation: {
-            type: 'object',
-            properties: { containerRecommendations: { type: 'array', items: recommendation } },
-          },
-        },
-      },
-    },
-  };
+  return vpaSchema(SCOPED);
 }
 
 /** The whole CRD, for a cluster that has none (kubectl apply -f of this is the same). */
 export function scopedVpaCrd(): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name: VPA_CRD_NAME,
-      annotations: {
-        'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/63797',
-        'fleetscope.io/variant': 'scope',
-      },
-    },
-    spec: {
-      group: VPA_GROUP,
-      names: {
-        kind: 'VerticalPodAutoscaler',
-        listKind: 'VerticalPodAutoscalerList',
-        plural: 'verticalpodautoscalers',
-        shortNames: ['vpa'],
-        singular: 'verticalpodautoscaler',
-      },
-      scope: 'Namespaced',
-      versions: [v1Version()],
-    },
-  };
+  return vpaCrd(v1Version(), { 'fleetscope.io/variant': 'scope' });
 }
 
 function v1Version(): Record<string, unknown> {
-  return {
-    name: 'v1',
-    served: true,
-    storage: true,
-    schema: { openAPIV3Schema: scopedVpaSchema() },
-    subresources: { status: {} },
-    additionalPrinterColumns: [
-      { name: 'Mode', type: 'string', jsonPath: '.spec.updatePolicy.updateMode' },
-      { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
-  };
+  return vpaV1Version(SCOPED, [
+    { name: 'Mode', type: 'string', jsonPath: '.spec.updatePolicy.updateMode' },
+    { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ]);
 }
 
 /**

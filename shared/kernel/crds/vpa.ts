@@ -1,24 +1,52 @@
 /**
- * CRD manifests the simulator installs or that tests install into it: the VerticalPodAutoscaler CRDs
- * (`vpaCrd: true`), the about-api ClusterProperty CRD (KEP-2149) and the OCM ClusterClaim CRD. The
- * schemas keep the fields clients use, with the facts file's constraints (section 5), not every
- * documentation string of the upstream manifests.
+ * The VerticalPodAutoscaler CRDs of kubernetes/autoscaler (autoscaling.k8s.io/v1), defined once (pure
+ * data): the stock manifests the simulator installs, and the base of nodescope's scoped variant
+ * (shared/nodescope/crd.ts). The schemas keep the fields clients use, with upstream's constraints, not
+ * every documentation string of the upstream manifests.
  */
-import type { JsonObject } from './json.js';
+
+export const VPA_GROUP = 'autoscaling.k8s.io';
+export const VPA_CRD_NAME = `verticalpodautoscalers.${VPA_GROUP}`;
+const VPA_CHECKPOINT_CRD_NAME = `verticalpodautoscalercheckpoints.${VPA_GROUP}`;
+/** The approval the autoscaling.k8s.io group carries (a protected *.k8s.io group). */
+const API_APPROVED = { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/63797' };
 
 const str = { type: 'string' };
+const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 const resourceList = {
   type: 'object',
   additionalProperties: {
     anyOf: [{ type: 'integer' }, { type: 'string' }],
-    pattern:
-      '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
+    pattern: QUANTITY_PATTERN,
     'x-kubernetes-int-or-string': true,
   },
 };
 const meta = { apiVersion: str, kind: str, metadata: { type: 'object' } };
 
-export function vpaCrd(): JsonObject {
+/** What a variant adds to the v1 schema: properties of spec and of status, and CEL rules on spec. */
+export interface VpaSchemaExtension {
+  spec?: Record<string, unknown>;
+  specValidations?: unknown[];
+  status?: Record<string, unknown>;
+}
+
+type PrinterColumn = { name: string; type: string; jsonPath: string };
+
+/** The stock printer columns (kubectl get vpa). */
+const STOCK_COLUMNS: PrinterColumn[] = [
+  { name: 'Mode', type: 'string', jsonPath: '.spec.updatePolicy.updateMode' },
+  { name: 'CPU', type: 'string', jsonPath: '.status.recommendation.containerRecommendations[0].target.cpu' },
+  {
+    name: 'Mem',
+    type: 'string',
+    jsonPath: '.status.recommendation.containerRecommendations[0].target.memory',
+  },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+/** The v1 openAPIV3Schema of VerticalPodAutoscaler, with a variant's additions. */
+export function vpaSchema(ext: VpaSchemaExtension = {}): Record<string, unknown> {
   const containerPolicy = {
     type: 'object',
     properties: {
@@ -41,7 +69,7 @@ export function vpaCrd(): JsonObject {
       upperBound: resourceList,
     },
   };
-  const schema = {
+  return {
     type: 'object',
     required: ['spec'],
     properties: {
@@ -58,6 +86,7 @@ export function vpaCrd(): JsonObject {
             type: 'object',
             properties: { containerPolicies: { type: 'array', items: containerPolicy } },
           },
+          ...ext.spec,
           targetRef: {
             type: 'object',
             required: ['kind', 'name'],
@@ -89,6 +118,7 @@ export function vpaCrd(): JsonObject {
             },
           },
         },
+        ...(ext.specValidations ? { 'x-kubernetes-validations': ext.specValidations } : {}),
       },
       status: {
         type: 'object',
@@ -107,6 +137,7 @@ export function vpaCrd(): JsonObject {
               },
             },
           },
+          ...ext.status,
           recommendation: {
             type: 'object',
             properties: { containerRecommendations: { type: 'array', items: recommendation } },
@@ -115,15 +146,34 @@ export function vpaCrd(): JsonObject {
       },
     },
   };
+}
+
+/** The CRD's v1 version: served, storage, with the status subresource. */
+export function vpaV1Version(
+  ext: VpaSchemaExtension = {},
+  printerColumns: PrinterColumn[] = STOCK_COLUMNS,
+): Record<string, unknown> {
+  return {
+    name: 'v1',
+    served: true,
+    storage: true,
+    schema: { openAPIV3Schema: vpaSchema(ext) },
+    subresources: { status: {} },
+    additionalPrinterColumns: printerColumns,
+  };
+}
+
+/** The VerticalPodAutoscaler CRD with one version (the stock v1 unless given) and extra annotations. */
+export function vpaCrd(
+  v1: Record<string, unknown> = vpaV1Version(),
+  annotations: Record<string, string> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: {
-      name: 'verticalpodautoscalers.autoscaling.k8s.io',
-      annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/63797' },
-    },
+    metadata: { name: VPA_CRD_NAME, annotations: { ...API_APPROVED, ...annotations } },
     spec: {
-      group: 'autoscaling.k8s.io',
+      group: VPA_GROUP,
       names: {
         kind: 'VerticalPodAutoscaler',
         listKind: 'VerticalPodAutoscalerList',
@@ -132,34 +182,13 @@ export function vpaCrd(): JsonObject {
         singular: 'verticalpodautoscaler',
       },
       scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: schema },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Mode', type: 'string', jsonPath: '.spec.updatePolicy.updateMode' },
-            {
-              name: 'CPU',
-              type: 'string',
-              jsonPath: '.status.recommendation.containerRecommendations[0].target.cpu',
-            },
-            {
-              name: 'Mem',
-              type: 'string',
-              jsonPath: '.status.recommendation.containerRecommendations[0].target.memory',
-            },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-        },
-      ],
+      versions: [v1],
     },
   };
 }
 
-export function vpaCheckpointCrd(): JsonObject {
+/** The VerticalPodAutoscalerCheckpoint CRD (the recommender's saved histograms). */
+export function vpaCheckpointCrd(): Record<string, unknown> {
   const histogram = {
     type: 'object',
     properties: {
@@ -171,12 +200,9 @@ export function vpaCheckpointCrd(): JsonObject {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: {
-      name: 'verticalpodautoscalercheckpoints.autoscaling.k8s.io',
-      annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes/kubernetes/pull/63797' },
-    },
+    metadata: { name: VPA_CHECKPOINT_CRD_NAME, annotations: { ...API_APPROVED } },
     spec: {
-      group: 'autoscaling.k8s.io',
+      group: VPA_GROUP,
       names: {
         kind: 'VerticalPodAutoscalerCheckpoint',
         listKind: 'VerticalPodAutoscalerCheckpointList',
@@ -207,90 +233,6 @@ export function vpaCheckpointCrd(): JsonObject {
                     totalSamplesCount: { type: 'integer' },
                     version: str,
                   },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
-/** about.k8s.io ClusterProperty as published (no maxLength: the upstream marker is misspelled), approved. */
-export function clusterPropertyCrd(opts: { approved?: boolean; maxLength?: number } = {}): JsonObject {
-  const value: JsonObject = { description: 'ClusterProperty value', type: 'string', minLength: 1 };
-  if (opts.maxLength !== undefined) value.maxLength = opts.maxLength;
-  const version = (name: string, storage: boolean) => ({
-    name,
-    served: true,
-    storage,
-    schema: {
-      openAPIV3Schema: {
-        type: 'object',
-        properties: {
-          ...meta,
-          spec: { type: 'object', required: ['value'], properties: { value } },
-          status: { type: 'object' },
-        },
-      },
-    },
-    subresources: { status: {} },
-    additionalPrinterColumns: [
-      { name: 'value', type: 'string', jsonPath: '.spec.value' },
-      { name: 'age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
-  });
-  const annotations: JsonObject = {};
-  if (opts.approved !== false)
-    annotations['api-approved.kubernetes.io'] = 'https://github.com/kubernetes/enhancements/pull/3084';
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'clusterproperties.about.k8s.io', annotations },
-    spec: {
-      group: 'about.k8s.io',
-      names: {
-        categories: ['multicluster'],
-        kind: 'ClusterProperty',
-        listKind: 'ClusterPropertyList',
-        plural: 'clusterproperties',
-        singular: 'clusterproperty',
-      },
-      scope: 'Cluster',
-      versions: [version('v1alpha1', false), version('v1beta1', true)],
-    },
-  };
-}
-
-/** open-cluster-management ClusterClaim (v1alpha1, cluster-scoped, value 1..1024 characters, no status). */
-export function clusterClaimCrd(): JsonObject {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'clusterclaims.cluster.open-cluster-management.io' },
-    spec: {
-      group: 'cluster.open-cluster-management.io',
-      names: {
-        kind: 'ClusterClaim',
-        listKind: 'ClusterClaimList',
-        plural: 'clusterclaims',
-        singular: 'clusterclaim',
-      },
-      scope: 'Cluster',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                ...meta,
-                spec: {
-                  type: 'object',
-                  properties: { value: { type: 'string', maxLength: 1024, minLength: 1 } },
                 },
               },
             },
