@@ -11,23 +11,23 @@
  *                                                          (gsi1pk = CLUSTERSET_GUARDS, gsi1sk = <set>#<id>)
  *   pk = FLEET               sk = claims#settings        fleet-wide settings
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { clusterPk } from '../fleet/registry-store.js';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
-import { TABLE } from '../platform/table.js';
+import {
+  clusterPk,
+  conditionalWrite,
+  G1PK,
+  G1SK,
+  IF_ABSENT,
+  ifVersion,
+  keyOf,
+  PK,
+  queryAll,
+  queryGsi1,
+  SK,
+  withoutKeys,
+} from '../platform/dynamo.js';
 import { type ClaimsSettings, type ClusterIdentity, DEFAULT_SETTINGS } from './identity.js';
-
-const PK = TABLE.partitionKey.name;
-const SK = TABLE.sortKey.name;
-const G1PK = TABLE.gsi1.partitionKey.name;
-const G1SK = TABLE.gsi1.sortKey.name;
 
 export const IDENTITY_SK = 'claims#identity';
 export const CUSTOM_SK_PREFIX = 'claims#custom#';
@@ -72,15 +72,6 @@ export class VersionConflictError extends Error {
   override name = 'VersionConflictError';
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException ||
-  (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
-
-function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
-  const { [PK]: _pk, [SK]: _sk, [G1PK]: _g, [G1SK]: _gs, ...rest } = item;
-  return rest;
-}
-
 export class ClaimsStore {
   constructor(
     readonly db: DynamoDBDocumentClient,
@@ -93,16 +84,16 @@ export class ClaimsStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [PK]: clusterPk(cluster), [SK]: IDENTITY_SK },
+        Key: keyOf(clusterPk(cluster), IDENTITY_SK),
         ConsistentRead: true,
       }),
     );
-    return out.Item ? (stripKeys(out.Item) as unknown as StoredIdentity) : undefined;
+    return out.Item ? withoutKeys<StoredIdentity>(out.Item) : undefined;
   }
 
   /** Every stored identity (gsi1; eventually consistent: re-read with getIdentity before acting). */
   async listIdentities(): Promise<StoredIdentity[]> {
-    return (await this.queryGsi(IDENTITIES_GSI)).map((i) => stripKeys(i) as unknown as StoredIdentity);
+    return (await queryGsi1(this.db, this.table, IDENTITIES_GSI)).map((i) => withoutKeys<StoredIdentity>(i));
   }
 
   /**
@@ -110,75 +101,52 @@ export class ClaimsStore {
    * version must equal it (optimistic lock); the caller passes the next version in `identity`.
    */
   async putIdentity(identity: StoredIdentity, expectedVersion?: number): Promise<void> {
-    try {
-      await this.db.send(
+    const written = await conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: {
-            [PK]: clusterPk(identity.cluster),
-            [SK]: IDENTITY_SK,
+            ...keyOf(clusterPk(identity.cluster), IDENTITY_SK),
             [G1PK]: IDENTITIES_GSI,
             [G1SK]: identity.cluster,
             ...identity,
           },
-          ...(expectedVersion === undefined
-            ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
-            : {
-                ConditionExpression: '#v = :v',
-                ExpressionAttributeNames: { '#v': 'version' },
-                ExpressionAttributeValues: { ':v': expectedVersion },
-              }),
+          ...(expectedVersion === undefined ? IF_ABSENT : ifVersion(expectedVersion)),
         }),
+      ),
+    );
+    if (!written)
+      throw new VersionConflictError(
+        expectedVersion === undefined
+          ? `cluster "${identity.cluster}" already has an identity`
+          : `the identity of cluster "${identity.cluster}" changed concurrently (expected version ${expectedVersion})`,
       );
-    } catch (err) {
-      if (isConditionFailure(err))
-        throw new VersionConflictError(
-          expectedVersion === undefined
-            ? `cluster "${identity.cluster}" already has an identity`
-            : `the identity of cluster "${identity.cluster}" changed concurrently (expected version ${expectedVersion})`,
-        );
-      throw err;
-    }
   }
 
   async deleteIdentity(cluster: string, expectedVersion: number): Promise<void> {
-    try {
-      await this.db.send(
+    const deleted = await conditionalWrite(() =>
+      this.db.send(
         new DeleteCommand({
           TableName: this.table,
-          Key: { [PK]: clusterPk(cluster), [SK]: IDENTITY_SK },
-          ConditionExpression: '#v = :v',
-          ExpressionAttributeNames: { '#v': 'version' },
-          ExpressionAttributeValues: { ':v': expectedVersion },
+          Key: keyOf(clusterPk(cluster), IDENTITY_SK),
+          ...ifVersion(expectedVersion),
         }),
-      );
-    } catch (err) {
-      if (isConditionFailure(err))
-        throw new VersionConflictError(`the identity of cluster "${cluster}" changed concurrently`);
-      throw err;
-    }
+      ),
+    );
+    if (!deleted) throw new VersionConflictError(`the identity of cluster "${cluster}" changed concurrently`);
   }
 
   // ---- custom claims --------------------------------------------------------------------------
 
   async getCustom(cluster: string): Promise<Record<string, string>> {
-    const out: Record<string, string> = {};
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :p)',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':p': CUSTOM_SK_PREFIX },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) out[item.name as string] = item.value as string;
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return out;
+    const items = await queryAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :p)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':p': CUSTOM_SK_PREFIX },
+      ConsistentRead: true,
+    });
+    return Object.fromEntries(items.map((item) => [item.name as string, item.value as string]));
   }
 
   /** Sets one custom claim; returns the value it replaced. */
@@ -187,8 +155,7 @@ export class ClaimsStore {
       new PutCommand({
         TableName: this.table,
         Item: {
-          [PK]: clusterPk(cluster),
-          [SK]: CUSTOM_SK_PREFIX + name,
+          ...keyOf(clusterPk(cluster), CUSTOM_SK_PREFIX + name),
           cluster,
           name,
           value,
@@ -205,7 +172,7 @@ export class ClaimsStore {
     const out = await this.db.send(
       new DeleteCommand({
         TableName: this.table,
-        Key: { [PK]: clusterPk(cluster), [SK]: CUSTOM_SK_PREFIX + name },
+        Key: keyOf(clusterPk(cluster), CUSTOM_SK_PREFIX + name),
         ReturnValues: 'ALL_OLD',
       }),
     );
@@ -218,11 +185,11 @@ export class ClaimsStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [PK]: clusterSetPk(clusterSet), [SK]: guardSk(clusterId) },
+        Key: keyOf(clusterSetPk(clusterSet), guardSk(clusterId)),
         ConsistentRead: true,
       }),
     );
-    return out.Item ? (stripKeys(out.Item) as unknown as Guard) : undefined;
+    return out.Item ? withoutKeys<Guard>(out.Item) : undefined;
   }
 
   /**
@@ -230,13 +197,12 @@ export class ClaimsStore {
    * cluster already does (a resumed attempt); otherwise returns the holder and writes nothing.
    */
   async acquireGuard(guard: Guard): Promise<{ ok: true } | { ok: false; holder?: Guard }> {
-    try {
-      await this.db.send(
+    const taken = await conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: {
-            [PK]: clusterSetPk(guard.clusterSet),
-            [SK]: guardSk(guard.clusterId),
+            ...keyOf(clusterSetPk(guard.clusterSet), guardSk(guard.clusterId)),
             [G1PK]: GUARDS_GSI,
             [G1SK]: `${guard.clusterSet}#${guard.clusterId}`,
             ...guard,
@@ -245,12 +211,10 @@ export class ClaimsStore {
           ExpressionAttributeNames: { '#pk': PK, '#c': 'cluster' },
           ExpressionAttributeValues: { ':c': guard.cluster },
         }),
-      );
-      return { ok: true };
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-      return { ok: false, holder: await this.getGuard(guard.clusterSet, guard.clusterId) };
-    }
+      ),
+    );
+    if (taken) return { ok: true };
+    return { ok: false, holder: await this.getGuard(guard.clusterSet, guard.clusterId) };
   }
 
   /**
@@ -262,11 +226,11 @@ export class ClaimsStore {
     clusterId: string,
     expect: { cluster: string; token?: string },
   ): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionalWrite(() =>
+      this.db.send(
         new DeleteCommand({
           TableName: this.table,
-          Key: { [PK]: clusterSetPk(clusterSet), [SK]: guardSk(clusterId) },
+          Key: keyOf(clusterSetPk(clusterSet), guardSk(clusterId)),
           ConditionExpression: expect.token ? '#c = :c AND #t = :t' : '#c = :c',
           ExpressionAttributeNames: { '#c': 'cluster', ...(expect.token ? { '#t': 'token' } : {}) },
           ExpressionAttributeValues: {
@@ -274,72 +238,55 @@ export class ClaimsStore {
             ...(expect.token ? { ':t': expect.token } : {}),
           },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async listGuards(): Promise<Guard[]> {
-    return (await this.queryGsi(GUARDS_GSI)).map((i) => stripKeys(i) as unknown as Guard);
+    return (await queryGsi1(this.db, this.table, GUARDS_GSI)).map((i) => withoutKeys<Guard>(i));
   }
 
   /** The guards of one ClusterSet (its members' IDs, and IDs being taken by a join in progress). */
   async guardsOf(clusterSet: string): Promise<Guard[]> {
-    const out: Guard[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': PK },
-          ExpressionAttributeValues: { ':pk': clusterSetPk(clusterSet) },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) out.push(stripKeys(item) as unknown as Guard);
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return out;
+    const items = await queryAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': PK },
+      ExpressionAttributeValues: { ':pk': clusterSetPk(clusterSet) },
+      ConsistentRead: true,
+    });
+    return items.map((i) => withoutKeys<Guard>(i));
   }
 
   // ---- sync status and settings ---------------------------------------------------------------
 
   async getSyncStatus(cluster: string): Promise<SyncStatus | undefined> {
     const out = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: SYNC_SK } }),
+      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), SYNC_SK) }),
     );
-    return out.Item ? (stripKeys(out.Item) as unknown as SyncStatus) : undefined;
+    return out.Item ? withoutKeys<SyncStatus>(out.Item) : undefined;
   }
 
   /** Records a sync result unless a newer one is already stored. */
   async putSyncStatus(status: SyncStatus): Promise<void> {
-    try {
-      await this.db.send(
+    await conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: { [PK]: clusterPk(status.cluster), [SK]: SYNC_SK, ...status },
+          Item: { ...keyOf(clusterPk(status.cluster), SYNC_SK), ...status },
           ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :at',
           ExpressionAttributeNames: { '#pk': PK, '#at': 'at' },
           ExpressionAttributeValues: { ':at': status.at },
         }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+      ),
+    );
   }
 
   async deleteClusterItems(cluster: string): Promise<void> {
     const custom = await this.getCustom(cluster);
     for (const name of Object.keys(custom)) await this.deleteCustom(cluster, name);
     for (const sk of [SYNC_SK, SETTINGS_SK]) {
-      await this.db.send(
-        new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: sk } }),
-      );
+      await this.db.send(new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), sk) }));
     }
   }
 
@@ -348,7 +295,7 @@ export class ClaimsStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [PK]: cluster ? clusterPk(cluster) : FLEET_PK, [SK]: SETTINGS_SK },
+        Key: keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK),
       }),
     );
     if (!out.Item) return {};
@@ -372,33 +319,12 @@ export class ClaimsStore {
       new PutCommand({
         TableName: this.table,
         Item: {
-          [PK]: cluster ? clusterPk(cluster) : FLEET_PK,
-          [SK]: SETTINGS_SK,
+          ...keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK),
           ...current,
           ...settings,
           updatedAt: new Date().toISOString(),
         },
       }),
     );
-  }
-
-  private async queryGsi(partition: string): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: TABLE.gsi1.indexName,
-          KeyConditionExpression: '#g = :g',
-          ExpressionAttributeNames: { '#g': G1PK },
-          ExpressionAttributeValues: { ':g': partition },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
   }
 }

@@ -1,19 +1,26 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { TABLE } from '../platform/table.js';
+import {
+  clusterPk,
+  conditionalWrite,
+  G1PK,
+  G1SK,
+  IF_ABSENT,
+  keyOf,
+  PK,
+  queryGsi1,
+  withoutKeys,
+} from '../platform/dynamo.js';
 import type { ClusterStatus, RegisteredCluster } from './cluster.js';
 
 const META = 'META';
 const STATUS = 'STATUS';
 const CLUSTERS = 'CLUSTERS';
-export const clusterPk = (name: string) => `CLUSTER#${name}`;
 /** One guard per kube-system UID: a physical cluster is registered under one name only. */
 const uidPk = (uid: string) => `CLUSTERUID#${uid}`;
 
@@ -33,26 +40,21 @@ export class RegistryStore {
 
   /** Adds a cluster; refuses (and writes nothing) when the name is taken. */
   async add(cluster: RegisteredCluster): Promise<void> {
-    try {
-      await this.db.send(
+    const added = await conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
           Item: {
-            [TABLE.partitionKey.name]: clusterPk(cluster.name),
-            [TABLE.sortKey.name]: META,
-            [TABLE.gsi1.partitionKey.name]: CLUSTERS,
-            [TABLE.gsi1.sortKey.name]: cluster.name,
+            ...keyOf(clusterPk(cluster.name), META),
+            [G1PK]: CLUSTERS,
+            [G1SK]: cluster.name,
             ...cluster,
           },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': TABLE.partitionKey.name },
+          ...IF_ABSENT,
         }),
-      );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException)
-        throw new ClusterExistsError(`cluster "${cluster.name}" is already registered`);
-      throw err;
-    }
+      ),
+    );
+    if (!added) throw new ClusterExistsError(`cluster "${cluster.name}" is already registered`);
   }
 
   /** The name a kube-system UID is registered under, per its guard (which may be stale: check it). */
@@ -60,7 +62,7 @@ export class RegistryStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META },
+        Key: keyOf(uidPk(uid), META),
         ConsistentRead: true,
       }),
     );
@@ -72,43 +74,35 @@ export class RegistryStore {
    * gone (a crash between the guard and the registration, or a deregistration that stopped halfway):
    * the guard is taken over only if it still names that holder. False when someone else holds it.
    */
-  async claimUid(uid: string, name: string, staleHolder?: string): Promise<boolean> {
-    try {
-      await this.db.send(
+  claimUid(uid: string, name: string, staleHolder?: string): Promise<boolean> {
+    return conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META, cluster: name },
+          Item: { ...keyOf(uidPk(uid), META), cluster: name },
           ConditionExpression: staleHolder
             ? '#c = :stale OR #c = :me'
             : 'attribute_not_exists(#pk) OR #c = :me',
-          ExpressionAttributeNames: staleHolder
-            ? { '#c': 'cluster' }
-            : { '#pk': TABLE.partitionKey.name, '#c': 'cluster' },
+          ExpressionAttributeNames: staleHolder ? { '#c': 'cluster' } : { '#pk': PK, '#c': 'cluster' },
           ExpressionAttributeValues: staleHolder ? { ':stale': staleHolder, ':me': name } : { ':me': name },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Releases the UID's guard if `name` still holds it. */
   async releaseUid(uid: string, name: string): Promise<void> {
-    try {
-      await this.db.send(
+    await conditionalWrite(() =>
+      this.db.send(
         new DeleteCommand({
           TableName: this.table,
-          Key: { [TABLE.partitionKey.name]: uidPk(uid), [TABLE.sortKey.name]: META },
+          Key: keyOf(uidPk(uid), META),
           ConditionExpression: '#c = :me',
           ExpressionAttributeNames: { '#c': 'cluster' },
           ExpressionAttributeValues: { ':me': name },
         }),
-      );
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+      ),
+    );
   }
 
   /** Points a registration at another kubeconfig (same cluster, e.g. the simulator restarted elsewhere). */
@@ -116,10 +110,10 @@ export class RegistryStore {
     await this.db.send(
       new UpdateCommand({
         TableName: this.table,
-        Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: META },
+        Key: keyOf(clusterPk(name), META),
         UpdateExpression: 'SET #k = :k',
         ConditionExpression: 'attribute_exists(#pk)',
-        ExpressionAttributeNames: { '#k': 'kubeconfig', '#pk': TABLE.partitionKey.name },
+        ExpressionAttributeNames: { '#k': 'kubeconfig', '#pk': PK },
         ExpressionAttributeValues: { ':k': kubeconfig },
       }),
     );
@@ -129,7 +123,7 @@ export class RegistryStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: META },
+        Key: keyOf(clusterPk(name), META),
         ConsistentRead: true,
       }),
     );
@@ -138,48 +132,24 @@ export class RegistryStore {
 
   /** Every registered cluster, in name order, following the query's pages. */
   async list(): Promise<RegisteredCluster[]> {
-    const clusters: RegisteredCluster[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: TABLE.gsi1.indexName,
-          KeyConditionExpression: '#g = :g',
-          ExpressionAttributeNames: { '#g': TABLE.gsi1.partitionKey.name },
-          ExpressionAttributeValues: { ':g': CLUSTERS },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) clusters.push(toCluster(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return clusters;
+    return (await queryGsi1(this.db, this.table, CLUSTERS)).map(toCluster);
   }
 
   /** Removes a cluster's registration (and its UID guard); refuses when it is not registered. */
   async remove(name: string): Promise<void> {
     const existing = await this.get(name);
-    try {
-      await this.db.send(
+    const removed = await conditionalWrite(() =>
+      this.db.send(
         new DeleteCommand({
           TableName: this.table,
-          Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: META },
+          Key: keyOf(clusterPk(name), META),
           ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': TABLE.partitionKey.name },
+          ExpressionAttributeNames: { '#pk': PK },
         }),
-      );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException)
-        throw new ClusterNotFoundError(`cluster "${name}" is not registered`);
-      throw err;
-    }
-    await this.db.send(
-      new DeleteCommand({
-        TableName: this.table,
-        Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: STATUS },
-      }),
+      ),
     );
+    if (!removed) throw new ClusterNotFoundError(`cluster "${name}" is not registered`);
+    await this.db.send(new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(name), STATUS) }));
     if (existing?.kubeSystemUid) await this.releaseUid(existing.kubeSystemUid, name);
   }
 
@@ -187,38 +157,25 @@ export class RegistryStore {
    * Records an inventory only if it is newer than the stored one (a late, redelivered result never
    * overwrites a fresher one).
    */
-  async putStatus(status: ClusterStatus): Promise<boolean> {
-    try {
-      await this.db.send(
+  putStatus(status: ClusterStatus): Promise<boolean> {
+    return conditionalWrite(() =>
+      this.db.send(
         new PutCommand({
           TableName: this.table,
-          Item: {
-            [TABLE.partitionKey.name]: clusterPk(status.cluster),
-            [TABLE.sortKey.name]: STATUS,
-            ...status,
-          },
+          Item: { ...keyOf(clusterPk(status.cluster), STATUS), ...status },
           ConditionExpression: 'attribute_not_exists(#pk) OR #at < :at',
-          ExpressionAttributeNames: { '#pk': TABLE.partitionKey.name, '#at': 'observedAt' },
+          ExpressionAttributeNames: { '#pk': PK, '#at': 'observedAt' },
           ExpressionAttributeValues: { ':at': status.observedAt },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async getStatus(name: string): Promise<ClusterStatus | undefined> {
     const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: { [TABLE.partitionKey.name]: clusterPk(name), [TABLE.sortKey.name]: STATUS },
-      }),
+      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(name), STATUS) }),
     );
-    if (!out.Item) return undefined;
-    const { pk: _pk, sk: _sk, ...status } = out.Item;
-    return status as ClusterStatus;
+    return out.Item ? withoutKeys<ClusterStatus>(out.Item) : undefined;
   }
 }
 

@@ -16,29 +16,34 @@
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  clusterPk,
+  conditionalWrite,
+  G1PK,
+  G1SK,
+  IF_ABSENT,
+  ifVersion,
+  keyOf,
+  PK,
+  queryAll,
+  queryGsi1,
+  SK,
+  TTL,
+  withoutKeys,
+} from '../platform/dynamo.js';
 import type { Detail } from '../platform/events.js';
-import { TABLE } from '../platform/table.js';
 import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { ContainerRec } from './model.js';
 import type { TemplateContainer } from './targets.js';
 
-const PK = TABLE.partitionKey.name;
-const SK = TABLE.sortKey.name;
-const G1PK = TABLE.gsi1.partitionKey.name;
-const G1SK = TABLE.gsi1.sortKey.name;
-const TTL = TABLE.ttlAttribute;
-
-export const clusterPk = (cluster: string) => `CLUSTER#${cluster}`;
 export const CLUSTER_SK = 'nodescope#cluster';
 export const HEAD_PREFIX = 'nodescope#ds#';
 export const dsKeyOf = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -107,15 +112,6 @@ export interface ApplyRecord {
   version: number;
 }
 
-const isConditionFailure = (err: unknown) =>
-  err instanceof ConditionalCheckFailedException ||
-  (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
-
-function strip<T>(item: Record<string, unknown>): T {
-  const { [PK]: _pk, [SK]: _sk, [G1PK]: _g, [G1SK]: _gs, [TTL]: _t, ...rest } = item;
-  return rest as T;
-}
-
 const asBytes = (v: unknown): Uint8Array => {
   if (v instanceof Uint8Array) return v;
   throw new Error('expected a binary attribute');
@@ -163,16 +159,29 @@ export class NodeScopeStore {
     this.stats.readUnits += Math.max(1, Math.ceil(bytes / 4096)) * (consistent ? 1 : 0.5);
   }
 
+  /** A conditional put, counted when written; false when its condition did not hold. */
+  private async putIf(
+    Item: Record<string, unknown>,
+    condition: typeof IF_ABSENT | ReturnType<typeof ifVersion>,
+    bytes: number,
+  ): Promise<boolean> {
+    const written = await conditionalWrite(() =>
+      this.db.send(new PutCommand({ TableName: this.table, Item, ...condition })),
+    );
+    if (written) this.countWrite(bytes);
+    return written;
+  }
+
   async getCluster(cluster: string): Promise<ClusterRecord | undefined> {
     const out = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: CLUSTER_SK } }),
+      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), CLUSTER_SK) }),
     );
     this.countRead(approxSize(out.Item), false);
-    return out.Item ? strip<ClusterRecord>(out.Item) : undefined;
+    return out.Item ? withoutKeys<ClusterRecord>(out.Item) : undefined;
   }
 
   async putCluster(rec: ClusterRecord): Promise<void> {
-    const Item = { [PK]: clusterPk(rec.cluster), [SK]: CLUSTER_SK, ...rec };
+    const Item = { ...keyOf(clusterPk(rec.cluster), CLUSTER_SK), ...rec };
     await this.db.send(new PutCommand({ TableName: this.table, Item }));
     this.countWrite(approxSize(Item));
   }
@@ -181,89 +190,48 @@ export class NodeScopeStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [PK]: clusterPk(cluster), [SK]: headSk(ds) },
+        Key: keyOf(clusterPk(cluster), headSk(ds)),
         ConsistentRead: true,
       }),
     );
     this.countRead(approxSize(out.Item), true);
-    return out.Item ? strip<DsHead>(out.Item) : undefined;
+    return out.Item ? withoutKeys<DsHead>(out.Item) : undefined;
   }
 
   /** Heads of one cluster (without their chunks or logs). */
   async listHeads(cluster: string): Promise<DsHead[]> {
-    const heads: DsHead[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':prefix': HEAD_PREFIX },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        this.countRead(approxSize(item), true);
-        heads.push(strip<DsHead>(item));
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return heads;
+    const items = await queryAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':prefix': HEAD_PREFIX },
+      ConsistentRead: true,
+    });
+    for (const item of items) this.countRead(approxSize(item), true);
+    return items.map((item) => withoutKeys<DsHead>(item));
   }
 
   /** Every head of the fleet (sparse index). */
   async listAllHeads(): Promise<DsHead[]> {
-    const heads: DsHead[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: TABLE.gsi1.indexName,
-          KeyConditionExpression: '#g = :g',
-          ExpressionAttributeNames: { '#g': G1PK },
-          ExpressionAttributeValues: { ':g': HEADS_GSI },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) heads.push(strip<DsHead>(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return heads;
+    return (await queryGsi1(this.db, this.table, HEADS_GSI)).map((item) => withoutKeys<DsHead>(item));
   }
 
   /** Writes the head if its stored version is still `expected` (0: it must not exist). */
   async putHead(head: DsHead, expected: number): Promise<void> {
     const ds = dsKeyOf(head.namespace, head.name);
     const Item = {
-      [PK]: clusterPk(head.cluster),
-      [SK]: headSk(ds),
+      ...keyOf(clusterPk(head.cluster), headSk(ds)),
       [G1PK]: HEADS_GSI,
       [G1SK]: `${head.cluster}#${ds}`,
       ...head,
     };
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item,
-          ConditionExpression: expected === 0 ? 'attribute_not_exists(#pk)' : '#v = :v',
-          ExpressionAttributeNames: expected === 0 ? { '#pk': PK } : { '#v': 'version' },
-          ...(expected === 0 ? {} : { ExpressionAttributeValues: { ':v': expected } }),
-        }),
-      );
-      this.countWrite(approxSize(Item));
-    } catch (err) {
-      if (isConditionFailure(err)) throw new VersionConflict(`the head of ${ds} changed underneath`);
-      throw err;
-    }
+    if (!(await this.putIf(Item, expected === 0 ? IF_ABSENT : ifVersion(expected), approxSize(Item))))
+      throw new VersionConflict(`the head of ${ds} changed underneath`);
   }
 
   async deleteHead(cluster: string, ds: string): Promise<void> {
     await this.db.send(
-      new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: headSk(ds) } }),
+      new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), headSk(ds)) }),
     );
     this.countWrite(1);
   }
@@ -278,26 +246,11 @@ export class NodeScopeStore {
     now: number,
   ): Promise<boolean> {
     const Item = {
-      [PK]: clusterPk(cluster),
-      [SK]: baseSk(ds, gen, k),
+      ...keyOf(clusterPk(cluster), baseSk(ds, gen, k)),
       data: body,
       [TTL]: Math.floor(now / 1000) + CHUNK_TTL_S,
     };
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item,
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PK },
-        }),
-      );
-      this.countWrite(body.length + 120);
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    return this.putIf(Item, IF_ABSENT, body.length + 120);
   }
 
   /**
@@ -311,10 +264,7 @@ export class NodeScopeStore {
     gen: number,
     count: number,
   ): Promise<Uint8Array[] | undefined> {
-    const keys = Array.from({ length: count }, (_, k) => ({
-      [PK]: clusterPk(cluster),
-      [SK]: baseSk(ds, gen, k),
-    }));
+    const keys = Array.from({ length: count }, (_, k) => keyOf(clusterPk(cluster), baseSk(ds, gen, k)));
     const found = new Map<string, Uint8Array>();
     for (let i = 0; i < keys.length; i += 100) {
       let request: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
@@ -350,10 +300,7 @@ export class NodeScopeStore {
   async deleteChunks(cluster: string, ds: string, gen: number, count: number): Promise<void> {
     for (let k = 0; k < count; k++) {
       await this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: { [PK]: clusterPk(cluster), [SK]: baseSk(ds, gen, k) },
-        }),
+        new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), baseSk(ds, gen, k)) }),
       );
       this.countWrite(1);
     }
@@ -362,65 +309,40 @@ export class NodeScopeStore {
   /** Appends a cycle's entry; false when the cycle was already written (a redelivered event). */
   async putLog(cluster: string, ds: string, cycle: string, body: Uint8Array, now: number): Promise<boolean> {
     const Item = {
-      [PK]: clusterPk(cluster),
-      [SK]: `${logPrefix(ds)}${cycle}`,
+      ...keyOf(clusterPk(cluster), `${logPrefix(ds)}${cycle}`),
       data: body,
       [TTL]: Math.floor(now / 1000) + LOG_TTL_S,
     };
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item,
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PK },
-        }),
-      );
-      this.countWrite(body.length + 100);
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    return this.putIf(Item, IF_ABSENT, body.length + 100);
   }
 
   /** Log entries after `after` (a cycle key), in cycle order. */
   async listLogs(cluster: string, ds: string, after: string): Promise<{ cycle: string; data: Uint8Array }[]> {
     const prefix = logPrefix(ds);
+    const items = await queryAll(this.db, {
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: {
+        ':pk': clusterPk(cluster),
+        ':lo': `${prefix}${after}\u0000`,
+        ':hi': `${prefix}\uffff`,
+      },
+      ConsistentRead: true,
+    });
     const out: { cycle: string; data: Uint8Array }[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: {
-            ':pk': clusterPk(cluster),
-            ':lo': `${prefix}${after}\u0000`,
-            ':hi': `${prefix}\uffff`,
-          },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const data = asBytes(item.data);
-        this.countRead(data.length + 100, true);
-        out.push({ cycle: (item[SK] as string).slice(prefix.length), data });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for (const item of items) {
+      const data = asBytes(item.data);
+      this.countRead(data.length + 100, true);
+      out.push({ cycle: (item[SK] as string).slice(prefix.length), data });
+    }
     return out.filter((l) => l.cycle > after);
   }
 
   async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {
     for (const c of cycles) {
       await this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: { [PK]: clusterPk(cluster), [SK]: `${logPrefix(ds)}${c}` },
-        }),
+        new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`) }),
       );
       this.countWrite(1);
     }
@@ -430,12 +352,12 @@ export class NodeScopeStore {
     const out = await this.db.send(
       new GetCommand({
         TableName: this.table,
-        Key: { [PK]: clusterPk(cluster), [SK]: applySk(ds) },
+        Key: keyOf(clusterPk(cluster), applySk(ds)),
         ConsistentRead: true,
       }),
     );
     this.countRead(approxSize(out.Item), true);
-    return out.Item ? strip<ApplyRecord>(out.Item) : { records: {}, version: 0 };
+    return out.Item ? withoutKeys<ApplyRecord>(out.Item) : { records: {}, version: 0 };
   }
 
   /** Writes the resize records if nobody else did since `prev` was read. */
@@ -445,28 +367,13 @@ export class NodeScopeStore {
     records: Record<string, ResizeRecord>,
     prev: number,
   ): Promise<boolean> {
-    const Item = { [PK]: clusterPk(cluster), [SK]: applySk(ds), records, version: prev + 1 };
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item,
-          ConditionExpression: prev === 0 ? 'attribute_not_exists(#pk)' : '#v = :v',
-          ExpressionAttributeNames: prev === 0 ? { '#pk': PK } : { '#v': 'version' },
-          ...(prev === 0 ? {} : { ExpressionAttributeValues: { ':v': prev } }),
-        }),
-      );
-      this.countWrite(approxSize(Item));
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    const Item = { ...keyOf(clusterPk(cluster), applySk(ds)), records, version: prev + 1 };
+    return this.putIf(Item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(Item));
   }
 
   async deleteApply(cluster: string, ds: string): Promise<void> {
     await this.db.send(
-      new DeleteCommand({ TableName: this.table, Key: { [PK]: clusterPk(cluster), [SK]: applySk(ds) } }),
+      new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), applySk(ds)) }),
     );
     this.countWrite(1);
   }
