@@ -13,8 +13,15 @@
  *   2 histograms (CPU, memory): f64 total | u8 minBucket | u8 maxBucket | n | n × (index gap, f64 weight)
  * Every non-zero bucket is kept, including sub-epsilon ones outside [min..max], since a later sample in
  * such a bucket adds to its weight.
+ *
+ * Speed (nodescope encodes and decodes every state of a DaemonSet at each fold): varints are number
+ * arithmetic, exact for every integer-valued float (% and / by 128 are exact), with bigint only where a
+ * value may pass 2^53 (nanosecond time deltas, settings in ns); times are converted to milliseconds
+ * once and their deltas taken as numbers; the writer reuses one scratch buffer. The bytes are exactly
+ * those of the original BigInt implementation (test/recommendation/binary-v1-reference.ts checks it),
+ * so the format version did not change.
  */
-import { type GoTime, isZeroTime, MILLISECOND, ZERO_TIME } from '../gotime.js';
+import { type GoTime, MILLISECOND, ZERO_TIME } from '../gotime.js';
 import { AggregateContainerState } from '../model/aggregate.js';
 import {
   type AggregationsConfig,
@@ -27,53 +34,176 @@ import { ScopeState } from '../model/scope.js';
 
 const FORMAT_VERSION = 1;
 const FLAG_CUSTOM_CONFIG = 1;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** A millisecond delta below this zigzags and shifts into a safe integer (2^50 ms is 35,000 years). */
+const MAX_NUMBER_DELTA = 2 ** 50;
 
 export class StateDecodeError extends Error {
   override name = 'StateDecodeError';
 }
 
-class Writer {
-  private buf = new Uint8Array(512);
-  private view = new DataView(this.buf.buffer);
-  length = 0;
+// ---------------------------------------------------------------------------------------------------
+// Writer: one module-level scratch buffer (encoding is synchronous and not re-entrant). The largest
+// possible state is about 4.3 KB (176 buckets in both histograms at 10 bytes each, every varint at its
+// longest), so 16 KiB never grows; the final length check guards that bound.
 
-  private ensure(n: number): void {
-    if (this.length + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.length + n));
-    next.set(this.buf);
-    this.buf = next;
-    this.view = new DataView(next.buffer);
+const SCRATCH = new Uint8Array(16 * 1024);
+const SCRATCH_VIEW = new DataView(SCRATCH.buffer);
+let wpos = 0;
+
+/** A non-negative integer-valued number, exact at any magnitude (no BigInt). */
+function writeUvarint(v: number): void {
+  if (!Number.isInteger(v)) throw new RangeError(`uvarint of a non-integer ${v}`);
+  if (v < 0) throw new RangeError(`uvarint of a negative value ${v}`);
+  if (v <= 0x7f) {
+    SCRATCH[wpos++] = v;
+    return;
   }
-
-  u8(v: number): void {
-    this.ensure(1);
-    this.buf[this.length++] = v;
+  if (v <= 0xffffffff) {
+    while (v > 0x7f) {
+      SCRATCH[wpos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+  } else {
+    while (v > 0x7f) {
+      SCRATCH[wpos++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
   }
+  SCRATCH[wpos++] = v;
+}
 
-  uvarint(v: bigint | number): void {
-    let x = BigInt(v);
-    if (x < 0n) throw new RangeError(`uvarint of a negative value ${x}`);
-    do {
-      const byte = Number(x & 0x7fn);
-      x >>= 7n;
-      this.u8(x === 0n ? byte : byte | 0x80);
-    } while (x !== 0n);
+function writeBigUvarint(v: bigint): void {
+  if (v < 0n) throw new RangeError(`uvarint of a negative value ${v}`);
+  let x = v;
+  do {
+    const byte = Number(x & 0x7fn);
+    x >>= 7n;
+    SCRATCH[wpos++] = x === 0n ? byte : byte | 0x80;
+  } while (x !== 0n);
+}
+
+function writeF64(v: number): void {
+  SCRATCH_VIEW.setFloat64(wpos, v, true);
+  wpos += 8;
+}
+
+const bigZigzag = (v: bigint): bigint => (v >= 0n ? v << 1n : (-v << 1n) - 1n);
+const bigUnzigzag = (v: bigint): bigint => ((v & 1n) === 0n ? v >> 1n : -((v + 1n) >> 1n));
+
+/** The delta chain of the times: the previous non-zero time, and its milliseconds when whole and safe. */
+let prevTime: GoTime = 0n;
+let prevMs = 0;
+let prevWholeMs = true;
+
+function writeTime(t: GoTime): void {
+  if (t === ZERO_TIME) {
+    SCRATCH[wpos++] = 0;
+    return;
   }
-
-  f64(v: number): void {
-    this.ensure(8);
-    this.view.setFloat64(this.length, v, true);
-    this.length += 8;
+  if (t === prevTime) {
+    // A zero delta: zigzag(0) << 2 | 1.
+    SCRATCH[wpos++] = 1;
+    return;
   }
+  const whole = t % MILLISECOND === 0n;
+  let ms = 0;
+  let wholeSafe = false;
+  if (whole) {
+    ms = Number(t / MILLISECOND);
+    wholeSafe = ms >= -MAX_SAFE && ms <= MAX_SAFE;
+  }
+  if (wholeSafe && prevWholeMs) {
+    const delta = ms - prevMs;
+    if (delta < MAX_NUMBER_DELTA && delta > -MAX_NUMBER_DELTA) {
+      writeUvarint((delta >= 0 ? delta * 2 : -delta * 2 - 1) * 4 + 1);
+      prevTime = t;
+      prevMs = ms;
+      return;
+    }
+  }
+  // Any other case, exactly as the BigInt implementation: a delta of whole ms is written in ms.
+  const delta = t - prevTime;
+  if (delta % MILLISECOND === 0n) writeBigUvarint((bigZigzag(delta / MILLISECOND) << 2n) | 1n);
+  else writeBigUvarint((bigZigzag(delta) << 2n) | 2n);
+  prevTime = t;
+  prevMs = ms;
+  prevWholeMs = wholeSafe;
+}
 
-  bytes(): Uint8Array {
-    return this.buf.slice(0, this.length);
+function writeHistogram(h: Histogram): void {
+  const weights = h.bucketWeight;
+  writeF64(h.totalWeight);
+  SCRATCH[wpos++] = h.minBucket;
+  SCRATCH[wpos++] = h.maxBucket;
+  // One pass: the count takes one byte unless there are more than 127 buckets (then shift by one).
+  const countAt = wpos++;
+  let count = 0;
+  let previous = -1;
+  for (let b = 0; b < weights.length; b++) {
+    const w = weights[b] as number;
+    // Every weight but +0 is kept: a -0 (never produced, but lossless is lossless) and NaN too.
+    if (w === 0 && 1 / w > 0) continue;
+    writeUvarint(b - previous - 1);
+    writeF64(w);
+    previous = b;
+    count++;
+  }
+  if (count <= 0x7f) SCRATCH[countAt] = count;
+  else {
+    SCRATCH.copyWithin(countAt + 2, countAt + 1, wpos);
+    wpos++;
+    SCRATCH[countAt] = (count & 0x7f) | 0x80;
+    SCRATCH[countAt + 1] = count >>> 7;
   }
 }
 
+/** Encodes a scope's state losslessly (about 0.1–0.7 KiB for a realistic 8-day history). */
+export function encodeState(state: ScopeState): Uint8Array {
+  wpos = 0;
+  prevTime = 0n;
+  prevMs = 0;
+  prevWholeMs = true;
+  const a = state.aggregate;
+  const c = state.container;
+  const custom = !isDefaultAggregationsConfig(a.config);
+  SCRATCH[wpos++] = FORMAT_VERSION;
+  SCRATCH[wpos++] = custom ? FLAG_CUSTOM_CONFIG : 0;
+  if (custom) {
+    writeBigUvarint(a.config.cpuHistogramDecayHalfLife);
+    writeBigUvarint(a.config.memoryHistogramDecayHalfLife);
+    writeBigUvarint(a.config.memoryAggregationInterval);
+    writeUvarint(a.config.memoryAggregationIntervalCount);
+    writeF64(a.config.oomBumpUpRatio);
+    writeF64(a.config.oomMinBumpUp);
+  }
+  writeTime(a.creationTime);
+  writeTime(a.lastSampleStart);
+  writeTime(a.firstSampleStart);
+  writeTime(c.lastCpuSampleStart);
+  writeTime(c.windowEnd);
+  writeTime(c.lastMemorySampleStart);
+  writeTime(a.cpuUsage.referenceTimestamp);
+  writeTime(a.memoryPeaks.referenceTimestamp);
+  writeUvarint(a.totalSamplesCount);
+  writeUvarint(c.memoryPeak);
+  writeUvarint(c.oomPeak);
+  writeHistogram(a.cpuUsage.histogram);
+  writeHistogram(a.memoryPeaks.histogram);
+  if (wpos > SCRATCH.length) throw new Error(`state encoding overran its ${SCRATCH.length}-byte buffer`);
+  return SCRATCH.slice(0, wpos);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reader
+
 class Reader {
-  private pos = 0;
+  pos = 0;
   private readonly view: DataView;
+  // The delta chain of the times, as in the writer.
+  private previous: GoTime = 0n;
+  private previousMs = 0;
+  private msChain = true;
 
   constructor(private readonly buf: Uint8Array) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -84,7 +214,43 @@ class Reader {
     return this.buf[this.pos++] as number;
   }
 
-  uvarint(): bigint {
+  /**
+   * A varint as a number: exact when at most MAX_SAFE, else some value above MAX_SAFE (re-read it with
+   * bigUvarint). Throws as the BigInt reader does on truncation and on more than 21 bytes.
+   */
+  uvarint(): number {
+    const buf = this.buf;
+    let pos = this.pos;
+    if (pos >= buf.length) throw new StateDecodeError('truncated state');
+    let b = buf[pos++] as number;
+    if (b < 0x80) {
+      this.pos = pos;
+      return b;
+    }
+    let x = b & 0x7f;
+    let mul = 0x80;
+    let shift = 7;
+    for (;;) {
+      if (pos >= buf.length) {
+        this.pos = pos;
+        throw new StateDecodeError('truncated state');
+      }
+      b = buf[pos++] as number;
+      x += (b & 0x7f) * mul;
+      if (b < 0x80) {
+        this.pos = pos;
+        return x;
+      }
+      shift += 7;
+      if (shift > 140) {
+        this.pos = pos;
+        throw new StateDecodeError('varint too long');
+      }
+      mul *= 0x80;
+    }
+  }
+
+  bigUvarint(): bigint {
     let x = 0n;
     let shift = 0n;
     for (;;) {
@@ -97,9 +263,11 @@ class Reader {
   }
 
   safeInt(): number {
+    const start = this.pos;
     const v = this.uvarint();
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new StateDecodeError(`integer ${v} too large`);
-    return Number(v);
+    if (v <= MAX_SAFE) return v;
+    this.pos = start;
+    throw new StateDecodeError(`integer ${this.bigUvarint()} too large`);
   }
 
   f64(): number {
@@ -109,60 +277,47 @@ class Reader {
     return v;
   }
 
+  time(): GoTime {
+    const start = this.pos;
+    const v = this.uvarint();
+    if (v === 0) return ZERO_TIME;
+    if (v <= MAX_SAFE) {
+      const tag = v % 4;
+      if (tag !== 1 && tag !== 2) throw new StateDecodeError('bad time tag');
+      const z = (v - tag) / 4;
+      const delta = z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+      if (delta === 0) return this.previous;
+      if (tag === 1 && this.msChain) {
+        const ms = this.previousMs + delta;
+        if (ms >= -MAX_SAFE && ms <= MAX_SAFE) {
+          this.previousMs = ms;
+          this.previous = BigInt(ms) * MILLISECOND;
+          return this.previous;
+        }
+      }
+      this.msChain = false;
+      this.previous += tag === 1 ? BigInt(delta) * MILLISECOND : BigInt(delta);
+      return this.previous;
+    }
+    // Beyond 2^53: the BigInt way.
+    this.pos = start;
+    const big = this.bigUvarint();
+    const tag = big & 3n;
+    if (tag !== 1n && tag !== 2n) throw new StateDecodeError('bad time tag');
+    this.msChain = false;
+    this.previous += bigUnzigzag(big >> 2n) * (tag === 1n ? MILLISECOND : 1n);
+    return this.previous;
+  }
+
   end(): void {
     if (this.pos !== this.buf.length)
       throw new StateDecodeError(`${this.buf.length - this.pos} trailing bytes`);
   }
 }
 
-const zigzag = (v: bigint): bigint => (v >= 0n ? v << 1n : (-v << 1n) - 1n);
-const unzigzag = (v: bigint): bigint => ((v & 1n) === 0n ? v >> 1n : -((v + 1n) >> 1n));
-
-class TimeCodec {
-  private previous = 0n;
-
-  write(w: Writer, t: GoTime): void {
-    if (isZeroTime(t)) {
-      w.u8(0);
-      return;
-    }
-    const delta = t - this.previous;
-    this.previous = t;
-    if (delta % MILLISECOND === 0n) w.uvarint((zigzag(delta / MILLISECOND) << 2n) | 1n);
-    else w.uvarint((zigzag(delta) << 2n) | 2n);
-  }
-
-  read(r: Reader): GoTime {
-    const v = r.uvarint();
-    if (v === 0n) return ZERO_TIME;
-    const tag = v & 3n;
-    if (tag !== 1n && tag !== 2n) throw new StateDecodeError('bad time tag');
-    const delta = unzigzag(v >> 2n) * (tag === 1n ? MILLISECOND : 1n);
-    this.previous += delta;
-    return this.previous;
-  }
-}
-
-function writeHistogram(w: Writer, h: Histogram): void {
-  w.f64(h.totalWeight);
-  w.u8(h.minBucket);
-  w.u8(h.maxBucket);
-  const buckets: number[] = [];
-  h.bucketWeight.forEach((weight, b) => {
-    // Object.is keeps a -0 weight (never produced, but lossless is lossless).
-    if (!Object.is(weight, 0)) buckets.push(b);
-  });
-  w.uvarint(buckets.length);
-  let previous = -1;
-  for (const b of buckets) {
-    w.uvarint(b - previous - 1);
-    w.f64(h.bucketWeight[b] as number);
-    previous = b;
-  }
-}
-
 function readHistogram(r: Reader, h: Histogram): void {
-  const n = h.options.numBuckets;
+  const weights = h.bucketWeight;
+  const n = weights.length;
   h.totalWeight = r.f64();
   h.minBucket = r.u8();
   h.maxBucket = r.u8();
@@ -173,44 +328,8 @@ function readHistogram(r: Reader, h: Histogram): void {
   for (let i = 0; i < count; i++) {
     b += r.safeInt() + 1;
     if (b >= n) throw new StateDecodeError('bucket index out of bounds');
-    h.bucketWeight[b] = r.f64();
+    weights[b] = r.f64();
   }
-}
-
-/** Encodes a scope's state losslessly (about 0.3–0.7 KiB for a realistic 8-day history). */
-export function encodeState(state: ScopeState): Uint8Array {
-  const w = new Writer();
-  const a = state.aggregate;
-  const c = state.container;
-  const custom = !isDefaultAggregationsConfig(a.config);
-  w.u8(FORMAT_VERSION);
-  w.u8(custom ? FLAG_CUSTOM_CONFIG : 0);
-  if (custom) {
-    w.uvarint(a.config.cpuHistogramDecayHalfLife);
-    w.uvarint(a.config.memoryHistogramDecayHalfLife);
-    w.uvarint(a.config.memoryAggregationInterval);
-    w.uvarint(a.config.memoryAggregationIntervalCount);
-    w.f64(a.config.oomBumpUpRatio);
-    w.f64(a.config.oomMinBumpUp);
-  }
-  const times = new TimeCodec();
-  for (const t of [
-    a.creationTime,
-    a.lastSampleStart,
-    a.firstSampleStart,
-    c.lastCpuSampleStart,
-    c.windowEnd,
-    c.lastMemorySampleStart,
-    a.cpuUsage.referenceTimestamp,
-    a.memoryPeaks.referenceTimestamp,
-  ])
-    times.write(w, t);
-  w.uvarint(a.totalSamplesCount);
-  w.uvarint(c.memoryPeak);
-  w.uvarint(c.oomPeak);
-  writeHistogram(w, a.cpuUsage.histogram);
-  writeHistogram(w, a.memoryPeaks.histogram);
-  return w.bytes();
 }
 
 /** Decodes encodeState's output; throws StateDecodeError on anything else. */
@@ -222,9 +341,9 @@ export function decodeState(bytes: Uint8Array): ScopeState {
   if ((flags & ~FLAG_CUSTOM_CONFIG) !== 0) throw new StateDecodeError(`unknown flags ${flags}`);
   let config: AggregationsConfig = DEFAULT_AGGREGATIONS_CONFIG;
   if (flags & FLAG_CUSTOM_CONFIG) {
-    const cpuHistogramDecayHalfLife = r.uvarint();
-    const memoryHistogramDecayHalfLife = r.uvarint();
-    const memoryAggregationInterval = r.uvarint();
+    const cpuHistogramDecayHalfLife = r.bigUvarint();
+    const memoryHistogramDecayHalfLife = r.bigUvarint();
+    const memoryAggregationInterval = r.bigUvarint();
     const memoryAggregationIntervalCount = r.safeInt();
     config = Object.freeze({
       cpuHistogramDecayHalfLife,
@@ -241,17 +360,16 @@ export function decodeState(bytes: Uint8Array): ScopeState {
     )
       throw new StateDecodeError('non-positive durations in the settings');
   }
-  const times = new TimeCodec();
-  const creationTime = times.read(r);
+  const creationTime = r.time();
   const a = new AggregateContainerState(config, creationTime);
   const c = new ContainerState(a);
-  a.lastSampleStart = times.read(r);
-  a.firstSampleStart = times.read(r);
-  c.lastCpuSampleStart = times.read(r);
-  c.windowEnd = times.read(r);
-  c.lastMemorySampleStart = times.read(r);
-  a.cpuUsage.referenceTimestamp = times.read(r);
-  a.memoryPeaks.referenceTimestamp = times.read(r);
+  a.lastSampleStart = r.time();
+  a.firstSampleStart = r.time();
+  c.lastCpuSampleStart = r.time();
+  c.windowEnd = r.time();
+  c.lastMemorySampleStart = r.time();
+  a.cpuUsage.referenceTimestamp = r.time();
+  a.memoryPeaks.referenceTimestamp = r.time();
   a.totalSamplesCount = r.safeInt();
   c.memoryPeak = r.safeInt();
   c.oomPeak = r.safeInt();

@@ -1,0 +1,186 @@
+/**
+ * The optimised paths against the straightforward ones they replace: the number-arithmetic state
+ * encoding against the original BigInt implementation (same bytes for every state, same state or same
+ * error for every input), over realistic histories and over the corners (nanosecond times, times far
+ * apart, custom settings, -0 weights, every bucket filled, values past 2^53).
+ */
+import { describe, expect, it } from 'vitest';
+import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
+import { ZERO_TIME } from '../../shared/recommendation/gotime.js';
+import {
+  addCpuSample,
+  addMemorySample,
+  createState,
+  decodeState,
+  encodeState,
+  fromCheckpoint,
+  mergeStates,
+  type RecommenderOptions,
+  recordOom,
+  type ScopeState,
+  toCheckpoint,
+} from '../../shared/recommendation/index.js';
+import type { DecayingHistogram } from '../../shared/recommendation/model/decaying-histogram.js';
+import { referenceDecodeState, referenceEncodeState } from './binary-v1-reference.js';
+import { prng } from './history.js';
+
+const MiB = 2 ** 20;
+const DAY = 86_400_000;
+
+function histogramSnapshot(h: DecayingHistogram) {
+  return {
+    referenceTimestamp: h.referenceTimestamp,
+    halfLife: h.halfLife,
+    totalWeight: h.histogram.totalWeight,
+    minBucket: h.histogram.minBucket,
+    maxBucket: h.histogram.maxBucket,
+    weights: Array.from(h.histogram.bucketWeight),
+  };
+}
+
+/** Every field of a state, to compare two states exactly (toEqual tells -0 from 0). */
+function snapshot(s: ScopeState) {
+  const a = s.aggregate;
+  const c = s.container;
+  return {
+    config: { ...a.config },
+    creationTime: a.creationTime,
+    firstSampleStart: a.firstSampleStart,
+    lastSampleStart: a.lastSampleStart,
+    totalSamplesCount: a.totalSamplesCount,
+    cpu: histogramSnapshot(a.cpuUsage),
+    memory: histogramSnapshot(a.memoryPeaks),
+    lastCpuSampleStart: c.lastCpuSampleStart,
+    memoryPeak: c.memoryPeak,
+    oomPeak: c.oomPeak,
+    windowEnd: c.windowEnd,
+    lastMemorySampleStart: c.lastMemorySampleStart,
+  };
+}
+
+/** A random history through the public API: days of samples every stepMs, noise, jitter, OOMs. */
+function randomState(seed: number, options?: RecommenderOptions): ScopeState {
+  const r = prng(seed);
+  const start = Date.UTC(2024, 0, 1) + Math.floor(r() * 365 * DAY);
+  const days = Math.floor(r() * 10);
+  const stepMs = [60_000, 300_000, 1_800_000, 17_000][Math.floor(r() * 4)] as number;
+  const cpu = 1 + r() * 2000;
+  const memory = MiB * (1 + r() * 4000);
+  const s = createState((start - Math.floor(r() * 5000)) as EpochMillis, options);
+  let t = start;
+  for (let i = 0; i < (days * DAY) / stepMs; i++) {
+    t += stepMs + Math.floor(r() * 3000) - 1500;
+    const daily = 1 + 0.6 * Math.sin((2 * Math.PI * (t % DAY)) / DAY);
+    if (r() < 0.97) addCpuSample(s, t as EpochMillis, Math.round(cpu * daily * (0.2 + r())) as Millicores);
+    if (r() < 0.97) addMemorySample(s, t as EpochMillis, Math.round(memory * (0.8 + 0.4 * r())) as Bytes);
+    if (r() < 0.002) recordOom(s, (t - Math.floor(r() * 60_000)) as EpochMillis, Math.round(memory) as Bytes);
+  }
+  return s;
+}
+
+function corners(): ScopeState[] {
+  const out: ScopeState[] = [];
+  out.push(createState(Date.UTC(2024, 0, 1) as EpochMillis));
+  out.push(createState(0 as EpochMillis));
+  out.push(createState(-5 as EpochMillis));
+  out.push(
+    randomState(1, {
+      cpuHistogramDecayHalfLife: '12h',
+      memoryHistogramDecayHalfLife: '1h30m',
+      memoryAggregationInterval: '6h',
+      memoryAggregationIntervalCount: 4,
+      oomBumpUpRatio: 1.5,
+      oomMinBumpUp: 10 * MiB,
+    }),
+  );
+  out.push(randomState(2, { cpuHistogramDecayHalfLife: '2562047h' }));
+  // Checkpoint times with nanoseconds, and a fraction-of-a-millisecond reference.
+  const cp = toCheckpoint(randomState(3), Date.UTC(2025, 0, 1) as EpochMillis);
+  cp.cpuHistogram.referenceTimestamp = '2024-12-31T00:00:00.000000123Z';
+  cp.firstSampleStart = '2024-12-30T01:02:03.5Z';
+  cp.lastSampleStart = '2024-12-31T23:59:59.999999999Z';
+  out.push(fromCheckpoint(cp, Date.UTC(2025, 0, 1) as EpochMillis));
+  cp.memoryHistogram.referenceTimestamp = '0001-01-01T00:00:00.000001Z';
+  out.push(fromCheckpoint(cp, Date.UTC(2025, 0, 1) as EpochMillis));
+  out.push(mergeStates([randomState(4), randomState(5), randomState(6)]));
+  // Hand-made corners: times far apart and at the extremes, -0 and every bucket, values past 2^53.
+  const wild = randomState(7);
+  wild.aggregate.creationTime = ZERO_TIME + 1n;
+  wild.aggregate.firstSampleStart = -(2n ** 62n);
+  wild.aggregate.lastSampleStart = 2n ** 62n + 123n;
+  wild.container.lastCpuSampleStart = 2n ** 62n;
+  wild.container.windowEnd = 253402300799n * 1_000_000_000n;
+  wild.container.lastMemorySampleStart = 9_007_199_254_740_993n * 1_000_000n;
+  wild.aggregate.cpuUsage.referenceTimestamp = 9_007_199_254_740_991n * 1_000_000n;
+  wild.aggregate.memoryPeaks.referenceTimestamp = -9_007_199_254_740_991n * 1_000_000n;
+  wild.aggregate.totalSamplesCount = Number.MAX_SAFE_INTEGER;
+  wild.container.memoryPeak = 2 ** 40 + 1;
+  wild.container.oomPeak = 0;
+  const w = wild.aggregate.cpuUsage.histogram.bucketWeight;
+  for (let b = 0; b < w.length; b++) w[b] = b % 7 === 0 ? -0 : b * 1e-9 + (b % 3 === 0 ? 5e-324 : 0);
+  wild.aggregate.memoryPeaks.histogram.bucketWeight[175] = Number.MAX_VALUE;
+  out.push(wild);
+  const ms = randomState(8);
+  // Whole-millisecond times whose deltas do not fit the number path.
+  ms.aggregate.creationTime = 2n ** 60n * 1_000_000n;
+  ms.aggregate.lastSampleStart = -(2n ** 60n) * 1_000_000n;
+  ms.aggregate.firstSampleStart = 2n ** 51n * 1_000_000n;
+  ms.container.lastCpuSampleStart = -(2n ** 51n) * 1_000_000n;
+  out.push(ms);
+  return out;
+}
+
+describe('state encoding: number arithmetic writes and reads what the BigInt implementation did', () => {
+  const states = [...corners(), ...Array.from({ length: 120 }, (_, i) => randomState(100 + i))];
+
+  it('writes the same bytes for every state, and decodes them to the same state', () => {
+    for (const s of states) {
+      const bytes = encodeState(s);
+      expect(bytes).toEqual(referenceEncodeState(s));
+      const snap = snapshot(referenceDecodeState(bytes));
+      expect(snapshot(decodeState(bytes))).toEqual(snap);
+      expect(encodeState(decodeState(bytes))).toEqual(bytes);
+    }
+    // More than 127 non-zero buckets: the count takes two bytes.
+    expect(encodeState(states[8] as ScopeState).length).toBeGreaterThan(176 * 9);
+  });
+
+  it('throws the same error for every damaged input, or decodes it to the same state', () => {
+    const r = prng(42);
+    const errorOf = (f: () => unknown): string | undefined => {
+      try {
+        f();
+        return undefined;
+      } catch (e) {
+        return `${(e as Error).name}: ${(e as Error).message}`;
+      }
+    };
+    let decoded = 0;
+    let failed = 0;
+    for (let i = 0; i < 6000; i++) {
+      const base = encodeState(states[Math.floor(r() * states.length)] as ScopeState);
+      const bytes = Array.from(base);
+      const edits = 1 + Math.floor(r() * 3);
+      for (let e = 0; e < edits; e++) {
+        const at = Math.floor(r() * bytes.length);
+        const kind = r();
+        if (kind < 0.5) bytes[at] = Math.floor(r() * 256);
+        else if (kind < 0.65) bytes[at] = (bytes[at] as number) | 0x80;
+        else if (kind < 0.8) bytes.splice(at, 1 + Math.floor(r() * 4));
+        else if (kind < 0.9)
+          bytes.splice(at, 0, ...Array.from({ length: 1 + Math.floor(r() * 12) }, () => 0xff));
+        else bytes.length = at;
+      }
+      const input = new Uint8Array(bytes);
+      const want = errorOf(() => referenceDecodeState(input));
+      const got = errorOf(() => decodeState(input));
+      expect(got).toBe(want);
+      if (want === undefined) {
+        decoded++;
+        expect(snapshot(decodeState(input))).toEqual(snapshot(referenceDecodeState(input)));
+      } else failed++;
+    }
+    expect(decoded).toBeGreaterThan(100);
+    expect(failed).toBeGreaterThan(100);
+  });
+});
