@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+
 /**
  * One `fleetscope <name> ...` command. Each lives in cli/commands/<name>.ts and is listed in cli/main.ts.
  * `run` gets the arguments after the command name and returns the process exit code; it throws a
@@ -12,4 +14,28 @@ export interface CliCommand {
 
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/** A required flag's value, or a usage error with `message`. */
+export function need(value: string | undefined, message: string): string {
+  if (!value) throw new UsageError(message);
+  return value;
+}
+
+/** Runs the handler of subcommand `sub`; a usage error when it is missing or unknown. */
+export function runSubcommand(
+  sub: string | undefined,
+  handlers: Record<string, () => Promise<number>>,
+): Promise<number> {
+  const handler = sub && Object.hasOwn(handlers, sub) ? handlers[sub] : undefined;
+  if (!handler) throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+  return handler();
+}
+
+/** A file's text, or standard input's for "-". */
+export async function readInput(path: string): Promise<string> {
+  if (path !== '-') return readFile(path, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

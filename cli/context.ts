@@ -118,3 +118,16 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
     close: async () => client.destroy(),
   };
 }
+
+/** Runs `fn` in a context opened for `flags`, and closes the context however `fn` ends. */
+export async function withContext(
+  flags: TargetFlags,
+  fn: (ctx: CliContext) => Promise<number>,
+): Promise<number> {
+  const ctx = await openContext(flags);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { CLAIMS } from '../../shared/claims/capability.js';
 import { backendDnsName } from '../../shared/claims/dns.js';
 import { type ClaimsSettings, describeOp } from '../../shared/claims/identity.js';
@@ -11,8 +10,8 @@ import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/cla
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { type CliCommand, UsageError } from '../command.js';
-import { type CliContext, openContext, parseFlags, targetOptions } from '../context.js';
+import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
@@ -68,40 +67,17 @@ export const command: CliCommand = {
     const { values, positionals } = parseFlags(args, options);
     const [sub, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
-    switch (sub) {
-      case 'get':
-        return get(values);
-      case 'set':
-        return set(values);
-      case 'delete':
-        return del(values);
-      case 'check':
-        return check(values);
-      case 'dns':
-        return dns(values);
-      case 'config':
-        return config(values);
-      case 'reconcile':
-        return reconcile(values);
-      default:
-        throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
-    }
+    return runSubcommand(sub, {
+      get: () => get(values),
+      set: () => set(values),
+      delete: () => del(values),
+      check: () => check(values),
+      dns: () => dns(values),
+      config: () => config(values),
+      reconcile: () => reconcile(values),
+    });
   },
 };
-
-function need(value: string | undefined, message: string): string {
-  if (!value) throw new UsageError(message);
-  return value;
-}
-
-async function withContext(values: Flags, fn: (ctx: CliContext) => Promise<number>): Promise<number> {
-  const ctx = await openContext(values);
-  try {
-    return await fn(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
 
 async function get(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
@@ -141,13 +117,7 @@ async function readValue(values: Flags): Promise<string | undefined> {
     throw new UsageError('give exactly one of --value, --value-file or --default');
   if (values.default) return undefined;
   if (values.value !== undefined) return values.value;
-  const file = values['value-file']!;
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  }
-  return readFile(file, 'utf8');
+  return readInput(values['value-file']!);
 }
 
 async function set(values: Flags): Promise<number> {

@@ -5,8 +5,8 @@ import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { type CliCommand, UsageError } from '../command.js';
-import { openContext, parseFlags, targetOptions } from '../context.js';
+import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
+import { parseFlags, targetOptions, withContext } from '../context.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
@@ -35,11 +35,11 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    const [sub] = positionals;
-    if (sub === 'register') return register(values);
-    if (sub === 'list') return list(values);
-    if (sub === 'deregister') return deregister(values);
-    throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    return runSubcommand(positionals[0], {
+      register: () => register(values),
+      list: () => list(values),
+      deregister: () => deregister(values),
+    });
   },
 };
 
@@ -57,7 +57,7 @@ function kubeconfigRefOf(values: Flags): KubeconfigRef {
 }
 
 async function register(values: Flags): Promise<number> {
-  if (!values.name) throw new UsageError('register needs --name');
+  const name = need(values.name, 'register needs --name');
   const ref = kubeconfigRefOf(values);
   let labels: Record<string, string>;
   try {
@@ -65,11 +65,10 @@ async function register(values: Flags): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const access = clusterAccess();
     const cluster = await registerCluster(
-      { name: values.name, kubeconfig: ref, labels },
+      { name, kubeconfig: ref, labels },
       {
         store: ctx.registry,
         publisher: ctx.publisher,
@@ -79,14 +78,11 @@ async function register(values: Flags): Promise<number> {
     );
     console.log(`registered cluster ${cluster.name}`);
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 async function list(values: Flags): Promise<number> {
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const clusters = await ctx.registry.list();
     const ids = await identityColumns(
       ctx.db,
@@ -126,25 +122,20 @@ async function list(values: Flags): Promise<number> {
     ];
     console.log(formatTable(table));
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 async function deregister(values: Flags): Promise<number> {
-  if (!values.name) throw new UsageError('deregister needs --name');
-  const ctx = await openContext(values);
-  try {
-    await deregisterCluster(values.name, {
+  const name = need(values.name, 'deregister needs --name');
+  return withContext(values, async (ctx) => {
+    await deregisterCluster(name, {
       store: ctx.registry,
       publisher: ctx.publisher,
       warn: (m) => console.error(`warning: ${m}`),
     });
-    console.log(`deregistered cluster ${values.name}`);
+    console.log(`deregistered cluster ${name}`);
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 /** How long ago an inventory was taken: the REACHABLE column is only as fresh as this. */

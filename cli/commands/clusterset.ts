@@ -7,8 +7,8 @@ import {
 } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
-import { type CliCommand, UsageError } from '../command.js';
-import { type CliContext, openContext, parseFlags, targetOptions } from '../context.js';
+import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
+import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 
 const usage = `usage:
   fleetscope clusterset join  --cluster NAME --set CLUSTERSET
@@ -43,25 +43,14 @@ export const command: CliCommand = {
     const { values, positionals } = parseFlags(args, options);
     const [sub, ...extra] = positionals;
     if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
-    switch (sub) {
-      case 'join':
-        return change(values, (p, c) => joinClusterSet(p, c, need(values.set, 'join needs --set')));
-      case 'leave':
-        return change(values, (p, c) => leaveClusterSet(p, c, values.set));
-      case 'move':
-        return change(values, (p, c) => moveClusterSet(p, c, need(values.to, 'move needs --to')));
-      case 'list':
-        return list(values);
-      default:
-        throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
-    }
+    return runSubcommand(sub, {
+      join: () => change(values, (p, c) => joinClusterSet(p, c, need(values.set, 'join needs --set'))),
+      leave: () => change(values, (p, c) => leaveClusterSet(p, c, values.set)),
+      move: () => change(values, (p, c) => moveClusterSet(p, c, need(values.to, 'move needs --to'))),
+      list: () => list(values),
+    });
   },
 };
-
-function need(value: string | undefined, message: string): string {
-  if (!value) throw new UsageError(message);
-  return value;
-}
 
 export function claimsPorts(ctx: CliContext): ClaimsPorts {
   return {
@@ -77,8 +66,7 @@ async function change(
   op: (p: ClaimsPorts, cluster: string) => Promise<MembershipResult>,
 ): Promise<number> {
   const cluster = need(values.cluster, 'give the cluster with --cluster NAME');
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const ports = claimsPorts(ctx);
     const r = await op(ports, cluster);
     await ctx.runtime?.bus.drain(); // local: the claims worker has written the cluster when this returns
@@ -100,14 +88,11 @@ async function change(
     if (ctx.mode === 'aws')
       console.log('(the claims worker writes the change into the cluster within seconds)');
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 async function list(values: Flags): Promise<number> {
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     if (values.json) {
       const identities = await new ClaimsStore(ctx.db, ctx.table).listIdentities();
       const members = identities
@@ -123,7 +108,5 @@ async function list(values: Flags): Promise<number> {
     }
     for (const line of await clusterSetLines(ctx, values.set)) console.log(line);
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }

@@ -2,7 +2,6 @@
  * `fleetscope recommend --input FILE`: one scope's recommendation computed offline from a history file,
  * with the same library the pipeline uses (shared/recommendation). See `fleetscope recommend --help`.
  */
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
@@ -23,8 +22,7 @@ import {
   type ScopeState,
   toCheckpoint,
 } from '../../shared/recommendation/index.js';
-import type { CliCommand } from '../command.js';
-import { UsageError } from '../command.js';
+import { type CliCommand, readInput, UsageError } from '../command.js';
 import { parseFlags } from '../context.js';
 
 const usage = `usage: fleetscope recommend --input FILE
@@ -331,13 +329,6 @@ export function runRecommend(json: unknown): RecommendOutput {
       };
     }),
   };
-}
-
-async function readInput(path: string): Promise<string> {
-  if (path !== '-') return readFile(path, 'utf8');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export const command: CliCommand = {

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
 import type { Bytes, Millicores } from '../../shared/kernel/units.js';
@@ -8,8 +7,8 @@ import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
-import { type CliCommand, UsageError } from '../command.js';
-import { openContext, parseFlags, targetOptions } from '../context.js';
+import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
+import { parseFlags, targetOptions, withContext } from '../context.js';
 import { formatTable } from './cluster.js';
 
 const usage = `usage:
@@ -47,13 +46,13 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    const [sub] = positionals;
-    if (sub === 'list') return list(values);
-    if (sub === 'get') return get(values);
-    if (sub === 'install-crd') return installCrd(values);
-    if (sub === 'checkpoints') return checkpoints(values);
-    if (sub === 'import-checkpoints') return importFrom(values);
-    throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    return runSubcommand(positionals[0], {
+      list: () => list(values),
+      get: () => get(values),
+      'install-crd': () => installCrd(values),
+      checkpoints: () => checkpoints(values),
+      'import-checkpoints': () => importFrom(values),
+    });
   },
 };
 
@@ -63,8 +62,7 @@ const cpu = (a: Amounts | undefined) => (a?.cpu === undefined ? '-' : formatCpu(
 const mem = (a: Amounts | undefined) => (a?.memory === undefined ? '-' : formatMemory(a.memory as Bytes));
 
 async function list(values: Flags): Promise<number> {
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
     if (values.json) {
       console.log(JSON.stringify(heads, null, 2));
@@ -101,9 +99,7 @@ async function list(values: Flags): Promise<number> {
       ]),
     );
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 function delta(a: number, b: number): string {
@@ -125,8 +121,7 @@ function daemonSetOf(
 
 async function checkpoints(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
     });
@@ -136,15 +131,13 @@ async function checkpoints(values: Flags): Promise<number> {
     }
     console.log(JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2));
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 async function importFrom(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'import-checkpoints');
   if (!values.file) throw new UsageError('import-checkpoints needs --file FILE (or - for stdin)');
-  const text = values.file === '-' ? await readStdin() : await readFile(values.file, 'utf8');
+  const text = await readInput(values.file);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -158,8 +151,7 @@ async function importFrom(values: Flags): Promise<number> {
       typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
       typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object',
   );
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
       cluster,
@@ -176,21 +168,12 @@ async function importFrom(values: Flags): Promise<number> {
       `${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${result.skipped + items.length - valid.length} skipped`,
     );
     return 0;
-  } finally {
-    await ctx.close();
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  });
 }
 
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
-  const ctx = await openContext(values);
-  try {
+  return withContext(values, async (ctx) => {
     const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: values.live ?? false,
@@ -234,18 +217,15 @@ async function get(values: Flags): Promise<number> {
     }
     console.log(formatTable(rows));
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
 
 async function installCrd(values: Flags): Promise<number> {
-  if (!values.cluster) throw new UsageError('install-crd needs --cluster');
-  const ctx = await openContext(values);
-  try {
-    const cluster = await ctx.registry.get(values.cluster);
+  const name = need(values.cluster, 'install-crd needs --cluster');
+  return withContext(values, async (ctx) => {
+    const cluster = await ctx.registry.get(name);
     if (!cluster) {
-      console.error(`cluster ${values.cluster} is not registered`);
+      console.error(`cluster ${name} is not registered`);
       return 1;
     }
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
@@ -256,7 +236,5 @@ async function installCrd(values: Flags): Promise<number> {
         : `${cluster.name}: VerticalPodAutoscaler CRD ${outcome} with spec.scope (enum node, CEL: DaemonSet targets only)`,
     );
     return 0;
-  } finally {
-    await ctx.close();
-  }
+  });
 }
