@@ -4,12 +4,18 @@
  * DaemonSet, pinned to its node; a deleted pod is recreated with a new name and uid; a template change
  * replaces the pods (the rolling update collapsed into one step).
  */
+import {
+  DAEMON_POD_TOLERATIONS,
+  HOST_NETWORK_TOLERATION,
+  type PlacementFacts,
+  placementOf,
+  placementProblem,
+} from '../../shared/nodescope/eligibility.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
-import { tolerates } from './nodes.js';
 import { orderPodSpec, orderTop } from './objects.js';
 import {
   addDefaultTolerations,
@@ -128,59 +134,26 @@ function validateDaemonSet(ds: Json): FieldError[] {
   return errs;
 }
 
-/** Tolerations the DaemonSet controller adds to every daemon pod (AddOrUpdateDaemonPodTolerations). */
-const DAEMON_TOLERATIONS = [
-  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
-  { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
-];
-
+/** The pod spec's tolerations with the ones the DaemonSet controller adds (AddOrUpdateDaemonPodTolerations). */
 function daemonTolerations(tpl: Json): Json[] {
   const out = [...(tpl?.tolerations ?? [])];
-  for (const t of DAEMON_TOLERATIONS)
+  for (const t of DAEMON_POD_TOLERATIONS)
     if (!out.some((x) => x?.key === t.key && x?.effect === t.effect)) out.push(t);
-  if (tpl?.hostNetwork)
-    out.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
+  if (tpl?.hostNetwork) out.push(HOST_NETWORK_TOLERATION);
   return out;
 }
 
-function nodeSelectorTermMatches(term: Json, node: Json): boolean {
-  const labels = node.metadata?.labels ?? {};
-  for (const e of term?.matchExpressions ?? []) {
-    if (
-      !labelSelectorObjectMatches(
-        {
-          matchExpressions: [{ ...e, operator: e.operator === 'DoesNotExist' ? 'DoesNotExist' : e.operator }],
-        },
-        labels,
-      )
-    )
-      return false;
-  }
-  for (const e of term?.matchFields ?? []) {
-    if (e.key === 'metadata.name' && e.operator === 'In' && !(e.values ?? []).includes(node.metadata.name))
-      return false;
-  }
-  return true;
-}
-
-/** Whether a DaemonSet wants a pod on a node: nodeSelector, required node affinity, taints. */
-export function shouldRunOn(ds: Json, node: Json, tolerations?: Json[]): boolean {
-  const tpl = ds.spec?.template?.spec ?? {};
-  const labels = node.metadata?.labels ?? {};
-  for (const [k, v] of Object.entries(tpl.nodeSelector ?? {})) if (labels[k] !== v) return false;
-  const terms = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-  if (Array.isArray(terms) && terms.length && !terms.some((t: Json) => nodeSelectorTermMatches(t, node)))
-    return false;
-  const tol = tolerations ?? daemonTolerations(tpl);
-  for (const taint of node.spec?.taints ?? []) {
-    if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
-    if (!tolerates(tol, taint)) return false;
-  }
-  return true;
+/**
+ * Whether a DaemonSet wants a pod on a node: nodeSelector, required node affinity, taints, decided by
+ * the same predicates nodescope uses (shared/nodescope/eligibility.ts).
+ */
+export function shouldRunOn(ds: Json, node: Json, placement?: PlacementFacts): boolean {
+  const facts = {
+    name: node.metadata.name,
+    labels: node.metadata?.labels ?? {},
+    taints: node.spec?.taints ?? [],
+  };
+  return placementProblem(placement ?? placementOf(ds.spec?.template?.spec ?? {}), facts) === undefined;
 }
 
 /** controller-revision-hash: the template hash encoded as rand.SafeEncodeString does. */
@@ -201,7 +174,7 @@ interface PodTemplateCache {
   spec: JsonObject;
   automount: boolean;
   qos: string;
-  tolerations: Json[];
+  placement: PlacementFacts;
 }
 
 export class DaemonSetController {
@@ -257,7 +230,7 @@ export class DaemonSetController {
       spec,
       automount: spec.automountServiceAccountToken !== false,
       qos: computeQos(spec),
-      tolerations: daemonTolerations(tpl.spec),
+      placement: placementOf(tpl.spec ?? {}),
     };
     this.cache.set(key, entry);
     return entry;
@@ -281,9 +254,9 @@ export class DaemonSetController {
     return a;
   }
 
-  /** Whether the DaemonSet wants a pod on the node (cached tolerations). */
+  /** Whether the DaemonSet wants a pod on the node (cached placement facts). */
   wants(ds: Json, node: Json): boolean {
-    return shouldRunOn(ds, node, this.template(ds).tolerations);
+    return shouldRunOn(ds, node, this.template(ds).placement);
   }
 
   /**

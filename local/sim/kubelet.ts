@@ -6,12 +6,11 @@
  * containers whose load profile reaches their memory limit are OOM-killed. On 1.32 the outcome is
  * reported through status.resize instead of conditions.
  */
-import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
-import { nodeAllocatable } from './nodes.js';
+import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
 import { objectKey } from './rest.js';
 import type { StoreEvent } from './store.js';
@@ -46,15 +45,6 @@ interface Totals {
   mem: number;
 }
 
-function q(v: unknown, kind: 'cpu' | 'mem'): number {
-  if (v === undefined || v === null) return 0;
-  try {
-    return kind === 'cpu' ? parseCpu(v as string) : parseMemory(v as string);
-  } catch {
-    return 0;
-  }
-}
-
 /** Containers whose requests count toward the pod: regular containers and sidecar init containers. */
 function countedContainers(spec: Json): Json[] {
   return [
@@ -67,8 +57,8 @@ function totals(requests: (Json | undefined)[]): Totals {
   let cpuM = 0;
   let mem = 0;
   for (const r of requests) {
-    cpuM += q(r?.cpu, 'cpu');
-    mem += q(r?.memory, 'mem');
+    cpuM += amountOr0(r?.cpu, 'cpu');
+    mem += amountOr0(r?.memory, 'mem');
   }
   return { cpuM, mem };
 }
@@ -87,10 +77,10 @@ export function containerResources(c: Json): ContainerResources {
 
 function computeResources(r: Json): ContainerResources {
   return {
-    cpuRequestM: r.requests?.cpu !== undefined ? q(r.requests.cpu, 'cpu') : undefined,
-    cpuLimitM: r.limits?.cpu !== undefined ? q(r.limits.cpu, 'cpu') : undefined,
-    memRequest: r.requests?.memory !== undefined ? q(r.requests.memory, 'mem') : undefined,
-    memLimit: r.limits?.memory !== undefined ? q(r.limits.memory, 'mem') : undefined,
+    cpuRequestM: r.requests?.cpu !== undefined ? amountOr0(r.requests.cpu, 'cpu') : undefined,
+    cpuLimitM: r.limits?.cpu !== undefined ? amountOr0(r.limits.cpu, 'cpu') : undefined,
+    memRequest: r.requests?.memory !== undefined ? amountOr0(r.requests.memory, 'mem') : undefined,
+    memLimit: r.limits?.memory !== undefined ? amountOr0(r.limits.memory, 'mem') : undefined,
   };
 }
 

@@ -254,24 +254,15 @@ export function nodeStrategy(): Strategy {
 /** Allocatable of a node in millicores and bytes (0 when not reported). */
 export function nodeAllocatable(node: Json): { cpuM: number; mem: number; pods: number } {
   const a = node?.status?.allocatable ?? {};
-  return { cpuM: parseMaybe(a.cpu, 'cpu'), mem: parseMaybe(a.memory, 'mem'), pods: Number(a.pods ?? 0) || 0 };
+  return { cpuM: amountOr0(a.cpu, 'cpu'), mem: amountOr0(a.memory, 'mem'), pods: Number(a.pods ?? 0) || 0 };
 }
 
-function parseMaybe(v: unknown, kind: 'cpu' | 'mem'): number {
+/** A cpu (millicores) or memory (bytes) quantity; 0 when absent or not a quantity. */
+export function amountOr0(v: unknown, kind: 'cpu' | 'mem'): number {
   if (v === undefined || v === null) return 0;
   try {
     return kind === 'cpu' ? parseCpu(v as string) : parseMemory(v as string);
   } catch {
     return 0;
   }
-}
-
-/** Whether `tolerations` tolerate a taint (the scheduler's and DaemonSet controller's rule). */
-export function tolerates(tolerations: Json[] | undefined, taint: Json): boolean {
-  return (tolerations ?? []).some((t) => {
-    if (!isObject(t)) return false;
-    if (t.effect && t.effect !== taint.effect) return false;
-    if (t.operator === 'Exists') return !t.key || t.key === taint.key;
-    return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
-  });
 }

@@ -3,8 +3,9 @@
  * nodeSelector, required node affinity (matchExpressions on labels, matchFields on metadata.name), and
  * taints with effect NoSchedule or NoExecute that its tolerations do not cover, after the tolerations
  * the controller adds to every DaemonSet pod. Nodes a DaemonSet cannot run on get no recommendation and
- * no fallback.
+ * no fallback. The simulator's DaemonSet controller places pods by the same rules.
  */
+import type { PodSpecLike } from './k8s-types.js';
 
 export interface Taint {
   key: string;
@@ -47,18 +48,36 @@ export interface PlacementFacts {
 }
 
 /** What pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations adds to every DaemonSet pod. */
+export const DAEMON_POD_TOLERATIONS: readonly Toleration[] = [
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+];
+/** ... and, to pods with hostNetwork, this one. */
+export const HOST_NETWORK_TOLERATION: Toleration = {
+  key: 'node.kubernetes.io/network-unavailable',
+  operator: 'Exists',
+  effect: 'NoSchedule',
+};
+
+/** A DaemonSet pod's tolerations: its own and the ones the controller adds. */
 export function daemonSetTolerations(own: readonly Toleration[], hostNetwork = false): Toleration[] {
-  const added: Toleration[] = [
-    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
-    { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
-  ];
-  if (hostNetwork)
-    added.push({ key: 'node.kubernetes.io/network-unavailable', operator: 'Exists', effect: 'NoSchedule' });
-  return [...own, ...added];
+  return [...own, ...DAEMON_POD_TOLERATIONS, ...(hostNetwork ? [HOST_NETWORK_TOLERATION] : [])];
+}
+
+/** The placement facts of a pod template's spec. */
+export function placementOf(spec: PodSpecLike): PlacementFacts {
+  const terms =
+    spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  return {
+    ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+    ...(terms ? { requiredTerms: terms } : {}),
+    tolerations: spec.tolerations ?? [],
+    ...(spec.hostNetwork ? { hostNetwork: true } : {}),
+  };
 }
 
 /** ToleratesTaint (k8s.io/api/core/v1 toleration.go). */
@@ -100,7 +119,10 @@ function requirementMatches(r: NodeSelectorRequirement, value: string | undefine
   }
 }
 
-function termMatches(term: NodeSelectorTerm, node: NodeFacts): boolean {
+/** What placement looks at on a node. */
+export type NodePlacementFacts = Pick<NodeFacts, 'name' | 'labels' | 'taints'>;
+
+function termMatches(term: NodeSelectorTerm, node: NodePlacementFacts): boolean {
   const exprs = term.matchExpressions ?? [];
   const fields = term.matchFields ?? [];
   // An empty term matches nothing (nodeaffinity.NewNodeSelector).
@@ -114,14 +136,15 @@ function termMatches(term: NodeSelectorTerm, node: NodeFacts): boolean {
 }
 
 /** Why the DaemonSet cannot run on the node, or undefined when it can. */
-export function placementProblem(p: PlacementFacts, node: NodeFacts): string | undefined {
+export function placementProblem(p: PlacementFacts, node: NodePlacementFacts): string | undefined {
   for (const [k, v] of Object.entries(p.nodeSelector ?? {}))
     if (node.labels[k] !== v) return `nodeSelector ${k}=${v} does not match`;
   if (p.requiredTerms && p.requiredTerms.length > 0 && !p.requiredTerms.some((t) => termMatches(t, node)))
     return 'required node affinity does not match';
-  const tolerations = daemonSetTolerations(p.tolerations, p.hostNetwork);
+  let tolerations: Toleration[] | undefined;
   for (const taint of node.taints) {
     if (taint.effect !== 'NoSchedule' && taint.effect !== 'NoExecute') continue;
+    tolerations ??= daemonSetTolerations(p.tolerations, p.hostNetwork);
     if (!tolerations.some((t) => toleratesTaint(t, taint)))
       return `taint ${taint.key}${taint.value ? `=${taint.value}` : ''}:${taint.effect} is not tolerated`;
   }

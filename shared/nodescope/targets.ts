@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
-import type { PlacementFacts } from './eligibility.js';
+import { type PlacementFacts, placementOf } from './eligibility.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
 import { cpuMillis, memoryBytes } from './quantities.js';
 
@@ -141,21 +141,6 @@ export function policiesFor(vpa: VpaObject, containers: readonly string[]): Reco
   return out;
 }
 
-function placementOf(ds: DaemonSetObject): PlacementFacts {
-  const spec = ds.spec?.template?.spec ?? {};
-  return {
-    ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
-    ...(spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms
-      ? {
-          requiredTerms:
-            spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
-        }
-      : {}),
-    tolerations: spec.tolerations ?? [],
-    ...(spec.hostNetwork ? { hostNetwork: true } : {}),
-  };
-}
-
 export interface ResolvedTargets {
   targets: NodeScopeTarget[];
   rejected: RejectedTarget[];
@@ -253,7 +238,7 @@ export function resolveTargets(
       vpa: { namespace, name, uid: vpa.metadata?.uid ?? '' },
       ds: { namespace, name: targetRef.name, uid: ds.metadata?.uid ?? '' },
       selector,
-      placement: placementOf(ds),
+      placement: placementOf(ds.spec?.template?.spec ?? {}),
       containers,
       updateMode,
       apply: applyModeOf(updateMode),
