@@ -388,48 +388,25 @@ export class ClusterClient {
     opts: ListAllOptions = {},
   ): Promise<T[]> {
     const limit = opts.pageSize ?? this.pageSize;
-    const maxPages = opts.maxPages ?? 10_000;
-    let restarted = false;
-    for (;;) {
-      const items: T[] = [];
-      let token: string | undefined;
-      let pages = 0;
-      try {
-        do {
-          if (++pages > maxPages)
-            throw new ClusterAccessError({
-              cluster: this.cluster,
-              operation,
-              kind: 'internal',
-              retryable: false,
-              detail: `the list did not end after ${maxPages} pages`,
-            });
-          const page: PageRequest = token === undefined ? { limit } : { limit, _continue: token };
-          const res = await this.call(operation, (signal) => pageFn(page, signal), opts.call);
-          if (res?.items) for (const it of res.items) items.push(it);
-          const next = res?.metadata?._continue || res?.metadata?.continue || undefined;
-          if (next !== undefined && next === token)
-            throw new ClusterAccessError({
-              cluster: this.cluster,
-              operation,
-              kind: 'internal',
-              retryable: false,
-              detail: 'the server returned the same continue token twice',
-            });
-          token = next;
-        } while (token);
-        return items;
-      } catch (e) {
-        const expired = e instanceof ClusterAccessError && e.status === 410 && token !== undefined;
-        if (!expired || restarted) throw e;
-        restarted = true;
+    let items: T[] = [];
+    await followPages(
+      { cluster: this.cluster, operation, maxPages: opts.maxPages },
+      async (token) => {
+        const page: PageRequest = token === undefined ? { limit } : { limit, _continue: token };
+        const res = await this.call(operation, (signal) => pageFn(page, signal), opts.call);
+        if (res?.items) for (const it of res.items) items.push(it);
+        return res?.metadata?._continue || res?.metadata?.continue || undefined;
+      },
+      (pagesDone) => {
+        items = [];
         this.log('warn', 'list continue token expired; restarting the list', {
           cluster: this.cluster,
           operation,
-          pagesDone: pages - 1,
+          pagesDone,
         });
-      }
-    }
+      },
+    );
+    return items;
   }
 
   /** NodeMetrics from metrics.k8s.io/v1beta1 (through CustomObjectsApi, so timeouts and retries apply). */
@@ -499,5 +476,47 @@ export class ClusterClient {
     const d = this.dispatcher;
     this.dispatcher = undefined;
     if (d) await d.destroy().catch(() => {});
+  }
+}
+
+/**
+ * Follows a list's continue tokens: `page(token)` reads one page (token undefined: the first) and returns
+ * the next token. A 410 Expired token (the snapshot was compacted) restarts the list from the
+ * beginning, once, after `onRestart` (told how many pages were done). A list that repeats a token or
+ * does not end within `maxPages` (default 10,000) is an error.
+ */
+export async function followPages(
+  where: { cluster: string; operation: string; maxPages?: number | undefined },
+  page: (token: string | undefined) => Promise<string | undefined>,
+  onRestart?: (pagesDone: number) => void,
+): Promise<void> {
+  const maxPages = where.maxPages ?? 10_000;
+  const fail = (detail: string) =>
+    new ClusterAccessError({
+      cluster: where.cluster,
+      operation: where.operation,
+      kind: 'internal',
+      retryable: false,
+      detail,
+    });
+  let restarted = false;
+  for (;;) {
+    let token: string | undefined;
+    let pages = 0;
+    try {
+      do {
+        if (++pages > maxPages) throw fail(`the list did not end after ${maxPages} pages`);
+        const next = await page(token);
+        if (next !== undefined && next === token)
+          throw fail('the server returned the same continue token twice');
+        token = next;
+      } while (token);
+      return;
+    } catch (e) {
+      const expired = e instanceof ClusterAccessError && e.status === 410 && token !== undefined;
+      if (!expired || restarted) throw e;
+      restarted = true;
+      onRestart?.(pages - 1);
+    }
   }
 }

@@ -6,8 +6,7 @@
  * caller one at a time, so a cycle never holds a whole cluster's pods.
  */
 import https from 'node:https';
-import type { CallOptions, ClusterClient } from '../k8s/client.js';
-import { ClusterAccessError } from '../k8s/errors.js';
+import { type CallOptions, type ClusterClient, followPages } from '../k8s/client.js';
 import type { ListObject } from './k8s-types.js';
 
 /** What toClusterAccessError recognises as a client-node ApiException (status, raw body, headers). */
@@ -132,6 +131,11 @@ export class RawReader {
     );
   }
 
+  private count(operation: string): void {
+    this.stats.requests++;
+    this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
+  }
+
   /** One GET of a JSON document, parsed. */
   async get<T>(
     operation: string,
@@ -142,8 +146,7 @@ export class RawReader {
     return this.client.call(
       operation,
       async (signal) => {
-        this.stats.requests++;
-        this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
+        this.count(operation);
         const body = await this.fetch(path, query, signal);
         const c0 = cpuMs();
         const out = JSON.parse(body.toString('utf8')) as T;
@@ -166,9 +169,8 @@ export class RawReader {
     return this.client.call(
       operation,
       async (signal) => {
-        this.stats.requests++;
+        this.count(operation);
         this.stats.writes++;
-        this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
         const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
         return JSON.parse(out.toString('utf8')) as T;
       },
@@ -187,46 +189,20 @@ export class RawReader {
     onPage: (items: T[]) => void,
     opts: { pageSize: number; onRestart?: () => void; maxPages?: number },
   ): Promise<void> {
-    let restarted = false;
-    for (;;) {
-      let token: string | undefined;
-      let pages = 0;
-      try {
-        do {
-          if (++pages > (opts.maxPages ?? 10_000))
-            throw new ClusterAccessError({
-              cluster: this.client.cluster,
-              operation,
-              kind: 'internal',
-              retryable: false,
-              detail: 'the list did not end',
-            });
-          const page: ListObject<T> = await this.get<ListObject<T>>(operation, path, {
-            ...query,
-            limit: opts.pageSize,
-            continue: token,
-          });
-          const c0 = cpuMs();
-          onPage(page.items ?? []);
-          this.stats.pageMs += cpuMs() - c0;
-          const next = page.metadata?.continue || undefined;
-          if (next !== undefined && next === token)
-            throw new ClusterAccessError({
-              cluster: this.client.cluster,
-              operation,
-              kind: 'internal',
-              retryable: false,
-              detail: 'the server returned the same continue token twice',
-            });
-          token = next;
-        } while (token);
-        return;
-      } catch (err) {
-        const expired = err instanceof ClusterAccessError && err.status === 410 && token !== undefined;
-        if (!expired || restarted) throw err;
-        restarted = true;
-        opts.onRestart?.();
-      }
-    }
+    await followPages(
+      { cluster: this.client.cluster, operation, maxPages: opts.maxPages },
+      async (token) => {
+        const page: ListObject<T> = await this.get<ListObject<T>>(operation, path, {
+          ...query,
+          limit: opts.pageSize,
+          continue: token,
+        });
+        const c0 = cpuMs();
+        onPage(page.items ?? []);
+        this.stats.pageMs += cpuMs() - c0;
+        return page.metadata?.continue || undefined;
+      },
+      () => opts.onRestart?.(),
+    );
   }
 }
