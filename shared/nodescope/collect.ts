@@ -17,7 +17,12 @@ import { ClusterAccessError } from '../k8s/errors.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
-import type { PodConditionLike, PodLike, ResizeObservation } from '../resize/index.js';
+import {
+  observeResize,
+  type PodConditionLike,
+  type PodLike,
+  type ResizeObservation,
+} from '../resize/index.js';
 import type { NodeFacts } from './eligibility.js';
 import type {
   ContainerSpec,
@@ -158,48 +163,9 @@ const time = (s: string | undefined): number | undefined => {
 
 type Quantities = { [r: string]: string | undefined } | undefined;
 
+/** The same cpu and memory, by the fast quantity parsers (for observeResize's completion test). */
 const sameList = (a: Quantities, b: Quantities) =>
   cpuMillis(a?.cpu) === cpuMillis(b?.cpu) && memoryBytes(a?.memory) === memoryBytes(b?.memory);
-
-/**
- * observeResize (shared/resize/status.ts) on the raw pod, with the fast quantity parsers: pending
- * (Deferred/Infeasible) first, then an actuation error, the pre-1.33 status.resize, in progress, and
- * finally spec against what runs.
- */
-function observeRaw(p: PodObject): ResizeObservation {
-  const conditions = p.status?.conditions ?? [];
-  let inProgress: (typeof conditions)[number] | undefined;
-  for (const c of conditions) {
-    if (c.status !== 'True') continue;
-    if (c.type === 'PodResizePending') {
-      if (c.reason === 'Infeasible') return { state: 'infeasible', reason: 'Infeasible', message: c.message };
-      return { state: 'deferred', reason: c.reason ?? 'Deferred', message: c.message };
-    }
-    if (c.type === 'PodResizeInProgress') inProgress = c;
-  }
-  if (inProgress?.reason === 'Error') return { state: 'error', reason: 'Error', message: inProgress.message };
-  switch (p.status?.resize) {
-    case 'Infeasible':
-      return { state: 'infeasible', reason: 'Infeasible' };
-    case 'Deferred':
-      return { state: 'deferred', reason: 'Deferred' };
-    case 'Proposed':
-    case 'InProgress':
-      return { state: 'in-progress', reason: p.status.resize };
-  }
-  if (inProgress) return { state: 'in-progress', reason: 'InProgress' };
-  const statuses = p.status?.containerStatuses ?? [];
-  for (const c of p.spec?.containers ?? []) {
-    const s = statuses.find((x) => x.name === c.name);
-    if (!s?.resources) continue;
-    if (
-      !sameList(c.resources?.requests, s.resources.requests) ||
-      !sameList(c.resources?.limits, s.resources.limits)
-    )
-      return { state: 'in-progress' };
-  }
-  return { state: 'none' };
-}
 
 export function podView(p: PodObject): PodView | undefined {
   const node = p.spec?.nodeName;
@@ -238,7 +204,7 @@ export function podView(p: PodObject): PodView | undefined {
     uid: p.metadata?.uid ?? '',
     node,
     containers,
-    resize: observeRaw(p),
+    resize: observeResize(p, sameList),
   };
   if (p.metadata?.resourceVersion) view.resourceVersion = p.metadata.resourceVersion;
   if (p.metadata?.generation !== undefined) view.generation = p.metadata.generation;

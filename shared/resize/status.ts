@@ -38,21 +38,33 @@ export function resourcesOf(r: ContainerResourcesLike | undefined): ContainerDes
 const samePair = (a: ResourcePair | undefined, b: ResourcePair | undefined): boolean =>
   (a?.cpu ?? undefined) === (b?.cpu ?? undefined) && (a?.memory ?? undefined) === (b?.memory ?? undefined);
 
-/** Whether every container's spec cpu/memory equals what the runtime reports (when it reports it). */
-export function actuated(pod: PodLike): boolean {
+type Quantities = ContainerResourcesLike['requests'];
+
+/** Whether two resource lists hold the same cpu and memory. */
+export type SameQuantities = (a: Quantities, b: Quantities) => boolean;
+
+const sameParsed: SameQuantities = (a, b) => samePair(pairOf(a), pairOf(b));
+
+/**
+ * Whether every container's spec cpu/memory equals what the runtime reports (when it reports it).
+ * `same` compares two resource lists (a caller with faster parsers may give its own).
+ */
+export function actuated(pod: PodLike, same: SameQuantities = sameParsed): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   for (const c of pod.spec?.containers ?? []) {
     const s = statuses.find((x) => x.name === c.name);
     if (!s?.resources) continue;
-    const spec = resourcesOf(c.resources);
-    const actual = resourcesOf(s.resources);
-    if (!samePair(spec.requests, actual.requests) || !samePair(spec.limits, actual.limits)) return false;
+    if (!same(c.resources?.requests, s.resources.requests) || !same(c.resources?.limits, s.resources.limits))
+      return false;
   }
   return true;
 }
 
-/** Where the pod's resize stands. Pending (Deferred/Infeasible) wins over in-progress: it is the newest. */
-export function observeResize(pod: PodLike): ResizeObservation {
+/**
+ * Where the pod's resize stands. Pending (Deferred/Infeasible) wins over in-progress: it is the newest.
+ * `same` compares resource lists for the final "spec equals what runs" test (see actuated).
+ */
+export function observeResize(pod: PodLike, same: SameQuantities = sameParsed): ResizeObservation {
   const conditions = pod.status?.conditions ?? [];
   const pending = conditions.find((c) => c.type === 'PodResizePending' && c.status === 'True');
   if (pending) {
@@ -73,7 +85,7 @@ export function observeResize(pod: PodLike): ResizeObservation {
       return { state: 'in-progress', reason: pod.status.resize };
   }
   if (inProgress) return { state: 'in-progress', reason: 'InProgress' };
-  return actuated(pod) ? { state: 'none' } : { state: 'in-progress' };
+  return actuated(pod, same) ? { state: 'none' } : { state: 'in-progress' };
 }
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
