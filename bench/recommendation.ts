@@ -9,8 +9,10 @@
  *   recommend DaemonSet-wide    per merged state (every node's state of a container merged, 2 containers)
  *   add samples                 per (CPU + memory) sample pair on a decoded state (a cycle's replay)
  *
- * BENCH_STATES (default 2000) sets the number of states, BENCH_ROUNDS (default 7) the rounds; each
- * figure is the median over the rounds, after a warm-up round.
+ * BENCH_STATES (default 2000) sets the number of states, BENCH_ROUNDS (default 15) the rounds; each
+ * figure is the median over the rounds, after 5 warm-up rounds (the garbage each round makes is
+ * collected within the rounds, as in a real fold; a forced GC between rounds would shrink the young
+ * generation and make every round slower than a steady process).
  */
 import type { Bytes, EpochMillis, Millicores } from '../shared/kernel/units.js';
 import {
@@ -26,7 +28,8 @@ import {
 } from '../shared/recommendation/index.js';
 
 const STATES = Number(process.env.BENCH_STATES ?? 2000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const WARMUP = 5;
 const DAY = 86_400_000;
 const STEP = 5 * 60_000;
 const MiB = 2 ** 20;
@@ -90,15 +93,19 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] as number;
 }
 
-/** µs per op: median over ROUNDS rounds (after one warm-up) of `run`, which does `ops` operations. */
-function measure(ops: number, run: () => unknown): number {
+/**
+ * µs per op: the median over ROUNDS rounds, after WARMUP rounds for the JIT, of `run`, which does
+ * `ops` operations. `prepare` (not timed) runs before each round.
+ */
+function measure(ops: number, run: () => unknown, prepare?: () => void): number {
   let sink: unknown;
   const times: number[] = [];
-  for (let i = 0; i <= ROUNDS; i++) {
+  for (let i = 0; i < WARMUP + ROUNDS; i++) {
+    prepare?.();
     const t0 = performance.now();
     sink = run();
     const dt = performance.now() - t0;
-    if (i > 0) times.push((dt * 1000) / ops);
+    if (i >= WARMUP) times.push((dt * 1000) / ops);
   }
   if (sink === Symbol.for('never')) console.log(sink);
   return median(times);
@@ -169,18 +176,20 @@ const later = end + 60 * 60_000;
 rows.push([
   'add CPU + memory sample (per pair)',
   (() => {
-    const times: number[] = [];
-    for (let i = 0; i <= ROUNDS; i++) {
-      const copies = encoded.map(decodeState);
-      const t1 = performance.now();
-      for (let k = 0; k < copies.length; k++) {
-        const s = copies[k] as ScopeState;
-        addCpuSample(s, (later + k) as EpochMillis, 100 as Millicores);
-        addMemorySample(s, (later + k) as EpochMillis, (200 * MiB) as Bytes);
-      }
-      if (i > 0) times.push(((performance.now() - t1) * 1000) / copies.length);
-    }
-    return median(times);
+    let copies: ScopeState[] = [];
+    return measure(
+      encoded.length,
+      () => {
+        for (let k = 0; k < copies.length; k++) {
+          const s = copies[k] as ScopeState;
+          addCpuSample(s, (later + k) as EpochMillis, 100 as Millicores);
+          addMemorySample(s, (later + k) as EpochMillis, (200 * MiB) as Bytes);
+        }
+      },
+      () => {
+        copies = encoded.map(decodeState);
+      },
+    );
   })(),
 ]);
 for (const [name, us] of rows) console.log(`  ${name.padEnd(44)} ${us.toFixed(2).padStart(8)} µs`);

@@ -56,8 +56,27 @@ export function goFrexp(x: number): [number, number] {
   return [withHighWord(x, (hi & ~(0x7ff << 20)) | (1022 << 20)), exp];
 }
 
+/** 2^k for k in [-1022, 1023] (the normal powers of two), built by exact doubling and halving. */
+const POW2 = new Float64Array(2046);
+{
+  let p = 1;
+  for (let k = 0; k <= 1023; k++, p *= 2) POW2[k + 1022] = p;
+  p = 1;
+  for (let k = -1; k >= -1022; k--) {
+    p /= 2;
+    POW2[k + 1022] = p;
+  }
+}
+
 /** Go's math.Ldexp: frac × 2^exp, rounded once (only subnormal results round at all). */
 export function goLdexp(frac: number, exp: number): number {
+  if (exp >= -1022 && exp <= 1023) {
+    // A product by a power of two whose result is normal and finite is exact: the very value Go
+    // builds from the bits (every decay factor takes this path; the bit surgery below is slower).
+    const r = frac * (POW2[exp + 1022] as number);
+    const m = Math.abs(r);
+    if (m >= SMALLEST_NORMAL && m !== Infinity) return r;
+  }
   if (frac === 0 || !Number.isFinite(frac)) return frac;
   if (Math.abs(frac) < SMALLEST_NORMAL) {
     frac *= TWO_52;
@@ -126,14 +145,15 @@ export function goPow(x: number, y: number): number {
   }
 
   // x^yi by repeated squaring over the bits of yi, lowest first, keeping the mantissa in [0.5, 1).
+  // yi is an integer below 2^63, so halving and % 2 are exact in float64 (no BigInt needed).
   let [x1, xe] = goFrexp(x);
-  for (let i = BigInt(yi); i !== 0n; i >>= 1n) {
+  for (let i = yi; i !== 0; i = Math.floor(i / 2)) {
     if (xe < -(1 << 12) || 1 << 12 < xe) {
       // Catastrophic overflow: let Ldexp saturate.
       ae += xe;
       break;
     }
-    if ((i & 1n) === 1n) {
+    if (i % 2 === 1) {
       a1 *= x1;
       ae += xe;
     }

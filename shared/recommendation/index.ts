@@ -19,13 +19,14 @@ import {
   applyVpaPolicy,
   type ControlledValues,
   capToContainerLimits,
-  proportionalLimit,
+  proportionalLimitOfAmounts,
   type ScalingMode,
 } from './logic/capping.js';
-import { type RecommenderOptions, resolveOptions } from './logic/options.js';
+import { type EstimationOptions, type RecommenderOptions, resolveOptions } from './logic/options.js';
 import {
   createPodResourceRecommender,
   getRecommendedPodResources,
+  type PodResourceRecommender,
   type RecommenderInput,
   roundResources,
 } from './logic/recommender.js';
@@ -150,11 +151,37 @@ function branded(r: Resources): ResourceAmounts {
  * no recommendation and do not count in the pod-minimum split (upstream GetContainerNameToAggregateStateMap).
  * The result is sorted by container name. Integer millicores and bytes, truncated as upstream truncates.
  */
+/** The estimation settings and their estimators, for the default options built once. */
+let defaultEstimation: { estimation: EstimationOptions; recommender: PodResourceRecommender } | undefined;
+
+function estimationFor(options: RecommenderOptions | undefined): {
+  estimation: EstimationOptions;
+  recommender: PodResourceRecommender;
+} {
+  if (options === undefined && defaultEstimation) return defaultEstimation;
+  const { estimation } = resolveOptions(options);
+  const out = { estimation, recommender: createPodResourceRecommender(estimation) };
+  if (options === undefined) defaultEstimation = out;
+  return out;
+}
+
+/**
+ * The aggregate upstream recommends from: the states merged in order into a fresh aggregate. A single
+ * state is used as it is, without the copy: merging one aggregate into a fresh one gives the same
+ * [min..max] weights (0 + w, scaled by 2^0 at most), total, range, sample times and count, which is
+ * all the estimators read (test/recommendation/fast-paths.test.ts compares both ways).
+ */
+function aggregateOf(state: ScopeState | readonly ScopeState[]): AggregateContainerState {
+  if (state instanceof ScopeState) return state.aggregate;
+  if (state.length === 1) return (state[0] as ScopeState).aggregate;
+  return mergeAggregates(state.map((s) => s.aggregate));
+}
+
 export function recommend(
   containers: readonly ContainerToRecommend[],
   options?: RecommenderOptions,
 ): ContainerRecommendation[] {
-  const { estimation } = resolveOptions(options);
+  const { estimation, recommender } = estimationFor(options);
   const names = new Set<string>();
   const inputs = new Map<string, RecommenderInput>();
   const byName = new Map<string, ContainerToRecommend>();
@@ -162,7 +189,7 @@ export function recommend(
     if (names.has(c.name)) throw new RangeError(`container ${JSON.stringify(c.name)} is listed twice`);
     names.add(c.name);
     if (c.policy?.mode === 'Off') continue;
-    const merged = mergeAggregates(toArray(c.state).map((s) => s.aggregate));
+    const merged = aggregateOf(c.state);
     if (merged.totalSamplesCount <= 0) continue;
     const input: RecommenderInput = { state: merged };
     inputs.set(
@@ -171,7 +198,7 @@ export function recommend(
     );
     byName.set(c.name, c);
   }
-  const raw = getRecommendedPodResources(createPodResourceRecommender(estimation), inputs, estimation);
+  const raw = getRecommendedPodResources(recommender, inputs, estimation);
   const out: ContainerRecommendation[] = [];
   for (const name of [...raw.keys()].sort()) {
     const rec = raw.get(name);
@@ -200,16 +227,9 @@ export function recommend(
       for (const r of RESOURCE_NAMES) {
         const target = capped.target[r];
         if (target === undefined) continue;
-        const original = c.limits[r];
-        const request = c.requests?.[r];
-        const p = proportionalLimit(
-          r,
-          original === undefined ? undefined : BigInt(original),
-          request === undefined ? undefined : BigInt(request),
-          BigInt(target),
-        );
+        const p = proportionalLimitOfAmounts(r, c.limits[r], c.requests?.[r], target);
         if (p.annotation) annotations.push(p.annotation);
-        if (p.limit !== undefined) l[r] = Number(p.limit);
+        if (p.limit !== undefined) l[r] = p.limit;
       }
       if (Object.keys(l).length > 0) limits = branded(l);
     }

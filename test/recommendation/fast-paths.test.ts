@@ -6,23 +6,29 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
+import { goExp2, goLdexp, goPow } from '../../shared/recommendation/gomath.js';
 import { ZERO_TIME } from '../../shared/recommendation/gotime.js';
 import {
   addCpuSample,
   addMemorySample,
+  type ContainerPolicy,
+  type ContainerToRecommend,
   createState,
   decodeState,
   encodeState,
   fromCheckpoint,
   mergeStates,
   type RecommenderOptions,
+  recommend,
   recordOom,
   type ScopeState,
   toCheckpoint,
 } from '../../shared/recommendation/index.js';
 import type { DecayingHistogram } from '../../shared/recommendation/model/decaying-histogram.js';
 import { referenceDecodeState, referenceEncodeState } from './binary-v1-reference.js';
+import * as reference from './gomath-reference.js';
 import { prng } from './history.js';
+import { referenceRecommend } from './recommend-reference.js';
 
 const MiB = 2 ** 20;
 const DAY = 86_400_000;
@@ -182,5 +188,126 @@ describe('state encoding: number arithmetic writes and reads what the BigInt imp
     }
     expect(decoded).toBeGreaterThan(100);
     expect(failed).toBeGreaterThan(100);
+  });
+});
+
+describe('Go float primitives: the fast paths give the original bit for bit', () => {
+  const r = prng(9);
+  const same = (got: number, want: number) => {
+    if (!Object.is(got, want)) expect(got).toBe(want);
+  };
+  const interesting = [0, -0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.5, 1, 2];
+  const randomDouble = (): number => {
+    const k = r();
+    if (k < 0.2) return interesting[Math.floor(r() * interesting.length)] as number;
+    const sign = r() < 0.5 ? -1 : 1;
+    if (k < 0.4) return sign * r() * 2 ** (Math.floor(r() * 2100) - 1075);
+    return sign * (0.5 + r());
+  };
+
+  it('goLdexp', () => {
+    for (let i = 0; i < 200_000; i++) {
+      const frac = randomDouble();
+      const exp = r() < 0.5 ? Math.floor(r() * 240) - 120 : Math.floor(r() * 4400) - 2200;
+      same(goLdexp(frac, exp), reference.goLdexp(frac, exp));
+    }
+    for (const f of [Number.NaN, Infinity, -Infinity]) same(goLdexp(f, 3), reference.goLdexp(f, 3));
+  });
+
+  it('goExp2 (the decay factors) and goPow (bucket starts, confidence factors)', () => {
+    for (let i = 0; i < 200_000; i++) {
+      const x = r() < 0.9 ? (r() - 0.5) * 240 : (r() - 0.5) * 2200;
+      same(goExp2(x), reference.goExp2(x));
+    }
+    for (let i = 0; i < 100_000; i++) {
+      const x = r() < 0.7 ? 1 + r() * 3 : randomDouble();
+      const yKind = r();
+      const y =
+        yKind < 0.5
+          ? Math.floor(r() * 400) - 200
+          : yKind < 0.7
+            ? [1, -1, 2, -2, 0.5, -0.5, 2 ** 62, 2 ** 63, -(2 ** 63)][Math.floor(r() * 9)]
+            : (r() - 0.5) * 50;
+      same(goPow(x, y as number), reference.goPow(x, y as number));
+    }
+  });
+});
+
+describe('recommend: the same results as merging every container into a fresh aggregate', () => {
+  const r = prng(11);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+  const amount = (scale: number) => Math.floor(r() * scale);
+  const maybe = <T>(v: T): T | undefined => (r() < 0.5 ? v : undefined);
+  const states = [
+    ...corners().filter((_, i) => i !== 8 && i !== 9),
+    ...Array.from({ length: 60 }, (_, i) => randomState(300 + i)),
+  ];
+  // A state restored from a checkpoint whose reference is not a multiple of the half-life.
+  const odd = toCheckpoint(randomState(17), Date.UTC(2025, 0, 1) as EpochMillis);
+  odd.cpuHistogram.referenceTimestamp = '2024-12-30T13:17:42.5Z';
+  odd.memoryHistogram.referenceTimestamp = '2024-12-29T11:59:59Z';
+  states.push(fromCheckpoint(odd, Date.UTC(2025, 0, 1) as EpochMillis));
+  const optionSets: (RecommenderOptions | undefined)[] = [
+    undefined,
+    {},
+    { targetCpuPercentile: 0.5, recommendationMarginFraction: 0.3, confidenceIntervalCpu: '36h' },
+    { roundCpuMillicores: 50, roundMemoryBytes: 4 * MiB, podRecommendationMinCpuMillicores: 400 },
+    {
+      containerRecommendationMaxAllowedCpu: 300 as Millicores,
+      containerRecommendationMaxAllowedMemory: (300 * MiB) as Bytes,
+    },
+  ];
+  const policy = (): ContainerPolicy | undefined =>
+    r() < 0.4
+      ? undefined
+      : ({
+          ...(r() < 0.1 ? { mode: 'Off' as const } : {}),
+          ...(r() < 0.4 ? { minAllowed: { cpu: maybe(amount(500)), memory: maybe(amount(800 * MiB)) } } : {}),
+          ...(r() < 0.4
+            ? { maxAllowed: { cpu: maybe(amount(3000)), memory: maybe(amount(4000 * MiB)) } }
+            : {}),
+          ...(r() < 0.2
+            ? { controlledResources: pick([['cpu'], ['memory'], ['memory', 'cpu']] as const) }
+            : {}),
+          ...(r() < 0.5 ? { controlledValues: pick(['RequestsOnly', 'RequestsAndLimits'] as const) } : {}),
+        } as ContainerPolicy);
+  const resources = (scale: number) =>
+    r() < 0.3
+      ? undefined
+      : {
+          cpu: maybe(pick([0, amount(2000), 2 ** 40 + amount(1000)])),
+          memory: maybe(pick([0, amount(scale), 2 ** 52 + amount(1000)])),
+        };
+
+  it('for single states used as they are, merged lists, policies, limits and options', () => {
+    let compared = 0;
+    for (let i = 0; i < 1500; i++) {
+      const containers: ContainerToRecommend[] = [];
+      const n = 1 + Math.floor(r() * 3);
+      for (let k = 0; k < n; k++) {
+        const one = pick(states);
+        const state = r() < 0.7 ? (r() < 0.8 ? one : [one]) : [one, pick(states), pick(states)];
+        const p = policy();
+        containers.push({
+          name: `c${k}`,
+          state,
+          ...(p ? { policy: p } : {}),
+          ...(r() < 0.7 ? { requests: resources(2000 * MiB) } : {}),
+          ...(r() < 0.7 ? { limits: resources(8000 * MiB) } : {}),
+        } as ContainerToRecommend);
+      }
+      const options = pick(optionSets);
+      let want: unknown;
+      try {
+        want = referenceRecommend(containers, options);
+      } catch (e) {
+        // States merged across different settings: both refuse.
+        expect(() => recommend(containers, options)).toThrow((e as Error).message);
+        continue;
+      }
+      expect(recommend(containers, options)).toEqual(want);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(1000);
   });
 });

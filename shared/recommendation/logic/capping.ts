@@ -174,6 +174,42 @@ export function proportionalLimit(
 }
 
 /**
+ * proportionalLimit on plain amounts (what recommend() has): the same results, in number arithmetic
+ * while the product limit × recommended stays within 2^53 (where the quotient is exact in float64),
+ * and through the bigint version otherwise.
+ */
+export function proportionalLimitOfAmounts(
+  resource: ResourceName,
+  originalLimit: number | undefined,
+  originalRequest: number | undefined,
+  recommendedRequest: number,
+): { limit?: number; annotation?: string } {
+  if (
+    (originalLimit === undefined || Number.isSafeInteger(originalLimit)) &&
+    (originalRequest === undefined || Number.isSafeInteger(originalRequest)) &&
+    Number.isSafeInteger(recommendedRequest)
+  ) {
+    if (originalLimit === undefined || originalLimit === 0)
+      return { annotation: `${resource}: limit NOT set since originalLimit is nil or 0` };
+    if (recommendedRequest === 0)
+      return { annotation: `${resource}: limit NOT set since recommendedRequest is nil or 0` };
+    if (originalRequest === undefined || originalRequest === 0 || originalRequest === originalLimit)
+      return { limit: recommendedRequest };
+    const product = originalLimit * recommendedRequest;
+    if (product <= Number.MAX_SAFE_INTEGER && product >= -Number.MAX_SAFE_INTEGER)
+      // The quotient truncated as bigint / truncates: exact, the numerator being a multiple of request
+      // (+ 0: a zero quotient is 0, never -0).
+      return { limit: (product - (product % originalRequest)) / originalRequest + 0 };
+  }
+  const big = (v: number | undefined) => (v === undefined ? undefined : BigInt(v));
+  const p = proportionalLimit(resource, big(originalLimit), big(originalRequest), BigInt(recommendedRequest));
+  const out: { limit?: number; annotation?: string } = {};
+  if (p.limit !== undefined) out.limit = Number(p.limit);
+  if (p.annotation !== undefined) out.annotation = p.annotation;
+  return out;
+}
+
+/**
  * GetBoundaryRequest: the request that, scaled by the original limit/request ratio, puts the limit at
  * boundaryLimit. Undefined when there is no boundary (no limit, or no boundary value).
  */

@@ -45,13 +45,23 @@ export const withMargin =
     return b + scaleResource(b, marginFraction);
   };
 
+let lastInterval: GoDuration | undefined;
+let lastIntervalNs = 0;
+let lastIntervalMinutes = 0;
+
 /**
  * getConfidence: min(span of CPU samples / interval, CPU sample count / interval-in-minutes). At one
  * sample a minute it is the number of days (for a 24h interval) of history.
  */
 export function getConfidence(s: EstimationInput, confidenceInterval: GoDuration): number {
-  const lifespan = Number(timeSub(s.lastSampleStart, s.firstSampleStart)) / Number(confidenceInterval);
-  const samplesAmount = s.totalSamplesCount / durationMinutes(confidenceInterval);
+  if (confidenceInterval !== lastInterval) {
+    // The interval's float forms, computed once per interval rather than at every estimate.
+    lastIntervalNs = Number(confidenceInterval);
+    lastIntervalMinutes = durationMinutes(confidenceInterval);
+    lastInterval = confidenceInterval;
+  }
+  const lifespan = Number(timeSub(s.lastSampleStart, s.firstSampleStart)) / lastIntervalNs;
+  const samplesAmount = s.totalSamplesCount / lastIntervalMinutes;
   return Math.min(lifespan, samplesAmount);
 }
 

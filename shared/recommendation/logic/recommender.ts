@@ -4,7 +4,13 @@
  * filter and the --round-* flags.
  */
 import type { ResourceName, Resources } from '../model/types.js';
-import { cpuAmountFromCores, memoryAmountFromBytes, roundUpToScale, scaleResource } from '../model/types.js';
+import {
+  cpuAmountFromCores,
+  memoryAmountFromBytes,
+  resourceAmountMax,
+  roundUpToScale,
+  scaleResource,
+} from '../model/types.js';
 import {
   type EstimationInput,
   type Estimator,
@@ -12,7 +18,6 @@ import {
   percentileMemoryEstimator,
   withConfidenceMultiplier,
   withMargin,
-  withMinResource,
 } from './estimator.js';
 import type { EstimationOptions } from './options.js';
 
@@ -99,17 +104,18 @@ export function getRecommendedPodResources(
   const r = recommender;
   for (const [name, { state, controlledResources }] of containers) {
     const controlled = controlledResources ?? DEFAULT_CONTROLLED_RESOURCES;
+    // withMinResource(min, estimator)(state), without building the closures at every call.
     const target = {
-      cpu: withMinResource(min.cpu, r.targetCpu)(state),
-      memory: withMinResource(min.memory, r.targetMemory)(state),
+      cpu: resourceAmountMax(r.targetCpu(state), min.cpu),
+      memory: resourceAmountMax(r.targetMemory(state), min.memory),
     };
     const lowerBound = {
-      cpu: withMinResource(min.cpu, r.lowerBoundCpu)(state),
-      memory: withMinResource(min.memory, r.lowerBoundMemory)(state),
+      cpu: resourceAmountMax(r.lowerBoundCpu(state), min.cpu),
+      memory: resourceAmountMax(r.lowerBoundMemory(state), min.memory),
     };
     const upperBound = {
-      cpu: withMinResource(min.cpu, r.upperBoundCpu)(state),
-      memory: withMinResource(min.memory, r.upperBoundMemory)(state),
+      cpu: resourceAmountMax(r.upperBoundCpu(state), min.cpu),
+      memory: resourceAmountMax(r.upperBoundMemory(state), min.memory),
     };
     result.set(name, {
       target: filterControlledResources(target, controlled),

@@ -21,7 +21,12 @@ export interface DecayingHistogramCheckpointData extends HistogramCheckpointData
 
 export class DecayingHistogram implements SampleHistogram {
   histogram: Histogram;
-  referenceTimestamp: GoTime = ZERO_TIME;
+  private reference: GoTime = ZERO_TIME;
+  /** reference + int64(halfLife × maxDecayExponent): a sample past it shifts the reference. */
+  private maxAllowed: GoTime;
+  /** int64(halfLife × maxDecayExponent) and float64(halfLife), computed once, not at every sample. */
+  private readonly maxDecay: GoDuration;
+  private readonly halfLifeNs: number;
 
   constructor(
     readonly options: HistogramOptions,
@@ -29,6 +34,18 @@ export class DecayingHistogram implements SampleHistogram {
   ) {
     if (halfLife <= 0n) throw new RangeError('the decay half-life must be positive');
     this.histogram = new Histogram(options);
+    this.maxDecay = int64(halfLife * MAX_DECAY_EXPONENT);
+    this.halfLifeNs = Number(halfLife);
+    this.maxAllowed = this.reference + this.maxDecay;
+  }
+
+  get referenceTimestamp(): GoTime {
+    return this.reference;
+  }
+
+  set referenceTimestamp(t: GoTime) {
+    this.reference = t;
+    this.maxAllowed = t + this.maxDecay;
   }
 
   clone(): DecayingHistogram {
@@ -75,15 +92,14 @@ export class DecayingHistogram implements SampleHistogram {
   shiftReferenceTimestamp(newReference: GoTime): void {
     const rounded = timeRound(newReference, this.halfLife);
     // Sub saturates: from the zero time the exponent is about −106752 (24h), which zeroes the weights.
-    const exponent = goRound(Number(timeSub(this.referenceTimestamp, rounded)) / Number(this.halfLife));
+    const exponent = goRound(Number(timeSub(this.reference, rounded)) / this.halfLifeNs);
     this.histogram.scale(goLdexp(1, exponent));
     this.referenceTimestamp = rounded;
   }
 
   private decayFactor(time: GoTime): number {
-    const maxAllowed = this.referenceTimestamp + int64(this.halfLife * MAX_DECAY_EXPONENT);
-    if (time > maxAllowed) this.shiftReferenceTimestamp(time);
-    return goExp2(Number(timeSub(time, this.referenceTimestamp)) / Number(this.halfLife));
+    if (time > this.maxAllowed) this.shiftReferenceTimestamp(time);
+    return goExp2(Number(timeSub(time, this.reference)) / this.halfLifeNs);
   }
 
   saveToCheckpoint(): DecayingHistogramCheckpointData {
