@@ -4,6 +4,7 @@
  * worker uses (applyEntry, packBase, the store), so the measured cycle reads realistic states. The base
  * is dated two hours back, so the measured cycle has to fold.
  */
+import { headOfTarget } from '../shared/nodescope/cycle.js';
 import type { NodeFacts } from '../shared/nodescope/eligibility.js';
 import { placementProblem } from '../shared/nodescope/eligibility.js';
 import { applyEntry, nodeRecommendation, recommendDsWide } from '../shared/nodescope/engine.js';
@@ -99,15 +100,7 @@ export async function seedStates(
     );
     await store.putHead(
       {
-        cluster,
-        namespace: target.ds.namespace,
-        name: target.ds.name,
-        vpa: target.vpa,
-        updateMode: target.updateMode,
-        digest: target.digest,
-        containers,
-        template: target.containers,
-        policies: target.policies,
+        ...headOfTarget(cluster, target),
         gen: 1,
         chunks: packed.chunks.length,
         baseAt,

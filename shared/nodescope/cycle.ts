@@ -477,15 +477,7 @@ async function dsCycle(
     }
     if (written === packed.chunks.length) {
       const newHead: DsHead = {
-        cluster,
-        namespace: target.ds.namespace,
-        name: target.ds.name,
-        vpa: target.vpa,
-        updateMode: target.updateMode,
-        digest: target.digest,
-        containers,
-        template: target.containers,
-        policies: target.policies,
+        ...headOfTarget(cluster, target),
         gen,
         chunks: packed.chunks.length,
         baseAt: now,
@@ -796,5 +788,20 @@ function statusSummary(
     containers,
     perNodeTotal: { cpu: stats.perNodeCpu, memory: stats.perNodeMemory },
     daemonSetWideTotal: { cpu: stats.dsWideCpu, memory: stats.dsWideMemory },
+  };
+}
+
+/** A DaemonSet head's fields that come from its target: which DaemonSet and VPA, containers, policies. */
+export function headOfTarget(cluster: string, target: NodeScopeTarget) {
+  return {
+    cluster,
+    namespace: target.ds.namespace,
+    name: target.ds.name,
+    vpa: target.vpa,
+    updateMode: target.updateMode,
+    digest: target.digest,
+    containers: target.containers.map((c) => c.name),
+    template: target.containers,
+    policies: target.policies,
   };
 }

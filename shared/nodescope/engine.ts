@@ -74,23 +74,13 @@ export function applyEntry(model: DsModel, entry: LogEntry): { samples: number; 
   let samples = 0;
   let ooms = 0;
   for (const s of entry.samples) {
-    let rec = model.nodes.get(s.node);
     for (let k = 0; k < map.length; k++) {
       const j = map[k] as number;
       if (j < 0) continue;
       const cpu = s.cpu[k];
       const memory = s.memory[k];
       if (cpu === undefined && memory === undefined) continue;
-      if (!rec) {
-        rec = newNodeRecord(s.node, model.containers.length);
-        model.nodes.set(s.node, rec);
-      }
-      materialize(rec);
-      let state = rec.states[j];
-      if (!state) {
-        state = createState(ms(s.t));
-        rec.states[j] = state;
-      }
+      const { state } = stateAt(model, s.node, j, s.t);
       if (cpu !== undefined && addCpuSample(state, ms(s.t), cpu as Millicores)) samples++;
       if (memory !== undefined) addMemorySample(state, ms(s.t), memory as Bytes);
     }
@@ -98,21 +88,27 @@ export function applyEntry(model: DsModel, entry: LogEntry): { samples: number; 
   for (const o of entry.ooms) {
     const j = map[o.container] ?? -1;
     if (j < 0) continue;
-    let rec = model.nodes.get(o.node);
-    if (!rec) {
-      rec = newNodeRecord(o.node, model.containers.length);
-      model.nodes.set(o.node, rec);
-    }
-    materialize(rec);
-    let state = rec.states[j];
-    if (!state) {
-      state = createState(ms(o.t));
-      rec.states[j] = state;
-    }
+    const { rec, state } = stateAt(model, o.node, j, o.t);
     if (recordOom(state, ms(o.t), o.request as Bytes)) ooms++;
     if (o.t > (rec.lastOomAt[j] ?? 0)) rec.lastOomAt[j] = o.t;
   }
   return { samples, ooms };
+}
+
+/** Container j's state on a node, decoded; the node's record and the state are created when first observed at t. */
+function stateAt(model: DsModel, node: string, j: number, t: number) {
+  let rec = model.nodes.get(node);
+  if (!rec) {
+    rec = newNodeRecord(node, model.containers.length);
+    model.nodes.set(node, rec);
+  }
+  materialize(rec);
+  let state = rec.states[j];
+  if (!state) {
+    state = createState(ms(t));
+    rec.states[j] = state;
+  }
+  return { rec, state };
 }
 
 function toRec(r: ContainerRecommendation): ContainerRec {
