@@ -459,6 +459,17 @@ export async function setCustomClaim(
   const warnings = customClaimWarnings(name, value);
   const old = await p.store.putCustom(cluster, name, value, now(p).toISOString());
   if (old === value) return { changed: false, warnings };
+  await publishCustomChange(p, cluster, 'set', change(name, old, value));
+  return { changed: true, warnings };
+}
+
+/** Tells the fleet that a custom claim changed (with the cluster's ID and ClusterSet, when it has them). */
+async function publishCustomChange(
+  p: ClaimsPorts,
+  cluster: string,
+  reason: 'set' | 'delete',
+  claimChange: ReturnType<typeof change>,
+): Promise<void> {
   const identity = await p.store.getIdentity(cluster);
   await publish(
     p,
@@ -467,12 +478,11 @@ export async function setCustomClaim(
       ...(identity ? { clusterId: identity.clusterId } : {}),
       ...(identity?.clusterSet ? { clusterSet: identity.clusterSet } : {}),
       origin: 'registry',
-      reason: 'set',
-      changes: [change(name, old, value)],
+      reason,
+      changes: [claimChange],
       at: now(p),
     }),
   );
-  return { changed: true, warnings };
 }
 
 /** Deletes a custom claim. The well-known claims cannot be deleted this way (each says what to do). */
@@ -492,19 +502,7 @@ export async function deleteCustomClaim(
   await assertRegistered(p, cluster);
   const old = await p.store.deleteCustom(cluster, name);
   if (old === undefined) return { changed: false };
-  const identity = await p.store.getIdentity(cluster);
-  await publish(
-    p,
-    claimsChangedEvents({
-      cluster,
-      ...(identity ? { clusterId: identity.clusterId } : {}),
-      ...(identity?.clusterSet ? { clusterSet: identity.clusterSet } : {}),
-      origin: 'registry',
-      reason: 'delete',
-      changes: [change(name, old, undefined)],
-      at: now(p),
-    }),
-  );
+  await publishCustomChange(p, cluster, 'delete', change(name, old, undefined));
   return { changed: true };
 }
 

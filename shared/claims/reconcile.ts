@@ -140,14 +140,16 @@ export async function reconcileClaims(p: ClaimsPorts & { graceMs?: number }): Pr
     if (!i?.clusterSet || i.pending) continue;
     const g = await p.store.getGuard(i.clusterSet, i.clusterId);
     if (g?.cluster === i.cluster) continue;
-    if (g) {
+    const conflict = (holder: string | undefined) =>
       act(
         'conflict',
         i.cluster,
         i.clusterId,
         i.clusterSet,
-        `is a member of ${i.clusterSet} but cluster "${g.cluster}" holds ID ${i.clusterId} there`,
+        `is a member of ${i.clusterSet} but cluster "${holder}" holds ID ${i.clusterId} there`,
       );
+    if (g) {
+      conflict(g.cluster);
       continue;
     }
     const taken = await p.store.acquireGuard({
@@ -158,13 +160,7 @@ export async function reconcileClaims(p: ClaimsPorts & { graceMs?: number }): Pr
       acquiredAt: at(),
     });
     if (!taken.ok) {
-      act(
-        'conflict',
-        i.cluster,
-        i.clusterId,
-        i.clusterSet,
-        `is a member of ${i.clusterSet} but cluster "${taken.holder?.cluster}" holds ID ${i.clusterId} there`,
-      );
+      conflict(taken.holder?.cluster);
       continue;
     }
     // If the cluster left in the meantime, the guard just taken is an orphan: give it back.
