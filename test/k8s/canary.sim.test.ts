@@ -4,8 +4,7 @@
  * must appear in no output, no error message, no stack and no inspected error.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { ClusterClient, type ClusterLogger } from '../../shared/k8s/client.js';
 import { ClusterConnector } from '../../shared/k8s/connector.js';
 import { EksTokenMinter } from '../../shared/k8s/eks-token.js';
 import { FileKubeconfigSource } from '../../shared/k8s/kubeconfig-source.js';
+import { testDir } from '../support/temp.js';
 import { captureOutput, FAKE_CA_B64, simpleKubeconfig } from './helpers.js';
 
 const CANARY = `CANARY${randomUUID().replace(/-/g, '')}`;
@@ -46,7 +46,7 @@ describe('no credential ever reaches output or errors', () => {
   it('holds for 401, timeouts, TLS failures, invalid kubeconfigs and EKS minting', async () => {
     const a = sim.cluster('alpha');
     const caData = Buffer.from(a.caData).toString('base64');
-    const dir = mkdtempSync(path.join(tmpdir(), 'canary-'));
+    const dir = testDir('canary-');
     const errors: unknown[] = [];
     const mintedTokens: string[] = [];
     const record = async (p: Promise<unknown>) => {

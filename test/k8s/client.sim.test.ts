@@ -2,7 +2,7 @@
  * The cluster access layer over real HTTPS against the Kubernetes API simulator (its own CA, bearer
  * tokens, fault injection). Timing assertions compare request timestamps, never a test's duration.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
@@ -75,6 +75,7 @@ afterEach(() => {
 afterAll(async () => {
   await Promise.all(open.map((c) => c.close()));
   await sim?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('kubeconfig validation (simulator kubeconfig)', () => {

@@ -1,6 +1,4 @@
 /** ClusterConnector caching rules that need no server: TTL, reference checks, failures not cached. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +6,7 @@ import { ClusterClient } from '../../shared/k8s/client.js';
 import { ClusterConnector } from '../../shared/k8s/connector.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import type { KubeconfigSource } from '../../shared/k8s/kubeconfig-source.js';
+import { testDir } from '../support/temp.js';
 import { simpleKubeconfig } from './helpers.js';
 
 function setup(text: () => string) {
@@ -75,7 +74,7 @@ describe('ClusterConnector', () => {
   });
 
   it('names the reference when the source fails', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'conn-'));
+    const dir = testDir('conn-');
     const connector = new ClusterConnector({ secretPrefix: 'fleetscope/clusters/', ttlSeconds: 60 });
     const e = (await connector
       .get('a', { kind: 'file', path: path.join(dir, 'missing.yaml') })

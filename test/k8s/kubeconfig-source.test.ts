@@ -1,7 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,10 +8,11 @@ import {
   KubeconfigSourceError,
   SecretsManagerKubeconfigSource,
 } from '../../shared/k8s/kubeconfig-source.js';
+import { testDir } from '../support/temp.js';
 
 describe('FileKubeconfigSource', () => {
   it('caches for the TTL and re-reads when asked for a fresh copy', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kcs-'));
+    const dir = testDir('kcs-');
     const file = path.join(dir, 'config');
     writeFileSync(file, 'v1');
     let now = 0;

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EksTokenProvider } from '../../shared/k8s/eks-token.js';
 import { KubeconfigError } from '../../shared/k8s/errors.js';
 import { buildKubeConfig } from '../../shared/k8s/kubeconfig.js';
+import { testDir } from '../support/temp.js';
 import { FAKE_CA_B64, kubeconfigYaml, simpleKubeconfig } from './helpers.js';
 
 const build = (text: string, extra: Partial<Parameters<typeof buildKubeConfig>[1]> = {}) =>
@@ -204,7 +204,7 @@ describe('buildKubeConfig', () => {
   });
 
   it('resolves token files against the kubeconfig directory', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kc-'));
+    const dir = testDir('kc-');
     writeFileSync(path.join(dir, 'tok'), 'file-token-abcdef\n');
     const { kubeConfig } = build(simpleKubeconfig({ user: { 'token-file': 'tok' } }), { baseDir: dir });
     expect(await authHeader(kubeConfig)).toBe('Bearer file-token-abcdef');

@@ -1,12 +1,12 @@
 /** fleetscope sim: argument parsing, the demo fleet, and a real run that serves until SIGTERM. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command.js';
 import { demoFleet, parseSimArgs } from '../../cli/commands/sim.js';
+import { testDir } from '../support/temp.js';
 
 describe('fleetscope sim arguments', () => {
   it('parses the options', () => {
@@ -64,7 +64,7 @@ describe('fleetscope sim arguments', () => {
 
 describe('fleetscope sim process', () => {
   it('writes the kubeconfig, serves the clusters, and stops cleanly on SIGTERM', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'sim-cli-'));
+    const dir = testDir('sim-cli-');
     const out = path.join(dir, 'kubeconfig.yaml');
     const root = path.resolve(import.meta.dirname, '../..');
     const child = spawn(

@@ -4,7 +4,7 @@
  * server's OpenAPI v3 before create/apply.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -53,6 +53,7 @@ describe.skipIf(!KUBECTL)('kubectl', () => {
   });
   afterAll(async () => {
     await sim?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('get nodes, per context', async () => {
