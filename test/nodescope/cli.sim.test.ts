@@ -4,8 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../cli/main.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
@@ -13,23 +12,10 @@ import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { runFleetscopeInProcess } from '../support/cli.js';
 import { agentDaemonSet, MINUTE, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a) => void err.push(a.join(' ')));
-  // local/runtime.ts leaves FLEETSCOPE_TABLE set after stop(), which the next start takes for "use AWS".
-  delete process.env.FLEETSCOPE_TABLE;
-  try {
-    const code = await main(args);
-    return { code, out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
+const run = (args: string[]) => runFleetscopeInProcess(args);
 
 describe('fleetscope recommendations', () => {
   let dir: string;
@@ -71,8 +57,6 @@ describe('fleetscope recommendations', () => {
     } finally {
       await client.close();
       await runtime.stop();
-      // The runtime leaves FLEETSCOPE_TABLE set, which the next one would take for "use AWS".
-      delete process.env.FLEETSCOPE_TABLE;
     }
   });
   afterAll(async () => {
