@@ -156,20 +156,22 @@ describe('no credential ever reaches output or errors', () => {
         },
         invalidate: (cluster?: string) => minter.invalidate(cluster),
       };
-      const c6 = ClusterClient.fromKubeconfig(
-        simpleKubeconfig({
-          name: 'alpha',
-          server: a.server,
-          caData,
-          user: {
-            exec: {
-              command: 'aws',
-              args: ['eks', 'get-token', '--cluster-name', 'alpha', '--region', 'us-east-1'],
-            },
+      const eksKubeconfig = simpleKubeconfig({
+        name: 'alpha',
+        server: a.server,
+        caData,
+        user: {
+          exec: {
+            command: 'aws',
+            args: ['eks', 'get-token', '--cluster-name', 'alpha', '--region', 'us-east-1'],
           },
-        }),
-        { cluster: 'alpha', eksTokens: eksProvider, ...clientOpts },
-      );
+        },
+      });
+      const c6 = ClusterClient.fromKubeconfig(eksKubeconfig, {
+        cluster: 'alpha',
+        eksTokens: eksProvider,
+        ...clientOpts,
+      });
       await record(c6.call('list nodes', () => c6.core.listNode()));
       // and minting fails when the credential provider throws with the canary in its message
       const failing = new EksTokenMinter({
@@ -177,20 +179,11 @@ describe('no credential ever reaches output or errors', () => {
           throw new Error(`could not use secret ${CANARY}`);
         },
       });
-      const c7 = ClusterClient.fromKubeconfig(
-        simpleKubeconfig({
-          name: 'alpha',
-          server: a.server,
-          caData,
-          user: {
-            exec: {
-              command: 'aws',
-              args: ['eks', 'get-token', '--cluster-name', 'alpha', '--region', 'us-east-1'],
-            },
-          },
-        }),
-        { cluster: 'alpha', eksTokens: failing, ...clientOpts },
-      );
+      const c7 = ClusterClient.fromKubeconfig(eksKubeconfig, {
+        cluster: 'alpha',
+        eksTokens: failing,
+        ...clientOpts,
+      });
       await record(c7.call('list nodes', () => c7.core.listNode()));
 
       await connector.close();
