@@ -1,5 +1,5 @@
 import { CLAIMS } from '../../shared/claims/capability.js';
-import { backendDnsName } from '../../shared/claims/dns.js';
+import { backendDnsName, CLUSTERSET_ZONE } from '../../shared/claims/dns.js';
 import { type ClaimsSettings, describeOp } from '../../shared/claims/identity.js';
 import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
 import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
@@ -36,7 +36,9 @@ Claims (KEP-2149) are kept in DynamoDB and written into each cluster as ClusterP
   <name>.<your domain>       custom claims: an RFC 1123 subdomain outside *.k8s.io, *.kubernetes.io and
                              sigs.k8s.io; values up to 128 KiB (OCM takes 1024 characters)
 check runs the drift check now: edited or deleted claims in the cluster are restored, claims that
-must not be there are removed (--dry-run only shows what would be written).`;
+must not be there are removed (--dry-run only shows what would be written).
+dns prints a backend's multi-cluster DNS name (<hostname>.<cluster ID>.<svc>.<ns>.svc.clusterset.local),
+which exists only within a ClusterSet: with --cluster, the cluster must be a member of one.`;
 
 const options = {
   ...targetOptions,
@@ -219,7 +221,7 @@ async function dryRun(ctx: CliContext, clusters: RegisteredCluster[]): Promise<n
       if (r.error) {
         failed++;
         console.log(`${c.name}: ${r.state} (${r.error})`);
-      } else console.log(`${c.name}: ${writes.length ? `${writes.length} write(s) needed` : 'in sync'}`);
+      } else console.log(`${c.name}: ${writes.length ? `${writes.length} write(s) needed` : 'in-sync'}`);
       for (const op of r.ops) console.log(`  would ${describeOp(op)}`);
       for (const op of r.ocmOps) console.log(`  would ${describeOp(op)} (OCM ClusterClaim)`);
     }
@@ -239,6 +241,10 @@ async function dns(values: Flags): Promise<number> {
     const code = await withContext(values, async (ctx) => {
       const i = await new ClaimsStore(ctx.db, ctx.table).getIdentity(cluster);
       if (!i) throw new Error(`cluster "${cluster}" has no ${ID_CLAIM} yet`);
+      if (!i.clusterSet)
+        throw new Error(
+          `cluster "${cluster}" is not a member of any ClusterSet: its multi-cluster DNS names (${CLUSTERSET_ZONE}) exist only within a ClusterSet (join one with "fleetscope clusterset join --cluster ${cluster} --set CLUSTERSET")`,
+        );
       clusterId = i.clusterId;
       return 0;
     });

@@ -167,6 +167,9 @@ describe('fleetscope clusterset and claims', () => {
     expect(check.out).toMatch(/cli-a: repaired/);
     expect(check.out).toMatch(/create zone.example.com = "eu-1a"/);
     expect((await properties('cli-a'))['zone.example.com']).toBe('eu-1a');
+    // Nothing left to do: the dry run and the real check say so in the same words.
+    expect((await run('claims', 'check', '--cluster', 'cli-a', '--dry-run')).out).toBe('cli-a: in-sync');
+    expect((await run('claims', 'check', '--cluster', 'cli-a')).out).toBe('cli-a: in-sync');
 
     const dns = await run(
       'claims',
@@ -181,6 +184,24 @@ describe('fleetscope clusterset and claims', () => {
       'web-0',
     );
     expect(dns.out).toBe('web-0.shop-eu.web.shop.svc.clusterset.local');
+    // cli-b is in no ClusterSet (its join was refused): it has no clusterset.local name.
+    const outside = await run(
+      'claims',
+      'dns',
+      '--cluster',
+      'cli-b',
+      '--service',
+      'web',
+      '--namespace',
+      'shop',
+      '--hostname',
+      'web-0',
+    );
+    expect(outside.code).toBe(1);
+    expect(outside.out).toBe('');
+    expect(outside.err).toMatch(
+      /cluster "cli-b" is not a member of any ClusterSet: its multi-cluster DNS names \(svc\.clusterset\.local\) exist only within a ClusterSet/,
+    );
     const summary = await run('claims', 'get');
     expect(summary.out).toMatch(/cli-a\s+shop-eu\s+shop\s+zone.example.com\s+(in-sync|repaired)/);
   });
