@@ -1,19 +1,27 @@
 /**
- * `npx tsx bench/recommendation.ts`: micro-benchmark of shared/recommendation's hot paths as nodescope's
- * fold uses them, on realistic 8-day states (a sample every 5 minutes, as a nodescope cycle takes them;
- * per-node load factors, a daily cycle, noise, some OOM kills). Prints µs per operation; figures only,
- * nothing here is asserted by the test suite.
+ * `npx tsx bench/recommendation.ts [--against REV]`: micro-benchmark of shared/recommendation's hot
+ * paths as nodescope's fold uses them, on realistic 8-day states (a sample every 5 minutes, as a
+ * nodescope cycle takes them; per-node load factors, a daily cycle, noise, some OOM kills). Prints µs
+ * per operation; figures only, nothing here is asserted by the test suite.
  *
  *   encodeState / decodeState   per state
  *   recommend                   per container, for a pod of 2 containers (nodescope's per-node call)
  *   recommend DaemonSet-wide    per merged state (every node's state of a container merged, 2 containers)
  *   add samples                 per (CPU + memory) sample pair on a decoded state (a cycle's replay)
  *
- * BENCH_STATES (default 2000) sets the number of states, BENCH_ROUNDS (default 15) the rounds; each
- * figure is the median over the rounds, after 5 warm-up rounds (the garbage each round makes is
- * collected within the rounds, as in a real fold; a forced GC between rounds would shrink the young
- * generation and make every round slower than a steady process).
+ * Each figure twice: the first pass over all states in a fresh process (what a Lambda invocation
+ * pays, the JIT still tiering up) and, warm, the median of BENCH_ROUNDS (default 15) passes after 5
+ * more (each round's garbage is collected within the rounds, as in a real fold). BENCH_STATES
+ * (default 2000) sets the number of states.
+ *
+ * --against REV runs the same measurements, in a fresh process first, on the library as of git
+ * revision REV (`git archive` into a temporary directory) and prints both: before and after. The
+ * revision before the optimisation of the hot paths is 87ecf56.
  */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Bytes, EpochMillis, Millicores } from '../shared/kernel/units.js';
 import {
   addCpuSample,
@@ -94,90 +102,89 @@ function median(xs: number[]): number {
 }
 
 /**
- * µs per op: the median over ROUNDS rounds, after WARMUP rounds for the JIT, of `run`, which does
- * `ops` operations. `prepare` (not timed) runs before each round.
+ * µs per op of `run`, which does `ops` operations: its first round (cold: what a fresh Lambda process
+ * pays, the JIT still tiering up) and the median over ROUNDS rounds after WARMUP more. `prepare` (not
+ * timed) runs before each round.
  */
-function measure(ops: number, run: () => unknown, prepare?: () => void): number {
+function measure(ops: number, run: () => unknown, prepare?: () => void): { first: number; warm: number } {
   let sink: unknown;
   const times: number[] = [];
-  for (let i = 0; i < WARMUP + ROUNDS; i++) {
+  for (let i = 0; i < 1 + WARMUP + ROUNDS; i++) {
     prepare?.();
     const t0 = performance.now();
     sink = run();
-    const dt = performance.now() - t0;
-    if (i >= WARMUP) times.push((dt * 1000) / ops);
+    times.push(((performance.now() - t0) * 1000) / ops);
   }
   if (sink === Symbol.for('never')) console.log(sink);
-  return median(times);
+  return { first: times[0] as number, warm: median(times.slice(1 + WARMUP)) };
 }
 
-const t0 = performance.now();
-const pods = STATES / 2;
-const mains: ScopeState[] = [];
-const sidecars: ScopeState[] = [];
-for (let i = 0; i < pods; i++) {
-  const factor = 0.25 * 16 ** rng(i + 1)();
-  mains.push(history(MAIN, factor, 2 * i + 11, start, end));
-  sidecars.push(history(SIDECAR, factor, 2 * i + 12, start, end));
-}
-const states = [...mains, ...sidecars];
-const encoded = states.map(encodeState);
-const totalBytes = encoded.reduce((a, b) => a + b.length, 0);
-const buckets = (s: ScopeState) => s.aggregate.cpuUsage.histogram.bucketWeight.filter((w) => w !== 0).length;
-console.log(
-  `shared/recommendation micro-benchmark: ${states.length} states (${pods} pods of 2 containers), 8 days at one sample per 5 min; ` +
-    `${(totalBytes / states.length).toFixed(0)} B encoded and ${(states.reduce((a, s) => a + buckets(s), 0) / states.length).toFixed(1)} non-empty CPU buckets per state on average; built in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-);
+type Rows = [string, { first: number; warm: number }][];
 
-const rows: [string, number][] = [];
-rows.push([
-  'encodeState (per state)',
-  measure(states.length, () => {
-    let n = 0;
-    for (const s of states) n += encodeState(s).length;
-    return n;
-  }),
-]);
-rows.push([
-  'decodeState (per state)',
-  measure(encoded.length, () => {
-    let n = 0;
-    for (const b of encoded) n += decodeState(b).aggregate.totalSamplesCount;
-    return n;
-  }),
-]);
-rows.push([
-  'recommend (per container, pods of 2)',
-  measure(2 * pods, () => {
-    let n = 0;
-    for (let i = 0; i < pods; i++)
-      n += recommend([
-        { name: 'agent', state: mains[i] as ScopeState, requests: { cpu: 300 as Millicores }, limits: {} },
-        { name: 'sidecar', state: sidecars[i] as ScopeState },
-      ]).length;
-    return n;
-  }),
-]);
-rows.push([
-  'recommend DaemonSet-wide (per state merged)',
-  measure(states.length, () =>
-    recommend([
-      { name: 'agent', state: mains },
-      { name: 'sidecar', state: sidecars },
-    ]),
-  ),
-]);
-rows.push([
-  'mergeStates (per state merged)',
-  measure(states.length, () => [mergeStates(mains), mergeStates(sidecars)]),
-]);
-// One more 5-minute cycle replayed on fresh copies of the states (decoding is not counted).
-const later = end + 60 * 60_000;
-rows.push([
-  'add CPU + memory sample (per pair)',
-  (() => {
-    let copies: ScopeState[] = [];
-    return measure(
+function run(): { about: string; rows: Rows } {
+  const t0 = performance.now();
+  const pods = STATES / 2;
+  const mains: ScopeState[] = [];
+  const sidecars: ScopeState[] = [];
+  for (let i = 0; i < pods; i++) {
+    const factor = 0.25 * 16 ** rng(i + 1)();
+    mains.push(history(MAIN, factor, 2 * i + 11, start, end));
+    sidecars.push(history(SIDECAR, factor, 2 * i + 12, start, end));
+  }
+  const states = [...mains, ...sidecars];
+  const built = performance.now() - t0;
+  const rows: Rows = [];
+  let encoded: Uint8Array[] = [];
+  rows.push([
+    'encodeState (per state)',
+    measure(states.length, () => {
+      encoded = states.map(encodeState);
+    }),
+  ]);
+  rows.push([
+    'decodeState (per state)',
+    measure(encoded.length, () => {
+      let n = 0;
+      for (const b of encoded) n += decodeState(b).aggregate.totalSamplesCount;
+      return n;
+    }),
+  ]);
+  rows.push([
+    'recommend (per container, pods of 2)',
+    measure(2 * pods, () => {
+      let n = 0;
+      for (let i = 0; i < pods; i++)
+        n += recommend([
+          {
+            name: 'agent',
+            state: mains[i] as ScopeState,
+            requests: { cpu: 300 as Millicores, memory: (600 * MiB) as Bytes },
+            limits: { memory: (2400 * MiB) as Bytes },
+          },
+          { name: 'sidecar', state: sidecars[i] as ScopeState },
+        ]).length;
+      return n;
+    }),
+  ]);
+  rows.push([
+    'recommend DaemonSet-wide (per state merged)',
+    measure(states.length, () =>
+      recommend([
+        { name: 'agent', state: mains },
+        { name: 'sidecar', state: sidecars },
+      ]),
+    ),
+  ]);
+  rows.push([
+    'mergeStates (per state merged)',
+    measure(states.length, () => [mergeStates(mains), mergeStates(sidecars)]),
+  ]);
+  // One more 5-minute cycle replayed on fresh copies of the states (decoding is not counted).
+  const later = end + 60 * 60_000;
+  let copies: ScopeState[] = [];
+  rows.push([
+    'add CPU + memory sample (per pair)',
+    measure(
       encoded.length,
       () => {
         for (let k = 0; k < copies.length; k++) {
@@ -189,7 +196,63 @@ rows.push([
       () => {
         copies = encoded.map(decodeState);
       },
+    ),
+  ]);
+  const totalBytes = encoded.reduce((a, b) => a + b.length, 0);
+  const buckets = (s: ScopeState) =>
+    s.aggregate.cpuUsage.histogram.bucketWeight.filter((w) => w !== 0).length;
+  const about =
+    `${states.length} states (${pods} pods of 2 containers), 8 days at one sample per 5 min, ` +
+    `${(totalBytes / states.length).toFixed(0)} B encoded and ${(states.reduce((a, s) => a + buckets(s), 0) / states.length).toFixed(1)} non-empty CPU buckets per state on average (built in ${(built / 1000).toFixed(1)} s)`;
+  return { about, rows };
+}
+
+/** This very script run against the library as of a git revision, in a fresh process. */
+function runAgainst(rev: string): { about: string; rows: Rows } {
+  const root = join(import.meta.dirname, '..');
+  const dir = mkdtempSync(join(tmpdir(), 'fleetscope-recommendation-bench-'));
+  try {
+    execFileSync('sh', [
+      '-c',
+      `git -C "${root}" archive "${rev}" shared/recommendation shared/kernel package.json | tar -x -C "${dir}"`,
+    ]);
+    mkdirSync(join(dir, 'bench'));
+    copyFileSync(import.meta.filename, join(dir, 'bench', 'recommendation.ts'));
+    const out = execFileSync(process.execPath, ['--import', 'tsx', join(dir, 'bench', 'recommendation.ts')], {
+      cwd: root,
+      env: { ...process.env, BENCH_JSON: '1' },
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
+    return JSON.parse(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const f = (v: number) => v.toFixed(2).padStart(9);
+const againstAt = process.argv.indexOf('--against');
+if (process.env.BENCH_JSON) process.stdout.write(JSON.stringify(run()));
+else if (againstAt < 0) {
+  const { about, rows } = run();
+  console.log(`shared/recommendation micro-benchmark: ${about}`);
+  console.log(`  ${'µs per operation'.padEnd(44)}     first      warm`);
+  for (const [name, m] of rows) console.log(`  ${name.padEnd(44)} ${f(m.first)} ${f(m.warm)}`);
+  console.log('  first: the first pass over all states in a fresh process; warm: median of later passes');
+} else {
+  const rev = process.argv[againstAt + 1];
+  if (!rev) throw new Error('--against needs a git revision');
+  const before = runAgainst(rev);
+  const { about, rows } = run();
+  console.log(`shared/recommendation micro-benchmark: ${about}`);
+  console.log(
+    `  ${'µs per operation'.padEnd(44)} ${rev.slice(0, 9).padStart(9)} first / warm       now first / warm    warm speed-up`,
+  );
+  rows.forEach(([name, m], i) => {
+    const b = before.rows[i]?.[1] ?? { first: Number.NaN, warm: Number.NaN };
+    console.log(
+      `  ${name.padEnd(44)} ${f(b.first)} ${f(b.warm)}    ${f(m.first)} ${f(m.warm)}    ${(b.warm / m.warm).toFixed(1).padStart(8)}x`,
     );
-  })(),
-]);
-for (const [name, us] of rows) console.log(`  ${name.padEnd(44)} ${us.toFixed(2).padStart(8)} µs`);
+  });
+  console.log('  first: the first pass over all states in a fresh process; warm: median of later passes');
+}

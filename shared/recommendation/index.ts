@@ -14,7 +14,7 @@ import {
   statusToJson,
   type VerticalPodAutoscalerCheckpointStatus,
 } from './checkpoint/vpa-checkpoint.js';
-import { fromEpochMillis, type GoTime } from './gotime.js';
+import { fromEpochMillis, type GoTime, isZeroTime, MILLISECOND } from './gotime.js';
 import {
   applyVpaPolicy,
   type ControlledValues,
@@ -124,6 +124,40 @@ export function addCpuSample(
 export function addMemorySample(state: ScopeState, t: EpochMillis, usage: Bytes): boolean {
   checkAmount(usage, 'memory usage');
   return state.container.addSample({ measureStart: checkMillis(t, 't'), usage, resource: 'memory' });
+}
+
+/**
+ * Which memory samples cannot change the state, so that a log of samples may leave their values out:
+ * while the memory window in progress lasts (t < `before`), a sample of at most `atMost` bytes changes
+ * nothing but the time of the last memory sample (within a window only a higher peak is recorded, a
+ * window whose peak is 0 keeps it, and the window's peak never decreases). Undefined while the state
+ * has no memory window yet (every sample matters).
+ *
+ * The guarantee: from this state on, replaying each such sample as `addMemorySample(state, t, 0)`
+ * gives exactly the state its real value gives (the time still counts: it orders later samples and
+ * dates stale OOMs), for every such sample that comes before the first memory sample or OOM dated at
+ * or after `before` (the window then moves on; keep later values, which in time order are not below
+ * `before` anyway). It can be taken when states are decoded (a fold) and used in later cycles without
+ * decoding them.
+ */
+export function memorySampleThreshold(state: ScopeState): { before: EpochMillis; atMost: Bytes } | undefined {
+  const c = state.container;
+  if (isZeroTime(c.windowEnd)) return undefined;
+  // t (whole ms) < windowEnd (ns) exactly when t < ceil(windowEnd / 1ms).
+  const q = c.windowEnd / MILLISECOND;
+  const before = c.windowEnd > q * MILLISECOND ? q + 1n : q;
+  if (before > BigInt(Number.MAX_SAFE_INTEGER) || before < BigInt(Number.MIN_SAFE_INTEGER)) return undefined;
+  return { before: Number(before) as EpochMillis, atMost: c.getMaxMemoryPeak() as Bytes };
+}
+
+/**
+ * Whether addMemorySample(state, t, usage) would change the state otherwise than
+ * addMemorySample(state, t, 0) does (memorySampleThreshold, taken now): false for a sample not above
+ * the peak of the window in progress. Negative usage matters (it is dropped; a 0 would not be).
+ */
+export function memorySampleMatters(state: ScopeState, t: EpochMillis, usage: Bytes): boolean {
+  const threshold = memorySampleThreshold(state);
+  return !(threshold && t < threshold.before && usage >= 0 && usage <= threshold.atMost);
 }
 
 /**

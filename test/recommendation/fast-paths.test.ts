@@ -17,6 +17,8 @@ import {
   decodeState,
   encodeState,
   fromCheckpoint,
+  memorySampleMatters,
+  memorySampleThreshold,
   mergeStates,
   type RecommenderOptions,
   recommend,
@@ -309,5 +311,73 @@ describe('recommend: the same results as merging every container into a fresh ag
       compared++;
     }
     expect(compared).toBeGreaterThan(1000);
+  });
+});
+
+describe('memory samples that cannot change a state', () => {
+  it('replaying them as 0 gives the same state, until the window moves on', () => {
+    const r = prng(23);
+    let skipped = 0;
+    let kept = 0;
+    for (let i = 0; i < 300; i++) {
+      const real = randomState(500 + i);
+      const threshold = memorySampleThreshold(real);
+      if (!threshold) {
+        expect(real.container.windowEnd).toBe(ZERO_TIME);
+        continue;
+      }
+      const replayed = decodeState(encodeState(real));
+      let t = Number(real.container.lastMemorySampleStart / 1_000_000n);
+      let moved = false;
+      for (let k = 0; k < 400; k++) {
+        t += Math.floor(r() * 600_000) - (r() < 0.1 ? 900_000 : 0);
+        const kind = r();
+        if (kind < 0.2) {
+          const cpu = Math.floor(r() * 500) as Millicores;
+          expect(addCpuSample(replayed, t as EpochMillis, cpu)).toBe(
+            addCpuSample(real, t as EpochMillis, cpu),
+          );
+        } else if (kind < 0.23) {
+          // OOMs are often dated before the samples already seen.
+          const at = (t - Math.floor(r() * 3 * 3_600_000)) as EpochMillis;
+          const request = Math.floor(r() * 600 * MiB) as Bytes;
+          if (at >= threshold.before) moved = true;
+          expect(recordOom(replayed, at, request)).toBe(recordOom(real, at, request));
+        } else {
+          const usage = Math.floor(threshold.atMost * (r() < 0.8 ? r() : 1 + r())) as Bytes;
+          if (t >= threshold.before) moved = true;
+          const skip = !moved && t < threshold.before && usage <= threshold.atMost;
+          if (skip) skipped++;
+          else kept++;
+          const a = addMemorySample(real, t as EpochMillis, usage);
+          expect(addMemorySample(replayed, t as EpochMillis, skip ? (0 as Bytes) : usage)).toBe(a);
+        }
+      }
+      expect(snapshot(replayed)).toEqual(snapshot(real));
+    }
+    expect(skipped).toBeGreaterThan(5000);
+    expect(kept).toBeGreaterThan(5000);
+  });
+
+  it('memorySampleMatters: false only where 0 gives the same state', () => {
+    const r = prng(29);
+    let unimportant = 0;
+    for (let i = 0; i < 200; i++) {
+      const s = randomState(800 + i);
+      const last = Number(s.container.lastMemorySampleStart / 1_000_000n);
+      for (let k = 0; k < 20; k++) {
+        const t = (last + Math.floor(r() * 3 * DAY) - DAY) as EpochMillis;
+        const usage = Math.floor(
+          (s.container.getMaxMemoryPeak() || MiB) * 2 * r() - (r() < 0.05 ? 1e9 : 0),
+        ) as Bytes;
+        if (memorySampleMatters(s, t, usage)) continue;
+        unimportant++;
+        const a = decodeState(encodeState(s));
+        const b = decodeState(encodeState(s));
+        expect(addMemorySample(b, t, 0 as Bytes)).toBe(addMemorySample(a, t, usage));
+        expect(snapshot(b)).toEqual(snapshot(a));
+      }
+    }
+    expect(unimportant).toBeGreaterThan(500);
   });
 });
