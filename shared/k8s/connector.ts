@@ -146,7 +146,7 @@ export class ClusterConnector {
         operation: 'load kubeconfig',
         kind: 'credentials',
         retryable,
-        detail: `${describeKubeconfigRef(ref)}: ${message}`,
+        detail: loadFailure(ref, message),
       });
       this.opts.logger?.warn('kubeconfig could not be loaded', redactFields(err.toLog()));
       throw err;
@@ -191,4 +191,13 @@ export class ClusterConnector {
 
 function emptyStats(): ConnectorStats {
   return { requests: 0, byCluster: {}, clientsBuilt: 0, kubeconfigLoads: 0, invalidations: 0 };
+}
+
+/**
+ * What went wrong loading a kubeconfig, naming the reference once: the source's messages mostly name
+ * the file or secret already ('kubeconfig file "/x" does not exist'); the others get the reference.
+ */
+function loadFailure(ref: KubeconfigRef, message: string): string {
+  const named = `"${ref.kind === 'file' ? ref.path : ref.secretId}"`;
+  return message.includes(named) ? message : `${describeKubeconfigRef(ref)}: ${message}`;
 }

@@ -82,6 +82,17 @@ describe('ClusterConnector', () => {
     expect(e).toMatchObject({ kind: 'credentials', operation: 'load kubeconfig', cluster: 'a' });
     expect(e.message).toContain('missing.yaml" does not exist');
   });
+
+  it('names a missing kubeconfig file once', async () => {
+    const file = path.join(testDir('conn-'), 'missing.yaml');
+    const connector = new ClusterConnector({ secretPrefix: 'fleetscope/clusters/', ttlSeconds: 60 });
+    const e = (await connector
+      .get('demo-1', { kind: 'file', path: file, context: 'demo-1' })
+      .catch((x) => x)) as ClusterAccessError;
+    expect(e.message).toBe(
+      `cluster "demo-1": load kubeconfig failed: kubeconfig file "${file}" does not exist`,
+    );
+  });
 });
 
 describe('ClusterClient', () => {
