@@ -11,20 +11,16 @@
  *                                                          (gsi1pk = CLUSTERSET_GUARDS, gsi1sk = <set>#<id>)
  *   pk = FLEET               sk = claims#settings        fleet-wide settings
  */
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import {
   clusterPk,
-  conditionalWrite,
-  G1PK,
-  G1SK,
+  gsi1Of,
   IF_ABSENT,
   ifVersion,
   keyOf,
   PK,
-  queryAll,
-  queryGsi1,
-  SK,
+  Table,
   withoutKeys,
 } from '../platform/dynamo.js';
 import { type ClaimsSettings, type ClusterIdentity, DEFAULT_SETTINGS } from './identity.js';
@@ -73,27 +69,25 @@ export class VersionConflictError extends Error {
 }
 
 export class ClaimsStore {
+  private readonly items: Table;
+
   constructor(
     readonly db: DynamoDBDocumentClient,
     readonly table: string,
-  ) {}
+  ) {
+    this.items = new Table(db, table);
+  }
 
   // ---- identity -------------------------------------------------------------------------------
 
   async getIdentity(cluster: string): Promise<StoredIdentity | undefined> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(clusterPk(cluster), IDENTITY_SK),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? withoutKeys<StoredIdentity>(out.Item) : undefined;
+    const item = await this.items.get(keyOf(clusterPk(cluster), IDENTITY_SK), { consistent: true });
+    return item ? withoutKeys<StoredIdentity>(item) : undefined;
   }
 
   /** Every stored identity (gsi1; eventually consistent: re-read with getIdentity before acting). */
   async listIdentities(): Promise<StoredIdentity[]> {
-    return (await queryGsi1(this.db, this.table, IDENTITIES_GSI)).map((i) => withoutKeys<StoredIdentity>(i));
+    return (await this.items.queryGsi1(IDENTITIES_GSI)).map((i) => withoutKeys<StoredIdentity>(i));
   }
 
   /**
@@ -101,21 +95,12 @@ export class ClaimsStore {
    * version must equal it (optimistic lock); the caller passes the next version in `identity`.
    */
   async putIdentity(identity: StoredIdentity, expectedVersion?: number): Promise<void> {
-    const written = await conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...keyOf(clusterPk(identity.cluster), IDENTITY_SK),
-            [G1PK]: IDENTITIES_GSI,
-            [G1SK]: identity.cluster,
-            ...identity,
-          },
-          ...(expectedVersion === undefined ? IF_ABSENT : ifVersion(expectedVersion)),
-        }),
-      ),
-    );
-    if (!written)
+    const item = {
+      ...keyOf(clusterPk(identity.cluster), IDENTITY_SK),
+      ...gsi1Of(IDENTITIES_GSI, identity.cluster),
+      ...identity,
+    };
+    if (!(await this.items.put(item, expectedVersion === undefined ? IF_ABSENT : ifVersion(expectedVersion))))
       throw new VersionConflictError(
         expectedVersion === undefined
           ? `cluster "${identity.cluster}" already has an identity`
@@ -124,28 +109,14 @@ export class ClaimsStore {
   }
 
   async deleteIdentity(cluster: string, expectedVersion: number): Promise<void> {
-    const deleted = await conditionalWrite(() =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: keyOf(clusterPk(cluster), IDENTITY_SK),
-          ...ifVersion(expectedVersion),
-        }),
-      ),
-    );
-    if (!deleted) throw new VersionConflictError(`the identity of cluster "${cluster}" changed concurrently`);
+    if (!(await this.items.delete(keyOf(clusterPk(cluster), IDENTITY_SK), ifVersion(expectedVersion))))
+      throw new VersionConflictError(`the identity of cluster "${cluster}" changed concurrently`);
   }
 
   // ---- custom claims --------------------------------------------------------------------------
 
   async getCustom(cluster: string): Promise<Record<string, string>> {
-    const items = await queryAll(this.db, {
-      TableName: this.table,
-      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :p)',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-      ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':p': CUSTOM_SK_PREFIX },
-      ConsistentRead: true,
-    });
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: CUSTOM_SK_PREFIX });
     return Object.fromEntries(items.map((item) => [item.name as string, item.value as string]));
   }
 
@@ -154,13 +125,7 @@ export class ClaimsStore {
     const out = await this.db.send(
       new PutCommand({
         TableName: this.table,
-        Item: {
-          ...keyOf(clusterPk(cluster), CUSTOM_SK_PREFIX + name),
-          cluster,
-          name,
-          value,
-          updatedAt: at,
-        },
+        Item: { ...keyOf(clusterPk(cluster), CUSTOM_SK_PREFIX + name), cluster, name, value, updatedAt: at },
         ReturnValues: 'ALL_OLD',
       }),
     );
@@ -182,14 +147,10 @@ export class ClaimsStore {
   // ---- uniqueness guards ----------------------------------------------------------------------
 
   async getGuard(clusterSet: string, clusterId: string): Promise<Guard | undefined> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(clusterSetPk(clusterSet), guardSk(clusterId)),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? withoutKeys<Guard>(out.Item) : undefined;
+    const item = await this.items.get(keyOf(clusterSetPk(clusterSet), guardSk(clusterId)), {
+      consistent: true,
+    });
+    return item ? withoutKeys<Guard>(item) : undefined;
   }
 
   /**
@@ -197,21 +158,17 @@ export class ClaimsStore {
    * cluster already does (a resumed attempt); otherwise returns the holder and writes nothing.
    */
   async acquireGuard(guard: Guard): Promise<{ ok: true } | { ok: false; holder?: Guard }> {
-    const taken = await conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...keyOf(clusterSetPk(guard.clusterSet), guardSk(guard.clusterId)),
-            [G1PK]: GUARDS_GSI,
-            [G1SK]: `${guard.clusterSet}#${guard.clusterId}`,
-            ...guard,
-          },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #c = :c',
-          ExpressionAttributeNames: { '#pk': PK, '#c': 'cluster' },
-          ExpressionAttributeValues: { ':c': guard.cluster },
-        }),
-      ),
+    const taken = await this.items.put(
+      {
+        ...keyOf(clusterSetPk(guard.clusterSet), guardSk(guard.clusterId)),
+        ...gsi1Of(GUARDS_GSI, `${guard.clusterSet}#${guard.clusterId}`),
+        ...guard,
+      },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #c = :c',
+        ExpressionAttributeNames: { '#pk': PK, '#c': 'cluster' },
+        ExpressionAttributeValues: { ':c': guard.cluster },
+      },
     );
     if (taken) return { ok: true };
     return { ok: false, holder: await this.getGuard(guard.clusterSet, guard.clusterId) };
@@ -221,88 +178,60 @@ export class ClaimsStore {
    * Releases a guard only if it is still the one expected: held by `cluster` (and, when given, taken
    * with `token`). Returns false when it was not (someone else holds it, or it is gone).
    */
-  async releaseGuard(
+  releaseGuard(
     clusterSet: string,
     clusterId: string,
     expect: { cluster: string; token?: string },
   ): Promise<boolean> {
-    return conditionalWrite(() =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: keyOf(clusterSetPk(clusterSet), guardSk(clusterId)),
-          ConditionExpression: expect.token ? '#c = :c AND #t = :t' : '#c = :c',
-          ExpressionAttributeNames: { '#c': 'cluster', ...(expect.token ? { '#t': 'token' } : {}) },
-          ExpressionAttributeValues: {
-            ':c': expect.cluster,
-            ...(expect.token ? { ':t': expect.token } : {}),
-          },
-        }),
-      ),
-    );
+    return this.items.delete(keyOf(clusterSetPk(clusterSet), guardSk(clusterId)), {
+      ConditionExpression: expect.token ? '#c = :c AND #t = :t' : '#c = :c',
+      ExpressionAttributeNames: { '#c': 'cluster', ...(expect.token ? { '#t': 'token' } : {}) },
+      ExpressionAttributeValues: { ':c': expect.cluster, ...(expect.token ? { ':t': expect.token } : {}) },
+    });
   }
 
   async listGuards(): Promise<Guard[]> {
-    return (await queryGsi1(this.db, this.table, GUARDS_GSI)).map((i) => withoutKeys<Guard>(i));
+    return (await this.items.queryGsi1(GUARDS_GSI)).map((i) => withoutKeys<Guard>(i));
   }
 
   /** The guards of one ClusterSet (its members' IDs, and IDs being taken by a join in progress). */
   async guardsOf(clusterSet: string): Promise<Guard[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.table,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': PK },
-      ExpressionAttributeValues: { ':pk': clusterSetPk(clusterSet) },
-      ConsistentRead: true,
-    });
-    return items.map((i) => withoutKeys<Guard>(i));
+    return (await this.items.query(clusterSetPk(clusterSet), undefined)).map((i) => withoutKeys<Guard>(i));
   }
 
   // ---- sync status and settings ---------------------------------------------------------------
 
   async getSyncStatus(cluster: string): Promise<SyncStatus | undefined> {
-    const out = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), SYNC_SK) }),
-    );
-    return out.Item ? withoutKeys<SyncStatus>(out.Item) : undefined;
+    const item = await this.items.get(keyOf(clusterPk(cluster), SYNC_SK));
+    return item ? withoutKeys<SyncStatus>(item) : undefined;
   }
 
   /** Records a sync result unless a newer one is already stored. */
   async putSyncStatus(status: SyncStatus): Promise<void> {
-    await conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keyOf(clusterPk(status.cluster), SYNC_SK), ...status },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :at',
-          ExpressionAttributeNames: { '#pk': PK, '#at': 'at' },
-          ExpressionAttributeValues: { ':at': status.at },
-        }),
-      ),
+    await this.items.put(
+      { ...keyOf(clusterPk(status.cluster), SYNC_SK), ...status },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :at',
+        ExpressionAttributeNames: { '#pk': PK, '#at': 'at' },
+        ExpressionAttributeValues: { ':at': status.at },
+      },
     );
   }
 
   async deleteClusterItems(cluster: string): Promise<void> {
     const custom = await this.getCustom(cluster);
     for (const name of Object.keys(custom)) await this.deleteCustom(cluster, name);
-    for (const sk of [SYNC_SK, SETTINGS_SK]) {
-      await this.db.send(new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), sk) }));
-    }
+    for (const sk of [SYNC_SK, SETTINGS_SK]) await this.items.delete(keyOf(clusterPk(cluster), sk));
   }
 
   /** Fleet-wide settings, or one cluster's overrides; what is stored, without defaults. */
   async getStoredSettings(cluster?: string): Promise<Partial<ClaimsSettings>> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK),
-      }),
-    );
-    if (!out.Item) return {};
+    const item = await this.items.get(keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK));
+    if (!item) return {};
     const s: Partial<ClaimsSettings> = {};
-    if (typeof out.Item.writeClusterIdName === 'boolean') s.writeClusterIdName = out.Item.writeClusterIdName;
-    if (typeof out.Item.createCrd === 'boolean') s.createCrd = out.Item.createCrd;
-    if (out.Item.ocm === 'auto' || out.Item.ocm === 'off') s.ocm = out.Item.ocm;
+    if (typeof item.writeClusterIdName === 'boolean') s.writeClusterIdName = item.writeClusterIdName;
+    if (typeof item.createCrd === 'boolean') s.createCrd = item.createCrd;
+    if (item.ocm === 'auto' || item.ocm === 'off') s.ocm = item.ocm;
     return s;
   }
 
@@ -315,16 +244,11 @@ export class ClaimsStore {
 
   async putSettings(settings: Partial<ClaimsSettings>, cluster?: string): Promise<void> {
     const current = await this.getStoredSettings(cluster);
-    await this.db.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: {
-          ...keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK),
-          ...current,
-          ...settings,
-          updatedAt: new Date().toISOString(),
-        },
-      }),
-    );
+    await this.items.put({
+      ...keyOf(cluster ? clusterPk(cluster) : FLEET_PK, SETTINGS_SK),
+      ...current,
+      ...settings,
+      updatedAt: new Date().toISOString(),
+    });
   }
 }

@@ -1,21 +1,5 @@
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import {
-  clusterPk,
-  conditionalWrite,
-  G1PK,
-  G1SK,
-  IF_ABSENT,
-  keyOf,
-  PK,
-  queryGsi1,
-  withoutKeys,
-} from '../platform/dynamo.js';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { clusterPk, gsi1Of, IF_ABSENT, keyOf, PK, Table, withoutKeys } from '../platform/dynamo.js';
 import type { ClusterStatus, RegisteredCluster } from './cluster.js';
 
 const META = 'META';
@@ -33,40 +17,24 @@ export class ClusterNotFoundError extends Error {
 
 /** The cluster registry in DynamoDB. Every write is a single-item conditional write. */
 export class RegistryStore {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
+  private readonly items: Table;
+
+  constructor(db: DynamoDBDocumentClient, table: string) {
+    this.items = new Table(db, table);
+  }
 
   /** Adds a cluster; refuses (and writes nothing) when the name is taken. */
   async add(cluster: RegisteredCluster): Promise<void> {
-    const added = await conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...keyOf(clusterPk(cluster.name), META),
-            [G1PK]: CLUSTERS,
-            [G1SK]: cluster.name,
-            ...cluster,
-          },
-          ...IF_ABSENT,
-        }),
-      ),
-    );
-    if (!added) throw new ClusterExistsError(`cluster "${cluster.name}" is already registered`);
+    const item = { ...keyOf(clusterPk(cluster.name), META), ...gsi1Of(CLUSTERS, cluster.name), ...cluster };
+    if (!(await this.items.put(item, IF_ABSENT)))
+      throw new ClusterExistsError(`cluster "${cluster.name}" is already registered`);
   }
 
   /** The name a kube-system UID is registered under, per its guard (which may be stale: check it). */
   async uidHolder(uid: string): Promise<string | undefined> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(uidPk(uid), META),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item?.cluster as string | undefined;
+    return (await this.items.get(keyOf(uidPk(uid), META), { consistent: true }))?.cluster as
+      | string
+      | undefined;
   }
 
   /**
@@ -75,41 +43,36 @@ export class RegistryStore {
    * the guard is taken over only if it still names that holder. False when someone else holds it.
    */
   claimUid(uid: string, name: string, staleHolder?: string): Promise<boolean> {
-    return conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keyOf(uidPk(uid), META), cluster: name },
-          ConditionExpression: staleHolder
-            ? '#c = :stale OR #c = :me'
-            : 'attribute_not_exists(#pk) OR #c = :me',
-          ExpressionAttributeNames: staleHolder ? { '#c': 'cluster' } : { '#pk': PK, '#c': 'cluster' },
-          ExpressionAttributeValues: staleHolder ? { ':stale': staleHolder, ':me': name } : { ':me': name },
-        }),
-      ),
+    return this.items.put(
+      { ...keyOf(uidPk(uid), META), cluster: name },
+      staleHolder
+        ? {
+            ConditionExpression: '#c = :stale OR #c = :me',
+            ExpressionAttributeNames: { '#c': 'cluster' },
+            ExpressionAttributeValues: { ':stale': staleHolder, ':me': name },
+          }
+        : {
+            ConditionExpression: 'attribute_not_exists(#pk) OR #c = :me',
+            ExpressionAttributeNames: { '#pk': PK, '#c': 'cluster' },
+            ExpressionAttributeValues: { ':me': name },
+          },
     );
   }
 
   /** Releases the UID's guard if `name` still holds it. */
   async releaseUid(uid: string, name: string): Promise<void> {
-    await conditionalWrite(() =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: keyOf(uidPk(uid), META),
-          ConditionExpression: '#c = :me',
-          ExpressionAttributeNames: { '#c': 'cluster' },
-          ExpressionAttributeValues: { ':me': name },
-        }),
-      ),
-    );
+    await this.items.delete(keyOf(uidPk(uid), META), {
+      ConditionExpression: '#c = :me',
+      ExpressionAttributeNames: { '#c': 'cluster' },
+      ExpressionAttributeValues: { ':me': name },
+    });
   }
 
   /** Points a registration at another kubeconfig (same cluster, e.g. the simulator restarted elsewhere). */
   async updateKubeconfig(name: string, kubeconfig: RegisteredCluster['kubeconfig']): Promise<void> {
-    await this.db.send(
+    await this.items.db.send(
       new UpdateCommand({
-        TableName: this.table,
+        TableName: this.items.name,
         Key: keyOf(clusterPk(name), META),
         UpdateExpression: 'SET #k = :k',
         ConditionExpression: 'attribute_exists(#pk)',
@@ -120,36 +83,24 @@ export class RegistryStore {
   }
 
   async get(name: string): Promise<RegisteredCluster | undefined> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(clusterPk(name), META),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? toCluster(out.Item) : undefined;
+    const item = await this.items.get(keyOf(clusterPk(name), META), { consistent: true });
+    return item ? toCluster(item) : undefined;
   }
 
   /** Every registered cluster, in name order, following the query's pages. */
   async list(): Promise<RegisteredCluster[]> {
-    return (await queryGsi1(this.db, this.table, CLUSTERS)).map(toCluster);
+    return (await this.items.queryGsi1(CLUSTERS)).map(toCluster);
   }
 
   /** Removes a cluster's registration (and its UID guard); refuses when it is not registered. */
   async remove(name: string): Promise<void> {
     const existing = await this.get(name);
-    const removed = await conditionalWrite(() =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: keyOf(clusterPk(name), META),
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PK },
-        }),
-      ),
-    );
+    const removed = await this.items.delete(keyOf(clusterPk(name), META), {
+      ConditionExpression: 'attribute_exists(#pk)',
+      ExpressionAttributeNames: { '#pk': PK },
+    });
     if (!removed) throw new ClusterNotFoundError(`cluster "${name}" is not registered`);
-    await this.db.send(new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(name), STATUS) }));
+    await this.items.delete(keyOf(clusterPk(name), STATUS));
     if (existing?.kubeSystemUid) await this.releaseUid(existing.kubeSystemUid, name);
   }
 
@@ -158,24 +109,19 @@ export class RegistryStore {
    * overwrites a fresher one).
    */
   putStatus(status: ClusterStatus): Promise<boolean> {
-    return conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keyOf(clusterPk(status.cluster), STATUS), ...status },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #at < :at',
-          ExpressionAttributeNames: { '#pk': PK, '#at': 'observedAt' },
-          ExpressionAttributeValues: { ':at': status.observedAt },
-        }),
-      ),
+    return this.items.put(
+      { ...keyOf(clusterPk(status.cluster), STATUS), ...status },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #at < :at',
+        ExpressionAttributeNames: { '#pk': PK, '#at': 'observedAt' },
+        ExpressionAttributeValues: { ':at': status.observedAt },
+      },
     );
   }
 
   async getStatus(name: string): Promise<ClusterStatus | undefined> {
-    const out = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(name), STATUS) }),
-    );
-    return out.Item ? withoutKeys<ClusterStatus>(out.Item) : undefined;
+    const item = await this.items.get(keyOf(clusterPk(name), STATUS));
+    return item ? withoutKeys<ClusterStatus>(item) : undefined;
   }
 }
 

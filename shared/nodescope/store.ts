@@ -16,25 +16,16 @@
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
  */
+import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
-  BatchGetCommand,
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-} from '@aws-sdk/lib-dynamodb';
-import {
+  type Condition,
   clusterPk,
-  conditionalWrite,
-  G1PK,
-  G1SK,
+  gsi1Of,
   IF_ABSENT,
   ifVersion,
   keyOf,
-  PK,
-  queryAll,
-  queryGsi1,
   SK,
+  Table,
   TTL,
   withoutKeys,
 } from '../platform/dynamo.js';
@@ -142,10 +133,11 @@ export class NodeScopeStore {
     writeUnits: 0,
   };
 
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly table: string,
-  ) {}
+  private readonly items: Table;
+
+  constructor(db: DynamoDBDocumentClient, table: string) {
+    this.items = new Table(db, table);
+  }
 
   private countWrite(bytes: number): void {
     this.stats.writes++;
@@ -160,80 +152,74 @@ export class NodeScopeStore {
   }
 
   /** A conditional put, counted when written; false when its condition did not hold. */
-  private async putIf(
-    Item: Record<string, unknown>,
-    condition: typeof IF_ABSENT | ReturnType<typeof ifVersion>,
+  /** A put, counted when written; false when its condition did not hold. */
+  private async put(
+    item: Record<string, unknown>,
+    condition: Condition | undefined,
     bytes: number,
   ): Promise<boolean> {
-    const written = await conditionalWrite(() =>
-      this.db.send(new PutCommand({ TableName: this.table, Item, ...condition })),
-    );
+    const written = await this.items.put(item, condition);
     if (written) this.countWrite(bytes);
     return written;
   }
 
+  /** A read of one item, counted. */
+  private async get(
+    key: Record<string, unknown>,
+    consistent: boolean,
+  ): Promise<Record<string, unknown> | undefined> {
+    const item = await this.items.get(key, { consistent });
+    this.countRead(approxSize(item), consistent);
+    return item;
+  }
+
+  /** A delete, counted. */
+  private async delete(key: Record<string, unknown>): Promise<void> {
+    await this.items.delete(key);
+    this.countWrite(1);
+  }
+
   async getCluster(cluster: string): Promise<ClusterRecord | undefined> {
-    const out = await this.db.send(
-      new GetCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), CLUSTER_SK) }),
-    );
-    this.countRead(approxSize(out.Item), false);
-    return out.Item ? withoutKeys<ClusterRecord>(out.Item) : undefined;
+    const item = await this.get(keyOf(clusterPk(cluster), CLUSTER_SK), false);
+    return item ? withoutKeys<ClusterRecord>(item) : undefined;
   }
 
   async putCluster(rec: ClusterRecord): Promise<void> {
-    const Item = { ...keyOf(clusterPk(rec.cluster), CLUSTER_SK), ...rec };
-    await this.db.send(new PutCommand({ TableName: this.table, Item }));
-    this.countWrite(approxSize(Item));
+    const item = { ...keyOf(clusterPk(rec.cluster), CLUSTER_SK), ...rec };
+    await this.put(item, undefined, approxSize(item));
   }
 
   async getHead(cluster: string, ds: string): Promise<DsHead | undefined> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(clusterPk(cluster), headSk(ds)),
-        ConsistentRead: true,
-      }),
-    );
-    this.countRead(approxSize(out.Item), true);
-    return out.Item ? withoutKeys<DsHead>(out.Item) : undefined;
+    const item = await this.get(keyOf(clusterPk(cluster), headSk(ds)), true);
+    return item ? withoutKeys<DsHead>(item) : undefined;
   }
 
   /** Heads of one cluster (without their chunks or logs). */
   async listHeads(cluster: string): Promise<DsHead[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.table,
-      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-      ExpressionAttributeValues: { ':pk': clusterPk(cluster), ':prefix': HEAD_PREFIX },
-      ConsistentRead: true,
-    });
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: HEAD_PREFIX });
     for (const item of items) this.countRead(approxSize(item), true);
     return items.map((item) => withoutKeys<DsHead>(item));
   }
 
   /** Every head of the fleet (sparse index). */
   async listAllHeads(): Promise<DsHead[]> {
-    return (await queryGsi1(this.db, this.table, HEADS_GSI)).map((item) => withoutKeys<DsHead>(item));
+    return (await this.items.queryGsi1(HEADS_GSI)).map((item) => withoutKeys<DsHead>(item));
   }
 
   /** Writes the head if its stored version is still `expected` (0: it must not exist). */
   async putHead(head: DsHead, expected: number): Promise<void> {
     const ds = dsKeyOf(head.namespace, head.name);
-    const Item = {
+    const item = {
       ...keyOf(clusterPk(head.cluster), headSk(ds)),
-      [G1PK]: HEADS_GSI,
-      [G1SK]: `${head.cluster}#${ds}`,
+      ...gsi1Of(HEADS_GSI, `${head.cluster}#${ds}`),
       ...head,
     };
-    if (!(await this.putIf(Item, expected === 0 ? IF_ABSENT : ifVersion(expected), approxSize(Item))))
+    if (!(await this.put(item, expected === 0 ? IF_ABSENT : ifVersion(expected), approxSize(item))))
       throw new VersionConflict(`the head of ${ds} changed underneath`);
   }
 
   async deleteHead(cluster: string, ds: string): Promise<void> {
-    await this.db.send(
-      new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), headSk(ds)) }),
-    );
-    this.countWrite(1);
+    await this.delete(keyOf(clusterPk(cluster), headSk(ds)));
   }
 
   /** Writes a chunk of a new generation; false when it exists (another invocation is folding). */
@@ -245,12 +231,12 @@ export class NodeScopeStore {
     body: Uint8Array,
     now: number,
   ): Promise<boolean> {
-    const Item = {
+    const item = {
       ...keyOf(clusterPk(cluster), baseSk(ds, gen, k)),
       data: body,
       [TTL]: Math.floor(now / 1000) + CHUNK_TTL_S,
     };
-    return this.putIf(Item, IF_ABSENT, body.length + 120);
+    return this.put(item, IF_ABSENT, body.length + 120);
   }
 
   /**
@@ -272,24 +258,24 @@ export class NodeScopeStore {
         const out: {
           Responses?: Record<string, Record<string, unknown>[]>;
           UnprocessedKeys?: Record<string, { Keys?: Record<string, unknown>[] }>;
-        } = await this.db.send(new BatchGetCommand({ RequestItems: { [this.table]: { Keys: request } } }));
-        for (const item of out.Responses?.[this.table] ?? []) {
+        } = await this.items.db.send(
+          new BatchGetCommand({ RequestItems: { [this.items.name]: { Keys: request } } }),
+        );
+        for (const item of out.Responses?.[this.items.name] ?? []) {
           const data = asBytes(item.data);
           this.countRead(data.length + 120, false);
           found.set(item[SK] as string, data);
         }
-        request = out.UnprocessedKeys?.[this.table]?.Keys;
+        request = out.UnprocessedKeys?.[this.items.name]?.Keys;
       }
     }
     const out: Uint8Array[] = [];
     for (const key of keys) {
       let data = found.get(key[SK] as string);
       if (!data) {
-        const got = await this.db.send(
-          new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }),
-        );
-        if (!got.Item) return undefined;
-        data = asBytes(got.Item.data);
+        const got = await this.items.get(key, { consistent: true });
+        if (!got) return undefined;
+        data = asBytes(got.data);
         this.countRead(data.length + 120, true);
       }
       out.push(data);
@@ -298,37 +284,24 @@ export class NodeScopeStore {
   }
 
   async deleteChunks(cluster: string, ds: string, gen: number, count: number): Promise<void> {
-    for (let k = 0; k < count; k++) {
-      await this.db.send(
-        new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), baseSk(ds, gen, k)) }),
-      );
-      this.countWrite(1);
-    }
+    for (let k = 0; k < count; k++) await this.delete(keyOf(clusterPk(cluster), baseSk(ds, gen, k)));
   }
 
   /** Appends a cycle's entry; false when the cycle was already written (a redelivered event). */
   async putLog(cluster: string, ds: string, cycle: string, body: Uint8Array, now: number): Promise<boolean> {
-    const Item = {
+    const item = {
       ...keyOf(clusterPk(cluster), `${logPrefix(ds)}${cycle}`),
       data: body,
       [TTL]: Math.floor(now / 1000) + LOG_TTL_S,
     };
-    return this.putIf(Item, IF_ABSENT, body.length + 100);
+    return this.put(item, IF_ABSENT, body.length + 100);
   }
 
   /** Log entries after `after` (a cycle key), in cycle order. */
   async listLogs(cluster: string, ds: string, after: string): Promise<{ cycle: string; data: Uint8Array }[]> {
     const prefix = logPrefix(ds);
-    const items = await queryAll(this.db, {
-      TableName: this.table,
-      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-      ExpressionAttributeValues: {
-        ':pk': clusterPk(cluster),
-        ':lo': `${prefix}${after}\u0000`,
-        ':hi': `${prefix}\uffff`,
-      },
-      ConsistentRead: true,
+    const items = await this.items.query(clusterPk(cluster), {
+      between: [`${prefix}${after}\u0000`, `${prefix}\uffff`],
     });
     const out: { cycle: string; data: Uint8Array }[] = [];
     for (const item of items) {
@@ -340,24 +313,12 @@ export class NodeScopeStore {
   }
 
   async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {
-    for (const c of cycles) {
-      await this.db.send(
-        new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`) }),
-      );
-      this.countWrite(1);
-    }
+    for (const c of cycles) await this.delete(keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`));
   }
 
   async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
-    const out = await this.db.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: keyOf(clusterPk(cluster), applySk(ds)),
-        ConsistentRead: true,
-      }),
-    );
-    this.countRead(approxSize(out.Item), true);
-    return out.Item ? withoutKeys<ApplyRecord>(out.Item) : { records: {}, version: 0 };
+    const item = await this.get(keyOf(clusterPk(cluster), applySk(ds)), true);
+    return item ? withoutKeys<ApplyRecord>(item) : { records: {}, version: 0 };
   }
 
   /** Writes the resize records if nobody else did since `prev` was read. */
@@ -367,15 +328,12 @@ export class NodeScopeStore {
     records: Record<string, ResizeRecord>,
     prev: number,
   ): Promise<boolean> {
-    const Item = { ...keyOf(clusterPk(cluster), applySk(ds)), records, version: prev + 1 };
-    return this.putIf(Item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(Item));
+    const item = { ...keyOf(clusterPk(cluster), applySk(ds)), records, version: prev + 1 };
+    return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
   }
 
   async deleteApply(cluster: string, ds: string): Promise<void> {
-    await this.db.send(
-      new DeleteCommand({ TableName: this.table, Key: keyOf(clusterPk(cluster), applySk(ds)) }),
-    );
-    this.countWrite(1);
+    await this.delete(keyOf(clusterPk(cluster), applySk(ds)));
   }
 }
 

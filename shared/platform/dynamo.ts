@@ -1,83 +1,159 @@
 /**
- * What every store of the fleetscope table does the same way (keys from ./table.ts): item keys,
- * conditional writes that report a failed condition as `false`, queries that follow every page, and
- * items read back without their key attributes.
+ * What every store of the fleetscope table does the same way (keys from ./table.ts): item keys and
+ * index entries, conditional writes that report a failed condition as `false`, queries that follow every
+ * page, and items read back without their key attributes.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { TABLE } from './table.js';
 
 export const PK = TABLE.partitionKey.name;
 export const SK = TABLE.sortKey.name;
-export const G1PK = TABLE.gsi1.partitionKey.name;
-export const G1SK = TABLE.gsi1.sortKey.name;
+const G1PK = TABLE.gsi1.partitionKey.name;
+const G1SK = TABLE.gsi1.sortKey.name;
 export const TTL = TABLE.ttlAttribute;
 
 export type Item = Record<string, unknown>;
+
+/** A write's condition, as the SDK takes it. */
+export interface Condition {
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
 
 /** The partition of everything about one registered cluster (each capability's items by sort key). */
 export const clusterPk = (cluster: string) => `CLUSTER#${cluster}`;
 
 /** An item's primary key. */
-export const keyOf = (pk: string, sk: string) => ({ [PK]: pk, [SK]: sk });
+export const keyOf = (pk: string, sk: string): Item => ({ [PK]: pk, [SK]: sk });
+
+/** The attributes that list an item in gsi1 (a sparse index: one partition per kind of item). */
+export const gsi1Of = (partition: string, sort: string): Item => ({ [G1PK]: partition, [G1SK]: sort });
 
 /** Condition: no item with this key exists yet. */
-export const IF_ABSENT = {
+export const IF_ABSENT: Condition = {
   ConditionExpression: 'attribute_not_exists(#pk)',
   ExpressionAttributeNames: { '#pk': PK },
 };
 
 /** Condition: the stored item's `version` is `expected` (optimistic lock). */
-export const ifVersion = (expected: number) => ({
+export const ifVersion = (expected: number): Condition => ({
   ConditionExpression: '#v = :v',
   ExpressionAttributeNames: { '#v': 'version' },
   ExpressionAttributeValues: { ':v': expected },
 });
 
 /** A write refused because its condition did not hold (by class, or by name from another SDK copy). */
-export const isConditionFailure = (err: unknown): boolean =>
+const isConditionFailure = (err: unknown): boolean =>
   err instanceof ConditionalCheckFailedException ||
   (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
-
-/** Sends a conditional write: true when written, false when its condition did not hold (nothing written). */
-export async function conditionalWrite(send: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await send();
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
-}
-
-/** Every item a query returns, following LastEvaluatedKey through all its pages. */
-export async function queryAll(
-  db: DynamoDBDocumentClient,
-  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
-): Promise<Item[]> {
-  const items: Item[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
-
-/** Every item of one gsi1 partition (a sparse, eventually consistent listing across the fleet). */
-export function queryGsi1(db: DynamoDBDocumentClient, table: string, partition: string): Promise<Item[]> {
-  return queryAll(db, {
-    TableName: table,
-    IndexName: TABLE.gsi1.indexName,
-    KeyConditionExpression: '#g = :g',
-    ExpressionAttributeNames: { '#g': G1PK },
-    ExpressionAttributeValues: { ':g': partition },
-  });
-}
 
 /** An item as its store's type: without the key, index and TTL attributes. */
 export function withoutKeys<T>(item: Item): T {
   const { [PK]: _pk, [SK]: _sk, [G1PK]: _g, [G1SK]: _gs, [TTL]: _t, ...rest } = item;
   return rest as T;
+}
+
+/** One table's items: reads, conditional writes that say whether they wrote, queries over every page. */
+export class Table {
+  constructor(
+    readonly db: DynamoDBDocumentClient,
+    readonly name: string,
+  ) {}
+
+  async get(key: Item, opts: { consistent?: boolean } = {}): Promise<Item | undefined> {
+    const out = await this.db.send(
+      new GetCommand({
+        TableName: this.name,
+        Key: key,
+        ...(opts.consistent ? { ConsistentRead: true } : {}),
+      }),
+    );
+    return out.Item;
+  }
+
+  /** Puts an item: true when written, false when `condition` did not hold (nothing written). */
+  put(item: Item, condition?: Condition): Promise<boolean> {
+    return this.conditional(() =>
+      this.db.send(new PutCommand({ TableName: this.name, Item: item, ...condition })),
+    );
+  }
+
+  /** Deletes an item: true when deleted (or absent), false when `condition` did not hold. */
+  delete(key: Item, condition?: Condition): Promise<boolean> {
+    return this.conditional(() =>
+      this.db.send(new DeleteCommand({ TableName: this.name, Key: key, ...condition })),
+    );
+  }
+
+  /**
+   * The items of partition `pk`, all of them or those whose sort key begins with a prefix or lies
+   * between two bounds, read consistently.
+   */
+  query(
+    pk: string,
+    range: { beginsWith: string } | { between: [string, string] } | undefined,
+  ): Promise<Item[]> {
+    const names: Record<string, string> = { '#pk': PK };
+    const values: Item = { ':pk': pk };
+    let condition = '#pk = :pk';
+    if (range) {
+      names['#sk'] = SK;
+      if ('beginsWith' in range) {
+        condition += ' AND begins_with(#sk, :p)';
+        values[':p'] = range.beginsWith;
+      } else {
+        condition += ' AND #sk BETWEEN :lo AND :hi';
+        [values[':lo'], values[':hi']] = range.between;
+      }
+    }
+    return this.all({
+      TableName: this.name,
+      KeyConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ConsistentRead: true,
+    });
+  }
+
+  /** Every item of one gsi1 partition (eventually consistent: re-read an item before acting on it). */
+  queryGsi1(partition: string): Promise<Item[]> {
+    return this.all({
+      TableName: this.name,
+      IndexName: TABLE.gsi1.indexName,
+      KeyConditionExpression: '#g = :g',
+      ExpressionAttributeNames: { '#g': G1PK },
+      ExpressionAttributeValues: { ':g': partition },
+    });
+  }
+
+  private async conditional(send: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await send();
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Every item a query returns, following LastEvaluatedKey through all its pages. */
+  private async all(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
 }
