@@ -8,6 +8,8 @@
  *   written only to clusters that already serve it (OCM-managed clusters). Its CRD is here for the
  *   simulator and the tests, which play such a cluster.
  */
+import { storedVersion } from '../kernel/crds/version.js';
+
 export const CLUSTER_PROPERTY = {
   group: 'about.k8s.io',
   plural: 'clusterproperties',
@@ -137,25 +139,9 @@ export function clusterClaimCrd() {
       },
       scope: 'Cluster',
       versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: {
-                  type: 'object',
-                  properties: { value: { type: 'string', maxLength: 1024, minLength: 1 } },
-                },
-              },
-            },
-          },
-        },
+        storedVersion('v1alpha1', {
+          spec: { type: 'object', properties: { value: { type: 'string', maxLength: 1024, minLength: 1 } } },
+        }),
       ],
     },
   };

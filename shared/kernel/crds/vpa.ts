@@ -4,6 +4,7 @@
  * (shared/nodescope/crd.ts). The schemas keep the fields clients use, with upstream's constraints, not
  * every documentation string of the upstream manifests.
  */
+import { OBJECT_META, storedVersion } from './version.js';
 
 export const VPA_GROUP = 'autoscaling.k8s.io';
 export const VPA_CRD_NAME = `verticalpodautoscalers.${VPA_GROUP}`;
@@ -22,7 +23,6 @@ const resourceList = {
     'x-kubernetes-int-or-string': true,
   },
 };
-const meta = { apiVersion: str, kind: str, metadata: { type: 'object' } };
 
 /** What a variant adds to the v1 schema: properties of spec and of status, and CEL rules on spec. */
 export interface VpaSchemaExtension {
@@ -73,7 +73,7 @@ export function vpaSchema(ext: VpaSchemaExtension = {}): Record<string, unknown>
     type: 'object',
     required: ['spec'],
     properties: {
-      ...meta,
+      ...OBJECT_META,
       spec: {
         type: 'object',
         required: ['targetRef'],
@@ -212,32 +212,21 @@ export function vpaCheckpointCrd(): Record<string, unknown> {
       },
       scope: 'Namespaced',
       versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                ...meta,
-                spec: { type: 'object', properties: { containerName: str, vpaObjectName: str } },
-                status: {
-                  type: 'object',
-                  properties: {
-                    cpuHistogram: histogram,
-                    firstSampleStart: { type: 'string', format: 'date-time', nullable: true },
-                    lastSampleStart: { type: 'string', format: 'date-time', nullable: true },
-                    lastUpdateTime: { type: 'string', format: 'date-time', nullable: true },
-                    memoryHistogram: histogram,
-                    totalSamplesCount: { type: 'integer' },
-                    version: str,
-                  },
-                },
-              },
+        storedVersion('v1', {
+          spec: { type: 'object', properties: { containerName: str, vpaObjectName: str } },
+          status: {
+            type: 'object',
+            properties: {
+              cpuHistogram: histogram,
+              firstSampleStart: { type: 'string', format: 'date-time', nullable: true },
+              lastSampleStart: { type: 'string', format: 'date-time', nullable: true },
+              lastUpdateTime: { type: 'string', format: 'date-time', nullable: true },
+              memoryHistogram: histogram,
+              totalSamplesCount: { type: 'integer' },
+              version: str,
             },
           },
-        },
+        }),
       ],
     },
   };
