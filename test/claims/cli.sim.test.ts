@@ -171,32 +171,23 @@ describe('fleetscope clusterset and claims', () => {
     expect((await run('claims', 'check', '--cluster', 'cli-a', '--dry-run')).out).toBe('cli-a: in-sync');
     expect((await run('claims', 'check', '--cluster', 'cli-a')).out).toBe('cli-a: in-sync');
 
-    const dns = await run(
-      'claims',
-      'dns',
-      '--cluster',
-      'cli-a',
-      '--service',
-      'web',
-      '--namespace',
-      'shop',
-      '--hostname',
-      'web-0',
-    );
+    const web0 = (cluster: string) =>
+      run(
+        'claims',
+        'dns',
+        '--cluster',
+        cluster,
+        '--service',
+        'web',
+        '--namespace',
+        'shop',
+        '--hostname',
+        'web-0',
+      );
+    const dns = await web0('cli-a');
     expect(dns.out).toBe('web-0.shop-eu.web.shop.svc.clusterset.local');
     // cli-b is in no ClusterSet (its join was refused): it has no clusterset.local name.
-    const outside = await run(
-      'claims',
-      'dns',
-      '--cluster',
-      'cli-b',
-      '--service',
-      'web',
-      '--namespace',
-      'shop',
-      '--hostname',
-      'web-0',
-    );
+    const outside = await web0('cli-b');
     expect(outside.code).toBe(1);
     expect(outside.out).toBe('');
     expect(outside.err).toMatch(
