@@ -31,6 +31,17 @@ const resizeContainer = z
     after: z.object({ requests: quantities.optional(), limits: quantities.optional() }).strict(),
   })
   .strict();
+/** The pod a resize event is about, and who resized it. */
+const resizedPod = {
+  cluster: clusterRef,
+  /** The capability that resized (nodescope; balloons later). */
+  source: z.string().min(1),
+  namespace: z.string().min(1),
+  pod: z.string().min(1),
+  podUid: z.string(),
+  node: z.string().optional(),
+  owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
+};
 
 export const detailSchemas = {
   ClusterRegistered: z
@@ -115,14 +126,7 @@ export const detailSchemas = {
     .strict(),
   PodResized: z
     .object({
-      cluster: clusterRef,
-      /** The capability that resized (nodescope; balloons later). */
-      source: z.string().min(1),
-      namespace: z.string().min(1),
-      pod: z.string().min(1),
-      podUid: z.string(),
-      node: z.string().optional(),
-      owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
+      ...resizedPod,
       /** Requested: pods/resize accepted the change; Completed: the kubelet now runs it. */
       outcome: z.enum(['Requested', 'Completed']),
       containers: z.array(resizeContainer),
@@ -131,13 +135,7 @@ export const detailSchemas = {
     .strict(),
   PodResizeRefused: z
     .object({
-      cluster: clusterRef,
-      source: z.string().min(1),
-      namespace: z.string().min(1),
-      pod: z.string().min(1),
-      podUid: z.string(),
-      node: z.string().optional(),
-      owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
+      ...resizedPod,
       /** Deferred/Infeasible/ActuationError: the kubelet; Invalid/Forbidden/Conflict: the apiserver. */
       refusal: z.enum([
         'Deferred',
