@@ -176,6 +176,12 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
   const u = (userEntry as NamedEntry).body;
   const cName = clusterRef as string;
   const uName = userRef as string;
+  /** A PEM given inline (`<field>-data`, base64) or as a file (`<field>`, resolved and checked). */
+  const pem = (from: Record<string, unknown>, field: string, owner: string) => {
+    const data = str(from[`${field}-data`]);
+    if (data !== undefined && !isBase64Pem(data)) fail(`${field}-data of ${owner} is not base64-encoded PEM`);
+    return { data, file: resolveFile(str(from[field]), opts.baseDir, `${field} of ${owner}`, fail) };
+  };
 
   // Cluster.
   const serverRaw = str(c.server);
@@ -194,15 +200,7 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
     fail(
       `cluster "${cName}" sets insecure-skip-tls-verify: true; fleetscope keeps TLS verification on. Remove it and provide certificate-authority-data for the cluster's CA`,
     );
-  const caData = str(c['certificate-authority-data']);
-  if (caData !== undefined && !isBase64Pem(caData))
-    fail(`certificate-authority-data of cluster "${cName}" is not base64-encoded PEM`);
-  const caFile = resolveFile(
-    str(c['certificate-authority']),
-    opts.baseDir,
-    `certificate-authority of cluster "${cName}"`,
-    fail,
-  );
+  const { data: caData, file: caFile } = pem(c, 'certificate-authority', `cluster "${cName}"`);
   const tlsServerName = str(c['tls-server-name']);
   const proxyUrl = str(c['proxy-url']);
   const serverUrl = serverRaw!.replace(/\/+$/, '');
@@ -223,21 +221,10 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
     token = readFileSync(p, 'utf8').trim() || undefined;
     if (!token) fail(`token-file of user "${uName}" is empty`);
   }
-  const certData = str(u['client-certificate-data']);
-  const keyData = str(u['client-key-data']);
   registerSecret(token);
-  registerSecret(keyData);
-  if (keyData !== undefined && !isBase64Pem(keyData))
-    fail(`client-key-data of user "${uName}" is not base64-encoded PEM`);
-  if (certData !== undefined && !isBase64Pem(certData))
-    fail(`client-certificate-data of user "${uName}" is not base64-encoded PEM`);
-  const certFile = resolveFile(
-    str(u['client-certificate']),
-    opts.baseDir,
-    `client-certificate of user "${uName}"`,
-    fail,
-  );
-  const keyFile = resolveFile(str(u['client-key']), opts.baseDir, `client-key of user "${uName}"`, fail);
+  registerSecret(str(u['client-key-data']));
+  const { data: keyData, file: keyFile } = pem(u, 'client-key', `user "${uName}"`);
+  const { data: certData, file: certFile } = pem(u, 'client-certificate', `user "${uName}"`);
   const hasCert = certData !== undefined || certFile !== undefined;
   const hasKey = keyData !== undefined || keyFile !== undefined;
   if (hasCert !== hasKey)
