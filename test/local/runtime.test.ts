@@ -16,6 +16,19 @@ contexts: [{name: gone, context: {cluster: gone, user: gone}}]
 current-context: gone
 `;
 
+/** An inventory ClusterWorkRequested event as EventBridge delivers it to the handler. */
+const inventoryRequested = (id: string, cluster: string, cycleId: string) => ({
+  version: '0',
+  id,
+  'detail-type': 'ClusterWorkRequested',
+  source: 'fleetscope',
+  account: '000000000000',
+  time: '2026-11-21T10:00:00Z',
+  region: 'us-east-1',
+  resources: [],
+  detail: { cluster, capability: 'inventory', cycleId, requestedAt: '2026-11-21T10:00:00Z' },
+});
+
 describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
   let runtime: LocalRuntime;
   let dir: string;
@@ -73,22 +86,7 @@ describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
   });
 
   it('runs an event-triggered handler once per event id, however often the event is delivered', async () => {
-    const event = {
-      version: '0',
-      id: 'redelivered-event-1',
-      'detail-type': 'ClusterWorkRequested',
-      source: 'fleetscope',
-      account: '000000000000',
-      time: '2026-11-21T10:00:00Z',
-      region: 'us-east-1',
-      resources: [],
-      detail: {
-        cluster: 'gone-a',
-        capability: 'inventory',
-        cycleId: 'inventory/x',
-        requestedAt: '2026-11-21T10:00:00Z',
-      },
-    };
+    const event = inventoryRequested('redelivered-event-1', 'gone-a', 'inventory/x');
     const published = () => runtime.bus.log.filter((e) => e.detailType === 'ClusterInventoried').length;
     const start = published();
     const first = await runtime.invoker.invoke('inventory', event);
@@ -108,22 +106,7 @@ describe('local runtime restarted in one process', () => {
 
     const second = await startLocalRuntime({ retryDelayMs: 5 });
     try {
-      const event = {
-        version: '0',
-        id: 'after-restart-1',
-        'detail-type': 'ClusterWorkRequested',
-        source: 'fleetscope',
-        account: '000000000000',
-        time: '2026-11-21T10:00:00Z',
-        region: 'us-east-1',
-        resources: [],
-        detail: {
-          cluster: 'nobody',
-          capability: 'inventory',
-          cycleId: 'c',
-          requestedAt: '2026-11-21T10:00:00Z',
-        },
-      };
+      const event = inventoryRequested('after-restart-1', 'nobody', 'c');
       // The idempotency middleware captured its client when the handler was first imported; it must
       // follow the new runtime's DynamoDB rather than the stopped one.
       await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
