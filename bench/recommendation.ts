@@ -246,12 +246,12 @@ else if (againstAt < 0) {
   const { about, rows } = run();
   console.log(`shared/recommendation micro-benchmark: ${about}`);
   console.log(
-    `  ${'µs per operation'.padEnd(44)} ${rev.slice(0, 9).padStart(9)} first / warm       now first / warm    warm speed-up`,
+    `  ${'µs per operation'.padEnd(44)} ${rev.slice(0, 9).padStart(9)} first / warm       now first / warm    speed-up first / warm`,
   );
   rows.forEach(([name, m], i) => {
     const b = before.rows[i]?.[1] ?? { first: Number.NaN, warm: Number.NaN };
     console.log(
-      `  ${name.padEnd(44)} ${f(b.first)} ${f(b.warm)}    ${f(m.first)} ${f(m.warm)}    ${(b.warm / m.warm).toFixed(1).padStart(8)}x`,
+      `  ${name.padEnd(44)} ${f(b.first)} ${f(b.warm)}    ${f(m.first)} ${f(m.warm)}    ${`${(b.first / m.first).toFixed(1)}x`.padStart(14)} ${`${(b.warm / m.warm).toFixed(1)}x`.padStart(6)}`,
     );
   });
   console.log('  first: the first pass over all states in a fresh process; warm: median of later passes');
