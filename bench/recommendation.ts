@@ -22,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prng as rng } from '../shared/kernel/prng.js';
 import type { Bytes, EpochMillis, Millicores } from '../shared/kernel/units.js';
 import {
   addCpuSample,
@@ -41,17 +42,6 @@ const WARMUP = 5;
 const DAY = 86_400_000;
 const STEP = 5 * 60_000;
 const MiB = 2 ** 20;
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0 || 1;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Profile {
   cpu: number;

@@ -4,6 +4,7 @@
  * simulator produces the same kube-system UID, node names and pod names.
  */
 import { createHash } from 'node:crypto';
+import { prng } from '../../shared/kernel/prng.js';
 
 export function sha256(...parts: (string | number)[]): Buffer {
   return createHash('sha256').update(parts.join('\u0000')).digest();
@@ -94,14 +95,4 @@ export function unit(...values: number[]): number {
   return mix32(...values) / 4294967296;
 }
 
-/** A small deterministic PRNG (mulberry32) for sequences such as node sizes. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };

@@ -3,6 +3,8 @@
  * growing memory working set, and optional OOM kills, sampled once a minute as metrics-server would.
  * Deterministic (seeded), so failures reproduce.
  */
+
+import { prng } from '../../shared/kernel/prng.js';
 import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
 import {
   addCpuSample,
@@ -13,16 +15,7 @@ import {
   type ScopeState,
 } from '../../shared/recommendation/index.js';
 
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 export interface HistorySpec {
   start: string;
