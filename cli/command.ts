@@ -22,11 +22,16 @@ export function need(value: string | undefined, message: string): string {
   return value;
 }
 
-/** Runs the handler of subcommand `sub`; a usage error when it is missing or unknown. */
+/**
+ * Runs the handler of the subcommand named by the first positional argument; a usage error when it is
+ * missing or unknown, or when more positional arguments follow.
+ */
 export function runSubcommand(
-  sub: string | undefined,
+  positionals: string[],
   handlers: Record<string, () => Promise<number>>,
 ): Promise<number> {
+  const [sub, ...extra] = positionals;
+  if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const handler = sub && Object.hasOwn(handlers, sub) ? handlers[sub] : undefined;
   if (!handler) throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
   return handler();

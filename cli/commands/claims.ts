@@ -67,9 +67,7 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    const [sub, ...extra] = positionals;
-    if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
-    return runSubcommand(sub, {
+    return runSubcommand(positionals, {
       get: () => get(values),
       set: () => set(values),
       delete: () => del(values),

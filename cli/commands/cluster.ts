@@ -35,7 +35,7 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    return runSubcommand(positionals[0], {
+    return runSubcommand(positionals, {
       register: () => register(values),
       list: () => list(values),
       deregister: () => deregister(values),

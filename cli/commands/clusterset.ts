@@ -7,7 +7,7 @@ import {
 } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
-import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
+import { type CliCommand, need, runSubcommand } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 
 const usage = `usage:
@@ -41,9 +41,7 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    const [sub, ...extra] = positionals;
-    if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
-    return runSubcommand(sub, {
+    return runSubcommand(positionals, {
       join: () => change(values, (p, c) => joinClusterSet(p, c, need(values.set, 'join needs --set'))),
       leave: () => change(values, (p, c) => leaveClusterSet(p, c, values.set)),
       move: () => change(values, (p, c) => moveClusterSet(p, c, need(values.to, 'move needs --to'))),

@@ -46,7 +46,7 @@ export const command: CliCommand = {
   usage,
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
-    return runSubcommand(positionals[0], {
+    return runSubcommand(positionals, {
       list: () => list(values),
       get: () => get(values),
       'install-crd': () => installCrd(values),
