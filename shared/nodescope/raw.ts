@@ -54,6 +54,9 @@ export interface RawStats {
   pageMs: number;
 }
 
+/** The scratch buffer grows in steps of this many bytes. */
+const SCRATCH_STEP = 1 << 20;
+
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -61,6 +64,7 @@ const cpuMs = () => {
 
 export class RawReader {
   readonly stats: RawStats = { requests: 0, writes: 0, bytes: 0, byOperation: {}, parseMs: 0, pageMs: 0 };
+  private scratch: Buffer = Buffer.alloc(0);
 
   constructor(private readonly client: ClusterClient) {}
 
@@ -81,15 +85,31 @@ export class RawReader {
     return (opts.headers ?? {}) as Record<string, string>;
   }
 
+  /**
+   * The body of a response as text. The chunks are copied into one scratch buffer that the reader keeps
+   * (grown to its largest response) and decoded from there: a fresh Buffer.concat per response would
+   * allocate the whole list a second time outside the heap, and that external memory is what drives
+   * the major garbage collections of a cycle (each of which marks everything the process holds).
+   * Decoding is synchronous, so requests in flight at the same time never share the buffer's contents.
+   */
+  private text(chunks: Buffer[], length: number): string {
+    if (chunks.length === 1) return (chunks[0] as Buffer).toString('utf8');
+    if (this.scratch.length < length)
+      this.scratch = Buffer.allocUnsafeSlow(Math.ceil(length / SCRATCH_STEP) * SCRATCH_STEP);
+    let at = 0;
+    for (const c of chunks) at += c.copy(this.scratch, at);
+    return this.scratch.toString('utf8', 0, length);
+  }
+
   private fetch(
     path: string,
     query: Record<string, string | number | undefined>,
     signal: AbortSignal,
     write?: { method: string; body: string; contentType: string },
-  ) {
+  ): Promise<string> {
     return this.connection().then(
       async (conn) =>
-        new Promise<Buffer>((resolve, reject) => {
+        new Promise<string>((resolve, reject) => {
           const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
           for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
@@ -108,18 +128,23 @@ export class RawReader {
               },
               (res) => {
                 const chunks: Buffer[] = [];
-                res.on('data', (d: Buffer) => chunks.push(d));
+                let length = 0;
+                res.on('data', (d: Buffer) => {
+                  chunks.push(d);
+                  length += d.length;
+                });
                 res.on('error', reject);
                 res.on('end', () => {
-                  const body = Buffer.concat(chunks);
-                  this.stats.bytes += body.length;
+                  this.stats.bytes += length;
+                  const body = this.text(chunks, length);
+                  chunks.length = 0;
                   const status = res.statusCode ?? 0;
                   if (status >= 200 && status < 300) resolve(body);
                   else {
                     const headers: Record<string, string> = {};
                     for (const [k, v] of Object.entries(res.headers))
                       if (typeof v === 'string') headers[k.toLowerCase()] = v;
-                    reject(new RawHttpError(status, body.toString('utf8'), headers));
+                    reject(new RawHttpError(status, body, headers));
                   }
                 });
               },
@@ -149,7 +174,7 @@ export class RawReader {
         this.count(operation);
         const body = await this.fetch(path, query, signal);
         const c0 = cpuMs();
-        const out = JSON.parse(body.toString('utf8')) as T;
+        const out = JSON.parse(body) as T;
         this.stats.parseMs += cpuMs() - c0;
         return out;
       },
@@ -172,7 +197,7 @@ export class RawReader {
         this.count(operation);
         this.stats.writes++;
         const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
-        return JSON.parse(out.toString('utf8')) as T;
+        return JSON.parse(out) as T;
       },
       { idempotent: method !== 'POST', ...call },
     );
