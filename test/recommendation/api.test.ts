@@ -31,50 +31,19 @@ import {
   StateDecodeError,
   toCheckpoint,
 } from '../../shared/recommendation/index.js';
-import type { DecayingHistogram } from '../../shared/recommendation/model/decaying-histogram.js';
 import {
   feed,
   firstTime,
   generateHistory,
   type HistorySpec,
   latestTime,
+  snapshot,
   stateFromHistory,
 } from './history.js';
 
 const MiB = 1024 * 1024;
 const DAY = 86_400_000;
 const ms = (iso: string) => Date.parse(iso) as EpochMillis;
-
-function histogramSnapshot(h: DecayingHistogram) {
-  return {
-    referenceTimestamp: h.referenceTimestamp,
-    halfLife: h.halfLife,
-    totalWeight: h.histogram.totalWeight,
-    minBucket: h.histogram.minBucket,
-    maxBucket: h.histogram.maxBucket,
-    weights: Array.from(h.histogram.bucketWeight),
-  };
-}
-
-/** Every field of a state, to compare two states exactly. */
-function snapshot(s: ScopeState) {
-  const a = s.aggregate;
-  const c = s.container;
-  return {
-    config: { ...a.config },
-    creationTime: a.creationTime,
-    firstSampleStart: a.firstSampleStart,
-    lastSampleStart: a.lastSampleStart,
-    totalSamplesCount: a.totalSamplesCount,
-    cpu: histogramSnapshot(a.cpuUsage),
-    memory: histogramSnapshot(a.memoryPeaks),
-    lastCpuSampleStart: c.lastCpuSampleStart,
-    memoryPeak: c.memoryPeak,
-    oomPeak: c.oomPeak,
-    windowEnd: c.windowEnd,
-    lastMemorySampleStart: c.lastMemorySampleStart,
-  };
-}
 
 const profiles: Record<string, HistorySpec> = {
   'diurnal agent with OOMs': {

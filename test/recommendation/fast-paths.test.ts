@@ -26,45 +26,13 @@ import {
   type ScopeState,
   toCheckpoint,
 } from '../../shared/recommendation/index.js';
-import type { DecayingHistogram } from '../../shared/recommendation/model/decaying-histogram.js';
 import { referenceDecodeState, referenceEncodeState } from './binary-v1-reference.js';
 import * as reference from './gomath-reference.js';
-import { prng } from './history.js';
+import { prng, snapshot } from './history.js';
 import { referenceRecommend } from './recommend-reference.js';
 
 const MiB = 2 ** 20;
 const DAY = 86_400_000;
-
-function histogramSnapshot(h: DecayingHistogram) {
-  return {
-    referenceTimestamp: h.referenceTimestamp,
-    halfLife: h.halfLife,
-    totalWeight: h.histogram.totalWeight,
-    minBucket: h.histogram.minBucket,
-    maxBucket: h.histogram.maxBucket,
-    weights: Array.from(h.histogram.bucketWeight),
-  };
-}
-
-/** Every field of a state, to compare two states exactly (toEqual tells -0 from 0). */
-function snapshot(s: ScopeState) {
-  const a = s.aggregate;
-  const c = s.container;
-  return {
-    config: { ...a.config },
-    creationTime: a.creationTime,
-    firstSampleStart: a.firstSampleStart,
-    lastSampleStart: a.lastSampleStart,
-    totalSamplesCount: a.totalSamplesCount,
-    cpu: histogramSnapshot(a.cpuUsage),
-    memory: histogramSnapshot(a.memoryPeaks),
-    lastCpuSampleStart: c.lastCpuSampleStart,
-    memoryPeak: c.memoryPeak,
-    oomPeak: c.oomPeak,
-    windowEnd: c.windowEnd,
-    lastMemorySampleStart: c.lastMemorySampleStart,
-  };
-}
 
 /** A random history through the public API: days of samples every stepMs, noise, jitter, OOMs. */
 function randomState(seed: number, options?: RecommenderOptions): ScopeState {

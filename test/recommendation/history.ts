@@ -14,6 +14,7 @@ import {
   recordOom,
   type ScopeState,
 } from '../../shared/recommendation/index.js';
+import type { DecayingHistogram } from '../../shared/recommendation/model/decaying-histogram.js';
 
 export { prng };
 
@@ -112,4 +113,35 @@ export function latestTime(...histories: HistoryJson[]): EpochMillis {
     for (const s of [...h.cpuSamples, ...h.memorySamples, ...h.ooms])
       latest = Math.max(latest, Date.parse(s.t));
   return latest as EpochMillis;
+}
+
+export function histogramSnapshot(h: DecayingHistogram) {
+  return {
+    referenceTimestamp: h.referenceTimestamp,
+    halfLife: h.halfLife,
+    totalWeight: h.histogram.totalWeight,
+    minBucket: h.histogram.minBucket,
+    maxBucket: h.histogram.maxBucket,
+    weights: Array.from(h.histogram.bucketWeight),
+  };
+}
+
+/** Every field of a state, to compare two states exactly (toEqual tells -0 from 0). */
+export function snapshot(s: ScopeState) {
+  const a = s.aggregate;
+  const c = s.container;
+  return {
+    config: { ...a.config },
+    creationTime: a.creationTime,
+    firstSampleStart: a.firstSampleStart,
+    lastSampleStart: a.lastSampleStart,
+    totalSamplesCount: a.totalSamplesCount,
+    cpu: histogramSnapshot(a.cpuUsage),
+    memory: histogramSnapshot(a.memoryPeaks),
+    lastCpuSampleStart: c.lastCpuSampleStart,
+    memoryPeak: c.memoryPeak,
+    oomPeak: c.oomPeak,
+    windowEnd: c.windowEnd,
+    lastMemorySampleStart: c.lastMemorySampleStart,
+  };
 }
