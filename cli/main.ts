@@ -30,10 +30,6 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
   },
 };
 
-export function registerCommand(name: string, summary: string, load: () => Promise<CliCommand>): void {
-  commands[name] = { summary, load };
-}
-
 function help(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));
   const rows = Object.entries(commands).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);

@@ -112,11 +112,6 @@ export class LocalBus {
     return { EventId: event.id };
   }
 
-  /** Puts an event on the bus from outside a handler (the CLI, tests); same routing as PutEvents. */
-  inject(detailType: string, detail: unknown, source = 'fleetscope'): string | undefined {
-    return this.accept({ Source: source, DetailType: detailType, Detail: JSON.stringify(detail) }).EventId;
-  }
-
   private route(event: Record<string, unknown>): void {
     const targets = this.rules.filter((r) => matches(r.pattern, event));
     if (targets.length === 0) this.stats.unmatched++;

@@ -193,7 +193,7 @@ async function contextsOf(path: string): Promise<{ name: string; ref: Kubeconfig
 }
 
 /** EKS contexts are ARNs (".../cluster/NAME"): keep the last part, lower-case, as an RFC 1123 label. */
-export function clusterNameFor(context: string): string {
+function clusterNameFor(context: string): string {
   const last = context.split('/').pop() ?? context;
   const name = last
     .toLowerCase()

@@ -120,7 +120,7 @@ async function list(values: Flags): Promise<number> {
           .join(',') || '-',
       ]),
     ];
-    console.log(formatTable(table));
+    console.log(textTable(table).join('\n'));
     return 0;
   });
 }
@@ -146,6 +146,3 @@ function age(iso: string, now = Date.now()): string {
   if (s < 172800) return `${Math.round(s / 3600)}h ago`;
   return `${Math.round(s / 86400)}d ago`;
 }
-
-/** Aligned text table as one string (the CLI's list output). */
-export const formatTable = (rows: string[][]): string => textTable(rows).join('\n');

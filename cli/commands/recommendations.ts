@@ -1,5 +1,6 @@
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
+import { textTable } from '../../shared/kernel/text-table.js';
 import type { Bytes, Millicores } from '../../shared/kernel/units.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
@@ -9,7 +10,6 @@ import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, targetOptions, withContext } from '../context.js';
-import { formatTable } from './cluster.js';
 
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [--json]
@@ -73,7 +73,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     console.log(
-      formatTable([
+      textTable([
         [
           'CLUSTER',
           'DAEMONSET',
@@ -96,7 +96,7 @@ async function list(values: Flags): Promise<number> {
           `${delta(h.stats.perNodeCpu, h.stats.dsWideCpu)}, ${delta(h.stats.perNodeMemory, h.stats.dsWideMemory)}`,
           new Date(h.baseAt).toISOString(),
         ]),
-      ]),
+      ]).join('\n'),
     );
     return 0;
   });
@@ -215,7 +215,7 @@ async function get(values: Flags): Promise<number> {
       if (!rec) continue;
       for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, rec.source, c, r));
     }
-    console.log(formatTable(rows));
+    console.log(textTable(rows).join('\n'));
     return 0;
   });
 }
