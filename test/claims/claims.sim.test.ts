@@ -121,8 +121,12 @@ describe('ClusterSet membership in the cluster', () => {
   it('move changes the clusterset claim in place: never absent, never two', async () => {
     await joinClusterSet(fleet.ports, 'gamma', 'blue');
     await fleet.runtime.bus.drain();
+    fleet.sim.cluster('gamma').resetStats();
     await moveClusterSet(fleet.ports, 'gamma', 'green');
     await fleet.runtime.bus.drain();
+    // Never absent: the claim was patched in place, never deleted and re-created.
+    expect(fleet.sim.cluster('gamma').stats().byMethodAndKind['DELETE customresources']).toBeUndefined();
+    expect(fleet.sim.cluster('gamma').stats().byMethodAndKind['PATCH customresources']).toBeGreaterThan(0);
     const props = await fleet.properties('gamma');
     expect(props['clusterset.k8s.io']).toBe('green');
     expect(Object.keys(props).filter((k) => k.startsWith('clusterset'))).toEqual(['clusterset.k8s.io']);
@@ -296,7 +300,7 @@ describe('options and the rest of the lifecycle', () => {
     expect(s?.error).toMatch(/not installed and creating it is not allowed/);
     await expect(
       fleet.client('nocrd').apiextensions.readCustomResourceDefinition({ name: CLUSTER_PROPERTY.crdName }),
-    ).rejects.toThrow();
+    ).rejects.toMatchObject({ code: 404 });
   });
 
   it('the newer ID name can be turned off: cluster.clusterset.k8s.io is then removed', async () => {

@@ -142,6 +142,7 @@ describe('fleetscope clusterset and claims', () => {
       '--value',
       'other',
     );
+    expect(rename.code).toBe(1);
     expect(rename.err).toMatch(/must not change during a membership/);
     expect((await properties('cli-a'))['id.k8s.io']).toBe('shop-eu');
   });

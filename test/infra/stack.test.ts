@@ -504,8 +504,9 @@ describe('fleetscope stack context', () => {
         ],
       },
     });
-    for (const [, a] of ofType(resources, 'AWS::CloudWatch::Alarm'))
-      expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    const alarms = ofType(resources, 'AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(2 * allFunctions().length + stack.deadLetterQueues.length);
+    for (const [, a] of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 
   it('rejects invalid context values with a message naming the key', () => {

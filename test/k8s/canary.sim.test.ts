@@ -191,6 +191,8 @@ describe('no credential ever reaches output or errors', () => {
     });
 
     expect(errors.length).toBeGreaterThanOrEqual(20);
+    // Every path above must really have failed: a call that succeeded left a placeholder.
+    expect(errors.filter((e) => (e as Error).message === 'expected a failure')).toEqual([]);
     expect(mintedTokens.length).toBeGreaterThan(0);
     const haystacks = [
       output,

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalDynamo } from '../../local/dynamo.js';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
@@ -81,8 +82,8 @@ describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
       expect(status?.error).toMatch(/gone-a|gone-b|127\.0\.0\.1|connect|refused/i);
       expect(status?.error).not.toContain('not-a-real-token');
     }
-    expect(runtime.invoker.deadLetters.filter((d) => d.functionId === 'inventory')).toHaveLength(0);
-    expect(before).toBeGreaterThan(0);
+    // Unreachable clusters are results, not failures: the cycle dead-lettered nothing.
+    expect(runtime.invoker.deadLetters).toHaveLength(before);
   });
 
   it('runs an event-triggered handler once per event id, however often the event is delivered', async () => {
@@ -111,6 +112,8 @@ describe('local runtime restarted in one process', () => {
       // follow the new runtime's DynamoDB rather than the stopped one.
       await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
       await expect(second.invoker.invoke('inventory', event)).resolves.toEqual({ skipped: true });
+      const records = await second.db.send(new ScanCommand({ TableName: second.idempotencyTable }));
+      expect(records.Items?.map((i) => i.id)).toEqual([expect.stringMatching(/^inventory#/)]);
     } finally {
       await second.stop();
     }

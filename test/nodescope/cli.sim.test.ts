@@ -54,6 +54,7 @@ describe('fleetscope recommendations', () => {
         });
         nodes = [...(r.daemonSets[0]?.recs.keys() ?? [])].sort();
       }
+      expect(nodes).toHaveLength(4);
     } finally {
       await client.close();
       await runtime.stop();

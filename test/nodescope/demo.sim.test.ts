@@ -34,6 +34,7 @@ describe('the demo fleet', () => {
       await fleet.stop();
       await rm(dir, { recursive: true, force: true });
     }
-    expect(Math.abs(nodescopeClock()() - Date.now())).toBeLessThan(5000);
+    // Stopping the demo hands nodescope back the wall clock itself.
+    expect(nodescopeClock()).toBe(Date.now);
   });
 });

@@ -52,6 +52,7 @@ describe('a 5,000-node cluster with 50,000 pods', () => {
     let total = 0;
     let pages = 0;
     let lastRemaining: number | undefined;
+    let countedDown = 0;
     do {
       const r = await raw(
         c,
@@ -60,12 +61,16 @@ describe('a 5,000-node cluster with 50,000 pods', () => {
       );
       total += r.json.items.length;
       pages++;
-      if (lastRemaining !== undefined && r.json.metadata.remainingItemCount !== undefined)
+      if (lastRemaining !== undefined && r.json.metadata.remainingItemCount !== undefined) {
         expect(r.json.metadata.remainingItemCount).toBe(lastRemaining - 500);
+        countedDown++;
+      }
       lastRemaining = r.json.metadata.remainingItemCount;
       cont = r.json.metadata.continue ?? '';
     } while (cont);
     expect(total).toBe(50_000);
+    // Every page but the first and the last (which has none) counted down.
+    expect(countedDown).toBe(pages - 2);
     expect(pages).toBe(100);
   });
 
