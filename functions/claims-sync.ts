@@ -1,4 +1,5 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { CLAIMS } from '../shared/claims/capability.js';
 import { ClusterClaimsApi } from '../shared/claims/incluster.js';
 import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js';
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
@@ -39,11 +40,13 @@ export const handler = eventHandler({
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
     };
-    const known = await store.getIdentity(name);
-    tagIdentity(logger, metrics, { clusterId: known?.clusterId, clusterSet: known?.clusterSet });
-    forgetIdentityKeys(name);
+    const capability = (event.detail as { capability?: string }).capability;
+    if (event['detail-type'] === 'ClusterWorkRequested' && capability !== CLAIMS) {
+      return { cluster: name, skipped: `capability ${capability}` };
+    }
 
     if (event['detail-type'] === 'ClusterDeregistered') {
+      const known = await store.getIdentity(name);
       let removed = 0;
       if (known?.clusterSet && known.kubeconfig) {
         try {
@@ -56,12 +59,9 @@ export const handler = eventHandler({
         }
       }
       await forgetCluster(ports, name);
+      forgetIdentityKeys(name);
       logger.info('claims forgotten after deregistration', { removedInCluster: removed });
       return { cluster: name, forgotten: Boolean(known) };
-    }
-    const capability = (event.detail as { capability?: string }).capability;
-    if (event['detail-type'] === 'ClusterWorkRequested' && capability !== 'claims') {
-      return { cluster: name, skipped: `capability ${capability}` };
     }
 
     const cluster = await registry.get(name);
@@ -73,6 +73,8 @@ export const handler = eventHandler({
       { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },
       cluster,
     );
+    // The sync may have changed the ID or ClusterSet: drop the cached keys, tag the fresh ones.
+    forgetIdentityKeys(name);
     tagIdentity(logger, metrics, { clusterId: result.clusterId, clusterSet: result.clusterSet });
     metrics.addMetric('ClaimsChecked', MetricUnit.Count, 1);
     metrics.addMetric('ClaimsWritten', MetricUnit.Count, result.ops.length + result.ocmOps.length);
