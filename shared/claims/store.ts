@@ -237,8 +237,10 @@ export class ClaimsStore {
 
   /** Defaults, overridden by the fleet's settings, overridden by the cluster's. */
   async settingsFor(cluster?: string): Promise<ClaimsSettings> {
-    const fleet = await this.getStoredSettings();
-    const own = cluster ? await this.getStoredSettings(cluster) : {};
+    const [fleet, own] = await Promise.all([
+      this.getStoredSettings(),
+      cluster ? this.getStoredSettings(cluster) : {},
+    ]);
     return { ...DEFAULT_SETTINGS, ...fleet, ...own };
   }
 

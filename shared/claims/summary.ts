@@ -87,13 +87,13 @@ export async function identityColumns(
   clusters: string[],
 ): Promise<Record<string, { id: string; clusterSet: string }>> {
   const store = new ClaimsStore(db, tableName);
+  // One query for the fleet, not one read per cluster: a listing may be a moment behind.
+  const byCluster = new Map((await store.listIdentities()).map((i) => [i.cluster, i]));
   const out: Record<string, { id: string; clusterSet: string }> = {};
-  await Promise.all(
-    clusters.map(async (c) => {
-      const i = await store.getIdentity(c);
-      out[c] = { id: i?.clusterId ?? '-', clusterSet: i?.clusterSet ?? '-' };
-    }),
-  );
+  for (const c of clusters) {
+    const i = byCluster.get(c);
+    out[c] = { id: i?.clusterId ?? '-', clusterSet: i?.clusterSet ?? '-' };
+  }
   return out;
 }
 

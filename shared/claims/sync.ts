@@ -158,8 +158,8 @@ export async function syncCluster(
           `kube-system UID is now ${uid}, was ${priorUid} (ID ${identity.clusterId}): is this still the same cluster?`,
         );
     }
+    let state = await desiredState(p, identity, cluster.name);
     for (let round = 1; ; round++) {
-      const state = await desiredState(p, identity, cluster.name);
       settings = state.settings;
       digest = state.digest;
       result.clusterId = identity?.clusterId;
@@ -193,6 +193,7 @@ export async function syncCluster(
       identity = await p.store.getIdentity(cluster.name);
       const after = await desiredState(p, identity, cluster.name);
       if (after.digest === digest || round >= MAX_ROUNDS) break;
+      state = after;
     }
     const wrote = result.ops.length + result.ocmOps.length > 0;
     result.drift = wrote && previous?.digest === digest && result.state !== 'crd-missing';
