@@ -5,6 +5,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
+import { textTable } from '../kernel/text-table.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import type { Amounts, NodeRec } from './model.js';
 import { getRecommendations, listDaemonSets } from './query.js';
@@ -13,18 +14,6 @@ import { NodeScopeStore } from './store.js';
 const cpu = (v: number | undefined) => (v === undefined ? '-' : formatCpu(Math.round(v) as Millicores));
 const mem = (v: number | undefined) =>
   v === undefined ? '-' : formatMemory((Math.round(v / 2 ** 20) * 2 ** 20) as Bytes);
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 function sum(recs: Iterable<NodeRec>): Amounts & { cpu: number; memory: number } {
   let c = 0;
@@ -54,8 +43,10 @@ export async function nodescopeSummaryLines(
   const heads = await listDaemonSets(store);
   const clusters = [...new Set(heads.map((h) => h.cluster))];
   const lines = [`nodescope: ${heads.length} DaemonSet(s) sized per node in ${clusters.length} cluster(s)`];
+  const cycles = new Map<string, Awaited<ReturnType<NodeScopeStore['getCluster']>>>();
   for (const c of clusters) {
     const rec = await store.getCluster(c);
+    cycles.set(c, rec);
     const l = rec?.lastCycle;
     if (!l) continue;
     const parts = [
@@ -77,7 +68,7 @@ export async function nodescopeSummaryLines(
     const containers = h.containers.filter((c) => recs.dsWide[c]);
     lines.push('');
     if (Object.keys(recs.nodes).length === 0) {
-      const metrics = (await store.getCluster(h.cluster))?.lastCycle.metricsApi;
+      const metrics = cycles.get(h.cluster)?.lastCycle?.metricsApi;
       lines.push(
         `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode}): no recommendation yet, no samples${metrics && metrics !== 'available' ? ` (metrics API ${metrics})` : ''}`,
       );
@@ -110,11 +101,7 @@ export async function nodescopeSummaryLines(
     for (const c of containers) wideRow.push(cpu(wide[c]?.target.cpu), mem(wide[c]?.target.memory));
     wideRow.push('');
     rows.push(wideRow);
-    lines.push(
-      ...table(rows)
-        .split('\n')
-        .map((x) => `  ${x}`),
-    );
+    lines.push(...textTable(rows).map((x) => `  ${x}`));
     const n = entries.length;
     const perNode = sum(entries.map(([, r]) => r));
     const asWide = { cpu: wideTotal.cpu * n, memory: wideTotal.memory * n };

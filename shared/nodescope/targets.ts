@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
+import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
 import { cpuMillis, memoryBytes } from './quantities.js';
@@ -135,7 +136,7 @@ export function policiesFor(vpa: VpaObject, containers: readonly string[]): Reco
   const list = vpa.spec?.resourcePolicy?.containerPolicies ?? [];
   const out: Record<string, ContainerPolicy> = {};
   for (const name of containers) {
-    const p = list.find((x) => x.containerName === name) ?? list.find((x) => x.containerName === '*');
+    const p = getContainerResourcePolicy(name, list);
     if (p) out[name] = toPolicy(p);
   }
   return out;

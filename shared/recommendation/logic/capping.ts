@@ -27,7 +27,7 @@ export interface BoundedResources {
 }
 
 /** GetContainerResourcePolicy: the policy named for the container, else the "*" policy. */
-export function getContainerResourcePolicy<P extends { containerName: string }>(
+export function getContainerResourcePolicy<P extends { containerName?: string }>(
   containerName: string,
   policies: readonly P[] | undefined,
 ): P | undefined {
