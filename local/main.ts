@@ -12,7 +12,7 @@ import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { describeKubeconfigRef, type KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { describeKubeconfigRef, type KubeconfigRef, kubeconfigRefKey } from '../shared/k8s/kubeconfig-ref.js';
 import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import { allSchedules } from '../shared/platform/capabilities.js';
 import { ENV } from '../shared/platform/config.js';
@@ -135,7 +135,8 @@ async function registerTargets(runtime: LocalRuntime, targets: { name: string; r
   for (const t of targets) {
     const existing = await store.get(t.name);
     if (existing) {
-      if (JSON.stringify(existing.kubeconfig) !== JSON.stringify(t.ref)) await repoint(store, existing, t);
+      if (kubeconfigRefKey(existing.kubeconfig) !== kubeconfigRefKey(t.ref))
+        await repoint(store, existing, t);
       continue;
     }
     try {

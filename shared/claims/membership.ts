@@ -26,6 +26,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RegistryStore } from '../fleet/registry-store.js';
+import { kubeconfigRefKey } from '../k8s/kubeconfig-ref.js';
 import type { EventPublisher, OutgoingEvent } from '../platform/publisher.js';
 import { change, claimsChangedEvents, membershipChangedEvent } from './events.js';
 import {
@@ -166,7 +167,9 @@ export async function ensureIdentity(
       }
       const stale =
         existing.kubeSystemUid !== input.kubeSystemUid ||
-        (input.kubeconfig && JSON.stringify(existing.kubeconfig) !== JSON.stringify(input.kubeconfig));
+        (input.kubeconfig &&
+          (!existing.kubeconfig ||
+            kubeconfigRefKey(existing.kubeconfig) !== kubeconfigRefKey(input.kubeconfig)));
       if (!stale) return { identity: existing, created: false };
       const next: StoredIdentity = {
         ...existing,
