@@ -2,8 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../local/runtime.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { ENV } from '../shared/platform/config.js';
@@ -106,16 +105,14 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
   process.env[ENV.secretPrefix] = outputs.KubeconfigSecretPrefix;
   if (region) process.env.AWS_REGION = region;
   resetDeps();
-  const { publisher } = deps();
-  const client = new DynamoDBClient(region ? { region } : {});
-  const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const { db, publisher } = deps();
   return {
     mode: 'aws',
     db,
     table: outputs.TableName!,
     registry: new RegistryStore(db, outputs.TableName!),
     publisher,
-    close: async () => client.destroy(),
+    close: async () => resetDeps(),
   };
 }
 

@@ -24,12 +24,13 @@ export const handler = scheduledHandler({
   functionId: 'claims-reconcile',
   input: z.object({ task: z.literal('reconcile') }).strict(),
   run: async (_input, { deps, logger, metrics }) => {
+    const grace = graceMs();
     const report = await reconcileClaims({
       store: new ClaimsStore(deps.db, deps.config.table),
       registry: new RegistryStore(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
-      ...(graceMs() !== undefined ? { graceMs: graceMs() } : {}),
+      ...(grace !== undefined ? { graceMs: grace } : {}),
     });
     for (const a of report.actions) {
       const fields = {
