@@ -36,8 +36,6 @@ export const API_APPROVED_VALUE = 'https://github.com/kubernetes/enhancements/pu
 /** Objects fleetscope created carry this label; only those are ever deleted when no longer desired. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'fleetscope';
-/** OCM does not sync claims with this label to the hub (we never set it; documented for operators). */
-export const OCM_SPOKE_ONLY_LABEL = 'open-cluster-management.io/spoke-only';
 
 const schema = {
   openAPIV3Schema: {

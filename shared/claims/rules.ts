@@ -19,8 +19,6 @@ export type WellKnownClaim = (typeof WELL_KNOWN_CLAIMS)[number];
 export const MAX_CLAIM_VALUE_BYTES = 128 * 1024;
 /** OCM's ClusterClaim caps `spec.value` at 1024 characters: longer claims cannot be mirrored there. */
 export const OCM_MAX_VALUE_CHARS = 1024;
-/** OCM syncs at most this many custom claims to the hub by default (sorted by name, the rest dropped). */
-export const OCM_DEFAULT_MAX_CUSTOM_CLAIMS = 20;
 
 /** Claim names OCM's registration agent sets itself (`ReservedClusterClaimNames`, minus id.k8s.io). */
 export const OCM_RESERVED_NAMES = [
@@ -120,8 +118,4 @@ export function customClaimProblem(name: string, value: string): string | null {
 /** Thrown for input that breaks a claim rule; nothing has been written when it is thrown. */
 export class ClaimRuleError extends Error {
   override name = 'ClaimRuleError';
-}
-
-export function assertValid(problem: string | null): void {
-  if (problem) throw new ClaimRuleError(problem);
 }

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import { rfc1123LabelProblem, rfc1123SubdomainProblem } from '../kernel/names.js';
 
@@ -61,8 +60,3 @@ export function parseLabels(pairs: string[]): Record<string, string> {
   }
   return out;
 }
-
-export const clusterNameSchema = z.string().superRefine((v, ctx) => {
-  const problem = clusterNameProblem(v);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});

@@ -146,11 +146,6 @@ function numberToQuantityString(n: number): string {
   return String(n);
 }
 
-/** Builds a quantity from an exact nano-unit count. */
-export function quantityFromNanos(nanos: bigint, format: QuantityFormat): Quantity {
-  return { nanos, format };
-}
-
 /** mantissa × 10^exponent with no trailing zeros in the mantissa, then the exponent lowered to a multiple of 3. */
 function canonicalDecimal(nanos: bigint): { mantissa: bigint; exponent: number } {
   let mantissa = nanos;

@@ -15,8 +15,6 @@ export type Cores = Brand<number, 'Cores'>;
 export type ClusterName = Brand<string, 'ClusterName'>;
 export type NodeName = Brand<string, 'NodeName'>;
 export type Namespace = Brand<string, 'Namespace'>;
-export type PodName = Brand<string, 'PodName'>;
-export type ContainerName = Brand<string, 'ContainerName'>;
 
 /** Milliseconds since the Unix epoch. */
 export type EpochMillis = Brand<number, 'EpochMillis'>;
@@ -24,6 +22,5 @@ export type EpochMillis = Brand<number, 'EpochMillis'>;
 export const millicores = (n: number): Millicores => n as Millicores;
 export const bytes = (n: number): Bytes => n as Bytes;
 export const cores = (n: number): Cores => n as Cores;
-export const epochMillis = (n: number): EpochMillis => n as EpochMillis;
 export const nodeName = (s: string): NodeName => s as NodeName;
 export const clusterName = (s: string): ClusterName => s as ClusterName;

@@ -41,9 +41,6 @@ export function materialize(rec: NodeRecord): NodeRecord {
   return rec;
 }
 
-/** Whether the record has a state for container j (decoded or not). */
-export const hasState = (rec: NodeRecord, j: number): boolean => !!rec.states[j] || !!rec.raw?.[j];
-
 /** The entry restricted to some nodes (a node's states depend on its own samples only). */
 export function entryFor(entry: LogEntry, nodes: ReadonlySet<string>): LogEntry {
   return {
