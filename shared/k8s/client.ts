@@ -74,6 +74,11 @@ export interface CallOptions {
   idempotent?: boolean;
   /** Aborts the call (and its waits) from outside. */
   signal?: AbortSignal;
+  /**
+   * HTTP statuses the caller handles as answers (a 404 for "absent", a 409 for "created meanwhile"):
+   * such a failure is logged at debug, not as a warning.
+   */
+  expected?: readonly number[];
 }
 
 export interface ClusterClientStats {
@@ -267,7 +272,7 @@ export class ClusterClient {
         const elapsed = this.now() - started;
         if (err.status === 401) this.opts.onUnauthorized?.(err);
         const canRetry = isRetryable(err, policy, idempotent) && !opts.signal?.aborted;
-        if (!canRetry) throw this.fail(err, attempt, elapsed);
+        if (!canRetry) throw this.fail(err, attempt, elapsed, undefined, opts.expected);
         if (attempt >= policy.maxAttempts)
           throw this.fail(
             err,
@@ -350,10 +355,12 @@ export class ClusterClient {
     attempts: number,
     elapsedMs: number,
     note?: string,
+    expected?: readonly number[],
   ): ClusterAccessError {
     this.counters.failures++;
     const out = attempts > 1 || note ? err.withAttempts(attempts, elapsedMs, note) : err;
-    this.log('warn', 'cluster API call failed', out.toLog());
+    const answer = err.status !== undefined && expected?.includes(err.status);
+    this.log(answer ? 'debug' : 'warn', 'cluster API call failed', out.toLog());
     return out;
   }
 

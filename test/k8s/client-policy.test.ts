@@ -34,6 +34,26 @@ const status = (code: number, reason: string, headers: Record<string, string> = 
   );
 
 describe('ClusterClient.call policy', () => {
+  it('logs a failure the caller expects (a 404 meaning absent) at debug, any other as a warning', async () => {
+    const seen: string[] = [];
+    const logger = {
+      warn: (m: string, f?: Record<string, unknown>) => void seen.push(`warn ${m} ${f?.status}`),
+      debug: (m: string, f?: Record<string, unknown>) => void seen.push(`debug ${m} ${f?.status}`),
+    };
+    const { c } = client({ logger });
+    const notFound = () => Promise.reject(status(404, 'NotFound'));
+    await expect(c.call('read CRD', notFound, { expected: [404] })).rejects.toMatchObject({ status: 404 });
+    await expect(c.call('read pod', notFound)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      c.call('create', () => Promise.reject(status(422, 'Invalid')), { expected: [409] }),
+    ).rejects.toMatchObject({ status: 422 });
+    expect(seen).toEqual([
+      'debug cluster API call failed 404',
+      'warn cluster API call failed 404',
+      'warn cluster API call failed 422',
+    ]);
+  });
+
   it('retries 503 with exponential backoff and returns the eventual success', async () => {
     const { c, sleeps } = client({ retry: { baseDelayMs: 100 } });
     let n = 0;
