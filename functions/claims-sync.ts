@@ -5,11 +5,9 @@ import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js'
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
 import { ClaimsStore } from '../shared/claims/store.js';
 import { removeMembershipClaim, syncCluster } from '../shared/claims/sync.js';
+import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { ClusterConnector } from '../shared/k8s/connector.js';
 import { eventHandler } from '../shared/platform/handler.js';
-
-let connector: ClusterConnector | undefined;
 
 /**
  * Writes one cluster's claims into it: on ClusterRegistered (creating id.k8s.io from the kube-system UID),
@@ -21,16 +19,8 @@ export const handler = eventHandler({
   functionId: 'claims',
   detailTypes: ['ClusterWorkRequested', 'ClusterRegistered', 'ClusterDeregistered', 'ClusterClaimsChanged'],
   run: async (event, { deps, logger, metrics }) => {
-    // 404 (a CRD not installed, an object already gone) and 409 (created meanwhile) are expected answers
-    // here, handled by the caller: logged at debug, not as warnings.
-    connector ??= new ClusterConnector({
-      logger: {
-        warn: (m, f) =>
-          f?.status === 404 || f?.status === 409 ? logger.debug(m, f) : logger.warn(m, f ?? {}),
-      },
-    });
     metrics.addMetric('ClaimsEvents', MetricUnit.Count, 1);
-    const c = connector;
+    const c = clusterConnector();
     const name = event.detail.cluster;
     const store = new ClaimsStore(deps.db, deps.config.table);
     const registry = new RegistryStore(deps.db, deps.config.table);

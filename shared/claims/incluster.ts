@@ -66,7 +66,7 @@ export class ClaimObjects {
                 ...this.ref,
                 body: claimObject(this.resource, this.version, op.name, op.value),
               }),
-            { idempotent: false },
+            { idempotent: false, expected: [409] },
           );
         } catch (err) {
           if (!is(err, 409)) throw err;
@@ -75,7 +75,7 @@ export class ClaimObjects {
         return;
       case 'update':
         try {
-          await this.patch(op.name, op.value);
+          await this.patch(op.name, op.value, [404]);
         } catch (err) {
           if (!is(err, 404)) throw err;
           await this.apply({ kind: 'create', name: op.name, value: op.value });
@@ -83,8 +83,10 @@ export class ClaimObjects {
         return;
       case 'delete':
         try {
-          await this.client.call(`delete ${this.resource.kind} ${op.name}`, () =>
-            this.client.custom.deleteClusterCustomObject({ ...this.ref, name: op.name }),
+          await this.client.call(
+            `delete ${this.resource.kind} ${op.name}`,
+            () => this.client.custom.deleteClusterCustomObject({ ...this.ref, name: op.name }),
+            { expected: [404] },
           );
         } catch (err) {
           if (!is(err, 404)) throw err;
@@ -93,16 +95,20 @@ export class ClaimObjects {
     }
   }
 
-  private patch(name: string, value: string) {
-    return this.client.patch(`patch ${this.resource.kind} ${name}`, 'merge', (options) =>
-      this.client.custom.patchClusterCustomObject(
-        {
-          ...this.ref,
-          name,
-          body: { metadata: { labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, spec: { value } },
-        },
-        options,
-      ),
+  private patch(name: string, value: string, expected?: number[]) {
+    return this.client.patch(
+      `patch ${this.resource.kind} ${name}`,
+      'merge',
+      (options) =>
+        this.client.custom.patchClusterCustomObject(
+          {
+            ...this.ref,
+            name,
+            body: { metadata: { labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } }, spec: { value } },
+          },
+          options,
+        ),
+      { expected },
     );
   }
 }
@@ -139,8 +145,10 @@ export class ClusterClaimsApi {
 
   private async readCrd(name: string): Promise<CrdObject | undefined> {
     try {
-      return (await this.client.call(`read CRD ${name}`, () =>
-        this.client.apiextensions.readCustomResourceDefinition({ name }),
+      return (await this.client.call(
+        `read CRD ${name}`,
+        () => this.client.apiextensions.readCustomResourceDefinition({ name }),
+        { expected: [404] },
       )) as CrdObject;
     } catch (err) {
       if (is(err, 404)) return undefined;
@@ -166,7 +174,7 @@ export class ClusterClaimsApi {
           'create CRD clusterproperties.about.k8s.io',
           () =>
             this.client.apiextensions.createCustomResourceDefinition({ body: clusterPropertyCrd() as never }),
-          { idempotent: false },
+          { idempotent: false, expected: [409] },
         )) as CrdObject;
         state = 'created';
       } catch (err) {
