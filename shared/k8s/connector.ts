@@ -6,7 +6,6 @@
  * bypassing its cache, so a rotated secret is picked up without waiting for the TTL.
  */
 import path from 'node:path';
-import { readConfig } from '../platform/config.js';
 import { ClusterClient, type ClusterClientOptions, type ClusterLogger } from './client.js';
 import { defaultEksTokenProvider, type EksTokenProvider } from './eks-token.js';
 import { ClusterAccessError, KubeconfigError } from './errors.js';
@@ -16,15 +15,20 @@ import {
   kubeconfigRefKey,
   kubeconfigRefProblem,
 } from './kubeconfig-ref.js';
-import { createKubeconfigSource, type KubeconfigSource, KubeconfigSourceError } from './kubeconfig-source.js';
+import {
+  createKubeconfigSource,
+  type KubeconfigSource,
+  KubeconfigSourceError,
+  SOURCE_DEFAULTS,
+} from './kubeconfig-source.js';
 import { redactFields } from './redact.js';
 
 export interface ClusterConnectorOptions {
   /** Where kubeconfigs come from; default Secrets Manager (secret refs) and files (file refs). */
   source?: KubeconfigSource;
-  /** Secret ids must start with this; default from FLEETSCOPE_SECRET_PREFIX. */
+  /** Secret ids must start with this (the control plane passes FLEETSCOPE_SECRET_PREFIX). */
   secretPrefix?: string;
-  /** How long a client (and its kubeconfig) is reused; default FLEETSCOPE_KUBECONFIG_TTL_SECONDS. */
+  /** How long a client (and its kubeconfig) is reused (the control plane passes FLEETSCOPE_KUBECONFIG_TTL_SECONDS). */
   ttlSeconds?: number;
   /** Options for every client (timeout, retry budget, page size, logger). */
   client?: Omit<ClusterClientOptions, 'onUnauthorized' | 'onRequest' | 'info'>;
@@ -63,10 +67,8 @@ export class ClusterConnector {
   private counters: ConnectorStats = emptyStats();
 
   constructor(private readonly opts: ClusterConnectorOptions = {}) {
-    const needConfig = opts.secretPrefix === undefined || opts.ttlSeconds === undefined;
-    const cfg = needConfig ? readConfig() : undefined;
-    this.secretPrefix = opts.secretPrefix ?? cfg!.secretPrefix;
-    const ttlSeconds = opts.ttlSeconds ?? cfg!.kubeconfigTtlSeconds;
+    this.secretPrefix = opts.secretPrefix ?? SOURCE_DEFAULTS.secretPrefix;
+    const ttlSeconds = opts.ttlSeconds ?? SOURCE_DEFAULTS.ttlSeconds;
     this.ttlMs = ttlSeconds * 1000;
     this.source = opts.source ?? createKubeconfigSource({ ttlSeconds, secretPrefix: this.secretPrefix });
     this.now = opts.now ?? Date.now;
@@ -159,6 +161,7 @@ export class ClusterConnector {
       context: ref.context,
       eksTokens: this.lazyEksTokens(),
       defaultRegion: this.opts.defaultRegion,
+      assumeRole: ref.assumeRole,
       baseDir: ref.kind === 'file' ? path.dirname(path.resolve(ref.path)) : undefined,
       onUnauthorized: () => {
         // Only drop the entry if it still holds this client, not one already rebuilt after a rotation.
@@ -180,9 +183,9 @@ export class ClusterConnector {
   /** The EKS provider is only created (and the AWS SDK's credential chain touched) when needed. */
   private lazyEksTokens(): EksTokenProvider {
     return {
-      token: (clusterName, region) => {
+      token: (clusterName, region, role) => {
         this.eksTokens ??= defaultEksTokenProvider();
-        return this.eksTokens.token(clusterName, region);
+        return this.eksTokens.token(clusterName, region, role);
       },
       invalidate: (clusterName) => this.eksTokens?.invalidate(clusterName),
     };

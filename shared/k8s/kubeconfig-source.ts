@@ -8,9 +8,14 @@
 import { readFile } from 'node:fs/promises';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
-import { DEFAULTS } from '../platform/config.js';
 import { describeKubeconfigRef, type KubeconfigRef, kubeconfigRefProblem } from './kubeconfig-ref.js';
 import { redact } from './redact.js';
+
+/**
+ * Defaults for standalone use and tests; the control plane passes its own configuration (the composition
+ * root reads shared/platform/config.ts, which this layer does not import).
+ */
+export const SOURCE_DEFAULTS = { ttlSeconds: 300, secretPrefix: 'fleetscope/clusters/' } as const;
 
 export interface LoadOptions {
   /** Ignore any cached copy and read the source again. */
@@ -45,7 +50,7 @@ export class FileKubeconfigSource implements KubeconfigSource {
   private readonly now: () => number;
 
   constructor(opts: { ttlSeconds?: number; now?: () => number } = {}) {
-    this.ttlMs = (opts.ttlSeconds ?? DEFAULTS.kubeconfigTtlSeconds) * 1000;
+    this.ttlMs = (opts.ttlSeconds ?? SOURCE_DEFAULTS.ttlSeconds) * 1000;
     this.now = opts.now ?? Date.now;
   }
 
@@ -104,8 +109,8 @@ export class SecretsManagerKubeconfigSource implements KubeconfigSource {
   private readonly secretPrefix: string;
 
   constructor(private readonly opts: SecretsManagerSourceOptions = {}) {
-    this.ttlSeconds = opts.ttlSeconds ?? DEFAULTS.kubeconfigTtlSeconds;
-    this.secretPrefix = opts.secretPrefix ?? DEFAULTS.secretPrefix;
+    this.ttlSeconds = opts.ttlSeconds ?? SOURCE_DEFAULTS.ttlSeconds;
+    this.secretPrefix = opts.secretPrefix ?? SOURCE_DEFAULTS.secretPrefix;
     this.provider = opts.provider;
   }
 
