@@ -103,6 +103,8 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
   process.env[ENV.bus] = outputs.BusName;
   process.env[ENV.idempotencyTable] = outputs.IdempotencyTableName;
   process.env[ENV.secretPrefix] = outputs.KubeconfigSecretPrefix;
+  // Stacks from before owners were recorded have no ControlPlane output: registrations stay unowned.
+  if (outputs.ControlPlane) process.env[ENV.controlPlane] = outputs.ControlPlane;
   if (region) process.env.AWS_REGION = region;
   resetDeps();
   const { db, publisher } = deps();

@@ -14,7 +14,8 @@ export function addSummarySection(section: SummarySection): void {
 async function fleetSection(runtime: LocalRuntime): Promise<string[]> {
   const registry = new RegistryStore(runtime.db, runtime.table);
   const clusters = await registry.list();
-  const rows = await Promise.all(clusters.map(async (c) => ({ c, s: await registry.getStatus(c.name) })));
+  const statuses = await registry.statuses(clusters.map((c) => c.name));
+  const rows = clusters.map((c) => ({ c, s: statuses.get(c.name) }));
   const reachable = rows.filter((r) => r.s?.reachable).length;
   const lines = [`fleet: ${clusters.length} cluster(s), ${reachable} reachable`];
   if (rows.length > 0) {
