@@ -140,7 +140,11 @@ export function readStackConfig(node: Node): StackConfig {
     );
   const organizationId = str('organizationId');
   if (organizationId !== '' && !ORGANIZATION_ID.test(organizationId))
-    throw new ContextError('organizationId', organizationId, 'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty');
+    throw new ContextError(
+      'organizationId',
+      organizationId,
+      'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+    );
   const fleetSize = int('fleetSize');
   if (fleetSize < 1) throw new ContextError('fleetSize', fleetSize, 'must be at least 1');
 

@@ -14,14 +14,22 @@ import type { FunctionSpec, RuleSpec, ScheduleSpec } from '../platform/catalogue
  * Seconds one invocation takes for one cluster, with margin: inventory and claims make a handful of API
  * requests; nodescope's cycle grows with nodes (a 5,000-node cluster takes ~10 s; `npm run bench`).
  */
-export const PER_CLUSTER_SECONDS: Readonly<Record<string, number>> = { inventory: 2, claims: 2, nodescope: 10 };
+export const PER_CLUSTER_SECONDS: Readonly<Record<string, number>> = {
+  inventory: 2,
+  claims: 2,
+  nodescope: 10,
+};
 /** The share of the schedule's period a whole cycle may take. */
 export const CYCLE_BUDGET = 0.5;
 /** Lambda accounts start at 1,000 concurrent executions, 100 of which must stay unreserved. */
 export const MAX_RESERVED = 100;
 
 /** The period of the schedule that dispatches work to `fn`, if any (via rules on a capability). */
-export function workerPeriodMinutes(fn: string, schedules: ScheduleSpec[], rules: RuleSpec[]): number | undefined {
+export function workerPeriodMinutes(
+  fn: string,
+  schedules: ScheduleSpec[],
+  rules: RuleSpec[],
+): number | undefined {
   const capabilities = rules
     .filter((r) => r.target === fn)
     .flatMap((r) => (r.pattern.detail?.capability as string[] | undefined) ?? []);
