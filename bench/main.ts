@@ -1,5 +1,8 @@
 /**
- * `npm run bench`: one nodescope collect-and-recommend cycle against a simulated cluster of 5,000 nodes
+ * `npm run bench` (BENCH=nodescope or BENCH=fleet runs one part): first the nodescope benchmark, then the
+ * fleet run (bench/fleet.ts: 1,000 small clusters through dispatch and the workers).
+ *
+ * The nodescope part: one collect-and-recommend cycle against a simulated cluster of 5,000 nodes
  * with 10 node-scoped DaemonSets of 2 containers (100,000 scopes). Separate processes play the parts:
  *   sim-server.ts     the Kubernetes API (its CPU is not fleetscope's)
  *   dynamo-server.ts  DynamoDB (dynalite)
@@ -24,6 +27,7 @@ import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { resolveTargets } from '../shared/nodescope/targets.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
+import { runFleetBench } from './fleet.js';
 import { seedStates } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
 
@@ -366,7 +370,13 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+const part = process.env.BENCH ?? 'all';
+if (!['all', 'nodescope', 'fleet'].includes(part))
+  throw new Error(`BENCH must be nodescope or fleet, not ${part}`);
+(async () => {
+  if (part !== 'fleet') await main();
+  if (part !== 'nodescope') await runFleetBench();
+})().then(
   () => process.exit(0),
   (err) => {
     console.error(err);

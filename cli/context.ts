@@ -19,6 +19,8 @@ export interface CliContext {
   publisher: EventPublisher;
   /** The local runtime when mode is local: its bus delivers the command's events to the handlers. */
   runtime?: LocalRuntime;
+  /** The deployed stack's verify function (aws mode; absent on stacks that predate it). */
+  verifyFunction?: string;
   /** Waits for the work the command's events started (local mode), then releases everything. */
   close(): Promise<void>;
 }
@@ -114,6 +116,7 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
     table: outputs.TableName!,
     registry: new RegistryStore(db, outputs.TableName!),
     publisher,
+    ...(outputs.VerifyFunctionName ? { verifyFunction: outputs.VerifyFunctionName } : {}),
     close: async () => resetDeps(),
   };
 }

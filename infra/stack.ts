@@ -79,6 +79,7 @@ export class FleetscopeStack extends Stack {
     new CfnOutput(this, 'BusName', { value: this.bus.bus.eventBusName });
     new CfnOutput(this, 'KubeconfigSecretPrefix', { value: config.kubeconfigSecretPrefix });
     new CfnOutput(this, 'StackRegion', { value: Aws.REGION });
+    new CfnOutput(this, 'VerifyFunctionName', { value: this.functions.get('verify').fn.functionName });
     new CfnOutput(this, 'ControlPlane', { value: Fn.join('@', [config.stackName, Aws.REGION]) });
     // What a member account's role trusts (infra/member): the cluster-access functions' roles.
     new CfnOutput(this, 'ClusterAccessRoles', {

@@ -9,6 +9,7 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, targetOptions, withContext } from '../context.js';
+import { verifyThroughStack } from '../remote-verify.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
@@ -100,7 +101,11 @@ async function register(values: Flags): Promise<number> {
       {
         store: ctx.registry,
         publisher: ctx.publisher,
-        verify: (name, r) => access.verify(name, r),
+        // Against a deployed stack the check runs in its verify function, as the workers will reach
+        // the cluster (a member role trusts the control plane, not the operator).
+        verify: ctx.verifyFunction
+          ? (name, r) => verifyThroughStack(ctx.verifyFunction as string, name, r)
+          : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
       },

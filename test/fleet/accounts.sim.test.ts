@@ -134,6 +134,29 @@ describe('a fleet across accounts', () => {
     expect(await store().get('remote-2')).toBeUndefined();
   });
 
+  it('verifies a cluster through the verify function, as the workers reach it (what cluster register --aws calls)', async () => {
+    const ok = await runtime.invoker.invoke('verify', {
+      name: 'home-2',
+      kubeconfig: { kind: 'file', path: kubeconfig, context: 'home' },
+    });
+    expect(ok).toEqual({ kubeSystemUid: sim.cluster('home').kubeSystemUid });
+    const refused = (await runtime.invoker.invoke('verify', {
+      name: 'remote-3',
+      kubeconfig: {
+        kind: 'file',
+        path: eksKubeconfig,
+        assumeRole: { roleArn: ROLE, externalId: 'ext-secret-43' },
+      },
+    })) as { error: string };
+    expect(refused.error).toContain('AccessDenied');
+    expect(refused.error).not.toContain('ext-secret-43');
+    const bad = (await runtime.invoker.invoke('verify', {
+      name: 'x',
+      kubeconfig: { kind: 'file', path: kubeconfig, assumeRole: { roleArn: 'not-an-arn' } },
+    })) as { error: string };
+    expect(bad.error).toContain('is not an IAM role ARN');
+  });
+
   it('dispatches only the clusters this control plane owns; ownership moves by conditional write', async () => {
     await store().add(cluster('theirs', kubeconfig, 'home', 'fleetscope@eu-west-1'));
     await store().add(cluster('mine', kubeconfig, 'home', DEFAULTS.controlPlane));

@@ -416,6 +416,7 @@ describe('fleetscope stack (default context)', () => {
         'KubeconfigSecretPrefix',
         'StackRegion',
         'TableName',
+        'VerifyFunctionName',
       ].sort(),
     );
     expect(outputs.ControlPlane!.Value).toEqual({
