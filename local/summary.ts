@@ -5,13 +5,13 @@ import type { LocalRuntime } from './runtime.js';
 /** A capability's part of the cycle summary: lines of text, computed from what is in the table. */
 export type SummarySection = (runtime: LocalRuntime) => Promise<string[]>;
 
-const sections: SummarySection[] = [fleetSection];
+const sections: SummarySection[] = [fleetSummaryLines];
 
 export function addSummarySection(section: SummarySection): void {
   sections.push(section);
 }
 
-async function fleetSection(runtime: LocalRuntime): Promise<string[]> {
+export async function fleetSummaryLines(runtime: Pick<LocalRuntime, 'db' | 'table'>): Promise<string[]> {
   const registry = new RegistryStore(runtime.db, runtime.table);
   const clusters = await registry.list();
   const statuses = await registry.statuses(clusters.map((c) => c.name));

@@ -11,8 +11,9 @@ import type { FunctionSpec, RuleSpec, ScheduleSpec } from '../platform/catalogue
  */
 
 /**
- * Seconds one invocation takes for one cluster, with margin: inventory and claims make a handful of API
- * requests; nodescope's cycle grows with nodes (a 5,000-node cluster takes ~10 s; `npm run bench`).
+ * Seconds one invocation takes for one cluster in Lambda, with margin: inventory and claims make a
+ * handful of API requests and DynamoDB writes; a nodescope cycle grows with nodes and DaemonSets. The
+ * fleet run of `npm run bench` prints the CPU each takes per cluster to check these against.
  */
 export const PER_CLUSTER_SECONDS: Readonly<Record<string, number>> = {
   inventory: 2,

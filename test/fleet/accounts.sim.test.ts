@@ -176,5 +176,14 @@ describe('a fleet across accounts', () => {
     expect(await store().transferOwner('theirs', 'fleetscope@eu-west-1', 'fleetscope@ap-south-1')).toBe(
       false,
     );
+
+    // From the command line: adopt names what it found, and refuses a stale --from.
+    await store().add(cluster('failover', kubeconfig, 'home', 'fleetscope@eu-west-1'));
+    const stale = await runFleetscopeInProcess(['cluster', 'adopt', '--name', 'failover', '--from', 'x@y']);
+    expect(stale.code).not.toBe(0);
+    expect(stale.err).toContain('owned by fleetscope@eu-west-1, not x@y');
+    const adopted = await runFleetscopeInProcess(['cluster', 'adopt', '--name', 'failover']);
+    expect(adopted.out).toBe(`cluster failover: owner fleetscope@eu-west-1 -> ${DEFAULTS.controlPlane}`);
+    expect((await store().get('failover'))?.owner).toBe(DEFAULTS.controlPlane);
   });
 });
