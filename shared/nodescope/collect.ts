@@ -14,6 +14,7 @@
  * Only a few fields of each object are kept; pages are dropped as they are read.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
+import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
@@ -33,7 +34,6 @@ import type {
   VpaObject,
 } from './k8s-types.js';
 import { cpuMillis, memoryBytes } from './quantities.js';
-import type { RawReader } from './raw.js';
 import type { NodeScopeTarget } from './targets.js';
 
 export const RECOMMENDATION_ANNOTATION = 'fleetscope.io/recommendation';

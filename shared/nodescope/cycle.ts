@@ -7,6 +7,7 @@
  */
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
+import { RawReader } from '../k8s/raw-reader.js';
 import type { Detail } from '../platform/events.js';
 import { type ResizeRecord, type ResizeReport, Resizer } from '../resize/index.js';
 import { byPriority, decideUpdate } from './apply.js';
@@ -43,7 +44,6 @@ import {
   newNodeRecord,
   type OomEvent,
 } from './model.js';
-import { RawReader } from './raw.js';
 import { rawResizeApi } from './resize-api.js';
 import { DEFAULT_SETTINGS, type NodeScopeSettings } from './settings.js';
 import { loadDs, packBase } from './state.js';

@@ -107,8 +107,3 @@ export interface PodMetricsObject {
   window?: string;
   containers?: { name: string; usage?: Quantities }[];
 }
-
-export interface ListObject<T> {
-  items?: T[];
-  metadata?: { continue?: string; resourceVersion?: string };
-}
