@@ -16,10 +16,11 @@ import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
+import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { nodescopeCapability } from '../shared/nodescope/capability.js';
-import { listDaemonSets, listNodes, listVpas } from '../shared/nodescope/collect.js';
+import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { resolveTargets } from '../shared/nodescope/targets.js';
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
     });
     const reader = new RawReader(client);
     const { targets } = resolveTargets(await listVpas(reader, 1000), await listDaemonSets(reader, 1000));
-    const nodes = await listNodes(reader, 1000);
+    const nodes = await new ClusterSnapshot(reader, { pageSize: 1000 }).nodes();
     const simNow = (await control('GET', '/_sim/clock')).now as number;
     const ddb = new DynamoDBClient({
       endpoint,

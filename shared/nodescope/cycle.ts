@@ -5,6 +5,8 @@
  * budget and make the recommendations visible in the cluster. Nothing is kept in memory between
  * invocations.
  */
+import { ClusterSnapshot } from '../cycle/snapshot.js';
+import type { NodeFacts, PodView } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
@@ -17,14 +19,13 @@ import {
   listDaemonSetMetrics,
   listDaemonSetPods,
   listDaemonSets,
-  listNodes,
   listVpas,
   type MetricsState,
-  type PodView,
+  memoryRequestOf,
   podLike,
   readCrd,
 } from './collect.js';
-import { type NodeFacts, placementProblem } from './eligibility.js';
+import { placementProblem } from './eligibility.js';
 import { applyEntry, collectGarbage, entryFor, nodeRecommendation, recommendDsWide } from './engine.js';
 import {
   annotatePod,
@@ -76,6 +77,11 @@ export interface CycleContext {
    */
   keepRecommendations?: boolean;
   logger?: CycleLogger;
+  /**
+   * The cycle's reads of nodes and pods, shared with other capabilities of the same invocation; built
+   * here (pods per DaemonSet, not the whole cluster's) when absent.
+   */
+  snapshot?: ClusterSnapshot;
 }
 
 export interface DsOutcome {
@@ -168,7 +174,9 @@ export function foldDue(
 export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const settings: NodeScopeSettings = { ...DEFAULT_SETTINGS, ...ctx.settings };
   const clock = ctx.now ?? Date.now;
-  const reader = new RawReader(ctx.client);
+  const snapshot =
+    ctx.snapshot ?? new ClusterSnapshot(new RawReader(ctx.client), { pageSize: settings.pageSize });
+  const reader = snapshot.reader;
   const { store, cluster } = ctx;
   const errors: string[] = [];
   const phases = new Phases();
@@ -188,7 +196,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
     );
     targets = resolved.targets;
     rejected = resolved.rejected;
-    if (targets.length > 0) nodes = await listNodes(reader, settings.pageSize);
+    if (targets.length > 0) nodes = await snapshot.nodes();
   }
   phases.mark('collect');
   const vpaByKey = new Map(vpas.map((v) => [`${v.metadata?.namespace}/${v.metadata?.name}`, v]));
@@ -253,7 +261,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
       const out = await dsCycle(
         ctx,
         settings,
-        reader,
+        snapshot,
         target,
         heads.get(ds),
         folds.has(ds),
@@ -390,7 +398,7 @@ function describe(err: unknown): string {
 async function dsCycle(
   ctx: CycleContext,
   settings: NodeScopeSettings,
-  reader: RawReader,
+  snapshot: ClusterSnapshot,
   target: NodeScopeTarget,
   head: DsHead | undefined,
   fold: boolean,
@@ -409,7 +417,8 @@ async function dsCycle(
   const ds = dsKeyOf(target.ds.namespace, target.ds.name);
   const containers = target.containers.map((c) => c.name);
   // Collect first, while little else is in memory: the heap's size is what parsing pages costs most.
-  const { pods, newest } = await listDaemonSetPods(reader, target, settings.pageSize);
+  const reader = snapshot.reader;
+  const { pods, newest } = await listDaemonSetPods(snapshot, target);
   const metrics = await listDaemonSetMetrics(reader, target);
   phases.mark('collect');
   // A fold replays every stored cycle into every state; other cycles leave the states undecoded.
@@ -431,9 +440,10 @@ async function dsCycle(
     const rec = model.nodes.get(node);
     containers.forEach((name, j) => {
       const c = pod.containers.find((x) => x.name === name);
-      if (c?.oomAt === undefined || c.memoryRequest === undefined) return;
+      const request = c && memoryRequestOf(c);
+      if (c?.oomAt === undefined || request === undefined) return;
       if (c.oomAt <= (rec?.lastOomAt[j] ?? 0)) return;
-      ooms.push({ node, container: j, t: c.oomAt, request: c.memoryRequest });
+      ooms.push({ node, container: j, t: c.oomAt, request });
     });
   }
   ooms.sort((a, b) => a.t - b.t || (a.node < b.node ? -1 : a.node > b.node ? 1 : a.container - b.container));

@@ -7,11 +7,11 @@
  * DaemonSet already targeted, a DaemonSet that does not exist, and a scope value other than `node`.
  */
 import { createHash } from 'node:crypto';
+import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
-import { cpuMillis, memoryBytes } from './quantities.js';
 
 export const SCOPE_ANNOTATION = 'fleetscope.io/scope';
 export const NODE_SCOPE = 'node';
