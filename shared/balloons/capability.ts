@@ -8,12 +8,14 @@ import { BALLOONS } from './events.js';
  */
 export const balloonsCapability: Capability = {
   id: BALLOONS,
-  description: 'Balloon pods that resize nodes in place (KEP-5620): explicit sizes, pool policies, N kubelets per host',
+  description:
+    'Balloon pods that resize nodes in place (KEP-5620): explicit sizes, pool policies, N kubelets per host',
   functions: [
     {
       id: 'balloons',
       entry: 'functions/balloons-worker.ts',
-      description: "Serves a NodeResizeRequested event: checks it against the node, stores it, resizes that node's balloon",
+      description:
+        "Serves a NodeResizeRequested event: checks it against the node, stores it, resizes that node's balloon",
       memoryMb: 512,
       timeoutSeconds: 60,
       access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },

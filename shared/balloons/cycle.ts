@@ -8,15 +8,22 @@
  * Reads come from the cycle's shared snapshot (`read`), so nodes and pods read by node scope in the same
  * invocation are not read again.
  */
-import { type PodLike, pairOf, type ResizeApi, type ResizeRecord, type ResizeReport, type Resizer } from '../resize/index.js';
+import {
+  type PodLike,
+  pairOf,
+  type ResizeApi,
+  type ResizeRecord,
+  type ResizeReport,
+  type Resizer,
+} from '../resize/index.js';
 import { type Amounts, amounts, equal, RESOURCES } from './amounts.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
-import { compilePolicies, type CompiledPolicy, HOST_ID_LABEL } from './desired.js';
+import { type CompiledPolicy, compilePolicies, HOST_ID_LABEL } from './desired.js';
 import type { BalloonObjects } from './incluster.js';
 import { BALLOON_CONTAINER, type Selection } from './manifests.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import { type BalloonSummary, summarize } from './summary-model.js';
 import type { BalloonItems, BalloonStore, NodeState } from './store.js';
+import { type BalloonSummary, summarize } from './summary-model.js';
 
 export interface BalloonPod extends CountedPod {
   /** The pod as the resize mechanism reads it. */
@@ -97,7 +104,15 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   const policies = compile(items, errors);
   const nodes = await ctx.read.nodes();
   const idle: BalloonCycleResult = {
-    cluster: ctx.cluster, at: now, managed: false, summary: summarize([], now), decisions: [], reports: [], reverts: [], unknownNodes: [], errors,
+    cluster: ctx.cluster,
+    at: now,
+    managed: false,
+    summary: summarize([], now),
+    decisions: [],
+    reports: [],
+    reverts: [],
+    unknownNodes: [],
+    errors,
   };
   if (!wanted(items, nodes)) return idle;
 
@@ -130,10 +145,25 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     }
   }
 
-  const { decisions, unknownNodes } = decide({ now, nodes, pods, policies, requests: items.requests, previous, ...(usage ? { usage } : {}) });
+  const { decisions, unknownNodes } = decide({
+    now,
+    nodes,
+    pods,
+    policies,
+    requests: items.requests,
+    previous,
+    ...(usage ? { usage } : {}),
+  });
   for (const n of unknownNodes) errors.push(`explicit size for node ${n}: the node does not exist`);
   // A node whose inflate was just reverted waits for the next cycle's fresh read before another try.
-  const inflated = await apply(ctx, settings, decisions.filter((d) => !reverted.has(d.node)), records, reports, errors);
+  const inflated = await apply(
+    ctx,
+    settings,
+    decisions.filter((d) => !reverted.has(d.node)),
+    records,
+    reports,
+    errors,
+  );
   if (inflated.length > 0) await settle(ctx, settings, inflated, records, reports, reverts, errors);
 
   const state = stateOf(decisions, records, previous, ctx.onlyNode);
@@ -141,9 +171,18 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     { cluster: ctx.cluster, at: now, cycleId: ctx.cycleId, nodes: state, errors },
     items.state?.version,
   );
-  if (!saved) errors.push('another balloon cycle of this cluster stored its state first; this one was not stored');
+  if (!saved)
+    errors.push('another balloon cycle of this cluster stored its state first; this one was not stored');
   return {
-    cluster: ctx.cluster, at: now, managed: true, summary: summarize(Object.values(state), now, reverts.length), decisions, reports, reverts, unknownNodes, errors,
+    cluster: ctx.cluster,
+    at: now,
+    managed: true,
+    summary: summarize(Object.values(state), now, reverts.length),
+    decisions,
+    reports,
+    reverts,
+    unknownNodes,
+    errors,
   };
 }
 
@@ -171,7 +210,9 @@ async function apply(
   const inflated: NodeDecision[] = [];
   let budget = settings.writeBudget;
   // Deflates first: they give capacity back and never wait for anything.
-  const order = [...decisions].sort((a, b) => Number(isInflate(a)) - Number(isInflate(b)) || a.node.localeCompare(b.node));
+  const order = [...decisions].sort(
+    (a, b) => Number(isInflate(a)) - Number(isInflate(b)) || a.node.localeCompare(b.node),
+  );
   for (const d of order) {
     if (!d.resizeTo || !d.balloon) continue;
     if (ctx.onlyNode !== undefined && d.node !== ctx.onlyNode) continue;
@@ -195,7 +236,9 @@ async function apply(
 }
 
 const isInflate = (d: NodeDecision) =>
-  d.resizeTo !== undefined && d.balloon !== undefined && RESOURCES.some((r) => d.resizeTo![r] > d.balloon!.requests[r]);
+  d.resizeTo !== undefined &&
+  d.balloon !== undefined &&
+  RESOURCES.some((r) => d.resizeTo![r] > d.balloon!.requests[r]);
 
 /** Reads the inflated balloons back once the kubelet had time to answer, and reverts what it deferred. */
 async function settle(
@@ -207,7 +250,8 @@ async function settle(
   reverts: Revert[],
   errors: string[],
 ): Promise<void> {
-  if (settings.settleMs > 0) await (ctx.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(settings.settleMs);
+  if (settings.settleMs > 0)
+    await (ctx.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))))(settings.settleMs);
   for (const d of inflated) {
     const pod = d.balloon as BalloonPod;
     try {
@@ -217,7 +261,12 @@ async function settle(
       if (seen.report) reports.push(seen.report);
       records.set(d.node, seen.record);
       if (seen.record?.state !== 'deferred') continue;
-      const r = await revert(ctx, { ...pod, like: fresh, allocated: allocatedOf(fresh) ?? pod.allocated }, seen.record, errors);
+      const r = await revert(
+        ctx,
+        { ...pod, like: fresh, allocated: allocatedOf(fresh) ?? pod.allocated },
+        seen.record,
+        errors,
+      );
       if (r) {
         reverts.push(r.revert);
         reports.push(...r.reports);
@@ -253,7 +302,14 @@ async function revert(
   try {
     const res = await ctx.resizer.resize({ pod: pod.like, desired: desiredOf(to) }, undefined);
     return {
-      revert: { node: pod.node, pod: pod.name, podUid: pod.uid, from, to, message: record.message ?? 'deferred by the kubelet' },
+      revert: {
+        node: pod.node,
+        pod: pod.name,
+        podUid: pod.uid,
+        from,
+        to,
+        message: record.message ?? 'deferred by the kubelet',
+      },
       ...(res.record ? { record: res.record } : {}),
       reports: res.report ? [res.report] : [],
     };
@@ -279,4 +335,3 @@ function stateOf(
   }
   return out;
 }
-

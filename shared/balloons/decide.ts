@@ -61,7 +61,10 @@ function podsByNode(pods: readonly CountedPod[]): Map<string, NodePods> {
   const out = new Map<string, NodePods>();
   for (const p of pods) {
     let n = out.get(p.node);
-    if (!n) out.set(p.node, (n = { others: [], requests: ZERO }));
+    if (!n) {
+      n = { others: [], requests: ZERO };
+      out.set(p.node, n);
+    }
     // Two balloon pods on a node (a replacement racing its predecessor): size the newer, count the other.
     if (p.balloon && !n.balloon) n.balloon = p;
     else {
@@ -75,7 +78,12 @@ function podsByNode(pods: readonly CountedPod[]): Map<string, NodePods> {
 const inTheWay = (pods: readonly CountedPod[]): PodInTheWay[] =>
   pods.map((p) => ({ namespace: p.namespace, name: p.name, requests: p.requests }));
 
-function blockedOf(plan: BalloonPlan, others: readonly CountedPod[], before: BlockedReclaim | undefined, now: number) {
+function blockedOf(
+  plan: BalloonPlan,
+  others: readonly CountedPod[],
+  before: BlockedReclaim | undefined,
+  now: number,
+) {
   if (RESOURCES.every((r) => plan.blocked[r] === 0)) return { blocked: undefined, changed: false };
   const changed = !before || !equal(before.missing, plan.blocked);
   const blocked: BlockedReclaim = {
@@ -86,7 +94,12 @@ function blockedOf(plan: BalloonPlan, others: readonly CountedPod[], before: Blo
   return { blocked, changed };
 }
 
-function decideNode(node: BalloonNode, pods: NodePods | undefined, input: DecideInput, explicit?: ExplicitRequest): NodeDecision | undefined {
+function decideNode(
+  node: BalloonNode,
+  pods: NodePods | undefined,
+  input: DecideInput,
+  explicit?: ExplicitRequest,
+): NodeDecision | undefined {
   const prev = input.previous[node.name];
   const others = pods?.others ?? [];
   const workloads = pods?.requests ?? ZERO;
@@ -115,7 +128,11 @@ function decideNode(node: BalloonNode, pods: NodePods | undefined, input: Decide
     balloon: current,
     target: plan.target,
     size,
-    ...(shrank ? { lastShrinkAt: input.now } : prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
+    ...(shrank
+      ? { lastShrinkAt: input.now }
+      : prev?.lastShrinkAt !== undefined
+        ? { lastShrinkAt: prev.lastShrinkAt }
+        : {}),
     ...(input.usage?.get(node.name) ? { used: input.usage.get(node.name) } : {}),
     ...(desired ? { desired: desired.size, source: desired.source } : {}),
     ...(balloon ? { podUid: balloon.uid } : {}),
@@ -123,7 +140,9 @@ function decideNode(node: BalloonNode, pods: NodePods | undefined, input: Decide
     ...(prev?.resize && prev.resize.podUid === balloon?.uid ? { resize: prev.resize } : {}),
   };
   const capacityChanged =
-    prev && !equal(prev.allocatable, node.allocatable) ? { from: prev.allocatable, to: node.allocatable } : undefined;
+    prev && !equal(prev.allocatable, node.allocatable)
+      ? { from: prev.allocatable, to: node.allocatable }
+      : undefined;
   return {
     node: node.name,
     ...(balloon ? { balloon } : {}),

@@ -5,7 +5,7 @@
  *   host      N kubelets on one host, each offering 1/N of it (the testing story).
  * A node no source speaks for is not managed: its balloon, if any, is deflated.
  */
-import { type Requirement, matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
+import { matchesLabels, parseLabelSelector, type Requirement } from '../kernel/label-selector.js';
 import { type Amounts, amounts, min } from './amounts.js';
 import { type BalloonPolicy, holdShrinks, policySize } from './policy.js';
 
@@ -58,8 +58,10 @@ export const compilePolicies = (policies: readonly BalloonPolicy[]): CompiledPol
     .map((policy) => ({ policy, requirements: parseLabelSelector(policy.selector) }));
 
 /** The policy for a node: the first by name whose selector matches (overlaps are reported by `policy set`). */
-export const policyFor = (node: { labels: Readonly<Record<string, string>> }, policies: readonly CompiledPolicy[]) =>
-  policies.find((p) => matchesLabels(p.requirements, node.labels));
+export const policyFor = (
+  node: { labels: Readonly<Record<string, string>> },
+  policies: readonly CompiledPolicy[],
+) => policies.find((p) => matchesLabels(p.requirements, node.labels));
 
 /** The host share: a node labelled with a host id and N offers 1/N of the host's capacity. */
 export function hostShare(node: NodeInput): { host: string; kubelets: number; size: Amounts } | undefined {
@@ -89,7 +91,8 @@ export function desiredSize(
     const size2 = min(size, node.allocatable);
     return { size: size2, source, clamped: size2.cpu !== size.cpu || size2.memory !== size.memory };
   };
-  if (explicit) return within(explicit.size, { kind: 'explicit', via: explicit.via, requestedAt: explicit.requestedAt });
+  if (explicit)
+    return within(explicit.size, { kind: 'explicit', via: explicit.via, requestedAt: explicit.requestedAt });
   const p = policyFor(node, policies);
   if (p) {
     const wanted = policySize(p.policy, node.workloads);

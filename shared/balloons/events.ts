@@ -19,13 +19,26 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
   const at = iso(r.at);
   const out: OutgoingEvent[] = [];
   for (const report of r.reports) {
-    const e = resizeEventDetail(report, { cluster: r.cluster, source: BALLOONS, owner: { kind: 'DaemonSet', name: BALLOON_NAME } });
+    const e = resizeEventDetail(report, {
+      cluster: r.cluster,
+      source: BALLOONS,
+      owner: { kind: 'DaemonSet', name: BALLOON_NAME },
+    });
     out.push({ ...e, resources } as OutgoingEvent);
   }
   for (const v of r.reverts)
     out.push({
       detailType: 'BalloonResizeReverted',
-      detail: { cluster: r.cluster, node: v.node, pod: v.pod, podUid: v.podUid, from: capacity(v.from), to: capacity(v.to), message: v.message.slice(0, 1024), at },
+      detail: {
+        cluster: r.cluster,
+        node: v.node,
+        pod: v.pod,
+        podUid: v.podUid,
+        from: capacity(v.from),
+        to: capacity(v.to),
+        message: v.message.slice(0, 1024),
+        at,
+      },
       resources,
     });
   for (const d of r.decisions) {
@@ -36,7 +49,11 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
           cluster: r.cluster,
           node: d.node,
           missing: capacity(d.state.blocked.missing),
-          podsInTheWay: d.state.blocked.pods.map((p) => ({ namespace: p.namespace, name: p.name, ...quantitiesOf(p.requests) })),
+          podsInTheWay: d.state.blocked.pods.map((p) => ({
+            namespace: p.namespace,
+            name: p.name,
+            ...quantitiesOf(p.requests),
+          })),
           at,
         },
         resources,
@@ -44,11 +61,22 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
     if (d.capacityChanged)
       out.push({
         detailType: 'NodeCapacityChanged',
-        detail: { cluster: r.cluster, node: d.node, from: capacity(d.capacityChanged.from), to: capacity(d.capacityChanged.to), at },
+        detail: {
+          cluster: r.cluster,
+          node: d.node,
+          from: capacity(d.capacityChanged.from),
+          to: capacity(d.capacityChanged.to),
+          at,
+        },
         resources,
       });
   }
-  if (r.managed) out.push({ detailType: 'BalloonCycleCompleted', detail: cycleDetail(r, cycleId, apiRequests), resources });
+  if (r.managed)
+    out.push({
+      detailType: 'BalloonCycleCompleted',
+      detail: cycleDetail(r, cycleId, apiRequests),
+      resources,
+    });
   return out;
 }
 
@@ -78,7 +106,9 @@ function cycleDetail(r: BalloonCycleResult, cycleId: string, apiRequests: number
 }
 
 /** EMF metrics of a cycle: counts, and the capacity that doesn't exist (for a dashboard of the fleet). */
-export function balloonMetrics(r: BalloonCycleResult): [name: string, unit: 'Count' | 'None', value: number][] {
+export function balloonMetrics(
+  r: BalloonCycleResult,
+): [name: string, unit: 'Count' | 'None', value: number][] {
   if (!r.managed) return [];
   const counts = new Map<string, number>();
   for (const report of r.reports) {

@@ -6,7 +6,6 @@
  */
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
-import { cpuOfUsage, memoryOfUsage } from './usage.js';
 import { type Amounts, amounts } from './amounts.js';
 import {
   BALLOON_CONTAINER,
@@ -20,6 +19,7 @@ import {
   type Selection,
   selectionDigest,
 } from './manifests.js';
+import { cpuOfUsage, memoryOfUsage } from './usage.js';
 
 const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
 
@@ -51,19 +51,24 @@ export class BalloonObjects {
     } catch (err) {
       if (!is(err, 404)) throw err;
     }
-    await this.client.call(
-      'create balloon PriorityClass',
-      () => this.client.scheduling.createPriorityClass({ body: priorityClass() as never }),
-      { idempotent: false, expected: [409] },
-    ).catch((err) => {
-      if (!is(err, 409)) throw err;
-    });
+    await this.client
+      .call(
+        'create balloon PriorityClass',
+        () => this.client.scheduling.createPriorityClass({ body: priorityClass() as never }),
+        { idempotent: false, expected: [409] },
+      )
+      .catch((err) => {
+        if (!is(err, 409)) throw err;
+      });
     return 'created';
   }
 
   async ensureDaemonSet(sel: Selection): Promise<Ensured> {
     const wanted = balloonDaemonSet(sel, this.image);
-    let current: { metadata?: { annotations?: Record<string, string> }; spec?: { template?: { spec?: { containers?: { image?: string }[] } } } };
+    let current: {
+      metadata?: { annotations?: Record<string, string> };
+      spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+    };
     try {
       current = await this.client.call(
         'read balloon DaemonSet',
@@ -72,13 +77,19 @@ export class BalloonObjects {
       );
     } catch (err) {
       if (!is(err, 404)) throw err;
-      await this.client.call(
-        'create balloon DaemonSet',
-        () => this.client.apps.createNamespacedDaemonSet({ namespace: BALLOON_NAMESPACE, body: wanted as never }),
-        { idempotent: false, expected: [409] },
-      ).catch((e) => {
-        if (!is(e, 409)) throw e;
-      });
+      await this.client
+        .call(
+          'create balloon DaemonSet',
+          () =>
+            this.client.apps.createNamespacedDaemonSet({
+              namespace: BALLOON_NAMESPACE,
+              body: wanted as never,
+            }),
+          { idempotent: false, expected: [409] },
+        )
+        .catch((e) => {
+          if (!is(e, 409)) throw e;
+        });
       return 'created';
     }
     const sameSelection = current.metadata?.annotations?.[SELECTION_ANNOTATION] === selectionDigest(sel);
@@ -97,7 +108,10 @@ export class BalloonObjects {
       },
     };
     await this.client.patch('update balloon DaemonSet', 'merge', (options) =>
-      this.client.apps.patchNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE, body: patch }, options),
+      this.client.apps.patchNamespacedDaemonSet(
+        { name: BALLOON_NAME, namespace: BALLOON_NAMESPACE, body: patch },
+        options,
+      ),
     );
     return 'updated';
   }
@@ -142,9 +156,14 @@ export class BalloonObjects {
   /** Each node's usage from metrics.k8s.io; undefined when the cluster has no metrics API (404/503). */
   async nodeUsage(): Promise<Map<string, Amounts> | undefined> {
     try {
-      const items = await this.client.listNodeMetrics({ call: { expected: [404, 503], retry: { maxAttempts: 1 } } });
+      const items = await this.client.listNodeMetrics({
+        call: { expected: [404, 503], retry: { maxAttempts: 1 } },
+      });
       return new Map(
-        items.map((m) => [m.metadata?.name ?? '', amounts(cpuOfUsage(m.usage?.cpu), memoryOfUsage(m.usage?.memory))]),
+        items.map((m) => [
+          m.metadata?.name ?? '',
+          amounts(cpuOfUsage(m.usage?.cpu), memoryOfUsage(m.usage?.memory)),
+        ]),
       );
     } catch (err) {
       if (is(err, 404) || is(err, 503)) return undefined;
@@ -153,7 +172,13 @@ export class BalloonObjects {
   }
 
   /** A Kubernetes Event on a balloon pod (best effort: an Event that cannot be written loses nothing). */
-  async event(pod: { name: string; uid: string }, type: 'Normal' | 'Warning', reason: string, message: string, at: number): Promise<boolean> {
+  async event(
+    pod: { name: string; uid: string },
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    at: number,
+  ): Promise<boolean> {
     const time = new Date(at).toISOString();
     try {
       await this.client.call(
@@ -163,7 +188,13 @@ export class BalloonObjects {
             namespace: BALLOON_NAMESPACE,
             body: {
               metadata: { generateName: `${pod.name}.` },
-              involvedObject: { kind: 'Pod', namespace: BALLOON_NAMESPACE, name: pod.name, uid: pod.uid, apiVersion: 'v1' },
+              involvedObject: {
+                kind: 'Pod',
+                namespace: BALLOON_NAMESPACE,
+                name: pod.name,
+                uid: pod.uid,
+                apiVersion: 'v1',
+              },
               type,
               reason,
               message: message.slice(0, 1024),

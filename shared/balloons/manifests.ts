@@ -17,7 +17,7 @@
  * Recreated pods start at the floor (the template cannot hold per-node sizes): that always fits where
  * a larger size might not, and the next cycle re-inflates into free capacity only.
  */
-import { type Requirement, parseLabelSelector, toMatchExpressions } from '../kernel/label-selector.js';
+import { parseLabelSelector, type Requirement, toMatchExpressions } from '../kernel/label-selector.js';
 import { quantitiesOf } from './amounts.js';
 import { HOST_ID_LABEL, KUBELETS_PER_HOST_LABEL } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
@@ -100,12 +100,18 @@ export function balloonDaemonSet(sel: Selection, image = DEFAULT_BALLOON_IMAGE) 
           priorityClassName: PRIORITY_CLASS,
           tolerations: [{ operator: 'Exists' }],
           affinity: {
-            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: nodeSelectorTerms(sel) } },
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: nodeSelectorTerms(sel) },
+            },
           },
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 0,
-          securityContext: { runAsNonRoot: true, runAsUser: 65535, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65535,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: BALLOON_CONTAINER,

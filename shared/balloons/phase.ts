@@ -2,10 +2,11 @@
  * The balloons phase of a cluster cycle, and an explicit request served at once: builds the cycle's
  * parts (store, in-cluster objects, resizer) for one cluster client and runs it.
  */
+
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { NodeFacts } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clusterResizeApi, Resizer } from '../resize/index.js';
 import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
 import { BalloonObjects } from './incluster.js';
@@ -39,7 +40,9 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
     objects: new BalloonObjects(input.client, settings.image),
     resizer: new Resizer(api, { now, backoff: settings.backoff }),
     api,
-    read: input.onlyNode ? nodeRead(input.snapshot, input.onlyNode) : snapshotRead(input.snapshot, input.growth),
+    read: input.onlyNode
+      ? nodeRead(input.snapshot, input.onlyNode)
+      : snapshotRead(input.snapshot, input.growth),
     settings,
     now,
     ...(input.onlyNode ? { onlyNode: input.onlyNode.name } : {}),
@@ -47,7 +50,13 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
 }
 
 /** Whether balloons have anything to do in a cluster (decides whether the cycle lists every pod). */
-export async function balloonsConfigured(db: DynamoDBDocumentClient, table: string, cluster: string): Promise<boolean> {
+export async function balloonsConfigured(
+  db: DynamoDBDocumentClient,
+  table: string,
+  cluster: string,
+): Promise<boolean> {
   const items = await new BalloonStore(db, table).load(cluster);
-  return items.policies.length > 0 || items.requests.length > 0 || Object.keys(items.state?.nodes ?? {}).length > 0;
+  return (
+    items.policies.length > 0 || items.requests.length > 0 || Object.keys(items.state?.nodes ?? {}).length > 0
+  );
 }

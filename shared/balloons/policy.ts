@@ -5,7 +5,7 @@
  */
 import { parseLabelSelector, SelectorError } from '../kernel/label-selector.js';
 import { rfc1123LabelProblem } from '../kernel/names.js';
-import { type Amounts, AmountError, amounts, parseAmounts, RESOURCES, type Resource } from './amounts.js';
+import { AmountError, type Amounts, amounts, parseAmounts, RESOURCES, type Resource } from './amounts.js';
 
 export interface BalloonPolicy {
   /** DNS label, unique in the cluster. */
@@ -74,7 +74,12 @@ export function validatePolicy(input: PolicyInput): BalloonPolicy {
   const policy: BalloonPolicy = {
     name,
     selector: input.selector.trim(),
-    headroomPercent: number('headroomPercent', input.headroomPercent ?? POLICY_DEFAULTS.headroomPercent, 0, 1000),
+    headroomPercent: number(
+      'headroomPercent',
+      input.headroomPercent ?? POLICY_DEFAULTS.headroomPercent,
+      0,
+      1000,
+    ),
     headroomMin: pair('headroomMin', input.headroomMin ?? POLICY_DEFAULTS.headroomMin),
     min: pair('min', input.min ?? POLICY_DEFAULTS.min),
     max: pair('max', input.max),
@@ -102,7 +107,10 @@ const roundUp = (v: number, step: number) => Math.ceil(v / step) * step;
  */
 export function policySize(policy: BalloonPolicy, workloads: Amounts): Amounts {
   const one = (r: Resource) => {
-    const headroom = Math.max(Math.ceil((workloads[r] * policy.headroomPercent) / 100), policy.headroomMin[r]);
+    const headroom = Math.max(
+      Math.ceil((workloads[r] * policy.headroomPercent) / 100),
+      policy.headroomMin[r],
+    );
     const stepped = roundUp(workloads[r] + headroom, policy.step[r]);
     return Math.min(policy.max[r], Math.max(policy.min[r], stepped));
   };
@@ -120,7 +128,8 @@ export function holdShrinks(
   now: number,
   cooldownMs: number,
 ): { size: Amounts; held: boolean } {
-  if (!current || lastShrinkAt === undefined || now - lastShrinkAt >= cooldownMs) return { size: wanted, held: false };
+  if (!current || lastShrinkAt === undefined || now - lastShrinkAt >= cooldownMs)
+    return { size: wanted, held: false };
   let held = false;
   const one = (r: Resource) => {
     if (wanted[r] < current[r]) {

@@ -34,9 +34,23 @@ export function podLikeOf(v: PodView): PodLike {
   const r = v.resize;
   const conditions =
     r.state === 'deferred' || r.state === 'infeasible'
-      ? [{ type: 'PodResizePending', status: 'True', reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred', ...(r.message ? { message: r.message } : {}) }]
+      ? [
+          {
+            type: 'PodResizePending',
+            status: 'True',
+            reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred',
+            ...(r.message ? { message: r.message } : {}),
+          },
+        ]
       : r.state === 'error'
-        ? [{ type: 'PodResizeInProgress', status: 'True', reason: 'Error', ...(r.message ? { message: r.message } : {}) }]
+        ? [
+            {
+              type: 'PodResizeInProgress',
+              status: 'True',
+              reason: 'Error',
+              ...(r.message ? { message: r.message } : {}),
+            },
+          ]
         : r.state === 'in-progress'
           ? [{ type: 'PodResizeInProgress', status: 'True' }]
           : [];
@@ -61,14 +75,19 @@ export function podLikeOf(v: PodView): PodLike {
       containerStatuses: v.containers.map((c) => ({
         name: c.name,
         ...(c.hasActual ? { resources: { requests: list(c.actCpu, c.actMem) } } : {}),
-        ...(c.allocCpu !== undefined || c.allocMem !== undefined ? { allocatedResources: list(c.allocCpu, c.allocMem) } : {}),
+        ...(c.allocCpu !== undefined || c.allocMem !== undefined
+          ? { allocatedResources: list(c.allocCpu, c.allocMem) }
+          : {}),
       })),
     },
   };
 }
 
 /** A pod as balloons count it; `growth` is what earlier phases of the cycle added to it (node scope). */
-export function balloonPod(v: PodView, growth?: ReadonlyMap<string, { cpu: number; memory: number }>): BalloonPod {
+export function balloonPod(
+  v: PodView,
+  growth?: ReadonlyMap<string, { cpu: number; memory: number }>,
+): BalloonPod {
   const e = effectiveRequests(v);
   const g = growth?.get(v.uid);
   const requests = amounts(e.cpu + (g?.cpu ?? 0), e.memory + (g?.memory ?? 0));
@@ -101,7 +120,9 @@ export function snapshotRead(
 /** One node, read by name; undefined when it does not exist. */
 export async function readNode(snapshot: ClusterSnapshot, node: string): Promise<NodeFacts | undefined> {
   try {
-    return nodeFacts(await snapshot.reader.get<NodeObject>('read node', `/api/v1/nodes/${encodeURIComponent(node)}`));
+    return nodeFacts(
+      await snapshot.reader.get<NodeObject>('read node', `/api/v1/nodes/${encodeURIComponent(node)}`),
+    );
   } catch (err) {
     if (err instanceof ClusterAccessError && err.status === 404) return undefined;
     throw err;
@@ -113,6 +134,8 @@ export function nodeRead(snapshot: ClusterSnapshot, node: NodeFacts): ClusterRea
   return {
     nodes: async () => [balloonNode(node)],
     pods: async () =>
-      (await snapshot.pods({ fieldSelector: `spec.nodeName=${node.name}`, keep: bound })).map((p) => balloonPod(p)),
+      (await snapshot.pods({ fieldSelector: `spec.nodeName=${node.name}`, keep: bound })).map((p) =>
+        balloonPod(p),
+      ),
   };
 }

@@ -3,7 +3,15 @@
  * before anything is stored. The error names the field and the rule it broke.
  */
 import { rfc1123SubdomainProblem } from '../kernel/names.js';
-import { type Amounts, AmountError, amounts, readableCpu, readableMemory, RESOURCES, parseAmount } from './amounts.js';
+import {
+  AmountError,
+  type Amounts,
+  amounts,
+  parseAmount,
+  RESOURCES,
+  readableCpu,
+  readableMemory,
+} from './amounts.js';
 import type { ExplicitRequest } from './desired.js';
 
 export class ResizeRequestError extends Error {
@@ -21,7 +29,10 @@ export function parseResizeRequest(raw: RawResizeRequest): { node: string; size:
   const problem = rfc1123SubdomainProblem(raw.node, 'node');
   if (problem) throw new ResizeRequestError(problem);
   try {
-    return { node: raw.node, size: amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory)) };
+    return {
+      node: raw.node,
+      size: amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory)),
+    };
   } catch (err) {
     if (err instanceof AmountError) throw new ResizeRequestError(err.message);
     throw err;

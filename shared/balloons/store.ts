@@ -12,7 +12,17 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { clusterPk, IF_ABSENT, IF_PRESENT, type Item, ifVersion, keyOf, SK, Table, withoutKeys } from '../platform/dynamo.js';
+import {
+  clusterPk,
+  IF_ABSENT,
+  IF_PRESENT,
+  type Item,
+  ifVersion,
+  keyOf,
+  SK,
+  Table,
+  withoutKeys,
+} from '../platform/dynamo.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
@@ -69,7 +79,8 @@ export interface BalloonItems {
   state?: ClusterBalloons;
 }
 
-const encode = (state: Omit<ClusterBalloons, 'version'>) => deflateRawSync(Buffer.from(JSON.stringify(state)));
+const encode = (state: Omit<ClusterBalloons, 'version'>) =>
+  deflateRawSync(Buffer.from(JSON.stringify(state)));
 const decode = (body: Uint8Array) => JSON.parse(inflateRawSync(body).toString('utf8'));
 
 export class BalloonStore {
@@ -88,7 +99,8 @@ export class BalloonStore {
     for (const item of items) {
       const sk = String(item[SK]);
       if (sk.startsWith(POLICY)) out.policies.push(withoutKeys<{ policy: BalloonPolicy }>(item).policy);
-      else if (sk.startsWith(REQUEST)) out.requests.push(withoutKeys<{ request: ExplicitRequest }>(item).request);
+      else if (sk.startsWith(REQUEST))
+        out.requests.push(withoutKeys<{ request: ExplicitRequest }>(item).request);
       else if (sk === STATE) out.state = this.stateOf(item);
     }
     return out;
@@ -118,7 +130,11 @@ export class BalloonStore {
   }
 
   async putPolicy(cluster: string, policy: BalloonPolicy): Promise<void> {
-    await this.table.put({ ...keyOf(clusterPk(cluster), POLICY + policy.name), policy, updatedAt: Date.now() });
+    await this.table.put({
+      ...keyOf(clusterPk(cluster), POLICY + policy.name),
+      policy,
+      updatedAt: Date.now(),
+    });
     this.stats.writes++;
   }
 

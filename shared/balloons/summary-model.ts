@@ -34,8 +34,15 @@ export function figuresOf(s: NodeState): CapacityFigures {
 
 export function summarize(states: readonly NodeState[], at: number, reverts = 0): BalloonSummary {
   let total: BalloonSummary = {
-    nodes: 0, blockedNodes: 0, blocked: ZERO, reverts, at,
-    allocatable: ZERO, balloon: ZERO, workloads: ZERO, free: ZERO,
+    nodes: 0,
+    blockedNodes: 0,
+    blocked: ZERO,
+    reverts,
+    at,
+    allocatable: ZERO,
+    balloon: ZERO,
+    workloads: ZERO,
+    free: ZERO,
   };
   let used: Amounts | undefined;
   for (const s of states) {

@@ -9,4 +9,5 @@ const safe = (f: () => number): number => {
   }
 };
 export const cpuOfUsage = (q: string | undefined): number => (q === undefined ? 0 : safe(() => parseCpu(q)));
-export const memoryOfUsage = (q: string | undefined): number => (q === undefined ? 0 : safe(() => parseMemory(q)));
+export const memoryOfUsage = (q: string | undefined): number =>
+  q === undefined ? 0 : safe(() => parseMemory(q));

@@ -77,9 +77,14 @@ function parseTerm(term: string, selector: string): Requirement {
   const cmp = /^([^=!\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(term);
   if (cmp) {
     const [, key = '', op, value = ''] = cmp;
-    return { key: checkKey(key, selector), operator: op === '!=' ? 'NotIn' : 'In', values: [checkValue(value, selector)] };
+    return {
+      key: checkKey(key, selector),
+      operator: op === '!=' ? 'NotIn' : 'In',
+      values: [checkValue(value, selector)],
+    };
   }
-  if (term.startsWith('!')) return { key: checkKey(term.slice(1).trim(), selector), operator: 'DoesNotExist', values: [] };
+  if (term.startsWith('!'))
+    return { key: checkKey(term.slice(1).trim(), selector), operator: 'DoesNotExist', values: [] };
   if (/^\S+$/.test(term)) return { key: checkKey(term, selector), operator: 'Exists', values: [] };
   throw new SelectorError(`label selector "${selector}": cannot parse "${term}"`);
 }
@@ -93,7 +98,10 @@ export function parseLabelSelector(selector: string): Requirement[] {
   });
 }
 
-export function matchesLabels(reqs: readonly Requirement[], labels: Readonly<Record<string, string>>): boolean {
+export function matchesLabels(
+  reqs: readonly Requirement[],
+  labels: Readonly<Record<string, string>>,
+): boolean {
   return reqs.every((r) => {
     const v = labels[r.key];
     switch (r.operator) {
@@ -105,11 +113,17 @@ export function matchesLabels(reqs: readonly Requirement[], labels: Readonly<Rec
         return v !== undefined && r.values.includes(v);
       case 'NotIn':
         return v === undefined || !r.values.includes(v);
+      default:
+        return false;
     }
   });
 }
 
 /** The requirements as one node affinity term's matchExpressions (NodeSelectorRequirement). */
 export function toMatchExpressions(reqs: readonly Requirement[]) {
-  return reqs.map((r) => ({ key: r.key, operator: r.operator, ...(r.values.length ? { values: [...r.values] } : {}) }));
+  return reqs.map((r) => ({
+    key: r.key,
+    operator: r.operator,
+    ...(r.values.length ? { values: [...r.values] } : {}),
+  }));
 }

@@ -252,7 +252,9 @@ export const detailSchemas = {
       /** What the balloon could not take back, because pods hold it. */
       missing: capacity,
       podsInTheWay: z
-        .array(z.object({ namespace: z.string(), name: z.string(), cpu: z.string(), memory: z.string() }).strict())
+        .array(
+          z.object({ namespace: z.string(), name: z.string(), cpu: z.string(), memory: z.string() }).strict(),
+        )
         .max(5),
       at: timestamp,
     })

@@ -41,17 +41,28 @@ describe('policies', () => {
     const p = validatePolicy(base);
     expect(p.min).toEqual(amounts(500, 512 * MI));
     expect(p.headroomPercent).toBe(10);
-    expect(() => validatePolicy({ ...base, min: { cpu: '9', memory: '1Gi' } })).toThrow(/min.cpu: 9000 exceeds max.cpu 8000/);
+    expect(() => validatePolicy({ ...base, min: { cpu: '9', memory: '1Gi' } })).toThrow(
+      /min.cpu: 9000 exceeds max.cpu 8000/,
+    );
     expect(() => validatePolicy({ ...base, selector: 'pool in ()' })).toThrow(/^selector: /);
     expect(() => validatePolicy({ ...base, name: 'Bad_Name' })).toThrow(/^name: /);
-    expect(() => validatePolicy({ ...base, max: { cpu: '-1', memory: '1Gi' } })).toThrow(/max.cpu: "-1" is negative/);
-    expect(() => validatePolicy({ ...base, max: { cpu: 'lots', memory: '1Gi' } })).toThrow(/max.cpu: "lots" is not a cpu quantity/);
+    expect(() => validatePolicy({ ...base, max: { cpu: '-1', memory: '1Gi' } })).toThrow(
+      /max.cpu: "-1" is negative/,
+    );
+    expect(() => validatePolicy({ ...base, max: { cpu: 'lots', memory: '1Gi' } })).toThrow(
+      /max.cpu: "lots" is not a cpu quantity/,
+    );
     expect(() => validatePolicy({ ...base, headroomPercent: 'x' })).toThrow(/headroomPercent/);
     expect(() => validatePolicy({ ...base, step: { cpu: '0', memory: '1Mi' } })).toThrow(/step.cpu/);
     expect(() => validatePolicy(base)).not.toThrow(PolicyError);
   });
   it('sizes to requests plus headroom, rounded up to the step, within the bounds', () => {
-    const p = validatePolicy({ ...base, headroomPercent: 20, headroomMin: { cpu: '100m', memory: '128Mi' }, step: { cpu: '500m', memory: '1Gi' } });
+    const p = validatePolicy({
+      ...base,
+      headroomPercent: 20,
+      headroomMin: { cpu: '100m', memory: '128Mi' },
+      step: { cpu: '500m', memory: '1Gi' },
+    });
     // 2600m + 20% = 3120m -> 3500m; 3Gi + 614.4Mi -> 4Gi
     expect(policySize(p, amounts(2600, 3 * GI))).toEqual(amounts(3500, 4 * GI));
     // nothing running: the minimum
@@ -61,8 +72,14 @@ describe('policies', () => {
   });
   it('holds a shrink during the cool-down, never a growth', () => {
     const current = amounts(4000, 8 * GI);
-    expect(holdShrinks(amounts(3000, 10 * GI), current, 1_000, 60_000, 600_000)).toEqual({ size: amounts(4000, 10 * GI), held: true });
-    expect(holdShrinks(amounts(3000, 10 * GI), current, 1_000, 700_000, 600_000)).toEqual({ size: amounts(3000, 10 * GI), held: false });
+    expect(holdShrinks(amounts(3000, 10 * GI), current, 1_000, 60_000, 600_000)).toEqual({
+      size: amounts(4000, 10 * GI),
+      held: true,
+    });
+    expect(holdShrinks(amounts(3000, 10 * GI), current, 1_000, 700_000, 600_000)).toEqual({
+      size: amounts(3000, 10 * GI),
+      held: false,
+    });
     expect(holdShrinks(amounts(3000, 6 * GI), current, undefined, 0, 600_000).held).toBe(false);
   });
 });
@@ -75,51 +92,88 @@ const node = (name: string, labels: Record<string, string> = {}, cpu = 8000, mem
 });
 
 describe('desired size: explicit, then policy, then host share', () => {
-  const policies = compilePolicies([validatePolicy({ name: 'pool', selector: 'pool=a', max: { cpu: '6', memory: '24Gi' } })]);
+  const policies = compilePolicies([
+    validatePolicy({ name: 'pool', selector: 'pool=a', max: { cpu: '6', memory: '24Gi' } }),
+  ]);
   it('an explicit request beats the policy', () => {
     const n = { ...node('n1', { pool: 'a' }), workloads: amounts(1000, GI) };
-    const d = desiredSize(n, { node: 'n1', size: amounts(6000, 24 * GI), requestedAt: 5, via: 'cli' }, policies, {}, 0);
+    const d = desiredSize(
+      n,
+      { node: 'n1', size: amounts(6000, 24 * GI), requestedAt: 5, via: 'cli' },
+      policies,
+      {},
+      0,
+    );
     expect(d?.source.kind).toBe('explicit');
     expect(d?.size).toEqual(amounts(6000, 24 * GI));
-    expect(desiredSize(n, undefined, policies, {}, 0)?.source).toEqual({ kind: 'policy', policy: 'pool', held: false });
+    expect(desiredSize(n, undefined, policies, {}, 0)?.source).toEqual({
+      kind: 'policy',
+      policy: 'pool',
+      held: false,
+    });
   });
   it('clamps a request above allocatable (the node cannot offer more than it has)', () => {
     const n = { ...node('n1'), workloads: amounts(0, 0) };
-    const d = desiredSize(n, { node: 'n1', size: amounts(16000, 64 * GI), requestedAt: 5, via: 'event' }, [], {}, 0);
+    const d = desiredSize(
+      n,
+      { node: 'n1', size: amounts(16000, 64 * GI), requestedAt: 5, via: 'event' },
+      [],
+      {},
+      0,
+    );
     expect(d?.clamped).toBe(true);
     expect(d?.size).toEqual(n.allocatable);
   });
   it('N kubelets on a host: each offers 1/N of the host, less its own reserve', () => {
-    const n = { ...node('k1', { 'fleetscope.io/host-id': 'h1', 'fleetscope.io/kubelets-per-host': '4' }), workloads: amounts(0, 0) };
+    const n = {
+      ...node('k1', { 'fleetscope.io/host-id': 'h1', 'fleetscope.io/kubelets-per-host': '4' }),
+      workloads: amounts(0, 0),
+    };
     const share = hostShare(n);
     expect(share?.size).toEqual(amounts(2000 - 100, 8 * GI - GI));
     expect(desiredSize(n, undefined, [], {}, 0)?.source).toEqual({ kind: 'host', host: 'h1', kubelets: 4 });
-    expect(hostShare({ ...n, labels: { 'fleetscope.io/host-id': 'h1', 'fleetscope.io/kubelets-per-host': 'x' } })).toBeUndefined();
+    expect(
+      hostShare({ ...n, labels: { 'fleetscope.io/host-id': 'h1', 'fleetscope.io/kubelets-per-host': 'x' } }),
+    ).toBeUndefined();
   });
   it('a node no source speaks for is not managed', () => {
-    expect(desiredSize({ ...node('n9'), workloads: amounts(0, 0) }, undefined, policies, {}, 0)).toBeUndefined();
+    expect(
+      desiredSize({ ...node('n9'), workloads: amounts(0, 0) }, undefined, policies, {}, 0),
+    ).toBeUndefined();
   });
 });
 
 describe('balloon plans: deflate always, inflate only into free capacity', () => {
   const allocatable = amounts(8000, 32 * GI);
   it('deflates to grow the node, whatever runs', () => {
-    const plan = planBalloon({ allocatable, others: amounts(7000, 30 * GI), balloon: amounts(4000, 16 * GI) }, amounts(6000, 24 * GI));
+    const plan = planBalloon(
+      { allocatable, others: amounts(7000, 30 * GI), balloon: amounts(4000, 16 * GI) },
+      amounts(6000, 24 * GI),
+    );
     expect(plan.next).toEqual(amounts(2000, 8 * GI));
     expect(plan.blocked).toEqual(amounts(0, 0));
   });
   it('inflates fully when the space is free', () => {
-    const plan = planBalloon({ allocatable, others: amounts(1000, 2 * GI), balloon: BALLOON_FLOOR }, amounts(4000, 16 * GI));
+    const plan = planBalloon(
+      { allocatable, others: amounts(1000, 2 * GI), balloon: BALLOON_FLOOR },
+      amounts(4000, 16 * GI),
+    );
     expect(plan.next).toEqual(amounts(4000, 16 * GI));
   });
   it('takes only what is free and records the rest as blocked', () => {
-    const plan = planBalloon({ allocatable, others: amounts(5000, 4 * GI), balloon: amounts(1000, GI) }, amounts(2000, 8 * GI));
+    const plan = planBalloon(
+      { allocatable, others: amounts(5000, 4 * GI), balloon: amounts(1000, GI) },
+      amounts(2000, 8 * GI),
+    );
     expect(plan.target).toEqual(amounts(6000, 24 * GI));
     expect(plan.next).toEqual(amounts(3000, 24 * GI));
     expect(plan.blocked).toEqual(amounts(3000, 0));
   });
   it('never deflates on the inflate path when the node is already over-committed', () => {
-    const plan = planBalloon({ allocatable, others: amounts(7500, 4 * GI), balloon: amounts(1000, GI) }, amounts(2000, 8 * GI));
+    const plan = planBalloon(
+      { allocatable, others: amounts(7500, 4 * GI), balloon: amounts(1000, GI) },
+      amounts(2000, 8 * GI),
+    );
     expect(plan.next.cpu).toBe(1000);
     expect(plan.blocked.cpu).toBe(5000);
   });
@@ -135,7 +189,13 @@ describe('balloon plans: deflate always, inflate only into free capacity', () =>
 
 describe('the DaemonSet runs where a source speaks', () => {
   it('one term per policy, the explicit nodes by name, and shared hosts', () => {
-    const terms = nodeSelectorTerms({ policies: [{ name: 'b', selector: 'pool=b' }, { name: 'a', selector: '' }], explicitNodes: ['n2', 'n1'] });
+    const terms = nodeSelectorTerms({
+      policies: [
+        { name: 'b', selector: 'pool=b' },
+        { name: 'a', selector: '' },
+      ],
+      explicitNodes: ['n2', 'n1'],
+    });
     expect(terms).toEqual([
       { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'Exists' }] },
       { matchExpressions: [{ key: 'pool', operator: 'In', values: ['b'] }] },
@@ -151,15 +211,34 @@ describe('the DaemonSet runs where a source speaks', () => {
 });
 
 describe('decide', () => {
-  const policies = compilePolicies([validatePolicy({ name: 'pool', selector: 'pool=a', min: { cpu: '1', memory: '1Gi' }, max: { cpu: '7', memory: '28Gi' }, headroomPercent: 0, headroomMin: { cpu: '500m', memory: '1Gi' }, step: { cpu: '500m', memory: '1Gi' } })]);
+  const policies = compilePolicies([
+    validatePolicy({
+      name: 'pool',
+      selector: 'pool=a',
+      min: { cpu: '1', memory: '1Gi' },
+      max: { cpu: '7', memory: '28Gi' },
+      headroomPercent: 0,
+      headroomMin: { cpu: '500m', memory: '1Gi' },
+      step: { cpu: '500m', memory: '1Gi' },
+    }),
+  ]);
   const pod = (name: string, nodeName: string, cpu: number, mem: number, balloon = false) => ({
-    namespace: balloon ? 'kube-system' : 'default', name, uid: `u-${name}`, node: nodeName, balloon, requests: amounts(cpu, mem),
+    namespace: balloon ? 'kube-system' : 'default',
+    name,
+    uid: `u-${name}`,
+    node: nodeName,
+    balloon,
+    requests: amounts(cpu, mem),
   });
   it('sizes each node of the pool from its own workloads and deflates unmanaged balloons', () => {
     const { decisions } = decide({
       now: 0,
       nodes: [node('n1', { pool: 'a' }), node('n2')],
-      pods: [pod('b1', 'n1', 1, MI, true), pod('w1', 'n1', 2000, 4 * GI), pod('b2', 'n2', 3000, 8 * GI, true)],
+      pods: [
+        pod('b1', 'n1', 1, MI, true),
+        pod('w1', 'n1', 2000, 4 * GI),
+        pod('b2', 'n2', 3000, 8 * GI, true),
+      ],
       policies,
       requests: [],
       previous: {},
@@ -173,11 +252,24 @@ describe('decide', () => {
     expect(n2?.resizeTo).toEqual(BALLOON_FLOOR);
   });
   it('reports explicit requests for nodes that do not exist', () => {
-    const { unknownNodes } = decide({ now: 0, nodes: [node('n1')], pods: [], policies: [], requests: [{ node: 'ghost', size: amounts(1, 1), requestedAt: 0, via: 'cli' }], previous: {} });
+    const { unknownNodes } = decide({
+      now: 0,
+      nodes: [node('n1')],
+      pods: [],
+      policies: [],
+      requests: [{ node: 'ghost', size: amounts(1, 1), requestedAt: 0, via: 'cli' }],
+      previous: {},
+    });
     expect(unknownNodes).toEqual(['ghost']);
   });
   it('notices allocatable changing from below and sizes from the new one', () => {
-    const prev = { allocatable: amounts(3900, 15 * GI), capacity: amounts(4000, 16 * GI), workloads: amounts(0, 0), balloon: BALLOON_FLOOR, target: BALLOON_FLOOR };
+    const prev = {
+      allocatable: amounts(3900, 15 * GI),
+      capacity: amounts(4000, 16 * GI),
+      workloads: amounts(0, 0),
+      balloon: BALLOON_FLOOR,
+      target: BALLOON_FLOOR,
+    };
     const { decisions } = decide({
       now: 0,
       nodes: [node('n1')],
