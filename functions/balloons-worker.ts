@@ -3,7 +3,12 @@ import { amounts } from '../shared/balloons/amounts.js';
 import { balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
 import { runBalloonPhase } from '../shared/balloons/phase.js';
 import { readNode } from '../shared/balloons/read.js';
-import { checkAgainstNode, explicitRequest, parseResizeRequest, ResizeRequestError } from '../shared/balloons/requests.js';
+import {
+  checkAgainstNode,
+  explicitRequest,
+  parseResizeRequest,
+  ResizeRequestError,
+} from '../shared/balloons/requests.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { BalloonStore } from '../shared/balloons/store.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
@@ -35,7 +40,11 @@ export const handler = eventHandler({
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
       const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500 });
       const facts = await readNode(snapshot, node);
-      checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
+      checkAgainstNode(
+        size,
+        node,
+        facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined,
+      );
       const now = nodescopeClock();
       await new BalloonStore(deps.db, deps.config.table).putRequest(
         cluster.name,
@@ -52,11 +61,17 @@ export const handler = eventHandler({
         now,
         onlyNode: facts!,
       });
-      await deps.publisher.publish(balloonEvents(result, `request/${node}`, snapshot.reader.stats.requests + client.stats().requests));
+      await deps.publisher.publish(
+        balloonEvents(result, `request/${node}`, snapshot.reader.stats.requests + client.stats().requests),
+      );
       for (const [metric, unit, n] of balloonMetrics(result))
         metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
       const decision = result.decisions.find((x) => x.node === node);
-      logger.info('node resize request served', { node, resizeTo: decision?.resizeTo, blocked: decision?.state.blocked?.missing });
+      logger.info('node resize request served', {
+        node,
+        resizeTo: decision?.resizeTo,
+        blocked: decision?.state.blocked?.missing,
+      });
       return { cluster: cluster.name, node, served: true, errors: result.errors };
     } catch (err) {
       if (err instanceof ResizeRequestError) return refuse(err.message);

@@ -36,7 +36,10 @@ export const handler = eventHandler({
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
       // Balloons need every pod; when they run, node scope takes its pods from the same list.
       const allPods = await balloonsConfigured(deps.db, deps.config.table, name);
-      const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: nodescopeSettings.pageSize, allPods });
+      const snapshot = new ClusterSnapshot(new RawReader(client), {
+        pageSize: nodescopeSettings.pageSize,
+        allPods,
+      });
       const ns = await runCycle({
         cluster: name,
         cycleId,
@@ -62,11 +65,18 @@ export const handler = eventHandler({
         growth: requestGrowth(ns),
       });
       const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
-      await deps.publisher.publish([...nodescopeEvents(name, ns), ...balloonEvents(balloons, cycleId, balloonRequests)]);
+      await deps.publisher.publish([
+        ...nodescopeEvents(name, ns),
+        ...balloonEvents(balloons, cycleId, balloonRequests),
+      ]);
       for (const [metric, n] of nodescopeMetrics(ns)) metrics.addMetric(metric, MetricUnit.Count, n);
       for (const [metric, unit, n] of balloonMetrics(balloons))
         metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
-      logger.info('cluster cycle', { nodescope: ns.detail, balloons: balloons.summary, balloonErrors: balloons.errors });
+      logger.info('cluster cycle', {
+        nodescope: ns.detail,
+        balloons: balloons.summary,
+        balloonErrors: balloons.errors,
+      });
       return { cluster: name, nodescope: ns.detail, balloons: balloons.summary };
     } catch (err) {
       const error = describeAccessError(err);

@@ -12,12 +12,13 @@ export const CYCLE_PERIOD_MINUTES = NODESCOPE_DEFAULTS.periodMinutes;
 
 export const cycleCapability: Capability = {
   id: CYCLE,
-  description: "One cycle per cluster: node scope, then balloons, over one read of the cluster's nodes and pods",
+  description:
+    "One cycle per cluster: node scope, then balloons, over one read of the cluster's nodes and pods",
   functions: [
     {
       id: CYCLE,
       entry: 'functions/cluster-cycle.ts',
-      description: "One cycle of one cluster: node-scoped recommendations and resizes, then balloon sizing",
+      description: 'One cycle of one cluster: node-scoped recommendations and resizes, then balloon sizing',
       // 1,769 MB is one full vCPU: the cycle is CPU-bound (JSON of every pod, then the math).
       memoryMb: 1769,
       timeoutSeconds: 300,

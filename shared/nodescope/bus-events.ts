@@ -11,7 +11,14 @@ export function nodescopeEvents(cluster: string, result: CycleResult): OutgoingE
   for (const r of result.newlyRejected)
     events.push({
       detailType: 'NodeScopeTargetRejected',
-      detail: { cluster, namespace: r.namespace, vpa: r.vpa, targetRef: r.targetRef, reason: r.reason.slice(0, 1024), at: detail.at },
+      detail: {
+        cluster,
+        namespace: r.namespace,
+        vpa: r.vpa,
+        targetRef: r.targetRef,
+        reason: r.reason.slice(0, 1024),
+        at: detail.at,
+      },
       resources,
     });
   for (const { report, owner } of result.resizeReports) {
@@ -51,7 +58,8 @@ export function nodescopeMetrics(result: CycleResult): [name: string, value: num
  */
 export function requestGrowth(result: CycleResult): Map<string, { cpu: number; memory: number }> {
   const out = new Map<string, { cpu: number; memory: number }>();
-  const up = (after: number | undefined, before: number | undefined) => Math.max(0, (after ?? 0) - (before ?? 0));
+  const up = (after: number | undefined, before: number | undefined) =>
+    Math.max(0, (after ?? 0) - (before ?? 0));
   for (const { report } of result.resizeReports) {
     if (report.kind !== 'resized' || report.outcome !== 'Requested') continue;
     let cpu = 0;
