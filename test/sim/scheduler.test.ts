@@ -10,6 +10,7 @@ import { raw } from './helpers.js';
 import {
   condition,
   createPod,
+  createPriorityClass,
   deletePod,
   getPod,
   listPods,
@@ -29,6 +30,7 @@ beforeAll(async () => {
       { name: 'place', nodes: 0 },
       { name: 'v133', nodes: 0, kubernetesVersion: '1.33.5' },
       { name: 'off', nodes: 0, controllers: false },
+      { name: 'queue', nodes: 0 },
     ],
   });
   c = sim.cluster('place');
@@ -205,5 +207,24 @@ describe('DaemonSet pods created at run time', () => {
     const now = await getPod(c, onA.metadata.name, 'kube-system');
     expect(podView(now)).toMatchObject({ phase: 'Running', node: 'a' });
     expect(await listPods(c, 'kube-system', 'app=agent')).toHaveLength(3);
+  });
+});
+
+describe('the scheduling queue', () => {
+  it('hands freed room to the higher priority pod first, though it came later, and never preempts for it', async () => {
+    const q = sim.cluster('queue');
+    q.addNode({ name: 'n', cpu: '1', memory: '4Gi' });
+    await createPriorityClass(q, 'mid-never', 1000, 'Never');
+    await createPod(q, workloadPod('filler', { cpu: '800m' }));
+    const older = await createPod(q, workloadPod('older', { cpu: '600m' }));
+    const newer = await createPod(q, workloadPod('newer', { cpu: '600m', priorityClassName: 'mid-never' }));
+    expect([podView(older).phase, podView(newer).phase]).toEqual(['Pending', 'Pending']);
+    expect(condition(newer, 'PodScheduled')).toMatch(
+      /preemption: not eligible due to preemptionPolicy=Never\.$/,
+    );
+    expect(podView(await getPod(q, 'filler')).phase).toBe('Running');
+    await deletePod(q, 'filler');
+    expect(podView(await getPod(q, 'newer'))).toMatchObject({ phase: 'Running', node: 'n' });
+    expect(podView(await getPod(q, 'older')).phase).toBe('Pending');
   });
 });
