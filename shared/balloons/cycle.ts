@@ -53,6 +53,11 @@ export interface BalloonCycleContext {
   sleep?: (ms: number) => Promise<void>;
   /** Size this node only (an explicit request being served at once); the others keep their state. */
   onlyNode?: string;
+  /**
+   * Deflate every balloon to the floor whatever asks for a size (the first task of turning balloons
+   * off): the nodes get their whole capacity back before the DaemonSet goes.
+   */
+  drain?: boolean;
 }
 
 export interface Revert {
@@ -114,11 +119,14 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     unknownNodes: [],
     errors,
   };
-  if (!wanted(items, nodes)) return idle;
+  if (!wanted(items, nodes) && !ctx.drain) return idle;
+  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idle;
 
   const selection: Selection = { policies: items.policies, explicitNodes: items.requests.map((r) => r.node) };
-  await ctx.objects.ensurePriorityClass();
-  await ctx.objects.ensureDaemonSet(selection);
+  if (!ctx.drain) {
+    await ctx.objects.ensurePriorityClass();
+    await ctx.objects.ensureDaemonSet(selection);
+  }
   const pods = await ctx.read.pods();
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
 
@@ -146,6 +154,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   }
 
   const { decisions, unknownNodes } = decide({
+    ...(ctx.drain ? { drain: true } : {}),
     now,
     nodes,
     pods,

@@ -49,6 +49,8 @@ export interface DecideInput {
   requests: readonly ExplicitRequest[];
   previous: Readonly<Record<string, NodeState>>;
   usage?: ReadonlyMap<string, Amounts>;
+  /** Give every node its whole capacity back (the feature turning off): every balloon to the floor. */
+  drain?: boolean;
 }
 
 interface NodePods {
@@ -104,13 +106,15 @@ function decideNode(
   const others = pods?.others ?? [];
   const workloads = pods?.requests ?? ZERO;
   const balloon = pods?.balloon;
-  const desired = desiredSize(
-    { ...node, workloads },
-    explicit,
-    input.policies,
-    { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
-    input.now,
-  );
+  const desired = input.drain
+    ? undefined
+    : desiredSize(
+        { ...node, workloads },
+        explicit,
+        input.policies,
+        { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
+        input.now,
+      );
   if (!desired && !balloon) return undefined;
   const current = balloon?.requests ?? BALLOON_FLOOR;
   // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.

@@ -25,6 +25,8 @@ export interface BalloonPhaseInput {
   now?: () => number;
   /** What node scope added to pods' requests earlier in the cycle (by pod uid). */
   growth?: ReadonlyMap<string, { cpu: number; memory: number }>;
+  /** Deflate every balloon (turning balloons off). */
+  drain?: boolean;
   /** Serve one node only (an explicit request), already read. */
   onlyNode?: NodeFacts;
 }
@@ -46,6 +48,7 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
     settings,
     now,
     ...(input.onlyNode ? { onlyNode: input.onlyNode.name } : {}),
+    ...(input.drain ? { drain: true } : {}),
   });
 }
 

@@ -179,4 +179,16 @@ describe('balloons over the simulator', () => {
     await env.cycle();
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));
   });
+
+  it('drain deflates every balloon whatever asks for a size (the first step of turning balloons off)', async () => {
+    const nodes = await nodesOf(env);
+    for (const n of nodes) await env.store.putRequest(env.cluster, explicit(n.name, amounts(1000, 2 * GI)));
+    await env.cycle();
+    await env.cycle();
+    expect((await balloonOn(env, nodes[0]!.name))?.spec).toEqual(
+      sub(nodes[0]!.allocatable, amounts(1000, 2 * GI)),
+    );
+    await env.cycle({ drain: true });
+    for (const n of nodes) expect((await balloonOn(env, n.name))?.spec).toEqual(BALLOON_FLOOR);
+  });
 });

@@ -63,6 +63,7 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
         settings: { settleMs: 0 },
         now: () => sim.clock.now(),
         ...(opts.onlyNode ? { onlyNode: opts.onlyNode } : {}),
+        ...(opts.drain ? { drain: true } : {}),
       });
     },
     async stop() {
