@@ -122,6 +122,8 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (!wanted(items, nodes) && !ctx.drain) return idle;
   if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idle;
 
+  const unsupported = await resizeUnsupported(ctx, items, now, settings);
+  if (unsupported) return unsupportedResult(ctx, idle, items, unsupported, errors);
   const selection: Selection = { policies: items.policies, explicitNodes: items.requests.map((r) => r.node) };
   if (!ctx.drain) {
     await ctx.objects.ensurePriorityClass();
@@ -176,8 +178,16 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (inflated.length > 0) await settle(ctx, settings, inflated, records, reports, reverts, errors);
 
   const state = stateOf(decisions, records, previous, ctx.onlyNode);
+  const gone = ctx.resizer.unsupported;
   const saved = await ctx.store.saveState(
-    { cluster: ctx.cluster, at: now, cycleId: ctx.cycleId, nodes: state, errors },
+    {
+      cluster: ctx.cluster,
+      at: now,
+      cycleId: ctx.cycleId,
+      nodes: state,
+      errors,
+      ...(gone ? { unsupported: gone, unsupportedUntil: now + settings.unsupportedRecheckMs } : {}),
+    },
     items.state?.version,
   );
   if (!saved)
@@ -193,6 +203,51 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     unknownNodes,
     errors,
   };
+}
+
+const UNSUPPORTED =
+  'the API server has no pods/resize subresource (Kubernetes before 1.32, or InPlacePodVerticalScaling off): balloons cannot be resized, so none are created';
+
+/**
+ * A cluster without pods/resize is reported and left alone: asked once (discovery) before the first
+ * DaemonSet is created, and again only after the recheck interval.
+ */
+async function resizeUnsupported(
+  ctx: BalloonCycleContext,
+  items: BalloonItems,
+  now: number,
+  settings: BalloonSettings,
+): Promise<string | undefined> {
+  const s = items.state;
+  if (s?.unsupported && s.unsupportedUntil !== undefined && now < s.unsupportedUntil) return s.unsupported;
+  if (s && !s.unsupported) return undefined;
+  return (await ctx.objects.resizeSupported()) ? undefined : UNSUPPORTED;
+}
+
+async function unsupportedResult(
+  ctx: BalloonCycleContext,
+  idle: BalloonCycleResult,
+  items: BalloonItems,
+  why: string,
+  errors: string[],
+): Promise<BalloonCycleResult> {
+  errors.push(why);
+  const settings = { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings };
+  const s = items.state;
+  if (!s?.unsupported || s.unsupportedUntil === undefined || idle.at >= s.unsupportedUntil)
+    await ctx.store.saveState(
+      {
+        cluster: ctx.cluster,
+        at: idle.at,
+        cycleId: ctx.cycleId,
+        nodes: {},
+        errors,
+        unsupported: why,
+        unsupportedUntil: idle.at + settings.unsupportedRecheckMs,
+      },
+      s?.version,
+    );
+  return { ...idle, errors };
 }
 
 function compile(items: BalloonItems, errors: string[]): CompiledPolicy[] {

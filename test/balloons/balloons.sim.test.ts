@@ -192,3 +192,27 @@ describe('balloons over the simulator', () => {
     for (const n of nodes) expect((await balloonOn(env, n.name))?.spec).toEqual(BALLOON_FLOOR);
   });
 });
+
+describe('a cluster without pods/resize', () => {
+  it('is reported and left alone: no DaemonSet, no PriorityClass, asked again only after the recheck', async () => {
+    const env = await startBalloonEnv({ resizeSubresource: false });
+    try {
+      await env.store.putPolicy(
+        env.cluster,
+        validatePolicy({ name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } }),
+      );
+      const r = await env.cycle();
+      expect(r.errors.join()).toMatch(/no pods\/resize subresource/);
+      await expect(
+        env.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: 'kube-system' }),
+      ).rejects.toThrow();
+      await expect(env.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS })).rejects.toThrow();
+      expect((await env.store.state(env.cluster))?.unsupported).toMatch(/pods\/resize/);
+      const discovery = env.sim.cluster(env.cluster).stats().byKind.discovery ?? 0;
+      await env.cycle();
+      expect(env.sim.cluster(env.cluster).stats().byKind.discovery ?? 0).toBe(discovery);
+    } finally {
+      await env.stop();
+    }
+  });
+});
