@@ -86,7 +86,7 @@ describe('ClusterSnapshot', () => {
     ];
     sim.cluster(CLUSTER).resetStats();
     const plain = snapshot();
-    const own = [];
+    const own: PodView[][] = [];
     for (const q of queries) own.push(await plain.pods(q));
     // One list per consumer (each paged), each narrowed by the server to what the consumer keeps.
     expect(stats()['GET pods']).toBe(
@@ -95,7 +95,7 @@ describe('ClusterSnapshot', () => {
 
     sim.cluster(CLUSTER).resetStats();
     const shared = snapshot(true);
-    const served = [];
+    const served: PodView[][] = [];
     for (const q of queries) served.push(await shared.pods(q));
     const all = await shared.allPods();
     expect(stats()['GET pods']).toBe(Math.ceil(stored('pods').length / PAGE));
