@@ -62,15 +62,13 @@ describe('balloons, property: never evict, never preempt, reach the desired size
   beforeAll(async () => {
     env = await startBalloonEnv({ nodes: 0 });
     for (const name of NODES)
-      env.sim
-        .cluster(env.cluster)
-        .addNode({
-          name,
-          cpu: '8',
-          memory: '32Gi',
-          reserved: { cpu: '100m', memory: '1Gi' },
-          labels: { pool: 'p' },
-        });
+      env.sim.cluster(env.cluster).addNode({
+        name,
+        cpu: '8',
+        memory: '32Gi',
+        reserved: { cpu: '100m', memory: '1Gi' },
+        labels: { pool: 'p' },
+      });
   });
   afterAll(async () => env.stop());
 
