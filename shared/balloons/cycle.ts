@@ -16,7 +16,7 @@ import {
   type ResizeReport,
   type Resizer,
 } from '../resize/index.js';
-import { type Amounts, amounts, equal, RESOURCES } from './amounts.js';
+import { type Amounts, amounts, equal, RESOURCES, sub } from './amounts.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
 import { type CompiledPolicy, compilePolicies, HOST_ID_LABEL } from './desired.js';
 import type { BalloonObjects } from './incluster.js';
@@ -177,7 +177,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   );
   if (inflated.length > 0) await settle(ctx, settings, inflated, records, reports, reverts, errors);
 
-  const state = stateOf(decisions, records, previous, ctx.onlyNode);
+  const state = stateOf(decisions, records, previous, ctx.onlyNode, now);
   const gone = ctx.resizer.unsupported;
   const saved = await ctx.store.saveState(
     {
@@ -383,19 +383,32 @@ async function revert(
   }
 }
 
+/**
+ * What the node offers after the cycle (allocatable less the balloon as it now stands), and when it last
+ * shrank: the cool-down counts from inflates that were made, not from those only wanted.
+ */
+function settled(d: NodeDecision, now: number): Pick<NodeState, 'size' | 'lastShrinkAt'> {
+  const size = sub(d.state.allocatable, d.state.balloon);
+  const grew = d.balloon !== undefined && RESOURCES.some((r) => d.state.balloon[r] > d.balloon!.requests[r]);
+  return grew
+    ? { size, lastShrinkAt: now }
+    : { size, ...(d.state.lastShrinkAt !== undefined ? { lastShrinkAt: d.state.lastShrinkAt } : {}) };
+}
+
 /** The state to store: every decided node with its resize record (a node-only cycle keeps the others). */
 function stateOf(
   decisions: readonly NodeDecision[],
   records: Map<string, ResizeRecord | undefined>,
   previous: Readonly<Record<string, NodeState>>,
   onlyNode: string | undefined,
+  now: number,
 ): Record<string, NodeState> {
   const out: Record<string, NodeState> = onlyNode === undefined ? {} : { ...previous };
   for (const d of decisions) {
     if (onlyNode !== undefined && d.node !== onlyNode) continue;
     const record = records.get(d.node);
     const { resize: _old, ...rest } = d.state;
-    out[d.node] = { ...rest, ...(record ? { resize: record } : {}) };
+    out[d.node] = { ...rest, ...settled(d, now), ...(record ? { resize: record } : {}) };
   }
   return out;
 }

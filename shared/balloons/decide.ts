@@ -123,20 +123,14 @@ function decideNode(
     desired?.size ?? sub(node.allocatable, BALLOON_FLOOR),
   );
   const { blocked, changed } = blockedOf(plan, others, prev?.blocked, input.now);
-  const size = sub(node.allocatable, plan.next);
-  const shrank = prev?.size !== undefined && RESOURCES.some((r) => size[r] < prev.size![r]);
   const state: NodeState = {
     allocatable: node.allocatable,
     capacity: node.capacity,
     workloads,
     balloon: current,
     target: plan.target,
-    size,
-    ...(shrank
-      ? { lastShrinkAt: input.now }
-      : prev?.lastShrinkAt !== undefined
-        ? { lastShrinkAt: prev.lastShrinkAt }
-        : {}),
+    size: sub(node.allocatable, current),
+    ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(input.usage?.get(node.name) ? { used: input.usage.get(node.name) } : {}),
     ...(desired ? { desired: desired.size, source: desired.source } : {}),
     ...(balloon ? { podUid: balloon.uid } : {}),
