@@ -83,9 +83,16 @@ export async function balloonStory(
   ];
 
   for (let i = 6; i < 14; i++) batchPod(sim, `batch-${i}`, '1', '2Gi');
+  const waiting = () =>
+    sim
+      .cluster(CLUSTER)
+      .store.list('pods', 'default')
+      .filter((p: { spec?: { nodeName?: string } }) => !p.spec?.nodeName).length;
+  const queued = waiting();
   const grown = await cycle(runtime);
+  sim.clock.advance(1000); // the kubelets actuate the deflates; the scheduler then binds the waiting pods
   lines.push(
-    `  8 more batch pods arrived; the policy grew the pool: ${POOL.map((n) => `${n} ${offers(before, n)} -> ${offers(grown, n)}`).join(', ')}`,
+    `  8 more batch pods arrived (${queued} could not be scheduled); the policy grew the pool: ${POOL.map((n) => `${n} ${offers(before, n)} -> ${offers(grown, n)}`).join(', ')}; ${waiting()} still waiting`,
   );
 
   const general = (await sim.cluster(CLUSTER).store.list('nodes'))
