@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
+import { BALLOON_LABEL } from '../cycle/views.js';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
@@ -198,6 +199,8 @@ function targetOf(
 ): NodeScopeTarget | string {
   const dsKey = `${a.namespace}/${a.targetRef.name}`;
   if (!ds) return `DaemonSet ${dsKey} does not exist`;
+  if (ds.spec?.template?.metadata?.labels?.[BALLOON_LABEL] === 'true')
+    return `DaemonSet ${dsKey} runs balloon pods (${BALLOON_LABEL}): they hold capacity that doesn't exist and are sized by the balloons capability, never by their own usage`;
   if (holder) return `DaemonSet ${dsKey} is already sized per node by VerticalPodAutoscaler ${holder}`;
   const selector = selectorString(ds.spec?.selector);
   if (!selector) return `DaemonSet ${dsKey} has no usable pod selector`;
