@@ -17,6 +17,7 @@ import {
   type Resizer,
 } from '../resize/index.js';
 import { type Amounts, amounts, equal, RESOURCES, sub } from './amounts.js';
+import { recordClusterEvents } from './cluster-events.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
 import { type CompiledPolicy, compilePolicies, HOST_ID_LABEL } from './desired.js';
 import type { BalloonObjects } from './incluster.js';
@@ -176,6 +177,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     errors,
   );
   if (inflated.length > 0) await settle(ctx, settings, inflated, records, reports, reverts, errors);
+  await recordClusterEvents(ctx.objects, decisions, reports, reverts, now);
 
   const state = stateOf(decisions, records, previous, ctx.onlyNode, now);
   const gone = ctx.resizer.unsupported;

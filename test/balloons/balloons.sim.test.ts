@@ -80,6 +80,10 @@ describe('balloons over the simulator', () => {
     const b = await balloonOn(env, n1!.name);
     expect(b?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));
     expect(await podPhase(env, 'big')).toBe('Running');
+    const events = await env.core.listNamespacedEvent({ namespace: 'kube-system' });
+    const reasons = events.items.filter((e) => e.involvedObject.name === b?.name).map((e) => e.reason);
+    expect(reasons).toContain('BalloonReclaimBlocked');
+    expect(reasons).toContain('BalloonResized');
     // reported once, not every cycle
     expect((await env.cycle()).decisions.find((x) => x.node === n1!.name)?.newlyBlocked).toBe(false);
     // once the pod leaves, the reclaim completes
@@ -110,6 +114,10 @@ describe('balloons over the simulator', () => {
     expect(b?.spec).toEqual(floor);
     expect(b?.pending).toBeUndefined();
     expect(r.reports.some((x) => x.kind === 'refused' && x.refusal === 'Deferred')).toBe(true);
+    const events = await env.core.listNamespacedEvent({ namespace: 'kube-system' });
+    expect(events.items.some((e) => e.reason === 'BalloonInflateReverted' && e.type === 'Warning')).toBe(
+      true,
+    );
     expect(await podPhase(env, 'late')).toBe('Running');
     // the next cycle reads "late" and takes only what is free: a blocked reclaim, not another Deferred
     const next = await env.cycle();
