@@ -219,6 +219,41 @@ describe('balloons over the simulator', () => {
     expect((await balloonOn(env, n1!.name))?.pending).toBeUndefined();
   });
 
+  it('a system-critical pod can still preempt a balloon: it is recreated and re-inflated only into free capacity', async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(1000, 2 * GI)));
+    await env.cycle();
+    await env.cycle();
+    const first = (await balloonOn(env, n1!.name))!;
+    await env.core.createNamespacedPod({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'critical' },
+        spec: {
+          priorityClassName: 'system-node-critical',
+          nodeSelector: { 'kubernetes.io/hostname': n1!.name },
+          containers: [
+            {
+              name: 'c',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '2', memory: '4Gi' } },
+            },
+          ],
+        },
+      },
+    });
+    expect(await podPhase(env, 'critical', 'kube-system')).toBe('Running');
+    const recreated = (await balloonOn(env, n1!.name))!;
+    expect(recreated.uid).not.toBe(first.uid);
+    expect(recreated.spec).toEqual(BALLOON_FLOOR);
+    const r = await env.cycle();
+    const d = r.decisions.find((x) => x.node === n1!.name)!;
+    expect(d.state.blocked?.pods.map((p) => p.name)).toContain('critical');
+    expect(await podPhase(env, 'critical', 'kube-system')).toBe('Running');
+    const others = sub(n1!.allocatable, (await balloonOn(env, n1!.name))!.spec);
+    expect(others.cpu).toBeGreaterThanOrEqual(2000);
+  });
+
   it('drain deflates every balloon whatever asks for a size (the first step of turning balloons off)', async () => {
     const nodes = await nodesOf(env);
     for (const n of nodes) await env.store.putRequest(env.cluster, explicit(n.name, amounts(1000, 2 * GI)));
