@@ -17,6 +17,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
+  SchedulingV1Api,
   type ConfigurationOptions,
   CoreV1Api,
   CustomObjectsApi,
@@ -166,6 +167,7 @@ export class ClusterClient {
 
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
+  readonly scheduling: SchedulingV1Api;
   readonly custom: CustomObjectsApi;
   readonly apiextensions: ApiextensionsV1Api;
   readonly version: VersionApi;
@@ -222,6 +224,7 @@ export class ClusterClient {
     });
     this.core = new CoreV1Api(config);
     this.apps = new AppsV1Api(config);
+    this.scheduling = new SchedulingV1Api(config);
     this.custom = new CustomObjectsApi(config);
     this.apiextensions = new ApiextensionsV1Api(config);
     this.version = new VersionApi(config);

@@ -1,0 +1,145 @@
+/**
+ * One balloon cycle of one cluster: load what the operator asked (policies, explicit sizes) and the
+ * last cycle's state; make sure the PriorityClass and DaemonSet exist for the nodes to manage; follow up
+ * the resizes already requested (a Deferred inflate is reverted at once); decide every node; resize
+ * within the write budget; read the inflated balloons back after the kubelet had time to answer and
+ * revert what it deferred, in the same cycle; store the state (conditionally on its version).
+ *
+ * Reads come from the cycle's shared snapshot (`read`), so nodes and pods read by node scope in the same
+ * invocation are not read again.
+ */
+import type { PodLike, ResizeApi, ResizeRecord, ResizeReport, Resizer } from '../resize/index.js';
+import type { Amounts } from './amounts.js';
+import { recordClusterEvents } from './cluster-events.js';
+import { saveCycle } from './cycle-state.js';
+import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
+import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
+import type { BalloonObjects } from './incluster.js';
+import type { Selection } from './manifests.js';
+import { apply, followUp, settle } from './resizing.js';
+import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
+import type { BalloonStore } from './store.js';
+import type { BalloonSummary } from './summary-model.js';
+
+export interface BalloonPod extends CountedPod {
+  /** The pod as the resize mechanism reads it. */
+  like: PodLike;
+  /** What the kubelet allocated to the balloon container (the size a Deferred inflate is reverted to). */
+  allocated?: Amounts;
+}
+
+/** What the cycle reads from the cluster; the shared snapshot of the invocation provides it. */
+export interface ClusterRead {
+  nodes(): Promise<BalloonNode[]>;
+  /** Every pod bound to a node and not finished. */
+  pods(): Promise<BalloonPod[]>;
+}
+
+export interface BalloonCycleContext {
+  cluster: string;
+  cycleId: string;
+  store: BalloonStore;
+  objects: BalloonObjects;
+  resizer: Resizer;
+  /** The resizer's calls, for reading inflated balloons back. */
+  api: ResizeApi;
+  read: ClusterRead;
+  settings?: Partial<BalloonSettings>;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Size this node only (an explicit request being served at once); the others keep their state. */
+  onlyNode?: string;
+  /**
+   * Deflate every balloon to the floor whatever asks for a size (the first task of turning balloons
+   * off): the nodes get their whole capacity back before the DaemonSet goes.
+   */
+  drain?: boolean;
+}
+
+export interface Revert {
+  node: string;
+  pod: string;
+  podUid: string;
+  from: Amounts;
+  to: Amounts;
+  message: string;
+}
+
+export interface BalloonCycleResult {
+  cluster: string;
+  at: number;
+  managed: boolean;
+  summary: BalloonSummary;
+  decisions: NodeDecision[];
+  reports: ResizeReport[];
+  reverts: Revert[];
+  unknownNodes: string[];
+  errors: string[];
+}
+
+/** What one cycle gathers as it goes: every report, revert, error and resize record. */
+export class CycleLedger {
+  readonly reports: ResizeReport[] = [];
+  readonly reverts: Revert[] = [];
+  readonly errors: string[] = [];
+  readonly records = new Map<string, ResizeRecord | undefined>();
+  /** Nodes whose inflate was reverted this cycle: they wait for the next cycle's fresh read. */
+  readonly reverted = new Set<string>();
+  constructor(
+    readonly ctx: BalloonCycleContext,
+    readonly settings: BalloonSettings,
+    readonly now: number,
+  ) {}
+}
+
+export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<BalloonCycleResult> {
+  const l = new CycleLedger(ctx, { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings }, (ctx.now ?? Date.now)());
+  const items = await ctx.store.load(ctx.cluster);
+  const policies = compile(items, l.errors);
+  const nodes = await ctx.read.nodes();
+  if (!wanted(items, nodes) && !ctx.drain) return idleResult(l);
+  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
+  const unsupported = await resizeUnsupported(l, items);
+  if (unsupported) return unsupportedResult(l, items, unsupported);
+  if (!ctx.drain) {
+    const selection: Selection = {
+      policies: items.policies,
+      explicitNodes: items.requests.map((r) => r.node),
+    };
+    await ctx.objects.ensurePriorityClass();
+    await ctx.objects.ensureDaemonSet(selection);
+  }
+  const pods = await ctx.read.pods();
+  const usage = await ctx.objects.nodeUsage().catch(() => undefined);
+  const previous = items.state?.nodes ?? {};
+  await followUp(l, pods, previous);
+  const { decisions, unknownNodes } = decide({
+    ...(ctx.drain ? { drain: true } : {}),
+    ...(usage ? { usage } : {}),
+    now: l.now,
+    nodes,
+    pods,
+    policies,
+    requests: items.requests,
+    previous,
+  });
+  for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
+  const inflated = await apply(
+    l,
+    decisions.filter((d) => !l.reverted.has(d.node)),
+  );
+  if (inflated.length > 0) await settle(l, inflated);
+  await recordClusterEvents(ctx.objects, decisions, l.reports, l.reverts, l.now);
+  const summary = await saveCycle(l, decisions, previous, items.state?.version);
+  return {
+    cluster: ctx.cluster,
+    at: l.now,
+    managed: true,
+    summary,
+    decisions,
+    reports: l.reports,
+    reverts: l.reverts,
+    unknownNodes,
+    errors: l.errors,
+  };
+}
