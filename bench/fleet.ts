@@ -33,7 +33,7 @@ const CYCLES = [
   ['inventory', 'inventory'],
   ['claims', 'claims (first)'],
   ['claims', 'claims'],
-  ['nodescope', 'nodescope'],
+  ['cycle', 'cycle'],
 ] as const;
 /** Log bytes an invocation of these workers writes at INFO (a few JSON lines); logs are off here. */
 const LOG_BYTES_PER_INVOCATION = 1500;
@@ -179,9 +179,9 @@ async function runPhase(
     events: runtime.bus.stats.published - before.events,
     rru: units.read - before.read,
     wru: units.write - before.write,
-    // nodescope reads through its raw reader, which reports its requests in the cycle event instead.
+    // The cycle reads through its raw reader, which reports its requests in node scope's cycle event.
     apiRequests:
-      capability === 'nodescope'
+      capability === 'cycle'
         ? runtime.bus.log
             .slice(before.events)
             .filter((e) => e.detailType === 'NodeScopeCycleCompleted')

@@ -12,13 +12,13 @@ import type { FunctionSpec, RuleSpec, ScheduleSpec } from '../platform/catalogue
 
 /**
  * Seconds one invocation takes for one cluster in Lambda, with margin: inventory and claims make a
- * handful of API requests and DynamoDB writes; a nodescope cycle grows with nodes and DaemonSets. The
- * fleet run of `npm run bench` prints the CPU each takes per cluster to check these against.
+ * handful of API requests and DynamoDB writes; a cycle (node scope, then balloons) grows with nodes and
+ * DaemonSets. The fleet run of `npm run bench` prints the CPU each takes per cluster to check these.
  */
 export const PER_CLUSTER_SECONDS: Readonly<Record<string, number>> = {
   inventory: 2,
   claims: 2,
-  nodescope: 10,
+  cycle: 10,
 };
 /** The share of the schedule's period a whole cycle may take. */
 export const CYCLE_BUDGET = 0.5;

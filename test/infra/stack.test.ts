@@ -615,15 +615,16 @@ describe('clusters in other accounts: the AssumeRole grant', () => {
         ]),
       );
     };
-    // nodescope: 5-minute period, 10 s a cluster, within half the period: ceil(N x 10 / 150).
-    expect(concurrency({})).toMatchObject({ nodescope: 10, inventory: 10, claims: 10, dispatch: 2 });
+    // cycle: 5-minute period, 10 s a cluster, within half the period: ceil(N x 10 / 150).
+    expect(concurrency({})).toMatchObject({ cycle: 10, inventory: 10, claims: 10, dispatch: 2 });
     expect(concurrency({ fleetSize: 1000 })).toMatchObject({
-      nodescope: 67,
+      cycle: 67,
       inventory: 10,
       claims: 10,
       dispatch: 2,
+      balloons: 5,
     });
-    expect(concurrency({ fleetSize: 5000 })).toMatchObject({ nodescope: 100, inventory: 23, claims: 23 });
+    expect(concurrency({ fleetSize: 5000 })).toMatchObject({ cycle: 100, inventory: 23, claims: 23 });
   });
 });
 
