@@ -108,8 +108,14 @@ export class Table {
   query(
     pk: string,
     range: { beginsWith: string } | { between: [string, string] } | undefined,
+    /** Only these attributes (a listing of names need not read 128 KiB values). */
+    attributes?: string[],
   ): Promise<Item[]> {
     const names: Record<string, string> = { '#pk': PK };
+    const projection = attributes?.map((a, i) => {
+      names[`#a${i}`] = a;
+      return `#a${i}`;
+    });
     const values: Item = { ':pk': pk };
     let condition = '#pk = :pk';
     if (range) {
@@ -128,6 +134,7 @@ export class Table {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
       ConsistentRead: true,
+      ...(projection ? { ProjectionExpression: projection.join(', ') } : {}),
     });
   }
 
