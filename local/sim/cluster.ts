@@ -26,6 +26,7 @@ import { MetricsServer } from './metrics.js';
 import { buildNode, nodeShape, nodeStrategy } from './nodes.js';
 import { orderTop } from './objects.js';
 import { podStrategy, validatePodUpdate } from './pods.js';
+import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
@@ -187,6 +188,7 @@ export class ClusterState {
       nameRule: 'subdomain',
       normalize: (o) => orderTop(o, ['secrets', 'imagePullSecrets', 'automountServiceAccountToken']),
     });
+    installRbacStrategies((id, s) => this.strategies.set(id, s));
     this.strategies.set('configmaps', {
       nameRule: 'subdomain',
       normalize: (o) => orderTop(o, ['immutable', 'data', 'binaryData']),
@@ -554,6 +556,9 @@ export class ClusterState {
       SYSTEM_PRIORITY_CLASSES.map((s) => [s.name, priorityClassObject(this, s, born)] as [string, Json]),
     );
     this.store.load('apiservices.apiregistration.k8s.io', this.localApiServices(born));
+    const rbac = bootstrapRbac(this, born);
+    this.store.load(`clusterroles.${RBAC_GROUP}`, rbac.roles);
+    this.store.load(`clusterrolebindings.${RBAC_GROUP}`, rbac.bindings);
     if (this.controllers) {
       this.store.load(
         'serviceaccounts',

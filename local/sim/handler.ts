@@ -3,9 +3,9 @@
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
  * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
+import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -40,6 +40,7 @@ import {
   toVersion,
   updateObject,
 } from './rest.js';
+import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './reviews.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
@@ -240,6 +241,9 @@ function listReply(def: ResourceDef, version: string, r: ListResult): Reply {
 }
 
 export class ApiHandler {
+  /** The user of the request being handled (requests are handled one at a time). */
+  private user!: UserInfo;
+
   constructor(private readonly ctx: HandlerContext) {}
 
   private get cluster(): ClusterState {
@@ -256,7 +260,13 @@ export class ApiHandler {
     );
   }
 
-  handle(info: RequestInfo, req: IncomingMessage, body: string): Reply {
+  handle(
+    info: RequestInfo,
+    req: IncomingMessage,
+    body: string,
+    user: UserInfo = { username: ADMIN_USER, groups: ['system:masters', 'system:authenticated'] },
+  ): Reply {
+    this.user = user;
     const accept = req.headers.accept;
     switch (info.type) {
       case 'version':
@@ -602,9 +612,10 @@ export class ApiHandler {
         throw badRequest('Upgrade request required');
     }
     if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create') {
-      getObject({ ...scope, subresource: undefined }, name);
+      const sa = getObject({ ...scope, subresource: undefined }, name);
       const req = decodeBody(body, 'application/json') ?? {};
       const seconds = req?.spec?.expirationSeconds ?? 3600;
+      const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
       return {
         status: 201,
         json: {
@@ -612,12 +623,17 @@ export class ApiHandler {
           apiVersion: 'authentication.k8s.io/v1',
           metadata: { name, namespace: scope.namespace, creationTimestamp: null },
           spec: {
-            audiences: req?.spec?.audiences ?? ['https://kubernetes.default.svc'],
+            audiences,
             expirationSeconds: seconds,
             boundObjectRef: null,
           },
           status: {
-            token: `sim.${Buffer.from(`${scope.namespace}:${name}:${randomUUID()}`).toString('base64url')}`,
+            token: mintServiceAccountToken(
+              c,
+              { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
+              audiences,
+              c.clock.now() + seconds * 1000,
+            ),
             expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
           },
         },
@@ -654,45 +670,13 @@ export class ApiHandler {
     switch (def.resource) {
       case 'selfsubjectaccessreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: obj.spec ?? {},
-            status: { allowed: true, reason: 'simulated cluster: everything is allowed' },
-          },
-        };
+        return { status: 201, json: selfSubjectAccessReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectrulesreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: obj.spec ?? {},
-            status: {
-              resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-              nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-              incomplete: false,
-            },
-          },
-        };
+        return { status: 201, json: selfSubjectRulesReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authentication.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            status: {
-              userInfo: { username: 'fleetscope-sim', groups: ['system:masters', 'system:authenticated'] },
-            },
-          },
-        };
+        return { status: 201, json: selfSubjectReview(this.user) };
       case 'componentstatuses': {
         const item = (n: string) => ({
           kind: 'ComponentStatus',

@@ -342,8 +342,10 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
   const rv = meta.resourceVersion;
   if (rv !== undefined && rv !== '' && rv !== existing.metadata.resourceVersion)
     throw conflict(gr(def), name);
+  // The registry names the resource where a kind belongs (apiserver store.go, "TODO: The Invalid error
+  // should have a field for Resource"): `clusterproperties.about.k8s.io "x" is invalid: ...`.
   if ((rv === undefined || rv === '') && !def.allowUnconditionalUpdate)
-    throw invalid(def.kind, def.group, name, [
+    throw invalid(def.resource, def.group, name, [
       fieldInvalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update'),
     ]);
   const strategy = cluster.strategy(def);
@@ -480,10 +482,9 @@ export function patchedObject(
       obj = applyStrategicMergePatch(current, patch);
   }
   if (!isObject(obj)) throw badRequest('the patch did not produce an object');
-  // A patch that does not mention resourceVersion applies to the current revision.
+  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
+  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
   if (!isObject(obj.metadata)) obj.metadata = {};
-  if (obj.metadata.resourceVersion === undefined)
-    obj.metadata.resourceVersion = existing.metadata.resourceVersion;
   return { obj, existing };
 }
 

@@ -7,6 +7,8 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { authenticate } from './authn.js';
+import { attributesOf, authorize, forbidden, recordDenial } from './authz.js';
 import type { ManualClock } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { ApiError, PlainError, statusForCode } from './errors.js';
@@ -21,6 +23,8 @@ const MAX_BODY = 3 * 1024 * 1024;
 export interface ServerOptions {
   cluster: ClusterState;
   token: string;
+  /** The CA client certificates must be signed by (they then authenticate as CN, groups O). */
+  caPem: string;
   certPem: string;
   keyPem: string;
   host: string;
@@ -49,7 +53,9 @@ export class ClusterServer {
   }
 
   async start(): Promise<string> {
-    const server = createServer({ key: this.o.keyPem, cert: this.o.certPem }, (req, res) => {
+    const tls = { key: this.o.keyPem, cert: this.o.certPem, ca: this.o.caPem, requestCert: true };
+    // rejectUnauthorized: false, as kube-apiserver: a client without a certificate may still use a token.
+    const server = createServer({ ...tls, rejectUnauthorized: false }, (req, res) => {
       this.onRequest(req, res).catch((err) => this.fail(res, err));
     });
     server.on('connection', (s: Socket) => {
@@ -106,14 +112,24 @@ export class ClusterServer {
     for (const f of faults) if (f.type === 'latency') await new Promise((r) => setTimeout(r, f.ms));
     const terminal = faults.find((f) => f.type !== 'latency');
     if (terminal && this.applyFault(terminal, req, res)) return;
-    if (!this.authorized(req) && info.type !== 'health') {
+    const user = info.type === 'health' ? undefined : authenticate(cluster, this.o.token, req);
+    if (!user && info.type !== 'health') {
       req.resume();
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
+    }
+    if (user && cluster.spec.rbac) {
+      const attrs = attributesOf(info, user);
+      const decision = authorize(cluster, attrs);
+      if (!decision.allowed) {
+        req.resume();
+        recordDenial(cluster, attrs);
+        throw forbidden(attrs, decision.reason);
+      }
     }
     const body = await readBody(req);
     if (cluster.controllers) cluster.kubelet.beforeRequest();
     cluster.settle();
-    const reply = this.handler.handle(info, req, body);
+    const reply = this.handler.handle(info, req, body, user);
     cluster.settle();
     this.write(res, reply, method === 'HEAD');
   }
