@@ -114,7 +114,7 @@ export const command: CliCommand = {
       console.log(
         JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests.map((m) => m.object) }, null, 2),
       );
-    else process.stdout.write(toYaml(manifests));
+    else console.log(toYaml(manifests).trimEnd());
     return 0;
   },
 };
