@@ -15,6 +15,7 @@ import { ApiError, PlainError, statusForCode } from './errors.js';
 import type { Faults } from './faults.js';
 import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
 import type { Json } from './json.js';
+import { decodeProtobuf, PROTOBUF } from './protobuf.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
 
@@ -126,7 +127,7 @@ export class ClusterServer {
         throw forbidden(attrs, decision.reason);
       }
     }
-    const body = await readBody(req);
+    const body = requestText(req, await readBody(req));
     if (cluster.controllers) cluster.kubelet.beforeRequest();
     cluster.settle();
     const reply = this.handler.handle(info, req, body, user);
@@ -180,7 +181,7 @@ export class ClusterServer {
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
     const path = url.split('?')[0] as string;
-    const raw = await readBody(req);
+    const raw = (await readBody(req)).toString('utf8');
     let body: Json = {};
     if (raw.trim()) {
       try {
@@ -299,7 +300,17 @@ export class ClusterServer {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The body as JSON text: protobuf bodies (kubectl's typed clients) are decoded to the JSON they stand for. */
+function requestText(req: IncomingMessage, body: Buffer): string {
+  const ct = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim();
+  if (ct !== PROTOBUF || body.length === 0) return body.toString('utf8');
+  req.headers['content-type'] = 'application/json';
+  return JSON.stringify(decodeProtobuf(body));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -312,7 +323,7 @@ function readBody(req: IncomingMessage): Promise<string> {
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }
