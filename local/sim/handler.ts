@@ -21,6 +21,7 @@ import {
 } from './discovery.js';
 import { ApiError, badRequest, methodNotAllowed, notFound, notFoundGeneric, PlainError } from './errors.js';
 import { isObject, type Json, type JsonObject } from './json.js';
+import { listOptions } from './list-options.js';
 import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import { APPLY_PATCH } from './patch.js';
 import { collectionId, type ResourceDef } from './registry.js';
@@ -161,18 +162,8 @@ export interface Reply {
 const PAGE_NOT_FOUND = (): PlainError => new PlainError(404, '404 page not found\n');
 const SERVICE_UNAVAILABLE = (): PlainError => new PlainError(503, 'service unavailable\n');
 
-function listQuery(q: URLSearchParams): ListQuery {
-  const limit = q.get('limit');
-  const n = limit === null ? undefined : Number(limit);
-  if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw badRequest(`invalid limit: ${limit}`);
-  return {
-    labelSelector: q.get('labelSelector') ?? undefined,
-    fieldSelector: q.get('fieldSelector') ?? undefined,
-    limit: n,
-    continue: q.get('continue') ?? undefined,
-    resourceVersion: q.get('resourceVersion') ?? undefined,
-    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
-  };
+function listQuery(q: URLSearchParams, watch = false): ListQuery {
+  return listOptions(q, watch);
 }
 
 function decodeBody(raw: string, contentType: string | undefined): Json {
@@ -489,7 +480,7 @@ export class ApiHandler {
     const { cluster, def, version } = scope;
     const store = cluster.store;
     const coll = collectionId(def);
-    const q = listQuery(info.query);
+    const q = listQuery(info.query, true);
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, def.resource, def.custom ? 'meta' : 'builtin');
     const prefix = scope.namespace ? `${scope.namespace}/` : '';

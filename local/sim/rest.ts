@@ -20,8 +20,9 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './json.js';
+import { decodeContinueToken } from './list-options.js';
 import { orderTop, recordManagedFields, validateName } from './objects.js';
-import { continueExpired, decodeContinue, encodeContinue } from './pagination.js';
+import { continueExpired, encodeContinue } from './pagination.js';
 import {
   APPLY_PATCH,
   applyJsonPatch,
@@ -111,25 +112,16 @@ export interface ListResult {
 function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: string } {
   const store = scope.cluster.store;
   if (q.continue) {
+    // storage.ValidateListOptions: the token is decoded before the resourceVersion is looked at.
+    const token = decodeContinueToken(q.continue);
     if (q.resourceVersion && q.resourceVersion !== '0')
       throw badRequest('specifying resource version is not allowed when using continue');
-    const token = decodeContinue(q.continue);
     if (token.rv === -1) return { start: token.start };
     if (token.rv < store.compactedRv) throw continueExpired(token.start);
     return { atRv: token.rv, start: token.start };
   }
   const rvs = q.resourceVersion;
-  if (rvs === undefined || rvs === '' || rvs === '0') {
-    if (q.resourceVersionMatch === 'Exact' && rvs !== undefined)
-      throw invalid('ListOptions', 'meta.k8s.io', '', [
-        fieldInvalid(
-          'resourceVersionMatch',
-          'Exact',
-          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-        ),
-      ]);
-    return {};
-  }
+  if (rvs === undefined || rvs === '' || rvs === '0') return {};
   const n = Number(rvs);
   if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid resource version: ${rvs}`);
   const exact = q.resourceVersionMatch === 'Exact' || (!q.resourceVersionMatch && q.limit && q.limit > 0);
