@@ -32,6 +32,7 @@ import {
   MERGE_PATCH,
   STRATEGIC_MERGE_PATCH,
 } from './patch.js';
+import { checkDecodable, checkPatchedDecodable, validateQuantities } from './quantities.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { lowerBound } from './store.js';
@@ -225,6 +226,7 @@ export function createObject(scope: Scope, body: Json): Json {
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
+  checkDecodable(collectionId(def), def.kind, scope.version, body);
   const strategy = cluster.strategy(def);
   const obj: JsonObject = clone(body);
   obj.kind = def.kind;
@@ -264,6 +266,7 @@ export function createObject(scope: Scope, body: Json): Json {
   if (strategy.nameRule !== 'none') errs.push(...validateName(meta.name, strategy.nameRule ?? 'subdomain'));
   if (errs.length === 0 && strategy.admit) admitted = strategy.admit(obj, scope);
   errs.push(...(strategy.validateCreate?.(admitted, scope) ?? []));
+  errs.push(...validateQuantities(collectionId(def), admitted, true));
   if (errs.length) throw invalid(def.kind, def.group, meta.name ?? '', errs);
   const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
   if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
@@ -318,6 +321,7 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
+  if (opts.sent === undefined) checkDecodable(collectionId(def), def.kind, scope.version, body);
   const meta: JsonObject = isObject(body.metadata) ? body.metadata : {};
   if (meta.name !== undefined && meta.name !== name)
     throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
@@ -370,7 +374,10 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     if (next.status === undefined) delete next.status;
   }
   if (strategy.admit) next = strategy.admit(next, scope, existing);
-  const errs = strategy.validateUpdate?.(next, existing, scope) ?? [];
+  const errs = [
+    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
+    ...validateQuantities(coll, next),
+  ];
   if (errs.length) throw invalid(def.kind, def.group, name, errs);
   let stored = normalize(scope, next);
   if (deepEqual(withoutVolatile(stored), withoutVolatile(existing)))
@@ -474,6 +481,7 @@ export function patchedObject(
       obj = applyStrategicMergePatch(current, patch);
   }
   if (!isObject(obj)) throw badRequest('the patch did not produce an object');
+  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
   // The patch applies to the current object, so its resourceVersion is the current one unless the patch
   // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
   if (!isObject(obj.metadata)) obj.metadata = {};
