@@ -1,7 +1,7 @@
 /** Quantities on every write path: malformed (400, or 422 `patch` for a patch), negative or fractional (422 with the field path). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster, type Simulator, startSimulator } from '../../local/sim/index.js';
-import { raw } from './helpers.js';
+import { type RawResponse, raw } from './helpers.js';
 
 const REGEX = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 const pod = (name: string, requests: object, limits?: object) => ({
@@ -26,8 +26,8 @@ const ds = (name: string, requests: object) => ({
 describe('quantities on every write path', () => {
   let sim: Simulator;
   let c: SimCluster;
-  const causes = (r: { json: { details?: { causes?: { field: string; message: string }[] } } }) =>
-    r.json.details?.causes?.map((x) => `${x.field}: ${x.message}`);
+  const causes = (r: RawResponse) =>
+    r.json?.details?.causes?.map((x: { field: string; message: string }) => `${x.field}: ${x.message}`);
   beforeAll(async () => {
     sim = await startSimulator({ clusters: [{ name: 'q', nodes: 1 }] });
     c = sim.cluster('q');
