@@ -19,6 +19,7 @@ import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
 import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
+import { EventRecorder } from './events.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { containerResources, Kubelet } from './kubelet.js';
@@ -89,6 +90,8 @@ export class ClusterState {
   readonly kubelet: Kubelet;
   readonly daemonsets: DaemonSetController;
   readonly metrics: MetricsServer;
+  /** Records the Events of pod creation, deletion and resize outcomes (local/sim/events.ts). */
+  readonly events: EventRecorder;
   private readonly defs = new Map<string, ResourceDef>();
   private readonly strategies = new Map<string, Strategy>();
   private readonly nodeIndexes = new Map<string, number>();
@@ -112,6 +115,7 @@ export class ClusterState {
     this.kubelet = new Kubelet(this);
     this.daemonsets = new DaemonSetController(this);
     this.metrics = new MetricsServer(this);
+    this.events = new EventRecorder(this);
     for (const def of builtinResources({ resize: this.features.resize }))
       this.defs.set(collectionId(def), def);
     this.installStrategies();
@@ -327,6 +331,7 @@ export class ClusterState {
     if (!this.controllers) return;
     if (ev.collection === 'nodes' && ev.type !== 'DELETED') this.nodeLifecycle(ev.key);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.kubelet.onEvent(ev);
+    this.events.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes' || ev.collection === 'daemonsets.apps')
       this.daemonsets.onEvent(ev);
   }
