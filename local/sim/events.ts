@@ -49,7 +49,10 @@ export class EventRecorder {
 
   onEvent(ev: StoreEvent): void {
     if (ev.collection !== 'pods') return;
-    if (ev.type === 'DELETED') return this.deleted(ev.prev);
+    if (ev.type === 'DELETED') {
+      this.deleted(ev.prev);
+      return;
+    }
     const pod = ev.object;
     const prev = ev.type === 'ADDED' ? undefined : ev.prev;
     if (!prev) this.created(pod);
