@@ -10,6 +10,7 @@ import {
   type RbacManifest,
   type RbacSubject,
   rbacManifests,
+  withRequired,
 } from '../../shared/platform/rbac-manifests.js';
 import { type CliCommand, UsageError } from '../command.js';
 
@@ -25,7 +26,8 @@ nothing more: no wildcard, no secrets, write verbs only on what a capability wri
   --user NAME                bind a user, e.g. the username of an EKS access entry
   --group NAME               bind a group, e.g. a group of an EKS access entry
   --capability ID            a capability to enable (repeatable; default: all of ${capabilityIds().join(', ')});
-                             "${CORE}" (registration) is always included
+                             "${CORE}" (registration) is always included, and so are the capabilities a
+                             capability runs with (node scope and balloons run in the cluster cycle)
   --with FEATURE             add the rules of an optional behaviour (${featureList()})
   --without FEATURE          leave out the rules of a behaviour that is on by default
   -o, --output yaml|json     output format (default yaml: documents with a comment on every rule)`;
@@ -63,7 +65,7 @@ function selected(ids: string[] | undefined) {
   for (const id of ids ?? [])
     if (!known.includes(id))
       throw new UsageError(`unknown capability ${JSON.stringify(id)} (known: ${known.join(', ')})`);
-  return CAPABILITIES.filter((c) => c.id === CORE || !ids?.length || ids.includes(c.id));
+  return withRequired(CAPABILITIES, [CORE, ...(ids?.length ? ids : known)]);
 }
 
 /** YAML documents, each rule preceded by a comment saying why it is there. */

@@ -70,6 +70,8 @@ export interface Capability {
   rules: RuleSpec[];
   /** What its functions (and CLI commands) do in each cluster: `fleetscope rbac` turns it into RBAC. */
   kubernetes: KubePermission[];
+  /** Capabilities whose permissions it needs too, because its work runs in their invocation (or they in its). */
+  requires?: string[];
   /**
    * Context this capability adds to every invocation of every function that concerns a cluster (for
    * example the cluster's ID and ClusterSet on each log line and metric). Must never fail the invocation.

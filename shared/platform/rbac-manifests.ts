@@ -8,6 +8,19 @@ import { type KubePermission, permissionProblem } from './kube-permissions.js';
 export interface CapabilityPermissions {
   id: string;
   kubernetes: KubePermission[];
+  requires?: string[];
+}
+
+/** The capabilities named and every one they require, in catalogue order. */
+export function withRequired<C extends CapabilityPermissions>(all: C[], ids: string[]): C[] {
+  const want = new Set<string>();
+  const add = (id: string) => {
+    if (want.has(id)) return;
+    want.add(id);
+    for (const r of all.find((c) => c.id === id)?.requires ?? []) add(r);
+  };
+  ids.forEach(add);
+  return all.filter((c) => want.has(c.id));
 }
 
 /** Who fleetscope is in the cluster: a ServiceAccount, or an EKS access entry's username and groups. */

@@ -14,27 +14,44 @@ describe('fleetscope rbac', () => {
     const r = await runFleetscopeInProcess(['rbac', '--group', 'fleetscope-eks', '-o', 'json']);
     expect(r.code).toBe(0);
     const items: Obj[] = JSON.parse(r.out).items;
-    expect(items.map((i) => `${i.kind} ${i.metadata.name}`)).toEqual(
+    const names = items.map((i) => `${i.kind} ${i.metadata.name} ${i.metadata.namespace ?? '*'}`);
+    // One ClusterRole per capability and, for balloons' writes in kube-system, a Role there.
+    expect(names).toEqual(
       CAPABILITIES.flatMap((c) => [
-        `ClusterRole fleetscope:${c.id}`,
-        `ClusterRoleBinding fleetscope:${c.id}`,
+        `ClusterRole fleetscope:${c.id} *`,
+        `ClusterRoleBinding fleetscope:${c.id} *`,
+        ...(c.id === 'balloons'
+          ? [`Role fleetscope:${c.id} kube-system`, `RoleBinding fleetscope:${c.id} kube-system`]
+          : []),
       ]),
     );
     const rules: Obj[] = items.flatMap((i) => i.rules ?? []);
     expect(JSON.stringify(rules)).not.toContain('*');
     expect(rules.flatMap((x) => x.resources)).not.toContain('secrets');
-    // Write verbs only where a capability writes: pods (annotation), pods/resize, VPA status, claims, the CRD.
+    // Write verbs only where a capability writes: pods (annotation), pods/resize, VPA status, claims,
+    // CRDs, and the balloons' DaemonSet, PriorityClass and Events.
     const writes = rules
       .filter((x) => x.verbs.some((v: string) => ['create', 'update', 'patch', 'delete'].includes(v)))
       .map((x) => `${x.apiGroups[0]}/${x.resources.join(',')}`)
       .sort();
-    expect(writes).toEqual([
+    expect([...new Set(writes)]).toEqual([
+      '/events',
       '/pods',
       '/pods/resize',
       'about.k8s.io/clusterproperties',
       'apiextensions.k8s.io/customresourcedefinitions',
+      'apps/daemonsets',
       'autoscaling.k8s.io/verticalpodautoscalers/status',
       'cluster.open-cluster-management.io/clusterclaims',
+      'scheduling.k8s.io/priorityclasses',
+    ]);
+    const balloonRole = items.find((i) => i.kind === 'Role');
+    expect(balloonRole.rules.flatMap((x: Obj) => x.resources).sort()).toEqual([
+      'daemonsets',
+      'daemonsets',
+      'events',
+      'pods',
+      'pods/resize',
     ]);
     expect(items[1].subjects).toEqual([
       { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'fleetscope-eks' },
@@ -53,12 +70,15 @@ describe('fleetscope rbac', () => {
     ]);
     expect(r.code).toBe(0);
     const docs: Obj[] = parseAllDocuments(r.out).map((d) => d.toJSON());
+    // Node scope runs in the cluster cycle: the cycle's snapshot reads come with it.
     expect(docs.map((d) => `${d.kind} ${d.metadata.name}`)).toEqual([
       'ServiceAccount agent',
       'ClusterRole fleetscope:fleet',
       'ClusterRoleBinding fleetscope:fleet',
       'ClusterRole fleetscope:nodescope',
       'ClusterRoleBinding fleetscope:nodescope',
+      'ClusterRole fleetscope:cycle',
+      'ClusterRoleBinding fleetscope:cycle',
     ]);
     expect(r.out).toContain('# in-place resize of DaemonSet pods');
     expect(docs[3].rules).toContainEqual({

@@ -12,22 +12,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { deniedRequests } from '../../local/sim/authz.js';
 import { clusterClaimCrd, type SimCluster, startSimulator } from '../../local/sim/index.js';
+import { validatePolicy } from '../../shared/balloons/policy.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
-import { runCycle } from '../../shared/nodescope/cycle.js';
+import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { CAPABILITIES } from '../../shared/platform/capabilities.js';
 import { deps } from '../../shared/platform/deps.js';
-import { rbacManifests } from '../../shared/platform/rbac-manifests.js';
+import type { Detail } from '../../shared/platform/events.js';
+import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { agentDaemonSet, HOUR, MINUTE, START, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
 import { raw } from '../sim/helpers.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
 const NS = 'fleetscope';
-const CAPS = ['inventory', 'claims', 'nodescope'] as const;
+const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
 type Cap = (typeof CAPS)[number];
 const userOf = (cap: Cap) => `system:serviceaccount:${NS}:fs-${cap}`;
 
@@ -82,6 +85,8 @@ describe('least privilege under RBAC enforcement', () => {
     });
     cluster = sim.cluster('locked');
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
+    setNodeScopeClock(() => sim.clock.now());
+    process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-rbac-'));
     await admin('POST', '/api/v1/namespaces', { metadata: { name: NS } });
     await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
@@ -91,7 +96,7 @@ describe('least privilege under RBAC enforcement', () => {
     );
     const registry = new RegistryStore(runtime.db, runtime.table);
     for (const cap of CAPS) {
-      const caps = CAPABILITIES.filter((c) => c.id === 'fleet' || c.id === cap);
+      const caps = withRequired(CAPABILITIES, ['fleet', cap]);
       const subject = { kind: 'ServiceAccount' as const, namespace: NS, name: `fs-${cap}` };
       for (const m of rbacManifests(caps, { subjects: [subject], prefix: `fs-${cap}` }))
         await admin('POST', collectionPath(m.object as never), m.object);
@@ -112,6 +117,8 @@ describe('least privilege under RBAC enforcement', () => {
     }
   });
   afterAll(async () => {
+    setNodeScopeClock();
+    delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
     await resetClusterConnector();
     await runtime?.stop();
     await sim?.stop();
@@ -193,40 +200,61 @@ describe('least privilege under RBAC enforcement', () => {
     expect((await ports.store.getSyncStatus(c))?.state).toMatch(/in-sync|repaired/);
   });
 
+  /** One cluster cycle (node scope, then balloons) through the real handler, at the simulated time. */
+  const clusterCycle = async (cap: Cap) => {
+    sim.clock.advance(15 * MINUTE);
+    const at = new Date(sim.clock.now()).toISOString();
+    const detail = { cluster: name(cap), capability: 'cycle', cycleId: `cycle/${at}`, requestedAt: at };
+    const out = (await runtime.invoker.invoke('cycle', event('ClusterWorkRequested', detail))) as Record<
+      string,
+      unknown
+    >;
+    expect(out.error, 'the cycle failed').toBeUndefined();
+    return out;
+  };
+  const busEvents = <T extends 'PodResized' | 'BalloonCycleCompleted'>(t: T) =>
+    runtime.bus.log.filter((e) => e.detailType === t).map((e) => e.detail as Detail<T>);
+
   it('nodescope: collection, fold, annotations, VPA status and in-place resizes in mode Auto', async () => {
-    const client = ClusterClient.fromKubeconfig(kubeconfigs.get('nodescope') as string, {
-      cluster: name('nodescope'),
-      context: 'locked',
-    });
-    const store = new (await import('../../shared/nodescope/store.js')).NodeScopeStore(
-      runtime.db,
-      runtime.table,
-    );
     cluster.resetStats();
-    try {
-      for (let i = 0; i < 16; i++) {
-        sim.clock.advance(15 * MINUTE);
-        const at = new Date(sim.clock.now()).toISOString();
-        const r = await runCycle({
-          cluster: name('nodescope'),
-          cycleId: `n/${at}`,
-          cycleKey: at,
-          client,
-          store,
-          now: () => sim.clock.now(),
-        });
-        expect(r.detail.errors).toEqual([]);
-      }
-    } finally {
-      await client.close();
-    }
+    for (let i = 0; i < 16; i++) await clusterCycle('nodescope');
     expect(sim.clock.now() - START).toBe(4 * HOUR);
-    const stats = cluster.stats().byMethodAndKind;
-    expect(stats['PATCH resize']).toBeGreaterThan(0);
+    expect(cluster.stats().byMethodAndKind['PATCH resize']).toBeGreaterThan(0);
     const pods = cluster.store.list('pods', 'monitoring');
     expect(pods.every((p) => p.metadata.annotations?.['fleetscope.io/recommendation'])).toBe(true);
     const vpa = cluster.store.get(VPA_RESOURCE, 'agent', 'monitoring');
     expect(vpa.status.conditions.some((x: { reason: string }) => x.reason === 'NodeScope')).toBe(true);
+  });
+
+  it('balloons: the DaemonSet and PriorityClass created, balloons inflated, an explicit node size served', async () => {
+    const store = new BalloonStore(runtime.db, runtime.table);
+    const policy = { name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } };
+    await store.putPolicy(name('balloons'), validatePolicy(policy));
+    await clusterCycle('balloons');
+    await clusterCycle('balloons');
+    expect(cluster.store.get('daemonsets', 'fleetscope-balloon', 'kube-system')).toBeDefined();
+    expect(cluster.store.get('priorityclasses', 'fleetscope-balloon')).toBeDefined();
+    expect(busEvents('BalloonCycleCompleted').at(-1)?.nodes).toBe(3);
+    expect(busEvents('PodResized').some((e) => e.source === 'balloons' && e.outcome === 'Requested')).toBe(
+      true,
+    );
+    const node = cluster.store.list('nodes')[0].metadata.name;
+    await deps().publisher.publish([
+      {
+        detailType: 'NodeResizeRequested',
+        detail: {
+          cluster: name('balloons'),
+          node,
+          cpu: '1',
+          memory: '2Gi',
+          requestedAt: new Date().toISOString(),
+        },
+        resources: [],
+      },
+    ]);
+    await runtime.bus.drain();
+    expect((await store.load(name('balloons'))).requests.map((r) => r.node)).toEqual([node]);
+    expect(runtime.invoker.deadLetters).toEqual([]);
   });
 
   it('refused none of the requests of any cycle', () => {
