@@ -32,8 +32,8 @@ import {
   MERGE_PATCH,
   STRATEGIC_MERGE_PATCH,
 } from './patch.js';
-import { checkDecodable, checkPatchedDecodable, validateQuantities } from './quantities.js';
 import { UNBOUND } from './pod-requests.js';
+import { checkDecodable, checkPatchedDecodable, validateQuantities } from './quantities.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { lowerBound } from './store.js';

@@ -15,8 +15,8 @@ import { ApiError, PlainError, statusForCode } from './errors.js';
 import type { Faults } from './faults.js';
 import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
 import type { Json } from './json.js';
-import { decodeProtobuf, PROTOBUF } from './protobuf.js';
 import { nodeControl } from './node-admin.js';
+import { decodeProtobuf, PROTOBUF } from './protobuf.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
 
