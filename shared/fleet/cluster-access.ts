@@ -23,10 +23,10 @@ export function assumedRoles(): AssumedRoles {
  */
 export function clusterConnector(): ClusterConnector {
   if (!shared) {
-    const config = readConfig();
+    const { secretPrefix, kubeconfigTtlSeconds } = readConfig();
     shared = new ClusterConnector({
-      secretPrefix: config.secretPrefix,
-      ttlSeconds: config.kubeconfigTtlSeconds,
+      secretPrefix,
+      ttlSeconds: kubeconfigTtlSeconds,
       eksTokens: new EksTokenMinter({ roles: assumedRoles() }),
     });
   }

@@ -15,21 +15,16 @@ import {
   kubeconfigRefKey,
   kubeconfigRefProblem,
 } from './kubeconfig-ref.js';
-import {
-  createKubeconfigSource,
-  type KubeconfigSource,
-  KubeconfigSourceError,
-  SOURCE_DEFAULTS,
-} from './kubeconfig-source.js';
+import { createKubeconfigSource, type KubeconfigSource, KubeconfigSourceError } from './kubeconfig-source.js';
 import { redactFields } from './redact.js';
 
 export interface ClusterConnectorOptions {
   /** Where kubeconfigs come from; default Secrets Manager (secret refs) and files (file refs). */
   source?: KubeconfigSource;
-  /** Secret ids must start with this (the control plane passes FLEETSCOPE_SECRET_PREFIX). */
-  secretPrefix?: string;
-  /** How long a client (and its kubeconfig) is reused (the control plane passes FLEETSCOPE_KUBECONFIG_TTL_SECONDS). */
-  ttlSeconds?: number;
+  /** Secret ids must start with this (the platform's FLEETSCOPE_SECRET_PREFIX). */
+  secretPrefix: string;
+  /** How long a client (and its kubeconfig) is reused (FLEETSCOPE_KUBECONFIG_TTL_SECONDS). */
+  ttlSeconds: number;
   /** Options for every client (timeout, retry budget, page size, logger). */
   client?: Omit<ClusterClientOptions, 'onUnauthorized' | 'onRequest' | 'info'>;
   /** EKS tokens for EKS exec kubeconfigs; default an in-process minter on the default credential chain. */
@@ -66,9 +61,11 @@ export class ClusterConnector {
   private eksTokens: EksTokenProvider | undefined;
   private counters: ConnectorStats = emptyStats();
 
-  constructor(private readonly opts: ClusterConnectorOptions = {}) {
-    this.secretPrefix = opts.secretPrefix ?? SOURCE_DEFAULTS.secretPrefix;
-    const ttlSeconds = opts.ttlSeconds ?? SOURCE_DEFAULTS.ttlSeconds;
+  // The settings come from the caller (the fleet layer reads the platform's configuration): cluster
+  // access knows nothing of where fleetscope keeps its settings.
+  constructor(private readonly opts: ClusterConnectorOptions) {
+    this.secretPrefix = opts.secretPrefix;
+    const ttlSeconds = opts.ttlSeconds;
     this.ttlMs = ttlSeconds * 1000;
     this.source = opts.source ?? createKubeconfigSource({ ttlSeconds, secretPrefix: this.secretPrefix });
     this.now = opts.now ?? Date.now;
