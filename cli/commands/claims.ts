@@ -12,10 +12,11 @@ import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
-  fleetscope claims get    [--cluster NAME] [--json]
+  fleetscope claims get    [--cluster NAME] [-o table|json|yaml]
   fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default)
   fleetscope claims delete --cluster NAME --name CLAIM
   fleetscope claims check  [--cluster NAME] [--dry-run]
@@ -47,7 +48,7 @@ const options = {
   value: { type: 'string' },
   'value-file': { type: 'string' },
   default: { type: 'boolean' },
-  json: { type: 'boolean' },
+  ...outputOptions,
   'dry-run': { type: 'boolean' },
   'cluster-id': { type: 'string' },
   service: { type: 'string' },
@@ -80,20 +81,21 @@ export const command: CliCommand = {
 };
 
 async function get(values: Flags): Promise<number> {
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     const store = new ClaimsStore(ctx.db, ctx.table);
     if (!values.cluster) {
-      if (values.json) {
+      if (out) {
         const ids = await store.listIdentities();
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
-        console.log(JSON.stringify(views.map(jsonView), null, 2));
+        out(views.map(jsonView));
       } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
       return 0;
     }
     if (!(await ctx.registry.get(values.cluster)))
       throw new Error(`cluster "${values.cluster}" is not registered`);
     const view = await claimsView(store, values.cluster);
-    if (values.json) console.log(JSON.stringify(jsonView(view), null, 2));
+    if (out) out(jsonView(view));
     else for (const line of describeClaims(view)) console.log(line);
     return 0;
   });

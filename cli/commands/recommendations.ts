@@ -1,7 +1,6 @@
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
-import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import type { Bytes, Millicores } from '../../shared/kernel/units.js';
+import { amountFields, cpuCell, memoryCell } from '../../shared/kernel/units-format.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
@@ -10,10 +9,11 @@ import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, targetOptions, withContext } from '../context.js';
+import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
-  fleetscope recommendations list [--cluster NAME] [--json]
-  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [--json]
+  fleetscope recommendations list [--cluster NAME] [-o table|json|yaml]
+  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|json|yaml]
   fleetscope recommendations install-crd --cluster NAME
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|-
@@ -37,7 +37,7 @@ const options = {
   node: { type: 'string' },
   file: { type: 'string' },
   live: { type: 'boolean' },
-  json: { type: 'boolean' },
+  ...outputOptions,
 } as const;
 
 export const command: CliCommand = {
@@ -58,14 +58,35 @@ export const command: CliCommand = {
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
-const cpu = (a: Amounts | undefined) => (a?.cpu === undefined ? '-' : formatCpu(a.cpu as Millicores));
-const mem = (a: Amounts | undefined) => (a?.memory === undefined ? '-' : formatMemory(a.memory as Bytes));
+// Tables in the units people read (m or cores, Mi or Gi); VPA's uncapped 1e14 reads "unbounded".
+const cpu = (a: Amounts | undefined) => cpuCell(a?.cpu);
+const mem = (a: Amounts | undefined) => memoryCell(a?.memory);
+
+/** One container's recommendation in the JSON/YAML vocabulary (unit-named numbers and quantities). */
+function recFields(r: ContainerRec) {
+  return Object.fromEntries(Object.entries(r).map(([k, a]) => [k, amountFields(a as Amounts)]));
+}
+const containersView = (cs: Record<string, ContainerRec>) =>
+  Object.fromEntries(Object.entries(cs).map(([c, r]) => [c, recFields(r)]));
+
+/** A DaemonSet's recommendations for -o json|yaml, every amount in the shared vocabulary. */
+function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Record<string, unknown> }>(
+  recs: R,
+) {
+  const nodes = Object.fromEntries(
+    Object.entries(recs.nodes as Record<string, { containers: Record<string, ContainerRec> }>).map(
+      ([n, rec]) => [n, { ...rec, containers: containersView(rec.containers) }],
+    ),
+  );
+  return { ...recs, dsWide: containersView(recs.dsWide), nodes };
+}
 
 async function list(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
-    if (values.json) {
-      console.log(JSON.stringify(heads, null, 2));
+    const out = structured(values);
+    if (out) {
+      out(heads);
       return 0;
     }
     if (heads.length === 0) {
@@ -188,8 +209,9 @@ async function get(values: Flags): Promise<number> {
       );
       return 1;
     }
-    if (values.json) {
-      console.log(JSON.stringify(recs, null, 2));
+    const out = structured(values);
+    if (out) {
+      out(recsView(recs));
       return 0;
     }
     console.log(
