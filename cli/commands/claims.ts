@@ -11,7 +11,7 @@ import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
-import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
@@ -92,8 +92,7 @@ async function get(values: Flags): Promise<number> {
       } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
       return 0;
     }
-    if (!(await ctx.registry.get(values.cluster)))
-      throw new Error(`cluster "${values.cluster}" is not registered`);
+    await registeredCluster(ctx, values.cluster);
     const view = await claimsView(store, values.cluster);
     if (out) out(jsonView(view));
     else for (const line of describeClaims(view)) console.log(line);
@@ -239,6 +238,7 @@ async function dns(values: Flags): Promise<number> {
   if (!clusterId) {
     const cluster = need(values.cluster, 'dns needs --cluster NAME or --cluster-id ID');
     const code = await withContext(values, async (ctx) => {
+      await registeredCluster(ctx, cluster);
       const i = await new ClaimsStore(ctx.db, ctx.table).getIdentity(cluster);
       if (!i) throw new Error(`cluster "${cluster}" has no ${ID_CLAIM} yet`);
       if (!i.clusterSet)

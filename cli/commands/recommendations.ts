@@ -8,7 +8,8 @@ import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, targetOptions, withContext } from '../context.js';
+import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { whyNoNodeScope } from '../explain/empty-nodescope.js';
 import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
@@ -83,6 +84,7 @@ function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Recor
 
 async function list(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
+    if (values.cluster) await registeredCluster(ctx, values.cluster);
     const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
     const out = structured(values);
     if (out) {
@@ -90,7 +92,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     if (heads.length === 0) {
-      console.log('no node-scoped DaemonSets');
+      console.log(await whyNoNodeScope(ctx, values.cluster));
       return 0;
     }
     console.log(
@@ -143,6 +145,7 @@ function daemonSetOf(
 async function checkpoints(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
   return withContext(values, async (ctx) => {
+    await registeredCluster(ctx, cluster);
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
     });
@@ -195,6 +198,7 @@ async function importFrom(values: Flags): Promise<number> {
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
   return withContext(values, async (ctx) => {
+    await registeredCluster(ctx, cluster);
     const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: values.live ?? false,
@@ -245,11 +249,7 @@ async function get(values: Flags): Promise<number> {
 async function installCrd(values: Flags): Promise<number> {
   const name = need(values.cluster, 'install-crd needs --cluster');
   return withContext(values, async (ctx) => {
-    const cluster = await ctx.registry.get(name);
-    if (!cluster) {
-      console.error(`cluster ${name} is not registered`);
-      return 1;
-    }
+    const cluster = await registeredCluster(ctx, name);
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
     const outcome = await installScopedCrd(client);
     console.log(

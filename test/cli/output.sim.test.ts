@@ -113,3 +113,31 @@ describe('-o json|yaml on every data command', () => {
     expect(r.out).toMatch(/^fleetscope \d+\.\d+\.\d+$/);
   });
 });
+
+describe('an unknown cluster is "not registered" on every command', () => {
+  it.each([
+    ['recommendations', 'list', '--cluster', 'nope'],
+    ['recommendations', 'get', '--cluster', 'nope', '--daemonset', 'a/b'],
+    ['recommendations', 'checkpoints', '--cluster', 'nope', '--daemonset', 'a/b'],
+    ['recommendations', 'install-crd', '--cluster', 'nope'],
+    ['claims', 'get', '--cluster', 'nope'],
+    ['claims', 'check', '--cluster', 'nope'],
+    ['claims', 'dns', '--cluster', 'nope', '--service', 's', '--namespace', 'n', '--hostname', 'h'],
+    ['clusterset', 'join', '--cluster', 'nope', '--set', 's'],
+    ['balloons', 'status', '--cluster', 'nope'],
+    ['cluster', 'deregister', '--name', 'nope'],
+  ])('%s %s', async (...args) => {
+    const r = await runFleetscopeInProcess(args, { stateDir });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/cluster "nope" is not registered/);
+  });
+});
+
+describe('an empty result says why', () => {
+  it('recommendations list names the reason per cluster', async () => {
+    const out = await run(['recommendations', 'list']);
+    expect(out).toMatch(
+      /^no node-scoped DaemonSets:\n {2}alpha: (no cycle has run yet|no metrics API|no VPA asks for node scope)/,
+    );
+  });
+});
