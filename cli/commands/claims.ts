@@ -10,7 +10,7 @@ import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/cla
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliCommand, decimalFlag, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
@@ -293,9 +293,8 @@ async function config(values: Flags): Promise<number> {
 }
 
 async function reconcile(values: Flags): Promise<number> {
-  const graceSeconds = values['grace-seconds'] === undefined ? undefined : Number(values['grace-seconds']);
-  if (graceSeconds !== undefined && !(graceSeconds >= 0))
-    throw new UsageError('--grace-seconds takes a number');
+  const grace = values['grace-seconds'];
+  const graceSeconds = grace === undefined ? undefined : decimalFlag('--grace-seconds', grace);
   return withContext(values, async (ctx) => {
     const report = await reconcileClaims({
       ...claimsPorts(ctx),

@@ -25,3 +25,14 @@ describe('amounts for people and machines', () => {
     expect(change(250, undefined, readableCpu)).toBe('250m');
   });
 });
+
+describe('numeric flags', () => {
+  it('accept decimal numbers only', async () => {
+    const { decimalFlag } = await import('../../cli/command.js');
+    expect(decimalFlag('--n', '1.5')).toBe(1.5);
+    expect(decimalFlag('--n', '30', { integer: true })).toBe(30);
+    for (const bad of ['0x10', '1e3', '', ' 5', 'Infinity', '-1'])
+      expect(() => decimalFlag('--n', bad), bad).toThrow(/--n needs a decimal number/);
+    expect(() => decimalFlag('--n', '1.5', { integer: true })).toThrow(/an integer/);
+  });
+});
