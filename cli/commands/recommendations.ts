@@ -5,6 +5,7 @@ import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/che
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
+import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
@@ -13,7 +14,7 @@ import { whyNoNodeScope } from '../explain/empty-nodescope.js';
 import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
-  fleetscope recommendations list [--cluster NAME] [-o table|json|yaml]
+  fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|json|yaml]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|json|yaml]
   fleetscope recommendations install-crd --cluster NAME
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE]
@@ -38,6 +39,8 @@ const options = {
   node: { type: 'string' },
   file: { type: 'string' },
   live: { type: 'boolean' },
+  namespace: { type: 'string', short: 'n' },
+  'sort-by': { type: 'string' },
   ...outputOptions,
 } as const;
 
@@ -82,17 +85,29 @@ function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Recor
   return { ...recs, dsWide: containersView(recs.dsWide), nodes };
 }
 
+/** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
+const HEAD_SORTS: Record<string, (a: DsHead, b: DsHead) => number> = {
+  name: () => 0,
+  nodes: (a, b) => b.stats.eligibleNodes - a.stats.eligibleNodes,
+  scopes: (a, b) => b.stats.scopes - a.stats.scopes,
+  'as-of': (a, b) => b.baseAt - a.baseAt,
+};
+
 async function list(values: Flags): Promise<number> {
+  const sort = HEAD_SORTS[values['sort-by'] ?? 'name'];
+  if (!sort) throw new UsageError(`--sort-by: use one of ${Object.keys(HEAD_SORTS).join(', ')}`);
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     if (values.cluster) await registeredCluster(ctx, values.cluster);
-    const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
-    const out = structured(values);
+    const all = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
+    const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace).sort(sort);
     if (out) {
       out(heads);
       return 0;
     }
     if (heads.length === 0) {
-      console.log(await whyNoNodeScope(ctx, values.cluster));
+      if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
+      else console.log(await whyNoNodeScope(ctx, values.cluster));
       return 0;
     }
     console.log(
