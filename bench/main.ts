@@ -11,6 +11,7 @@
  *   floor.ts          the same API responses fetched and JSON-parsed, nothing else
  * Figures only: nothing here is asserted by the test suite.
  */
+
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,7 @@ import { runFleetBench } from './fleet.js';
 import { child, once, simControl } from './processes.js';
 import { seedStates } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
+import { startupBench } from './startup.js';
 
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -310,11 +312,13 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=nodescope, balloons or fleet runs one part.
+// BENCH_ONLY=startup, nodescope, balloons or fleet runs one part.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['nodescope', 'balloons', 'fleet'].includes(only))
-  throw new Error(`BENCH_ONLY must be nodescope, balloons or fleet, not ${only}`);
+if (only !== undefined && !['startup', 'nodescope', 'balloons', 'fleet'].includes(only))
+  throw new Error(`BENCH_ONLY must be startup, nodescope, balloons or fleet, not ${only}`);
 (async () => {
+  if (!only || only === 'startup') startupBench();
+  if (only === 'startup') return;
   if (only === undefined || only === 'nodescope') await main();
   if (only === undefined || only === 'balloons') await balloonBench();
   if (only === undefined || only === 'fleet') await runFleetBench();
