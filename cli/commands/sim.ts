@@ -3,6 +3,8 @@
  * kubeconfig for it and serves until SIGINT/SIGTERM. The simulated clock follows the wall clock unless
  * --manual-clock is given (then only POST /_sim/clock moves it).
  */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import type { CliCommand } from '../command.js';
 import { UsageError } from '../command.js';
@@ -21,7 +23,8 @@ options:
   --seed S                seed of the deterministic fleet (default 1)
   --metrics MODE          metrics.k8s.io: available (default), absent or unavailable
   --kubernetes-version V  server version to simulate (default 1.35.0; 1.32.13 reproduces the recordings)
-  --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)`;
+  --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)
+  --force                 overwrite FILE if it exists (otherwise an existing file is refused)`;
 
 interface Options {
   clusters: number;
@@ -32,6 +35,7 @@ interface Options {
   metrics: 'available' | 'absent' | 'unavailable';
   version: string;
   manualClock: boolean;
+  force: boolean;
 }
 
 function intArg(name: string, v: string | undefined, min: number, max: number): number {
@@ -42,7 +46,13 @@ function intArg(name: string, v: string | undefined, min: number, max: number): 
 }
 
 export function parseSimArgs(args: string[]): Options {
-  const o: Partial<Options> = { seed: 1, metrics: 'available', version: '1.35.0', manualClock: false };
+  const o: Partial<Options> = {
+    seed: 1,
+    metrics: 'available',
+    version: '1.35.0',
+    manualClock: false,
+    force: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     const [flag, inline] = a.includes('=')
@@ -88,6 +98,9 @@ export function parseSimArgs(args: string[]): Options {
       }
       case '--manual-clock':
         o.manualClock = true;
+        break;
+      case '--force':
+        o.force = true;
         break;
       default:
         throw new UsageError(`unknown option ${JSON.stringify(a)}`);
@@ -167,8 +180,20 @@ export const command: CliCommand = {
   usage: USAGE,
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
+    // A kubeconfig is often someone's real one: never replaced unless asked.
+    if (!o.force && existsSync(o.out)) throw new Error(`${o.out} exists; pass --force to overwrite it`);
     const sim = await startSimulator({ clusters: demoFleet(o), basePort: o.portBase });
-    await sim.writeKubeconfig(o.out);
+    try {
+      await writeFile(o.out, sim.kubeconfig(), { mode: 0o600, flag: o.force ? 'w' : 'wx' });
+    } catch (err) {
+      await sim.stop();
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(
+        code === 'EEXIST'
+          ? `${o.out} exists; pass --force to overwrite it`
+          : `cannot write ${o.out}: ${code}`,
+      );
+    }
     const width = Math.max(...sim.clusters.map((c) => c.name.length));
     console.log(
       `fleetscope sim: ${o.clusters} cluster(s) of ${o.nodes} node(s), Kubernetes ${o.version}; kubeconfig written to ${o.out}`,
