@@ -11,7 +11,10 @@ import { resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
 import type { SoakCapability } from './types.js';
 
 export const SOAK_CAPABILITIES: SoakCapability[] = [
-  { id: 'nodescope', invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck] },
+  {
+    id: 'nodescope',
+    invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
+  },
   { id: 'claims', invariants: [guardsExplained, idsUniqueInSets] },
   { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
 ];

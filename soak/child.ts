@@ -3,13 +3,14 @@
  * state, running the catalogue's schedules when the soak says so. Its simulated clock is the one the
  * soak sends with each cycle. Replies carry the events published and the dead letters of the cycle.
  */
+
+import { startLocalRuntime } from '../local/runtime.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { deps } from '../shared/platform/deps.js';
-import { startLocalRuntime } from '../local/runtime.js';
 
 export type ToChild =
   | { type: 'register'; targets: { name: string; ref: KubeconfigRef }[] }
@@ -19,7 +20,12 @@ export type ToChild =
 export type FromChild =
   | { type: 'ready' }
   | { type: 'registered' }
-  | { type: 'cycle-done'; cycle: number; events: { detailType: string; detail: unknown }[]; deadLetters: unknown[] };
+  | {
+      type: 'cycle-done';
+      cycle: number;
+      events: { detailType: string; detail: unknown }[];
+      deadLetters: unknown[];
+    };
 
 const stateDir = process.env.SOAK_STATE_DIR;
 if (!stateDir || !process.send) throw new Error('soak child: needs SOAK_STATE_DIR and an IPC channel');
@@ -46,7 +52,9 @@ process.on('message', async (m: ToChild) => {
   } else if (m.type === 'cycle') {
     now = m.now;
     await runtime.scheduler.runOnce();
-    const events = runtime.bus.log.slice(eventsSent).map((e) => ({ detailType: e.detailType, detail: e.detail }));
+    const events = runtime.bus.log
+      .slice(eventsSent)
+      .map((e) => ({ detailType: e.detailType, detail: e.detail }));
     eventsSent = runtime.bus.log.length;
     const deadLetters = runtime.invoker.deadLetters.slice(deadSent);
     deadSent = runtime.invoker.deadLetters.length;

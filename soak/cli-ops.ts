@@ -35,7 +35,8 @@ export interface CliResult {
 
 export function runCli(args: string[], stateDir: string): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
+  for (const k of Object.keys(env))
+    if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
   return new Promise((resolve) => {
     execFile(
       process.execPath,

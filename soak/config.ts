@@ -34,13 +34,13 @@ export const FULL: SoakConfig = {
 
 export const SHORT: SoakConfig = {
   clusters: 3,
-  nodes: 3,
-  cycles: 14,
-  kills: 3,
+  nodes: 2,
+  cycles: 10,
+  kills: 2,
   race: [0.3, 0.6],
   faultRate: 0.03,
   slowResponses: 0,
-  cliEvery: 6,
+  cliEvery: 4,
   settleCycles: 2,
   seed: 9,
 };

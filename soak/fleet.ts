@@ -40,7 +40,10 @@ export function soakClusterSpecs(clusters: number, nodes: number, canaries: stri
 
 export async function startSoakFleet(opts: { clusters: number; nodes: number; now: number }) {
   const canaries = Array.from({ length: opts.clusters }, () => `canary-${randomBytes(18).toString('hex')}`);
-  const sim = await startSimulator({ clusters: soakClusterSpecs(opts.clusters, opts.nodes, canaries), now: opts.now });
+  const sim = await startSimulator({
+    clusters: soakClusterSpecs(opts.clusters, opts.nodes, canaries),
+    now: opts.now,
+  });
   // The demo's first cluster: node-agent in Auto (resizes), so every cluster resizes.
   for (const c of sim.clusters) for (const vpa of demoVpas(0).slice(0, 1)) c.store.put(VPA, vpa);
   return { sim, canaries };
@@ -86,6 +89,8 @@ export function observeResizes(sim: Simulator, into: ResizeRequest[]): () => voi
   };
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a pod as the simulator stores it
-const resourcesOf = (pod: any) =>
-  JSON.stringify((pod?.spec?.containers ?? []).map((c: any) => [c.name, c.resources ?? {}]));
+interface PodLike {
+  spec?: { containers?: { name: string; resources?: unknown }[] };
+}
+const resourcesOf = (pod: PodLike | undefined) =>
+  JSON.stringify((pod?.spec?.containers ?? []).map((c) => [c.name, c.resources ?? {}]));

@@ -6,9 +6,8 @@ export class Ledger implements CycleLedger {
   private readonly ok = new Map<string, Set<number>>();
 
   private static add(m: Map<string, Set<number>>, key: string, cycle: number) {
-    let s = m.get(key);
-    if (!s) m.set(key, (s = new Set()));
-    s.add(cycle);
+    const s = m.get(key) ?? new Set<number>();
+    m.set(key, s.add(cycle));
   }
 
   attempt(capability: string, cluster: string, cycle: number): void {
@@ -32,7 +31,11 @@ export class Ledger implements CycleLedger {
     for (const e of events) {
       // biome-ignore lint/suspicious/noExplicitAny: event details as published
       const d = e.detail as any;
-      if (e.detailType === 'NodeScopeCycleCompleted' && d.metricsApi === 'available' && d.errors?.length === 0)
+      if (
+        e.detailType === 'NodeScopeCycleCompleted' &&
+        d.metricsApi === 'available' &&
+        d.errors?.length === 0
+      )
         this.complete('nodescope', d.cluster, cycle);
     }
   }

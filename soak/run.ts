@@ -82,7 +82,11 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
   });
   const db = DynamoDBDocumentClient.from(client);
   const period = Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000;
-  const { sim, canaries } = await startSoakFleet({ clusters: cfg.clusters, nodes: cfg.nodes, now: Date.UTC(2026, 0, 5) });
+  const { sim, canaries } = await startSoakFleet({
+    clusters: cfg.clusters,
+    nodes: cfg.nodes,
+    now: Date.UTC(2026, 0, 5),
+  });
   const resizes: ResizeRequest[] = [];
   const unobserve = observeResizes(sim, resizes);
   try {
@@ -91,7 +95,10 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
     let main = await startRuntime(run);
     main.send({
       type: 'register',
-      targets: sim.clusters.map((c) => ({ name: c.name, ref: { kind: 'file', path: kubeconfig, context: c.name } })),
+      targets: sim.clusters.map((c) => ({
+        name: c.name,
+        ref: { kind: 'file', path: kubeconfig, context: c.name },
+      })),
     });
     await main.next((m) => m.type === 'registered');
     const faults = injectFaults(sim, cfg);
@@ -170,11 +177,18 @@ async function runCycle(
   victim?: RuntimeProcess,
 ): Promise<RuntimeProcess | undefined> {
   const t0 = Date.now();
-  for (const capability of CAPABILITIES) for (const c of clusters) run.ledger.attempt(capability.id, c, cycle);
+  for (const capability of CAPABILITIES)
+    for (const c of clusters) run.ledger.attempt(capability.id, c, cycle);
   for (const r of runners) r.send({ type: 'cycle', cycle, now });
   let timer: NodeJS.Timeout | undefined;
   let kill: Promise<void> | undefined;
-  if (victim) timer = setTimeout(() => void (kill = victim.kill()), Math.floor(run.random() * lastCycleMs));
+  if (victim)
+    timer = setTimeout(
+      () => {
+        kill = victim.kill();
+      },
+      Math.floor(run.random() * lastCycleMs),
+    );
   const results = await Promise.all(
     runners.map((r) => r.next((m) => m.type === 'cycle-done' && m.cycle === cycle)),
   );
@@ -193,16 +207,29 @@ async function runCycle(
 }
 
 function startCliPair(run: Run, clusters: string[]): Promise<CliResult>[] {
-  return [0, 1].map(() => runCli(randomOp(clusters, run.random), run.stateDir));
+  // The first pair makes members (two clusters joining one ClusterSet at once); later ones are random.
+  const first = run.cli.length === 0;
+  return [0, 1].map((i) =>
+    runCli(
+      first
+        ? ['clusterset', 'join', '--cluster', clusters[i % clusters.length] as string, '--set', 'blue']
+        : randomOp(clusters, run.random),
+      run.stateDir,
+    ),
+  );
 }
 
 async function* texts(run: Run): AsyncIterable<Text> {
   for (const e of run.events) yield { source: 'event', text: e };
-  for (const c of run.cli) yield { source: `cli ${c.args.slice(0, 2).join(' ')}`, text: `${c.args.join(' ')}\n${c.output}` };
+  for (const c of run.cli)
+    yield { source: `cli ${c.args.slice(0, 2).join(' ')}`, text: `${c.args.join(' ')}\n${c.output}` };
   const files = readdirSync(run.dir).filter((f) => f.endsWith('.log'));
   if (existsSync(join(run.stateDir, 'state-server.log'))) files.push(join('state', 'state-server.log'));
   for (const f of files) {
-    const lines = createInterface({ input: createReadStream(join(run.dir, f)), crlfDelay: Number.POSITIVE_INFINITY });
+    const lines = createInterface({
+      input: createReadStream(join(run.dir, f)),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
     let n = 0;
     for await (const line of lines) yield { source: `${f}:${++n}`, text: line };
   }

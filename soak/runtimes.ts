@@ -35,7 +35,8 @@ export class RuntimeProcess {
     // the child's business: it finds the shared state's server itself.
     env.FLEETSCOPE_LOG_LEVEL = 'INFO';
     env.POWERTOOLS_METRICS_DISABLED = 'true';
-    for (const k of Object.keys(env)) if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
+    for (const k of Object.keys(env))
+      if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
     const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], env, stdio: ['ignore', fd, fd, 'ipc'] });
     closeSync(fd);
     const p = new RuntimeProcess(name, child);
@@ -53,7 +54,10 @@ export class RuntimeProcess {
   next(pick: (m: FromChild) => boolean, timeoutMs = 600_000): Promise<FromChild | undefined> {
     if (this.exited) return Promise.resolve(undefined);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no answer in ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.name}: no answer in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       const done = (m: FromChild | undefined) => {
         clearTimeout(timer);
         resolve(m);

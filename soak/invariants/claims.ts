@@ -15,7 +15,9 @@ export function judgeGuards(identities: StoredIdentity[], guards: Guard[]): Outc
     const member = id?.clusterSet === g.clusterSet && id.clusterId === g.clusterId;
     const pending = id?.pending?.set === g.clusterSet && id.pending.token === g.token;
     if (!member && !pending)
-      violations.push(`guard ${g.clusterSet}/${g.clusterId} held by ${g.cluster}, whose identity does not explain it`);
+      violations.push(
+        `guard ${g.clusterSet}/${g.clusterId} held by ${g.cluster}, whose identity does not explain it`,
+      );
   }
   return { checked: guards.length, unit: 'guards', violations };
 }
@@ -29,7 +31,8 @@ export function judgeUniqueIds(identities: StoredIdentity[]): Outcome {
     members++;
     const key = `${i.clusterSet}/${i.clusterId}`;
     const other = seen.get(key);
-    if (other) violations.push(`ClusterSet ${i.clusterSet}: ${other} and ${i.cluster} both hold ID ${i.clusterId}`);
+    if (other)
+      violations.push(`ClusterSet ${i.clusterSet}: ${other} and ${i.cluster} both hold ID ${i.clusterId}`);
     else seen.set(key, i.cluster);
   }
   return { checked: members, unit: 'members', violations };

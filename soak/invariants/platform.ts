@@ -9,8 +9,14 @@ import type { Invariant, Outcome, SoakState, Text } from '../types.js';
 
 /** The causes the soak provokes, by name; a dead letter matching none is unexplained. */
 export const DEAD_LETTER_CAUSES: [string, RegExp][] = [
-  ['injected fault', /\b(429|500|503|409)\b|ECONNRESET|socket hang up|connection (was )?reset|timed out|timeout|unreachable|Too many requests|ServiceUnavailable|InternalError/i],
-  ['lost race', /ConditionalCheckFailed|conditional request failed|VersionConflict|BaseMoved|was replaced|changed while/i],
+  [
+    'injected fault',
+    /\b(429|500|503|409)\b|ECONNRESET|socket hang up|connection (was )?reset|timed out|timeout|unreachable|Too many requests|ServiceUnavailable|InternalError/i,
+  ],
+  [
+    'lost race',
+    /ConditionalCheckFailed|conditional request failed|VersionConflict|BaseMoved|was replaced|changed while/i,
+  ],
 ];
 
 export function explain(dl: Pick<DeadLetter, 'error'>): string | undefined {
@@ -57,7 +63,8 @@ async function* itemsOf(state: SoakState): AsyncIterable<Text> {
 
 async function* everything(state: SoakState): AsyncIterable<Text> {
   yield* state.texts();
-  for (const dl of state.deadLetters) yield { source: `dead letter ${dl.functionId}`, text: JSON.stringify(dl) };
+  for (const dl of state.deadLetters)
+    yield { source: `dead letter ${dl.functionId}`, text: JSON.stringify(dl) };
   yield* itemsOf(state);
 }
 
