@@ -4,8 +4,9 @@
  * worker uses (applyEntry, packBase, the store), so the measured cycle reads realistic states. The base
  * is dated two hours back, so the measured cycle has to fold.
  */
+
+import type { NodeFacts } from '../shared/cycle/views.js';
 import { headOfTarget } from '../shared/nodescope/cycle.js';
-import type { NodeFacts } from '../shared/nodescope/eligibility.js';
 import { placementProblem } from '../shared/nodescope/eligibility.js';
 import { applyEntry, nodeRecommendation, recommendDsWide } from '../shared/nodescope/engine.js';
 import type { DsModel, LogEntry } from '../shared/nodescope/model.js';

@@ -16,6 +16,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'get, set, delete and check cluster claims (id.k8s.io and custom claims, KEP-2149)',
     load: async () => (await import('./commands/claims.js')).command,
   },
+  balloons: {
+    summary: 'resizable nodes with balloon pods (KEP-5620): status, explicit sizes, pool policies',
+    load: async () => (await import('./commands/balloons.js')).command,
+  },
   sim: {
     summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
     load: async () => (await import('./commands/sim.js')).command,

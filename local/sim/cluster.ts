@@ -25,10 +25,12 @@ import { containerResources, Kubelet } from './kubelet.js';
 import { MetricsServer } from './metrics.js';
 import { buildNode, nodeShape, nodeStrategy } from './nodes.js';
 import { orderTop } from './objects.js';
+import { podIndexKey } from './pod-requests.js';
 import { podStrategy, validatePodUpdate } from './pods.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
+import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
 import type { SimClusterSpec, SimDaemonSetSpec } from './types.js';
 import { type ContainerLoad, containerLoad, type LoadProfile, mayOom, nodeFactor } from './workload.js';
@@ -86,6 +88,7 @@ export class ClusterState {
   readonly controllers: boolean;
   readonly store = new Store(1);
   readonly kubelet: Kubelet;
+  readonly scheduler: Scheduler;
   readonly daemonsets: DaemonSetController;
   readonly metrics: MetricsServer;
   private readonly defs = new Map<string, ResourceDef>();
@@ -109,12 +112,13 @@ export class ClusterState {
     this.features = featuresFor(this.version, spec.resizeSubresource);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
+    this.scheduler = new Scheduler(this);
     this.daemonsets = new DaemonSetController(this);
     this.metrics = new MetricsServer(this);
     for (const def of builtinResources({ resize: this.features.resize }))
       this.defs.set(collectionId(def), def);
     this.installStrategies();
-    this.store.collection('pods', (p) => p?.spec?.nodeName || undefined);
+    this.store.collection('pods', podIndexKey);
     this.store.subscribe((ev) => this.queue.push(ev));
   }
 
@@ -298,7 +302,7 @@ export class ClusterState {
       for (let guard = 0; guard < 5_000_000; guard++) {
         const ev = this.queue.shift();
         if (!ev) {
-          if (this.daemonsets.flush()) continue;
+          if (this.daemonsets.flush() || this.scheduler.flush()) continue;
           break;
         }
         this.dispatch(ev);
@@ -324,9 +328,24 @@ export class ClusterState {
     }
     if (!this.controllers) return;
     if (ev.collection === 'nodes' && ev.type !== 'DELETED') this.nodeLifecycle(ev.key);
+    if (ev.collection === 'nodes' && ev.type === 'DELETED') this.collectOrphanPods(ev.key);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.kubelet.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes' || ev.collection === 'daemonsets.apps')
       this.daemonsets.onEvent(ev);
+    if (ev.collection === 'pods' || ev.collection === 'nodes') this.scheduler.onEvent(ev);
+  }
+
+  /** The simulated clock moved: kubelets do their time-driven work, pending pods get another pass. */
+  onClock(now: number): void {
+    if (!this.controllers) return;
+    this.kubelet.onClock(now);
+    this.scheduler.onClock();
+  }
+
+  /** Pod garbage collection: pods bound to a node that no longer exists are deleted. */
+  private collectOrphanPods(node: string): void {
+    const pods = this.store.collection('pods');
+    for (const key of [...pods.indexed(node)]) this.internalDelete('pods', key);
   }
 
   private updateApiServiceStatus(name: string): void {
@@ -623,7 +642,7 @@ export class ClusterState {
           podEntries.push([objectKey(pod.metadata.namespace, pod.metadata.name), pod]);
         }
       });
-      this.store.load('pods', podEntries, (p) => p?.spec?.nodeName || undefined);
+      this.store.load('pods', podEntries, podIndexKey);
       const risky = new Set(dsEntries.filter(([k]) => this.daemonSetMayOom(k)).map(([k]) => k));
       for (const [k, p] of podEntries)
         if (risky.has(`${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`))

@@ -1,8 +1,10 @@
 /**
  * DaemonSets: the apps/v1 strategy (defaults as recorded in 03a, template generation) and a DaemonSet
  * controller: one pod per node the DaemonSet selects and tolerates, named <ds>-<5 chars>, owned by the
- * DaemonSet, pinned to its node; a deleted pod is recreated with a new name and uid; a template change
- * replaces the pods (the rolling update collapsed into one step).
+ * DaemonSet, pinned to its node by required node affinity on metadata.name; a deleted pod is recreated
+ * with a new name and uid; a template change replaces the pods (the rolling update collapsed into one
+ * step; with updateStrategy OnDelete, a pod is replaced only once someone deletes it). Pods created at run time are left for the scheduler to bind, as a real controller's are, so
+ * one that does not fit stays Pending (Unschedulable) until room appears; start-up places them directly.
  */
 import {
   DAEMON_POD_TOLERATIONS,
@@ -16,7 +18,9 @@ import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
+import { nodeNamesFromAffinity } from './node-fit.js';
 import { orderPodSpec, orderTop } from './objects.js';
+import { UNBOUND } from './pod-requests.js';
 import {
   addDefaultTolerations,
   computeQos,
@@ -260,10 +264,10 @@ export class DaemonSetController {
   }
 
   /**
-   * A new daemon pod for `node`, Pending (the kubelet starts it). `taken` holds names already used by
-   * pods not yet in the store (start-up builds all pods before loading them).
+   * A new daemon pod for `node`, Pending: bound when `bound` (start-up), else left to the scheduler.
+   * `taken` holds names already used by pods not yet in the store (start-up builds all pods first).
    */
-  buildPod(ds: Json, nodeName: string, createdAt: number, taken?: Set<string>): JsonObject {
+  buildPod(ds: Json, nodeName: string, createdAt: number, taken?: Set<string>, bound = true): JsonObject {
     const t = this.template(ds);
     const dsKey = objectKey(ds.metadata.namespace, ds.metadata.name);
     const attemptKey = `${dsKey}|${nodeName}`;
@@ -280,6 +284,7 @@ export class DaemonSetController {
     const key = objectKey(ds.metadata.namespace, name);
     taken?.add(key);
     const spec: JsonObject = { ...t.spec, nodeName, affinity: this.affinity(nodeName) };
+    if (!bound) delete spec.nodeName;
     if (t.automount) {
       const volName = `kube-api-access-${nameSuffixFast(5, h, fnv1a(name))}`;
       const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
@@ -305,17 +310,18 @@ export class DaemonSetController {
     return { kind: 'Pod', apiVersion: 'v1', metadata, spec, status: { phase: 'Pending', qosClass: t.qos } };
   }
 
-  /** The daemon pods of a DaemonSet, by node name. */
+  /** The daemon pods of a DaemonSet, by the node they are bound to or, still pending, pinned to. */
   private podsOf(ds: Json, nodeName?: string): Map<string, { key: string; pod: Json }[]> {
     const pods = this.cluster.store.collection('pods');
     const out = new Map<string, { key: string; pod: Json }[]>();
-    const keys = nodeName !== undefined ? [...pods.indexed(nodeName)] : pods.keys();
+    const keys = nodeName !== undefined ? [...pods.indexed(nodeName), ...pods.indexed(UNBOUND)] : pods.keys();
     for (const k of keys) {
       const p = pods.get(k);
       if (!p || p.metadata.namespace !== ds.metadata.namespace) continue;
       if (!(p.metadata.ownerReferences ?? []).some((o: Json) => o.uid === ds.metadata.uid && o.controller))
         continue;
-      const n = p.spec?.nodeName ?? '';
+      const n = targetNode(p);
+      if (nodeName !== undefined && n !== nodeName) continue;
       let list = out.get(n);
       if (!list) {
         list = [];
@@ -345,12 +351,16 @@ export class DaemonSetController {
         for (const { key } of live) this.cluster.internalDelete('pods', key);
         continue;
       }
-      const current = live.filter(({ pod }) => pod.metadata.labels?.['pod-template-generation'] === gen);
+      // OnDelete: a template change reaches a node only when its pod is deleted (kubectl rollout docs).
+      const onDelete = ds.spec?.updateStrategy?.type === 'OnDelete';
+      const current = onDelete
+        ? live
+        : live.filter(({ pod }) => pod.metadata.labels?.['pod-template-generation'] === gen);
       for (const { key } of live)
         if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
       for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);
       if (current.length === 0) {
-        const pod = this.buildPod(ds, n, now);
+        const pod = this.buildPod(ds, n, now, undefined, false);
         this.cluster.internalWrite('pods', objectKey(pod.metadata.namespace, pod.metadata.name), pod);
       }
     }
@@ -442,9 +452,17 @@ export class DaemonSetController {
       const dsKey = objectKey(pod.metadata.namespace, owner.name);
       const ds = this.cluster.store.get('daemonsets.apps', dsKey);
       if (!ds || ds.metadata.uid !== owner.uid) return;
-      if (ev.type === 'DELETED' && pod.spec?.nodeName) this.reconcile(dsKey, pod.spec.nodeName);
+      const node = targetNode(pod);
+      if (ev.type === 'DELETED' && node) this.reconcile(dsKey, node);
       else if (ev.type !== 'DELETED' && ev.prev?.status?.phase !== ev.object.status?.phase)
         this.dirty.add(dsKey);
     }
   }
+}
+
+/** The node a daemon pod is for: its binding, else its node affinity (GetTargetNodeName). */
+function targetNode(pod: Json): string {
+  if (pod?.spec?.nodeName) return pod.spec.nodeName;
+  const names = nodeNamesFromAffinity(pod);
+  return names?.size === 1 ? ([...names][0] as string) : '';
 }

@@ -16,6 +16,7 @@ import { Faults } from './faults.js';
 import { sha256 } from './ids.js';
 import type { Json } from './json.js';
 import { kubeconfigYaml } from './kubeconfig.js';
+import { addNode, removeNode, setNodeCapacity } from './node-admin.js';
 import { collectionId } from './registry.js';
 import { objectKey } from './rest.js';
 import { ClusterServer } from './server.js';
@@ -37,6 +38,8 @@ export type {
   SimCluster,
   SimClusterSpec,
   SimDaemonSetSpec,
+  SimNodeCapacity,
+  SimNodeSpec,
   SimStore,
   Simulator,
   StartOptions,
@@ -61,7 +64,7 @@ class SimulatorImpl implements Simulator {
   ) {
     clock.onChange((now) => {
       for (const e of this.entries) {
-        if (e.state.controllers) e.state.kubelet.onClock(now);
+        e.state.onClock(now);
         e.state.settle();
       }
     });
@@ -140,6 +143,9 @@ class SimulatorImpl implements Simulator {
       stats: () => stats.snapshot(),
       resetStats: () => stats.reset(),
       store: storeFacade(state),
+      addNode: (node) => addNode(state, node),
+      removeNode: (name) => removeNode(state, name),
+      setNodeCapacity: (name, capacity) => setNodeCapacity(state, name, capacity),
     };
     this.entries.push({ public: pub, state, server });
     return pub;

@@ -218,6 +218,12 @@ export class Kubelet {
         this.start(key);
         return;
       }
+      // A pod that finished or was evicted no longer holds its allocation.
+      if (ev.type === 'MODIFIED' && !isActive(pod) && isActive(ev.prev) && pod.spec?.nodeName) {
+        this.forget(key);
+        this.retryDeferred(pod.spec.nodeName);
+        return;
+      }
       if (ev.type === 'MODIFIED' && pod.status?.phase === 'Running' && resourcesChanged(ev.prev, pod))
         this.resize(key);
       return;
@@ -485,16 +491,31 @@ export class Kubelet {
     this.retryDeferred(pod.spec.nodeName);
   }
 
-  /** Deferred resizes on a node, retried in the kubelet's order: shrinking first, then priority, then age. */
+  /**
+   * Deferred resizes on a node, retried in the 1.34+ kubelet's order (sortPendingResizes): resizes that
+   * do not increase requests first, then higher priority, then Guaranteed before Burstable, then the
+   * longest pending. A resize that still does not fit stays Deferred and the next one is tried.
+   */
   retryDeferred(nodeName: string): void {
     const pods = this.cluster.store.collection('pods');
     const keys = [...this.deferred.keys()].filter((k) => pods.get(k)?.spec?.nodeName === nodeName);
+    const grows = new Map(keys.map((k) => [k, this.increasesRequests(k, pods.get(k)) ? 1 : 0]));
+    const guaranteed = (k: string) => (pods.get(k)?.status?.qosClass === 'Guaranteed' ? 1 : 0);
     keys.sort(
       (a, b) =>
+        (grows.get(a) ?? 0) - (grows.get(b) ?? 0) ||
         (pods.get(b)?.spec?.priority ?? 0) - (pods.get(a)?.spec?.priority ?? 0) ||
+        guaranteed(b) - guaranteed(a) ||
         (this.deferred.get(a) ?? 0) - (this.deferred.get(b) ?? 0),
     );
     for (const k of keys) if (this.deferred.has(k)) this.resize(k);
+  }
+
+  /** Whether the pod's desired requests exceed what is allocated in cpu or memory. */
+  private increasesRequests(key: string, pod: Json): boolean {
+    const want = totals(countedContainers(pod?.spec).map((c: Json) => c.resources?.requests));
+    const have = totals(Object.values(this.allocatedOf(key, pod)));
+    return want.cpuM > have.cpuM || want.mem > have.mem;
   }
 
   /** A read returned the pods: their in-progress resizes complete before the next request. */

@@ -31,6 +31,7 @@ import {
   MERGE_PATCH,
   STRATEGIC_MERGE_PATCH,
 } from './patch.js';
+import { UNBOUND } from './pod-requests.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { lowerBound } from './store.js';
@@ -171,7 +172,8 @@ export function listObjects(
   let keys = view.keys;
   // spec.nodeName is indexed: a kubelet-style query should not scan every pod in the cluster.
   if (fields.nodeName !== undefined && pos.atRv === undefined && def.resource === 'pods' && !def.group) {
-    keys = [...store.collection(coll).indexed(fields.nodeName)].sort();
+    // Unbound pods (`spec.nodeName=`, a scheduler's query) are indexed under UNBOUND.
+    keys = [...store.collection(coll).indexed(fields.nodeName || UNBOUND)].sort();
   }
   const startKey = pos.start !== undefined ? prefix + pos.start : prefix;
   const endIdx = prefix

@@ -1,7 +1,7 @@
 /**
  * One HTTPS endpoint per simulated cluster: bearer-token authentication, request statistics, fault
- * injection, the /_sim control endpoints (faults, stats, clock) for a simulator in another process,
- * and the apiserver handler.
+ * injection, the /_sim control endpoints (faults, stats, clock, nodes) for a simulator in another
+ * process, and the apiserver handler.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,6 +13,7 @@ import { ApiError, PlainError, statusForCode } from './errors.js';
 import type { Faults } from './faults.js';
 import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
 import type { Json } from './json.js';
+import { nodeControl } from './node-admin.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
 
@@ -206,6 +207,11 @@ export class ClusterServer {
       else throw new ApiError(400, 'BadRequest', 'expected {"advanceMs": <ms>} or {"now": <ms since epoch>}');
       this.o.onClock();
       return this.sendJson(res, 200, { now: this.o.clock.now() });
+    }
+    if (path.startsWith('/_sim/nodes')) {
+      if (this.o.cluster.controllers) this.o.cluster.kubelet.beforeRequest();
+      const done = nodeControl(this.o.cluster, method, path, body);
+      if (done) return this.sendJson(res, done.status, done.json);
     }
     throw new ApiError(404, 'NotFound', `no simulator endpoint ${method} ${path}`, {});
   }

@@ -43,6 +43,29 @@ export interface SimDaemonSetSpec {
   load?: LoadProfile;
 }
 
+/** A node added at run time (SimCluster.addNode, POST /_sim/nodes): Ready unless `ready: false`. */
+export interface SimNodeSpec {
+  name: string;
+  /** Capacity, e.g. '4' and '16Gi'. */
+  cpu: string;
+  memory: string;
+  /** Pod capacity; default 110. */
+  pods?: number;
+  /** Kept back from allocatable (kube-reserved + system-reserved); default none. */
+  reserved?: { cpu?: string; memory?: string };
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
+  unschedulable?: boolean;
+  ready?: boolean;
+}
+
+/** A node's new capacity (SimCluster.setNodeCapacity, POST /_sim/nodes/{name}/capacity). */
+export interface SimNodeCapacity {
+  cpu?: string;
+  memory?: string;
+  pods?: number;
+}
+
 export interface RequestStats {
   total: number;
   byMethod: Record<string, number>;
@@ -112,6 +135,16 @@ export interface SimCluster {
   stats(): RequestStats;
   resetStats(): void;
   store: SimStore;
+  /** Adds a node (as a kubelet registers one); pending pods get a scheduling pass. Returns the stored Node. */
+  addNode(spec: SimNodeSpec): Json;
+  /** Deletes a node; the pods bound to it are deleted (pod GC), DaemonSet pods with it. False if absent. */
+  removeNode(name: string): boolean;
+  /**
+   * Changes a node's capacity at run time (hotplug, VM resize): status.capacity and, keeping the
+   * node's reservation, status.allocatable. The kubelet retries Deferred resizes and the scheduler
+   * pending pods; nothing is evicted when allocatable drops below what is allocated.
+   */
+  setNodeCapacity(name: string, capacity: SimNodeCapacity): Json;
 }
 
 export interface SimClock {

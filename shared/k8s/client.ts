@@ -27,6 +27,7 @@ import {
   PatchStrategy,
   type PodMetric,
   type RequestContext,
+  SchedulingV1Api,
   ServerConfiguration,
   setHeaderOptions,
   VersionApi,
@@ -166,6 +167,7 @@ export class ClusterClient {
 
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
+  readonly scheduling: SchedulingV1Api;
   readonly custom: CustomObjectsApi;
   readonly apiextensions: ApiextensionsV1Api;
   readonly version: VersionApi;
@@ -222,6 +224,7 @@ export class ClusterClient {
     });
     this.core = new CoreV1Api(config);
     this.apps = new AppsV1Api(config);
+    this.scheduling = new SchedulingV1Api(config);
     this.custom = new CustomObjectsApi(config);
     this.apiextensions = new ApiextensionsV1Api(config);
     this.version = new VersionApi(config);

@@ -10,8 +10,10 @@
  * has just (re)created still has the template's resources; it is sized at once, as upstream's admission
  * controller would size it at creation, in every mode but Off (this is all that Initial does).
  */
+
+import type { PodView } from '../cycle/views.js';
 import type { ContainerDesired, DesiredResources } from '../resize/index.js';
-import { limitOf, type PodView, requestOf } from './collect.js';
+import { limitOf, requestOf } from './collect.js';
 import type { ContainerRec, NodeRec } from './model.js';
 import type { NodeScopeTarget } from './targets.js';
 

@@ -8,35 +8,27 @@
  *   LIST nodes                                               pages of 1,000
  *   per node-scoped DaemonSet:
  *     LIST its pods (namespace + label selector)             pages of 1,000
+ *     (nodes and pods through the cycle's snapshot, shared/cycle: where another capability reads every
+ *     pod of the cluster in the same invocation, the DaemonSet's pods come from that one list)
  *     LIST its PodMetrics (namespace + label selector)       1   (metrics-server ignores limit)
  *
  * PodMetrics carry no node name, so pods are mapped to nodes through the pod list (spec.nodeName).
  * Only a few fields of each object are kept; pages are dropped as they are read.
  */
+
+import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
+import type { ClusterSnapshot } from '../cycle/snapshot.js';
+import { type ContainerView, type PodView, RECOMMENDATION_ANNOTATION } from '../cycle/views.js';
 import { ClusterAccessError } from '../k8s/errors.js';
+import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
-import {
-  observeResize,
-  type PodConditionLike,
-  type PodLike,
-  type ResizeObservation,
-} from '../resize/index.js';
-import type { NodeFacts } from './eligibility.js';
-import type {
-  ContainerSpec,
-  DaemonSetObject,
-  NodeObject,
-  PodMetricsObject,
-  PodObject,
-  VpaObject,
-} from './k8s-types.js';
-import { cpuMillis, memoryBytes } from './quantities.js';
-import type { RawReader } from './raw.js';
+import type { PodConditionLike, PodLike } from '../resize/index.js';
+import type { DaemonSetObject, PodMetricsObject, VpaObject } from './k8s-types.js';
 import type { NodeScopeTarget } from './targets.js';
 
-export const RECOMMENDATION_ANNOTATION = 'fleetscope.io/recommendation';
+export { RECOMMENDATION_ANNOTATION };
 
 export type CrdState = 'absent' | 'stock' | 'scoped';
 export type MetricsState = 'available' | 'absent' | 'unavailable';
@@ -94,64 +86,8 @@ export async function listDaemonSets(reader: RawReader, pageSize: number): Promi
   return out;
 }
 
-export function nodeFacts(n: NodeObject): NodeFacts {
-  return {
-    name: n.metadata?.name ?? '',
-    labels: n.metadata?.labels ?? {},
-    taints: (n.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
-    allocatableCpu: cpuMillis(n.status?.allocatable?.cpu) ?? 0,
-    allocatableMemory: memoryBytes(n.status?.allocatable?.memory) ?? 0,
-  };
-}
-
-export async function listNodes(reader: RawReader, pageSize: number): Promise<NodeFacts[]> {
-  const out: NodeFacts[] = [];
-  await reader.list<NodeObject>(
-    'list nodes',
-    '/api/v1/nodes',
-    {},
-    (items) => out.push(...items.map(nodeFacts)),
-    {
-      pageSize,
-      onRestart: () => out.splice(0),
-    },
-  );
-  return out;
-}
-
-/** A container of a DaemonSet pod: its cpu/memory (millicores, bytes) and its last OOM kill. */
-export interface ContainerView {
-  name: string;
-  reqCpu?: number;
-  reqMem?: number;
-  limCpu?: number;
-  limMem?: number;
-  /** The memory request the kubelet runs with (status resources when reported, else spec): OOM bumps use it. */
-  memoryRequest?: number;
-  /** The last OOM kill (finishedAt, ms) seen in lastState or state, if any. */
-  oomAt?: number;
-  /** How long the killed container had run (ms), for upstream's quick-OOM rule. */
-  oomRanMs?: number;
-}
-
-/**
- * The parts of a DaemonSet pod a cycle uses, as plain numbers and strings: thousands of these stay in
- * memory while the next pages are parsed, and every object kept makes garbage collection dearer.
- */
-export interface PodView {
-  name: string;
-  namespace: string;
-  uid: string;
-  node: string;
-  resourceVersion?: string;
-  generation?: number;
-  startTime?: number;
-  annotation?: string;
-  containers: ContainerView[];
-  /** Where a resize of the pod stands (shared/resize's reading of its status). */
-  resize: ResizeObservation;
-}
-
+/** The memory request the kubelet runs with (actual when the node reports it, else spec): OOM bumps use it. */
+export const memoryRequestOf = (c: ContainerView) => (c.actMem !== undefined ? c.actMem : c.reqMem);
 export const requestOf = (c: ContainerView, r: 'cpu' | 'memory') => (r === 'cpu' ? c.reqCpu : c.reqMem);
 export const limitOf = (c: ContainerView, r: 'cpu' | 'memory') => (r === 'cpu' ? c.limCpu : c.limMem);
 
@@ -160,60 +96,6 @@ const time = (s: string | undefined): number | undefined => {
   const t = Date.parse(s);
   return Number.isFinite(t) ? t : undefined;
 };
-
-type Quantities = { [r: string]: string | undefined } | undefined;
-
-/** The same cpu and memory, by the fast quantity parsers (for observeResize's completion test). */
-const sameList = (a: Quantities, b: Quantities) =>
-  cpuMillis(a?.cpu) === cpuMillis(b?.cpu) && memoryBytes(a?.memory) === memoryBytes(b?.memory);
-
-export function podView(p: PodObject): PodView | undefined {
-  const node = p.spec?.nodeName;
-  const name = p.metadata?.name;
-  if (!node || !name) return undefined;
-  const statuses = p.status?.containerStatuses ?? [];
-  const containers: ContainerView[] = (p.spec?.containers ?? []).map((c: ContainerSpec) => {
-    const s = statuses.find((x) => x.name === c.name);
-    const view: ContainerView = { name: c.name };
-    const req = c.resources?.requests;
-    const lim = c.resources?.limits;
-    const reqCpu = cpuMillis(req?.cpu);
-    const reqMem = memoryBytes(req?.memory);
-    const limCpu = cpuMillis(lim?.cpu);
-    const limMem = memoryBytes(lim?.memory);
-    if (reqCpu !== undefined) view.reqCpu = reqCpu;
-    if (reqMem !== undefined) view.reqMem = reqMem;
-    if (limCpu !== undefined) view.limCpu = limCpu;
-    if (limMem !== undefined) view.limMem = limMem;
-    const mem =
-      s?.resources?.requests?.memory !== undefined ? memoryBytes(s.resources.requests.memory) : reqMem;
-    if (mem !== undefined) view.memoryRequest = mem;
-    for (const term of [s?.state?.terminated, s?.lastState?.terminated]) {
-      if (term?.reason !== 'OOMKilled') continue;
-      const at = time(term.finishedAt);
-      if (at === undefined || (view.oomAt !== undefined && view.oomAt >= at)) continue;
-      view.oomAt = Math.floor(at / 1000) * 1000;
-      const started = time(term.startedAt);
-      if (started !== undefined) view.oomRanMs = at - started;
-    }
-    return view;
-  });
-  const view: PodView = {
-    name,
-    namespace: p.metadata?.namespace ?? '',
-    uid: p.metadata?.uid ?? '',
-    node,
-    containers,
-    resize: observeResize(p, sameList),
-  };
-  if (p.metadata?.resourceVersion) view.resourceVersion = p.metadata.resourceVersion;
-  if (p.metadata?.generation !== undefined) view.generation = p.metadata.generation;
-  const start = time(p.status?.startTime);
-  if (start !== undefined) view.startTime = start;
-  const ann = p.metadata?.annotations?.[RECOMMENDATION_ANNOTATION];
-  if (ann !== undefined) view.annotation = ann;
-  return view;
-}
 
 function quantities(cpu: number | undefined, memory: number | undefined) {
   const out: { cpu?: string; memory?: string } = {};
@@ -263,46 +145,34 @@ export function podLike(v: PodView): PodLike {
   };
 }
 
-const ownedBy = (p: PodObject, t: NodeScopeTarget) =>
-  (p.metadata?.ownerReferences ?? []).some(
-    (o) =>
-      o.controller &&
-      o.kind === 'DaemonSet' &&
-      o.name === t.ds.name &&
-      (!t.ds.uid || !o.uid || o.uid === t.ds.uid),
-  );
+const ownedBy = (p: PodView, t: NodeScopeTarget) =>
+  p.owner !== undefined &&
+  p.owner.kind === 'DaemonSet' &&
+  p.owner.name === t.ds.name &&
+  (!t.ds.uid || !p.owner.uid || p.owner.uid === t.ds.uid);
 
 /**
- * The DaemonSet's running pods by node. A node with more than one (a rolling update in flight) keeps
- * the newest running one; terminating and finished pods are left out.
+ * The DaemonSet's running pods by node, through the cycle's snapshot. A node with more than one (a
+ * rolling update in flight) keeps the newest running one; terminating and finished pods are left out.
+ * `newest` is the latest creation time among the pods kept, for the cycle's clock.
  */
 export async function listDaemonSetPods(
-  reader: RawReader,
+  snapshot: ClusterSnapshot,
   target: NodeScopeTarget,
-  pageSize: number,
 ): Promise<{ pods: Map<string, PodView>; newest: number }> {
+  const list = await snapshot.pods({
+    namespace: target.ds.namespace,
+    labelSelector: target.selector,
+    keep: (p) => ownedBy(p, target) && p.phase === 'Running' && !p.terminating && p.node !== '',
+  });
   const pods = new Map<string, PodView>();
   let newest = 0;
-  await reader.list<PodObject>(
-    'list DaemonSet pods',
-    `/api/v1/namespaces/${encodeURIComponent(target.ds.namespace)}/pods`,
-    { labelSelector: target.selector },
-    (items) => {
-      for (const p of items) {
-        if (!ownedBy(p, target)) continue;
-        if ((p.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp) continue;
-        if (p.status?.phase !== 'Running') continue;
-        const v = podView(p);
-        if (!v) continue;
-        const prev = pods.get(v.node);
-        if (prev && (prev.startTime ?? 0) > (v.startTime ?? 0)) continue;
-        pods.set(v.node, v);
-        const created = time(p.metadata?.creationTimestamp);
-        if (created !== undefined && created > newest) newest = created;
-      }
-    },
-    { pageSize, onRestart: () => pods.clear() },
-  );
+  for (const v of list) {
+    const prev = pods.get(v.node);
+    if (prev && (prev.startTime ?? 0) > (v.startTime ?? 0)) continue;
+    pods.set(v.node, v);
+    if (v.createdAt !== undefined && v.createdAt > newest) newest = v.createdAt;
+  }
   return { pods, newest };
 }
 

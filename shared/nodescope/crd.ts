@@ -11,8 +11,8 @@
 
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
+import { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, vpaCrd, vpaSchema, vpaV1Version } from '../kernel/crds/vpa.js';
-import { RawReader } from './raw.js';
 
 /** The CEL rule on spec (also checked by fleetscope itself, for clusters with the stock CRD). */
 export const SCOPE_RULE = {

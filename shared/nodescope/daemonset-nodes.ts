@@ -3,10 +3,12 @@
  * (VerticalPodAutoscalerCheckpoints) is checked against, so another cluster's nodes, or nodes the
  * DaemonSet cannot run on, never enter its states (and its DaemonSet-wide recommendation).
  */
+
+import { nodeFacts } from '../cycle/views.js';
+import type { NodeObject } from '../cycle/wire.js';
 import type { ClusterClient } from '../k8s/client.js';
-import { nodeFacts } from './collect.js';
 import { placementOf, placementProblem } from './eligibility.js';
-import type { NodeObject, PodSpecLike } from './k8s-types.js';
+import type { PodSpecLike } from './k8s-types.js';
 
 /** Why a node cannot take the DaemonSet's history, or undefined when it can. */
 export type PlacementCheck = (node: string) => string | undefined;

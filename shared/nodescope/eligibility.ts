@@ -5,13 +5,9 @@
  * the controller adds to every DaemonSet pod. Nodes a DaemonSet cannot run on get no recommendation and
  * no fallback. The simulator's DaemonSet controller places pods by the same rules.
  */
+import type { NodeFacts } from '../cycle/views.js';
+import type { Taint } from '../cycle/wire.js';
 import type { PodSpecLike } from './k8s-types.js';
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
 
 export interface Toleration {
   key?: string;
@@ -29,15 +25,6 @@ export interface NodeSelectorRequirement {
 export interface NodeSelectorTerm {
   matchExpressions?: NodeSelectorRequirement[];
   matchFields?: NodeSelectorRequirement[];
-}
-
-export interface NodeFacts {
-  name: string;
-  labels: Record<string, string>;
-  taints: Taint[];
-  /** Allocatable millicores and bytes (0 when unknown). */
-  allocatableCpu: number;
-  allocatableMemory: number;
 }
 
 export interface PlacementFacts {

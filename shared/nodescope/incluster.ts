@@ -9,13 +9,13 @@
  * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
  */
 
+import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import type { Amounts, ContainerRec, NodeRec } from './model.js';
-import type { RawReader } from './raw.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};

@@ -3,8 +3,8 @@
  * JSON, which is all the mechanism reads): PATCH pods/{name}/resize (strategic merge), GET pods/{name}.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
+import type { RawReader } from '../k8s/raw-reader.js';
 import type { PodLike, ResizeApi } from '../resize/index.js';
-import type { RawReader } from './raw.js';
 
 const podPath = (namespace: string, name: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;

@@ -1,4 +1,6 @@
+import { balloonsCapability } from '../balloons/capability.js';
 import { claimsCapability } from '../claims/capability.js';
+import { cycleCapability } from '../cycle/capability.js';
 import { fleetCapability } from '../fleet/capability.js';
 import { inventoryCapability } from '../inventory/capability.js';
 import { nodescopeCapability } from '../nodescope/capability.js';
@@ -10,6 +12,8 @@ export const CAPABILITIES: Capability[] = [
   inventoryCapability,
   claimsCapability,
   nodescopeCapability,
+  balloonsCapability,
+  cycleCapability,
 ];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);

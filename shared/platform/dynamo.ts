@@ -44,6 +44,12 @@ export const IF_ABSENT: Condition = {
   ExpressionAttributeNames: { '#pk': PK },
 };
 
+/** Condition: an item with this key exists (a delete that reports whether there was anything). */
+export const IF_PRESENT: Condition = {
+  ConditionExpression: 'attribute_exists(#pk)',
+  ExpressionAttributeNames: { '#pk': PK },
+};
+
 /** Condition: the stored item's `version` is `expected` (optimistic lock). */
 export const ifVersion = (expected: number): Condition => ({
   ConditionExpression: '#v = :v',

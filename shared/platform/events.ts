@@ -43,6 +43,17 @@ const resizedPod = {
   owner: z.object({ kind: z.string(), name: z.string() }).strict().optional(),
 };
 
+/** CPU and memory as numbers with their unit in the field name, plus Kubernetes quantities. */
+const capacity = z
+  .object({
+    cpuMillicores: z.number().int().nonnegative(),
+    memoryBytes: z.number().int().nonnegative(),
+    cpu: z.string(),
+    memory: z.string(),
+  })
+  .strict();
+const nodeRef = z.string().min(1).max(253);
+
 export const detailSchemas = {
   ClusterRegistered: z
     .object({
@@ -196,6 +207,80 @@ export const detailSchemas = {
       at: timestamp,
     })
     .strict(),
+  NodeResizeRequested: z
+    .object({
+      cluster: clusterRef,
+      node: nodeRef,
+      /** What the node should offer its pods from now on (Kubernetes quantities, e.g. "6", "24Gi"). */
+      cpu: z.string().min(1).max(64),
+      memory: z.string().min(1).max(64),
+      /** Who asked (a cloud provider's hook, an operator); free text for the audit trail. */
+      requestedBy: z.string().max(256).optional(),
+      requestedAt: timestamp,
+    })
+    .strict(),
+  BalloonCycleCompleted: z
+    .object({
+      cluster: clusterRef,
+      cycleId: z.string().min(1),
+      /** Nodes with a balloon or a size to offer. */
+      nodes: z.number().int().nonnegative(),
+      allocatable: capacity,
+      /** Capacity that doesn't exist: held by balloons. */
+      balloon: capacity,
+      workloads: capacity,
+      used: capacity.optional(),
+      free: capacity,
+      blockedNodes: z.number().int().nonnegative(),
+      resizes: z
+        .object({
+          requested: z.number().int().nonnegative(),
+          completed: z.number().int().nonnegative(),
+          refused: z.number().int().nonnegative(),
+          reverted: z.number().int().nonnegative(),
+        })
+        .strict(),
+      apiRequests: z.number().int().nonnegative(),
+      errors: z.array(z.string().max(1024)).max(20),
+      at: timestamp,
+    })
+    .strict(),
+  BalloonReclaimBlocked: z
+    .object({
+      cluster: clusterRef,
+      node: nodeRef,
+      /** What the balloon could not take back, because pods hold it. */
+      missing: capacity,
+      podsInTheWay: z
+        .array(
+          z.object({ namespace: z.string(), name: z.string(), cpu: z.string(), memory: z.string() }).strict(),
+        )
+        .max(5),
+      at: timestamp,
+    })
+    .strict(),
+  BalloonResizeReverted: z
+    .object({
+      cluster: clusterRef,
+      node: nodeRef,
+      pod: z.string().min(1),
+      podUid: z.string(),
+      from: capacity,
+      to: capacity,
+      /** The kubelet's reason for deferring the inflate. */
+      message: z.string().max(1024),
+      at: timestamp,
+    })
+    .strict(),
+  NodeCapacityChanged: z
+    .object({
+      cluster: clusterRef,
+      node: nodeRef,
+      from: capacity,
+      to: capacity,
+      at: timestamp,
+    })
+    .strict(),
 } as const;
 
 export type DetailType = keyof typeof detailSchemas;
@@ -298,6 +383,52 @@ export const detailExamples: { [T in DetailType]: Detail<T> } = {
     resizes: { requested: 3, completed: 2, refused: 0 },
     apiRequests: 11,
     errors: [],
+    at: '2026-11-21T10:00:00Z',
+  },
+  NodeResizeRequested: {
+    cluster: 'prod-eu-1',
+    node: 'ip-10-0-1-2.ec2.internal',
+    cpu: '6',
+    memory: '24Gi',
+    requestedBy: 'vm-resizer',
+    requestedAt: '2026-11-21T10:00:00Z',
+  },
+  BalloonCycleCompleted: {
+    cluster: 'prod-eu-1',
+    cycleId: 'nodescope/2026-11-21T10:00:00Z',
+    nodes: 4,
+    allocatable: { cpuMillicores: 32000, memoryBytes: 137438953472, cpu: '32', memory: '128Gi' },
+    balloon: { cpuMillicores: 12000, memoryBytes: 51539607552, cpu: '12', memory: '48Gi' },
+    workloads: { cpuMillicores: 15500, memoryBytes: 64424509440, cpu: '15500m', memory: '60Gi' },
+    free: { cpuMillicores: 4500, memoryBytes: 21474836480, cpu: '4500m', memory: '20Gi' },
+    blockedNodes: 1,
+    resizes: { requested: 2, completed: 1, refused: 0, reverted: 0 },
+    apiRequests: 9,
+    errors: [],
+    at: '2026-11-21T10:00:00Z',
+  },
+  BalloonReclaimBlocked: {
+    cluster: 'prod-eu-1',
+    node: 'ip-10-0-1-2.ec2.internal',
+    missing: { cpuMillicores: 1500, memoryBytes: 0, cpu: '1500m', memory: '0' },
+    podsInTheWay: [{ namespace: 'shop', name: 'checkout-5d9f7-abcde', cpu: '2', memory: '4Gi' }],
+    at: '2026-11-21T10:00:00Z',
+  },
+  BalloonResizeReverted: {
+    cluster: 'prod-eu-1',
+    node: 'ip-10-0-1-2.ec2.internal',
+    pod: 'fleetscope-balloon-x7k2p',
+    podUid: '6b1d2c3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+    from: { cpuMillicores: 4000, memoryBytes: 8589934592, cpu: '4', memory: '8Gi' },
+    to: { cpuMillicores: 2000, memoryBytes: 8589934592, cpu: '2', memory: '8Gi' },
+    message: "Node didn't have enough resource: cpu, requested: 4000, used: 6500, capacity: 8000",
+    at: '2026-11-21T10:00:00Z',
+  },
+  NodeCapacityChanged: {
+    cluster: 'prod-eu-1',
+    node: 'ip-10-0-1-2.ec2.internal',
+    from: { cpuMillicores: 7910, memoryBytes: 32212254720, cpu: '7910m', memory: '30Gi' },
+    to: { cpuMillicores: 15910, memoryBytes: 64424509440, cpu: '15910m', memory: '60Gi' },
     at: '2026-11-21T10:00:00Z',
   },
 };

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { readCrd } from '../../shared/nodescope/collect.js';
 import { installScopedCrd, SCOPE_RULE, scopedVpaSchema } from '../../shared/nodescope/crd.js';
-import { RawReader } from '../../shared/nodescope/raw.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, vpaObject } from './helpers.js';
 
 const VPAS = '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers';

@@ -87,8 +87,8 @@ describe('nodescope in the local runtime', () => {
       errors: [],
     });
     expect(completed().filter((d) => d.cluster === 'ok')).toHaveLength(3);
-    expect(env.runtime.invoker.deadLetters.filter((d) => d.functionId === 'nodescope')).toEqual([]);
-    expect(env.runtime.invoker.stats.get('nodescope')?.failures ?? 0).toBe(0);
+    expect(env.runtime.invoker.deadLetters.filter((d) => d.functionId === 'cycle')).toEqual([]);
+    expect(env.runtime.invoker.stats.get('cycle')?.failures ?? 0).toBe(0);
   });
 
   it('stores per-node recommendations that can be queried per cluster, DaemonSet and node', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
-import { RawReader } from '../../shared/nodescope/raw.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
 
 const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
 

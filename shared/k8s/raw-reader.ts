@@ -4,10 +4,17 @@
  * rebuild every object field by field after JSON.parse, which costs about as much again as the parse
  * itself on 5,000-pod pages; nodescope reads a few fields and needs neither. Pages are handed to the
  * caller one at a time, so a cycle never holds a whole cluster's pods.
+ * Capability-neutral: any worker that reads large lists of one cluster uses it.
  */
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { type CallOptions, type ClusterClient, followPages } from '../k8s/client.js';
-import type { ListObject } from './k8s-types.js';
+import { type CallOptions, type ClusterClient, followPages } from './client.js';
+
+/** A list response as it comes off the wire: the items and the continue token. */
+export interface ListObject<T> {
+  items?: T[];
+  metadata?: { continue?: string; resourceVersion?: string };
+}
 
 /** What toClusterAccessError recognises as a client-node ApiException (status, raw body, headers). */
 class RawHttpError extends Error {
@@ -107,53 +114,56 @@ export class RawReader {
     signal: AbortSignal,
     write?: { method: string; body: string; contentType: string },
   ): Promise<string> {
-    return this.connection().then(
-      async (conn) =>
-        new Promise<string>((resolve, reject) => {
-          const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
-          for (const [k, v] of Object.entries(query))
-            if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-          this.authHeaders().then((auth) => {
-            const req = https.request(
-              url,
-              {
-                agent: conn.agent,
-                method: write?.method ?? 'GET',
-                headers: {
-                  ...auth,
-                  accept: 'application/json',
-                  ...(write ? { 'content-type': write.contentType } : {}),
-                },
-                signal,
-              },
-              (res) => {
-                const chunks: Buffer[] = [];
-                let length = 0;
-                res.on('data', (d: Buffer) => {
-                  chunks.push(d);
-                  length += d.length;
-                });
-                res.on('error', reject);
-                res.on('end', () => {
-                  this.stats.bytes += length;
-                  const body = this.text(chunks, length);
-                  chunks.length = 0;
-                  const status = res.statusCode ?? 0;
-                  if (status >= 200 && status < 300) resolve(body);
-                  else {
-                    const headers: Record<string, string> = {};
-                    for (const [k, v] of Object.entries(res.headers))
-                      if (typeof v === 'string') headers[k.toLowerCase()] = v;
-                    reject(new RawHttpError(status, body, headers));
-                  }
-                });
-              },
-            );
-            req.on('error', reject);
-            req.end(write?.body);
-          }, reject);
-        }),
-    );
+    return this.connection().then(async (conn) => {
+      const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
+      for (const [k, v] of Object.entries(query))
+        if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+      const auth = await this.authHeaders();
+      return new Promise<string>((resolve, reject) => {
+        const req = https.request(
+          url,
+          {
+            agent: conn.agent,
+            method: write?.method ?? 'GET',
+            headers: {
+              ...auth,
+              accept: 'application/json',
+              ...(write ? { 'content-type': write.contentType } : {}),
+            },
+            signal,
+          },
+          (res) => this.receive(res, resolve, reject),
+        );
+        req.on('error', reject);
+        req.end(write?.body);
+      });
+    });
+  }
+
+  /** The response's body as text; a non-2xx status rejects with what the error mapping reads. */
+  private receive(
+    res: IncomingMessage,
+    resolve: (body: string) => void,
+    reject: (err: unknown) => void,
+  ): void {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    res.on('data', (d: Buffer) => {
+      chunks.push(d);
+      length += d.length;
+    });
+    res.on('error', reject);
+    res.on('end', () => {
+      this.stats.bytes += length;
+      const body = this.text(chunks, length);
+      chunks.length = 0;
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) return resolve(body);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers))
+        if (typeof v === 'string') headers[k.toLowerCase()] = v;
+      reject(new RawHttpError(status, body, headers));
+    });
   }
 
   private count(operation: string): void {

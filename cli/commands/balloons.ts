@@ -1,0 +1,358 @@
+import { parse as parseYaml } from 'yaml';
+import {
+  type Amounts,
+  amounts,
+  quantitiesOf,
+  readableCpu,
+  readableMemory,
+  unitsOf,
+} from '../../shared/balloons/amounts.js';
+import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
+import { readNode } from '../../shared/balloons/read.js';
+import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
+import { BalloonStore, type ClusterBalloons, type NodeState } from '../../shared/balloons/store.js';
+import { figuresOf, poolOf } from '../../shared/balloons/summary-model.js';
+import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
+import { clusterAccess } from '../../shared/fleet/cluster-access.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
+import { textTable } from '../../shared/kernel/text-table.js';
+import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { outputFormat, outputOptions, print } from '../output.js';
+
+const usage = `usage:
+  fleetscope balloons status [--cluster NAME] [--node NODE] [-o table|wide|json|yaml]
+  fleetscope balloons resize --cluster NAME --node NODE --cpu Q --memory Q [--by TEXT]
+  fleetscope balloons resize --cluster NAME --node NODE --clear
+  fleetscope balloons policy set    --cluster NAME --name POLICY --selector SEL --max-cpu Q --max-memory Q
+                                    [--min-cpu Q --min-memory Q] [--headroom-percent N]
+                                    [--headroom-min-cpu Q --headroom-min-memory Q]
+                                    [--step-cpu Q --step-memory Q] [--cooldown-minutes N]
+  fleetscope balloons policy set    --cluster NAME --file FILE|-      (YAML or JSON, the same fields)
+  fleetscope balloons policy get    --cluster NAME [--name POLICY] [-o table|json|yaml]
+  fleetscope balloons policy delete --cluster NAME --name POLICY
+
+  status   per node: allocatable, balloon (capacity that doesn't exist), requested by workloads,
+           used (metrics API), free, the size asked for and where from, and blocked reclaims
+  resize   the node should offer this much from now on (the VM was resized, or is about to be):
+           checked against the node's allocatable, then served at once; --clear drops it
+  policy   size a node pool: workloads' requests + headroom (percent, at least the minimum),
+           within min..max, in steps, shrinking at most once per cool-down
+
+Sizes are Kubernetes quantities (cpu: 6, 500m; memory: 24Gi, 512Mi).
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
+
+const options = {
+  ...targetOptions,
+  ...outputOptions,
+  cluster: { type: 'string' },
+  node: { type: 'string' },
+  cpu: { type: 'string' },
+  memory: { type: 'string' },
+  by: { type: 'string' },
+  clear: { type: 'boolean' },
+  name: { type: 'string' },
+  selector: { type: 'string' },
+  file: { type: 'string' },
+  'max-cpu': { type: 'string' },
+  'max-memory': { type: 'string' },
+  'min-cpu': { type: 'string' },
+  'min-memory': { type: 'string' },
+  'headroom-percent': { type: 'string' },
+  'headroom-min-cpu': { type: 'string' },
+  'headroom-min-memory': { type: 'string' },
+  'step-cpu': { type: 'string' },
+  'step-memory': { type: 'string' },
+  'cooldown-minutes': { type: 'string' },
+} as const;
+
+type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+export const command: CliCommand = {
+  name: 'balloons',
+  summary: 'resizable nodes with balloon pods (KEP-5620): status, explicit sizes, pool policies',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    if (positionals[0] === 'policy') {
+      return runSubcommand(positionals.slice(1), {
+        set: () => policySet(values),
+        get: () => policyGet(values),
+        delete: () => policyDelete(values),
+      });
+    }
+    return runSubcommand(positionals, { status: () => status(values), resize: () => resize(values) });
+  },
+};
+
+async function registered(ctx: CliContext, cluster: string | undefined, what: string): Promise<string> {
+  if (!cluster) throw new UsageError(`${what} needs --cluster`);
+  if (!(await ctx.registry.get(cluster))) throw new Error(`cluster "${cluster}" is not registered`);
+  return cluster;
+}
+
+const capacity = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) });
+const pair = (a: Amounts | undefined) => (a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '');
+
+function nodeJson(node: string, s: NodeState) {
+  const f = figuresOf(s);
+  return {
+    node,
+    pool: poolOf(s),
+    ...(s.source ? { source: s.source } : {}),
+    allocatable: capacity(f.allocatable),
+    balloon: capacity(f.balloon),
+    workloads: capacity(f.workloads),
+    ...(f.used ? { used: capacity(f.used) } : {}),
+    free: capacity(f.free),
+    ...(s.desired ? { desired: capacity(s.desired) } : {}),
+    ...(s.blocked
+      ? {
+          blocked: {
+            missing: capacity(s.blocked.missing),
+            podsInTheWay: s.blocked.pods.map((p) => ({
+              namespace: p.namespace,
+              name: p.name,
+              ...quantitiesOf(p.requests),
+            })),
+            since: new Date(s.blocked.since).toISOString(),
+          },
+        }
+      : {}),
+    ...(s.resize
+      ? { resize: { state: s.resize.state, ...(s.resize.message ? { message: s.resize.message } : {}) } }
+      : {}),
+  };
+}
+
+function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
+  const head = [
+    'CLUSTER',
+    'NODE',
+    'POOL',
+    'ALLOCATABLE',
+    "BALLOON (DOESN'T EXIST)",
+    'WORKLOADS',
+    'FREE',
+    'BLOCKED',
+  ];
+  const rows: string[][] = [];
+  for (const c of states)
+    for (const [node, s] of Object.entries(c.nodes).sort(([a], [b]) => a.localeCompare(b))) {
+      const f = figuresOf(s);
+      const row = [
+        c.cluster,
+        node,
+        poolOf(s),
+        pair(f.allocatable),
+        pair(f.balloon),
+        pair(f.workloads),
+        pair(f.free),
+        s.blocked ? pair(s.blocked.missing) : '',
+      ];
+      if (wide)
+        row.push(
+          pair(f.used),
+          pair(s.desired),
+          s.resize?.state ?? '',
+          s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? '',
+        );
+      rows.push(row);
+    }
+  if (wide) head.push('USED', 'DESIRED', 'RESIZE', 'PODS IN THE WAY');
+  return textTable([head, ...rows]);
+}
+
+async function status(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const store = new BalloonStore(ctx.db, ctx.table);
+    const names = values.cluster
+      ? [await registered(ctx, values.cluster, 'status')]
+      : (await ctx.registry.list()).map((c) => c.name);
+    const states = (await Promise.all(names.map((n) => store.state(n)))).filter(
+      (s): s is ClusterBalloons => !!s,
+    );
+    if (values.node)
+      for (const s of states)
+        s.nodes = Object.fromEntries(Object.entries(s.nodes).filter(([n]) => n === values.node));
+    const data = {
+      clusters: states.map((s) => ({
+        cluster: s.cluster,
+        at: new Date(s.at).toISOString(),
+        nodes: Object.entries(s.nodes).map(([n, st]) => nodeJson(n, st)),
+        errors: s.errors,
+      })),
+    };
+    if (states.every((s) => Object.keys(s.nodes).length === 0) && format !== 'json' && format !== 'yaml') {
+      console.log(
+        `no balloons${values.cluster ? ` in cluster ${values.cluster}` : ''}: no cycle has sized any yet, or no policy, explicit size or shared host (fleetscope.io/host-id) asks for them`,
+      );
+      return 0;
+    }
+    print(format, data, (wide) => statusTable(states, wide));
+    return 0;
+  });
+}
+
+async function resize(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const cluster = await registered(ctx, values.cluster, 'resize');
+    if (!values.node) throw new UsageError('resize needs --node');
+    const store = new BalloonStore(ctx.db, ctx.table);
+    if (values.clear) {
+      if (values.cpu || values.memory) throw new UsageError('--clear takes no --cpu or --memory');
+      const had = await store.deleteRequest(cluster, values.node);
+      console.log(
+        had
+          ? `cleared: node ${values.node} is sized by its policy or host share again from the next cycle (or its balloon deflates)`
+          : `node ${values.node} of cluster ${cluster} had no explicit size`,
+      );
+      return 0;
+    }
+    if (values.cpu === undefined || values.memory === undefined)
+      throw new UsageError('resize needs --cpu and --memory (or --clear)');
+    let size: Amounts;
+    try {
+      ({ size } = parseResizeRequest({ node: values.node, cpu: values.cpu, memory: values.memory }));
+      const reg = (await ctx.registry.get(cluster))!;
+      const client = await clusterAccess().client(cluster, reg.kubeconfig);
+      const facts = await readNode(
+        new ClusterSnapshot(new RawReader(client), { pageSize: 500 }),
+        values.node,
+      );
+      checkAgainstNode(
+        size,
+        values.node,
+        facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined,
+      );
+    } catch (err) {
+      if (err instanceof ResizeRequestError) throw new UsageError(err.message);
+      throw err;
+    }
+    await ctx.publisher.publish([
+      {
+        detailType: 'NodeResizeRequested',
+        detail: {
+          cluster,
+          node: values.node,
+          ...quantitiesOf(size),
+          ...(values.by ? { requestedBy: values.by } : {}),
+          requestedAt: new Date().toISOString(),
+        },
+        resources: [`cluster/${cluster}`],
+      },
+    ]);
+    console.log(
+      `requested: node ${values.node} of cluster ${cluster} offers cpu ${readableCpu(size.cpu)}, memory ${readableMemory(size.memory)}`,
+    );
+    if (ctx.runtime) {
+      await ctx.runtime.bus.drain();
+      const s = (await store.state(cluster))?.nodes[values.node];
+      if (s?.blocked)
+        console.log(
+          `blocked: the balloon could not take back ${pair(s.blocked.missing)}; pods in the way: ${s.blocked.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}`,
+        );
+      else if (s) console.log(`balloon now ${pair(s.balloon)} (the node offers ${pair(s.size)})`);
+    }
+    return 0;
+  });
+}
+
+function policyInput(values: Flags): Record<string, unknown> {
+  const pairOf = (cpu: string | undefined, memory: string | undefined, name: string) => {
+    if (cpu === undefined && memory === undefined) return undefined;
+    if (cpu === undefined || memory === undefined)
+      throw new UsageError(`--${name}-cpu and --${name}-memory go together`);
+    return { cpu, memory };
+  };
+  return Object.fromEntries(
+    Object.entries({
+      name: values.name,
+      selector: values.selector,
+      max: pairOf(values['max-cpu'], values['max-memory'], 'max'),
+      min: pairOf(values['min-cpu'], values['min-memory'], 'min'),
+      headroomMin: pairOf(values['headroom-min-cpu'], values['headroom-min-memory'], 'headroom-min'),
+      step: pairOf(values['step-cpu'], values['step-memory'], 'step'),
+      headroomPercent: values['headroom-percent'],
+      shrinkCooldownMinutes: values['cooldown-minutes'],
+    }).filter(([, v]) => v !== undefined),
+  );
+}
+
+async function policySet(values: Flags): Promise<number> {
+  let input = values.file ? parseYaml(await readInput(values.file)) : policyInput(values);
+  if (values.file && (typeof input !== 'object' || input === null))
+    throw new UsageError(`${values.file}: not a policy object`);
+  if (values.file && values.name) input = { ...input, name: values.name };
+  let policy: BalloonPolicy;
+  try {
+    policy = validatePolicy(input);
+  } catch (err) {
+    if (err instanceof PolicyError) throw new UsageError(`policy ${err.message}`);
+    throw err;
+  }
+  return withContext(values, async (ctx) => {
+    const cluster = await registered(ctx, values.cluster, 'policy set');
+    await new BalloonStore(ctx.db, ctx.table).putPolicy(cluster, policy);
+    console.log(
+      `policy ${policy.name} set in cluster ${cluster}: nodes matching "${policy.selector}" are sized from the next cycle`,
+    );
+    return 0;
+  });
+}
+
+const policyJson = (p: BalloonPolicy) => ({
+  name: p.name,
+  selector: p.selector,
+  headroomPercent: p.headroomPercent,
+  headroomMin: capacity(p.headroomMin),
+  min: capacity(p.min),
+  max: capacity(p.max),
+  step: capacity(p.step),
+  shrinkCooldownMinutes: p.shrinkCooldownMinutes,
+});
+
+async function policyGet(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const cluster = await registered(ctx, values.cluster, 'policy get');
+    const { policies } = await new BalloonStore(ctx.db, ctx.table).load(cluster);
+    const shown = policies.filter((p) => !values.name || p.name === values.name);
+    if (values.name && shown.length === 0)
+      throw new Error(`cluster ${cluster} has no balloon policy "${values.name}"`);
+    if (shown.length === 0 && format !== 'json' && format !== 'yaml') {
+      console.log(`no balloon policies in cluster ${cluster}`);
+      return 0;
+    }
+    print(format, { cluster, policies: shown.map(policyJson) }, () =>
+      textTable([
+        ['NAME', 'SELECTOR', 'HEADROOM', 'MIN', 'MAX', 'STEP', 'COOL-DOWN'],
+        ...shown.map((p) => [
+          p.name,
+          p.selector,
+          `${p.headroomPercent}% (>= ${pair(p.headroomMin)})`,
+          pair(p.min),
+          pair(p.max),
+          pair(p.step),
+          `${p.shrinkCooldownMinutes}m`,
+        ]),
+      ]),
+    );
+    return 0;
+  });
+}
+
+async function policyDelete(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const cluster = await registered(ctx, values.cluster, 'policy delete');
+    if (!values.name) throw new UsageError('policy delete needs --name');
+    if (!(await new BalloonStore(ctx.db, ctx.table).deletePolicy(cluster, values.name)))
+      throw new Error(`cluster ${cluster} has no balloon policy "${values.name}"`);
+    console.log(
+      `policy ${values.name} deleted from cluster ${cluster}: its nodes' balloons deflate from the next cycle`,
+    );
+    return 0;
+  });
+}

@@ -1,0 +1,85 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { amounts } from '../shared/balloons/amounts.js';
+import { balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
+import { runBalloonPhase } from '../shared/balloons/phase.js';
+import { readNode } from '../shared/balloons/read.js';
+import {
+  checkAgainstNode,
+  explicitRequest,
+  parseResizeRequest,
+  ResizeRequestError,
+} from '../shared/balloons/requests.js';
+import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
+import { BalloonStore } from '../shared/balloons/store.js';
+import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
+import { nodescopeClock } from '../shared/nodescope/clock.js';
+import { eventHandler } from '../shared/platform/handler.js';
+
+/**
+ * Event-triggered: an explicit node size (NodeResizeRequested). Checked against the node (it exists, the
+ * size is within its allocatable) before anything is stored; then that node's balloon is resized at
+ * once, reading only that node and its pods. A refused request writes nothing and says why.
+ */
+export const handler = eventHandler({
+  functionId: 'balloons',
+  detailTypes: ['NodeResizeRequested'],
+  run: async (event, { deps, logger, metrics }) => {
+    const d = event.detail;
+    const cluster = await new RegistryStore(deps.db, deps.config.table).get(d.cluster);
+    const refuse = (why: string) => {
+      logger.warn('node resize request refused', { node: d.node, why });
+      metrics.addMetric('BalloonRequestsRefused', MetricUnit.Count, 1);
+      return { cluster: d.cluster, node: d.node, refused: why };
+    };
+    if (!cluster) return refuse(`cluster "${d.cluster}" is not registered`);
+    try {
+      const { node, size } = parseResizeRequest(d);
+      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+      const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500 });
+      const facts = await readNode(snapshot, node);
+      checkAgainstNode(
+        size,
+        node,
+        facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined,
+      );
+      const now = nodescopeClock();
+      await new BalloonStore(deps.db, deps.config.table).putRequest(
+        cluster.name,
+        explicitRequest(node, size, d.requestedBy ? `event: ${d.requestedBy}` : 'event', now()),
+      );
+      const result = await runBalloonPhase({
+        cluster: cluster.name,
+        cycleId: `balloons/${d.requestedAt}/${node}`,
+        client,
+        snapshot,
+        db: deps.db,
+        table: deps.config.table,
+        settings: balloonSettingsFromEnv(),
+        now,
+        onlyNode: facts!,
+      });
+      await deps.publisher.publish(
+        balloonEvents(result, `request/${node}`, snapshot.reader.stats.requests + client.stats().requests),
+      );
+      for (const [metric, unit, n] of balloonMetrics(result))
+        metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
+      const decision = result.decisions.find((x) => x.node === node);
+      logger.info('node resize request served', {
+        node,
+        resizeTo: decision?.resizeTo,
+        blocked: decision?.state.blocked?.missing,
+      });
+      return { cluster: cluster.name, node, served: true, errors: result.errors };
+    } catch (err) {
+      if (err instanceof ResizeRequestError) return refuse(err.message);
+      const error = describeAccessError(err);
+      logger.warn('node resize request failed', { node: d.node, error });
+      metrics.addMetric('BalloonRequestsFailed', MetricUnit.Count, 1);
+      // Thrown so the bus retries it and, in the end, dead-letters it: a request must not vanish.
+      throw err;
+    }
+  },
+});

@@ -1,0 +1,88 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
+import { balloonsConfigured, runBalloonPhase } from '../shared/balloons/phase.js';
+import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
+import { CYCLE } from '../shared/cycle/capability.js';
+import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
+import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../shared/nodescope/bus-events.js';
+import { nodescopeClock } from '../shared/nodescope/clock.js';
+import { runCycle } from '../shared/nodescope/cycle.js';
+import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
+import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { eventHandler } from '../shared/platform/handler.js';
+
+/**
+ * Event-triggered: one cycle of one cluster (ClusterWorkRequested for "cycle"): node scope, then
+ * balloons, over one snapshot of the cluster. A cluster that cannot be reached is recorded and reported,
+ * never thrown: the next cycle tries again, and the rest of the fleet is not held up.
+ */
+export const handler = eventHandler({
+  functionId: CYCLE,
+  detailTypes: ['ClusterWorkRequested'],
+  run: async (event, { deps, logger, metrics }) => {
+    const { cluster: name, capability, cycleId, requestedAt } = event.detail;
+    if (capability !== CYCLE) return { cluster: name, skipped: `capability ${capability}` };
+    const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
+    if (!cluster) {
+      logger.info('cluster is no longer registered; skipping');
+      return { cluster: name, skipped: 'not registered' };
+    }
+    const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
+    const now = nodescopeClock();
+    try {
+      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+      // Balloons need every pod; when they run, node scope takes its pods from the same list.
+      const allPods = await balloonsConfigured(deps.db, deps.config.table, name);
+      const snapshot = new ClusterSnapshot(new RawReader(client), {
+        pageSize: nodescopeSettings.pageSize,
+        allPods,
+      });
+      const ns = await runCycle({
+        cluster: name,
+        cycleId,
+        cycleKey: requestedAt,
+        client,
+        snapshot,
+        store: new NodeScopeStore(deps.db, deps.config.table),
+        settings: nodescopeSettings,
+        now,
+        keepRecommendations: false,
+        logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
+      });
+      const before = snapshot.reader.stats.requests + client.stats().requests;
+      const balloons = await runBalloonPhase({
+        cluster: name,
+        cycleId,
+        client,
+        snapshot,
+        db: deps.db,
+        table: deps.config.table,
+        settings: balloonSettingsFromEnv(),
+        now,
+        growth: requestGrowth(ns),
+      });
+      const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
+      await deps.publisher.publish([
+        ...nodescopeEvents(name, ns),
+        ...balloonEvents(balloons, cycleId, balloonRequests),
+      ]);
+      for (const [metric, n] of nodescopeMetrics(ns)) metrics.addMetric(metric, MetricUnit.Count, n);
+      for (const [metric, unit, n] of balloonMetrics(balloons))
+        metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
+      logger.info('cluster cycle', {
+        nodescope: ns.detail,
+        balloons: balloons.summary,
+        balloonErrors: balloons.errors,
+      });
+      return { cluster: name, nodescope: ns.detail, balloons: balloons.summary };
+    } catch (err) {
+      const error = describeAccessError(err);
+      logger.warn('cluster cycle failed', { error });
+      metrics.addMetric('ClusterCyclesFailed', MetricUnit.Count, 1);
+      return { cluster: name, error };
+    }
+  },
+});

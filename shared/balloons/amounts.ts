@@ -1,0 +1,78 @@
+/**
+ * CPU and memory together, as integers (millicores, bytes): the unit of every balloon computation. The
+ * kubelet admits a resize atomically across resources, so balloons are sized as pairs.
+ */
+import { formatCpu, formatMemory, parseCpu, parseMemory, QuantityError } from '../kernel/quantity.js';
+import type { Bytes, Millicores } from '../kernel/units.js';
+
+export interface Amounts {
+  cpu: Millicores;
+  memory: Bytes;
+}
+
+export const RESOURCES = ['cpu', 'memory'] as const;
+export type Resource = (typeof RESOURCES)[number];
+
+export const amounts = (cpu: number, memory: number): Amounts => ({
+  cpu: cpu as Millicores,
+  memory: memory as Bytes,
+});
+export const ZERO: Amounts = amounts(0, 0);
+
+const each = (f: (r: Resource) => number): Amounts => amounts(f('cpu'), f('memory'));
+export const add = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] + b[r]);
+export const sub = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] - b[r]);
+export const max = (a: Amounts, b: Amounts): Amounts => each((r) => Math.max(a[r], b[r]));
+export const min = (a: Amounts, b: Amounts): Amounts => each((r) => Math.min(a[r], b[r]));
+export const equal = (a: Amounts, b: Amounts): boolean => a.cpu === b.cpu && a.memory === b.memory;
+export const isZero = (a: Amounts): boolean => a.cpu === 0 && a.memory === 0;
+export const map = each;
+
+/** Kubernetes quantity strings, canonical ("1500m", "2Gi"). */
+export const quantitiesOf = (a: Amounts) => ({ cpu: formatCpu(a.cpu), memory: formatMemory(a.memory) });
+
+/** Amounts with their units in the field names, for JSON, events and DynamoDB. */
+export const unitsOf = (a: Amounts) => ({ cpuMillicores: a.cpu, memoryBytes: a.memory });
+export const fromUnits = (u: { cpuMillicores: number; memoryBytes: number }): Amounts =>
+  amounts(u.cpuMillicores, u.memoryBytes);
+
+/** Human form for tables and messages: cores or millicores, Mi or Gi. */
+export function describeAmounts(a: Amounts): string {
+  return `cpu ${readableCpu(a.cpu)}, memory ${readableMemory(a.memory)}`;
+}
+export const readableCpu = (m: number): string =>
+  m % 1000 === 0 ? String(m / 1000) : m >= 10_000 ? (m / 1000).toFixed(1) : `${m}m`;
+export function readableMemory(b: number): string {
+  const gi = b / 2 ** 30;
+  if (gi >= 1) return `${Number.isInteger(gi) ? gi : gi.toFixed(1)}Gi`;
+  return `${Math.round(b / 2 ** 20)}Mi`;
+}
+
+export class AmountError extends Error {
+  override name = 'AmountError';
+}
+
+/** Parses a cpu or memory quantity given by a user; the error names the field and the rule broken. */
+export function parseAmount(field: string, resource: Resource, value: unknown): number {
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new AmountError(`${field}: a ${resource} quantity is required`);
+  let n: number;
+  try {
+    n = resource === 'cpu' ? parseCpu(value) : parseMemory(value);
+  } catch (err) {
+    const why = err instanceof QuantityError ? err.message : String(err);
+    throw new AmountError(`${field}: "${value}" is not a ${resource} quantity (${why})`);
+  }
+  if (n < 0) throw new AmountError(`${field}: "${value}" is negative`);
+  if (!Number.isSafeInteger(n)) throw new AmountError(`${field}: "${value}" is out of range`);
+  return n;
+}
+
+export function parseAmounts(field: string, value: { cpu?: unknown; memory?: unknown } | undefined): Amounts {
+  if (value === undefined || value === null || typeof value !== 'object')
+    throw new AmountError(`${field}: cpu and memory are required`);
+  return amounts(
+    parseAmount(`${field}.cpu`, 'cpu', value.cpu),
+    parseAmount(`${field}.memory`, 'memory', value.memory),
+  );
+}

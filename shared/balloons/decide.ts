@@ -1,0 +1,186 @@
+/**
+ * The decision of one cycle, node by node, from what was read (nodes, pods, stored state) and nothing
+ * else: which nodes are managed, what each should offer, what its balloon becomes, and what is blocked.
+ * Pure: the cycle (./cycle.ts) reads, calls this, and acts on the answer.
+ */
+import { type Amounts, add, equal, RESOURCES, sub, ZERO } from './amounts.js';
+import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
+import { pendingDemand } from './pending.js';
+import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
+import type { BlockedReclaim, NodeState } from './store.js';
+
+export interface BalloonNode {
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  capacity: Amounts;
+  allocatable: Amounts;
+}
+
+/** A pod as the balloon cycle counts it. */
+export interface CountedPod {
+  namespace: string;
+  name: string;
+  uid: string;
+  node: string;
+  balloon: boolean;
+  /** What the scheduler counts for it: max of spec (unless Infeasible), allocated and actual requests. */
+  requests: Amounts;
+  /** Not scheduled yet ('' node): the nodes it asks for, so a pool's policy can grow to take it. */
+  nodeSelector?: Readonly<Record<string, string>>;
+}
+
+export interface NodeDecision {
+  node: string;
+  /** The node's balloon pod, when it has one. */
+  balloon?: CountedPod;
+  desired?: Desired;
+  plan?: BalloonPlan;
+  /** Resize the balloon to this now (absent: leave it). */
+  resizeTo?: Amounts;
+  state: NodeState;
+  /** The node's allocatable changed since the last cycle (hotplug, a cloud resize). */
+  capacityChanged?: { from: Amounts; to: Amounts };
+  /** A reclaim newly blocked, or blocked for a different amount than last cycle. */
+  newlyBlocked: boolean;
+}
+
+export interface DecideInput {
+  now: number;
+  nodes: readonly BalloonNode[];
+  pods: readonly CountedPod[];
+  policies: readonly CompiledPolicy[];
+  requests: readonly ExplicitRequest[];
+  previous: Readonly<Record<string, NodeState>>;
+  usage?: ReadonlyMap<string, Amounts>;
+  /** Give every node its whole capacity back (the feature turning off): every balloon to the floor. */
+  drain?: boolean;
+}
+
+interface NodePods {
+  balloon?: CountedPod;
+  others: CountedPod[];
+  requests: Amounts;
+}
+
+function podsByNode(pods: readonly CountedPod[]): Map<string, NodePods> {
+  const out = new Map<string, NodePods>();
+  for (const p of pods) {
+    if (p.node === '') continue; // waiting to be scheduled: demand (./pending.ts), not load
+    let n = out.get(p.node);
+    if (!n) {
+      n = { others: [], requests: ZERO };
+      out.set(p.node, n);
+    }
+    // Two balloon pods on a node (a replacement racing its predecessor): size the newer, count the other.
+    if (p.balloon && !n.balloon) n.balloon = p;
+    else {
+      n.others.push(p);
+      n.requests = add(n.requests, p.requests);
+    }
+  }
+  return out;
+}
+
+const inTheWay = (pods: readonly CountedPod[]): PodInTheWay[] =>
+  pods.map((p) => ({ namespace: p.namespace, name: p.name, requests: p.requests }));
+
+function blockedOf(
+  plan: BalloonPlan,
+  others: readonly CountedPod[],
+  before: BlockedReclaim | undefined,
+  now: number,
+) {
+  if (RESOURCES.every((r) => plan.blocked[r] === 0)) return { blocked: undefined, changed: false };
+  const changed = !before || !equal(before.missing, plan.blocked);
+  const blocked: BlockedReclaim = {
+    missing: plan.blocked,
+    pods: podsInTheWay(inTheWay(others), plan.blocked),
+    since: changed || !before ? now : before.since,
+  };
+  return { blocked, changed };
+}
+
+function decideNode(
+  node: BalloonNode,
+  pods: NodePods | undefined,
+  input: DecideInput,
+  explicit: ExplicitRequest | undefined,
+  demand: Amounts,
+): NodeDecision | undefined {
+  const prev = input.previous[node.name];
+  const others = pods?.others ?? [];
+  const workloads = pods?.requests ?? ZERO;
+  const balloon = pods?.balloon;
+  const desired = input.drain
+    ? undefined
+    : desiredSize(
+        { ...node, workloads: add(workloads, demand) },
+        explicit,
+        input.policies,
+        { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
+        input.now,
+      );
+  if (!desired && !balloon) return undefined;
+  const current = balloon?.requests ?? BALLOON_FLOOR;
+  // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.
+  const plan = planBalloon(
+    { allocatable: node.allocatable, others: workloads, balloon: current },
+    desired?.size ?? sub(node.allocatable, BALLOON_FLOOR),
+  );
+  const { blocked, changed } = blockedOf(plan, others, prev?.blocked, input.now);
+  const state: NodeState = {
+    allocatable: node.allocatable,
+    capacity: node.capacity,
+    workloads,
+    balloon: current,
+    target: plan.target,
+    size: sub(node.allocatable, current),
+    ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
+    ...(input.usage?.get(node.name) ? { used: input.usage.get(node.name) } : {}),
+    ...(desired ? { desired: desired.size, source: desired.source } : {}),
+    ...(balloon ? { podUid: balloon.uid } : {}),
+    ...(blocked ? { blocked } : {}),
+    ...(prev?.resize && prev.resize.podUid === balloon?.uid ? { resize: prev.resize } : {}),
+  };
+  const capacityChanged =
+    prev && !equal(prev.allocatable, node.allocatable)
+      ? { from: prev.allocatable, to: node.allocatable }
+      : undefined;
+  return {
+    node: node.name,
+    ...(balloon ? { balloon } : {}),
+    ...(desired ? { desired } : {}),
+    plan,
+    ...(balloon && !equal(plan.next, current) ? { resizeTo: plan.next } : {}),
+    state,
+    ...(capacityChanged ? { capacityChanged } : {}),
+    newlyBlocked: changed,
+  };
+}
+
+export function decide(input: DecideInput): { decisions: NodeDecision[]; unknownNodes: string[] } {
+  const byNode = podsByNode(input.pods);
+  const explicit = new Map(input.requests.map((r) => [r.node, r]));
+  const names = new Set(input.nodes.map((n) => n.name));
+  const demand = input.drain
+    ? new Map<string, Amounts>()
+    : pendingDemand(
+        input.pods.filter((p) => p.node === ''),
+        input.nodes,
+        new Map([...byNode].map(([n, p]) => [n, p.requests])),
+        input.policies,
+        new Set(explicit.keys()),
+      );
+  const decisions: NodeDecision[] = [];
+  for (const node of input.nodes) {
+    const d = decideNode(
+      node,
+      byNode.get(node.name),
+      input,
+      explicit.get(node.name),
+      demand.get(node.name) ?? ZERO,
+    );
+    if (d) decisions.push(d);
+  }
+  return { decisions, unknownNodes: input.requests.map((r) => r.node).filter((n) => !names.has(n)) };
+}

@@ -1,0 +1,129 @@
+/**
+ * What a balloon cycle tells the world: bus events (every resize through the shared resize reports,
+ * every revert, every newly blocked reclaim, every capacity change from below, and the cycle's totals)
+ * and the EMF metrics that go with them.
+ */
+import type { OutgoingEvent } from '../platform/publisher.js';
+import { resizeEventDetail, resizeMetricName } from '../resize/index.js';
+import { type Amounts, quantitiesOf, unitsOf } from './amounts.js';
+import type { BalloonCycleResult } from './cycle.js';
+import { BALLOON_NAME } from './manifests.js';
+
+export const BALLOONS = 'balloons';
+
+const capacity = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) });
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequests: number): OutgoingEvent[] {
+  const resources = [`cluster/${r.cluster}`];
+  const at = iso(r.at);
+  const out: OutgoingEvent[] = [];
+  for (const report of r.reports) {
+    const e = resizeEventDetail(report, {
+      cluster: r.cluster,
+      source: BALLOONS,
+      owner: { kind: 'DaemonSet', name: BALLOON_NAME },
+    });
+    out.push({ ...e, resources } as OutgoingEvent);
+  }
+  for (const v of r.reverts)
+    out.push({
+      detailType: 'BalloonResizeReverted',
+      detail: {
+        cluster: r.cluster,
+        node: v.node,
+        pod: v.pod,
+        podUid: v.podUid,
+        from: capacity(v.from),
+        to: capacity(v.to),
+        message: v.message.slice(0, 1024),
+        at,
+      },
+      resources,
+    });
+  for (const d of r.decisions) {
+    if (d.newlyBlocked && d.state.blocked)
+      out.push({
+        detailType: 'BalloonReclaimBlocked',
+        detail: {
+          cluster: r.cluster,
+          node: d.node,
+          missing: capacity(d.state.blocked.missing),
+          podsInTheWay: d.state.blocked.pods.map((p) => ({
+            namespace: p.namespace,
+            name: p.name,
+            ...quantitiesOf(p.requests),
+          })),
+          at,
+        },
+        resources,
+      });
+    if (d.capacityChanged)
+      out.push({
+        detailType: 'NodeCapacityChanged',
+        detail: {
+          cluster: r.cluster,
+          node: d.node,
+          from: capacity(d.capacityChanged.from),
+          to: capacity(d.capacityChanged.to),
+          at,
+        },
+        resources,
+      });
+  }
+  if (r.managed)
+    out.push({
+      detailType: 'BalloonCycleCompleted',
+      detail: cycleDetail(r, cycleId, apiRequests),
+      resources,
+    });
+  return out;
+}
+
+function cycleDetail(r: BalloonCycleResult, cycleId: string, apiRequests: number) {
+  const s = r.summary;
+  const count = (f: (x: BalloonCycleResult['reports'][number]) => boolean) => r.reports.filter(f).length;
+  return {
+    cluster: r.cluster,
+    cycleId,
+    nodes: s.nodes,
+    allocatable: capacity(s.allocatable),
+    balloon: capacity(s.balloon),
+    workloads: capacity(s.workloads),
+    ...(s.used ? { used: capacity(s.used) } : {}),
+    free: capacity(s.free),
+    blockedNodes: s.blockedNodes,
+    resizes: {
+      requested: count((x) => x.kind === 'resized' && x.outcome === 'Requested'),
+      completed: count((x) => x.kind === 'resized' && x.outcome === 'Completed'),
+      refused: count((x) => x.kind === 'refused'),
+      reverted: r.reverts.length,
+    },
+    apiRequests,
+    errors: r.errors.slice(0, 20).map((e) => e.slice(0, 1024)),
+    at: iso(r.at),
+  };
+}
+
+/** EMF metrics of a cycle: counts, and the capacity that doesn't exist (for a dashboard of the fleet). */
+export function balloonMetrics(
+  r: BalloonCycleResult,
+): [name: string, unit: 'Count' | 'None', value: number][] {
+  if (!r.managed) return [];
+  const counts = new Map<string, number>();
+  for (const report of r.reports) {
+    const name = `Balloon${resizeMetricName(report)}`;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  const s = r.summary;
+  return [
+    ...[...counts].map(([n, v]) => [n, 'Count', v] as [string, 'Count', number]),
+    ['BalloonNodes', 'Count', s.nodes],
+    ['BalloonReverts', 'Count', r.reverts.length],
+    ['BalloonReclaimsBlocked', 'Count', s.blockedNodes],
+    ['BalloonCapacityMillicores', 'None', s.balloon.cpu],
+    ['BalloonCapacityBytes', 'None', s.balloon.memory],
+    ['BalloonFreeMillicores', 'None', s.free.cpu],
+    ['BalloonErrors', 'Count', r.errors.length],
+  ];
+}

@@ -1,0 +1,222 @@
+/**
+ * The balloon objects in one cluster, through the cluster access layer (timeouts, retries, redacted
+ * errors): the PriorityClass and the DaemonSet are created when missing and updated only when the
+ * selection or the image changed; node usage comes from the metrics API when there is one; every
+ * resize, revert and blocked reclaim is also a Kubernetes Event on the balloon pod (kubectl describe).
+ */
+import type { ClusterClient } from '../k8s/client.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import { hasResizeSubresource } from '../resize/index.js';
+import { type Amounts, amounts } from './amounts.js';
+import {
+  BALLOON_CONTAINER,
+  BALLOON_NAME,
+  BALLOON_NAMESPACE,
+  BALLOON_PRIORITY,
+  balloonDaemonSet,
+  PRIORITY_CLASS,
+  priorityClass,
+  SELECTION_ANNOTATION,
+  type Selection,
+  selectionDigest,
+} from './manifests.js';
+import { cpuOfUsage, memoryOfUsage } from './usage.js';
+
+const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
+
+export type Ensured = 'created' | 'updated' | 'present';
+
+export class BalloonObjectError extends Error {
+  override name = 'BalloonObjectError';
+}
+
+export class BalloonObjects {
+  constructor(
+    private readonly client: ClusterClient,
+    private readonly image: string,
+  ) {}
+
+  async ensurePriorityClass(): Promise<Ensured> {
+    try {
+      const pc = await this.client.call(
+        'read balloon PriorityClass',
+        () => this.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS }),
+        { expected: [404] },
+      );
+      // value and preemptionPolicy are immutable: a class someone else made is reported, never replaced.
+      if (pc.value !== BALLOON_PRIORITY || pc.preemptionPolicy !== 'Never')
+        throw new BalloonObjectError(
+          `PriorityClass ${PRIORITY_CLASS} exists with value ${pc.value} and preemptionPolicy ${pc.preemptionPolicy}; balloons need ${BALLOON_PRIORITY} and Never (delete it and fleetscope recreates it)`,
+        );
+      return 'present';
+    } catch (err) {
+      if (!is(err, 404)) throw err;
+    }
+    await this.client
+      .call(
+        'create balloon PriorityClass',
+        () => this.client.scheduling.createPriorityClass({ body: priorityClass() as never }),
+        { idempotent: false, expected: [409] },
+      )
+      .catch((err) => {
+        if (!is(err, 409)) throw err;
+      });
+    return 'created';
+  }
+
+  /** Whether the server has pods/resize (discovery, one request): without it a balloon cannot move. */
+  resizeSupported(): Promise<boolean> {
+    return hasResizeSubresource(this.client);
+  }
+
+  async ensureDaemonSet(sel: Selection): Promise<Ensured> {
+    const wanted = balloonDaemonSet(sel, this.image);
+    let current: {
+      metadata?: { annotations?: Record<string, string> };
+      spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+    };
+    try {
+      current = await this.client.call(
+        'read balloon DaemonSet',
+        () => this.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
+        { expected: [404] },
+      );
+    } catch (err) {
+      if (!is(err, 404)) throw err;
+      await this.client
+        .call(
+          'create balloon DaemonSet',
+          () =>
+            this.client.apps.createNamespacedDaemonSet({
+              namespace: BALLOON_NAMESPACE,
+              body: wanted as never,
+            }),
+          { idempotent: false, expected: [409] },
+        )
+        .catch((e) => {
+          if (!is(e, 409)) throw e;
+        });
+      return 'created';
+    }
+    const sameSelection = current.metadata?.annotations?.[SELECTION_ANNOTATION] === selectionDigest(sel);
+    const sameImage = current.spec?.template?.spec?.containers?.[0]?.image === this.image;
+    if (sameSelection && sameImage) return 'present';
+    // A merge patch replaces the affinity's term list whole (strategic merge has no key to merge them by).
+    const patch = {
+      metadata: { annotations: { [SELECTION_ANNOTATION]: selectionDigest(sel) } },
+      spec: {
+        template: {
+          spec: {
+            affinity: wanted.spec.template.spec.affinity,
+            containers: [{ ...wanted.spec.template.spec.containers[0], name: BALLOON_CONTAINER }],
+          },
+        },
+      },
+    };
+    await this.client.patch('update balloon DaemonSet', 'merge', (options) =>
+      this.client.apps.patchNamespacedDaemonSet(
+        { name: BALLOON_NAME, namespace: BALLOON_NAMESPACE, body: patch },
+        options,
+      ),
+    );
+    return 'updated';
+  }
+
+  /** Whether the DaemonSet exists (one read), for a cluster with nothing left to manage. */
+  async daemonSetExists(): Promise<boolean> {
+    try {
+      await this.client.call(
+        'read balloon DaemonSet',
+        () => this.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
+        { expected: [404] },
+      );
+      return true;
+    } catch (err) {
+      if (is(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  async deleteDaemonSet(): Promise<boolean> {
+    return this.deleting('delete balloon DaemonSet', () =>
+      this.client.apps.deleteNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
+    );
+  }
+
+  async deletePriorityClass(): Promise<boolean> {
+    return this.deleting('delete balloon PriorityClass', () =>
+      this.client.scheduling.deletePriorityClass({ name: PRIORITY_CLASS }),
+    );
+  }
+
+  private async deleting(operation: string, fn: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await this.client.call(operation, fn, { expected: [404] });
+      return true;
+    } catch (err) {
+      if (is(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  /** Each node's usage from metrics.k8s.io; undefined when the cluster has no metrics API (404/503). */
+  async nodeUsage(): Promise<Map<string, Amounts> | undefined> {
+    try {
+      const items = await this.client.listNodeMetrics({
+        call: { expected: [404, 503], retry: { maxAttempts: 1 } },
+      });
+      return new Map(
+        items.map((m) => [
+          m.metadata?.name ?? '',
+          amounts(cpuOfUsage(m.usage?.cpu), memoryOfUsage(m.usage?.memory)),
+        ]),
+      );
+    } catch (err) {
+      if (is(err, 404) || is(err, 503)) return undefined;
+      throw err;
+    }
+  }
+
+  /** A Kubernetes Event on a balloon pod (best effort: an Event that cannot be written loses nothing). */
+  async event(
+    pod: { name: string; uid: string },
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    at: number,
+  ): Promise<boolean> {
+    const time = new Date(at).toISOString();
+    try {
+      await this.client.call(
+        'record balloon event',
+        () =>
+          this.client.core.createNamespacedEvent({
+            namespace: BALLOON_NAMESPACE,
+            body: {
+              metadata: { generateName: `${pod.name}.` },
+              involvedObject: {
+                kind: 'Pod',
+                namespace: BALLOON_NAMESPACE,
+                name: pod.name,
+                uid: pod.uid,
+                apiVersion: 'v1',
+              },
+              type,
+              reason,
+              message: message.slice(0, 1024),
+              source: { component: 'fleetscope-balloons' },
+              reportingComponent: 'fleetscope.io/balloons',
+              reportingInstance: 'fleetscope',
+              firstTimestamp: time as never,
+              lastTimestamp: time as never,
+              count: 1,
+            },
+          }),
+        { idempotent: false, retry: { maxAttempts: 1 } },
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The balloons phase of a cluster cycle, and an explicit request served at once: builds the cycle's
+ * parts (store, in-cluster objects, resizer) for one cluster client and runs it.
+ */
+
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClusterSnapshot } from '../cycle/snapshot.js';
+import type { NodeFacts } from '../cycle/views.js';
+import type { ClusterClient } from '../k8s/client.js';
+import { clusterResizeApi, Resizer } from '../resize/index.js';
+import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
+import { BalloonObjects } from './incluster.js';
+import { nodeRead, snapshotRead } from './read.js';
+import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
+import { BalloonStore } from './store.js';
+
+export interface BalloonPhaseInput {
+  cluster: string;
+  cycleId: string;
+  client: ClusterClient;
+  snapshot: ClusterSnapshot;
+  db: DynamoDBDocumentClient;
+  table: string;
+  settings?: Partial<BalloonSettings>;
+  now?: () => number;
+  /** What node scope added to pods' requests earlier in the cycle (by pod uid). */
+  growth?: ReadonlyMap<string, { cpu: number; memory: number }>;
+  /** Deflate every balloon (turning balloons off). */
+  drain?: boolean;
+  /** Serve one node only (an explicit request), already read. */
+  onlyNode?: NodeFacts;
+}
+
+export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleResult> {
+  const settings = { ...DEFAULT_BALLOON_SETTINGS, ...input.settings };
+  const now = input.now ?? Date.now;
+  const api = clusterResizeApi(input.client);
+  return runBalloonCycle({
+    cluster: input.cluster,
+    cycleId: input.cycleId,
+    store: new BalloonStore(input.db, input.table),
+    objects: new BalloonObjects(input.client, settings.image),
+    resizer: new Resizer(api, { now, backoff: settings.backoff }),
+    api,
+    read: input.onlyNode
+      ? nodeRead(input.snapshot, input.onlyNode)
+      : snapshotRead(input.snapshot, input.growth),
+    settings,
+    now,
+    ...(input.onlyNode ? { onlyNode: input.onlyNode.name } : {}),
+    ...(input.drain ? { drain: true } : {}),
+  });
+}
+
+/** Whether balloons have anything to do in a cluster (decides whether the cycle lists every pod). */
+export async function balloonsConfigured(
+  db: DynamoDBDocumentClient,
+  table: string,
+  cluster: string,
+): Promise<boolean> {
+  const items = await new BalloonStore(db, table).load(cluster);
+  return (
+    items.policies.length > 0 || items.requests.length > 0 || Object.keys(items.state?.nodes ?? {}).length > 0
+  );
+}

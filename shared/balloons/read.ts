@@ -1,0 +1,145 @@
+/**
+ * What the balloon cycle reads, from the invocation's shared snapshot: every node, and every pod bound
+ * to a node and not finished, counted as the scheduler counts it. A node's request served at once reads
+ * only that node and its pods.
+ */
+import type { ClusterSnapshot } from '../cycle/snapshot.js';
+import { effectiveRequests, type NodeFacts, nodeFacts, type PodView } from '../cycle/views.js';
+import type { NodeObject } from '../cycle/wire.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import { formatCpu, formatMemory } from '../kernel/quantity.js';
+import type { Bytes, Millicores } from '../kernel/units.js';
+import type { PodLike } from '../resize/index.js';
+import { amounts } from './amounts.js';
+import type { BalloonPod, ClusterRead } from './cycle.js';
+import type { BalloonNode } from './decide.js';
+import { BALLOON_CONTAINER } from './manifests.js';
+
+export const balloonNode = (n: NodeFacts): BalloonNode => ({
+  name: n.name,
+  labels: n.labels,
+  capacity: amounts(n.capacityCpu, n.capacityMemory),
+  allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
+});
+
+const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
+const bound = (p: PodView) => p.node !== '' && holding(p);
+/** Bound pods, and pods waiting to be scheduled (the demand a pool may be grown for). */
+const boundOrWaiting = (p: PodView) => holding(p) && (p.node !== '' || !p.terminating);
+
+const list = (cpu: number | undefined, memory: number | undefined) => ({
+  ...(cpu !== undefined ? { cpu: formatCpu(cpu as Millicores) } : {}),
+  ...(memory !== undefined ? { memory: formatMemory(memory as Bytes) } : {}),
+});
+
+/** The pod as the resize mechanism reads it, rebuilt from its view (spec, allocation, actual, state). */
+export function podLikeOf(v: PodView): PodLike {
+  const r = v.resize;
+  const conditions =
+    r.state === 'deferred' || r.state === 'infeasible'
+      ? [
+          {
+            type: 'PodResizePending',
+            status: 'True',
+            reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred',
+            ...(r.message ? { message: r.message } : {}),
+          },
+        ]
+      : r.state === 'error'
+        ? [
+            {
+              type: 'PodResizeInProgress',
+              status: 'True',
+              reason: 'Error',
+              ...(r.message ? { message: r.message } : {}),
+            },
+          ]
+        : r.state === 'in-progress'
+          ? [{ type: 'PodResizeInProgress', status: 'True' }]
+          : [];
+  return {
+    metadata: {
+      name: v.name,
+      namespace: v.namespace,
+      uid: v.uid,
+      ...(v.resourceVersion ? { resourceVersion: v.resourceVersion } : {}),
+      ...(v.generation !== undefined ? { generation: v.generation } : {}),
+    },
+    spec: {
+      nodeName: v.node,
+      containers: v.containers.map((c) => ({
+        name: c.name,
+        resources: { requests: list(c.reqCpu, c.reqMem), limits: list(c.limCpu, c.limMem) },
+      })),
+    },
+    status: {
+      phase: v.phase,
+      conditions,
+      containerStatuses: v.containers.map((c) => ({
+        name: c.name,
+        ...(c.hasActual ? { resources: { requests: list(c.actCpu, c.actMem) } } : {}),
+        ...(c.allocCpu !== undefined || c.allocMem !== undefined
+          ? { allocatedResources: list(c.allocCpu, c.allocMem) }
+          : {}),
+      })),
+    },
+  };
+}
+
+/** A pod as balloons count it; `growth` is what earlier phases of the cycle added to it (node scope). */
+export function balloonPod(
+  v: PodView,
+  growth?: ReadonlyMap<string, { cpu: number; memory: number }>,
+): BalloonPod {
+  const e = effectiveRequests(v);
+  const g = growth?.get(v.uid);
+  const requests = amounts(e.cpu + (g?.cpu ?? 0), e.memory + (g?.memory ?? 0));
+  const c = v.balloon ? v.containers.find((x) => x.name === BALLOON_CONTAINER) : undefined;
+  return {
+    namespace: v.namespace,
+    name: v.name,
+    uid: v.uid,
+    node: v.node,
+    balloon: v.balloon,
+    requests,
+    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {} } : {}),
+    like: v.balloon ? podLikeOf(v) : {},
+    ...(c && (c.allocCpu !== undefined || c.allocMem !== undefined)
+      ? { allocated: amounts(c.allocCpu ?? c.reqCpu ?? 0, c.allocMem ?? c.reqMem ?? 0) }
+      : {}),
+  };
+}
+
+/** The whole cluster, from the snapshot (one list of nodes and one of pods, shared with node scope). */
+export function snapshotRead(
+  snapshot: ClusterSnapshot,
+  growth?: ReadonlyMap<string, { cpu: number; memory: number }>,
+): ClusterRead {
+  return {
+    nodes: async () => (await snapshot.nodes()).map(balloonNode),
+    pods: async () => (await snapshot.pods({ keep: boundOrWaiting })).map((p) => balloonPod(p, growth)),
+  };
+}
+
+/** One node, read by name; undefined when it does not exist. */
+export async function readNode(snapshot: ClusterSnapshot, node: string): Promise<NodeFacts | undefined> {
+  try {
+    return nodeFacts(
+      await snapshot.reader.get<NodeObject>('read node', `/api/v1/nodes/${encodeURIComponent(node)}`),
+    );
+  } catch (err) {
+    if (err instanceof ClusterAccessError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** One node (already read) and its pods, for an explicit request served at once: one filtered list. */
+export function nodeRead(snapshot: ClusterSnapshot, node: NodeFacts): ClusterRead {
+  return {
+    nodes: async () => [balloonNode(node)],
+    pods: async () =>
+      (await snapshot.pods({ fieldSelector: `spec.nodeName=${node.name}`, keep: bound })).map((p) =>
+        balloonPod(p),
+      ),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Explicit node sizes (NodeResizeRequested, `fleetscope balloons resize`): checked against the node
+ * before anything is stored. The error names the field and the rule it broke.
+ */
+import { rfc1123SubdomainProblem } from '../kernel/names.js';
+import {
+  AmountError,
+  type Amounts,
+  amounts,
+  parseAmount,
+  RESOURCES,
+  readableCpu,
+  readableMemory,
+} from './amounts.js';
+import type { ExplicitRequest } from './desired.js';
+
+export class ResizeRequestError extends Error {
+  override name = 'ResizeRequestError';
+}
+
+export interface RawResizeRequest {
+  node: string;
+  cpu: unknown;
+  memory: unknown;
+}
+
+/** The request's own fields (node name, quantities); the node itself is checked by `checkAgainstNode`. */
+export function parseResizeRequest(raw: RawResizeRequest): { node: string; size: Amounts } {
+  const problem = rfc1123SubdomainProblem(raw.node, 'node');
+  if (problem) throw new ResizeRequestError(problem);
+  try {
+    return {
+      node: raw.node,
+      size: amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory)),
+    };
+  } catch (err) {
+    if (err instanceof AmountError) throw new ResizeRequestError(err.message);
+    throw err;
+  }
+}
+
+/** A size the node cannot offer (above its allocatable) is refused, naming the resource. */
+export function checkAgainstNode(size: Amounts, node: string, allocatable: Amounts | undefined): void {
+  if (!allocatable) throw new ResizeRequestError(`node: "${node}" does not exist in the cluster`);
+  for (const r of RESOURCES) {
+    if (size[r] > allocatable[r]) {
+      const show = r === 'cpu' ? readableCpu : readableMemory;
+      throw new ResizeRequestError(
+        `${r}: ${show(size[r])} exceeds node ${node}'s allocatable ${show(allocatable[r])} (a node cannot offer more than it has; resize the VM first)`,
+      );
+    }
+  }
+}
+
+export const explicitRequest = (node: string, size: Amounts, via: string, at: number): ExplicitRequest => ({
+  node,
+  size,
+  requestedAt: at,
+  via,
+});

@@ -1,0 +1,77 @@
+/**
+ * Capacity that doesn't exist, made visible: per node and per cluster, allocatable, balloon ("doesn't
+ * exist"), requested by workloads, used (metrics API, when present) and free.
+ */
+import { type Amounts, add, amounts, max, sub, ZERO } from './amounts.js';
+import type { NodeState } from './store.js';
+
+export interface CapacityFigures {
+  allocatable: Amounts;
+  balloon: Amounts;
+  workloads: Amounts;
+  used?: Amounts;
+  free: Amounts;
+}
+
+export interface BalloonSummary extends CapacityFigures {
+  nodes: number;
+  blockedNodes: number;
+  blocked: Amounts;
+  reverts: number;
+  at: number;
+}
+
+/** A node's figures: free is what neither the balloon nor the workloads hold (never below zero). */
+export function figuresOf(s: NodeState): CapacityFigures {
+  return {
+    allocatable: s.allocatable,
+    balloon: s.balloon,
+    workloads: s.workloads,
+    ...(s.used ? { used: s.used } : {}),
+    free: max(ZERO, sub(sub(s.allocatable, s.balloon), s.workloads)),
+  };
+}
+
+export function summarize(states: readonly NodeState[], at: number, reverts = 0): BalloonSummary {
+  let total: BalloonSummary = {
+    nodes: 0,
+    blockedNodes: 0,
+    blocked: ZERO,
+    reverts,
+    at,
+    allocatable: ZERO,
+    balloon: ZERO,
+    workloads: ZERO,
+    free: ZERO,
+  };
+  let used: Amounts | undefined;
+  for (const s of states) {
+    const f = figuresOf(s);
+    total = {
+      ...total,
+      nodes: total.nodes + 1,
+      blockedNodes: total.blockedNodes + (s.blocked ? 1 : 0),
+      blocked: s.blocked ? add(total.blocked, s.blocked.missing) : total.blocked,
+      allocatable: add(total.allocatable, f.allocatable),
+      balloon: add(total.balloon, f.balloon),
+      workloads: add(total.workloads, f.workloads),
+      free: add(total.free, f.free),
+    };
+    if (f.used) used = add(used ?? amounts(0, 0), f.used);
+  }
+  return used ? { ...total, used } : total;
+}
+
+/** The pool a node belongs to for reports: its policy, "explicit", "host <id>", or "unmanaged". */
+export function poolOf(s: NodeState): string {
+  switch (s.source?.kind) {
+    case 'policy':
+      return s.source.policy;
+    case 'explicit':
+      return 'explicit';
+    case 'host':
+      return `host ${s.source.host}`;
+    default:
+      return 'unmanaged';
+  }
+}

@@ -1,0 +1,46 @@
+import { DEFAULT_SETTINGS as NODESCOPE_DEFAULTS } from '../nodescope/settings.js';
+import { type Capability, pattern } from '../platform/catalogue.js';
+
+/**
+ * The per-cluster cycle: every capability that reads a cluster's nodes and pods (node scope, then
+ * balloons) runs in one invocation over one snapshot of the cluster, so no node and no pod is read
+ * twice per cycle, and balloons count node-scoped pods at the sizes node scope just gave them.
+ * Node scope's sampling period is the cycle's period: one usage sample per container per cycle.
+ */
+export const CYCLE = 'cycle';
+export const CYCLE_PERIOD_MINUTES = NODESCOPE_DEFAULTS.periodMinutes;
+
+export const cycleCapability: Capability = {
+  id: CYCLE,
+  description:
+    "One cycle per cluster: node scope, then balloons, over one read of the cluster's nodes and pods",
+  functions: [
+    {
+      id: CYCLE,
+      entry: 'functions/cluster-cycle.ts',
+      description: 'One cycle of one cluster: node-scoped recommendations and resizes, then balloon sizing',
+      // 1,769 MB is one full vCPU: the cycle is CPU-bound (JSON of every pod, then the math).
+      memoryMb: 1769,
+      timeoutSeconds: 300,
+      access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },
+      reservedConcurrency: 10,
+    },
+  ],
+  schedules: [
+    {
+      id: CYCLE,
+      description: 'Node scope and balloons for every cluster: collect, recommend, resize, size the balloons',
+      everyMinutes: CYCLE_PERIOD_MINUTES,
+      target: 'dispatch',
+      input: { capability: CYCLE },
+    },
+  ],
+  rules: [
+    {
+      id: 'cycle-on-request',
+      description: 'A cycle of one cluster',
+      pattern: pattern(['ClusterWorkRequested'], { capability: [CYCLE] }),
+      target: CYCLE,
+    },
+  ],
+};

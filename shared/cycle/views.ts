@@ -1,0 +1,209 @@
+/**
+ * Nodes and pods reduced to the few fields the capabilities of a cycle use, as plain numbers and strings.
+ * A cluster's worth of these (~150,000 pods) stays in memory while the next pages are parsed, and every
+ * object kept makes garbage collection dearer: each view is built as one literal (one shape, no
+ * properties added later), quantities are integers (millicores, bytes), and nothing of the raw object is
+ * retained.
+ */
+import { observeResize, type ResizeObservation } from '../resize/index.js';
+import { cpuMillis, memoryBytes } from './quantities.js';
+import type {
+  ContainerSpec,
+  ContainerStatusLike,
+  NodeObject,
+  OwnerReference,
+  PodObject,
+  Quantities,
+  Taint,
+} from './wire.js';
+
+/** Node scope's per-pod annotation; the one annotation a view keeps (read from the same list). */
+export const RECOMMENDATION_ANNOTATION = 'fleetscope.io/recommendation';
+/** Balloon pods (KEP-5620) carry this label with the value "true". */
+export const BALLOON_LABEL = 'fleetscope.io/balloon';
+
+export interface NodeFacts {
+  name: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+  /** Allocatable and capacity, millicores and bytes (0 when unknown). */
+  allocatableCpu: number;
+  allocatableMemory: number;
+  capacityCpu: number;
+  capacityMemory: number;
+  /** The Ready condition is True. */
+  ready: boolean;
+  /** spec.unschedulable (cordoned). */
+  unschedulable: boolean;
+  /** '' when the server sent none. */
+  resourceVersion: string;
+}
+
+export function nodeFacts(n: NodeObject): NodeFacts {
+  const status = n.status;
+  return {
+    name: n.metadata?.name ?? '',
+    labels: n.metadata?.labels ?? {},
+    taints: (n.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
+    allocatableCpu: cpuMillis(status?.allocatable?.cpu) ?? 0,
+    allocatableMemory: memoryBytes(status?.allocatable?.memory) ?? 0,
+    capacityCpu: cpuMillis(status?.capacity?.cpu) ?? 0,
+    capacityMemory: memoryBytes(status?.capacity?.memory) ?? 0,
+    ready: (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+    unschedulable: n.spec?.unschedulable === true,
+    resourceVersion: n.metadata?.resourceVersion ?? '',
+  };
+}
+
+/**
+ * A container of a pod: its cpu/memory as the spec asks (req/lim), as the kubelet admitted them (alloc)
+ * and as the runtime enacted them (act), and its last OOM kill. Absent values are undefined.
+ */
+export interface ContainerView {
+  name: string;
+  reqCpu?: number;
+  reqMem?: number;
+  limCpu?: number;
+  limMem?: number;
+  /** status.containerStatuses[].allocatedResources. */
+  allocCpu?: number;
+  allocMem?: number;
+  /** status.containerStatuses[].resources.requests. */
+  actCpu?: number;
+  actMem?: number;
+  /** The node reports the container's actual resources (status resources present, even if empty). */
+  hasActual: boolean;
+  /** The last OOM kill (finishedAt, ms, whole seconds) seen in lastState or state, if any. */
+  oomAt?: number;
+  /** How long the killed container had run (ms), for upstream's quick-OOM rule. */
+  oomRanMs?: number;
+}
+
+export interface PodView {
+  name: string;
+  namespace: string;
+  uid: string;
+  /** spec.nodeName; '' while the pod is not scheduled. */
+  node: string;
+  /** spec.nodeSelector of a pod not yet scheduled (demand a pool could be grown for); absent once bound. */
+  nodeSelector?: Record<string, string>;
+  /** status.phase ('' when not reported). */
+  phase: string;
+  /** Has a deletionTimestamp. */
+  terminating: boolean;
+  priority?: number;
+  /** Labelled as a balloon pod (BALLOON_LABEL=true). */
+  balloon: boolean;
+  /** The controller ownerReference ('' for a field the server left out). */
+  owner?: { kind: string; name: string; uid: string };
+  resourceVersion?: string;
+  generation?: number;
+  createdAt?: number;
+  startTime?: number;
+  /** Node scope's recommendation annotation, as written. */
+  annotation?: string;
+  /** Regular containers only (init containers and pod overhead are not kept). */
+  containers: ContainerView[];
+  /** Where a resize of the pod stands (shared/resize's reading of its status). */
+  resize: ResizeObservation;
+}
+
+const time = (s: string | undefined): number | undefined => {
+  if (!s) return undefined;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? t : undefined;
+};
+
+/** The same cpu and memory, by the fast quantity parsers (for observeResize's completion test). */
+const sameList = (a: Quantities | undefined, b: Quantities | undefined) =>
+  cpuMillis(a?.cpu) === cpuMillis(b?.cpu) && memoryBytes(a?.memory) === memoryBytes(b?.memory);
+
+function containerView(c: ContainerSpec, s: ContainerStatusLike | undefined): ContainerView {
+  const req = c.resources?.requests;
+  const lim = c.resources?.limits;
+  const alloc = s?.allocatedResources;
+  const act = s?.resources?.requests;
+  const view: ContainerView = {
+    name: c.name,
+    reqCpu: cpuMillis(req?.cpu),
+    reqMem: memoryBytes(req?.memory),
+    limCpu: cpuMillis(lim?.cpu),
+    limMem: memoryBytes(lim?.memory),
+    allocCpu: cpuMillis(alloc?.cpu),
+    allocMem: memoryBytes(alloc?.memory),
+    actCpu: cpuMillis(act?.cpu),
+    actMem: memoryBytes(act?.memory),
+    hasActual: s?.resources !== undefined,
+    oomAt: undefined,
+    oomRanMs: undefined,
+  };
+  for (const term of [s?.state?.terminated, s?.lastState?.terminated]) {
+    if (term?.reason !== 'OOMKilled') continue;
+    const at = time(term.finishedAt);
+    if (at === undefined || (view.oomAt !== undefined && view.oomAt >= at)) continue;
+    view.oomAt = Math.floor(at / 1000) * 1000;
+    const started = time(term.startedAt);
+    if (started !== undefined) view.oomRanMs = at - started;
+  }
+  return view;
+}
+
+function ownerOf(refs: readonly OwnerReference[] | undefined): PodView['owner'] {
+  const o = refs?.find((r) => r.controller);
+  return o ? { kind: o.kind ?? '', name: o.name ?? '', uid: o.uid ?? '' } : undefined;
+}
+
+/** The pod's view; undefined only for an object without a name. */
+export function podView(p: PodObject): PodView | undefined {
+  const meta = p.metadata;
+  const name = meta?.name;
+  if (!name) return undefined;
+  const statuses = p.status?.containerStatuses ?? [];
+  return {
+    name,
+    namespace: meta.namespace ?? '',
+    uid: meta.uid ?? '',
+    node: p.spec?.nodeName ?? '',
+    nodeSelector: p.spec?.nodeName ? undefined : (p.spec?.nodeSelector ?? {}),
+    phase: p.status?.phase ?? '',
+    terminating: !!meta.deletionTimestamp,
+    priority: p.spec?.priority,
+    balloon: meta.labels?.[BALLOON_LABEL] === 'true',
+    owner: ownerOf(meta.ownerReferences),
+    resourceVersion: meta.resourceVersion || undefined,
+    generation: meta.generation,
+    createdAt: time(meta.creationTimestamp),
+    startTime: time(p.status?.startTime),
+    annotation: meta.annotations?.[RECOMMENDATION_ANNOTATION],
+    containers: (p.spec?.containers ?? []).map((c) =>
+      containerView(
+        c,
+        statuses.find((x) => x.name === c.name),
+      ),
+    ),
+    resize: observeResize(p, sameList),
+  };
+}
+
+/**
+ * What the scheduler counts for the pod while a resize may be pending (KEP-1287; component-helpers
+ * determineContainerReqs): per container max(spec request, allocated, actual), without the spec request
+ * when the resize is Infeasible, and the spec request alone while the node reports no actual resources.
+ * A pod that has finished (Succeeded, Failed) holds nothing. Millicores and bytes.
+ */
+export function effectiveRequests(p: PodView): { cpu: number; memory: number } {
+  if (p.phase === 'Succeeded' || p.phase === 'Failed') return { cpu: 0, memory: 0 };
+  const infeasible = p.resize.state === 'infeasible';
+  let cpu = 0;
+  let memory = 0;
+  for (const c of p.containers) {
+    if (!c.hasActual) {
+      cpu += c.reqCpu ?? 0;
+      memory += c.reqMem ?? 0;
+      continue;
+    }
+    cpu += Math.max(infeasible ? 0 : (c.reqCpu ?? 0), c.allocCpu ?? 0, c.actCpu ?? 0);
+    memory += Math.max(infeasible ? 0 : (c.reqMem ?? 0), c.allocMem ?? 0, c.actMem ?? 0);
+  }
+  return { cpu, memory };
+}

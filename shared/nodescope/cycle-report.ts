@@ -1,0 +1,112 @@
+/**
+ * The end of a cycle: what it did, as the NodeScopeCycleCompleted detail and the cluster record (the
+ * next cycle reads the refused targets already reported and whether the server has pods/resize).
+ */
+import type { Detail } from '../platform/events.js';
+import type { Resizer } from '../resize/index.js';
+import type { MetricsState } from './collect.js';
+import type { CycleRun, DsOutcome, OwnedReport } from './cycle-run.js';
+import type { FoundTargets } from './find-targets.js';
+import type { ClusterRecord } from './store.js';
+import type { RejectedTarget } from './targets.js';
+
+export interface CycleResult {
+  detail: Detail<'NodeScopeCycleCompleted'>;
+  daemonSets: DsOutcome[];
+  rejected: RejectedTarget[];
+  /** Refused targets not reported before (publish an event for each). */
+  newlyRejected: RejectedTarget[];
+  resizeReports: OwnedReport[];
+  reads: number;
+  writes: number;
+  requestsByOperation: Record<string, number>;
+  /** CPU ms by phase (load: read and decode states; collect: lists and their JSON; ...). */
+  phases: Record<string, number>;
+}
+
+export interface CycleSoFar {
+  found: FoundTargets;
+  nodes: number;
+  outcomes: DsOutcome[];
+  newlyRejected: RejectedTarget[];
+  resizer: Resizer;
+  clusterRec: ClusterRecord | undefined;
+}
+
+export async function finishCycle(run: CycleRun, c: CycleSoFar): Promise<CycleResult> {
+  const detail = cycleDetail(run, c);
+  await run.store.putCluster(clusterRecord(run, c, detail));
+  run.phases.mark('finish');
+  const requests = run.requestStats();
+  return {
+    detail,
+    daemonSets: c.outcomes,
+    rejected: c.found.rejected,
+    newlyRejected: c.newlyRejected,
+    resizeReports: run.reports,
+    reads: requests.requests - requests.writes,
+    writes: requests.writes,
+    requestsByOperation: requests.byOperation,
+    phases: {
+      ...run.phases.ms,
+      'collect: JSON.parse': requests.parseMs,
+      'collect: page handlers': requests.pageMs,
+    },
+  };
+}
+
+function cycleDetail(run: CycleRun, c: CycleSoFar): Detail<'NodeScopeCycleCompleted'> {
+  const { outcomes } = c;
+  // The metrics API as the last DaemonSet that could not use it found it.
+  let metricsApi: MetricsState | 'unknown' = c.found.targets.length > 0 ? 'available' : 'unknown';
+  for (const o of outcomes) if (o.metrics !== 'available') metricsApi = o.metrics;
+  const sum = (f: (o: DsOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
+  const count = (f: (r: OwnedReport['report']) => boolean) => run.reports.filter((r) => f(r.report)).length;
+  return {
+    cluster: run.cluster,
+    cycleId: run.ctx.cycleId,
+    vpaCrd: c.found.crd,
+    metricsApi,
+    daemonSets: outcomes.length,
+    rejectedTargets: c.found.rejected.length,
+    nodes: c.nodes,
+    scopes: sum((o) => o.scopes),
+    fallbackNodes: sum((o) => o.fallbackNodes),
+    samples: sum((o) => o.samples),
+    ooms: sum((o) => o.ooms),
+    resizes: {
+      requested: count((r) => r.kind === 'resized' && r.outcome === 'Requested'),
+      completed: count((r) => r.kind === 'resized' && r.outcome === 'Completed'),
+      refused: count((r) => r.kind === 'refused'),
+    },
+    apiRequests: run.requestStats().requests,
+    errors: run.errors.slice(0, 20).map((e) => e.slice(0, 1024)),
+    at: new Date(run.now).toISOString(),
+  };
+}
+
+function clusterRecord(
+  run: CycleRun,
+  c: CycleSoFar,
+  detail: Detail<'NodeScopeCycleCompleted'>,
+): ClusterRecord {
+  const record: ClusterRecord = {
+    cluster: run.cluster,
+    lastCycle: detail,
+    rejected: c.found.rejected.map((r) => ({
+      namespace: r.namespace,
+      vpa: r.vpa,
+      uid: r.uid,
+      kind: r.targetRef.kind,
+      name: r.targetRef.name,
+      reason: r.reason,
+    })),
+  };
+  if (c.resizer.unsupported) {
+    const until = c.clusterRec?.resizeUnsupportedUntil;
+    record.resizeUnsupported = c.resizer.unsupported;
+    record.resizeUnsupportedUntil =
+      until !== undefined && run.now < until ? until : run.now + run.settings.resizeUnsupportedRecheckMs;
+  }
+  return record;
+}

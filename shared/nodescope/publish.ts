@@ -1,0 +1,165 @@
+/**
+ * The cycle's in-cluster visibility (incluster.ts has the formats): the recommendation annotation on
+ * each pod, the VPA's RecommendationProvided condition (and status.nodeScope with the scoped CRD), and
+ * refused VPAs marked as such. Every write comes out of the cycle's budget, after the resizes.
+ */
+import type { PodView } from '../cycle/views.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import type { CrdState } from './collect.js';
+import { type CycleRun, type DsOutcome, describe } from './cycle-run.js';
+import { type FoundTargets, vpaKey } from './find-targets.js';
+import {
+  annotatePod,
+  annotationStale,
+  annotationValue,
+  conditionMessage,
+  currentCondition,
+  patchVpaStatus,
+  type StatusSummary,
+} from './incluster.js';
+import type { VpaObject } from './k8s-types.js';
+import type { ContainerRec, NodeRec } from './model.js';
+import type { DsRecommendations } from './recommend.js';
+import type { ClusterRecord, DsHead } from './store.js';
+import type { NodeScopeTarget, RejectedTarget } from './targets.js';
+
+export const CONDITION_TYPE = 'RecommendationProvided';
+
+/**
+ * Refused targets: logged once per VPA and reason (the cluster record remembers them), and said on the
+ * VPA itself too (not in mode Off, which writes nothing). Returns those not reported before.
+ */
+export async function publishRefusals(
+  run: CycleRun,
+  found: FoundTargets,
+  clusterRec: ClusterRecord | undefined,
+): Promise<RejectedTarget[]> {
+  const known = new Set((clusterRec?.rejected ?? []).map((r) => `${r.uid}#${r.reason}`));
+  const newly = found.rejected.filter((r) => !known.has(`${r.uid}#${r.reason}`));
+  for (const r of newly)
+    run.ctx.logger?.warn('VerticalPodAutoscaler asks for node scope but cannot have it', {
+      namespace: r.namespace,
+      vpa: r.vpa,
+      targetRef: r.targetRef,
+      reason: r.reason,
+    });
+  for (const r of found.rejected) {
+    if (r.updateMode === 'Off') continue;
+    const vpa = found.vpas.get(vpaKey(r.namespace, r.vpa));
+    const cond = currentCondition(vpa, CONDITION_TYPE);
+    if (cond?.status === 'False' && cond.reason === 'NodeScopeRefused' && cond.message === r.reason) continue;
+    if (!run.budget.take()) break;
+    try {
+      await patchVpaStatus(
+        run.reader,
+        { namespace: r.namespace, name: r.vpa },
+        { type: CONDITION_TYPE, status: 'False', reason: 'NodeScopeRefused', message: r.reason },
+        run.now,
+        vpa,
+      );
+    } catch (err) {
+      run.errors.push(`status of VPA ${r.namespace}/${r.vpa}: ${describe(err)}`);
+    }
+  }
+  return newly;
+}
+
+/** Annotations: resized pods first, then the stalest; a pod gone since the list is skipped. */
+export async function annotatePods(
+  run: CycleRun,
+  pods: ReadonlyMap<string, PodView>,
+  recs: ReadonlyMap<string, NodeRec>,
+  resized: ReadonlySet<string>,
+  outcome: DsOutcome,
+): Promise<void> {
+  const toAnnotate: PodView[] = [];
+  for (const [node, pod] of pods) {
+    const rec = recs.get(node);
+    if (!rec) continue;
+    if (resized.has(node) || annotationStale(pod.annotation, rec, run.settings.annotationTolerance))
+      toAnnotate.push(pod);
+  }
+  toAnnotate.sort(
+    (a, b) =>
+      Number(resized.has(b.node)) - Number(resized.has(a.node)) ||
+      Number(!!a.annotation) - Number(!!b.annotation),
+  );
+  for (const pod of toAnnotate) {
+    if (!run.budget.take()) break;
+    try {
+      const value = annotationValue(recs.get(pod.node) as NodeRec, run.now);
+      await annotatePod(run.reader, pod.namespace, pod.name, value);
+      outcome.annotated++;
+    } catch (err) {
+      if (err instanceof ClusterAccessError && err.status === 404) continue;
+      throw err;
+    }
+  }
+  run.phases.mark('annotate');
+}
+
+/** The VPA's status: on each fold, and whenever the condition is missing; written only when it changed. */
+export async function publishStatus(
+  run: CycleRun,
+  ds: { target: NodeScopeTarget; vpa: VpaObject | undefined; crd: CrdState; folded: boolean },
+  recs: DsRecommendations,
+  stats: () => DsHead['stats'],
+  outcome: DsOutcome,
+): Promise<void> {
+  const { target, vpa } = ds;
+  const cond = currentCondition(vpa, CONDITION_TYPE);
+  const current = cond?.status === 'True' && cond.reason === 'NodeScope';
+  if (!current || ds.folded) {
+    const summary = statusSummary(recs.recs, recs.dsWide, stats());
+    const message = conditionMessage(summary);
+    if ((cond?.message !== message || !current) && run.budget.take()) {
+      try {
+        await patchVpaStatus(
+          run.reader,
+          target.vpa,
+          { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
+          run.now,
+          vpa,
+          ds.crd === 'scoped' ? { ...summary, updatedAt: new Date(run.now).toISOString() } : undefined,
+        );
+        outcome.statusPatched = true;
+      } catch (err) {
+        run.ctx.logger?.warn('could not write the VPA status', {
+          vpa: `${target.vpa.namespace}/${target.vpa.name}`,
+          error: describe(err),
+        });
+      }
+    }
+  }
+  run.phases.mark('status');
+}
+
+function statusSummary(
+  recs: ReadonlyMap<string, NodeRec>,
+  dsWide: Record<string, ContainerRec>,
+  stats: DsHead['stats'],
+): StatusSummary {
+  const containers: StatusSummary['containers'] = {};
+  let fallback = 0;
+  for (const r of recs.values()) {
+    if (r.source === 'fallback') fallback++;
+    for (const [name, c] of Object.entries(r.containers)) {
+      containers[name] ??= { min: {}, max: {}, daemonSetWide: { ...(dsWide[name]?.target ?? {}) } };
+      const e = containers[name];
+      for (const res of ['cpu', 'memory'] as const) {
+        const v = c.target[res];
+        if (v === undefined) continue;
+        e.min[res] = Math.min(e.min[res] ?? v, v);
+        e.max[res] = Math.max(e.max[res] ?? v, v);
+      }
+    }
+  }
+  return {
+    nodes: recs.size,
+    nodesWithHistory: recs.size - fallback,
+    fallbackNodes: fallback,
+    containers,
+    perNodeTotal: { cpu: stats.perNodeCpu, memory: stats.perNodeMemory },
+    daemonSetWideTotal: { cpu: stats.dsWideCpu, memory: stats.dsWideMemory },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * The apply phase of one DaemonSet: follow up the resizes already under way (their records), decide
+ * which pods upstream's updater would update now (apply.ts), and resize them in place (shared/resize),
+ * the most urgent first, within the cycle's write budget. A pod decided on a stored recommendation is
+ * re-decided on its node's full history before anything is sent.
+ */
+import type { PodView } from '../cycle/views.js';
+import { type ResizeRecord, Resizer } from '../resize/index.js';
+import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
+import { podLike } from './collect.js';
+import type { CycleRun, DsOutcome } from './cycle-run.js';
+import type { OomEvent } from './model.js';
+import type { DsRecommendations } from './recommend.js';
+import { rawResizeApi } from './resize-api.js';
+import { type ClusterRecord, dsKeyOf } from './store.js';
+import type { NodeScopeTarget } from './targets.js';
+
+/** The cycle's resizer; a server known to have no pods/resize is not asked again until the recheck. */
+export function resizerFor(run: CycleRun, clusterRec: ClusterRecord | undefined): Resizer {
+  const resizer = new Resizer(rawResizeApi(run.reader), {
+    now: () => run.now,
+    backoff: run.settings.backoff,
+  });
+  if (clusterRec?.resizeUnsupportedUntil !== undefined && run.now < clusterRec.resizeUnsupportedUntil)
+    resizer.unsupported = clusterRec.resizeUnsupported ?? 'the API server has no pods/resize subresource';
+  return resizer;
+}
+
+/** The DaemonSet's resize records (pods with a resize pending or refused), and whether they changed. */
+class ResizeRecords {
+  readonly all: Record<string, ResizeRecord>;
+  changed = false;
+  constructor(stored: Record<string, ResizeRecord>) {
+    this.all = { ...stored };
+  }
+  set(node: string, r: ResizeRecord | undefined): void {
+    const before = this.all[node];
+    if (r) this.all[node] = r;
+    else delete this.all[node];
+    if (JSON.stringify(before) !== JSON.stringify(r)) this.changed = true;
+  }
+}
+
+interface ApplyInput {
+  target: NodeScopeTarget;
+  pods: ReadonlyMap<string, PodView>;
+  recs: DsRecommendations;
+  /** This cycle's OOM kills: they raise the node's memory, so its fresh recommendation decides. */
+  ooms: readonly OomEvent[];
+}
+
+/** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
+export async function resizePods(
+  run: CycleRun,
+  resizer: Resizer,
+  input: ApplyInput,
+  outcome: DsOutcome,
+): Promise<Set<string>> {
+  const ds = dsKeyOf(input.target.ds.namespace, input.target.ds.name);
+  const owner = { kind: 'DaemonSet', name: input.target.ds.name };
+  const stored = await run.store.getApply(run.cluster, ds);
+  const records = new ResizeRecords(stored.records);
+  for (const [node, record] of Object.entries(records.all)) {
+    const pod = input.pods.get(node);
+    const seen = pod ? resizer.observe(podLike(pod), record) : { record: undefined, report: undefined };
+    records.set(node, seen.record);
+    if (!seen.report) continue;
+    run.reports.push({ report: seen.report, owner });
+    if (seen.report.kind === 'resized') outcome.resizes.completed++;
+    else outcome.resizes.refused++;
+  }
+  const resized = await request(run, resizer, input, decide(run, input), records, outcome);
+  if (records.changed && !(await run.store.putApply(run.cluster, ds, records.all, stored.version)))
+    run.ctx.logger?.warn('resize records changed underneath; this cycle’s are dropped', { daemonSet: ds });
+  run.phases.mark('resize');
+  return resized;
+}
+
+/** The pods worth resizing now, in upstream's order. */
+function decide(run: CycleRun, { target, pods, recs, ooms }: ApplyInput): UpdateDecision[] {
+  const updater = run.settings.updater;
+  const oomNow = new Set(ooms.map((o) => o.node));
+  const decisions: UpdateDecision[] = [];
+  for (const [node, pod] of pods) {
+    const rec = recs.recs.get(node);
+    if (!rec) continue;
+    const d = decideUpdate(target, rec, pod, run.now, updater);
+    if (d) decisions.push(d);
+    else if (oomNow.has(node) && !recs.fresh.has(node)) {
+      const r = recs.refresh(node);
+      const again = r && decideUpdate(target, r, pod, run.now, updater);
+      if (again) decisions.push(again);
+    }
+  }
+  return decisions.sort(byPriority);
+}
+
+async function request(
+  run: CycleRun,
+  resizer: Resizer,
+  { target, recs }: ApplyInput,
+  decisions: readonly UpdateDecision[],
+  records: ResizeRecords,
+  outcome: DsOutcome,
+): Promise<Set<string>> {
+  const owner = { kind: 'DaemonSet', name: target.ds.name };
+  const resized = new Set<string>();
+  for (const candidate of decisions) {
+    if (resizer.unsupported) break;
+    let d: UpdateDecision | undefined = candidate;
+    if (!recs.fresh.has(d.node)) {
+      // Decided on the stored recommendation: apply the one from the node's full history, if still due.
+      const r = recs.refresh(d.node);
+      d = r ? decideUpdate(target, r, d.pod, run.now, run.settings.updater) : undefined;
+      if (!d) continue;
+    }
+    const current = podLike(d.pod);
+    if (!resizer.mayRequest(current, d.desired, records.all[d.node]).ok) {
+      outcome.resizes.skipped++;
+      continue;
+    }
+    if (!run.budget.take()) break;
+    const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
+    if (result.requests > 1) run.budget.take(result.requests - 1);
+    records.set(d.node, result.record);
+    if (!result.report) continue;
+    run.reports.push({ report: result.report, owner });
+    if (result.report.kind === 'resized') {
+      outcome.resizes.requested++;
+      resized.add(d.node);
+    } else outcome.resizes.refused++;
+  }
+  return resized;
+}

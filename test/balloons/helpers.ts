@@ -1,0 +1,140 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
+import { type Amounts, amounts } from '../../shared/balloons/amounts.js';
+import { type BalloonCycleResult, type ClusterRead, runBalloonCycle } from '../../shared/balloons/cycle.js';
+import { BalloonObjects } from '../../shared/balloons/incluster.js';
+import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
+import { snapshotRead } from '../../shared/balloons/read.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
+import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
+import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
+import { clusterResizeApi, Resizer } from '../../shared/resize/index.js';
+import { coreClient } from '../sim/helpers.js';
+
+export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
+export type Sim = Awaited<ReturnType<typeof startSimulator>>;
+
+export interface BalloonEnv {
+  sim: Sim;
+  runtime: LocalRuntime;
+  store: BalloonStore;
+  client: ClusterClient;
+  core: CoreV1Api;
+  cluster: string;
+  /** One balloon cycle (fresh snapshot), optionally with the read altered (to stage a race). */
+  cycle(opts?: {
+    alterRead?: (r: ClusterRead) => ClusterRead;
+    onlyNode?: string;
+    drain?: boolean;
+  }): Promise<BalloonCycleResult>;
+  stop(): Promise<void>;
+}
+
+export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promise<BalloonEnv> {
+  const cluster = spec.name ?? 'b1';
+  const sim = await startSimulator({ clusters: [{ name: cluster, nodes: 3, ...spec }], now: START });
+  const runtime = await startLocalRuntime({ retryDelayMs: 5 });
+  const store = new BalloonStore(runtime.db, runtime.table);
+  const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });
+  const core = coreClient(sim, cluster);
+  let n = 0;
+  return {
+    sim,
+    runtime,
+    store,
+    client,
+    core,
+    cluster,
+    async cycle(opts = {}) {
+      sim.clock.advance(60_000);
+      const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true });
+      const api = clusterResizeApi(client);
+      const read = snapshotRead(snapshot);
+      return runBalloonCycle({
+        cluster,
+        cycleId: `test/${++n}`,
+        store,
+        objects: new BalloonObjects(client, 'registry.k8s.io/pause:3.10'),
+        resizer: new Resizer(api, { now: () => sim.clock.now() }),
+        api,
+        read: opts.alterRead ? opts.alterRead(read) : read,
+        settings: { settleMs: 0 },
+        now: () => sim.clock.now(),
+        ...(opts.onlyNode ? { onlyNode: opts.onlyNode } : {}),
+        ...(opts.drain ? { drain: true } : {}),
+      });
+    },
+    async stop() {
+      await client.close();
+      await runtime.stop();
+      await sim.stop();
+    },
+  };
+}
+
+export async function nodesOf(env: BalloonEnv) {
+  const list = await env.core.listNode();
+  return list.items.map((n) => ({
+    name: n.metadata!.name!,
+    labels: n.metadata!.labels ?? {},
+    allocatable: amounts(parseCpu(n.status!.allocatable!.cpu!), parseMemory(n.status!.allocatable!.memory!)),
+    capacity: amounts(parseCpu(n.status!.capacity!.cpu!), parseMemory(n.status!.capacity!.memory!)),
+  }));
+}
+
+/** The balloon pod on a node: its spec requests, what runs, and its resize condition. */
+export async function balloonOn(env: BalloonEnv, node: string) {
+  const list = await env.core.listNamespacedPod({
+    namespace: 'kube-system',
+    labelSelector: `${BALLOON_LABEL}=true`,
+    fieldSelector: `spec.nodeName=${node}`,
+  });
+  const pod = list.items[0];
+  if (!pod) return undefined;
+  const c = pod.spec!.containers[0]!;
+  const s = pod.status?.containerStatuses?.[0];
+  const q = (l: Record<string, string> | undefined): Amounts =>
+    amounts(parseCpu(l?.cpu ?? '0'), parseMemory(l?.memory ?? '0'));
+  return {
+    name: pod.metadata!.name!,
+    uid: pod.metadata!.uid!,
+    spec: q(c.resources?.requests),
+    actual: q(s?.resources?.requests),
+    pending: pod.status?.conditions?.find((x) => x.type === 'PodResizePending'),
+  };
+}
+
+/** A workload pod bound to a node (the kubelet runs it if it fits). */
+export async function workload(
+  env: BalloonEnv,
+  name: string,
+  node: string | undefined,
+  cpu: string,
+  memory: string,
+  namespace = 'default',
+) {
+  await env.core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        ...(node ? { nodeName: node } : {}),
+        containers: [
+          { name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu, memory } } },
+        ],
+      },
+    },
+  });
+}
+
+export async function podPhase(env: BalloonEnv, name: string, namespace = 'default') {
+  try {
+    const p = await env.core.readNamespacedPod({ name, namespace });
+    return p.status?.phase;
+  } catch {
+    return 'Gone';
+  }
+}
