@@ -1,13 +1,13 @@
 /**
  * The invariants each capability brings to the soak. A capability added to the catalogue is soaked by
- * its schedules at once; it adds its own invariants here (balloons: no non-balloon pod ever evicted,
- * no resize stuck).
+ * its schedules at once; it adds its own invariants here.
  */
 import { guardsExplained, idsUniqueInSets } from './invariants/claims.js';
+import { noPodEvicted } from './invariants/evictions.js';
 import { historyContinuous } from './invariants/history.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
 import { recommendationsReplay } from './invariants/replay.js';
-import { resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
+import { balloonResizeNotStuck, resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
 import type { SoakCapability } from './types.js';
 
 export const SOAK_CAPABILITIES: SoakCapability[] = [
@@ -16,5 +16,6 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
     invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
   },
   { id: 'claims', invariants: [guardsExplained, idsUniqueInSets] },
+  { id: 'balloons', invariants: [noPodEvicted, balloonResizeNotStuck] },
   { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
 ];

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { demoVpas } from '../local/demo-fleet.js';
 import { ApiHandler, type RequestInfo } from '../local/sim/handler.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../local/sim/index.js';
-import type { ResizeRequest } from './types.js';
+import { isBalloon } from './invariants/evictions.js';
+import type { PodRemoval, ResizeRequest } from './types.js';
 
 const VPA = 'verticalpodautoscalers.autoscaling.k8s.io';
 
@@ -55,14 +56,21 @@ type Handle = (this: ApiHandler, info: RequestInfo, req: unknown, body: string) 
  * Records every resize request that reaches an apiserver's handler, with the pod's requests before and
  * after it. Wraps the simulator's handler (the soak's own process), so nothing in the simulator changes.
  */
-export function observeResizes(sim: Simulator, into: ResizeRequest[]): () => void {
+export function observeResizes(
+  sim: Simulator,
+  into: ResizeRequest[],
+  removals: PodRemoval[] = [],
+): () => void {
   const proto = ApiHandler.prototype as unknown as { handle: Handle };
   const original = proto.handle;
   if (typeof original !== 'function') throw new Error('the simulator has no ApiHandler.handle to observe');
   proto.handle = function (this: ApiHandler, info, req, body) {
+    const cluster = (this as unknown as { ctx: { cluster: { name: string } } }).ctx.cluster.name;
+    const how = removalOf(info);
+    if (how)
+      return observeRemoval(sim, cluster, info, how, removals, () => original.call(this, info, req, body));
     if (info.subresource !== 'resize' || info.method !== 'PATCH' || !info.name || !info.namespace)
       return original.call(this, info, req, body);
-    const cluster = (this as unknown as { ctx: { cluster: { name: string } } }).ctx.cluster.name;
     const read = () => sim.cluster(cluster).store.get('pods', info.name as string, info.namespace);
     const before = read();
     const record = (status: number) =>
@@ -87,6 +95,42 @@ export function observeResizes(sim: Simulator, into: ResizeRequest[]): () => voi
   return () => {
     proto.handle = original;
   };
+}
+
+const removalOf = (info: RequestInfo): PodRemoval['how'] | undefined =>
+  info.resource !== 'pods' || !info.name
+    ? undefined
+    : info.method === 'DELETE' && !info.subresource
+      ? 'delete'
+      : info.method === 'POST' && info.subresource === 'eviction'
+        ? 'eviction'
+        : undefined;
+
+function observeRemoval(
+  sim: Simulator,
+  cluster: string,
+  info: RequestInfo,
+  how: PodRemoval['how'],
+  into: PodRemoval[],
+  call: () => { status: number },
+): { status: number } {
+  const pod = sim.cluster(cluster).store.get('pods', info.name as string, info.namespace);
+  const record = (status: number) =>
+    into.push({
+      cluster,
+      pod: `${info.namespace}/${info.name}`,
+      how,
+      status,
+      balloon: isBalloon(pod?.metadata?.labels),
+    });
+  try {
+    const reply = call();
+    record(reply.status);
+    return reply;
+  } catch (err) {
+    record((err as { code?: number }).code ?? 500);
+    throw err;
+  }
 }
 
 interface PodLike {

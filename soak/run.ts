@@ -24,7 +24,7 @@ import { injectFaults } from './faults.js';
 import { observeResizes, startSoakFleet } from './fleet.js';
 import { Ledger } from './ledger.js';
 import { RuntimeProcess } from './runtimes.js';
-import type { Outcome, ResizeRequest, SoakState, Text } from './types.js';
+import type { Outcome, PodRemoval, ResizeRequest, SoakState, Text } from './types.js';
 
 export interface InvariantRow extends Outcome {
   capability: string;
@@ -88,7 +88,8 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
     now: Date.UTC(2026, 0, 5),
   });
   const resizes: ResizeRequest[] = [];
-  const unobserve = observeResizes(sim, resizes);
+  const removals: PodRemoval[] = [];
+  const unobserve = observeResizes(sim, resizes, removals);
   try {
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     await sim.writeKubeconfig(kubeconfig);
@@ -136,6 +137,7 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
       idempotencyTable: DEFAULTS.idempotencyTable,
       sim,
       resizes,
+      removals,
       ledger: run.ledger,
       deadLetters: run.deadLetters,
       texts: () => texts(run),

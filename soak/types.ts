@@ -18,6 +18,15 @@ export interface ResizeRequest {
   after: string;
 }
 
+/** A request to delete or evict a pod that reached an apiserver's handler. */
+export interface PodRemoval {
+  cluster: string;
+  pod: string;
+  how: 'delete' | 'eviction';
+  status: number;
+  balloon: boolean;
+}
+
 /** Per cluster and capability: the cycles sent to a runtime, and those a runtime reported complete and clean. */
 export interface CycleLedger {
   attempted(capability: string, cluster: string): number;
@@ -36,6 +45,7 @@ export interface SoakState {
   idempotencyTable: string;
   sim?: Simulator;
   resizes: ResizeRequest[];
+  removals: PodRemoval[];
   ledger: CycleLedger;
   deadLetters: DeadLetter[];
   /** Texts gathered during the run; DynamoDB items are added by the secret check itself. */

@@ -6,6 +6,7 @@
  */
 import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { Invariant, Outcome, ResizeRequest } from '../types.js';
+import { isBalloon } from './evictions.js';
 
 export function judgeResends(requests: ResizeRequest[]): Outcome {
   const accepted = requests.filter((r) => r.status >= 200 && r.status < 300);
@@ -65,6 +66,7 @@ export const resizeNotResent: Invariant = {
   check: async (state) => judgeResends(state.resizes),
 };
 
+/** Node scope's pods: every DaemonSet pod but the balloons, whose records node scope keeps. */
 export const resizeNotStuck: Invariant = {
   name: 'no resize stuck',
   check: async (state) => {
@@ -74,7 +76,7 @@ export const resizeNotStuck: Invariant = {
     for (const c of state.sim?.clusters ?? []) {
       for (const pod of c.store.list('pods')) {
         const view = podResizeView(c.name, pod);
-        if (view.daemonSet) pods.push(view);
+        if (view.daemonSet && !isBalloon(pod.metadata?.labels)) pods.push(view);
       }
       for (const head of await store.listHeads(c.name)) {
         const apply = await store.getApply(c.name, dsKeyOf(head.namespace, head.name));
@@ -82,5 +84,17 @@ export const resizeNotStuck: Invariant = {
       }
     }
     return judgeStuck(pods, recorded);
+  },
+};
+
+/** Balloon pods: a resize they were asked for is done, or waits Deferred/Infeasible (never half-way). */
+export const balloonResizeNotStuck: Invariant = {
+  name: 'no balloon resize stuck',
+  check: async (state) => {
+    const pods: PodResizeView[] = [];
+    for (const c of state.sim?.clusters ?? [])
+      for (const pod of c.store.list('pods'))
+        if (isBalloon(pod.metadata?.labels)) pods.push(podResizeView(c.name, pod));
+    return judgeStuck(pods, new Set(pods.map((p) => p.podUid)));
   },
 };
