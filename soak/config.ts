@@ -35,9 +35,9 @@ export const FULL: SoakConfig = {
 export const SHORT: SoakConfig = {
   clusters: 3,
   nodes: 2,
-  cycles: 10,
+  cycles: 8,
   kills: 2,
-  race: [0.3, 0.6],
+  race: [0.25, 0.5],
   faultRate: 0.03,
   slowResponses: 0,
   cliEvery: 4,
