@@ -24,6 +24,7 @@ options:
   --metrics MODE          metrics.k8s.io: available (default), absent or unavailable
   --kubernetes-version V  server version to simulate (default 1.35.0; 1.32.13 reproduces the recordings)
   --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)
+  --rbac                  enforce RBAC as kube-apiserver does (the kubeconfig's admin stays in system:masters)
   --force                 overwrite FILE if it exists (otherwise an existing file is refused)`;
 
 interface Options {
@@ -36,6 +37,7 @@ interface Options {
   version: string;
   manualClock: boolean;
   force: boolean;
+  rbac?: boolean;
 }
 
 function intArg(name: string, v: string | undefined, min: number, max: number): number {
@@ -101,6 +103,9 @@ export function parseSimArgs(args: string[]): Options {
         break;
       case '--force':
         o.force = true;
+        break;
+      case '--rbac':
+        o.rbac = true;
         break;
       default:
         throw new UsageError(`unknown option ${JSON.stringify(a)}`);
@@ -182,7 +187,8 @@ export const command: CliCommand = {
     const o = parseSimArgs(args);
     // A kubeconfig is often someone's real one: never replaced unless asked.
     if (!o.force && existsSync(o.out)) throw new Error(`${o.out} exists; pass --force to overwrite it`);
-    const sim = await startSimulator({ clusters: demoFleet(o), basePort: o.portBase });
+    const clusters = demoFleet(o).map((c) => (o.rbac ? { ...c, rbac: true } : c));
+    const sim = await startSimulator({ clusters, basePort: o.portBase });
     try {
       await writeFile(o.out, sim.kubeconfig(), { mode: 0o600, flag: o.force ? 'w' : 'wx' });
     } catch (err) {

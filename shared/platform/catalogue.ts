@@ -4,6 +4,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { Deps } from './deps.js';
 import type { DetailType } from './events.js';
 import { EVENT_SOURCE } from './events.js';
+import type { KubePermission } from './kube-permissions.js';
 
 /**
  * What fleetscope runs, defined once. The CDK stack (infra/) turns each entry into AWS resources and the
@@ -67,6 +68,10 @@ export interface Capability {
   functions: FunctionSpec[];
   schedules: ScheduleSpec[];
   rules: RuleSpec[];
+  /** What its functions (and CLI commands) do in each cluster: `fleetscope rbac` turns it into RBAC. */
+  kubernetes: KubePermission[];
+  /** Capabilities whose permissions it needs too, because its work runs in their invocation (or they in its). */
+  requires?: string[];
   /**
    * Context this capability adds to every invocation of every function that concerns a cluster (for
    * example the cluster's ID and ClusterSet on each log line and metric). Must never fail the invocation.
