@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
@@ -8,15 +5,11 @@ import { resetDeps } from '../shared/platform/deps.js';
 import { LocalBus } from './bus.js';
 import { ensureTables, type LocalDynamo, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
+import { REPO_ROOT } from './root.js';
 import { LocalScheduler } from './scheduler.js';
 import { connectState } from './state/connect.js';
 
-/** The repository: the nearest folder above this module with a package.json (source or dist/ bundle). */
-export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
-
-function findRoot(dir: string): string {
-  return existsSync(join(dir, 'package.json')) || dirname(dir) === dir ? dir : findRoot(dirname(dir));
-}
+export { REPO_ROOT };
 
 export interface LocalRuntimeOptions {
   /**

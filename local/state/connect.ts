@@ -5,11 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../root.js';
 import { answers, isAlive, readRecord, serverLogPath, takeLease } from './record.js';
 
-const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'server.ts');
+// From the repository root: this module may run from the CLI bundle in dist/, where no server.ts lies beside it.
+const SERVER = join(REPO_ROOT, 'local', 'state', 'server.ts');
 const EXIT_LOCKED = 3;
 const START_TIMEOUT_MS = 30_000;
 

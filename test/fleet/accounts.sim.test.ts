@@ -161,7 +161,8 @@ describe('a fleet across accounts', () => {
     await store().add(cluster('theirs', kubeconfig, 'home', 'fleetscope@eu-west-1'));
     await store().add(cluster('mine', kubeconfig, 'home', DEFAULTS.controlPlane));
     const before = runtime.bus.log.length;
-    await runtime.invoker.invoke('dispatch', { capability: 'claims-none' });
+    // 'fleet' is a capability no worker rule listens to: only the fan-out is exercised.
+    await runtime.invoker.invoke('dispatch', { capability: 'fleet' });
     const requested = runtime.bus.log
       .slice(before)
       .filter((e) => e.detailType === 'ClusterWorkRequested')
