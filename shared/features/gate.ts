@@ -1,0 +1,75 @@
+/**
+ * The client flow (KEP-3920): before it acts on a cluster, every worker reads the feature's state for that
+ * cluster, acts only as the state allows, and reports a use (the component, the value it saw, when).
+ * One query, and a write only when the use changed or is old; a worker never waits on the reconciler.
+ *
+ *   On                  -> on: act
+ *   TurningOn           -> on once only waits for uses are left (what the feature needs is in place);
+ *                          off before that
+ *   Off, TurningOff     -> off: do not act (turning off starts by every worker stopping)
+ *   no record yet       -> the default (the reconciler has not announced the feature to this cluster)
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { FeatureRecord, FeatureRef, FeatureState, Value } from './model.js';
+import { FeatureStore } from './store.js';
+
+/** A use younger than this is not written again with the same value. */
+export const USE_REFRESH_MS = 15 * 60_000;
+
+export interface GateDecision {
+  feature: FeatureRef;
+  state: FeatureState | 'unannounced';
+  /** What the component sees and reports. */
+  value: Value;
+  allowed: boolean;
+}
+
+/** What a component may do, from the record alone (pure). */
+export function valueFor(record: FeatureRecord | undefined, fallback: Value): Value {
+  if (!record) return fallback;
+  switch (record.state) {
+    case 'On':
+      return 'on';
+    case 'TurningOn':
+      return record.tasks.every((t) => t.spec.task === 'wait-for-uses') ? 'on' : 'off';
+    default:
+      return 'off';
+  }
+}
+
+export interface GatePorts {
+  db: DynamoDBDocumentClient;
+  table: string;
+  now?: () => number;
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/**
+ * Reads the feature for the cluster and reports this component's use. A failure to report is logged,
+ * never fatal: the next invocation reports again, and a wait for uses waits for a report anyway.
+ */
+export async function checkFeature(
+  ports: GatePorts,
+  cluster: string,
+  feature: FeatureRef & { default: Value },
+  component: string,
+): Promise<GateDecision> {
+  const store = new FeatureStore(ports.db, ports.table);
+  const view = await store.view(cluster, feature);
+  const value = valueFor(view.record, feature.default);
+  const now = (ports.now ?? Date.now)();
+  const mine = view.uses.find((u) => u.component === component);
+  if (!mine || mine.value !== value || now - mine.at >= USE_REFRESH_MS) {
+    await store
+      .reportUse(cluster, feature, { component, value, at: now, source: 'fleetscope' })
+      .catch((err) =>
+        ports.warn?.('could not report a feature use', { component, error: (err as Error).message }),
+      );
+  }
+  return {
+    feature: { namespace: feature.namespace, name: feature.name },
+    state: view.record?.state ?? 'unannounced',
+    value,
+    allowed: value === 'on',
+  };
+}
