@@ -79,14 +79,11 @@ const taskRecord = (spec: TaskSpec): TaskRecord => ({ spec, title: titleOf(spec)
 const withHistory = (r: FeatureRecord, t: Transition): Transition[] =>
   [...r.history, t].slice(-HISTORY_LIMIT);
 
-/** A record for a feature the cluster has never had: Off, then at once heading for its target. */
-export function announced(
-  cluster: string,
-  spec: { namespace: string; name: string; default: Value },
-  tasksFor: (to: Final) => TaskSpec[],
-  now: number,
-): FeatureRecord {
-  const off: FeatureRecord = {
+type Announced = { namespace: string; name: string; default: Value };
+
+/** A feature the cluster has never had, as it stands before anything is done: Off. */
+export function blank(cluster: string, spec: Announced, now: number): FeatureRecord {
+  return {
     cluster,
     namespace: spec.namespace,
     name: spec.name,
@@ -97,6 +94,16 @@ export function announced(
     version: 0,
     updatedAt: now,
   };
+}
+
+/** A record for a feature the cluster has never had: Off, then at once heading for its default. */
+export function announced(
+  cluster: string,
+  spec: Announced,
+  tasksFor: (to: Final) => TaskSpec[],
+  now: number,
+): FeatureRecord {
+  const off = blank(cluster, spec, now);
   return spec.default === 'on' ? started(off, 'On', tasksFor('On'), 'announced, default on', now) : off;
 }
 

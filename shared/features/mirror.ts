@@ -60,8 +60,8 @@ export class FeatureMirror {
     this.crdReady = true;
   }
 
+  /** The Feature object; undefined when absent, or when the cluster does not serve the kind (no CRD yet). */
   private async read(ref: FeatureRef): Promise<FeatureObject | undefined> {
-    await this.ensureCrd();
     return (await this.api.list(featureQuery(ref)))[0] as FeatureObject | undefined;
   }
 
@@ -73,6 +73,7 @@ export class FeatureMirror {
     dangling: string[],
   ): Promise<number> {
     const before = this.api.writes;
+    await this.ensureCrd();
     let live = await this.read(record);
     const wantedSpec = {
       default: spec.default,
