@@ -101,6 +101,9 @@ function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT MET');
+/** List requests (pages) of one kind in a cycle, by fleetscope's own count of operations. */
+const listsOf = (r: { byOperation: Record<string, number> }, operation: string) =>
+  r.byOperation[operation] ?? 0;
 
 interface CycleReport {
   cpuMs: number;
@@ -247,6 +250,9 @@ async function main(): Promise<void> {
     );
     console.log(`    by kind: ${JSON.stringify(first.sim.byMethodAndKind)}`);
     console.log(
+      `    list requests (pages): pods ${listsOf(r, 'list pods')}, nodes ${listsOf(r, 'list nodes')} (fleetscope's count; each object read once)`,
+    );
+    console.log(
       `  fleetscope CPU time       ${n(r.cpuMs / 1000, 2).padStart(8)} s (garbage collection ${n(r.gcMs / 1000, 2)} s; whole process incl. module loading ${n(r.processCpuMs / 1000, 2)} s; wall ${n(r.wallMs / 1000, 2)} s)`,
     );
     console.log(
@@ -266,7 +272,9 @@ async function main(): Promise<void> {
     );
 
     console.log(`\nall ${runs.length} cycles (5 minutes apart, until every DaemonSet had folded once):`);
-    console.log('  #  FOLDED              API REQ  CPU s  FLOOR RATIO  PEAK RSS MiB  WRU     RRU');
+    console.log(
+      '  #  FOLDED              API REQ  POD/NODE LISTS  CPU s  FLOOR RATIO  PEAK RSS MiB  WRU     RRU',
+    );
     runs.forEach((x, i) => {
       const folded =
         x.r.daemonSets
@@ -274,7 +282,7 @@ async function main(): Promise<void> {
           .map((d) => d.name.split('/')[1])
           .join(',') || '-';
       console.log(
-        `  ${String(i + 1).padStart(2)} ${folded.padEnd(19)} ${String(x.sim.total).padStart(7)}  ${n(x.r.cpuMs / 1000, 2).padStart(5)}  ${n(x.r.cpuMs / floor.cpuMs, 2).padStart(10)}x  ${n(x.r.maxRssMiB).padStart(12)}  ${n(x.r.store.writeUnits).padStart(6)}  ${n(x.r.store.readUnits).padStart(6)}`,
+        `  ${String(i + 1).padStart(2)} ${folded.padEnd(19)} ${String(x.sim.total).padStart(7)}  ${`${listsOf(x.r, 'list pods')}/${listsOf(x.r, 'list nodes')}`.padStart(14)}  ${n(x.r.cpuMs / 1000, 2).padStart(5)}  ${n(x.r.cpuMs / floor.cpuMs, 2).padStart(10)}x  ${n(x.r.maxRssMiB).padStart(12)}  ${n(x.r.store.writeUnits).padStart(6)}  ${n(x.r.store.readUnits).padStart(6)}`,
       );
     });
     const maxRequests = Math.max(...runs.map((x) => x.sim.total));

@@ -1,5 +1,6 @@
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
+import { addElasticPool } from './demo-balloons.js';
 import { type SimClusterSpec, type SimDaemonSetSpec, type Simulator, startSimulator } from './sim/index.js';
 
 /**
@@ -84,6 +85,7 @@ export async function startDemoFleet(opts: {
   clockSpeedup?: number;
 }): Promise<DemoFleet> {
   const sim = await startSimulator({ clusters: demoFleetSpecs(opts.clusters, opts.nodes) });
+  addElasticPool(sim);
   sim.clusters.forEach((c, i) => {
     for (const vpa of demoVpas(i)) c.store.put('verticalpodautoscalers.autoscaling.k8s.io', vpa);
   });

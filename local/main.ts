@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { balloonSummaryLines } from '../shared/balloons/summary.js';
 import { claimsSummaryLines, joinDemoClusterSets } from '../shared/claims/summary.js';
 import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
@@ -17,12 +18,14 @@ import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import { allSchedules } from '../shared/platform/capabilities.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
-import { startDemoFleet } from './demo-fleet.js';
+import { balloonStory, setElasticPolicy } from './demo-balloons.js';
+import { type DemoFleet, startDemoFleet } from './demo-fleet.js';
 import { type LocalRuntime, startLocalRuntime } from './runtime.js';
 import { addSummarySection, printSummary } from './summary.js';
 
 addSummarySection(claimsSummaryLines);
 addSummarySection((runtime) => nodescopeSummaryLines(runtime));
+addSummarySection((runtime) => balloonSummaryLines(runtime));
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]`;
@@ -64,6 +67,7 @@ async function main(): Promise<number> {
   };
   try {
     let targets: { name: string; ref: KubeconfigRef }[];
+    let demo: DemoFleet | undefined;
     if (values.kubeconfig) {
       targets = await contextsOf(resolve(values.kubeconfig));
       console.log(`targeting ${targets.length} context(s) of ${values.kubeconfig}`);
@@ -75,6 +79,7 @@ async function main(): Promise<number> {
       });
       stops.push(() => fleet.stop());
       targets = fleet.targets;
+      demo = fleet;
       console.log(
         `simulated demo fleet: ${targets.length} cluster(s) of ${nodes} nodes (kubeconfig: ${fleet.kubeconfigPath})`,
       );
@@ -85,6 +90,7 @@ async function main(): Promise<number> {
       const names = targets.map((t) => t.name);
       for (const line of await joinDemoClusterSets(runtime, deps().publisher, names)) console.log(line);
       await runtime.bus.drain();
+      if (names.includes('demo-1')) await setElasticPolicy(runtime);
     }
 
     let cycle = 0;
@@ -94,6 +100,10 @@ async function main(): Promise<number> {
       await printSummary(runtime, `cycle ${cycle} at ${new Date().toISOString()}`);
     };
     await runCycle();
+    if (demo && targets.some((t) => t.name === 'demo-1')) {
+      console.log('');
+      for (const line of await balloonStory(runtime, demo.sim, deps().publisher)) console.log(line);
+    }
     if (values.once) {
       await shutdown();
       return 0;

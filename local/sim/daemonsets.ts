@@ -3,7 +3,7 @@
  * controller: one pod per node the DaemonSet selects and tolerates, named <ds>-<5 chars>, owned by the
  * DaemonSet, pinned to its node by required node affinity on metadata.name; a deleted pod is recreated
  * with a new name and uid; a template change replaces the pods (the rolling update collapsed into one
- * step). Pods created at run time are left for the scheduler to bind, as a real controller's are, so
+ * step; with updateStrategy OnDelete, a pod is replaced only once someone deletes it). Pods created at run time are left for the scheduler to bind, as a real controller's are, so
  * one that does not fit stays Pending (Unschedulable) until room appears; start-up places them directly.
  */
 import {
@@ -351,7 +351,11 @@ export class DaemonSetController {
         for (const { key } of live) this.cluster.internalDelete('pods', key);
         continue;
       }
-      const current = live.filter(({ pod }) => pod.metadata.labels?.['pod-template-generation'] === gen);
+      // OnDelete: a template change reaches a node only when its pod is deleted (kubectl rollout docs).
+      const onDelete = ds.spec?.updateStrategy?.type === 'OnDelete';
+      const current = onDelete
+        ? live
+        : live.filter(({ pod }) => pod.metadata.labels?.['pod-template-generation'] === gen);
       for (const { key } of live)
         if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
       for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);

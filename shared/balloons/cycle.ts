@@ -16,7 +16,7 @@ import {
   type ResizeReport,
   type Resizer,
 } from '../resize/index.js';
-import { type Amounts, amounts, equal, RESOURCES } from './amounts.js';
+import { type Amounts, amounts, equal, RESOURCES, sub } from './amounts.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
 import { type CompiledPolicy, compilePolicies, HOST_ID_LABEL } from './desired.js';
 import type { BalloonObjects } from './incluster.js';
@@ -122,6 +122,8 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (!wanted(items, nodes) && !ctx.drain) return idle;
   if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idle;
 
+  const unsupported = await resizeUnsupported(ctx, items, now, settings);
+  if (unsupported) return unsupportedResult(ctx, idle, items, unsupported, errors);
   const selection: Selection = { policies: items.policies, explicitNodes: items.requests.map((r) => r.node) };
   if (!ctx.drain) {
     await ctx.objects.ensurePriorityClass();
@@ -175,9 +177,17 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   );
   if (inflated.length > 0) await settle(ctx, settings, inflated, records, reports, reverts, errors);
 
-  const state = stateOf(decisions, records, previous, ctx.onlyNode);
+  const state = stateOf(decisions, records, previous, ctx.onlyNode, now);
+  const gone = ctx.resizer.unsupported;
   const saved = await ctx.store.saveState(
-    { cluster: ctx.cluster, at: now, cycleId: ctx.cycleId, nodes: state, errors },
+    {
+      cluster: ctx.cluster,
+      at: now,
+      cycleId: ctx.cycleId,
+      nodes: state,
+      errors,
+      ...(gone ? { unsupported: gone, unsupportedUntil: now + settings.unsupportedRecheckMs } : {}),
+    },
     items.state?.version,
   );
   if (!saved)
@@ -193,6 +203,51 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     unknownNodes,
     errors,
   };
+}
+
+const UNSUPPORTED =
+  'the API server has no pods/resize subresource (Kubernetes before 1.32, or InPlacePodVerticalScaling off): balloons cannot be resized, so none are created';
+
+/**
+ * A cluster without pods/resize is reported and left alone: asked once (discovery) before the first
+ * DaemonSet is created, and again only after the recheck interval.
+ */
+async function resizeUnsupported(
+  ctx: BalloonCycleContext,
+  items: BalloonItems,
+  now: number,
+  settings: BalloonSettings,
+): Promise<string | undefined> {
+  const s = items.state;
+  if (s?.unsupported && s.unsupportedUntil !== undefined && now < s.unsupportedUntil) return s.unsupported;
+  if (s && !s.unsupported) return undefined;
+  return (await ctx.objects.resizeSupported()) ? undefined : UNSUPPORTED;
+}
+
+async function unsupportedResult(
+  ctx: BalloonCycleContext,
+  idle: BalloonCycleResult,
+  items: BalloonItems,
+  why: string,
+  errors: string[],
+): Promise<BalloonCycleResult> {
+  errors.push(why);
+  const settings = { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings };
+  const s = items.state;
+  if (!s?.unsupported || s.unsupportedUntil === undefined || idle.at >= s.unsupportedUntil)
+    await ctx.store.saveState(
+      {
+        cluster: ctx.cluster,
+        at: idle.at,
+        cycleId: ctx.cycleId,
+        nodes: {},
+        errors,
+        unsupported: why,
+        unsupportedUntil: idle.at + settings.unsupportedRecheckMs,
+      },
+      s?.version,
+    );
+  return { ...idle, errors };
 }
 
 function compile(items: BalloonItems, errors: string[]): CompiledPolicy[] {
@@ -328,19 +383,32 @@ async function revert(
   }
 }
 
+/**
+ * What the node offers after the cycle (allocatable less the balloon as it now stands), and when it last
+ * shrank: the cool-down counts from inflates that were made, not from those only wanted.
+ */
+function settled(d: NodeDecision, now: number): Pick<NodeState, 'size' | 'lastShrinkAt'> {
+  const size = sub(d.state.allocatable, d.state.balloon);
+  const grew = d.balloon !== undefined && RESOURCES.some((r) => d.state.balloon[r] > d.balloon!.requests[r]);
+  return grew
+    ? { size, lastShrinkAt: now }
+    : { size, ...(d.state.lastShrinkAt !== undefined ? { lastShrinkAt: d.state.lastShrinkAt } : {}) };
+}
+
 /** The state to store: every decided node with its resize record (a node-only cycle keeps the others). */
 function stateOf(
   decisions: readonly NodeDecision[],
   records: Map<string, ResizeRecord | undefined>,
   previous: Readonly<Record<string, NodeState>>,
   onlyNode: string | undefined,
+  now: number,
 ): Record<string, NodeState> {
   const out: Record<string, NodeState> = onlyNode === undefined ? {} : { ...previous };
   for (const d of decisions) {
     if (onlyNode !== undefined && d.node !== onlyNode) continue;
     const record = records.get(d.node);
     const { resize: _old, ...rest } = d.state;
-    out[d.node] = { ...rest, ...(record ? { resize: record } : {}) };
+    out[d.node] = { ...rest, ...settled(d, now), ...(record ? { resize: record } : {}) };
   }
   return out;
 }

@@ -5,6 +5,7 @@
  */
 import { type Amounts, add, equal, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
+import { pendingDemand } from './pending.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
 
@@ -24,6 +25,8 @@ export interface CountedPod {
   balloon: boolean;
   /** What the scheduler counts for it: max of spec (unless Infeasible), allocated and actual requests. */
   requests: Amounts;
+  /** Not scheduled yet ('' node): the nodes it asks for, so a pool's policy can grow to take it. */
+  nodeSelector?: Readonly<Record<string, string>>;
 }
 
 export interface NodeDecision {
@@ -62,6 +65,7 @@ interface NodePods {
 function podsByNode(pods: readonly CountedPod[]): Map<string, NodePods> {
   const out = new Map<string, NodePods>();
   for (const p of pods) {
+    if (p.node === '') continue; // waiting to be scheduled: demand (./pending.ts), not load
     let n = out.get(p.node);
     if (!n) {
       n = { others: [], requests: ZERO };
@@ -100,7 +104,8 @@ function decideNode(
   node: BalloonNode,
   pods: NodePods | undefined,
   input: DecideInput,
-  explicit?: ExplicitRequest,
+  explicit: ExplicitRequest | undefined,
+  demand: Amounts,
 ): NodeDecision | undefined {
   const prev = input.previous[node.name];
   const others = pods?.others ?? [];
@@ -109,7 +114,7 @@ function decideNode(
   const desired = input.drain
     ? undefined
     : desiredSize(
-        { ...node, workloads },
+        { ...node, workloads: add(workloads, demand) },
         explicit,
         input.policies,
         { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
@@ -123,20 +128,14 @@ function decideNode(
     desired?.size ?? sub(node.allocatable, BALLOON_FLOOR),
   );
   const { blocked, changed } = blockedOf(plan, others, prev?.blocked, input.now);
-  const size = sub(node.allocatable, plan.next);
-  const shrank = prev?.size !== undefined && RESOURCES.some((r) => size[r] < prev.size![r]);
   const state: NodeState = {
     allocatable: node.allocatable,
     capacity: node.capacity,
     workloads,
     balloon: current,
     target: plan.target,
-    size,
-    ...(shrank
-      ? { lastShrinkAt: input.now }
-      : prev?.lastShrinkAt !== undefined
-        ? { lastShrinkAt: prev.lastShrinkAt }
-        : {}),
+    size: sub(node.allocatable, current),
+    ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(input.usage?.get(node.name) ? { used: input.usage.get(node.name) } : {}),
     ...(desired ? { desired: desired.size, source: desired.source } : {}),
     ...(balloon ? { podUid: balloon.uid } : {}),
@@ -163,9 +162,24 @@ export function decide(input: DecideInput): { decisions: NodeDecision[]; unknown
   const byNode = podsByNode(input.pods);
   const explicit = new Map(input.requests.map((r) => [r.node, r]));
   const names = new Set(input.nodes.map((n) => n.name));
+  const demand = input.drain
+    ? new Map<string, Amounts>()
+    : pendingDemand(
+        input.pods.filter((p) => p.node === ''),
+        input.nodes,
+        new Map([...byNode].map(([n, p]) => [n, p.requests])),
+        input.policies,
+        new Set(explicit.keys()),
+      );
   const decisions: NodeDecision[] = [];
   for (const node of input.nodes) {
-    const d = decideNode(node, byNode.get(node.name), input, explicit.get(node.name));
+    const d = decideNode(
+      node,
+      byNode.get(node.name),
+      input,
+      explicit.get(node.name),
+      demand.get(node.name) ?? ZERO,
+    );
     if (d) decisions.push(d);
   }
   return { decisions, unknownNodes: input.requests.map((r) => r.node).filter((n) => !names.has(n)) };

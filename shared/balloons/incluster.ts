@@ -6,6 +6,7 @@
  */
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
+import { hasResizeSubresource } from '../resize/index.js';
 import { type Amounts, amounts } from './amounts.js';
 import {
   BALLOON_CONTAINER,
@@ -61,6 +62,11 @@ export class BalloonObjects {
         if (!is(err, 409)) throw err;
       });
     return 'created';
+  }
+
+  /** Whether the server has pods/resize (discovery, one request): without it a balloon cannot move. */
+  resizeSupported(): Promise<boolean> {
+    return hasResizeSubresource(this.client);
   }
 
   async ensureDaemonSet(sel: Selection): Promise<Ensured> {

@@ -22,7 +22,10 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
 });
 
-const bound = (p: PodView) => p.node !== '' && p.phase !== 'Succeeded' && p.phase !== 'Failed';
+const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
+const bound = (p: PodView) => p.node !== '' && holding(p);
+/** Bound pods, and pods waiting to be scheduled (the demand a pool may be grown for). */
+const boundOrWaiting = (p: PodView) => holding(p) && (p.node !== '' || !p.terminating);
 
 const list = (cpu: number | undefined, memory: number | undefined) => ({
   ...(cpu !== undefined ? { cpu: formatCpu(cpu as Millicores) } : {}),
@@ -99,6 +102,7 @@ export function balloonPod(
     node: v.node,
     balloon: v.balloon,
     requests,
+    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {} } : {}),
     like: v.balloon ? podLikeOf(v) : {},
     ...(c && (c.allocCpu !== undefined || c.allocMem !== undefined)
       ? { allocated: amounts(c.allocCpu ?? c.reqCpu ?? 0, c.allocMem ?? c.reqMem ?? 0) }
@@ -113,7 +117,7 @@ export function snapshotRead(
 ): ClusterRead {
   return {
     nodes: async () => (await snapshot.nodes()).map(balloonNode),
-    pods: async () => (await snapshot.pods({ keep: bound })).map((p) => balloonPod(p, growth)),
+    pods: async () => (await snapshot.pods({ keep: boundOrWaiting })).map((p) => balloonPod(p, growth)),
   };
 }
 

@@ -15,6 +15,8 @@ export interface BalloonSettings {
    */
   settleMs: number;
   backoff: Partial<BackoffPolicy>;
+  /** A cluster found without pods/resize is asked again after this long. */
+  unsupportedRecheckMs: number;
 }
 
 export const DEFAULT_BALLOON_SETTINGS: Readonly<BalloonSettings> = Object.freeze({
@@ -23,6 +25,7 @@ export const DEFAULT_BALLOON_SETTINGS: Readonly<BalloonSettings> = Object.freeze
   writeBudget: 200,
   settleMs: 3000,
   backoff: {},
+  unsupportedRecheckMs: 24 * 3_600_000,
 });
 
 export function balloonSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<BalloonSettings> {

@@ -66,8 +66,9 @@ export interface ClusterBalloons {
   at: number;
   cycleId: string;
   nodes: Record<string, NodeState>;
-  /** Why nothing was resized, when the cluster cannot be (no pods/resize, ...). */
+  /** Why nothing is resized: the cluster has no pods/resize. Asked again after `unsupportedUntil`. */
   unsupported?: string;
+  unsupportedUntil?: number;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
   version: number;

@@ -85,6 +85,8 @@ export interface PodView {
   uid: string;
   /** spec.nodeName; '' while the pod is not scheduled. */
   node: string;
+  /** spec.nodeSelector of a pod not yet scheduled (demand a pool could be grown for); absent once bound. */
+  nodeSelector?: Record<string, string>;
   /** status.phase ('' when not reported). */
   phase: string;
   /** Has a deletionTimestamp. */
@@ -162,6 +164,7 @@ export function podView(p: PodObject): PodView | undefined {
     namespace: meta.namespace ?? '',
     uid: meta.uid ?? '',
     node: p.spec?.nodeName ?? '',
+    nodeSelector: p.spec?.nodeName ? undefined : (p.spec?.nodeSelector ?? {}),
     phase: p.status?.phase ?? '',
     terminating: !!meta.deletionTimestamp,
     priority: p.spec?.priority,

@@ -59,7 +59,12 @@ export interface ContainerStatusLike {
 
 export interface PodObject {
   metadata?: ObjectMeta;
-  spec?: { nodeName?: string; priority?: number; containers?: ContainerSpec[] };
+  spec?: {
+    nodeName?: string;
+    priority?: number;
+    nodeSelector?: Record<string, string>;
+    containers?: ContainerSpec[];
+  };
   status?: {
     phase?: string;
     startTime?: string;

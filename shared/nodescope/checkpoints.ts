@@ -13,9 +13,9 @@ import {
   type VerticalPodAutoscalerCheckpoint,
 } from '../recommendation/index.js';
 import { materialize } from './engine.js';
-import { type NodeRecord, newNodeRecord } from './model.js';
+import { type DsModel, type NodeRecord, newNodeRecord } from './model.js';
 import { DEFAULT_SETTINGS } from './settings.js';
-import { loadDs, packBase } from './state.js';
+import { type LoadedDs, loadDs, packBase } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 
 /** The time the stored states are as of: the last stored cycle, else the base. */
@@ -77,7 +77,18 @@ export async function importCheckpoints(
   const head = await store.getHead(cluster, ds);
   if (!head) return undefined;
   const loaded = await loadDs(store, head, cluster, ds, head.containers);
-  const { model } = loaded;
+  const counts = seedStates(loaded.model, head, checkpoints, now);
+  if (counts.imported > 0) await foldImported(store, cluster, ds, head, loaded, now);
+  return counts;
+}
+
+/** The checkpoints' states where the model has none. */
+function seedStates(
+  model: DsModel,
+  head: DsHead,
+  checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
+  now: number,
+): { imported: number; skipped: number } {
   let imported = 0;
   let skipped = 0;
   for (const cp of checkpoints) {
@@ -100,9 +111,20 @@ export async function importCheckpoints(
     rec.states[j] = fromCheckpoint(cp.status, now as EpochMillis);
     imported++;
   }
-  if (imported === 0) return { imported, skipped };
-  for (const rec of model.nodes.values()) materialize(rec);
-  const packed = packBase(model, DEFAULT_SETTINGS.chunkRawBytes);
+  return { imported, skipped };
+}
+
+/** A new base with the imported states (and the replayed log), committed like a cycle's fold. */
+async function foldImported(
+  store: NodeScopeStore,
+  cluster: string,
+  ds: string,
+  head: DsHead,
+  loaded: LoadedDs,
+  now: number,
+): Promise<void> {
+  for (const rec of loaded.model.nodes.values()) materialize(rec);
+  const packed = packBase(loaded.model, DEFAULT_SETTINGS.chunkRawBytes);
   const gen = head.gen + 1;
   for (let k = 0; k < packed.chunks.length; k++)
     if (!(await store.putChunk(cluster, ds, gen, k, packed.chunks[k] as Uint8Array, now)))
@@ -125,5 +147,4 @@ export async function importCheckpoints(
   }
   if (head.gen > 0) await store.deleteChunks(cluster, ds, head.gen, head.chunks);
   await store.deleteLogs(cluster, ds, loaded.logCycles);
-  return { imported, skipped };
 }

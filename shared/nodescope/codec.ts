@@ -132,13 +132,30 @@ export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8A
   w.varint(entry.gen);
   w.varint(entry.containers.length);
   for (const c of entry.containers) w.string(c);
+  const ordered = writePresence(w, entry.samples, baseOrder);
+  const atS = Math.floor(entry.at / 1000);
+  for (const s of ordered) w.svarint(Math.floor(s.t / 1000) - atS);
+  const c = entry.containers.length;
+  for (let k = 0; k < c; k++)
+    for (const s of ordered) w.varint(s.cpu[k] === undefined ? 0 : (s.cpu[k] as number) + 1);
+  for (let k = 0; k < c; k++)
+    for (const s of ordered) w.varint(s.memory[k] === undefined ? 0 : memCode(s.memory[k] as number) + 1);
+  writeOoms(w, entry.ooms, ordered);
+  return w.finish();
+}
+
+/**
+ * Which nodes have samples: a bitmap over the base's order, then the names of nodes not in it. Returns
+ * the samples in the order the columns are written (base order, then the extras).
+ */
+function writePresence(w: ByteWriter, samples: readonly NodeSamples[], baseOrder: readonly string[]) {
   const index = new Map<string, number>();
   baseOrder.forEach((n, i) => {
     index.set(n, i);
   });
   const inBase: (NodeSamples | undefined)[] = new Array(baseOrder.length);
   const extras: NodeSamples[] = [];
-  for (const s of entry.samples) {
+  for (const s of samples) {
     const i = index.get(s.node);
     if (i === undefined) extras.push(s);
     else inBase[i] = s;
@@ -150,22 +167,18 @@ export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8A
   w.raw(bitmap);
   w.varint(extras.length);
   for (const s of extras) w.string(s.node);
-  const ordered = [...inBase.filter((s): s is NodeSamples => s !== undefined), ...extras];
+  return [...inBase.filter((s): s is NodeSamples => s !== undefined), ...extras];
+}
+
+/** OOM kills by their node's position among the samples (or by name for a node without samples). */
+function writeOoms(w: ByteWriter, ooms: readonly OomEvent[], ordered: readonly NodeSamples[]): void {
   const position = new Map<string, number>();
   ordered.forEach((s, i) => {
     position.set(s.node, i);
   });
-  const atS = Math.floor(entry.at / 1000);
-  for (const s of ordered) w.svarint(Math.floor(s.t / 1000) - atS);
-  const c = entry.containers.length;
-  for (let k = 0; k < c; k++)
-    for (const s of ordered) w.varint(s.cpu[k] === undefined ? 0 : (s.cpu[k] as number) + 1);
-  for (let k = 0; k < c; k++)
-    for (const s of ordered) w.varint(s.memory[k] === undefined ? 0 : memCode(s.memory[k] as number) + 1);
-  w.varint(entry.ooms.length);
-  for (const o of entry.ooms) {
+  w.varint(ooms.length);
+  for (const o of ooms) {
     const p = position.get(o.node);
-    // An OOM of a node without samples this cycle is written with its name.
     if (p === undefined) {
       w.varint(0);
       w.string(o.node);
@@ -174,7 +187,6 @@ export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8A
     w.varint(Math.floor(o.t / 1000));
     w.varint(o.request);
   }
-  return w.finish();
 }
 
 /**

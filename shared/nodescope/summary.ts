@@ -9,7 +9,7 @@ import { textTable } from '../kernel/text-table.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import type { Amounts, NodeRec } from './model.js';
 import { getRecommendations, listDaemonSets } from './query.js';
-import { NodeScopeStore } from './store.js';
+import { type ClusterRecord, type DsHead, NodeScopeStore } from './store.js';
 
 const cpu = (v: number | undefined) => (v === undefined ? '-' : formatCpu(Math.round(v) as Millicores));
 const mem = (v: number | undefined) =>
@@ -34,6 +34,9 @@ function change(perNode: number, wide: number, what: 'cpu' | 'memory'): string {
   return `${what} ${d <= 0 ? 'saves' : 'adds'} ${f(d)} (${d <= 0 ? '-' : '+'}${Math.abs((d / wide) * 100).toFixed(0)}%)`;
 }
 
+type ClusterCycles = Map<string, ClusterRecord | undefined>;
+type Recommendations = NonNullable<Awaited<ReturnType<typeof getRecommendations>>>;
+
 /** Lines for the summary; `maxNodes` rows per DaemonSet (the busiest and the idlest are kept). */
 export async function nodescopeSummaryLines(
   target: { db: DynamoDBDocumentClient; table: string },
@@ -43,71 +46,83 @@ export async function nodescopeSummaryLines(
   const heads = await listDaemonSets(store);
   const clusters = [...new Set(heads.map((h) => h.cluster))];
   const lines = [`nodescope: ${heads.length} DaemonSet(s) sized per node in ${clusters.length} cluster(s)`];
-  const cycles = new Map<string, Awaited<ReturnType<NodeScopeStore['getCluster']>>>();
+  const cycles: ClusterCycles = new Map();
   for (const c of clusters) {
     const rec = await store.getCluster(c);
     cycles.set(c, rec);
-    const l = rec?.lastCycle;
-    if (!l) continue;
-    const parts = [
-      `metrics API ${l.metricsApi}`,
-      `${l.nodes} nodes`,
-      `${l.samples} samples`,
-      `${l.fallbackNodes} on fallback`,
-      `resizes ${l.resizes.requested} requested / ${l.resizes.completed} done / ${l.resizes.refused} refused`,
-      `${l.apiRequests} API requests`,
-    ];
-    if (l.rejectedTargets) parts.push(`${l.rejectedTargets} VPA(s) refused`);
-    if (l.errors.length) parts.push(`errors: ${l.errors.join('; ')}`);
-    lines.push(`  ${c}: ${parts.join(', ')}`);
+    const line = lastCycleLine(rec?.lastCycle);
+    if (line) lines.push(`  ${c}: ${line}`);
   }
-  const maxNodes = opts.maxNodes ?? 12;
   for (const h of heads) {
     const recs = await getRecommendations(store, h.cluster, h.namespace, h.name, { live: true });
-    if (!recs) continue;
-    const containers = h.containers.filter((c) => recs.dsWide[c]);
-    lines.push('');
-    if (Object.keys(recs.nodes).length === 0) {
-      const metrics = cycles.get(h.cluster)?.lastCycle?.metricsApi;
-      lines.push(
-        `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode}): no recommendation yet, no samples${metrics && metrics !== 'available' ? ` (metrics API ${metrics})` : ''}`,
-      );
-      continue;
-    }
-    lines.push(
-      `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode}): targets per node vs DaemonSet-wide`,
-    );
-    const header = ['NODE', 'SOURCE'];
-    for (const c of containers) header.push(`${c.toUpperCase()} CPU`, 'MEMORY');
-    header.push('VS DS-WIDE');
-    const rows: string[][] = [header];
-    const wide = recs.dsWide;
-    const wideTotal = sum([{ source: 'node', containers: wide }]);
-    const entries = Object.entries(recs.nodes).sort(([, a], [, b]) => sum([b]).cpu - sum([a]).cpu);
-    const shown =
-      entries.length > maxNodes ? [...entries.slice(0, maxNodes - 2), ...entries.slice(-2)] : entries;
-    for (const [node, r] of shown) {
-      const row = [node, r.source];
-      for (const c of containers)
-        row.push(cpu(r.containers[c]?.target.cpu), mem(r.containers[c]?.target.memory));
-      const s = sum([r]);
-      const pct = wideTotal.cpu ? `cpu ${(((s.cpu - wideTotal.cpu) / wideTotal.cpu) * 100).toFixed(0)}%` : '';
-      row.push(pct);
-      rows.push(row);
-    }
-    if (shown.length < entries.length)
-      rows.splice(rows.length - 2, 0, [`... ${entries.length - shown.length} more`]);
-    const wideRow = ['(DaemonSet-wide)', 'upstream'];
-    for (const c of containers) wideRow.push(cpu(wide[c]?.target.cpu), mem(wide[c]?.target.memory));
-    wideRow.push('');
-    rows.push(wideRow);
-    lines.push(...textTable(rows).map((x) => `  ${x}`));
-    const n = entries.length;
-    const perNode = sum(entries.map(([, r]) => r));
-    const asWide = { cpu: wideTotal.cpu * n, memory: wideTotal.memory * n };
-    lines.push(
-      `  total over ${n} node(s): per-node ${cpu(perNode.cpu)} / ${mem(perNode.memory)} vs DaemonSet-wide ${cpu(asWide.cpu)} / ${mem(asWide.memory)}: per-node sizing ${change(perNode.cpu, asWide.cpu, 'cpu')}, ${change(perNode.memory, asWide.memory, 'memory')}`,
-    );
+    if (recs) lines.push('', ...daemonSetLines(h, recs, cycles, opts.maxNodes ?? 12));
   }
   return lines;
+}
+
+function lastCycleLine(l: ClusterRecord['lastCycle'] | undefined): string | undefined {
+  if (!l) return undefined;
+  const parts = [
+    `metrics API ${l.metricsApi}`,
+    `${l.nodes} nodes`,
+    `${l.samples} samples`,
+    `${l.fallbackNodes} on fallback`,
+    `resizes ${l.resizes.requested} requested / ${l.resizes.completed} done / ${l.resizes.refused} refused`,
+    `${l.apiRequests} API requests`,
+  ];
+  if (l.rejectedTargets) parts.push(`${l.rejectedTargets} VPA(s) refused`);
+  if (l.errors.length) parts.push(`errors: ${l.errors.join('; ')}`);
+  return parts.join(', ');
+}
+
+/** One DaemonSet: each node's targets next to the DaemonSet-wide ones, and the totals. */
+function daemonSetLines(h: DsHead, recs: Recommendations, cycles: ClusterCycles, maxNodes: number): string[] {
+  const title = `${h.cluster} ${h.namespace}/${h.name} (VPA ${h.vpa.name}, updateMode ${h.updateMode})`;
+  if (Object.keys(recs.nodes).length === 0) {
+    const metrics = cycles.get(h.cluster)?.lastCycle?.metricsApi;
+    return [
+      `${title}: no recommendation yet, no samples${metrics && metrics !== 'available' ? ` (metrics API ${metrics})` : ''}`,
+    ];
+  }
+  const containers = h.containers.filter((c) => recs.dsWide[c]);
+  const wideTotal = sum([{ source: 'node', containers: recs.dsWide }]);
+  const entries = Object.entries(recs.nodes).sort(([, a], [, b]) => sum([b]).cpu - sum([a]).cpu);
+  const n = entries.length;
+  const perNode = sum(entries.map(([, r]) => r));
+  const asWide = { cpu: wideTotal.cpu * n, memory: wideTotal.memory * n };
+  return [
+    `${title}: targets per node vs DaemonSet-wide`,
+    ...textTable(nodeRows(entries, recs.dsWide, containers, maxNodes)).map((x) => `  ${x}`),
+    `  total over ${n} node(s): per-node ${cpu(perNode.cpu)} / ${mem(perNode.memory)} vs DaemonSet-wide ${cpu(asWide.cpu)} / ${mem(asWide.memory)}: per-node sizing ${change(perNode.cpu, asWide.cpu, 'cpu')}, ${change(perNode.memory, asWide.memory, 'memory')}`,
+  ];
+}
+
+function nodeRows(
+  entries: [string, NodeRec][],
+  wide: Recommendations['dsWide'],
+  containers: string[],
+  maxNodes: number,
+): string[][] {
+  const header = ['NODE', 'SOURCE'];
+  for (const c of containers) header.push(`${c.toUpperCase()} CPU`, 'MEMORY');
+  header.push('VS DS-WIDE');
+  const rows: string[][] = [header];
+  const wideTotal = sum([{ source: 'node', containers: wide }]);
+  const shown =
+    entries.length > maxNodes ? [...entries.slice(0, maxNodes - 2), ...entries.slice(-2)] : entries;
+  for (const [node, r] of shown) {
+    const row = [node, r.source];
+    for (const c of containers)
+      row.push(cpu(r.containers[c]?.target.cpu), mem(r.containers[c]?.target.memory));
+    const s = sum([r]);
+    row.push(wideTotal.cpu ? `cpu ${(((s.cpu - wideTotal.cpu) / wideTotal.cpu) * 100).toFixed(0)}%` : '');
+    rows.push(row);
+  }
+  if (shown.length < entries.length)
+    rows.splice(rows.length - 2, 0, [`... ${entries.length - shown.length} more`]);
+  const wideRow = ['(DaemonSet-wide)', 'upstream'];
+  for (const c of containers) wideRow.push(cpu(wide[c]?.target.cpu), mem(wide[c]?.target.memory));
+  wideRow.push('');
+  rows.push(wideRow);
+  return rows;
 }

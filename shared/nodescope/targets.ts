@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
+import { BALLOON_LABEL } from '../cycle/views.js';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
@@ -147,6 +148,91 @@ export interface ResolvedTargets {
   rejected: RejectedTarget[];
 }
 
+/** What a VPA asks for, as read (the mode as written, and as used: an unknown one counts as Off). */
+interface Ask {
+  vpa: VpaObject;
+  namespace: string;
+  name: string;
+  scope: { via: 'spec' | 'annotation'; value: string };
+  rawMode: string;
+  updateMode: UpdateMode;
+  targetRef: RejectedTarget['targetRef'];
+}
+
+function askOf(vpa: VpaObject, scope: Ask['scope']): Ask {
+  const rawMode = vpa.spec?.updatePolicy?.updateMode ?? 'Auto';
+  const ref = vpa.spec?.targetRef;
+  return {
+    vpa,
+    namespace: vpa.metadata?.namespace ?? '',
+    name: vpa.metadata?.name ?? '',
+    scope,
+    rawMode,
+    updateMode: (UPDATE_MODES as readonly string[]).includes(rawMode) ? (rawMode as UpdateMode) : 'Off',
+    targetRef: {
+      ...(ref?.apiVersion ? { apiVersion: ref.apiVersion } : {}),
+      kind: ref?.kind ?? '',
+      name: ref?.name ?? '',
+    },
+  };
+}
+
+/** Why the VPA's own fields rule node scope out, if they do. */
+function askProblem(a: Ask): string | undefined {
+  const { targetRef } = a;
+  if (a.scope.value !== NODE_SCOPE)
+    return `scope "${a.scope.value}" is not supported: the only scope is "${NODE_SCOPE}"`;
+  if (!(UPDATE_MODES as readonly string[]).includes(a.rawMode))
+    return `updateMode "${a.rawMode}" is not one of ${UPDATE_MODES.join(', ')}`;
+  if (targetRef.kind !== 'DaemonSet')
+    return `node scope applies to DaemonSets only; the target is a ${targetRef.kind || 'resource of no kind'}${targetRef.name ? ` (${targetRef.name})` : ''}`;
+  if (targetRef.apiVersion && targetRef.apiVersion !== 'apps/v1')
+    return `node scope needs a DaemonSet of apps/v1; the target names ${targetRef.apiVersion}`;
+  return undefined;
+}
+
+/** The target, or why the DaemonSet cannot be sized per node for this VPA. */
+function targetOf(
+  a: Ask,
+  ds: DaemonSetObject | undefined,
+  holder: string | undefined,
+): NodeScopeTarget | string {
+  const dsKey = `${a.namespace}/${a.targetRef.name}`;
+  if (!ds) return `DaemonSet ${dsKey} does not exist`;
+  if (ds.spec?.template?.metadata?.labels?.[BALLOON_LABEL] === 'true')
+    return `DaemonSet ${dsKey} runs balloon pods (${BALLOON_LABEL}): they hold capacity that doesn't exist and are sized by the balloons capability, never by their own usage`;
+  if (holder) return `DaemonSet ${dsKey} is already sized per node by VerticalPodAutoscaler ${holder}`;
+  const selector = selectorString(ds.spec?.selector);
+  if (!selector) return `DaemonSet ${dsKey} has no usable pod selector`;
+  const containers: TemplateContainer[] = (ds.spec?.template?.spec?.containers ?? []).map((c) => ({
+    name: c.name,
+    requests: amounts(c.resources?.requests),
+    limits: amounts(c.resources?.limits),
+  }));
+  if (containers.length === 0) return `DaemonSet ${dsKey} has no containers`;
+  const policies = policiesFor(
+    a.vpa,
+    containers.map((c) => c.name),
+  );
+  const { updateMode } = a;
+  const digest = createHash('sha256')
+    .update(JSON.stringify({ containers, policies, updateMode }))
+    .digest('base64url')
+    .slice(0, 16);
+  return {
+    vpa: { namespace: a.namespace, name: a.name, uid: a.vpa.metadata?.uid ?? '' },
+    ds: { namespace: a.namespace, name: a.targetRef.name, uid: ds.metadata?.uid ?? '' },
+    selector,
+    placement: placementOf(ds.spec?.template?.spec ?? {}),
+    containers,
+    updateMode,
+    apply: applyModeOf(updateMode),
+    policies,
+    via: a.scope.via,
+    digest,
+  };
+}
+
 /**
  * The node-scoped targets among a cluster's VPAs. VPAs that do not ask for node scope are not
  * fleetscope's and are left out silently. Ordered by namespace and name, so the first VPA on a
@@ -160,93 +246,23 @@ export function resolveTargets(
   const rejected: RejectedTarget[] = [];
   const dsByKey = new Map<string, DaemonSetObject>();
   for (const ds of daemonSets) dsByKey.set(`${ds.metadata?.namespace}/${ds.metadata?.name}`, ds);
+  /** DaemonSet -> the VPA that sizes it. */
   const taken = new Map<string, string>();
-  const sorted = [...vpas].sort((a, b) => {
-    const ka = `${a.metadata?.namespace}/${a.metadata?.name}`;
-    const kb = `${b.metadata?.namespace}/${b.metadata?.name}`;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  const key = (v: VpaObject) => `${v.metadata?.namespace}/${v.metadata?.name}`;
+  const sorted = [...vpas].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   for (const vpa of sorted) {
     const scope = requestedScope(vpa);
     if (!scope) continue;
-    const namespace = vpa.metadata?.namespace ?? '';
-    const name = vpa.metadata?.name ?? '';
-    const rawMode = vpa.spec?.updatePolicy?.updateMode ?? 'Auto';
-    const updateMode = (UPDATE_MODES as readonly string[]).includes(rawMode)
-      ? (rawMode as UpdateMode)
-      : 'Off';
-    const ref = vpa.spec?.targetRef;
-    const targetRef = {
-      ...(ref?.apiVersion ? { apiVersion: ref.apiVersion } : {}),
-      kind: ref?.kind ?? '',
-      name: ref?.name ?? '',
-    };
-    const reject = (reason: string) =>
-      rejected.push({ namespace, vpa: name, uid: vpa.metadata?.uid ?? '', targetRef, updateMode, reason });
-    if (scope.value !== NODE_SCOPE) {
-      reject(`scope "${scope.value}" is not supported: the only scope is "${NODE_SCOPE}"`);
+    const a = askOf(vpa, scope);
+    const dsKey = `${a.namespace}/${a.targetRef.name}`;
+    const t = askProblem(a) ?? targetOf(a, dsByKey.get(dsKey), taken.get(dsKey));
+    if (typeof t === 'string') {
+      const { namespace, name, targetRef, updateMode } = a;
+      rejected.push({ namespace, vpa: name, uid: vpa.metadata?.uid ?? '', targetRef, updateMode, reason: t });
       continue;
     }
-    if (!(UPDATE_MODES as readonly string[]).includes(rawMode)) {
-      reject(`updateMode "${rawMode}" is not one of ${UPDATE_MODES.join(', ')}`);
-      continue;
-    }
-    if (targetRef.kind !== 'DaemonSet') {
-      reject(
-        `node scope applies to DaemonSets only; the target is a ${targetRef.kind || 'resource of no kind'}${targetRef.name ? ` (${targetRef.name})` : ''}`,
-      );
-      continue;
-    }
-    if (targetRef.apiVersion && targetRef.apiVersion !== 'apps/v1') {
-      reject(`node scope needs a DaemonSet of apps/v1; the target names ${targetRef.apiVersion}`);
-      continue;
-    }
-    const dsKey = `${namespace}/${targetRef.name}`;
-    const ds = dsByKey.get(dsKey);
-    if (!ds) {
-      reject(`DaemonSet ${dsKey} does not exist`);
-      continue;
-    }
-    const holder = taken.get(dsKey);
-    if (holder) {
-      reject(`DaemonSet ${dsKey} is already sized per node by VerticalPodAutoscaler ${holder}`);
-      continue;
-    }
-    const selector = selectorString(ds.spec?.selector);
-    if (!selector) {
-      reject(`DaemonSet ${dsKey} has no usable pod selector`);
-      continue;
-    }
-    const containers: TemplateContainer[] = (ds.spec?.template?.spec?.containers ?? []).map((c) => ({
-      name: c.name,
-      requests: amounts(c.resources?.requests),
-      limits: amounts(c.resources?.limits),
-    }));
-    if (containers.length === 0) {
-      reject(`DaemonSet ${dsKey} has no containers`);
-      continue;
-    }
-    taken.set(dsKey, name);
-    const policies = policiesFor(
-      vpa,
-      containers.map((c) => c.name),
-    );
-    const digest = createHash('sha256')
-      .update(JSON.stringify({ containers, policies, updateMode }))
-      .digest('base64url')
-      .slice(0, 16);
-    targets.push({
-      vpa: { namespace, name, uid: vpa.metadata?.uid ?? '' },
-      ds: { namespace, name: targetRef.name, uid: ds.metadata?.uid ?? '' },
-      selector,
-      placement: placementOf(ds.spec?.template?.spec ?? {}),
-      containers,
-      updateMode,
-      apply: applyModeOf(updateMode),
-      policies,
-      via: scope.via,
-      digest,
-    });
+    taken.set(dsKey, a.name);
+    targets.push(t);
   }
   return { targets, rejected };
 }

@@ -180,6 +180,37 @@ describe('balloons over the simulator', () => {
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));
   });
 
+  it('a node that grows from below (hotplug, a cloud resize) is sized from its new allocatable, not fought', async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putPolicy(
+      env.cluster,
+      validatePolicy({
+        name: 'all',
+        selector: 'kubernetes.io/os=linux',
+        headroomPercent: 0,
+        headroomMin: { cpu: '0', memory: '0' },
+        min: { cpu: '2', memory: '4Gi' },
+        max: { cpu: '2', memory: '4Gi' },
+        shrinkCooldownMinutes: 0,
+      }),
+    );
+    await env.cycle();
+    await env.cycle();
+    expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));
+    const cap = n1!.capacity;
+    env.sim
+      .cluster(env.cluster)
+      .setNodeCapacity(n1!.name, { cpu: String((cap.cpu * 2) / 1000), memory: String(cap.memory * 2) });
+    const [grown] = (await nodesOf(env)).filter((n) => n.name === n1!.name);
+    expect(grown!.allocatable.cpu).toBeGreaterThan(n1!.allocatable.cpu);
+    const r = await env.cycle();
+    const d = r.decisions.find((x) => x.node === n1!.name)!;
+    expect(d.capacityChanged).toEqual({ from: n1!.allocatable, to: grown!.allocatable });
+    // the node still offers what the policy says; the new capacity is held until the policy wants it
+    expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(grown!.allocatable, amounts(2000, 4 * GI)));
+    expect((await balloonOn(env, n1!.name))?.pending).toBeUndefined();
+  });
+
   it('drain deflates every balloon whatever asks for a size (the first step of turning balloons off)', async () => {
     const nodes = await nodesOf(env);
     for (const n of nodes) await env.store.putRequest(env.cluster, explicit(n.name, amounts(1000, 2 * GI)));
@@ -190,5 +221,29 @@ describe('balloons over the simulator', () => {
     );
     await env.cycle({ drain: true });
     for (const n of nodes) expect((await balloonOn(env, n.name))?.spec).toEqual(BALLOON_FLOOR);
+  });
+});
+
+describe('a cluster without pods/resize', () => {
+  it('is reported and left alone: no DaemonSet, no PriorityClass, asked again only after the recheck', async () => {
+    const env = await startBalloonEnv({ resizeSubresource: false });
+    try {
+      await env.store.putPolicy(
+        env.cluster,
+        validatePolicy({ name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } }),
+      );
+      const r = await env.cycle();
+      expect(r.errors.join()).toMatch(/no pods\/resize subresource/);
+      await expect(
+        env.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: 'kube-system' }),
+      ).rejects.toThrow();
+      await expect(env.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS })).rejects.toThrow();
+      expect((await env.store.state(env.cluster))?.unsupported).toMatch(/pods\/resize/);
+      const discovery = env.sim.cluster(env.cluster).stats().byKind.discovery ?? 0;
+      await env.cycle();
+      expect(env.sim.cluster(env.cluster).stats().byKind.discovery ?? 0).toBe(discovery);
+    } finally {
+      await env.stop();
+    }
   });
 });

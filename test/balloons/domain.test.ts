@@ -282,3 +282,57 @@ describe('decide', () => {
     expect(decisions[0]?.resizeTo).toEqual(amounts(3900, 15 * GI));
   });
 });
+
+describe('pending pods are demand a policy-sized pool grows for', () => {
+  const policies = compilePolicies([
+    validatePolicy({
+      name: 'pool',
+      selector: 'pool=a',
+      headroomPercent: 0,
+      headroomMin: { cpu: '0', memory: '0' },
+      min: { cpu: '1', memory: '1Gi' },
+      max: { cpu: '4', memory: '16Gi' },
+      step: { cpu: '500m', memory: '1Gi' },
+    }),
+  ]);
+  const waiting = (name: string, cpu: number, selector: Record<string, string> = { pool: 'a' }) => ({
+    namespace: 'default',
+    name,
+    uid: name,
+    node: '',
+    balloon: false,
+    requests: amounts(cpu, GI),
+    nodeSelector: selector,
+  });
+  it('places waiting pods on pool nodes within the maximum, and the policy sizes the node for them', () => {
+    const { decisions } = decide({
+      now: 0,
+      nodes: [node('n1', { pool: 'a' }), node('n2', { pool: 'a' }), node('n3')],
+      pods: [
+        waiting('p1', 3000),
+        waiting('p2', 3000),
+        waiting('p3', 2000),
+        waiting('elsewhere', 1000, { pool: 'b' }),
+      ],
+      policies,
+      requests: [],
+      previous: {},
+    });
+    const size = (n: string) => decisions.find((d) => d.node === n)?.desired?.size;
+    // p1 -> n1, p2 -> n2 (most room), p3 fits neither within max 4 cpu; "elsewhere" matches no pool node
+    expect(size('n1')).toEqual(amounts(3000, GI));
+    expect(size('n2')).toEqual(amounts(3000, GI));
+    expect(decisions.find((d) => d.node === 'n3')).toBeUndefined();
+  });
+  it('never grows an explicitly sized node for them', () => {
+    const { decisions } = decide({
+      now: 0,
+      nodes: [node('n1', { pool: 'a' })],
+      pods: [waiting('p1', 3000)],
+      policies,
+      requests: [{ node: 'n1', size: amounts(1000, GI), requestedAt: 0, via: 'cli' }],
+      previous: {},
+    });
+    expect(decisions[0]?.desired?.size).toEqual(amounts(1000, GI));
+  });
+});

@@ -28,6 +28,7 @@ export interface BalloonEnv {
   cycle(opts?: {
     alterRead?: (r: ClusterRead) => ClusterRead;
     onlyNode?: string;
+    drain?: boolean;
   }): Promise<BalloonCycleResult>;
   stop(): Promise<void>;
 }

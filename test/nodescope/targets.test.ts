@@ -76,6 +76,25 @@ describe('targets', () => {
     expect(reasons.mode).toMatch(/updateMode "Sometimes"/);
   });
 
+  it('refuses a balloon DaemonSet (KEP-5620): its pods hold capacity that does not exist', () => {
+    const balloon = ds('fleetscope-balloon');
+    balloon.spec!.template!.metadata = {
+      labels: { app: 'fleetscope-balloon', 'fleetscope.io/balloon': 'true' },
+    };
+    const { targets, rejected } = resolveTargets(
+      [
+        vpa('b', {
+          targetRef: dsRef('fleetscope-balloon'),
+          scope: 'node',
+          updatePolicy: { updateMode: 'Auto' },
+        }),
+      ],
+      [balloon],
+    );
+    expect(targets).toEqual([]);
+    expect(rejected[0]?.reason).toMatch(/runs balloon pods \(fleetscope.io\/balloon\)/);
+  });
+
   it('lets the first VPA (by name) have a DaemonSet and refuses a second one', () => {
     const { targets, rejected } = resolveTargets(
       [

@@ -464,6 +464,49 @@ describe('DaemonSets', () => {
     ).toHaveLength(0);
   });
 
+  it('with updateStrategy OnDelete, keeps pods on a template change and replaces only deleted ones', async () => {
+    const body = (image: string) => ({
+      metadata: { name: 'on-delete' },
+      spec: {
+        selector: { matchLabels: { app: 'on-delete' } },
+        updateStrategy: { type: 'OnDelete' },
+        template: {
+          metadata: { labels: { app: 'on-delete' } },
+          spec: {
+            containers: [{ name: 'x', image }],
+            nodeSelector: { 'topology.kubernetes.io/zone': 'us-east-1b' },
+          },
+        },
+      },
+    });
+    await apps.createNamespacedDaemonSet({ namespace: 'default', body: body('registry.k8s.io/pause:3.9') });
+    const list = async () =>
+      (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=on-delete' })).items;
+    const before = await list();
+    expect(before.length).toBeGreaterThan(0);
+    await apps.patchNamespacedDaemonSet(
+      {
+        name: 'on-delete',
+        namespace: 'default',
+        body: {
+          spec: { template: { spec: { containers: [{ name: 'x', image: 'registry.k8s.io/pause:3.10' }] } } },
+        },
+      },
+      (await import('../../shared/k8s/client.js')).patchOptions('strategic-merge'),
+    );
+    const kept = await list();
+    expect(kept.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
+    const victim = kept[0]!;
+    await core.deleteNamespacedPod({ name: victim.metadata!.name!, namespace: 'default' });
+    const after = await list();
+    const replacement = after.find((p) => !kept.some((k) => k.metadata?.uid === p.metadata?.uid));
+    expect(replacement?.spec?.containers[0]?.image).toBe('registry.k8s.io/pause:3.10');
+    expect(after.filter((p) => p.spec?.containers[0]?.image === 'registry.k8s.io/pause:3.9')).toHaveLength(
+      kept.length - 1,
+    );
+    await apps.deleteNamespacedDaemonSet({ name: 'on-delete', namespace: 'default' });
+  });
+
   it('schedules daemon pods onto a node added later', async () => {
     const store = sim.cluster('alpha').store;
     const template = store.list('nodes')[0];

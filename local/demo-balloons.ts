@@ -1,0 +1,137 @@
+/**
+ * The balloons part of the demo (KEP-5620): an "elastic" node pool in demo-1 sized by a policy, shown
+ * being shrunk to its workloads plus headroom, then grown as more work arrives; one explicit resize
+ * request (the cloud-provider story); and one reclaim blocked by pods that took the space first,
+ * explained. Simulated nodes and pods only: a real fleet's pools and policies are the operator's.
+ */
+import { amounts } from '../shared/balloons/amounts.js';
+import { validatePolicy } from '../shared/balloons/policy.js';
+import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
+import { blockedText, pairText } from '../shared/balloons/summary.js';
+import { CYCLE } from '../shared/cycle/capability.js';
+import type { EventPublisher } from '../shared/platform/publisher.js';
+import type { LocalRuntime } from './runtime.js';
+import type { Simulator } from './sim/index.js';
+
+const CLUSTER = 'demo-1';
+const POOL = ['elastic-1', 'elastic-2', 'elastic-3'];
+
+function batchPod(sim: Simulator, name: string, cpu: string, memory: string): void {
+  sim.cluster(CLUSTER).store.put('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: { app: 'batch' } },
+    spec: {
+      nodeSelector: { pool: 'elastic' },
+      containers: [
+        { name: 'work', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu, memory } } },
+      ],
+    },
+  });
+}
+
+/** Adds the elastic pool and its first workloads to the simulated demo-1 (before the first cycle). */
+export function addElasticPool(sim: Simulator): void {
+  const c = sim.cluster(CLUSTER);
+  for (const name of POOL)
+    c.addNode({
+      name,
+      cpu: '8',
+      memory: '32Gi',
+      reserved: { cpu: '100m', memory: '1Gi' },
+      labels: { pool: 'elastic', 'kubernetes.io/os': 'linux' },
+    });
+  for (let i = 0; i < 6; i++) batchPod(sim, `batch-${i}`, '1', '2Gi');
+}
+
+export async function setElasticPolicy(runtime: LocalRuntime): Promise<void> {
+  await new BalloonStore(runtime.db, runtime.table).putPolicy(
+    CLUSTER,
+    validatePolicy({
+      name: 'elastic',
+      selector: 'pool=elastic',
+      headroomPercent: 20,
+      headroomMin: { cpu: '500m', memory: '1Gi' },
+      min: { cpu: '1', memory: '2Gi' },
+      max: { cpu: '7', memory: '28Gi' },
+      step: { cpu: '500m', memory: '1Gi' },
+      shrinkCooldownMinutes: 0,
+    }),
+  );
+}
+
+async function cycle(runtime: LocalRuntime): Promise<Record<string, NodeState>> {
+  await runtime.invoker.invokeAsync('dispatch', { capability: CYCLE }, 'demo:balloons');
+  await runtime.bus.drain();
+  return (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+}
+
+const offers = (nodes: Record<string, NodeState>, n: string) => pairText(nodes[n]?.size);
+
+/** The story after the first cycle; returns the lines to print. */
+export async function balloonStory(
+  runtime: LocalRuntime,
+  sim: Simulator,
+  publisher: EventPublisher,
+): Promise<string[]> {
+  const store = new BalloonStore(runtime.db, runtime.table);
+  // The first cycle created the DaemonSet after the cycle's one read of the pods: this one sizes them.
+  const before = await cycle(runtime);
+  const lines = [
+    'balloons demo (demo-1):',
+    `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(before, n)} of ${pairText(before[n]?.allocatable)}`).join(', ')}`,
+  ];
+
+  for (let i = 6; i < 14; i++) batchPod(sim, `batch-${i}`, '1', '2Gi');
+  const waiting = () =>
+    sim
+      .cluster(CLUSTER)
+      .store.list('pods', 'default')
+      .filter((p: { spec?: { nodeName?: string } }) => !p.spec?.nodeName).length;
+  const queued = waiting();
+  const grown = await cycle(runtime);
+  sim.clock.advance(1000); // the kubelets actuate the deflates; the scheduler then binds the waiting pods
+  lines.push(
+    `  8 more batch pods arrived (${queued} could not be scheduled); the policy grew the pool: ${POOL.map((n) => `${n} ${offers(before, n)} -> ${offers(grown, n)}`).join(', ')}; ${waiting()} still waiting`,
+  );
+
+  const general = (await sim.cluster(CLUSTER).store.list('nodes'))
+    .map((n: { metadata: { name: string } }) => n.metadata.name)
+    .find((n: string) => !POOL.includes(n));
+  if (general) {
+    await publisher.publish([
+      {
+        detailType: 'NodeResizeRequested',
+        detail: {
+          cluster: CLUSTER,
+          node: general,
+          cpu: '2',
+          memory: '4Gi',
+          requestedBy: 'demo: VM resize',
+          requestedAt: new Date().toISOString(),
+        },
+        resources: [],
+      },
+    ]);
+    await runtime.bus.drain();
+    const s = (await store.state(CLUSTER))?.nodes[general];
+    lines.push(
+      `  explicit NodeResizeRequested: ${general} should offer 2 / 4Gi (its VM is being resized) -> balloon ${pairText(s?.balloon)}, the node offers ${pairText(s?.size)}`,
+    );
+  }
+
+  const squeezed = POOL[0]!;
+  await store.putRequest(CLUSTER, {
+    node: squeezed,
+    size: amounts(1000, 2 * 2 ** 30),
+    requestedAt: Date.now(),
+    via: 'demo',
+  });
+  const after = await cycle(runtime);
+  const blocked = after[squeezed] ? blockedText(squeezed, after[squeezed]) : undefined;
+  lines.push(
+    `  explicit size 1 / 2Gi for ${squeezed}, below what its pods request:`,
+    `    ${blocked ?? `${squeezed}: not blocked`}`,
+  );
+  return lines;
+}

@@ -1,0 +1,84 @@
+/**
+ * The balloons part of `npm start`'s cycle summary: per cluster, capacity that doesn't exist next to
+ * what workloads request and what is free; per node, where its size comes from and any blocked reclaim.
+ * Read from DynamoDB only, like the CLI.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { RegistryStore } from '../fleet/registry-store.js';
+import { textTable } from '../kernel/text-table.js';
+import { type Amounts, readableCpu, readableMemory } from './amounts.js';
+import { BalloonStore, type NodeState } from './store.js';
+import { figuresOf, poolOf, summarize } from './summary-model.js';
+
+export const pairText = (a: Amounts | undefined) =>
+  a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '';
+
+export function sourceText(s: NodeState): string {
+  switch (s.source?.kind) {
+    case 'explicit':
+      return `explicit (${s.source.via})`;
+    case 'policy':
+      return `policy ${s.source.policy}${s.source.held ? ' (shrink held: cool-down)' : ''}`;
+    case 'host':
+      return `1/${s.source.kubelets} of host ${s.source.host}`;
+    default:
+      return 'none: deflated';
+  }
+}
+
+/** One sentence for a blocked reclaim: what could not be taken back, and who holds it. */
+export function blockedText(node: string, s: NodeState): string | undefined {
+  if (!s.blocked) return undefined;
+  const pods = s.blocked.pods.map((p) => `${p.namespace}/${p.name} (${pairText(p.requests)})`).join(', ');
+  return `${node}: reclaim blocked — the balloon could not take back ${pairText(s.blocked.missing)} held by ${pods}; fleetscope never evicts, it takes the space when they leave`;
+}
+
+export async function balloonSummaryLines(target: {
+  db: DynamoDBDocumentClient;
+  table: string;
+}): Promise<string[]> {
+  const store = new BalloonStore(target.db, target.table);
+  const clusters = await new RegistryStore(target.db, target.table).list();
+  const lines: string[] = [];
+  for (const c of clusters) {
+    const state = await store.state(c.name);
+    if (!state) continue;
+    if (state.unsupported) {
+      lines.push(`  ${c.name}: ${state.unsupported}`);
+      continue;
+    }
+    const nodes = Object.entries(state.nodes).sort(([a], [b]) => a.localeCompare(b));
+    if (nodes.length === 0) continue;
+    const total = summarize(
+      nodes.map(([, s]) => s),
+      state.at,
+    );
+    lines.push(
+      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, requested ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}`,
+    );
+    const rows = nodes.map(([n, s]) => {
+      const f = figuresOf(s);
+      return [
+        n,
+        poolOf(s),
+        sourceText(s),
+        pairText(f.allocatable),
+        pairText(s.size),
+        pairText(f.balloon),
+        pairText(f.workloads),
+        pairText(f.free),
+      ];
+    });
+    lines.push(
+      ...textTable([
+        ['    NODE', 'POOL', 'SIZE FROM', 'ALLOCATABLE', 'OFFERS', "DOESN'T EXIST", 'REQUESTED', 'FREE'],
+        ...rows.map((r) => [`    ${r[0]}`, ...r.slice(1)]),
+      ]),
+    );
+    for (const [n, s] of nodes) {
+      const b = blockedText(n, s);
+      if (b) lines.push(`    ${b}`);
+    }
+  }
+  return lines.length ? ["balloons (KEP-5620): capacity that doesn't exist, per node", ...lines] : [];
+}
