@@ -5,6 +5,7 @@ import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js'
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
 import { ClaimsStore } from '../shared/claims/store.js';
 import { removeMembershipClaim, syncCluster } from '../shared/claims/sync.js';
+import { gate } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/platform/handler.js';
@@ -58,6 +59,16 @@ export const handler = eventHandler({
     if (!cluster) {
       logger.info('cluster is not registered: nothing to write');
       return { cluster: name, skipped: 'not registered' };
+    }
+    const feature = await gate(
+      { db: deps.db, table: deps.config.table, warn: logger.warn.bind(logger) },
+      name,
+      CLAIMS,
+      'claims',
+    );
+    if (!feature.allowed) {
+      logger.info('claims are off for this cluster: nothing written', { state: feature.state });
+      return { cluster: name, skipped: `claims ${feature.state}` };
     }
     const result = await syncCluster(
       { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },

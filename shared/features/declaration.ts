@@ -110,26 +110,22 @@ export function parseDeclarations(text: string, file: string): FeatureSpec[] {
 
 function declared(item: unknown, at: string, file: string, problems: TaskProblem[]): FeatureSpec | undefined {
   const parsed = declSchema.safeParse(item);
-  if (!parsed.success) {
+  if (!parsed.success)
     for (const i of parsed.error.issues)
       problems.push({ path: `${at}.${formatPath(i.path)}`, message: i.message });
-    return undefined;
-  }
-  const d = parsed.data;
-  const tasks = (list: unknown[], which: string): TaskSpec[] =>
-    list.flatMap((t, j) => {
+  // The tasks are checked even when other fields are bad: one run names every problem of the file.
+  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown };
+  const tasks = (list: unknown, which: string): TaskSpec[] =>
+    (Array.isArray(list) ? list : []).flatMap((t, j) => {
       const r = parseTask(t, `${at}.${which}[${j}]`, { allowHooks: false });
       problems.push(...r.problems, ...reserved(r.task, `${at}.${which}[${j}]`));
       return r.task ? [r.task] : [];
     });
-  const { enable, disable, kubernetes, ...rest } = d;
-  return {
-    ...rest,
-    ...(kubernetes ? { kubernetes } : {}),
-    enable: tasks(enable, 'enable'),
-    disable: tasks(disable, 'disable'),
-    origin: { file },
-  };
+  const enable = tasks(raw.enable, 'enable');
+  const disable = tasks(raw.disable, 'disable');
+  if (!parsed.success) return undefined;
+  const { enable: _e, disable: _d, kubernetes, ...rest } = parsed.data;
+  return { ...rest, ...(kubernetes ? { kubernetes } : {}), enable, disable, origin: { file } };
 }
 
 function reserved(task: TaskSpec | undefined, at: string): TaskProblem[] {

@@ -10,8 +10,16 @@
  *   no record yet       -> the default (the reconciler has not announced the feature to this cluster)
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CAPABILITIES } from '../platform/capabilities.js';
 import type { FeatureRecord, FeatureRef, FeatureState, Value } from './model.js';
 import { FeatureStore } from './store.js';
+
+let clock: () => number = Date.now;
+
+/** The clock uses are stamped with (tests and the demo put the simulator's clock here). */
+export function setFeatureClock(c?: () => number): void {
+  clock = c ?? Date.now;
+}
 
 /** A use younger than this is not written again with the same value. */
 export const USE_REFRESH_MS = 15 * 60_000;
@@ -57,7 +65,7 @@ export async function checkFeature(
   const store = new FeatureStore(ports.db, ports.table);
   const view = await store.view(cluster, feature);
   const value = valueFor(view.record, feature.default);
-  const now = (ports.now ?? Date.now)();
+  const now = (ports.now ?? clock)();
   const mine = view.uses.find((u) => u.component === component);
   if (!mine || mine.value !== value || now - mine.at >= USE_REFRESH_MS) {
     await store
@@ -72,4 +80,19 @@ export async function checkFeature(
     value,
     allowed: value === 'on',
   };
+}
+
+/**
+ * The one call every worker makes before it acts on a cluster for a capability: the capability's
+ * feature (declared next to it) as the cluster has it, this component's use reported.
+ */
+export async function gate(
+  ports: GatePorts,
+  cluster: string,
+  capability: string,
+  component: string,
+): Promise<GateDecision> {
+  const spec = CAPABILITIES.find((c) => c.id === capability)?.feature;
+  if (!spec) throw new Error(`capability "${capability}" declares no feature`);
+  return checkFeature(ports, cluster, spec, component);
 }
