@@ -54,6 +54,8 @@ export interface FeatureEnv {
   cycle(cluster: string): Promise<unknown>;
   /** One claims drift check through the real worker. */
   claimsCheck(cluster: string): Promise<unknown>;
+  /** Adds a cluster to the simulator and registers it (the workers see it at once). */
+  addCluster(spec: SimClusterSpec, labels?: Record<string, string>): Promise<void>;
   /** Requests other than reads the cluster served since it started (writes of any kind). */
   writes(cluster: string): number;
   stop(): Promise<void>;
@@ -66,13 +68,14 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
   const path = join(dir, 'kubeconfig.yaml');
   await sim.writeKubeconfig(path);
   const registry = new RegistryStore(runtime.db, runtime.table);
-  for (const c of clusters)
-    await registry.add({
-      name: c.name,
-      kubeconfig: { kind: 'file', path, context: c.name },
-      labels: { wave: 'test', index: String(clusters.indexOf(c)) },
+  const register = (name: string, labels: Record<string, string>) =>
+    registry.add({
+      name,
+      kubeconfig: { kind: 'file', path, context: name },
+      labels,
       registeredAt: new Date(START).toISOString(),
     });
+  for (const c of clusters) await register(c.name, { index: String(clusters.indexOf(c)) });
   const now = () => sim.clock.now();
   setNodeScopeClock(now);
   setFeatureClock(now);
@@ -146,6 +149,12 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
         cycleId: `claims/${new Date(now()).toISOString()}`,
         requestedAt: new Date(now()).toISOString(),
       }),
+    async addCluster(spec, labels = {}) {
+      await sim.addCluster(spec);
+      await sim.writeKubeconfig(path);
+      await resetClusterConnector(); // the workers' connector cached the file without the new context
+      await register(spec.name, labels);
+    },
     writes(cluster) {
       const s = sim.cluster(cluster).stats();
       return s.total - (s.byMethod.GET ?? 0);
