@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { FeatureCatalog, loadCatalog, UnknownFeatureError } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
+import { FeatureMirror } from '../../shared/features/mirror.js';
 import { type FeatureRef, parseRef, refKey, type Value } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
+import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
@@ -28,6 +31,7 @@ const usage = `usage:
   fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
   fleetscope features register --file FILE|-
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
+  fleetscope features reconcile [--cluster NAME]
   fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
                                [--selector k=v] [--stuck-after 30m] [--fail-after N]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
@@ -44,6 +48,8 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
   register       declare third-party features from a file made of the built-in tasks
   check-upgrade  whether any feature blocks an upgrade or downgrade of fleetscope (--fleetscope) or of
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
+  reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
+                 every waiting task at once
   rollout        turn a feature on or off across the fleet in waves (see README)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
@@ -79,6 +85,7 @@ export const command: CliCommand = {
       history: () => history(values),
       register: () => register(values),
       'check-upgrade': () => checkUpgrade(values),
+      reconcile: () => reconcile(values),
     });
   },
 };
@@ -131,6 +138,15 @@ async function gather(
         out.unannounced.push(`${cluster} ${refKey(spec)}`);
         continue;
       }
+      // In-cluster components' uses, from the Feature object's status (live only).
+      const uses = live
+        ? [
+            ...view.uses,
+            ...(await objects()
+              .then((a) => new FeatureMirror(a).readUses(spec))
+              .catch(() => [])),
+          ]
+        : view.uses;
       const dangling =
         view.record.state === 'Off'
           ? await danglingOf(
@@ -147,7 +163,7 @@ async function gather(
               { live },
             ).catch((err) => [`unknown: cannot read the cluster (${describeAccessError(err)})`])
           : undefined;
-      out.rows.push(featureJson(view.record, view.uses, dangling));
+      out.rows.push(featureJson(view.record, uses, dangling));
     }
   }
   return out;
@@ -332,3 +348,43 @@ const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>
   [t.kubernetes && `Kubernetes ${t.kubernetes}`, t.fleetscope && `fleetscope ${t.fleetscope}`]
     .filter(Boolean)
     .join(' and ') || 'an upgrade or downgrade';
+
+async function reconcile(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const store = new FeatureStore(ctx.db, ctx.table);
+    const clusters = values.cluster
+      ? [await registered(ctx, values.cluster, 'reconcile')]
+      : (await ctx.registry.list()).map((c) => c.name);
+    const ports: ReconcilerPorts = {
+      store,
+      catalog: await loadCatalog(store),
+      db: ctx.db,
+      table: ctx.table,
+      id: `cli/${randomUUID().slice(0, 8)}`,
+      now: Date.now,
+      eager: true,
+      publish: (e) => ctx.publisher.publish(e),
+      warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
+      connect: async (cluster) => {
+        const c = await ctx.registry.get(cluster);
+        if (!c) throw new Error(`cluster "${cluster}" is not registered`);
+        return clusterAccess().client(c.name, c.kubeconfig);
+      },
+    };
+    let failed = 0;
+    for (const cluster of clusters) {
+      try {
+        for (const o of await reconcileCluster(ports, cluster))
+          if (o.steps || o.state === 'TurningOn' || o.state === 'TurningOff')
+            console.log(
+              `${cluster} ${o.feature}: ${o.state}${o.waitingFor ? ` (waiting for: ${o.waitingFor})` : ''}${o.error ? ` (failing: ${o.error})` : ''}`,
+            );
+      } catch (err) {
+        failed++;
+        console.error(`${cluster}: ${describeAccessError(err)}`);
+      }
+    }
+    await ctx.runtime?.bus.drain();
+    return failed ? 1 : 0;
+  });
+}

@@ -46,7 +46,11 @@ const headingOf = (r: FeatureRecord): Final => (r.state === 'TurningOn' ? 'On' :
 const liveClaim = (t: TaskRecord | undefined, now: number) =>
   t?.claim && t.claim.until > now ? t.claim : undefined;
 
-export function nextStep(r: FeatureRecord, now: number): Step {
+/**
+ * `eager`: look again at a waiting task now rather than at its next poll (an operator asked); a wait's
+ * own window (a wait for uses) is kept by the task itself, and a failure's back-off is always kept.
+ */
+export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean } = {}): Step {
   const target = finalOf(targetOf(r));
   if (!inTransition(r.state)) return r.state === target ? { kind: 'idle' } : { kind: 'start', to: target };
   const first = r.tasks[0];
@@ -58,7 +62,8 @@ export function nextStep(r: FeatureRecord, now: number): Step {
       : { kind: 'reverse', to: target };
   if (!first) return { kind: 'finish' };
   if (claim) return { kind: 'later', until: claim.until, why: `"${first.title}" in progress (${claim.by})` };
-  if (first.notBefore !== undefined && first.notBefore > now)
+  const polled = opts.eager && first.waitingFor !== undefined && first.lastError === undefined;
+  if (first.notBefore !== undefined && first.notBefore > now && !polled)
     return {
       kind: 'later',
       until: first.notBefore,

@@ -70,6 +70,8 @@ export interface ReconcilerPorts {
   count?(metric: FeatureMetric, n: number): void;
   /** Write the records into the cluster as Feature objects (default true). */
   mirror?: boolean;
+  /** Look at waiting tasks again now, not at their next poll (`features reconcile`). */
+  eager?: boolean;
 }
 
 export interface FeatureOutcome {
@@ -143,7 +145,9 @@ async function reconcileFeature(
   let steps = 0;
   for (; steps < MAX_STEPS; steps++) {
     const step: Step =
-      record.default !== spec.default ? { kind: 'start', to: 'On' } : nextStep(record, p.now());
+      record.default !== spec.default
+        ? { kind: 'start', to: 'On' }
+        : nextStep(record, p.now(), { eager: p.eager === true && steps === 0 });
     if (step.kind === 'idle' || step.kind === 'later') break;
     const result =
       step.kind === 'perform'

@@ -71,16 +71,12 @@ export function featureJson(r: FeatureRecord, uses: readonly Use[], dangling?: s
   };
 }
 
-/** What the first task does now, in one cell. */
-export function nowDoing(f: FeatureJson): string {
+/** What the first task is waiting for, or why it fails, in one cell. */
+export function waitingCell(f: FeatureJson): string {
   const t = f.tasks[0];
   if (!t) return '';
-  const status = t.lastError
-    ? `failing (${t.attempts}x): ${t.lastError}`
-    : t.waitingFor
-      ? `waiting for: ${t.waitingFor}`
-      : 'next';
-  return `${t.title}: ${status}`;
+  if (t.lastError) return `failing (${t.attempts}x): ${t.lastError}`;
+  return t.waitingFor ?? (t.inProgress ? 'in progress' : 'next');
 }
 
 export function danglingCell(f: FeatureJson): string {
@@ -90,8 +86,19 @@ export function danglingCell(f: FeatureJson): string {
 }
 
 export function listTable(rows: FeatureJson[], wide: boolean): string[] {
-  const head = ['CLUSTER', 'FEATURE', 'STATE', 'DESIRED', 'DEFAULT', 'TASKS', 'NOW', 'DANGLING'];
+  const head = [
+    'CLUSTER',
+    'FEATURE',
+    'STATE',
+    'DESIRED',
+    'DEFAULT',
+    'TASKS',
+    'TASK',
+    'WAITING FOR',
+    'DANGLING',
+  ];
   if (wide) head.push('USES');
+  const fit = (s: string, n: number) => (wide ? s : cut(s, n));
   return textTable([
     head,
     ...rows.map((f) => {
@@ -102,8 +109,9 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
         f.desired,
         f.default,
         String(f.tasks.length),
-        cut(nowDoing(f), wide ? 200 : 70),
-        cut(danglingCell(f), wide ? 200 : 60),
+        fit(f.tasks[0]?.title ?? '', 50),
+        fit(waitingCell(f), 70),
+        fit(danglingCell(f), 60),
       ];
       if (wide) cells.push(f.uses.map((u) => `${u.component}=${u.value}`).join(', '));
       return cells;

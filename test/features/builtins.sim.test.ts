@@ -24,8 +24,6 @@ import {
   startFeatureEnv,
 } from './helpers.js';
 
-const GI = 2 ** 30;
-
 describe('built-in features over the simulator', () => {
   let env: FeatureEnv;
   beforeAll(async () => {

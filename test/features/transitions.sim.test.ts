@@ -222,12 +222,10 @@ describe('feature transitions over the simulator', () => {
   });
 
   const configMap = (name: string, labels: Record<string, string>) =>
-    env
-      .client('w')
-      .core.createNamespacedConfigMap({
-        namespace: 'default',
-        body: { metadata: { name, labels }, data: { a: 'b' } },
-      });
+    env.client('w').core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name, labels }, data: { a: 'b' } },
+    });
   const widgetPorts = { catalog, mirror: false };
 
   it('waits for no objects, naming them, and never deletes them: the transition goes on once they are removed by hand', async () => {
