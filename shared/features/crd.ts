@@ -2,7 +2,8 @@
  * The `Feature` custom resource (features.fleetscope.io/v1alpha1, namespaced) that mirrors each Feature
  * record into its cluster, so people and in-cluster components read it with kubectl. fleetscope writes
  * `spec` and the status fields it owns (state, tasks, transition, observedVersion, its workers' uses);
- * an in-cluster component reports its use by merge-patching its own key of `status.uses`:
+ * an in-cluster component uses the feature when `status.value` is on (the client flow's rule, worked out
+ * by fleetscope), and reports its use by merge-patching its own key of `status.uses`:
  *
  *   kubectl patch feature widgets -n widgets --subresource=status --type=merge \
  *     -p '{"status":{"uses":{"widget-agent":{"value":"on","time":"2026-11-21T10:00:00Z"}}}}'
@@ -42,6 +43,8 @@ const schema = {
       type: 'object',
       properties: {
         state: { type: 'string', enum: ['On', 'Off', 'TurningOn', 'TurningOff'] },
+        /** What a component should use now (on: On, or TurningOn once only waits for uses are left). */
+        value: onOff,
         observedVersion: { type: 'integer' },
         transition: loose,
         tasks: { type: 'array', items: loose },
@@ -85,6 +88,7 @@ export function featureCrd() {
           subresources: { status: {} },
           additionalPrinterColumns: [
             { name: 'State', type: 'string', jsonPath: '.status.state' },
+            { name: 'Value', type: 'string', jsonPath: '.status.value' },
             { name: 'Desired', type: 'string', jsonPath: '.spec.desired' },
             { name: 'Default', type: 'string', jsonPath: '.spec.default' },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

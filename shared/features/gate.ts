@@ -11,8 +11,11 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CAPABILITIES } from '../platform/capabilities.js';
-import type { FeatureRecord, FeatureRef, FeatureState, Value } from './model.js';
+import { valueFor } from './machine.js';
+import type { FeatureRef, FeatureState, Value } from './model.js';
 import { FeatureStore } from './store.js';
+
+export { valueFor };
 
 let clock: () => number = Date.now;
 
@@ -30,19 +33,6 @@ export interface GateDecision {
   /** What the component sees and reports. */
   value: Value;
   allowed: boolean;
-}
-
-/** What a component may do, from the record alone (pure). */
-export function valueFor(record: FeatureRecord | undefined, fallback: Value): Value {
-  if (!record) return fallback;
-  switch (record.state) {
-    case 'On':
-      return 'on';
-    case 'TurningOn':
-      return record.tasks.every((t) => t.spec.task === 'wait-for-uses') ? 'on' : 'off';
-    default:
-      return 'off';
-  }
 }
 
 export interface GatePorts {

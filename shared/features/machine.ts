@@ -228,3 +228,16 @@ export function withDesired(
     ...(Object.keys(options).length ? { options } : {}),
   });
 }
+
+/**
+ * What a component may do, from the record alone (the client flow's rule): On -> on; TurningOn -> on
+ * once only waits for uses are left (what the feature needs is in place); Off, TurningOff -> off; no
+ * record yet -> the default.
+ */
+export function valueFor(record: FeatureRecord | undefined, fallback: Value): Value {
+  if (!record) return fallback;
+  if (record.state === 'On') return 'on';
+  if (record.state === 'TurningOn')
+    return record.tasks.every((t) => t.spec.task === 'wait-for-uses') ? 'on' : 'off';
+  return 'off';
+}

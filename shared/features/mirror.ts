@@ -5,6 +5,7 @@
  * are read back (and cleared, when a wait for uses clears the uses).
  */
 import { FEATURE_API_VERSION, FEATURE_CRD, featureCrd } from './crd.js';
+import { valueFor } from './machine.js';
 import { type FeatureRecord, type FeatureRef, FLEETSCOPE_NAMESPACE, type Use, type Value } from './model.js';
 import { contains, type KObject, type ObjectsApi } from './objects.js';
 
@@ -156,6 +157,8 @@ function statusOf(
     .map(([c]) => [c, null]);
   const compare = {
     state: r.state,
+    // What a component should use now: the client flow's rule, so in-cluster components need not know it.
+    value: valueFor(r, r.default),
     observedVersion: r.version,
     tasks: r.tasks.map((t) => ({
       title: t.title,
