@@ -11,18 +11,13 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CAPABILITIES } from '../platform/capabilities.js';
+import { featureNow } from './clock.js';
 import { valueFor } from './machine.js';
 import type { FeatureRef, FeatureState, Value } from './model.js';
 import { FeatureStore } from './store.js';
 
+export { setFeatureClock } from './clock.js';
 export { valueFor };
-
-let clock: () => number = Date.now;
-
-/** The clock uses are stamped with (tests and the demo put the simulator's clock here). */
-export function setFeatureClock(c?: () => number): void {
-  clock = c ?? Date.now;
-}
 
 /** A use younger than this is not written again with the same value. */
 export const USE_REFRESH_MS = 15 * 60_000;
@@ -55,7 +50,7 @@ export async function checkFeature(
   const store = new FeatureStore(ports.db, ports.table);
   const view = await store.view(cluster, feature);
   const value = valueFor(view.record, feature.default);
-  const now = (ports.now ?? clock)();
+  const now = (ports.now ?? featureNow)();
   const mine = view.uses.find((u) => u.component === component);
   if (!mine || mine.value !== value || now - mine.at >= USE_REFRESH_MS) {
     await store

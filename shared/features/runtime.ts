@@ -8,6 +8,7 @@ import { clusterAccess } from '../fleet/cluster-access.js';
 import { RegistryStore } from '../fleet/registry-store.js';
 import type { Deps } from '../platform/deps.js';
 import { loadCatalog } from './catalog.js';
+import { featureNow } from './clock.js';
 import type { FeatureMetric, ReconcilerPorts } from './reconciler.js';
 import type { RolloutPorts } from './rollout-runner.js';
 import { RolloutStore } from './rollout-store.js';
@@ -37,7 +38,7 @@ export async function serverPorts(
     db: deps.db,
     table: deps.config.table,
     id: `${who}/${randomUUID().slice(0, 8)}`,
-    now: Date.now,
+    now: featureNow,
     publish,
     warn: t.warn,
     count: t.count,
@@ -53,7 +54,7 @@ export async function serverPorts(
     catalog,
     registry,
     publish,
-    now: Date.now,
+    now: featureNow,
   };
   return { reconciler, rollouts, registry };
 }
