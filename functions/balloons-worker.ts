@@ -37,7 +37,12 @@ export const handler = eventHandler({
     };
     if (!cluster) return refuse(`cluster "${d.cluster}" is not registered`);
     const feature = await gate(
-      { db: deps.db, table: deps.config.table, warn: logger.warn.bind(logger) },
+      {
+        db: deps.db,
+        table: deps.config.table,
+        publish: (e) => deps.publisher.publish(e),
+        warn: logger.warn.bind(logger),
+      },
       cluster.name,
       BALLOONS,
       'balloons/request',

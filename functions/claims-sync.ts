@@ -61,7 +61,12 @@ export const handler = eventHandler({
       return { cluster: name, skipped: 'not registered' };
     }
     const feature = await gate(
-      { db: deps.db, table: deps.config.table, warn: logger.warn.bind(logger) },
+      {
+        db: deps.db,
+        table: deps.config.table,
+        publish: (e) => deps.publisher.publish(e),
+        warn: logger.warn.bind(logger),
+      },
       name,
       CLAIMS,
       'claims',

@@ -4,7 +4,7 @@ import { balloonsConfigured, runBalloonPhase } from '../shared/balloons/phase.js
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
-import { gate } from '../shared/features/gate.js';
+import { type GatePorts, gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
@@ -35,7 +35,12 @@ export const handler = eventHandler({
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
     const now = nodescopeClock();
     // The client flow (KEP-3920): each capability acts only as its feature's state allows, and says so.
-    const ports = { db: deps.db, table: deps.config.table, warn: logger.warn.bind(logger) };
+    const ports: GatePorts = {
+      db: deps.db,
+      table: deps.config.table,
+      publish: (e) => deps.publisher.publish(e),
+      warn: logger.warn.bind(logger),
+    };
     const [nsGate, blGate] = await Promise.all([
       gate(ports, name, NODESCOPE, 'cycle/nodescope'),
       gate(ports, name, BALLOONS, 'cycle/balloons'),

@@ -7,14 +7,20 @@ import { FeatureStore } from '../shared/features/store.js';
 import { eventHandler } from '../shared/platform/handler.js';
 
 /**
- * Event-triggered: a desired value changed (reconcile that feature of that cluster now, rather than at
- * the next scheduled pass), a cluster registered (announce every feature to it) or deregistered (forget
+ * Event-triggered: a desired value changed or a component reported a new value during a transition
+ * (reconcile that feature of that cluster now, rather than at the next scheduled pass), a cluster registered (announce every feature to it) or deregistered (forget
  * its features), a rollout started or resumed (start its wave now). Races with the scheduled reconciler
  * are settled by the records' conditional writes.
  */
 export const handler = eventHandler({
   functionId: 'features',
-  detailTypes: ['FeatureDesiredChanged', 'ClusterRegistered', 'ClusterDeregistered', 'FeatureRolloutChanged'],
+  detailTypes: [
+    'FeatureDesiredChanged',
+    'FeatureUseReported',
+    'ClusterRegistered',
+    'ClusterDeregistered',
+    'FeatureRolloutChanged',
+  ],
   clusterOf: (e) => (e.detail as { cluster?: string }).cluster,
   run: async (event, { deps, logger, metrics }) => {
     const count = (m: string, n: number) => metrics.addMetric(m, MetricUnit.Count, n);

@@ -52,6 +52,12 @@ export const featuresCapability: Capability = {
       target: FEATURES,
     },
     {
+      id: 'features-on-use',
+      description: 'A component reported a new value during a transition: look at the transition now',
+      pattern: pattern(['FeatureUseReported']),
+      target: FEATURES,
+    },
+    {
       id: 'features-on-registration',
       description: 'Announce every feature to a new cluster; forget a deregistered one',
       pattern: pattern(['ClusterRegistered', 'ClusterDeregistered']),

@@ -8,6 +8,13 @@ import { type FeatureRef, refKey } from './model.js';
 import type { FeatureSpec } from './spec.js';
 import type { FeatureStore } from './store.js';
 
+/**
+ * The platform's core, which is not switched per cluster: the fan-out, the inventory (the health check
+ * every other capability relies on), the per-cluster cycle that hosts capabilities, and this lifecycle.
+ * Every other capability must declare its feature (test/features/machine.test.ts holds it to that).
+ */
+export const PLATFORM_CORE = ['fleet', 'inventory', 'cycle', 'features'] as const;
+
 export function builtinFeatures(): FeatureSpec[] {
   return CAPABILITIES.flatMap((c) => (c.feature ? [c.feature] : []));
 }

@@ -26,6 +26,15 @@ export const featureDetailSchemas = {
       at: timestamp,
     })
     .strict(),
+  FeatureUseReported: z
+    .object({
+      ...feature,
+      component: z.string().min(1).max(128),
+      /** The value the component saw; reported only when it differs from its last report. */
+      value: onOff,
+      at: timestamp,
+    })
+    .strict(),
   FeatureTransitionChanged: z
     .object({
       ...feature,
@@ -82,6 +91,14 @@ export const featureDetailExamples: Details = {
     feature: 'balloons',
     desired: 'off',
     by: 'operator',
+    at: '2026-11-21T10:00:00Z',
+  },
+  FeatureUseReported: {
+    cluster: 'prod-eu-1',
+    namespace: 'fleetscope-system',
+    feature: 'balloons',
+    component: 'cycle/balloons',
+    value: 'off',
     at: '2026-11-21T10:00:00Z',
   },
   FeatureTransitionChanged: {

@@ -11,9 +11,10 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CAPABILITIES } from '../platform/capabilities.js';
+import type { OutgoingEvent } from '../platform/publisher.js';
 import { featureNow } from './clock.js';
 import { valueFor } from './machine.js';
-import type { FeatureRef, FeatureState, Value } from './model.js';
+import { type FeatureRef, type FeatureState, inTransition, type Value } from './model.js';
 import { FeatureStore } from './store.js';
 
 export { setFeatureClock } from './clock.js';
@@ -33,6 +34,8 @@ export interface GateDecision {
 export interface GatePorts {
   db: DynamoDBDocumentClient;
   table: string;
+  /** Announces a use whose value changed (a transition waiting for uses is looked at again at once). */
+  publish?: (events: OutgoingEvent<'FeatureUseReported'>[]) => Promise<void>;
   now?: () => number;
   warn?: (message: string, fields: Record<string, unknown>) => void;
 }
@@ -53,11 +56,13 @@ export async function checkFeature(
   const now = (ports.now ?? featureNow)();
   const mine = view.uses.find((u) => u.component === component);
   if (!mine || mine.value !== value || now - mine.at >= USE_REFRESH_MS) {
-    await store
-      .reportUse(cluster, feature, { component, value, at: now, source: 'fleetscope' })
-      .catch((err) =>
-        ports.warn?.('could not report a feature use', { component, error: (err as Error).message }),
-      );
+    try {
+      await store.reportUse(cluster, feature, { component, value, at: now, source: 'fleetscope' });
+      if (mine?.value !== value && view.record && inTransition(view.record.state))
+        await ports.publish?.([useEvent(cluster, feature, component, value, now)]);
+    } catch (err) {
+      ports.warn?.('could not report a feature use', { component, error: (err as Error).message });
+    }
   }
   return {
     feature: { namespace: feature.namespace, name: feature.name },
@@ -80,4 +85,25 @@ export async function gate(
   const spec = CAPABILITIES.find((c) => c.id === capability)?.feature;
   if (!spec) throw new Error(`capability "${capability}" declares no feature`);
   return checkFeature(ports, cluster, spec, component);
+}
+
+function useEvent(
+  cluster: string,
+  f: FeatureRef,
+  component: string,
+  value: Value,
+  at: number,
+): OutgoingEvent<'FeatureUseReported'> {
+  return {
+    detailType: 'FeatureUseReported',
+    detail: {
+      cluster,
+      namespace: f.namespace,
+      feature: f.name,
+      component,
+      value,
+      at: new Date(at).toISOString(),
+    },
+    resources: [`cluster/${cluster}`],
+  };
 }

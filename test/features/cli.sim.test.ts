@@ -108,6 +108,11 @@ describe('fleetscope features', () => {
       expect(r.code).not.toBe(0);
       expect(r.err).toMatch(message);
     }
+    const balloons = JSON.parse(
+      (await run('features', 'get', '--cluster', 'tp', '--feature', 'balloons', '-o', 'json')).out,
+    );
+    expect(balloons.desired).toBe('default'); // nothing written by the refused sets
+    expect(balloons.desiredBy).toBeUndefined();
     const announced = JSON.parse((await run('features', 'list', '--cluster', 'tp', '-o', 'json')).out);
     expect(
       announced.features.map((f: { feature: string; state: string }) => `${f.feature}=${f.state}`).sort(),
@@ -198,5 +203,61 @@ describe('fleetscope features', () => {
     expect((await run('features', 'get', '--cluster', 'tp', '--feature', 'widgets/widgets')).out).toMatch(
       /dangling: nothing/,
     );
+  });
+
+  it('rollout: waves checked before anything is written, then started, shown, halted and resumed', async () => {
+    for (const [args, message] of [
+      [['--waves', '1,50%'], /--waves: the last wave must be 100%/],
+      [['--waves', '1,100%', '--to', 'maybe'], /--to: give on or off, not "maybe"/],
+      [['--waves', '1,100%', '--pause', 'soon'], /--pause "soon": a duration such as 90s, 10m or 2h/],
+      [['--waves', '1,100%', '--selector', 'env in ('], /label selector "env in \("/],
+    ] as const) {
+      const r = await run('features', 'rollout', '--feature', 'widgets/widgets', '--to', 'on', ...args);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(message);
+    }
+    expect((await run('features', 'rollout', 'status')).out).toBe('no rollouts');
+
+    const started = await run(
+      'features',
+      'rollout',
+      '--feature',
+      'widgets/widgets',
+      '--to',
+      'on',
+      '--waves',
+      '1,100%',
+      '--pause',
+      '10m',
+    );
+    expect(started.out).toMatch(
+      /^rollout (widgets-on-\S+): widgets on over 1 cluster\(s\)\n {2}wave 1 \(canary\): tp$/,
+    );
+    const id = /^rollout (\S+):/.exec(started.out)![1]!;
+    // The first wave started at once (the features function took the event): tp is turning on.
+    const status = JSON.parse((await run('features', 'rollout', 'status', '--id', id, '-o', 'json')).out);
+    expect(status.rollouts[0]).toMatchObject({ id, status: 'running', wave: 1, waves: [['tp']] });
+    expect(
+      JSON.parse(
+        (await run('features', 'get', '--cluster', 'tp', '--feature', 'widgets/widgets', '-o', 'json')).out,
+      ),
+    ).toMatchObject({
+      desired: 'on',
+      desiredBy: `rollout/${id}`,
+    });
+    expect(
+      (await run('features', 'rollout', '--feature', 'widgets/widgets', '--to', 'on', '--waves', '1,100%'))
+        .err,
+    ).toMatch(new RegExp(`rollout ${id} of widgets/widgets is running: halt it first`));
+    expect((await run('features', 'rollout', 'halt', '--id', id)).out).toMatch(
+      `rollout ${id}: halted (halted by operator), wave 1 of 1`,
+    );
+    expect((await run('features', 'rollout', 'status')).out).toMatch(
+      new RegExp(`${id}\\s+widgets/widgets\\s+on\\s+halted\\s+1/1\\s+1\\s+halted by operator`),
+    );
+    expect((await run('features', 'rollout', 'resume', '--id', id)).out).toMatch(
+      `rollout ${id}: running, wave 1 of 1`,
+    );
+    expect((await run('features', 'rollout', 'halt', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
   });
 });

@@ -123,8 +123,9 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
       const spec = (await env.catalog()).need(feature);
       await setDesired(store, spec, cluster, desired, 'test', keepState ? { keepState: true } : {}, now());
     },
-    invoke: (functionId, detailType, detail) =>
-      runtime.invoker.invoke(functionId, {
+    // The worker, then whatever its events started (a use reported mid-transition reconciles at once).
+    invoke: async (functionId, detailType, detail) => {
+      const out = await runtime.invoker.invoke(functionId, {
         version: '0',
         id: randomUUID(),
         'detail-type': detailType,
@@ -134,7 +135,10 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
         region: 'us-east-1',
         resources: [],
         detail,
-      }),
+      });
+      await runtime.bus.drain();
+      return out;
+    },
     cycle: (cluster) =>
       env.invoke('cycle', 'ClusterWorkRequested', {
         cluster,

@@ -4,7 +4,7 @@
  * sharding, rollout waves and decisions, and the upgrade check.
  */
 import { describe, expect, it } from 'vitest';
-import { FeatureCatalog } from '../../shared/features/catalog.js';
+import { builtinFeatures, FeatureCatalog, PLATFORM_CORE } from '../../shared/features/catalog.js';
 import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { valueFor } from '../../shared/features/gate.js';
 import {
@@ -26,6 +26,7 @@ import { hashOrder, ownerOf } from '../../shared/features/sharding.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { parseTask, type TaskSpec } from '../../shared/features/task-kinds.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
+import { CAPABILITIES } from '../../shared/platform/capabilities.js';
 
 const T0 = Date.UTC(2026, 10, 2);
 const del: TaskSpec = {
@@ -129,6 +130,22 @@ describe('the state machine', () => {
     expect(back.state).toBe('TurningOn');
     expect(back.history.at(-1)).toMatchObject({ to: 'Off', outcome: 'reversed' });
     expect(back.transition!.reason).toMatch(/reverses TurningOff/);
+  });
+});
+
+describe('the catalog', () => {
+  it('has a feature for every capability but the platform core, in fleetscope-system, named after it', () => {
+    const without = CAPABILITIES.filter((c) => !c.feature).map((c) => c.id);
+    expect(without.sort()).toEqual([...PLATFORM_CORE].sort());
+    for (const f of builtinFeatures()) {
+      expect(f.namespace).toBe('fleetscope-system');
+      expect(CAPABILITIES.find((c) => c.feature === f)?.id).toBe(f.name);
+      // Every hook a task names exists, and every task parses as a file's would (hooks aside).
+      for (const t of [...f.enable, ...f.disable]) {
+        if (t.task === 'hook') expect(f.hooks?.[t.hook], `${f.name}: hook ${t.hook}`).toBeDefined();
+        else expect(parseTask(t, f.name, { allowHooks: true }).problems).toEqual([]);
+      }
+    }
   });
 });
 
