@@ -7,96 +7,26 @@
  *   floor.ts          the same API responses fetched and JSON-parsed, nothing else
  * Figures only: nothing here is asserted by the test suite.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
+import { cycleCapability } from '../shared/cycle/capability.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
-import { nodescopeCapability } from '../shared/nodescope/capability.js';
 import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { resolveTargets } from '../shared/nodescope/targets.js';
+import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
+import { child, once, simControl } from './processes.js';
 import { seedStates } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
-
-const ROOT = join(import.meta.dirname, '..');
-
-interface Child {
-  proc: ChildProcess;
-  first: Promise<Record<string, unknown>>;
-}
-
-function child(script: string, args: string[], env: Record<string, string> = {}, heapMb?: number): Child {
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const proc = spawn(
-    process.execPath,
-    [
-      ...(heapMb ? [`--max-old-space-size=${heapMb}`] : []),
-      ...(script === 'cycle.ts' || script === 'floor.ts' ? nodeArgs : []),
-      '--import',
-      'tsx',
-      join(ROOT, 'bench', script),
-      ...args,
-    ],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env, FLEETSCOPE_LOG_LEVEL: 'SILENT' },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const first = new Promise<Record<string, unknown>>((resolve, reject) => {
-    const rl = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
-    rl.once('line', (line) => {
-      try {
-        resolve(JSON.parse(line));
-      } catch {
-        reject(new Error(`${script} printed ${line}`));
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code} before reporting`)));
-  });
-  return { proc, first };
-}
-
-async function once(script: string, env: Record<string, string>): Promise<Record<string, unknown>> {
-  const c = child(script, [], env);
-  const out = await c.first;
-  await new Promise((r) => c.proc.once('exit', r));
-  return out;
-}
-
-/** The simulator's control endpoints (/_sim/stats, /_sim/clock), with the kubeconfig's credentials. */
-function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
-  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true });
-  return (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
-    new Promise((resolve, reject) => {
-      const req = https.request(
-        new URL(path, kubeconfig.server),
-        {
-          agent,
-          method,
-          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': 'application/json' },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (d: Buffer) => chunks.push(d));
-          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString() || '{}')));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-}
 
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -313,7 +243,7 @@ async function main(): Promise<void> {
     const cost = monthlyCost({
       periodMinutes: DEFAULT_SETTINGS.periodMinutes,
       foldEveryMinutes: DEFAULT_SETTINGS.foldEveryMs / 60_000,
-      lambdaMemoryMb: nodescopeCapability.functions[0]?.memoryMb ?? 1769,
+      lambdaMemoryMb: cycleCapability.functions[0]?.memoryMb ?? 1769,
       daemonSets: uses,
       cycleWriteUnits: mean(
         runs.map((x) => x.r.store.writeUnits - x.r.daemonSets.reduce((a, d) => a + d.writeUnits, 0)),
@@ -346,7 +276,7 @@ async function main(): Promise<void> {
       `  monthly cost per 1,000 nodes        ${`$${n(cost.perThousandNodes, 2)}`.padStart(10)}      < $5          ${verdict(cost.perThousandNodes < 5)}`,
     );
     console.log(
-      `\nmonthly AWS cost at the default schedule (a cycle every ${DEFAULT_SETTINGS.periodMinutes} min; each DaemonSet folds once every ${DEFAULT_SETTINGS.foldEveryMs / 60_000} min and appends a log entry in the other cycles; Lambda ${nodescopeCapability.functions[0]?.memoryMb} MB arm64):`,
+      `\nmonthly AWS cost at the default schedule (a cycle every ${DEFAULT_SETTINGS.periodMinutes} min; each DaemonSet folds once every ${DEFAULT_SETTINGS.foldEveryMs / 60_000} min and appends a log entry in the other cycles; Lambda ${cycleCapability.functions[0]?.memoryMb} MB arm64):`,
     );
     console.log(formatCost(cost).join('\n'));
     console.log(
@@ -375,7 +305,12 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+// BENCH_ONLY=nodescope or balloons runs one part.
+const only = process.env.BENCH_ONLY;
+(async () => {
+  if (only !== 'balloons') await main();
+  if (only !== 'nodescope') await balloonBench();
+})().then(
   () => process.exit(0),
   (err) => {
     console.error(err);

@@ -65,3 +65,37 @@ export function vpaObjects(): Record<string, unknown>[] {
     },
   }));
 }
+
+/**
+ * Workload pods for the balloon run: `perNode` small running pods on every node (apps' replicas, bound
+ * by a scheduler long ago), so that with the DaemonSets the cluster holds about 30 pods per node.
+ */
+export function addWorkloads(
+  sim: {
+    cluster(name: string): {
+      store: { list(r: string): { metadata: { name: string } }[]; put(r: string, o: object): unknown };
+    };
+  },
+  perNode: number,
+): void {
+  const store = sim.cluster(CLUSTER).store;
+  store.put('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apps' } });
+  for (const node of store.list('nodes')) {
+    for (let i = 0; i < perNode; i++)
+      store.put('pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `app-${i}-${node.metadata.name}`, namespace: 'apps', labels: { app: `app-${i}` } },
+        spec: {
+          nodeName: node.metadata.name,
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: `${20 + (i % 5) * 10}m`, memory: `${32 + (i % 4) * 32}Mi` } },
+            },
+          ],
+        },
+      });
+  }
+}

@@ -27,6 +27,6 @@ export function outputFormat(flags: { output?: string; json?: boolean }): Output
 /** Prints `data` as JSON or YAML, or calls `table` with whether the wide form was asked for. */
 export function print(format: OutputFormat, data: unknown, table: (wide: boolean) => string[]): void {
   if (format === 'json') console.log(JSON.stringify(data, null, 2));
-  else if (format === 'yaml') process.stdout.write(stringify(data));
+  else if (format === 'yaml') console.log(stringify(data).trimEnd());
   else for (const line of table(format === 'wide')) console.log(line);
 }

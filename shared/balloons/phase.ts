@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { NodeFacts } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
-import { clusterResizeApi, Resizer } from '../resize/index.js';
+import { Resizer, rawResizeApi } from '../resize/index.js';
 import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
 import { BalloonObjects } from './incluster.js';
 import { nodeRead, snapshotRead } from './read.js';
@@ -34,12 +34,12 @@ export interface BalloonPhaseInput {
 export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleResult> {
   const settings = { ...DEFAULT_BALLOON_SETTINGS, ...input.settings };
   const now = input.now ?? Date.now;
-  const api = clusterResizeApi(input.client);
+  const api = rawResizeApi(input.snapshot.reader);
   return runBalloonCycle({
     cluster: input.cluster,
     cycleId: input.cycleId,
     store: new BalloonStore(input.db, input.table),
-    objects: new BalloonObjects(input.client, settings.image),
+    objects: new BalloonObjects(input.client, input.snapshot.reader, settings.image),
     resizer: new Resizer(api, { now, backoff: settings.backoff }),
     api,
     read: input.onlyNode

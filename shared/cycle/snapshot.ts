@@ -7,7 +7,7 @@
  * Pages are reduced to views as they arrive; the raw objects go with the page.
  */
 import type { RawReader } from '../k8s/raw-reader.js';
-import { type NodeFacts, nodeFacts, type PodView, podView } from './views.js';
+import { type NodeFacts, nodeFacts, type Owner, type PodView, podView } from './views.js';
 import type { NodeObject, PodObject } from './wire.js';
 
 export interface PodQuery {
@@ -88,13 +88,14 @@ export class ClusterSnapshot {
     keep: (p: PodView) => boolean,
   ): Promise<PodView[]> {
     const out: PodView[] = [];
+    const owners = new Map<string, Owner>();
     await this.reader.list<PodObject>(
       'list pods',
       path,
       query,
       (items) => {
         for (const p of items) {
-          const v = podView(p);
+          const v = podView(p, owners);
           if (v && keep(v)) out.push(v);
         }
       },

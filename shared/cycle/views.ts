@@ -94,8 +94,8 @@ export interface PodView {
   priority?: number;
   /** Labelled as a balloon pod (BALLOON_LABEL=true). */
   balloon: boolean;
-  /** The controller ownerReference ('' for a field the server left out). */
-  owner?: { kind: string; name: string; uid: string };
+  /** The controller ownerReference ('' for a field the server left out); shared by a list's pods. */
+  owner?: { readonly kind: string; readonly name: string; readonly uid: string };
   resourceVersion?: string;
   generation?: number;
   createdAt?: number;
@@ -148,13 +148,31 @@ function containerView(c: ContainerSpec, s: ContainerStatusLike | undefined): Co
   return view;
 }
 
-function ownerOf(refs: readonly OwnerReference[] | undefined): PodView['owner'] {
+export type Owner = NonNullable<PodView['owner']>;
+
+/**
+ * The controller reference, one object per controller: a list's pods share their owners' (`owners`,
+ * keyed by uid), which keeps a cluster's worth of views from holding a copy of the same names per pod.
+ */
+function ownerOf(
+  refs: readonly OwnerReference[] | undefined,
+  owners?: Map<string, Owner>,
+): Owner | undefined {
   const o = refs?.find((r) => r.controller);
-  return o ? { kind: o.kind ?? '', name: o.name ?? '', uid: o.uid ?? '' } : undefined;
+  if (!o) return undefined;
+  const uid = o.uid ?? '';
+  const known = owners?.get(uid);
+  if (known && known.kind === (o.kind ?? '') && known.name === (o.name ?? '')) return known;
+  const owner = { kind: o.kind ?? '', name: o.name ?? '', uid };
+  owners?.set(uid, owner);
+  return owner;
 }
 
-/** The pod's view; undefined only for an object without a name. */
-export function podView(p: PodObject): PodView | undefined {
+/**
+ * The pod's view; undefined only for an object without a name. Pass the same `owners` map for the pods
+ * of one list, so that they share their controllers' owner objects.
+ */
+export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | undefined {
   const meta = p.metadata;
   const name = meta?.name;
   if (!name) return undefined;
@@ -169,7 +187,7 @@ export function podView(p: PodObject): PodView | undefined {
     terminating: !!meta.deletionTimestamp,
     priority: p.spec?.priority,
     balloon: meta.labels?.[BALLOON_LABEL] === 'true',
-    owner: ownerOf(meta.ownerReferences),
+    owner: ownerOf(meta.ownerReferences, owners),
     resourceVersion: meta.resourceVersion || undefined,
     generation: meta.generation,
     createdAt: time(meta.creationTimestamp),

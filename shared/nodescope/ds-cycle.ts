@@ -55,23 +55,37 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
       metricsApi: metrics.state,
       detail: metrics.detail,
     });
-  if (target.apply !== 'off') {
-    const { recs } = stored;
-    const resized = await resizePods(
-      run,
-      cluster.resizer,
-      { target, pods, recs, ooms: observed.entry.ooms },
-      outcome,
-    );
-    await annotatePods(run, pods, recs.recs, resized, outcome);
-    const stats = () =>
-      stored.stats ?? statsOf(loaded.model, eligible, recs.recs, recs.dsWide, observed.lastSampleAt);
-    await publishStatus(run, { ...plan, crd: cluster.crd, folded: stored.folded }, recs, stats, outcome);
-  }
+  if (target.apply !== 'off')
+    await applyAndPublish(run, cluster, plan, { pods, eligible, loaded, observed, stored }, outcome);
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
   if (run.ctx.keepRecommendations === false) outcome.recs = new Map();
   return outcome;
+}
+
+/** Resize in place, then make the recommendations visible: annotations, the VPA's condition. */
+async function applyAndPublish(
+  run: CycleRun,
+  cluster: ClusterFacts,
+  plan: DsPlan,
+  c: {
+    pods: ReadonlyMap<string, PodView>;
+    eligible: ReadonlySet<string>;
+    loaded: LoadedDs;
+    observed: ThisCycle;
+    stored: Stored;
+  },
+  outcome: DsOutcome,
+): Promise<void> {
+  const { recs } = c.stored;
+  const { target } = plan;
+  const ooms = c.observed.entry.ooms;
+  const resized = await resizePods(run, cluster.resizer, { target, pods: c.pods, recs, ooms }, outcome);
+  await annotatePods(run, c.pods, recs.recs, resized, outcome);
+  // Recounted now, after the refreshes of this cycle, unless a fold counted them.
+  const stats = () =>
+    c.stored.stats ?? statsOf(c.loaded.model, c.eligible, recs.recs, recs.dsWide, c.observed.lastSampleAt);
+  await publishStatus(run, { ...plan, crd: cluster.crd, folded: c.stored.folded }, recs, stats, outcome);
 }
 
 interface Stored {

@@ -6,12 +6,12 @@
  */
 import type { PodView } from '../cycle/views.js';
 import { type ResizeRecord, Resizer } from '../resize/index.js';
+import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
 import { podLike } from './collect.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import type { OomEvent } from './model.js';
 import type { DsRecommendations } from './recommend.js';
-import { rawResizeApi } from './resize-api.js';
 import { type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 

@@ -4,6 +4,7 @@
  */
 export { clusterResizeApi, hasResizeSubresource } from './api.js';
 export { desiredDigest, type PlanResult, planResize, type ResizePlan } from './patch.js';
+export { rawResizeApi } from './raw-api.js';
 export { resizeEventDetail, resizeMetricName } from './report.js';
 export {
   type BackoffPolicy,

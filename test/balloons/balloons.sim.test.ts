@@ -80,6 +80,10 @@ describe('balloons over the simulator', () => {
     const b = await balloonOn(env, n1!.name);
     expect(b?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));
     expect(await podPhase(env, 'big')).toBe('Running');
+    const events = await env.core.listNamespacedEvent({ namespace: 'kube-system' });
+    const reasons = events.items.filter((e) => e.involvedObject.name === b?.name).map((e) => e.reason);
+    expect(reasons).toContain('BalloonReclaimBlocked');
+    expect(reasons).toContain('BalloonResized');
     // reported once, not every cycle
     expect((await env.cycle()).decisions.find((x) => x.node === n1!.name)?.newlyBlocked).toBe(false);
     // once the pod leaves, the reclaim completes
@@ -110,6 +114,10 @@ describe('balloons over the simulator', () => {
     expect(b?.spec).toEqual(floor);
     expect(b?.pending).toBeUndefined();
     expect(r.reports.some((x) => x.kind === 'refused' && x.refusal === 'Deferred')).toBe(true);
+    const events = await env.core.listNamespacedEvent({ namespace: 'kube-system' });
+    expect(events.items.some((e) => e.reason === 'BalloonInflateReverted' && e.type === 'Warning')).toBe(
+      true,
+    );
     expect(await podPhase(env, 'late')).toBe('Running');
     // the next cycle reads "late" and takes only what is free: a blocked reclaim, not another Deferred
     const next = await env.cycle();
@@ -209,6 +217,41 @@ describe('balloons over the simulator', () => {
     // the node still offers what the policy says; the new capacity is held until the policy wants it
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(grown!.allocatable, amounts(2000, 4 * GI)));
     expect((await balloonOn(env, n1!.name))?.pending).toBeUndefined();
+  });
+
+  it('a system-critical pod can still preempt a balloon: it is recreated and re-inflated only into free capacity', async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(1000, 2 * GI)));
+    await env.cycle();
+    await env.cycle();
+    const first = (await balloonOn(env, n1!.name))!;
+    await env.core.createNamespacedPod({
+      namespace: 'kube-system',
+      body: {
+        metadata: { name: 'critical' },
+        spec: {
+          priorityClassName: 'system-node-critical',
+          nodeSelector: { 'kubernetes.io/hostname': n1!.name },
+          containers: [
+            {
+              name: 'c',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '2', memory: '4Gi' } },
+            },
+          ],
+        },
+      },
+    });
+    expect(await podPhase(env, 'critical', 'kube-system')).toBe('Running');
+    const recreated = (await balloonOn(env, n1!.name))!;
+    expect(recreated.uid).not.toBe(first.uid);
+    expect(recreated.spec).toEqual(BALLOON_FLOOR);
+    const r = await env.cycle();
+    const d = r.decisions.find((x) => x.node === n1!.name)!;
+    expect(d.state.blocked?.pods.map((p) => p.name)).toContain('critical');
+    expect(await podPhase(env, 'critical', 'kube-system')).toBe('Running');
+    const others = sub(n1!.allocatable, (await balloonOn(env, n1!.name))!.spec);
+    expect(others.cpu).toBeGreaterThanOrEqual(2000);
   });
 
   it('drain deflates every balloon whatever asks for a size (the first step of turning balloons off)', async () => {

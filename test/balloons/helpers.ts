@@ -11,7 +11,7 @@ import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
-import { clusterResizeApi, Resizer } from '../../shared/resize/index.js';
+import { Resizer, rawResizeApi } from '../../shared/resize/index.js';
 import { coreClient } from '../sim/helpers.js';
 
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
@@ -51,13 +51,13 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
     async cycle(opts = {}) {
       sim.clock.advance(60_000);
       const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true });
-      const api = clusterResizeApi(client);
+      const api = rawResizeApi(snapshot.reader);
       const read = snapshotRead(snapshot);
       return runBalloonCycle({
         cluster,
         cycleId: `test/${++n}`,
         store,
-        objects: new BalloonObjects(client, 'registry.k8s.io/pause:3.10'),
+        objects: new BalloonObjects(client, snapshot.reader, 'registry.k8s.io/pause:3.10'),
         resizer: new Resizer(api, { now: () => sim.clock.now() }),
         api,
         read: opts.alterRead ? opts.alterRead(read) : read,

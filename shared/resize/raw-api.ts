@@ -1,10 +1,12 @@
 /**
- * The shared resize mechanism's two calls over nodescope's raw JSON access (the pods come back as plain
- * JSON, which is all the mechanism reads): PATCH pods/{name}/resize (strategic merge), GET pods/{name}.
+ * The resize mechanism's two calls over the raw JSON reader (the pods come back as plain JSON, which is
+ * all the mechanism reads, without client-node's model classes: a cycle that resizes hundreds of pods
+ * spends its CPU on them otherwise): PATCH pods/{name}/resize (strategic merge), GET pods/{name}.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { RawReader } from '../k8s/raw-reader.js';
-import type { PodLike, ResizeApi } from '../resize/index.js';
+import type { ResizeApi } from './resizer.js';
+import type { PodLike } from './types.js';
 
 const podPath = (namespace: string, name: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;

@@ -1,0 +1,105 @@
+/**
+ * One cluster cycle's balloon part in a fresh process, as the cycle Lambda runs it, against the
+ * simulator and DynamoDB in other processes. BENCH_MODE=balloons runs the balloon phase alone over a
+ * snapshot that lists every pod; BENCH_MODE=both runs node scope then balloons over one snapshot, as
+ * the worker does. Prints one JSON line: CPU, wall, peak RSS, requests by operation, bytes read.
+ */
+import { readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { runBalloonPhase } from '../shared/balloons/phase.js';
+import { BalloonStore } from '../shared/balloons/store.js';
+import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { ClusterClient } from '../shared/k8s/client.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
+import { requestGrowth } from '../shared/nodescope/bus-events.js';
+import { runCycle } from '../shared/nodescope/cycle.js';
+import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { CLUSTER } from './spec.js';
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+const now = Number(env('BENCH_NOW'));
+const mode = env('BENCH_MODE');
+const client = ClusterClient.fromKubeconfig(readFileSync(env('BENCH_KUBECONFIG'), 'utf8'), {
+  cluster: CLUSTER,
+  context: CLUSTER,
+  timeoutMs: 60_000,
+});
+const dynamo = new DynamoDBClient({
+  endpoint: env('BENCH_DYNAMO'),
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  maxAttempts: 5,
+});
+const db = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+const balloonStore = new BalloonStore(db, 'fleetscope');
+await balloonStore.state('warm-up'); // the DynamoDB client's lazily loaded parts, before measuring
+
+const reader = new RawReader(client);
+const snapshot = new ClusterSnapshot(reader, { pageSize: 1000, allPods: true });
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+const cycleKey = new Date(now).toISOString();
+const ns =
+  mode === 'both'
+    ? await runCycle({
+        cluster: CLUSTER,
+        cycleId: `cycle/${cycleKey}`,
+        cycleKey,
+        client,
+        snapshot,
+        store: new NodeScopeStore(db, 'fleetscope'),
+        now: () => now,
+      })
+    : undefined;
+const nsCpu = process.cpuUsage(cpu0);
+const result = await runBalloonPhase({
+  cluster: CLUSTER,
+  cycleId: `cycle/${cycleKey}`,
+  client,
+  snapshot,
+  db,
+  table: 'fleetscope',
+  settings: {
+    settleMs: 0,
+    ...(process.env.BENCH_WRITE_BUDGET ? { writeBudget: Number(process.env.BENCH_WRITE_BUDGET) } : {}),
+  },
+  now: () => now,
+  ...(ns ? { growth: requestGrowth(ns) } : {}),
+});
+const wallMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+await balloonStore.state(CLUSTER); // the state item's size, read after the measured part
+const s = result.summary;
+process.stdout.write(
+  `${JSON.stringify({
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    nodescopeCpuMs: (nsCpu.user + nsCpu.system) / 1000,
+    wallMs,
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    byOperation: { ...reader.stats.byOperation, ...prefixed(client.stats().byOperation) },
+    requests: reader.stats.requests + client.stats().requests,
+    bytesRead: reader.stats.bytes,
+    nodes: s.nodes,
+    pods: (await snapshot.allPods()).length,
+    resizes: result.reports.filter((r) => r.kind === 'resized' && r.outcome === 'Requested').length,
+    blockedNodes: s.blockedNodes,
+    errors: result.errors.slice(0, 3),
+    stateBytes: balloonStore.stats.stateBytes,
+    nodescopeDaemonSets: ns?.detail.daemonSets,
+    writes:
+      reader.stats.writes +
+      (client.stats().byOperation['resize pod'] ?? 0) +
+      (client.stats().byOperation['record balloon event'] ?? 0),
+  })}\n`,
+);
+function prefixed(ops: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(ops).map(([k, v]) => [`client: ${k}`, v]));
+}
+await client.close();
+dynamo.destroy();
+process.exit(0);

@@ -1,0 +1,217 @@
+/**
+ * The balloon part of `npm run bench`: balloon cycles on the 5,000-node cluster with every pod listed
+ * (the DaemonSets' pods plus 20 workload pods per node: about 30 per node), in separate processes as in
+ * the node-scope run:
+ *   sim-server.ts       the Kubernetes API, with BENCH_WORKLOAD_PODS=20
+ *   dynamo-server.ts    DynamoDB (dynalite)
+ *   balloon-cycle.ts    the cycle's balloon phase alone (BENCH_MODE=balloons), or node scope then
+ *                       balloons over one snapshot (BENCH_MODE=both), measured
+ *   balloon-floor.ts    the same API responses fetched and JSON-parsed, nothing else
+ * Figures only: nothing here is asserted by the test suite.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { parse } from 'yaml';
+import { validatePolicy } from '../shared/balloons/policy.js';
+import { BalloonStore } from '../shared/balloons/store.js';
+import { cycleCapability } from '../shared/cycle/capability.js';
+import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
+import { HOURS_PER_MONTH, PRICES } from './cost.js';
+import { child, once, simControl } from './processes.js';
+import { CLUSTER, NODES } from './spec.js';
+
+const WORKLOADS_PER_NODE = 20;
+const n = (v: number, d = 0) =>
+  v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT MET');
+
+interface BalloonRun {
+  cpuMs: number;
+  nodescopeCpuMs: number;
+  wallMs: number;
+  maxRssMiB: number;
+  byOperation: Record<string, number>;
+  requests: number;
+  bytesRead: number;
+  nodes: number;
+  pods: number;
+  resizes: number;
+  blockedNodes: number;
+  errors: string[];
+  stateBytes: number;
+  writes: number;
+  nodescopeDaemonSets?: number;
+}
+
+export async function balloonBench(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'fleetscope-bench-balloons-'));
+  const children: ChildProcess[] = [];
+  try {
+    console.log(
+      `\nfleetscope balloons benchmark: 1 cluster of ${n(NODES)} nodes, the DaemonSets' pods plus ${WORKLOADS_PER_NODE} workload pods per node, a balloon policy on every node`,
+    );
+    const t0 = performance.now();
+    const sim = child('sim-server.ts', [dir], { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) }, 16_000);
+    children.push(sim.proc);
+    const dynamo = child('dynamo-server.ts', []);
+    children.push(dynamo.proc);
+    const { kubeconfig } = (await sim.first) as { kubeconfig: string };
+    const { endpoint } = (await dynamo.first) as { endpoint: string };
+    console.log(`  simulator up in ${n((performance.now() - t0) / 1000, 1)} s`);
+    const kc = parse(await readFile(kubeconfig, 'utf8'));
+    const control = simControl({
+      server: kc.clusters[0].cluster.server,
+      ca: Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64'),
+      token: kc.users[0].user.token,
+    });
+    const ddb = new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
+    const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+    await new BalloonStore(db, 'fleetscope').putPolicy(
+      CLUSTER,
+      validatePolicy({
+        name: 'all',
+        selector: 'kubernetes.io/os=linux',
+        headroomPercent: 20,
+        max: { cpu: '64', memory: '256Gi' },
+        shrinkCooldownMinutes: 0,
+      }),
+    );
+    let now = (await control('GET', '/_sim/clock')).now as number;
+    const run = async (mode: 'balloons' | 'both', budget?: number): Promise<BalloonRun> => {
+      now += DEFAULT_SETTINGS.periodMinutes * 60_000;
+      await control('POST', '/_sim/clock', { advanceMs: DEFAULT_SETTINGS.periodMinutes * 60_000 });
+      await control('DELETE', '/_sim/stats');
+      return (await once('balloon-cycle.ts', {
+        BENCH_KUBECONFIG: kubeconfig,
+        BENCH_DYNAMO: endpoint,
+        BENCH_NOW: String(now),
+        BENCH_MODE: mode,
+        ...(budget ? { BENCH_WRITE_BUDGET: String(budget) } : {}),
+      })) as unknown as BalloonRun;
+    };
+    // Converge first (one cycle creates the objects, the next sizes every balloon, with no write budget),
+    // so the measured cycles are the steady state; then one busy cycle after a policy change.
+    const first = await run('balloons');
+    const converge = await run('balloons', NODES * 2);
+    console.log(
+      `  setup: the first cycle created the PriorityClass and DaemonSet (${n(first.wallMs / 1000, 1)} s); the next sized ${n(converge.resizes)} balloons without a budget (${n(converge.wallMs / 1000, 1)} s)`,
+    );
+    const runs: BalloonRun[] = [];
+    for (let i = 0; i < 3; i++) runs.push(await run('balloons'));
+    const floor = (await once('balloon-floor.ts', { BENCH_KUBECONFIG: kubeconfig })) as {
+      cpuMs: number;
+      requests: number;
+      bytes: number;
+    };
+    await new BalloonStore(db, 'fleetscope').putPolicy(
+      CLUSTER,
+      validatePolicy({
+        name: 'all',
+        selector: 'kubernetes.io/os=linux',
+        headroomPercent: 40,
+        max: { cpu: '64', memory: '256Gi' },
+        shrinkCooldownMinutes: 0,
+      }),
+    );
+    const busy = await run('balloons');
+    const both = await run('both');
+    report(runs, floor, busy, both);
+    await ddb.destroy();
+  } finally {
+    for (const c of children) c.stdin?.end();
+    await new Promise((r) => setTimeout(r, 200));
+    for (const c of children) if (c.exitCode === null) c.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function report(
+  runs: BalloonRun[],
+  floor: { cpuMs: number; requests: number; bytes: number },
+  busy: BalloonRun,
+  both: BalloonRun,
+): void {
+  const worst = runs.reduce((a, r) => (r.cpuMs > a.cpuMs ? r : a));
+  const pages = (op: string, r: BalloonRun) => r.byOperation[op] ?? 0;
+  const ratio = worst.cpuMs / floor.cpuMs;
+  const rss = Math.max(...runs.map((r) => r.maxRssMiB));
+  console.log(
+    `  per cycle (steady state, worst of ${runs.length}): ${n(worst.nodes)} nodes, ${n(worst.pods)} pods listed, ${worst.resizes} resizes, ${worst.blockedNodes} blocked reclaims`,
+  );
+  const lists = pages('list pods', worst) + pages('list nodes', worst);
+  const reads = worst.requests - worst.writes;
+  const table: [string, string, string, string][] = [
+    [
+      'Kubernetes API reads',
+      `${reads}: ${pages('list pods', worst)} pod pages + ${pages('list nodes', worst)} node pages + ${reads - lists} (PriorityClass, DaemonSet, node metrics)`,
+      'list pages + a constant',
+      verdict(reads - lists <= 4),
+    ],
+    ['Kubernetes API writes', `${worst.writes}`, '0 at steady state', verdict(worst.writes === 0)],
+    [
+      'bytes read from the apiserver',
+      `${n(worst.bytesRead / 1e6, 1)} MB (floor: ${n(floor.bytes / 1e6, 1)} MB)`,
+      '',
+      '',
+    ],
+    [
+      'CPU / floor (fetch + parse only)',
+      `${n(worst.cpuMs)} ms / ${n(floor.cpuMs)} ms = ${n(ratio, 2)}x`,
+      '<= 3x',
+      verdict(ratio <= 3),
+    ],
+    ['peak RSS', `${n(rss)} MiB`, '< 1 GiB', verdict(rss < 1024)],
+    [
+      'state stored (one item, compressed)',
+      `${n(worst.stateBytes / 1024, 1)} KiB`,
+      '< 400 KB',
+      verdict(worst.stateBytes < 400_000),
+    ],
+    [
+      'busy cycle (after a policy change)',
+      `${busy.resizes} resizes, ${busy.writes} writes, ${busy.requests - busy.writes} reads, ${n(busy.cpuMs)} ms CPU (${n(busy.cpuMs / floor.cpuMs, 2)}x), ${n(busy.maxRssMiB)} MiB`,
+      'writes <= budget x 2',
+      verdict(busy.writes <= 400),
+    ],
+  ];
+  for (const [what, value, target, ok] of table)
+    console.log(`  ${what.padEnd(36)} ${value.padEnd(64)} ${target.padEnd(24)} ${ok}`);
+  const nsPods = pages('list pods', both);
+  console.log(
+    `  node scope and balloons in one cycle: ${nsPods} pod list pages for ${n(both.pods)} pods (${both.nodescopeDaemonSets ?? 0} node-scoped DaemonSets served from the same list): no pod read twice (${verdict(nsPods === pages('list pods', worst))})`,
+  );
+  cost(worst);
+}
+
+function cost(r: BalloonRun): void {
+  const cycles = (60 / DEFAULT_SETTINGS.periodMinutes) * HOURS_PER_MONTH;
+  const memGb = (cycleCapability.functions[0]?.memoryMb ?? 1769) / 1024;
+  const lambda = cycles * (r.wallMs / 1000) * memGb * PRICES.lambdaGbSecond;
+  const rru = Math.ceil(r.stateBytes / 4096);
+  const wru = Math.ceil(r.stateBytes / 1024);
+  const dynamo = cycles * (rru * PRICES.dynamoReadUnit + wru * PRICES.dynamoWriteUnit);
+  const events = cycles * PRICES.eventBridgeEvent;
+  const total = lambda + dynamo + events;
+  const per1000 = (total / NODES) * 1000;
+  console.log(
+    `\n  monthly AWS cost of balloons on this cluster (a cycle every ${DEFAULT_SETTINGS.periodMinutes} min = ${n(cycles)} cycles; the balloon phase runs inside the cycle's ${n(memGb * 1024)} MB Lambda):`,
+  );
+  console.log(
+    `    Lambda   ${n(cycles)} x ${n(r.wallMs / 1000, 2)} s x ${n(memGb, 3)} GB x $${PRICES.lambdaGbSecond}/GB-s = $${n(lambda, 2)}`,
+  );
+  console.log(
+    `    DynamoDB ${n(cycles)} x (${rru} RRU x $${PRICES.dynamoReadUnit * 1e6}/M + ${wru} WRU x $${PRICES.dynamoWriteUnit * 1e6}/M) (one ${n(r.stateBytes / 1024, 1)} KiB state item read and written) = $${n(dynamo, 2)}`,
+  );
+  console.log(
+    `    EventBridge ${n(cycles)} x 1 BalloonCycleCompleted x $1/M = $${n(events, 2)} (plus one PodResized per resize while sizes move)`,
+  );
+  console.log(`    total $${n(total, 2)}/month for ${n(NODES)} nodes = $${n(per1000, 2)} per 1,000 nodes`);
+}

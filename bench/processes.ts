@@ -1,0 +1,80 @@
+/** The benchmark's child processes (each part in its own process) and the simulator's control API. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import https from 'node:https';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const ROOT = join(import.meta.dirname, '..');
+
+export interface Child {
+  proc: ChildProcess;
+  first: Promise<Record<string, unknown>>;
+}
+
+export function child(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  heapMb?: number,
+): Child {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(
+    process.execPath,
+    [
+      ...(heapMb ? [`--max-old-space-size=${heapMb}`] : []),
+      ...(['cycle.ts', 'floor.ts', 'balloon-cycle.ts', 'balloon-floor.ts'].includes(script) ? nodeArgs : []),
+      '--import',
+      'tsx',
+      join(ROOT, 'bench', script),
+      ...args,
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env, FLEETSCOPE_LOG_LEVEL: 'SILENT' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const first = new Promise<Record<string, unknown>>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    rl.once('line', (line) => {
+      try {
+        resolve(JSON.parse(line));
+      } catch {
+        reject(new Error(`${script} printed ${line}`));
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code} before reporting`)));
+  });
+  return { proc, first };
+}
+
+export async function once(script: string, env: Record<string, string>): Promise<Record<string, unknown>> {
+  const c = child(script, [], env);
+  const out = await c.first;
+  await new Promise((r) => c.proc.once('exit', r));
+  return out;
+}
+
+/** The simulator's control endpoints (/_sim/stats, /_sim/clock), with the kubeconfig's credentials. */
+export function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
+  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true });
+  return (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const req = https.request(
+        new URL(path, kubeconfig.server),
+        {
+          agent,
+          method,
+          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString() || '{}')));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+}

@@ -1,0 +1,188 @@
+/**
+ * `fleetscope balloons` on a local state directory, against a simulated cluster: policies set, shown and
+ * deleted; an explicit size checked against the node and served at once; status in every format; and
+ * bad input refused with the field named and nothing written.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { startLocalRuntime } from '../../local/runtime.js';
+import { startSimulator } from '../../local/sim/index.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
+import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { runFleetscopeInProcess } from '../support/cli.js';
+import { START } from './helpers.js';
+
+describe('fleetscope balloons', () => {
+  let dir: string;
+  let sim: Awaited<ReturnType<typeof startSimulator>>;
+  let node: string;
+  const run = (args: string[]) => runFleetscopeInProcess(args, { stateDir: dir });
+  const stored = async () => {
+    const runtime = await startLocalRuntime({ stateDir: dir });
+    try {
+      return await new BalloonStore(runtime.db, runtime.table).load('c1');
+    } finally {
+      await runtime.stop();
+    }
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-balloons-cli-'));
+    sim = await startSimulator({ clusters: [{ name: 'c1', nodes: 2, seed: 5 }], now: START });
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    await sim.writeKubeconfig(kubeconfig);
+    node = sim.cluster('c1').store.list('nodes')[0].metadata.name;
+    const runtime = await startLocalRuntime({ stateDir: dir });
+    try {
+      await new RegistryStore(runtime.db, runtime.table).add({
+        name: 'c1',
+        kubeconfig: { kind: 'file', path: kubeconfig, context: 'c1' },
+        labels: {},
+        registeredAt: new Date(START).toISOString(),
+      });
+    } finally {
+      await runtime.stop();
+    }
+  });
+  afterAll(async () => {
+    resetClusterConnector();
+    await sim?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sets, shows and deletes a policy; refuses a bad one naming the field, writing nothing', async () => {
+    const bad = await run([
+      'balloons',
+      'policy',
+      'set',
+      '--cluster',
+      'c1',
+      '--name',
+      'pool',
+      '--selector',
+      'pool=a',
+      '--max-cpu',
+      '4',
+      '--max-memory',
+      '8Gi',
+      '--min-cpu',
+      '5',
+      '--min-memory',
+      '1Gi',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/min.cpu: 5000 exceeds max.cpu 4000/);
+    expect(
+      (
+        await run([
+          'balloons',
+          'policy',
+          'set',
+          '--cluster',
+          'c1',
+          '--name',
+          'pool',
+          '--selector',
+          'pool in (',
+          '--max-cpu',
+          '4',
+          '--max-memory',
+          '8Gi',
+        ])
+      ).err,
+    ).toMatch(/selector/);
+    expect((await stored()).policies).toEqual([]);
+    const file = join(dir, 'policy.yaml');
+    await writeFile(
+      file,
+      'name: pool\nselector: pool=a\nmax: { cpu: "4", memory: 8Gi }\nheadroomPercent: 25\n',
+    );
+    const ok = await run(['balloons', 'policy', 'set', '--cluster', 'c1', '--file', file]);
+    expect(ok.code).toBe(0);
+    const yaml = parseYaml((await run(['balloons', 'policy', 'get', '--cluster', 'c1', '-o', 'yaml'])).out);
+    const json = JSON.parse((await run(['balloons', 'policy', 'get', '--cluster', 'c1', '--json'])).out);
+    expect(yaml).toEqual(json);
+    expect(json.policies[0]).toMatchObject({
+      name: 'pool',
+      headroomPercent: 25,
+      max: { cpuMillicores: 4000, cpu: '4', memory: '8Gi' },
+    });
+    expect((await run(['balloons', 'policy', 'get', '--cluster', 'c1'])).out).toMatch(/pool\s+pool=a\s+25%/);
+    expect((await run(['balloons', 'policy', 'delete', '--cluster', 'c1', '--name', 'pool'])).code).toBe(0);
+    const again = await run(['balloons', 'policy', 'delete', '--cluster', 'c1', '--name', 'pool']);
+    expect([again.code, again.err]).toEqual([
+      1,
+      'fleetscope balloons: cluster c1 has no balloon policy "pool"',
+    ]);
+  });
+
+  it('refuses an explicit size for an unknown node, above allocatable, or malformed, writing nothing', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/],
+      [['--node', node, '--cpu', '999', '--memory', '1Gi'], /cpu: 999 exceeds node .* allocatable/],
+      [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/],
+      [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/],
+      [
+        ['--node', 'Bad_Node', '--cpu', '1', '--memory', '1Gi'],
+        /node "Bad_Node" is not an RFC 1123 subdomain/,
+      ],
+    ];
+    for (const [args, why] of cases) {
+      const r = await run(['balloons', 'resize', '--cluster', 'c1', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toMatch(why);
+    }
+    expect((await stored()).requests).toEqual([]);
+  });
+
+  it('serves an explicit size at once and shows it in status, in every format', async () => {
+    const r = await run([
+      'balloons',
+      'resize',
+      '--cluster',
+      'c1',
+      '--node',
+      node,
+      '--cpu',
+      '1',
+      '--memory',
+      '2Gi',
+      '--by',
+      'test',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/requested: node .* offers cpu 1, memory 2Gi/);
+    const json = JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
+    const row = json.clusters[0].nodes.find((n: { node: string }) => n.node === node);
+    expect(row).toMatchObject({ pool: 'explicit', desired: { cpuMillicores: 1000, memory: '2Gi' } });
+    expect(parseYaml((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'yaml'])).out)).toEqual(json);
+    const table = (await run(['balloons', 'status', '--cluster', 'c1'])).out;
+    expect(table).toMatch(/CLUSTER\s+NODE\s+POOL\s+ALLOCATABLE\s+BALLOON \(DOESN'T EXIST\)/);
+    expect((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'wide'])).out).toMatch(
+      /PODS IN THE WAY/,
+    );
+    expect((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'xml'])).err).toMatch(
+      /-o xml: use one of table, wide, json, yaml/,
+    );
+    const cleared = await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--clear']);
+    expect(cleared.out).toMatch(/cleared/);
+    expect((await stored()).requests).toEqual([]);
+  });
+
+  it('answers "not registered" for an unknown cluster on every subcommand', async () => {
+    for (const args of [
+      ['balloons', 'status', '--cluster', 'nope'],
+      ['balloons', 'resize', '--cluster', 'nope', '--node', 'n', '--cpu', '1', '--memory', '1Gi'],
+      ['balloons', 'policy', 'get', '--cluster', 'nope'],
+      ['balloons', 'policy', 'delete', '--cluster', 'nope', '--name', 'x'],
+    ]) {
+      const r = await run(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.err).toMatch(/cluster "nope" is not registered/);
+    }
+  });
+});
