@@ -98,7 +98,7 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
     'DANGLING',
   ];
   if (wide) head.push('USES');
-  const fit = (s: string, n: number) => (wide ? s : cut(s, n));
+  const cell = (s: string, n: number) => (wide ? s : cut(s, n));
   return textTable([
     head,
     ...rows.map((f) => {
@@ -109,9 +109,9 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
         f.desired,
         f.default,
         String(f.tasks.length),
-        fit(f.tasks[0]?.title ?? '', 50),
-        fit(waitingCell(f), 70),
-        fit(danglingCell(f), 60),
+        cell(f.tasks[0]?.title ?? '', 50),
+        cell(waitingCell(f), 70),
+        cell(danglingCell(f), 60),
       ];
       if (wide) cells.push(f.uses.map((u) => `${u.component}=${u.value}`).join(', '));
       return cells;

@@ -17,7 +17,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
-  SchedulingV1Api,
   type ConfigurationOptions,
   CoreV1Api,
   CustomObjectsApi,
@@ -28,6 +27,7 @@ import {
   PatchStrategy,
   type PodMetric,
   type RequestContext,
+  SchedulingV1Api,
   ServerConfiguration,
   setHeaderOptions,
   VersionApi,
