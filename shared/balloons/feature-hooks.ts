@@ -21,7 +21,8 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
     now: () => ctx.now,
     drain: true,
   });
-  // Cluster writes only: the balloon state it stores is cleared by a later task of the same transition.
+  // The resizes it requested (each also gets a best-effort Event on the pod, not counted here); the
+  // balloon state it stores is cleared by a later task of the same transition.
   ctx.wrote(result.reports.filter((r) => r.kind === 'resized' && r.outcome === 'Requested').length);
   if (result.errors.length) throw new Error(result.errors.slice(0, 3).join('; '));
   const left = result.decisions.filter((d) => d.resizeTo && !equal(d.state.balloon, d.resizeTo));

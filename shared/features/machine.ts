@@ -212,6 +212,10 @@ function replaceFirst(r: FeatureRecord, now: number, f: (t: TaskRecord) => TaskR
   return bump(r, now, { tasks: [f(unclaimed), ...rest] });
 }
 
+/** The feature's default as this fleetscope (or the latest registration) declares it. */
+export const withDefault = (r: FeatureRecord, value: Value, now: number): FeatureRecord =>
+  bump(r, now, { default: value });
+
 /** The operator's desired value (undefined: back to the default). */
 export function withDesired(
   r: FeatureRecord,

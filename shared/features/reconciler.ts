@@ -27,6 +27,7 @@ import {
   taskDone,
   taskFailed,
   taskWaiting,
+  withDefault,
 } from './machine.js';
 import { FeatureMirror } from './mirror.js';
 import { type FeatureRecord, type FeatureRef, oldValueOf, refKey, type Use } from './model.js';
@@ -144,15 +145,19 @@ async function reconcileFeature(
   let record = view.record ?? (await announce(p, cluster, spec));
   let steps = 0;
   for (; steps < MAX_STEPS; steps++) {
-    const step: Step =
+    // A new fleetscope (or a re-registered file) may change a feature's default: adopted first, then
+    // the state machine sees the new target.
+    const step: Step | 'default' =
       record.default !== spec.default
-        ? { kind: 'start', to: 'On' }
+        ? 'default'
         : nextStep(record, p.now(), { eager: p.eager === true && steps === 0 });
-    if (step.kind === 'idle' || step.kind === 'later') break;
+    if (step !== 'default' && (step.kind === 'idle' || step.kind === 'later')) break;
     const result =
-      step.kind === 'perform'
-        ? await perform(p, access, spec, record)
-        : await transition(p, spec, record, step);
+      step === 'default'
+        ? await adoptDefault(p, spec, record)
+        : step.kind === 'perform'
+          ? await perform(p, access, spec, record)
+          : await transition(p, spec, record, step);
     record = result ?? (await p.store.get(cluster, spec))!;
   }
   const first = record.tasks[0];
@@ -176,42 +181,37 @@ async function announce(p: ReconcilerPorts, cluster: string, spec: FeatureSpec):
   return record;
 }
 
-/** A step that is one write: a new default, start, reverse, finish. Returns undefined on a lost race. */
+async function adoptDefault(p: ReconcilerPorts, spec: FeatureSpec, record: FeatureRecord) {
+  const next = withDefault(record, spec.default, p.now());
+  if (!(await save(p, next, record))) return undefined;
+  await mark(p, next, 'default');
+  return next;
+}
+
+/** A step that is one write: start, reverse, finish. Returns undefined on a lost race. */
 async function transition(
   p: ReconcilerPorts,
   spec: FeatureSpec,
   record: FeatureRecord,
-  step: Step,
+  step: Extract<Step, { kind: 'start' | 'reverse' | 'finish' }>,
 ): Promise<FeatureRecord | undefined> {
   const now = p.now();
-  let next: FeatureRecord;
-  let phase: 'started' | 'reversed' | 'completed' | undefined;
-  let name: StepMark['step'];
-  if (record.default !== spec.default) {
-    next = { ...record, default: spec.default, version: record.version + 1, updatedAt: now };
-    name = 'default';
-  } else if (step.kind === 'start') {
-    next = started(record, step.to, tasksOf(spec, step.to), reasonOf(record), now);
-    [phase, name] = ['started', 'started'];
-  } else if (step.kind === 'reverse') {
-    next = reversed(record, step.to, tasksOf(spec, step.to), now);
-    [phase, name] = ['reversed', 'reversed'];
-  } else {
-    next = finished(record, now);
-    [phase, name] = ['completed', 'finished'];
-  }
+  const [next, phase, name]: [FeatureRecord, 'started' | 'reversed' | 'completed', StepMark['step']] =
+    step.kind === 'start'
+      ? [started(record, step.to, tasksOf(spec, step.to), reasonOf(record), now), 'started', 'started']
+      : step.kind === 'reverse'
+        ? [reversed(record, step.to, tasksOf(spec, step.to), now), 'reversed', 'reversed']
+        : [finished(record, now), 'completed', 'finished'];
   if (!(await save(p, next, record))) return undefined;
-  if (phase) {
-    await publish(p, [transitionEvent(next, phase)]);
-    p.count?.(
-      phase === 'started'
-        ? 'FeatureTransitionsStarted'
-        : phase === 'reversed'
-          ? 'FeatureTransitionsReversed'
-          : 'FeatureTransitionsCompleted',
-      1,
-    );
-  }
+  await publish(p, [transitionEvent(next, phase)]);
+  p.count?.(
+    phase === 'started'
+      ? 'FeatureTransitionsStarted'
+      : phase === 'reversed'
+        ? 'FeatureTransitionsReversed'
+        : 'FeatureTransitionsCompleted',
+    1,
+  );
   await mark(p, next, name);
   return next;
 }

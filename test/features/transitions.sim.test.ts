@@ -110,7 +110,8 @@ describe('feature transitions over the simulator', () => {
   }, async () => {
     const baseline = await turnOff(await inflated());
     expect(baseline.off.state).toBe('Off');
-    expect(baseline.perTask['deflate every balloon to the floor']).toBe(2); // one resize per balloon
+    // Per balloon: its resize, and the Event the balloons cycle records on the pod.
+    expect(baseline.perTask['deflate every balloon to the floor']).toBe(4);
     expect(baseline.perTask['delete DaemonSet kube-system/fleetscope-balloon']).toBe(1);
     expect(baseline.total).toBe(Object.values(baseline.perTask).reduce((a, b) => a + b, 0));
     const steps = baseline.marks.length;
@@ -192,7 +193,8 @@ describe('feature transitions over the simulator', () => {
         t.title,
       ).toHaveLength(1);
     expect(performed.filter((p) => p === 'wait for uses')).toHaveLength(2);
-    expect(env.writes(cluster) - before).toBe(2 + 1 + 1); // two deflates, the DaemonSet, the PriorityClass
+    // Two balloons deflated (a resize and an Event each), the DaemonSet, the PriorityClass.
+    expect(env.writes(cluster) - before).toBe(2 * 2 + 1 + 1);
   });
 
   it('a desired value flipped mid-transition reverses it instead of leaving it half done', async () => {
@@ -316,5 +318,17 @@ describe('feature transitions over the simulator', () => {
       attempts: 4,
       writes: 1,
     });
+  });
+
+  it('a feature whose default changes (a new fleetscope, a re-registered file) follows it unless the operator set a value', async () => {
+    const gadgets: FeatureSpec = { ...widgets, name: 'gadgets', disable: [], usesWaitSeconds: 0 };
+    const ref = { namespace: 'acme', name: 'gadgets' };
+    await env.reconcile('w', ref, { catalog: new FeatureCatalog([gadgets]), mirror: false });
+    expect((await env.store.get('w', ref))!.state).toBe('Off');
+    const now = new FeatureCatalog([{ ...gadgets, default: 'on' }]);
+    await env.reconcile('w', ref, { catalog: now, mirror: false });
+    const r = (await env.store.get('w', ref))!;
+    expect(r).toMatchObject({ default: 'on', state: 'On' });
+    expect(r.history.at(-1)).toMatchObject({ to: 'On', reason: 'default on', outcome: 'completed' });
   });
 });
