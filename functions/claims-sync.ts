@@ -72,8 +72,14 @@ export const handler = eventHandler({
       'claims',
     );
     if (!feature.allowed) {
-      logger.info('claims are off for this cluster: nothing written', { state: feature.state });
-      return { cluster: name, skipped: `claims ${feature.state}` };
+      // While claims turn off, a ClusterSet left meanwhile still loses its claim at once (KEP-2149: it
+      // exists exactly as long as the membership); nothing else is written.
+      let removed = 0;
+      if (feature.state === 'TurningOff' && !(await store.getIdentity(name))?.clusterSet)
+        removed = (await removeMembershipClaim(new ClusterClaimsApi(await c.get(name, cluster.kubeconfig))))
+          .length;
+      logger.info('claims are off for this cluster: nothing else written', { state: feature.state, removed });
+      return { cluster: name, skipped: `claims ${feature.state}`, removed };
     }
     const result = await syncCluster(
       { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },

@@ -222,6 +222,9 @@ describe('built-in features over the simulator', () => {
     expect(props()).toHaveLength(3); // nothing removed while the membership lasts
 
     await leaveClusterSet(ports, 'cl', 'blue');
+    // The claims worker writes nothing while claims turn off, but a membership that ended loses its claim.
+    await env.claimsCheck('cl');
+    expect(props()).toEqual(['cluster.clusterset.k8s.io', 'id.k8s.io']);
     const off = await drive(env, 'cl', CLAIMS, { between: () => env.claimsCheck('cl') });
     expect(off.state).toBe('Off');
     expect(props()).toEqual(['id.k8s.io']);
