@@ -1,9 +1,10 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
+import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { ownerOf } from '../shared/features/sharding.js';
+import { hashOrder, ownerOf } from '../shared/features/sharding.js';
 import { describeAccessError } from '../shared/fleet/cluster-access.js';
 import { scheduledHandler } from '../shared/platform/handler.js';
 
@@ -29,7 +30,14 @@ export const handler = scheduledHandler({
       warn: (m, f) => logger.warn(m, f),
       count,
     });
-    const mine = (await registry.list()).filter((c) => ownerOf(c.name, shards) === shard);
+    // A different starting point every pass: clusters that eat the time budget (unreachable ones wait
+    // for their timeouts) never starve the same others twice.
+    const pass = String(Math.floor(reconciler.now() / (RECONCILE_EVERY_MINUTES * 60_000)));
+    const mine = hashOrder(
+      (await registry.list()).filter((c) => ownerOf(c.name, shards) === shard),
+      (c) => c.name,
+      pass,
+    );
     let done = 0;
     let inTransition = 0;
     for (const c of mine) {

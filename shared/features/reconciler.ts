@@ -86,6 +86,8 @@ export interface FeatureOutcome {
 const MAX_STEPS = 40;
 /** A stable record is written into the cluster again after this long (someone may have edited it). */
 export const MIRROR_RESYNC_MS = 60 * 60_000;
+/** A cluster whose Feature objects could not be written is tried again after this long. */
+export const MIRROR_RETRY_MS = 15 * 60_000;
 const DEFAULT_POLL_MS = 60_000;
 
 /** One cluster's pass: every feature of the catalog, or only `only`. */
@@ -364,12 +366,10 @@ async function mirrorCluster(
   const now = p.now();
   const due = specs.filter((s, i) => {
     const v = before.get(refKey(s));
-    return (
-      !v?.mirror ||
-      outcomes[i]!.steps > 0 ||
-      v.mirror.version !== v.record?.version ||
-      now - v.mirror.at > MIRROR_RESYNC_MS
-    );
+    if (!v?.mirror || outcomes[i]!.steps > 0) return true;
+    // A cluster that could not be written is tried again after a while, not at every pass.
+    if (v.mirror.error) return now - v.mirror.at > MIRROR_RETRY_MS;
+    return v.mirror.version !== v.record?.version || now - v.mirror.at > MIRROR_RESYNC_MS;
   });
   if (due.length === 0) return;
   try {
@@ -385,11 +385,15 @@ async function mirrorCluster(
       await p.store.putMirror(cluster, spec, { version: view.record.version, at: now });
     }
   } catch (err) {
-    // Visibility only: a transition never waits on its mirror; the next pass writes it again.
+    // Visibility only: a transition never waits on its mirror; it is written again later.
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
     p.count?.('FeatureMirrorErrors', 1);
-    p.warn?.('could not write the Feature objects into the cluster', {
-      cluster,
-      error: String((err as Error)?.message ?? err),
-    });
+    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
+    for (const spec of due)
+      await p.store.putMirror(cluster, spec, {
+        version: before.get(refKey(spec))?.mirror?.version ?? 0,
+        at: now,
+        error,
+      });
   }
 }

@@ -38,6 +38,8 @@ const mirrorSk = (r: FeatureRef) => `${featurePrefix(r)}mirror`;
 export interface Mirror {
   version: number;
   at: number;
+  /** Why the last attempt to write the cluster's Feature objects failed. */
+  error?: string;
 }
 
 /** One feature of one cluster: the record, its uses, and what was last written into the cluster. */
