@@ -331,4 +331,31 @@ describe('feature transitions over the simulator', () => {
     expect(r).toMatchObject({ default: 'on', state: 'On' });
     expect(r.history.at(-1)).toMatchObject({ to: 'On', reason: 'default on', outcome: 'completed' });
   });
+
+  it('a cluster whose Feature objects cannot be written is not tried again at every pass', async () => {
+    const ref = { namespace: 'acme', name: 'gadgets' };
+    const catalog = new FeatureCatalog([{ ...widgets, name: 'gadgets', default: 'on', disable: [] }]);
+    let connects = 0;
+    const down = {
+      catalog,
+      connect: async () => {
+        connects++;
+        throw new Error('connection refused');
+      },
+    };
+    const stale = (await env.store.view('w', ref)).record!;
+    await env.store.save({ ...stale, version: stale.version + 1 }, stale.version); // the mirror is now behind
+    await env.reconcile('w', ref, down);
+    expect(connects).toBe(1);
+    expect((await env.store.view('w', ref)).mirror).toMatchObject({
+      error: expect.stringMatching(/connection refused/),
+    });
+    env.sim.clock.advance(5 * MINUTE);
+    await env.reconcile('w', ref, down);
+    expect(connects).toBe(1);
+    env.sim.clock.advance(11 * MINUTE);
+    await env.client('w').core.createNamespace({ body: { metadata: { name: 'acme' } } }); // the third party's
+    await env.reconcile('w', ref, { catalog });
+    expect((await env.store.view('w', ref)).mirror).toEqual({ version: stale.version + 1, at: env.now() });
+  });
 });
