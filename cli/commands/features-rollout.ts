@@ -15,7 +15,8 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
-import { type Flags, featureOf } from './features.js';
+import { featureOf } from './feature-flag.js';
+import type { Flags } from './features.js';
 
 export const rolloutOptions = {
   to: { type: 'string' },

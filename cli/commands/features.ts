@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { FeatureCatalog, loadCatalog, UnknownFeatureError } from '../../shared/features/catalog.js';
+import { FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
-import { type FeatureRef, parseRef, refKey, type Value } from '../../shared/features/model.js';
+import { type FeatureRef, refKey, type Value } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
@@ -22,6 +22,7 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
+import { featureOf } from './feature-flag.js';
 import { rolloutCommand, rolloutOptions } from './features-rollout.js';
 
 const usage = `usage:
@@ -94,17 +95,6 @@ async function registered(ctx: CliContext, cluster: string | undefined, what: st
   if (!cluster) throw new UsageError(`${what} needs --cluster`);
   if (!(await ctx.registry.get(cluster))) throw new Error(`cluster "${cluster}" is not registered`);
   return cluster;
-}
-
-/** The feature named by --feature, known to the catalog; a usage error naming --feature otherwise. */
-export function featureOf(catalog: FeatureCatalog, flag: string | undefined, what: string): FeatureSpec {
-  if (!flag) throw new UsageError(`${what} needs --feature`);
-  try {
-    return catalog.need(parseRef(flag));
-  } catch (err) {
-    if (err instanceof UnknownFeatureError) throw new UsageError(`--feature: ${err.message}`);
-    throw err;
-  }
 }
 
 interface Gathered {
