@@ -4,38 +4,20 @@
  * snapshot that lists every pod; BENCH_MODE=both runs node scope then balloons over one snapshot, as
  * the worker does. Prints one JSON line: CPU, wall, peak RSS, requests by operation, bytes read.
  */
-import { readFileSync } from 'node:fs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { runBalloonPhase } from '../shared/balloons/phase.js';
 import { BalloonStore } from '../shared/balloons/store.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
-import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { requestGrowth } from '../shared/nodescope/bus-events.js';
 import { runCycle } from '../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
 
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+const { client, db, close } = invocation();
 const now = Number(env('BENCH_NOW'));
 const mode = env('BENCH_MODE');
-const client = ClusterClient.fromKubeconfig(readFileSync(env('BENCH_KUBECONFIG'), 'utf8'), {
-  cluster: CLUSTER,
-  context: CLUSTER,
-  timeoutMs: 60_000,
-});
-const dynamo = new DynamoDBClient({
-  endpoint: env('BENCH_DYNAMO'),
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  maxAttempts: 5,
-});
-const db = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+
 const balloonStore = new BalloonStore(db, 'fleetscope');
 await balloonStore.state('warm-up'); // the DynamoDB client's lazily loaded parts, before measuring
 
@@ -100,6 +82,5 @@ process.stdout.write(
 function prefixed(ops: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(ops).map(([k, v]) => [`client: ${k}`, v]));
 }
-await client.close();
-dynamo.destroy();
+await close();
 process.exit(0);

@@ -186,7 +186,7 @@ function report(
     console.log(`  ${what.padEnd(36)} ${value.padEnd(64)} ${target.padEnd(24)} ${ok}`);
   const nsPods = pages('list pods', both);
   console.log(
-    `  node scope and balloons in one cycle: ${nsPods} pod list pages for ${n(both.pods)} pods (${both.nodescopeDaemonSets ?? 0} node-scoped DaemonSets served from the same list): no pod read twice (${verdict(nsPods === pages('list pods', worst))})`,
+    `  node scope and balloons in one cycle: ${nsPods} pod list pages for ${n(both.pods)} pods (${both.nodescopeDaemonSets ?? 0} node-scoped DaemonSets served from the same list): no pod read twice (${verdict(nsPods === pages('list pods', worst))}); ${n(both.cpuMs)} ms CPU (node scope ${n(both.nodescopeCpuMs)} ms), peak RSS ${n(both.maxRssMiB)} MiB (${verdict(both.maxRssMiB < 1024)})`,
   );
   cost(worst);
 }
@@ -214,4 +214,7 @@ function cost(r: BalloonRun): void {
     `    EventBridge ${n(cycles)} x 1 BalloonCycleCompleted x $1/M = $${n(events, 2)} (plus one PodResized per resize while sizes move)`,
   );
   console.log(`    total $${n(total, 2)}/month for ${n(NODES)} nodes = $${n(per1000, 2)} per 1,000 nodes`);
+  console.log(
+    `    (Lambda bills wall time: here mostly the simulator serving ${n(r.bytesRead / 1e6)} MB on a shared 2-core machine; fleetscope's own CPU was ${n(r.cpuMs / 1000, 1)} s, which at 1 vCPU would bill $${n(((cycles * (r.cpuMs / 1000) * memGb * PRICES.lambdaGbSecond) / NODES) * 1000, 2)} per 1,000 nodes for Lambda)`,
+  );
 }

@@ -3,36 +3,19 @@
  * against the simulator and DynamoDB in other processes). Prints one JSON line: CPU time, wall time and
  * peak RSS of the cycle, Kubernetes and DynamoDB requests, and what each DaemonSet did.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ClusterClient } from '../shared/k8s/client.js';
 import { runCycle } from '../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
 
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+const { client, db, close } = invocation();
 const now = Number(env('BENCH_NOW'));
 const cycleKey = env('BENCH_CYCLE_KEY');
-const client = ClusterClient.fromKubeconfig(readFileSync(env('BENCH_KUBECONFIG'), 'utf8'), {
-  cluster: CLUSTER,
-  context: CLUSTER,
-  timeoutMs: 60_000,
-});
-const dynamo = new DynamoDBClient({
-  endpoint: env('BENCH_DYNAMO'),
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  maxAttempts: 5,
-});
-const db = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+
 const store = new NodeScopeStore(db, 'fleetscope');
 
 // A warm invocation: the DynamoDB client's lazily loaded parts are in memory before the measured cycle.
@@ -106,6 +89,5 @@ process.stdout.write(
     })),
   })}\n`,
 );
-await client.close();
-dynamo.destroy();
+await close();
 process.exit(0);

@@ -31,6 +31,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: "compute one scope's recommendation offline from a history file",
     load: async () => (await import('./commands/recommend.js')).command,
   },
+  rbac: {
+    summary: "print the least-privilege RBAC for fleetscope's identity in a cluster",
+    load: async () => (await import('./commands/rbac.js')).command,
+  },
   recommendations: {
     summary:
       'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',

@@ -21,7 +21,8 @@ options:
   --seed S                seed of the deterministic fleet (default 1)
   --metrics MODE          metrics.k8s.io: available (default), absent or unavailable
   --kubernetes-version V  server version to simulate (default 1.35.0; 1.32.13 reproduces the recordings)
-  --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)`;
+  --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)
+  --rbac                  enforce RBAC as kube-apiserver does (the kubeconfig's admin stays in system:masters)`;
 
 interface Options {
   clusters: number;
@@ -32,6 +33,7 @@ interface Options {
   metrics: 'available' | 'absent' | 'unavailable';
   version: string;
   manualClock: boolean;
+  rbac?: boolean;
 }
 
 function intArg(name: string, v: string | undefined, min: number, max: number): number {
@@ -88,6 +90,9 @@ export function parseSimArgs(args: string[]): Options {
       }
       case '--manual-clock':
         o.manualClock = true;
+        break;
+      case '--rbac':
+        o.rbac = true;
         break;
       default:
         throw new UsageError(`unknown option ${JSON.stringify(a)}`);
@@ -167,7 +172,8 @@ export const command: CliCommand = {
   usage: USAGE,
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
-    const sim = await startSimulator({ clusters: demoFleet(o), basePort: o.portBase });
+    const clusters = demoFleet(o).map((c) => (o.rbac ? { ...c, rbac: true } : c));
+    const sim = await startSimulator({ clusters, basePort: o.portBase });
     await sim.writeKubeconfig(o.out);
     const width = Math.max(...sim.clusters.map((c) => c.name.length));
     console.log(

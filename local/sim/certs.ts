@@ -15,6 +15,8 @@ export interface SimCertificates {
   caPem: string;
   certPem: string;
   keyPem: string;
+  /** A client certificate signed by the CA: the apiserver authenticates it as user CN, groups O. */
+  issueClient(user: string, groups: string[]): Promise<{ certPem: string; keyPem: string }>;
 }
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
@@ -77,9 +79,32 @@ export async function createCertificates(hosts: string[] = []): Promise<SimCerti
       await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
+  const issueClient = async (user: string, groups: string[]) => {
+    const k = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+    const name = new x509.Name([{ CN: [user] }, ...groups.map((g) => ({ O: [g] }))]);
+    const client = await x509.X509CertificateGenerator.create({
+      serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8)))
+        .toString('hex')
+        .replace(/^[89a-f]/, '1'),
+      subject: name,
+      issuer: ca.subject,
+      notBefore,
+      notAfter,
+      publicKey: k.publicKey,
+      signingKey: caKeys.privateKey,
+      signingAlgorithm: SIGN,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+      ],
+    });
+    return { certPem: client.toString('pem'), keyPem: await pkcs8Pem(k.privateKey) };
+  };
   return {
     caPem: ca.toString('pem'),
     certPem: cert.toString('pem'),
     keyPem: await pkcs8Pem(keys.privateKey),
+    issueClient,
   };
 }

@@ -19,6 +19,7 @@ import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
 import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
+import { EventRecorder } from './events.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { containerResources, Kubelet } from './kubelet.js';
@@ -27,6 +28,7 @@ import { buildNode, nodeShape, nodeStrategy } from './nodes.js';
 import { orderTop } from './objects.js';
 import { podIndexKey } from './pod-requests.js';
 import { podStrategy, validatePodUpdate } from './pods.js';
+import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
@@ -91,6 +93,8 @@ export class ClusterState {
   readonly scheduler: Scheduler;
   readonly daemonsets: DaemonSetController;
   readonly metrics: MetricsServer;
+  /** Records the Events of pod creation, deletion and resize outcomes (local/sim/events.ts). */
+  readonly events: EventRecorder;
   private readonly defs = new Map<string, ResourceDef>();
   private readonly strategies = new Map<string, Strategy>();
   private readonly nodeIndexes = new Map<string, number>();
@@ -115,6 +119,7 @@ export class ClusterState {
     this.scheduler = new Scheduler(this);
     this.daemonsets = new DaemonSetController(this);
     this.metrics = new MetricsServer(this);
+    this.events = new EventRecorder(this);
     for (const def of builtinResources({ resize: this.features.resize }))
       this.defs.set(collectionId(def), def);
     this.installStrategies();
@@ -191,6 +196,7 @@ export class ClusterState {
       nameRule: 'subdomain',
       normalize: (o) => orderTop(o, ['secrets', 'imagePullSecrets', 'automountServiceAccountToken']),
     });
+    installRbacStrategies((id, s) => this.strategies.set(id, s));
     this.strategies.set('configmaps', {
       nameRule: 'subdomain',
       normalize: (o) => orderTop(o, ['immutable', 'data', 'binaryData']),
@@ -330,6 +336,7 @@ export class ClusterState {
     if (ev.collection === 'nodes' && ev.type !== 'DELETED') this.nodeLifecycle(ev.key);
     if (ev.collection === 'nodes' && ev.type === 'DELETED') this.collectOrphanPods(ev.key);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.kubelet.onEvent(ev);
+    this.events.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes' || ev.collection === 'daemonsets.apps')
       this.daemonsets.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.scheduler.onEvent(ev);
@@ -573,6 +580,9 @@ export class ClusterState {
       SYSTEM_PRIORITY_CLASSES.map((s) => [s.name, priorityClassObject(this, s, born)] as [string, Json]),
     );
     this.store.load('apiservices.apiregistration.k8s.io', this.localApiServices(born));
+    const rbac = bootstrapRbac(this, born);
+    this.store.load(`clusterroles.${RBAC_GROUP}`, rbac.roles);
+    this.store.load(`clusterrolebindings.${RBAC_GROUP}`, rbac.bindings);
     if (this.controllers) {
       this.store.load(
         'serviceaccounts',

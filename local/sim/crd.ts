@@ -5,6 +5,7 @@
  * (type, required, minLength/maxLength, pattern, enum, minimum/maximum, items) and pruning of unknown
  * fields with a `Warning: 299` header, as the apiextensions-apiserver does.
  */
+import { validateRules } from './cel.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { compareKubeVersions } from './discovery.js';
@@ -441,7 +442,7 @@ export function prune(schema: Json, value: Json, path: string, removed: string[]
 export function customResourceStrategy(def: ResourceDef): Strategy {
   return {
     nameRule: 'subdomain',
-    admit(obj: JsonObject, scope: Scope) {
+    admit(obj: JsonObject, scope: Scope, old?: Json) {
       const version = scope.version;
       const schema = def.custom?.versions[version]?.schema ?? {};
       const { apiVersion, kind, metadata, ...rest } = obj;
@@ -465,6 +466,16 @@ export function customResourceStrategy(def: ResourceDef): Strategy {
         properties: { ...props, apiVersion: undefined, kind: undefined, metadata: undefined },
       };
       validateSchema(rootSchema, body, '', errs);
+      // As the apiextensions strategy: type errors block the validation rules (hasBlockingErr).
+      if (errs.some((e) => e.type === 'FieldValueTypeInvalid'))
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: '<nil>',
+          value: 'null',
+          detail:
+            'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        });
+      else validateRules(schema, { apiVersion, kind, metadata, ...body }, old, '', errs);
       if (errs.length) throw invalid(def.kind, def.group, metadata?.name ?? '', errs);
       return { apiVersion: `${def.group}/${def.storageVersion}`, kind, metadata, ...body };
     },

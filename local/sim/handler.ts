@@ -3,9 +3,9 @@
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
  * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
+import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -21,6 +21,7 @@ import {
 } from './discovery.js';
 import { ApiError, badRequest, methodNotAllowed, notFound, notFoundGeneric, PlainError } from './errors.js';
 import { isObject, type Json, type JsonObject } from './json.js';
+import { listOptions } from './list-options.js';
 import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import { APPLY_PATCH } from './patch.js';
 import { collectionId, type ResourceDef } from './registry.js';
@@ -40,6 +41,7 @@ import {
   toVersion,
   updateObject,
 } from './rest.js';
+import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './reviews.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
@@ -160,18 +162,8 @@ export interface Reply {
 const PAGE_NOT_FOUND = (): PlainError => new PlainError(404, '404 page not found\n');
 const SERVICE_UNAVAILABLE = (): PlainError => new PlainError(503, 'service unavailable\n');
 
-function listQuery(q: URLSearchParams): ListQuery {
-  const limit = q.get('limit');
-  const n = limit === null ? undefined : Number(limit);
-  if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw badRequest(`invalid limit: ${limit}`);
-  return {
-    labelSelector: q.get('labelSelector') ?? undefined,
-    fieldSelector: q.get('fieldSelector') ?? undefined,
-    limit: n,
-    continue: q.get('continue') ?? undefined,
-    resourceVersion: q.get('resourceVersion') ?? undefined,
-    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
-  };
+function listQuery(q: URLSearchParams, watch = false): ListQuery {
+  return listOptions(q, watch);
 }
 
 function decodeBody(raw: string, contentType: string | undefined): Json {
@@ -240,6 +232,9 @@ function listReply(def: ResourceDef, version: string, r: ListResult): Reply {
 }
 
 export class ApiHandler {
+  /** The user of the request being handled (requests are handled one at a time). */
+  private user!: UserInfo;
+
   constructor(private readonly ctx: HandlerContext) {}
 
   private get cluster(): ClusterState {
@@ -256,7 +251,13 @@ export class ApiHandler {
     );
   }
 
-  handle(info: RequestInfo, req: IncomingMessage, body: string): Reply {
+  handle(
+    info: RequestInfo,
+    req: IncomingMessage,
+    body: string,
+    user: UserInfo = { username: ADMIN_USER, groups: ['system:masters', 'system:authenticated'] },
+  ): Reply {
+    this.user = user;
     const accept = req.headers.accept;
     switch (info.type) {
       case 'version':
@@ -479,7 +480,7 @@ export class ApiHandler {
     const { cluster, def, version } = scope;
     const store = cluster.store;
     const coll = collectionId(def);
-    const q = listQuery(info.query);
+    const q = listQuery(info.query, true);
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, def.resource, def.custom ? 'meta' : 'builtin');
     const prefix = scope.namespace ? `${scope.namespace}/` : '';
@@ -602,9 +603,10 @@ export class ApiHandler {
         throw badRequest('Upgrade request required');
     }
     if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create') {
-      getObject({ ...scope, subresource: undefined }, name);
+      const sa = getObject({ ...scope, subresource: undefined }, name);
       const req = decodeBody(body, 'application/json') ?? {};
       const seconds = req?.spec?.expirationSeconds ?? 3600;
+      const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
       return {
         status: 201,
         json: {
@@ -612,12 +614,17 @@ export class ApiHandler {
           apiVersion: 'authentication.k8s.io/v1',
           metadata: { name, namespace: scope.namespace, creationTimestamp: null },
           spec: {
-            audiences: req?.spec?.audiences ?? ['https://kubernetes.default.svc'],
+            audiences,
             expirationSeconds: seconds,
             boundObjectRef: null,
           },
           status: {
-            token: `sim.${Buffer.from(`${scope.namespace}:${name}:${randomUUID()}`).toString('base64url')}`,
+            token: mintServiceAccountToken(
+              c,
+              { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
+              audiences,
+              c.clock.now() + seconds * 1000,
+            ),
             expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
           },
         },
@@ -654,45 +661,13 @@ export class ApiHandler {
     switch (def.resource) {
       case 'selfsubjectaccessreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: obj.spec ?? {},
-            status: { allowed: true, reason: 'simulated cluster: everything is allowed' },
-          },
-        };
+        return { status: 201, json: selfSubjectAccessReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectrulesreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: obj.spec ?? {},
-            status: {
-              resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-              nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-              incomplete: false,
-            },
-          },
-        };
+        return { status: 201, json: selfSubjectRulesReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectreviews':
         if (info.verb !== 'create') break;
-        return {
-          status: 201,
-          json: {
-            kind: def.kind,
-            apiVersion: 'authentication.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            status: {
-              userInfo: { username: 'fleetscope-sim', groups: ['system:masters', 'system:authenticated'] },
-            },
-          },
-        };
+        return { status: 201, json: selfSubjectReview(this.user) };
       case 'componentstatuses': {
         const item = (n: string) => ({
           kind: 'ComponentStatus',

@@ -9,7 +9,7 @@
  * recording; 1.33 and 1.34 get their own differences (features in cluster.ts).
  */
 import { writeFile } from 'node:fs/promises';
-import { createCertificates } from './certs.js';
+import { createCertificates, type SimCertificates } from './certs.js';
 import { ManualClock } from './clock.js';
 import { ClusterState } from './cluster.js';
 import { Faults } from './faults.js';
@@ -58,7 +58,7 @@ class SimulatorImpl implements Simulator {
 
   constructor(
     readonly clock: ManualClock,
-    private readonly certs: { caPem: string; certPem: string; keyPem: string },
+    private readonly certs: SimCertificates,
     private readonly host: string,
     private readonly basePort: number | undefined,
   ) {
@@ -121,6 +121,7 @@ class SimulatorImpl implements Simulator {
     const server = new ClusterServer({
       cluster: state,
       token,
+      caPem: this.certs.caPem,
       certPem: this.certs.certPem,
       keyPem: this.certs.keyPem,
       host: this.host,
@@ -143,6 +144,12 @@ class SimulatorImpl implements Simulator {
       stats: () => stats.snapshot(),
       resetStats: () => stats.reset(),
       store: storeFacade(state),
+      kubeconfigFor: async (credentials) => {
+        const entry = { name: spec.name, server: url, caPem: this.certs.caPem };
+        if ('token' in credentials) return kubeconfigYaml([{ ...entry, token: credentials.token }]);
+        const client = await this.certs.issueClient(credentials.user, credentials.groups ?? []);
+        return kubeconfigYaml([{ ...entry, client }]);
+      },
       addNode: (node) => addNode(state, node),
       removeNode: (name) => removeNode(state, name),
       setNodeCapacity: (name, capacity) => setNodeCapacity(state, name, capacity),

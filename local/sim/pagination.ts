@@ -3,34 +3,12 @@
  * {"v":"meta.k8s.io/v1","rv":<list revision>,"start":"<last key>\u0000"}, the key being relative to
  * the list's prefix (the pod name for a namespaced list, "namespace/name" across namespaces).
  */
-import { ApiError, badRequest } from './errors.js';
-
-export interface ContinueToken {
-  rv: number;
-  start: string;
-}
+import { ApiError } from './errors.js';
 
 export function encodeContinue(rv: number, lastKey: string): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: `${lastKey}\u0000` })).toString(
     'base64url',
   );
-}
-
-export function decodeContinue(token: string): ContinueToken {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw badRequest('continue key is not valid: illegal base64 data at input byte 0');
-  }
-  const p = parsed as { v?: unknown; rv?: unknown; start?: unknown };
-  if (p.v !== 'meta.k8s.io/v1')
-    throw badRequest('continue key is not valid: server does not recognize this encoded key');
-  if (typeof p.rv !== 'number' || typeof p.start !== 'string' || p.start === '')
-    throw badRequest('continue key is not valid: continue key is not valid');
-  if (p.start.includes('..') || p.start.startsWith('/'))
-    throw badRequest('continue key is not valid: continue key is not valid');
-  return { rv: p.rv, start: p.start };
 }
 
 const EXPIRED =

@@ -76,6 +76,8 @@ interface Short {
   hasGeneration?: boolean;
   returnDeletedObject?: boolean;
   allowCreateOnUpdate?: boolean;
+  /** false where the real strategy's AllowUnconditionalUpdate() is false (CRDs, APIServices, quotas). */
+  allowUnconditionalUpdate?: boolean;
   virtual?: boolean;
 }
 
@@ -95,7 +97,7 @@ function def(group: string, version: string, s: Short): ResourceDef {
     subresources: s.subresources ?? [],
     hasGeneration: s.hasGeneration ?? false,
     returnDeletedObject: s.returnDeletedObject ?? false,
-    allowUnconditionalUpdate: true,
+    allowUnconditionalUpdate: s.allowUnconditionalUpdate ?? true,
     allowCreateOnUpdate: s.allowCreateOnUpdate ?? false,
     virtual: s.virtual,
   };
@@ -205,6 +207,7 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       kind: 'ResourceQuota',
       namespaced: true,
       shortNames: ['quota'],
+      allowUnconditionalUpdate: false,
       subresources: [status('ResourceQuota')],
     }),
     def('', 'v1', { resource: 'secrets', kind: 'Secret', namespaced: true }),
@@ -289,6 +292,7 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       hasGeneration: true,
     }),
     def('coordination.k8s.io', 'v1', { resource: 'leases', kind: 'Lease', namespaced: true }),
+    ...rbacResources(),
     def('apiextensions.k8s.io', 'v1', {
       resource: 'customresourcedefinitions',
       kind: 'CustomResourceDefinition',
@@ -296,6 +300,7 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       shortNames: ['crd', 'crds'],
       categories: ['api-extensions'],
       hasGeneration: true,
+      allowUnconditionalUpdate: false,
       subresources: [status('CustomResourceDefinition')],
     }),
     def('apiregistration.k8s.io', 'v1', {
@@ -303,6 +308,7 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       kind: 'APIService',
       namespaced: false,
       categories: ['api-extensions'],
+      allowUnconditionalUpdate: false,
       subresources: [status('APIService')],
     }),
     def('authorization.k8s.io', 'v1', {
@@ -326,6 +332,18 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       verbs: ['create'],
       virtual: true,
     }),
+  ];
+}
+
+/** rbac.authorization.k8s.io/v1 (local/sim/rbac-objects.ts gives them their rules). */
+function rbacResources(): ResourceDef[] {
+  const rbac = (resource: string, kind: string, namespaced: boolean) =>
+    def('rbac.authorization.k8s.io', 'v1', { resource, kind, namespaced });
+  return [
+    rbac('clusterrolebindings', 'ClusterRoleBinding', false),
+    rbac('clusterroles', 'ClusterRole', false),
+    rbac('rolebindings', 'RoleBinding', true),
+    rbac('roles', 'Role', true),
   ];
 }
 

@@ -20,8 +20,9 @@ import {
   unsupportedMediaType,
 } from './errors.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './json.js';
+import { decodeContinueToken } from './list-options.js';
 import { orderTop, recordManagedFields, validateName } from './objects.js';
-import { continueExpired, decodeContinue, encodeContinue } from './pagination.js';
+import { continueExpired, encodeContinue } from './pagination.js';
 import {
   APPLY_PATCH,
   applyJsonPatch,
@@ -32,6 +33,7 @@ import {
   STRATEGIC_MERGE_PATCH,
 } from './patch.js';
 import { UNBOUND } from './pod-requests.js';
+import { checkDecodable, checkPatchedDecodable, validateQuantities } from './quantities.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { lowerBound } from './store.js';
@@ -112,25 +114,16 @@ export interface ListResult {
 function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: string } {
   const store = scope.cluster.store;
   if (q.continue) {
+    // storage.ValidateListOptions: the token is decoded before the resourceVersion is looked at.
+    const token = decodeContinueToken(q.continue);
     if (q.resourceVersion && q.resourceVersion !== '0')
       throw badRequest('specifying resource version is not allowed when using continue');
-    const token = decodeContinue(q.continue);
     if (token.rv === -1) return { start: token.start };
     if (token.rv < store.compactedRv) throw continueExpired(token.start);
     return { atRv: token.rv, start: token.start };
   }
   const rvs = q.resourceVersion;
-  if (rvs === undefined || rvs === '' || rvs === '0') {
-    if (q.resourceVersionMatch === 'Exact' && rvs !== undefined)
-      throw invalid('ListOptions', 'meta.k8s.io', '', [
-        fieldInvalid(
-          'resourceVersionMatch',
-          'Exact',
-          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-        ),
-      ]);
-    return {};
-  }
+  if (rvs === undefined || rvs === '' || rvs === '0') return {};
   const n = Number(rvs);
   if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid resource version: ${rvs}`);
   const exact = q.resourceVersionMatch === 'Exact' || (!q.resourceVersionMatch && q.limit && q.limit > 0);
@@ -235,6 +228,7 @@ export function createObject(scope: Scope, body: Json): Json {
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
+  checkDecodable(collectionId(def), def.kind, scope.version, body);
   const strategy = cluster.strategy(def);
   const obj: JsonObject = clone(body);
   obj.kind = def.kind;
@@ -274,6 +268,7 @@ export function createObject(scope: Scope, body: Json): Json {
   if (strategy.nameRule !== 'none') errs.push(...validateName(meta.name, strategy.nameRule ?? 'subdomain'));
   if (errs.length === 0 && strategy.admit) admitted = strategy.admit(obj, scope);
   errs.push(...(strategy.validateCreate?.(admitted, scope) ?? []));
+  errs.push(...validateQuantities(collectionId(def), admitted, true));
   if (errs.length) throw invalid(def.kind, def.group, meta.name ?? '', errs);
   const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
   if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
@@ -328,6 +323,7 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
+  if (opts.sent === undefined) checkDecodable(collectionId(def), def.kind, scope.version, body);
   const meta: JsonObject = isObject(body.metadata) ? body.metadata : {};
   if (meta.name !== undefined && meta.name !== name)
     throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
@@ -344,8 +340,10 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
   const rv = meta.resourceVersion;
   if (rv !== undefined && rv !== '' && rv !== existing.metadata.resourceVersion)
     throw conflict(gr(def), name);
+  // The registry names the resource where a kind belongs (apiserver store.go, "TODO: The Invalid error
+  // should have a field for Resource"): `clusterproperties.about.k8s.io "x" is invalid: ...`.
   if ((rv === undefined || rv === '') && !def.allowUnconditionalUpdate)
-    throw invalid(def.kind, def.group, name, [
+    throw invalid(def.resource, def.group, name, [
       fieldInvalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update'),
     ]);
   const strategy = cluster.strategy(def);
@@ -378,7 +376,10 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     if (next.status === undefined) delete next.status;
   }
   if (strategy.admit) next = strategy.admit(next, scope, existing);
-  const errs = strategy.validateUpdate?.(next, existing, scope) ?? [];
+  const errs = [
+    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
+    ...validateQuantities(coll, next),
+  ];
   if (errs.length) throw invalid(def.kind, def.group, name, errs);
   let stored = normalize(scope, next);
   if (deepEqual(withoutVolatile(stored), withoutVolatile(existing)))
@@ -482,10 +483,10 @@ export function patchedObject(
       obj = applyStrategicMergePatch(current, patch);
   }
   if (!isObject(obj)) throw badRequest('the patch did not produce an object');
-  // A patch that does not mention resourceVersion applies to the current revision.
+  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
+  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
+  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
   if (!isObject(obj.metadata)) obj.metadata = {};
-  if (obj.metadata.resourceVersion === undefined)
-    obj.metadata.resourceVersion = existing.metadata.resourceVersion;
   return { obj, existing };
 }
 

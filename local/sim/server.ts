@@ -7,6 +7,8 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { authenticate } from './authn.js';
+import { attributesOf, authorize, forbidden, recordDenial } from './authz.js';
 import type { ManualClock } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { ApiError, PlainError, statusForCode } from './errors.js';
@@ -14,6 +16,7 @@ import type { Faults } from './faults.js';
 import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
 import type { Json } from './json.js';
 import { nodeControl } from './node-admin.js';
+import { decodeProtobuf, PROTOBUF } from './protobuf.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
 
@@ -22,6 +25,8 @@ const MAX_BODY = 3 * 1024 * 1024;
 export interface ServerOptions {
   cluster: ClusterState;
   token: string;
+  /** The CA client certificates must be signed by (they then authenticate as CN, groups O). */
+  caPem: string;
   certPem: string;
   keyPem: string;
   host: string;
@@ -50,7 +55,9 @@ export class ClusterServer {
   }
 
   async start(): Promise<string> {
-    const server = createServer({ key: this.o.keyPem, cert: this.o.certPem }, (req, res) => {
+    const tls = { key: this.o.keyPem, cert: this.o.certPem, ca: this.o.caPem, requestCert: true };
+    // rejectUnauthorized: false, as kube-apiserver: a client without a certificate may still use a token.
+    const server = createServer({ ...tls, rejectUnauthorized: false }, (req, res) => {
       this.onRequest(req, res).catch((err) => this.fail(res, err));
     });
     server.on('connection', (s: Socket) => {
@@ -107,14 +114,24 @@ export class ClusterServer {
     for (const f of faults) if (f.type === 'latency') await new Promise((r) => setTimeout(r, f.ms));
     const terminal = faults.find((f) => f.type !== 'latency');
     if (terminal && this.applyFault(terminal, req, res)) return;
-    if (!this.authorized(req) && info.type !== 'health') {
+    const user = info.type === 'health' ? undefined : authenticate(cluster, this.o.token, req);
+    if (!user && info.type !== 'health') {
       req.resume();
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
-    const body = await readBody(req);
+    if (user && cluster.spec.rbac) {
+      const attrs = attributesOf(info, user);
+      const decision = authorize(cluster, attrs);
+      if (!decision.allowed) {
+        req.resume();
+        recordDenial(cluster, attrs);
+        throw forbidden(attrs, decision.reason);
+      }
+    }
+    const body = requestText(req, await readBody(req));
     if (cluster.controllers) cluster.kubelet.beforeRequest();
     cluster.settle();
-    const reply = this.handler.handle(info, req, body);
+    const reply = this.handler.handle(info, req, body, user);
     cluster.settle();
     this.write(res, reply, method === 'HEAD');
   }
@@ -165,7 +182,7 @@ export class ClusterServer {
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
     const path = url.split('?')[0] as string;
-    const raw = await readBody(req);
+    const raw = (await readBody(req)).toString('utf8');
     let body: Json = {};
     if (raw.trim()) {
       try {
@@ -289,7 +306,17 @@ export class ClusterServer {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The body as JSON text: protobuf bodies (kubectl's typed clients) are decoded to the JSON they stand for. */
+function requestText(req: IncomingMessage, body: Buffer): string {
+  const ct = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim();
+  if (ct !== PROTOBUF || body.length === 0) return body.toString('utf8');
+  req.headers['content-type'] = 'application/json';
+  return JSON.stringify(decodeProtobuf(body));
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -302,7 +329,7 @@ function readBody(req: IncomingMessage): Promise<string> {
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

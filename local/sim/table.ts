@@ -189,6 +189,37 @@ const PRINTERS: Record<string, Printer> = {
     columns: [col('Name', 'string', 0, 'name'), col('Secrets', 'integer'), col('Age')],
     row: (s, now) => [s.metadata.name, (s.secrets ?? []).length, age(s, now)],
   },
+  // printEvent (pkg/printers/internalversion): kubectl get events' LAST SEEN, TYPE, REASON, OBJECT, MESSAGE.
+  events: {
+    columns: [
+      col('Last Seen'),
+      col('Type'),
+      col('Reason'),
+      col('Object'),
+      col('Subobject', 'string', 1),
+      col('Source', 'string', 1),
+      col('Message'),
+      col('First Seen', 'string', 1),
+      col('Count', 'string', 1),
+      col('Name', 'string', 1, 'name'),
+    ],
+    row: (e, now) => {
+      const since = (t: string | undefined) => (t ? humanDuration(now - Date.parse(t)) : '<unknown>');
+      const src = [e.source?.component, e.source?.host].filter(Boolean).join(', ');
+      return [
+        since(e.lastTimestamp),
+        e.type ?? '',
+        e.reason ?? '',
+        `${String(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}`,
+        e.involvedObject?.fieldPath ?? '',
+        src,
+        String(e.message ?? '').trim(),
+        since(e.firstTimestamp),
+        String(e.count ?? 1),
+        e.metadata.name,
+      ];
+    },
+  },
   'priorityclasses.scheduling.k8s.io': {
     columns: [
       col('Name', 'string', 0, 'name'),

@@ -22,8 +22,21 @@ export interface SimClusterSpec {
    * recorded exchanges: no default ServiceAccounts, no DaemonSet pods, pods stay Pending.
    */
   controllers?: boolean;
-  /** Bearer token; default derived from the cluster name and seed. */
+  /** Bearer token; default derived from the cluster name and seed. Its user is in system:masters. */
   token?: string;
+  /**
+   * Enforce RBAC as kube-apiserver does (default false: every authenticated request is allowed). The
+   * admin token stays a system:masters member either way.
+   */
+  rbac?: boolean;
+  /** Static users (a token file, or what an EKS access entry maps an IAM role to). */
+  users?: SimUserSpec[];
+}
+
+export interface SimUserSpec {
+  name: string;
+  groups?: string[];
+  token: string;
 }
 
 export interface SimDaemonSetSpec {
@@ -133,6 +146,11 @@ export interface SimCluster {
   stats(): RequestStats;
   resetStats(): void;
   store: SimStore;
+  /**
+   * A kubeconfig for this cluster alone with other credentials: a bearer token (a user's or a
+   * ServiceAccount's), or a client certificate for `user` in `groups` signed by the cluster CA.
+   */
+  kubeconfigFor(credentials: { token: string } | { user: string; groups?: string[] }): Promise<string>;
   /** Adds a node (as a kubelet registers one); pending pods get a scheduling pass. Returns the stored Node. */
   addNode(spec: SimNodeSpec): Json;
   /** Deletes a node; the pods bound to it are deleted (pod GC), DaemonSet pods with it. False if absent. */

@@ -1,5 +1,6 @@
 import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
+import type { KubePermission } from '../platform/kube-permissions.js';
 import { BALLOONS } from './events.js';
 import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE, PRIORITY_CLASS } from './manifests.js';
 
@@ -84,4 +85,42 @@ export const balloonsCapability: Capability = {
       target: 'balloons',
     },
   ],
+  kubernetes: balloonsPermissions(),
+  // Its sizing runs in the cluster cycle, after node scope.
+  requires: ['cycle', 'nodescope'],
 };
+
+function balloonsPermissions(): KubePermission[] {
+  const inKubeSystem = { namespace: BALLOON_NAMESPACE };
+  const pcs = { group: 'scheduling.k8s.io', resources: ['priorityclasses'] };
+  const ds = { ...inKubeSystem, group: 'apps', resources: ['daemonsets'] };
+  return [
+    {
+      group: '',
+      resources: ['nodes'],
+      verbs: ['list', 'get'],
+      why: 'each node, and the node of an explicit request',
+    },
+    { group: '', resources: ['pods'], verbs: ['list'], why: 'what runs on each node' },
+    { group: 'metrics.k8s.io', resources: ['nodes'], verbs: ['list'], why: "each node's usage" },
+    { ...pcs, verbs: ['get', 'delete'], names: [PRIORITY_CLASS], why: "the balloons' PriorityClass" },
+    { ...pcs, verbs: ['create'], why: "creates the balloons' PriorityClass where it is absent" },
+    { ...ds, verbs: ['get', 'patch', 'delete'], names: [BALLOON_NAME], why: 'the balloon DaemonSet' },
+    { ...ds, verbs: ['create'], why: 'creates the balloon DaemonSet where it is absent' },
+    {
+      ...inKubeSystem,
+      group: '',
+      resources: ['pods'],
+      verbs: ['get'],
+      why: 'a balloon pod before its resize',
+    },
+    {
+      ...inKubeSystem,
+      group: '',
+      resources: ['pods/resize'],
+      verbs: ['patch'],
+      why: 'inflates and deflates balloon pods in place',
+    },
+    { ...inKubeSystem, group: '', resources: ['events'], verbs: ['create'], why: 'Events on balloon pods' },
+  ];
+}

@@ -3,13 +3,11 @@
  * to a node and not finished, counted as the scheduler counts it. A node's request served at once reads
  * only that node and its pods.
  */
+import { podLikeOf } from '../cycle/pod-like.js';
 import type { ClusterSnapshot } from '../cycle/snapshot.js';
 import { effectiveRequests, type NodeFacts, nodeFacts, type PodView } from '../cycle/views.js';
 import type { NodeObject } from '../cycle/wire.js';
 import { ClusterAccessError } from '../k8s/errors.js';
-import { formatCpu, formatMemory } from '../kernel/quantity.js';
-import type { Bytes, Millicores } from '../kernel/units.js';
-import type { PodLike } from '../resize/index.js';
 import { amounts } from './amounts.js';
 import type { BalloonPod, ClusterRead } from './cycle.js';
 import type { BalloonNode } from './decide.js';
@@ -26,65 +24,6 @@ const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
 const bound = (p: PodView) => p.node !== '' && holding(p);
 /** Bound pods, and pods waiting to be scheduled (the demand a pool may be grown for). */
 const boundOrWaiting = (p: PodView) => holding(p) && (p.node !== '' || !p.terminating);
-
-const list = (cpu: number | undefined, memory: number | undefined) => ({
-  ...(cpu !== undefined ? { cpu: formatCpu(cpu as Millicores) } : {}),
-  ...(memory !== undefined ? { memory: formatMemory(memory as Bytes) } : {}),
-});
-
-/** The pod as the resize mechanism reads it, rebuilt from its view (spec, allocation, actual, state). */
-export function podLikeOf(v: PodView): PodLike {
-  const r = v.resize;
-  const conditions =
-    r.state === 'deferred' || r.state === 'infeasible'
-      ? [
-          {
-            type: 'PodResizePending',
-            status: 'True',
-            reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred',
-            ...(r.message ? { message: r.message } : {}),
-          },
-        ]
-      : r.state === 'error'
-        ? [
-            {
-              type: 'PodResizeInProgress',
-              status: 'True',
-              reason: 'Error',
-              ...(r.message ? { message: r.message } : {}),
-            },
-          ]
-        : r.state === 'in-progress'
-          ? [{ type: 'PodResizeInProgress', status: 'True' }]
-          : [];
-  return {
-    metadata: {
-      name: v.name,
-      namespace: v.namespace,
-      uid: v.uid,
-      ...(v.resourceVersion ? { resourceVersion: v.resourceVersion } : {}),
-      ...(v.generation !== undefined ? { generation: v.generation } : {}),
-    },
-    spec: {
-      nodeName: v.node,
-      containers: v.containers.map((c) => ({
-        name: c.name,
-        resources: { requests: list(c.reqCpu, c.reqMem), limits: list(c.limCpu, c.limMem) },
-      })),
-    },
-    status: {
-      phase: v.phase,
-      conditions,
-      containerStatuses: v.containers.map((c) => ({
-        name: c.name,
-        ...(c.hasActual ? { resources: { requests: list(c.actCpu, c.actMem) } } : {}),
-        ...(c.allocCpu !== undefined || c.allocMem !== undefined
-          ? { allocatedResources: list(c.allocCpu, c.allocMem) }
-          : {}),
-      })),
-    },
-  };
-}
 
 /** A pod as balloons count it; `growth` is what earlier phases of the cycle added to it (node scope). */
 export function balloonPod(

@@ -1,4 +1,5 @@
 /** balloons' settings: defaults, and the environment's FLEETSCOPE_BALLOONS_* over them. */
+import { envNumber } from '../kernel/env.js';
 import type { BackoffPolicy } from '../resize/index.js';
 import { DEFAULT_BALLOON_IMAGE } from './manifests.js';
 
@@ -30,13 +31,7 @@ export const DEFAULT_BALLOON_SETTINGS: Readonly<BalloonSettings> = Object.freeze
 
 export function balloonSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<BalloonSettings> {
   const out: Partial<BalloonSettings> = {};
-  const num = (name: string): number | undefined => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
-    return n;
-  };
+  const num = (name: string) => envNumber(env, name);
   if (env.FLEETSCOPE_BALLOONS_IMAGE) out.image = env.FLEETSCOPE_BALLOONS_IMAGE;
   const budget = num('FLEETSCOPE_BALLOONS_WRITE_BUDGET');
   if (budget !== undefined) out.writeBudget = Math.floor(budget);

@@ -1,5 +1,8 @@
 import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
+import { readKubeSystem } from '../fleet/capability.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
+import type { KubePermission } from '../platform/kube-permissions.js';
+import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from './crd.js';
 import { clusterIdentityContext } from './observability.js';
 import { ClaimsStore } from './store.js';
 
@@ -104,4 +107,34 @@ export const claimsCapability: Capability = {
       target: 'claims',
     },
   ],
+  kubernetes: claimsPermissions(),
 };
+
+function claimsPermissions(): KubePermission[] {
+  // Claims are listed, created, merge-patched and deleted; never read one by one, never replaced.
+  const objects = (r: { group: string; plural: string }, why: string): KubePermission => ({
+    group: r.group,
+    resources: [r.plural],
+    verbs: ['list', 'create', 'patch', 'delete'],
+    why,
+  });
+  return [
+    readKubeSystem,
+    {
+      group: 'apiextensions.k8s.io',
+      resources: ['customresourcedefinitions'],
+      verbs: ['get'],
+      names: [CLUSTER_PROPERTY.crdName, OCM_CLUSTER_CLAIM.crdName],
+      why: 'which claim CRDs the cluster serves, and in which versions',
+    },
+    {
+      group: 'apiextensions.k8s.io',
+      resources: ['customresourcedefinitions'],
+      verbs: ['create'],
+      why: 'installs the ClusterProperty CRD where it is absent (claims config --create-crd)',
+      feature: { name: 'create-crd', default: true },
+    },
+    objects(CLUSTER_PROPERTY, 'keeps the ClusterProperty claims in line with DynamoDB'),
+    objects(OCM_CLUSTER_CLAIM, 'mirrors the claims to OCM ClusterClaims on OCM-managed clusters'),
+  ];
+}

@@ -1,5 +1,6 @@
 import { DEFAULT_SETTINGS as NODESCOPE_DEFAULTS } from '../nodescope/settings.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
+import type { KubePermission } from '../platform/kube-permissions.js';
 
 /**
  * The per-cluster cycle: every capability that reads a cluster's nodes and pods (node scope, then
@@ -43,4 +44,11 @@ export const cycleCapability: Capability = {
       target: CYCLE,
     },
   ],
+  // Node scope runs in every cycle; balloons only where configured, so they are not required here.
+  requires: ['nodescope'],
+  // The snapshot both phases read; each phase declares the rest in its own capability.
+  kubernetes: [
+    { group: '', resources: ['nodes'], verbs: ['list'], why: 'the snapshot of every node, once per cycle' },
+    { group: '', resources: ['pods'], verbs: ['list'], why: 'the snapshot of every pod, once per cycle' },
+  ] satisfies KubePermission[],
 };

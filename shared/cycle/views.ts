@@ -71,6 +71,9 @@ export interface ContainerView {
   /** status.containerStatuses[].resources.requests. */
   actCpu?: number;
   actMem?: number;
+  /** status.containerStatuses[].resources.limits (what runs: a resize is complete when both match). */
+  actLimCpu?: number;
+  actLimMem?: number;
   /** The node reports the container's actual resources (status resources present, even if empty). */
   hasActual: boolean;
   /** The last OOM kill (finishedAt, ms, whole seconds) seen in lastState or state, if any. */
@@ -133,6 +136,8 @@ function containerView(c: ContainerSpec, s: ContainerStatusLike | undefined): Co
     allocMem: memoryBytes(alloc?.memory),
     actCpu: cpuMillis(act?.cpu),
     actMem: memoryBytes(act?.memory),
+    actLimCpu: cpuMillis(s?.resources?.limits?.cpu),
+    actLimMem: memoryBytes(s?.resources?.limits?.memory),
     hasActual: s?.resources !== undefined,
     oomAt: undefined,
     oomRanMs: undefined,

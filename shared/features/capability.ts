@@ -1,4 +1,7 @@
 import { type Capability, pattern } from '../platform/catalogue.js';
+import type { KubePermission } from '../platform/kube-permissions.js';
+import { FEATURE_CRD } from './crd.js';
+import { FLEETSCOPE_NAMESPACE } from './model.js';
 
 /**
  * Feature lifecycle (KEP-3920): every other capability is a feature of each cluster (its `feature`
@@ -44,6 +47,8 @@ export const featuresCapability: Capability = {
     target: 'features-reconcile',
     input: { shard, shards: RECONCILERS },
   })),
+  // The mirror of the records; each capability declares what its own transitions do (turn-off rules).
+  kubernetes: featuresPermissions(),
   rules: [
     {
       id: 'features-on-desired',
@@ -71,3 +76,32 @@ export const featuresCapability: Capability = {
     },
   ],
 };
+
+function featuresPermissions(): KubePermission[] {
+  const crds = { group: 'apiextensions.k8s.io', resources: ['customresourcedefinitions'] };
+  const features = { group: FEATURE_CRD.group, resources: [FEATURE_CRD.plural] };
+  return [
+    { ...crds, verbs: ['get'], names: [FEATURE_CRD.crdName], why: 'whether the Feature CRD is installed' },
+    { ...crds, verbs: ['create'], why: 'installs the Feature CRD where it is absent' },
+    {
+      group: '',
+      resources: ['namespaces'],
+      verbs: ['get'],
+      names: [FLEETSCOPE_NAMESPACE],
+      why: "fleetscope's own features live there",
+    },
+    {
+      group: '',
+      resources: ['namespaces'],
+      verbs: ['create'],
+      why: `creates ${FLEETSCOPE_NAMESPACE} where it is absent`,
+    },
+    { ...features, verbs: ['get', 'create', 'patch'], why: 'mirrors each Feature record into its cluster' },
+    {
+      group: FEATURE_CRD.group,
+      resources: [`${FEATURE_CRD.plural}/status`],
+      verbs: ['patch'],
+      why: "the Feature's state and tasks; clears the uses components reported",
+    },
+  ];
+}

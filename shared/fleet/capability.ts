@@ -1,4 +1,14 @@
 import type { Capability } from '../platform/catalogue.js';
+import type { KubePermission } from '../platform/kube-permissions.js';
+
+/** Every capability that needs the cluster ID reads it from the kube-system namespace. */
+export const readKubeSystem: KubePermission = {
+  group: '',
+  resources: ['namespaces'],
+  verbs: ['get'],
+  names: ['kube-system'],
+  why: 'the kube-system namespace UID identifies the cluster',
+};
 
 /**
  * The fleet core: the dispatcher that turns each capability's schedule into one work request per
@@ -20,4 +30,5 @@ export const fleetCapability: Capability = {
   ],
   schedules: [],
   rules: [],
+  kubernetes: [{ ...readKubeSystem, why: 'registration reads the kube-system namespace UID' }],
 };

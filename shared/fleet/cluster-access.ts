@@ -4,12 +4,14 @@ import { ClusterConnector } from '../k8s/connector.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import { redact } from '../k8s/redact.js';
+import { readConfig } from '../platform/config.js';
 
 let shared: ClusterConnector | undefined;
 
 /** One connector per Lambda container (or CLI process): clients and kubeconfigs cached with a TTL. */
 export function clusterConnector(): ClusterConnector {
-  shared ??= new ClusterConnector();
+  const { secretPrefix, kubeconfigTtlSeconds } = readConfig();
+  shared ??= new ClusterConnector({ secretPrefix, ttlSeconds: kubeconfigTtlSeconds });
   return shared;
 }
 

@@ -1,3 +1,4 @@
+import { readKubeSystem } from '../fleet/capability.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
 
 /**
@@ -41,6 +42,17 @@ export const inventoryCapability: Capability = {
       description: 'Inventory a cluster as soon as it is registered',
       pattern: pattern(['ClusterRegistered']),
       target: 'inventory',
+    },
+  ],
+  // GET /version is readable by every authenticated user (the default system:public-info-viewer role).
+  kubernetes: [
+    readKubeSystem,
+    { group: '', resources: ['nodes'], verbs: ['list'], why: 'counts the nodes' },
+    {
+      group: 'metrics.k8s.io',
+      resources: ['nodes'],
+      verbs: ['list'],
+      why: 'probes whether the metrics API answers',
     },
   ],
 };

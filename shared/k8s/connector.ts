@@ -6,7 +6,6 @@
  * bypassing its cache, so a rotated secret is picked up without waiting for the TTL.
  */
 import path from 'node:path';
-import { readConfig } from '../platform/config.js';
 import { ClusterClient, type ClusterClientOptions, type ClusterLogger } from './client.js';
 import { defaultEksTokenProvider, type EksTokenProvider } from './eks-token.js';
 import { ClusterAccessError, KubeconfigError } from './errors.js';
@@ -22,10 +21,10 @@ import { redactFields } from './redact.js';
 export interface ClusterConnectorOptions {
   /** Where kubeconfigs come from; default Secrets Manager (secret refs) and files (file refs). */
   source?: KubeconfigSource;
-  /** Secret ids must start with this; default from FLEETSCOPE_SECRET_PREFIX. */
-  secretPrefix?: string;
-  /** How long a client (and its kubeconfig) is reused; default FLEETSCOPE_KUBECONFIG_TTL_SECONDS. */
-  ttlSeconds?: number;
+  /** Secret ids must start with this (the platform's FLEETSCOPE_SECRET_PREFIX). */
+  secretPrefix: string;
+  /** How long a client (and its kubeconfig) is reused (FLEETSCOPE_KUBECONFIG_TTL_SECONDS). */
+  ttlSeconds: number;
   /** Options for every client (timeout, retry budget, page size, logger). */
   client?: Omit<ClusterClientOptions, 'onUnauthorized' | 'onRequest' | 'info'>;
   /** EKS tokens for EKS exec kubeconfigs; default an in-process minter on the default credential chain. */
@@ -62,11 +61,11 @@ export class ClusterConnector {
   private eksTokens: EksTokenProvider | undefined;
   private counters: ConnectorStats = emptyStats();
 
-  constructor(private readonly opts: ClusterConnectorOptions = {}) {
-    const needConfig = opts.secretPrefix === undefined || opts.ttlSeconds === undefined;
-    const cfg = needConfig ? readConfig() : undefined;
-    this.secretPrefix = opts.secretPrefix ?? cfg!.secretPrefix;
-    const ttlSeconds = opts.ttlSeconds ?? cfg!.kubeconfigTtlSeconds;
+  // The settings come from the caller (the fleet layer reads the platform's configuration): cluster
+  // access knows nothing of where fleetscope keeps its settings.
+  constructor(private readonly opts: ClusterConnectorOptions) {
+    this.secretPrefix = opts.secretPrefix;
+    const ttlSeconds = opts.ttlSeconds;
     this.ttlMs = ttlSeconds * 1000;
     this.source = opts.source ?? createKubeconfigSource({ ttlSeconds, secretPrefix: this.secretPrefix });
     this.now = opts.now ?? Date.now;

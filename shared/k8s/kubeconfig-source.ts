@@ -8,7 +8,6 @@
 import { readFile } from 'node:fs/promises';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
-import { DEFAULTS } from '../platform/config.js';
 import { describeKubeconfigRef, type KubeconfigRef, kubeconfigRefProblem } from './kubeconfig-ref.js';
 import { redact } from './redact.js';
 
@@ -44,8 +43,9 @@ export class FileKubeconfigSource implements KubeconfigSource {
   private readonly ttlMs: number;
   private readonly now: () => number;
 
+  /** Without a TTL every load reads the file (cheap; the connector passes the platform's TTL). */
   constructor(opts: { ttlSeconds?: number; now?: () => number } = {}) {
-    this.ttlMs = (opts.ttlSeconds ?? DEFAULTS.kubeconfigTtlSeconds) * 1000;
+    this.ttlMs = (opts.ttlSeconds ?? 0) * 1000;
     this.now = opts.now ?? Date.now;
   }
 
@@ -85,9 +85,9 @@ export interface SecretGetter {
 }
 
 export interface SecretsManagerSourceOptions {
-  ttlSeconds?: number;
+  ttlSeconds: number;
   /** Secret ids must be under this prefix (checked again here: defence in depth). */
-  secretPrefix?: string;
+  secretPrefix: string;
   /** SDK client configuration; by default the SDK honours AWS_REGION and AWS_ENDPOINT_URL(_SECRETS_MANAGER). */
   clientConfig?: SecretsManagerClientConfig;
   /** A ready provider (tests); otherwise a Powertools SecretsProvider is built. */
@@ -103,9 +103,9 @@ export class SecretsManagerKubeconfigSource implements KubeconfigSource {
   private readonly ttlSeconds: number;
   private readonly secretPrefix: string;
 
-  constructor(private readonly opts: SecretsManagerSourceOptions = {}) {
-    this.ttlSeconds = opts.ttlSeconds ?? DEFAULTS.kubeconfigTtlSeconds;
-    this.secretPrefix = opts.secretPrefix ?? DEFAULTS.secretPrefix;
+  constructor(private readonly opts: SecretsManagerSourceOptions) {
+    this.ttlSeconds = opts.ttlSeconds;
+    this.secretPrefix = opts.secretPrefix;
     this.provider = opts.provider;
   }
 
@@ -178,9 +178,11 @@ export class KubeconfigSources implements KubeconfigSource {
 }
 
 /** The default source: Secrets Manager for secret refs, the filesystem for file refs. */
-export function createKubeconfigSource(
-  opts: { ttlSeconds?: number; secretPrefix?: string; clientConfig?: SecretsManagerClientConfig } = {},
-): KubeconfigSource {
+export function createKubeconfigSource(opts: {
+  ttlSeconds: number;
+  secretPrefix: string;
+  clientConfig?: SecretsManagerClientConfig;
+}): KubeconfigSource {
   return new KubeconfigSources(
     new SecretsManagerKubeconfigSource(opts),
     new FileKubeconfigSource({ ttlSeconds: opts.ttlSeconds }),

@@ -22,9 +22,6 @@ import { type ContainerView, type PodView, RECOMMENDATION_ANNOTATION } from '../
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
-import { formatCpu, formatMemory } from '../kernel/quantity.js';
-import type { Bytes, Millicores } from '../kernel/units.js';
-import type { PodConditionLike, PodLike } from '../resize/index.js';
 import type { DaemonSetObject, PodMetricsObject, VpaObject } from './k8s-types.js';
 import type { NodeScopeTarget } from './targets.js';
 
@@ -96,54 +93,6 @@ const time = (s: string | undefined): number | undefined => {
   const t = Date.parse(s);
   return Number.isFinite(t) ? t : undefined;
 };
-
-function quantities(cpu: number | undefined, memory: number | undefined) {
-  const out: { cpu?: string; memory?: string } = {};
-  if (cpu !== undefined) out.cpu = formatCpu(cpu as Millicores);
-  if (memory !== undefined) out.memory = formatMemory(memory as Bytes);
-  return out;
-}
-
-/**
- * The pod as the resize mechanism reads it, rebuilt from the view: cpu/memory of each container, and
- * its resize state as the condition that says it (observeResize of the result equals view.resize).
- */
-export function podLike(v: PodView): PodLike {
-  const r = v.resize;
-  const conditions: PodConditionLike[] = [];
-  if (r.state === 'deferred' || r.state === 'infeasible')
-    conditions.push({
-      type: 'PodResizePending',
-      status: 'True',
-      reason: r.state === 'infeasible' ? 'Infeasible' : (r.reason ?? 'Deferred'),
-      ...(r.message !== undefined ? { message: r.message } : {}),
-    });
-  else if (r.state === 'error')
-    conditions.push({
-      type: 'PodResizeInProgress',
-      status: 'True',
-      reason: 'Error',
-      ...(r.message !== undefined ? { message: r.message } : {}),
-    });
-  else if (r.state === 'in-progress') conditions.push({ type: 'PodResizeInProgress', status: 'True' });
-  return {
-    metadata: {
-      name: v.name,
-      namespace: v.namespace,
-      uid: v.uid,
-      ...(v.resourceVersion ? { resourceVersion: v.resourceVersion } : {}),
-      ...(v.generation !== undefined ? { generation: v.generation } : {}),
-    },
-    spec: {
-      nodeName: v.node,
-      containers: v.containers.map((c) => ({
-        name: c.name,
-        resources: { requests: quantities(c.reqCpu, c.reqMem), limits: quantities(c.limCpu, c.limMem) },
-      })),
-    },
-    status: { phase: 'Running', conditions },
-  };
-}
 
 const ownedBy = (p: PodView, t: NodeScopeTarget) =>
   p.owner !== undefined &&

@@ -4,11 +4,12 @@
  * the most urgent first, within the cycle's write budget. A pod decided on a stored recommendation is
  * re-decided on its node's full history before anything is sent.
  */
+
+import { podLikeOf as podLike } from '../cycle/pod-like.js';
 import type { PodView } from '../cycle/views.js';
 import { type ResizeRecord, Resizer } from '../resize/index.js';
 import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
-import { podLike } from './collect.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import type { OomEvent } from './model.js';
 import type { DsRecommendations } from './recommend.js';

@@ -1,6 +1,7 @@
 /**
  * nodescope's settings. The defaults are what the cost arithmetic in bench/ and README.md assume.
  */
+import { envNumber } from '../kernel/env.js';
 import type { BackoffPolicy } from '../resize/index.js';
 import { DEFAULT_UPDATER, type UpdaterSettings } from './apply.js';
 
@@ -45,13 +46,7 @@ export const DEFAULT_SETTINGS: Readonly<NodeScopeSettings> = Object.freeze({
 /** Settings from the environment (FLEETSCOPE_NODESCOPE_*), over the defaults. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<NodeScopeSettings> {
   const out: Partial<NodeScopeSettings> = {};
-  const num = (name: string): number | undefined => {
-    const v = env[name];
-    if (v === undefined || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
-    return n;
-  };
+  const num = (name: string) => envNumber(env, name);
   const budget = num('FLEETSCOPE_NODESCOPE_WRITE_BUDGET');
   if (budget !== undefined) out.writeBudget = Math.floor(budget);
   const fold = num('FLEETSCOPE_NODESCOPE_FOLD_MINUTES');

@@ -5,6 +5,7 @@ import type { FeatureSpec } from '../features/spec.js';
 import type { Deps } from './deps.js';
 import type { DetailType } from './events.js';
 import { EVENT_SOURCE } from './events.js';
+import type { KubePermission } from './kube-permissions.js';
 
 /**
  * What fleetscope runs, defined once. The CDK stack (infra/) turns each entry into AWS resources and the
@@ -68,6 +69,10 @@ export interface Capability {
   functions: FunctionSpec[];
   schedules: ScheduleSpec[];
   rules: RuleSpec[];
+  /** What its functions (and CLI commands) do in each cluster: `fleetscope rbac` turns it into RBAC. */
+  kubernetes: KubePermission[];
+  /** Capabilities whose permissions it needs too, because its work runs in their invocation (or they in its). */
+  requires?: string[];
   /**
    * The capability as a feature of each cluster (KEP-3920): its default, and the tasks that turn it on
    * and off (shared/features/). Absent only for the platform's core, which is not switched per cluster.

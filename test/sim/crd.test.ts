@@ -251,7 +251,7 @@ describe('CRDs', () => {
     );
     expect(noRv.code).toBe(422);
     expect(noRv.body.message).toBe(
-      'ClusterProperty.about.k8s.io "id.k8s.io" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      'clusterproperties.about.k8s.io "id.k8s.io" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
     );
     const smp = await failure(
       custom.patchClusterCustomObject(

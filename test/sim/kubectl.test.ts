@@ -110,6 +110,19 @@ describe.skipIf(!KUBECTL)('kubectl', () => {
     expect(yaml.apiVersion).toBe('about.k8s.io/v1beta1');
   });
 
+  it('get events: a deleted pod and its replacement, as a real cluster records them', async () => {
+    const pod = (await kubectl('--context', 'demo-1', 'get', 'pods', '-n', 'kube-system', '-o', 'name'))
+      .trim()
+      .split('\n')[1] as string;
+    await kubectl('--context', 'demo-1', '-n', 'kube-system', 'delete', pod, '--wait=false');
+    const out = await kubectl('--context', 'demo-1', 'get', 'events', '-n', 'kube-system');
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
+    expect(out).toMatch(new RegExp(`Normal\\s+Killing\\s+${pod}\\s+Stopping container a`));
+    expect(out).toMatch(/Normal\s+SuccessfulCreate\s+daemonset\/agent\s+Created pod: agent-\w{5}/);
+    expect(out).toMatch(/Normal\s+Started\s+pod\/agent-\w{5}\s+Started container a/);
+  });
+
   it('patch --subresource resize', async () => {
     const pod = (await kubectl('--context', 'demo-1', 'get', 'pods', '-n', 'kube-system', '-o', 'name'))
       .trim()

@@ -1,0 +1,77 @@
+/**
+ * The floor runs' HTTP: the benchmark cluster's API over one keep-alive TLS connection, each response
+ * JSON-parsed and nothing else, counting requests and bytes.
+ */
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { parse } from 'yaml';
+import { CLUSTER } from './spec.js';
+
+type Query = Record<string, string | number | undefined>;
+type List = { items?: Record<string, unknown>[]; metadata?: { continue?: string } };
+
+export function apiFetcher(kubeconfigPath: string) {
+  const kubeconfig = parse(readFileSync(kubeconfigPath, 'utf8'));
+  const cluster = kubeconfig.clusters.find((c: { name: string }) => c.name === CLUSTER).cluster;
+  const user = kubeconfig.users.find((u: { name: string }) => u.name === CLUSTER).user;
+  const agent = new https.Agent({
+    keepAlive: true,
+    maxSockets: 4,
+    ca: Buffer.from(cluster['certificate-authority-data'], 'base64'),
+  });
+  const base = new URL(cluster.server);
+  const stats = { requests: 0, bytes: 0 };
+
+  function get(path: string, query: Query = {}): Promise<unknown> {
+    const url = new URL(path, base);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    stats.requests++;
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        url,
+        { agent, headers: { authorization: `Bearer ${user.token}`, accept: 'application/json' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('error', reject);
+          res.on('end', () => {
+            const body = Buffer.concat(chunks);
+            stats.bytes += body.length;
+            resolve(JSON.parse(body.toString('utf8')));
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** Every page of a list (pages of 1,000), its items kept as a caller would. */
+  async function list(path: string, query: Query = {}): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let token: string | undefined;
+    do {
+      const page = (await get(path, { ...query, limit: 1000, continue: token })) as List;
+      items.push(...(page.items ?? []));
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return items;
+  }
+
+  return { get, list, stats, close: () => agent.destroy() };
+}
+
+/** Runs `work` and prints the floor's one JSON line: CPU and wall time, requests, bytes, peak RSS. */
+export async function measureFloor(
+  api: ReturnType<typeof apiFetcher>,
+  work: () => Promise<void>,
+): Promise<void> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await work();
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(
+    `${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0, ...api.stats, maxRssMiB: process.resourceUsage().maxRSS / 1024 })}\n`,
+  );
+  api.close();
+}

@@ -1,0 +1,75 @@
+/**
+ * The self reviews (`kubectl auth can-i`, `kubectl auth can-i --list`, `kubectl auth whoami`), answered
+ * for the requesting user by the same authorizer that guards requests: on a cluster without RBAC
+ * enforcement every request is allowed, and the reviews say so.
+ */
+import type { UserInfo } from './authn.js';
+import { type Attributes, authorize, rulesOf } from './authz.js';
+import type { ClusterState } from './cluster.js';
+import type { Json, JsonObject } from './json.js';
+
+const ALLOW_ALL = {
+  allowed: true,
+  reason: 'simulated cluster without RBAC enforcement: everything is allowed',
+};
+
+export function selfSubjectAccessReview(cluster: ClusterState, user: UserInfo, spec: Json): JsonObject {
+  const r = spec?.resourceAttributes;
+  const n = spec?.nonResourceAttributes;
+  const a: Attributes = {
+    user,
+    verb: String(r?.verb ?? n?.verb ?? ''),
+    resourceRequest: !!r,
+    path: String(n?.path ?? ''),
+    apiGroup: String(r?.group ?? ''),
+    apiVersion: String(r?.version ?? ''),
+    namespace: String(r?.namespace ?? ''),
+    resource: String(r?.resource ?? ''),
+    subresource: String(r?.subresource ?? ''),
+    name: String(r?.name ?? ''),
+  };
+  const d = cluster.spec.rbac ? authorize(cluster, a) : ALLOW_ALL;
+  const status: JsonObject = { allowed: d.allowed };
+  if (d.reason) status.reason = d.reason;
+  return {
+    kind: 'SelfSubjectAccessReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: spec ?? {},
+    status,
+  };
+}
+
+export function selfSubjectRulesReview(cluster: ClusterState, user: UserInfo, spec: Json): JsonObject {
+  const namespace = String(spec?.namespace ?? '');
+  let resourceRules: JsonObject[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
+  let nonResourceRules: JsonObject[] = [{ verbs: ['*'], nonResourceURLs: ['*'] }];
+  const status: JsonObject = {};
+  if (cluster.spec.rbac) {
+    const { rules, errors } = rulesOf(cluster, user, namespace);
+    resourceRules = rules.filter((r) => !r.nonResourceURLs?.length) as JsonObject[];
+    nonResourceRules = rules
+      .filter((r) => r.nonResourceURLs?.length)
+      .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs }));
+    if (errors.length) status.evaluationError = errors.join(', ');
+  }
+  return {
+    kind: 'SelfSubjectRulesReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec: spec ?? {},
+    status: { resourceRules, nonResourceRules, incomplete: false, ...status },
+  };
+}
+
+export function selfSubjectReview(user: UserInfo): JsonObject {
+  const userInfo: JsonObject = { username: user.username };
+  if (user.uid) userInfo.uid = user.uid;
+  userInfo.groups = user.groups;
+  return {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    status: { userInfo },
+  };
+}

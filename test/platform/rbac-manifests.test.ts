@@ -1,0 +1,115 @@
+/** `fleetscope rbac`: the manifests it prints for the catalogue, and what it refuses. */
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { CAPABILITIES } from '../../shared/platform/capabilities.js';
+import { permissionProblem } from '../../shared/platform/kube-permissions.js';
+import { rbacManifests } from '../../shared/platform/rbac-manifests.js';
+import { runFleetscopeInProcess } from '../support/cli.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: manifests are arbitrary JSON
+type Obj = any;
+
+describe('fleetscope rbac', () => {
+  it('prints one ClusterRole and binding per capability, with no wildcard and no secrets', async () => {
+    const r = await runFleetscopeInProcess(['rbac', '--group', 'fleetscope-eks', '-o', 'json']);
+    expect(r.code).toBe(0);
+    const items: Obj[] = JSON.parse(r.out).items;
+    const names = items.map((i) => `${i.kind} ${i.metadata.name} ${i.metadata.namespace ?? '*'}`);
+    // One ClusterRole per capability and, for balloons' writes in kube-system, a Role there.
+    expect(names).toEqual(
+      CAPABILITIES.flatMap((c) => [
+        `ClusterRole fleetscope:${c.id} *`,
+        `ClusterRoleBinding fleetscope:${c.id} *`,
+        ...(c.id === 'balloons'
+          ? [`Role fleetscope:${c.id} kube-system`, `RoleBinding fleetscope:${c.id} kube-system`]
+          : []),
+      ]),
+    );
+    const rules: Obj[] = items.flatMap((i) => i.rules ?? []);
+    expect(JSON.stringify(rules)).not.toContain('*');
+    expect(rules.flatMap((x) => x.resources)).not.toContain('secrets');
+    // Write verbs only where a capability writes: pods (annotation), pods/resize, VPA status, claims,
+    // CRDs, the balloons' DaemonSet, PriorityClass and Events; the Feature objects and their namespace;
+    // and, turning node scope off, a VPA's spec.scope.
+    const writes = rules
+      .filter((x) => x.verbs.some((v: string) => ['create', 'update', 'patch', 'delete'].includes(v)))
+      .map((x) => `${x.apiGroups[0]}/${x.resources.join(',')}`)
+      .sort();
+    expect([...new Set(writes)]).toEqual([
+      '/events',
+      '/namespaces',
+      '/pods',
+      '/pods/resize',
+      'about.k8s.io/clusterproperties',
+      'apiextensions.k8s.io/customresourcedefinitions',
+      'apps/daemonsets',
+      'autoscaling.k8s.io/verticalpodautoscalers',
+      'autoscaling.k8s.io/verticalpodautoscalers/status',
+      'cluster.open-cluster-management.io/clusterclaims',
+      'fleetscope.io/features',
+      'fleetscope.io/features/status',
+      'scheduling.k8s.io/priorityclasses',
+    ]);
+    const balloonRole = items.find((i) => i.kind === 'Role');
+    expect(balloonRole.rules.flatMap((x: Obj) => x.resources).sort()).toEqual([
+      'daemonsets',
+      'daemonsets',
+      'events',
+      'pods',
+      'pods/resize',
+    ]);
+    expect(items[1].subjects).toEqual([
+      { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'fleetscope-eks' },
+    ]);
+  });
+
+  it('limits itself to the capabilities asked for, plus optional features, as YAML with reasons', async () => {
+    const r = await runFleetscopeInProcess([
+      'rbac',
+      '--service-account',
+      'fleetscope/agent',
+      '--capability',
+      'nodescope',
+      '--with',
+      'install-crd',
+    ]);
+    expect(r.code).toBe(0);
+    const docs: Obj[] = parseAllDocuments(r.out).map((d) => d.toJSON());
+    // Node scope runs in the cluster cycle: the cycle's snapshot reads come with it.
+    expect(docs.map((d) => `${d.kind} ${d.metadata.name}`)).toEqual([
+      'ServiceAccount agent',
+      'ClusterRole fleetscope:fleet',
+      'ClusterRoleBinding fleetscope:fleet',
+      'ClusterRole fleetscope:nodescope',
+      'ClusterRoleBinding fleetscope:nodescope',
+      'ClusterRole fleetscope:cycle',
+      'ClusterRoleBinding fleetscope:cycle',
+    ]);
+    expect(r.out).toContain('# in-place resize of DaemonSet pods');
+    expect(docs[3].rules).toContainEqual({
+      apiGroups: ['apiextensions.k8s.io'],
+      resources: ['customresourcedefinitions'],
+      verbs: ['update'],
+      resourceNames: ['verticalpodautoscalers.autoscaling.k8s.io'],
+    });
+  });
+
+  it('names what is wrong with its arguments', async () => {
+    const none = await runFleetscopeInProcess(['rbac']);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('name the identity to bind');
+    const unknown = await runFleetscopeInProcess(['rbac', '--user', 'u', '--capability', 'nope']);
+    expect(unknown.err).toContain('unknown capability "nope"');
+    const feature = await runFleetscopeInProcess(['rbac', '--user', 'u', '--with', 'everything']);
+    expect(feature.err).toContain('unknown feature "everything"');
+  });
+
+  it('refuses a declaration that is not least privilege', () => {
+    const bad = { group: '', resources: ['secrets'], verbs: ['get' as const], why: 'x' };
+    expect(permissionProblem(bad)).toBe('grants access to secrets');
+    expect(permissionProblem({ ...bad, resources: ['*'] })).toBe('uses a wildcard');
+    expect(() =>
+      rbacManifests([{ id: 'x', kubernetes: [bad] }], { subjects: [{ kind: 'User', name: 'u' }] }),
+    ).toThrow('capability x: the rule for secrets grants access to secrets');
+  });
+});

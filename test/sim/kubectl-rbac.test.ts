@@ -1,0 +1,137 @@
+/**
+ * The real kubectl against `fleetscope sim --rbac` (skipped when kubectl is not installed): `kubectl
+ * create` and `kubectl auth` send protobuf bodies, which must create exactly the object kubectl would
+ * have sent as JSON; the manifests of `fleetscope rbac` load with `kubectl apply -f`, and kubectl, as the
+ * ServiceAccount they bind, sees what it may and may not do.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { runFleetscopeInProcess } from '../support/cli.js';
+
+const run = promisify(execFile);
+const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+let dir: string;
+let child: ChildProcess | undefined;
+
+async function kubectl(kubeconfig: string, args: string[]) {
+  const argv = ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache'), ...args];
+  return run(KUBECTL as string, argv, { timeout: 30_000 }).then(
+    (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+    (e) => ({
+      code: typeof e.code === 'number' ? e.code : 1,
+      out: String(e.stdout ?? ''),
+      err: String(e.stderr ?? ''),
+    }),
+  );
+}
+
+/** kubectl with input on stdin (`apply -f -`). */
+function kubectlIn(kubeconfig: string, args: string[], stdin: string) {
+  return new Promise<{ code: number; out: string; err: string }>((resolve) => {
+    const c = execFile(
+      KUBECTL as string,
+      ['--kubeconfig', kubeconfig, ...args],
+      { timeout: 30_000 },
+      (e, out, err) => resolve({ code: e ? 1 : 0, out, err }),
+    );
+    c.stdin?.end(stdin);
+  });
+}
+
+describe.skipIf(!KUBECTL)('kubectl against fleetscope sim --rbac', () => {
+  let admin: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'sim-kubectl-rbac-'));
+    admin = path.join(dir, 'admin.yaml');
+    child = spawn(
+      path.join(ROOT, 'node_modules/.bin/tsx'),
+      ['cli/main.ts', 'sim', '--rbac', '--clusters', '1', '--nodes', '2', '--kubeconfig-out', admin],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`fleetscope sim did not start: ${out}`)), 30_000);
+      child?.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ctrl-C')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child?.on('exit', (code) => reject(new Error(`fleetscope sim exited ${code}: ${out}`)));
+    });
+  }, 40_000);
+  afterAll(() => {
+    child?.kill('SIGTERM');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('kubectl create sends protobuf; the server stores the object kubectl would send as JSON', async () => {
+    const cases = [
+      ['namespace', 'team-a'],
+      ['configmap', 'settings', '--from-literal=mode=fast', '--from-literal=empty='],
+      ['deployment', 'web', '--image=nginx', '--replicas=0', '--port=8080', '--', 'sleep', '60'],
+      ['clusterrole', 'reader', '--verb=get,list', '--resource=pods,nodes', '--resource-name=x'],
+      ['rolebinding', 'bind', '--clusterrole=reader', '--user=bob', '--serviceaccount=default:robot'],
+      ['priorityclass', 'low', '--value=0', '--description=batch'],
+      ['serviceaccount', 'robot'],
+    ];
+    for (const [kind, name, ...rest] of cases) {
+      const args = ['create', kind as string, name as string, ...rest];
+      const dryRun = ['create', kind as string, name as string, '--dry-run=client', '-o', 'json', ...rest];
+      const sent = JSON.parse((await kubectl(admin, dryRun)).out);
+      const created = await kubectl(admin, args);
+      expect(created.err).toBe('');
+      const stored = JSON.parse(
+        (await kubectl(admin, ['get', kind as string, name as string, '-o', 'json'])).out,
+      );
+      const { metadata: m1, ...body1 } = sent;
+      const { metadata: m2, ...body2 } = stored;
+      // The server defaults what kubectl left out (PriorityClass preemptionPolicy, Namespace finalizers...).
+      expect(body2, `kubectl create ${kind}`).toMatchObject(body1);
+      expect(m2).toMatchObject({ name, ...(m1.labels ? { labels: m1.labels } : {}) });
+    }
+  });
+
+  it('loads the manifests of fleetscope rbac with kubectl apply -f', async () => {
+    expect((await kubectl(admin, ['create', 'namespace', 'fleetscope'])).code).toBe(0);
+    const rbac = await runFleetscopeInProcess(['rbac', '--service-account', 'fleetscope/fleetscope']);
+    expect(rbac.code).toBe(0);
+    const applied = await kubectlIn(admin, ['apply', '-f', '-'], rbac.out);
+    expect(applied.err).toBe('');
+    expect(applied.out).toMatch(/clusterrole.rbac.authorization.k8s.io\/fleetscope:nodescope created/);
+    expect(applied.out).toMatch(/serviceaccount\/fleetscope created/);
+  });
+
+  it('kubectl auth can-i and whoami answer for the ServiceAccount the manifests bind', async () => {
+    const token = (await kubectl(admin, ['-n', 'fleetscope', 'create', 'token', 'fleetscope'])).out.trim();
+    const config = parse(readFileSync(admin, 'utf8'));
+    config.users[0].user = { token };
+    const sa = path.join(dir, 'sa.yaml');
+    writeFileSync(sa, stringify(config));
+    const can = (...a: string[]) => kubectl(sa, ['auth', 'can-i', ...a]);
+    expect(await can('patch', 'pods', '--subresource=resize', '-n', 'monitoring')).toMatchObject({
+      code: 0,
+      out: 'yes\n',
+    });
+    expect(await can('list', 'nodes')).toMatchObject({ code: 0, out: 'yes\n' });
+    expect(await can('list', 'secrets', '-n', 'kube-system')).toMatchObject({ code: 1, out: 'no\n' });
+    expect(await can('delete', 'pods', '-n', 'monitoring')).toMatchObject({ code: 1, out: 'no\n' });
+    expect((await kubectl(sa, ['auth', 'whoami'])).out).toMatch(
+      /Username\s+system:serviceaccount:fleetscope:fleetscope/,
+    );
+    const denied = await kubectl(sa, ['get', 'secrets', '-n', 'kube-system']);
+    expect(denied.err).toContain(
+      'Error from server (Forbidden): secrets is forbidden: User "system:serviceaccount:fleetscope:fleetscope" cannot list resource "secrets" in API group "" in the namespace "kube-system"',
+    );
+    expect((await kubectl(sa, ['get', 'nodes', '-o', 'name'])).out.trim().split('\n')).toHaveLength(2);
+  });
+});
