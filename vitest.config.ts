@@ -8,6 +8,8 @@ export default defineConfig({
     reporters: ['default', './test/support/count-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The CLI's bundle, built once before tests that run bin/fleetscope.js as a process.
+    globalSetup: ['./test/support/build-cli.ts'],
     pool: 'forks',
     maxWorkers: 2,
     env: { FLEETSCOPE_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', AWS_REGION: 'us-east-1' },

@@ -7,6 +7,7 @@
  *   floor.ts          the same API responses fetched and JSON-parsed, nothing else
  * Figures only: nothing here is asserted by the test suite.
  */
+
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { child, once, simControl } from './processes.js';
 import { seedStates } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
+import { startupBench } from './startup.js';
 
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -305,9 +307,11 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=nodescope or balloons runs one part.
+// BENCH_ONLY=startup, nodescope or balloons runs one part.
 const only = process.env.BENCH_ONLY;
 (async () => {
+  if (!only || only === 'startup') startupBench();
+  if (only === 'startup') return;
   if (only !== 'balloons') await main();
   if (only !== 'nodescope') await balloonBench();
 })().then(

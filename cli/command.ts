@@ -44,3 +44,21 @@ export async function readInput(path: string): Promise<string> {
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/**
+ * A numeric flag's value, written in decimal only: Number() would also take "0x10", "1e3", "" or " 5 ",
+ * none of which an operator means as a count or a duration.
+ */
+export function decimalFlag(
+  name: string,
+  v: string | undefined,
+  { integer = false, min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
+  const pattern = integer ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
+  const n = Number(v);
+  if (v === undefined || !pattern.test(v) || n < min || n > max) {
+    const what = integer ? 'an integer' : 'a decimal number';
+    throw new UsageError(`${name} needs ${what} from ${min} to ${max}, got ${JSON.stringify(v ?? '')}`);
+  }
+  return n;
+}

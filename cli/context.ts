@@ -128,3 +128,11 @@ export async function withContext(
     await ctx.close();
   }
 }
+
+/** The registered cluster of that name; the same "not registered" error on every command otherwise. */
+export async function registeredCluster(ctx: CliContext, name: string) {
+  const cluster = await ctx.registry.get(name);
+  if (!cluster)
+    throw new Error(`cluster "${name}" is not registered (fleetscope cluster list shows those that are)`);
+  return cluster;
+}

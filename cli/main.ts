@@ -51,19 +51,23 @@ function help(): string {
     'commands:',
     ...rows,
     '',
-    'fleetscope <command> --help for its options',
+    'fleetscope <command> --help for its options; fleetscope --version for the version',
   ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === 'version') {
+    console.log(`fleetscope ${await version()}`);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
     return name ? 0 : 2;
   }
   const entry = commands[name];
   if (!entry) {
-    console.error(`fleetscope: unknown command "${name}"\n\n${help()}`);
+    console.error(`fleetscope: unknown command "${name}"; fleetscope --help lists the commands`);
     return 2;
   }
   const command = await entry.load();
@@ -75,12 +79,25 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(rest);
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`fleetscope ${name}: ${err.message}\n\n${command.usage}`);
+      // The one thing that is wrong, and where the rest is: the whole usage would bury the error.
+      console.error(`fleetscope ${name}: ${err.message}\nrun "fleetscope ${name} --help" for usage`);
       return 2;
     }
     console.error(`fleetscope ${name}: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
+}
+
+/** The package's version (read at run time: the bundle and the sources share package.json). */
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(await readFile(new URL(rel, import.meta.url), 'utf8'));
+      if (pkg.name === 'fleetscope') return pkg.version;
+    } catch {}
+  }
+  return 'unknown';
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli/main.ts')) {

@@ -30,3 +30,16 @@ export function print(format: OutputFormat, data: unknown, table: (wide: boolean
   else if (format === 'yaml') console.log(stringify(data).trimEnd());
   else for (const line of table(format === 'wide')) console.log(line);
 }
+
+/**
+ * For commands whose table form is free text: a printer when -o json or yaml was asked for, else
+ * undefined (print the text). Throws the usage error for an unknown format before any work is done.
+ */
+export function structured(flags: {
+  output?: string;
+  json?: boolean;
+}): ((data: unknown) => void) | undefined {
+  const format = outputFormat(flags);
+  if (format !== 'json' && format !== 'yaml') return undefined;
+  return (data) => print(format, data, () => []);
+}

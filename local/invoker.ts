@@ -42,7 +42,7 @@ export class LocalInvoker {
     let h = this.handlers.get(functionId);
     if (!h) {
       const spec = functionSpec(functionId);
-      h = import(pathToFileURL(join(this.repoRoot, spec.entry)).href).then((m) => {
+      h = import(pathToFileURL(join(this.repoRoot, handlerPath(spec.entry))).href).then((m) => {
         if (typeof m.handler !== 'function') throw new Error(`${spec.entry} does not export a handler`);
         return m.handler as LambdaHandler;
       });
@@ -125,3 +125,12 @@ export class LocalInvoker {
     return false;
   }
 }
+
+/**
+ * Where a handler's module is: its bundle when this code itself runs from the dist/ bundle (so handler
+ * and CLI share one copy of each module and its state), else its TypeScript source.
+ */
+function handlerPath(entry: string): string {
+  return BUNDLED ? join('dist', entry.replace(/\.ts$/, '.js')) : entry;
+}
+const BUNDLED = /\/dist\/chunks\/[^/]+\.js$/.test(import.meta.url);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,7 +10,12 @@ import { ensureTables, type LocalDynamo, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
 import { LocalScheduler } from './scheduler.js';
 
-export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository: the nearest folder above this module with a package.json (source or dist/ bundle). */
+export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findRoot(dir: string): string {
+  return existsSync(join(dir, 'package.json')) || dirname(dir) === dir ? dir : findRoot(dirname(dir));
+}
 
 export interface LocalRuntimeOptions {
   /** Persist DynamoDB state here (LevelDB); in memory when absent. */

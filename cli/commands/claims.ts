@@ -10,12 +10,13 @@ import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/cla
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
-import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { type CliCommand, decimalFlag, need, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
-  fleetscope claims get    [--cluster NAME] [--json]
+  fleetscope claims get    [--cluster NAME] [-o table|json|yaml]
   fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default)
   fleetscope claims delete --cluster NAME --name CLAIM
   fleetscope claims check  [--cluster NAME] [--dry-run]
@@ -47,7 +48,7 @@ const options = {
   value: { type: 'string' },
   'value-file': { type: 'string' },
   default: { type: 'boolean' },
-  json: { type: 'boolean' },
+  ...outputOptions,
   'dry-run': { type: 'boolean' },
   'cluster-id': { type: 'string' },
   service: { type: 'string' },
@@ -80,20 +81,20 @@ export const command: CliCommand = {
 };
 
 async function get(values: Flags): Promise<number> {
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     const store = new ClaimsStore(ctx.db, ctx.table);
     if (!values.cluster) {
-      if (values.json) {
+      if (out) {
         const ids = await store.listIdentities();
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
-        console.log(JSON.stringify(views.map(jsonView), null, 2));
+        out(views.map(jsonView));
       } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
       return 0;
     }
-    if (!(await ctx.registry.get(values.cluster)))
-      throw new Error(`cluster "${values.cluster}" is not registered`);
+    await registeredCluster(ctx, values.cluster);
     const view = await claimsView(store, values.cluster);
-    if (values.json) console.log(JSON.stringify(jsonView(view), null, 2));
+    if (out) out(jsonView(view));
     else for (const line of describeClaims(view)) console.log(line);
     return 0;
   });
@@ -237,6 +238,7 @@ async function dns(values: Flags): Promise<number> {
   if (!clusterId) {
     const cluster = need(values.cluster, 'dns needs --cluster NAME or --cluster-id ID');
     const code = await withContext(values, async (ctx) => {
+      await registeredCluster(ctx, cluster);
       const i = await new ClaimsStore(ctx.db, ctx.table).getIdentity(cluster);
       if (!i) throw new Error(`cluster "${cluster}" has no ${ID_CLAIM} yet`);
       if (!i.clusterSet)
@@ -291,9 +293,8 @@ async function config(values: Flags): Promise<number> {
 }
 
 async function reconcile(values: Flags): Promise<number> {
-  const graceSeconds = values['grace-seconds'] === undefined ? undefined : Number(values['grace-seconds']);
-  if (graceSeconds !== undefined && !(graceSeconds >= 0))
-    throw new UsageError('--grace-seconds takes a number');
+  const grace = values['grace-seconds'];
+  const graceSeconds = grace === undefined ? undefined : decimalFlag('--grace-seconds', grace);
   return withContext(values, async (ctx) => {
     const report = await reconcileClaims({
       ...claimsPorts(ctx),

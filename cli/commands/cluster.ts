@@ -7,11 +7,12 @@ import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, targetOptions, withContext } from '../context.js';
+import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
   fleetscope cluster register --name NAME --secret-id ID [--context CTX] [--label k=v ...] --aws
-  fleetscope cluster list [--json]
+  fleetscope cluster list [-o table|wide|json|yaml] [--sort-by name|nodes|observed]
   fleetscope cluster deregister --name NAME
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
@@ -26,7 +27,8 @@ const options = {
   'secret-id': { type: 'string' },
   context: { type: 'string' },
   label: { type: 'string', multiple: true },
-  json: { type: 'boolean' },
+  ...outputOptions,
+  'sort-by': { type: 'string' },
 } as const;
 
 export const command: CliCommand = {
@@ -82,6 +84,8 @@ async function register(values: Flags): Promise<number> {
 }
 
 async function list(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  const sortBy = sortKey(values['sort-by']);
   return withContext(values, async (ctx) => {
     const clusters = await ctx.registry.list();
     const ids = await identityColumns(
@@ -96,33 +100,57 @@ async function list(values: Flags): Promise<number> {
         status: await ctx.registry.getStatus(c.name),
       })),
     );
-    if (values.json) {
-      console.log(JSON.stringify(rows, null, 2));
+    rows.sort(sortBy);
+    if (rows.length === 0 && format !== 'json' && format !== 'yaml') {
+      console.log('no clusters registered (fleetscope cluster register adds one)');
       return 0;
     }
-    if (rows.length === 0) {
-      console.log('no clusters registered');
-      return 0;
-    }
-    const table = [
-      ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'LABELS'],
-      ...rows.map(({ cluster, claims, status }) => [
-        cluster.name,
-        claims?.id ?? '-',
-        claims?.clusterSet ?? '-',
-        status ? (status.reachable ? 'yes' : 'no') : '-',
-        status?.serverVersion ?? '-',
-        status?.nodeCount?.toString() ?? '-',
-        status?.metricsApi ?? '-',
-        status ? age(status.observedAt) : 'never',
-        Object.entries(cluster.labels)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(',') || '-',
-      ]),
-    ];
-    console.log(textTable(table).join('\n'));
+    print(format, rows, () => clusterTable(rows));
     return 0;
   });
+}
+
+type ListRow = {
+  cluster: { name: string; labels: Record<string, string> };
+  claims?: { id?: string; clusterSet?: string };
+  status?: {
+    reachable: boolean;
+    serverVersion?: string;
+    nodeCount?: number;
+    metricsApi?: string;
+    observedAt: string;
+  };
+};
+
+const SORTS: Record<string, (a: ListRow, b: ListRow) => number> = {
+  name: (a, b) => a.cluster.name.localeCompare(b.cluster.name),
+  nodes: (a, b) => (b.status?.nodeCount ?? -1) - (a.status?.nodeCount ?? -1),
+  observed: (a, b) => (b.status?.observedAt ?? '').localeCompare(a.status?.observedAt ?? ''),
+};
+
+function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
+  const sort = SORTS[key];
+  if (!sort) throw new UsageError(`--sort-by ${key}: use one of ${Object.keys(SORTS).join(', ')}`);
+  return sort;
+}
+
+function clusterTable(rows: ListRow[]): string[] {
+  return textTable([
+    ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'LABELS'],
+    ...rows.map(({ cluster, claims, status }) => [
+      cluster.name,
+      claims?.id ?? '-',
+      claims?.clusterSet ?? '-',
+      status ? (status.reachable ? 'yes' : 'no') : '-',
+      status?.serverVersion ?? '-',
+      status?.nodeCount?.toString() ?? '-',
+      status?.metricsApi ?? '-',
+      status ? age(status.observedAt) : 'never',
+      Object.entries(cluster.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || '-',
+    ]),
+  ]);
 }
 
 async function deregister(values: Flags): Promise<number> {

@@ -9,12 +9,13 @@ import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
 import { type CliCommand, need, runSubcommand } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
   fleetscope clusterset join  --cluster NAME --set CLUSTERSET
   fleetscope clusterset leave --cluster NAME [--set CLUSTERSET]
   fleetscope clusterset move  --cluster NAME --to CLUSTERSET
-  fleetscope clusterset list  [--set CLUSTERSET] [--json]
+  fleetscope clusterset list  [--set CLUSTERSET] [-o table|json|yaml]
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
@@ -30,7 +31,7 @@ const options = {
   cluster: { type: 'string' },
   set: { type: 'string' },
   to: { type: 'string' },
-  json: { type: 'boolean' },
+  ...outputOptions,
 } as const;
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -69,8 +70,9 @@ async function change(
     const r = await op(ports, cluster);
     await ctx.runtime?.bus.drain(); // local: the claims worker has written the cluster when this returns
     const view = await claimsView(ports.store, cluster);
-    if (values.json) {
-      console.log(JSON.stringify({ ...r, claims: view.claims, inCluster: view.sync }, null, 2));
+    const out = structured(values);
+    if (out) {
+      out({ ...r, claims: view.claims, inCluster: view.sync });
       return 0;
     }
     console.log(
@@ -91,7 +93,7 @@ async function change(
 
 async function list(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
-    if (values.json) {
+    if (structured(values)) {
       const identities = await new ClaimsStore(ctx.db, ctx.table).listIdentities();
       const members = identities
         .filter((i) => i.clusterSet && (!values.set || i.clusterSet === values.set))
@@ -101,7 +103,7 @@ async function list(values: Flags): Promise<number> {
           clusterId: i.clusterId,
           memberSince: i.memberSince,
         }));
-      console.log(JSON.stringify(members, null, 2));
+      structured(values)?.(members);
       return 0;
     }
     for (const line of await clusterSetLines(ctx, values.set)) console.log(line);

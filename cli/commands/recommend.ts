@@ -4,7 +4,15 @@
  */
 import { z } from 'zod';
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
+import { textTable } from '../../shared/kernel/text-table.js';
 import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
+import {
+  change,
+  cpuCell,
+  memoryCell,
+  readableCpu,
+  readableMemory,
+} from '../../shared/kernel/units-format.js';
 import {
   addCpuSample,
   addMemorySample,
@@ -24,13 +32,15 @@ import {
 } from '../../shared/recommendation/index.js';
 import { type CliCommand, readInput, UsageError } from '../command.js';
 import { parseFlags } from '../context.js';
+import { outputFormat, outputOptions, print } from '../output.js';
 
-const usage = `usage: fleetscope recommend --input FILE
+const usage = `usage: fleetscope recommend --input FILE [-o json|yaml|table|wide]
 
 Computes a recommendation offline from one pod's history, exactly as the upstream VPA recommender would
 (fleetscope's per-node DaemonSet scope: give the history of the pod on one node).
 
   --input FILE   the history as JSON; "-" reads standard input
+  -o FORMAT      json (default: the document a pipeline reads), yaml, table or wide (people)
 
 input:
   {"containers": [{"name": "agent",
@@ -282,6 +292,8 @@ export function buildState(
 export interface RecommendOutput {
   containers: Array<{
     name: string;
+    /** The current requests (from the input), beside the recommendation. */
+    requests?: AmountsJson;
     target?: AmountsJson;
     lowerBound?: AmountsJson;
     upperBound?: AmountsJson;
@@ -317,9 +329,11 @@ export function runRecommend(json: unknown): RecommendOutput {
     containers: input.containers.map((c) => {
       const rec = recommendations.get(c.name);
       const checkpoint = toCheckpoint(states.get(c.name) as ScopeState, now);
-      if (!rec) return { name: c.name, checkpoint };
+      const requests = c.requests ? { requests: amountsJson(c.requests as ResourceAmounts) } : {};
+      if (!rec) return { name: c.name, ...requests, checkpoint };
       return {
         name: c.name,
+        ...requests,
         target: amountsJson(rec.target),
         lowerBound: amountsJson(rec.lowerBound),
         upperBound: amountsJson(rec.upperBound),
@@ -336,7 +350,12 @@ export const command: CliCommand = {
   summary: "compute one scope's recommendation offline from a history file",
   usage,
   async run(args: string[]): Promise<number> {
-    const { values, positionals } = parseFlags(args, { input: { type: 'string', short: 'i' } } as const);
+    const { values, positionals } = parseFlags(args, {
+      input: { type: 'string', short: 'i' },
+      ...outputOptions,
+    } as const);
+    // JSON stays the default: scripts read this command's output.
+    const format = outputFormat({ ...values, output: values.output ?? 'json' });
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     if (!values.input) throw new UsageError('--input FILE is required ("-" for standard input)');
     let text: string;
@@ -370,7 +389,29 @@ export const command: CliCommand = {
       }
       throw err;
     }
-    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+    print(format, output, (wide) => recommendTable(output, wide));
     return 0;
   },
 };
+
+/** Current requests next to the target, with the change; the bounds (and wide: uncapped target, limits). */
+function recommendTable(output: RecommendOutput, wide: boolean): string[] {
+  const head = ['CONTAINER', 'CPU', 'MEMORY', 'CPU RANGE', 'MEMORY RANGE'];
+  const range = (lo?: number, hi?: number, cell = cpuCell) => `${cell(lo)}..${cell(hi)}`;
+  const rows = output.containers.map((c) => {
+    const row = [
+      c.name,
+      change(c.requests?.cpuMillicores, c.target?.cpuMillicores, readableCpu),
+      change(c.requests?.memoryBytes, c.target?.memoryBytes, readableMemory),
+      range(c.lowerBound?.cpuMillicores, c.upperBound?.cpuMillicores),
+      range(c.lowerBound?.memoryBytes, c.upperBound?.memoryBytes, memoryCell),
+    ];
+    if (wide)
+      row.push(
+        `${cpuCell(c.uncappedTarget?.cpuMillicores)}/${memoryCell(c.uncappedTarget?.memoryBytes)}`,
+        `${cpuCell(c.limits?.cpuMillicores)}/${memoryCell(c.limits?.memoryBytes)}`,
+      );
+    return row;
+  });
+  return textTable([wide ? [...head, 'UNCAPPED', 'LIMITS'] : head, ...rows]);
+}

@@ -1,19 +1,21 @@
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
-import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import type { Bytes, Millicores } from '../../shared/kernel/units.js';
+import { amountFields, cpuCell, memoryCell } from '../../shared/kernel/units-format.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
+import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, targetOptions, withContext } from '../context.js';
+import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { whyNoNodeScope } from '../explain/empty-nodescope.js';
+import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
-  fleetscope recommendations list [--cluster NAME] [--json]
-  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [--json]
+  fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|json|yaml]
+  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|json|yaml]
   fleetscope recommendations install-crd --cluster NAME
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|-
@@ -37,7 +39,9 @@ const options = {
   node: { type: 'string' },
   file: { type: 'string' },
   live: { type: 'boolean' },
-  json: { type: 'boolean' },
+  namespace: { type: 'string', short: 'n' },
+  'sort-by': { type: 'string' },
+  ...outputOptions,
 } as const;
 
 export const command: CliCommand = {
@@ -58,18 +62,52 @@ export const command: CliCommand = {
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
-const cpu = (a: Amounts | undefined) => (a?.cpu === undefined ? '-' : formatCpu(a.cpu as Millicores));
-const mem = (a: Amounts | undefined) => (a?.memory === undefined ? '-' : formatMemory(a.memory as Bytes));
+// Tables in the units people read (m or cores, Mi or Gi); VPA's uncapped 1e14 reads "unbounded".
+const cpu = (a: Amounts | undefined) => cpuCell(a?.cpu);
+const mem = (a: Amounts | undefined) => memoryCell(a?.memory);
+
+/** One container's recommendation in the JSON/YAML vocabulary (unit-named numbers and quantities). */
+function recFields(r: ContainerRec) {
+  return Object.fromEntries(Object.entries(r).map(([k, a]) => [k, amountFields(a as Amounts)]));
+}
+const containersView = (cs: Record<string, ContainerRec>) =>
+  Object.fromEntries(Object.entries(cs).map(([c, r]) => [c, recFields(r)]));
+
+/** A DaemonSet's recommendations for -o json|yaml, every amount in the shared vocabulary. */
+function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Record<string, unknown> }>(
+  recs: R,
+) {
+  const nodes = Object.fromEntries(
+    Object.entries(recs.nodes as Record<string, { containers: Record<string, ContainerRec> }>).map(
+      ([n, rec]) => [n, { ...rec, containers: containersView(rec.containers) }],
+    ),
+  );
+  return { ...recs, dsWide: containersView(recs.dsWide), nodes };
+}
+
+/** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
+const HEAD_SORTS: Record<string, (a: DsHead, b: DsHead) => number> = {
+  name: () => 0,
+  nodes: (a, b) => b.stats.eligibleNodes - a.stats.eligibleNodes,
+  scopes: (a, b) => b.stats.scopes - a.stats.scopes,
+  'as-of': (a, b) => b.baseAt - a.baseAt,
+};
 
 async function list(values: Flags): Promise<number> {
+  const sort = HEAD_SORTS[values['sort-by'] ?? 'name'];
+  if (!sort) throw new UsageError(`--sort-by: use one of ${Object.keys(HEAD_SORTS).join(', ')}`);
+  const out = structured(values);
   return withContext(values, async (ctx) => {
-    const heads = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
-    if (values.json) {
-      console.log(JSON.stringify(heads, null, 2));
+    if (values.cluster) await registeredCluster(ctx, values.cluster);
+    const all = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
+    const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace).sort(sort);
+    if (out) {
+      out(heads);
       return 0;
     }
     if (heads.length === 0) {
-      console.log('no node-scoped DaemonSets');
+      if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
+      else console.log(await whyNoNodeScope(ctx, values.cluster));
       return 0;
     }
     console.log(
@@ -122,6 +160,7 @@ function daemonSetOf(
 async function checkpoints(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
   return withContext(values, async (ctx) => {
+    await registeredCluster(ctx, cluster);
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
     });
@@ -174,6 +213,7 @@ async function importFrom(values: Flags): Promise<number> {
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
   return withContext(values, async (ctx) => {
+    await registeredCluster(ctx, cluster);
     const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: values.live ?? false,
@@ -188,8 +228,9 @@ async function get(values: Flags): Promise<number> {
       );
       return 1;
     }
-    if (values.json) {
-      console.log(JSON.stringify(recs, null, 2));
+    const out = structured(values);
+    if (out) {
+      out(recsView(recs));
       return 0;
     }
     console.log(
@@ -223,11 +264,7 @@ async function get(values: Flags): Promise<number> {
 async function installCrd(values: Flags): Promise<number> {
   const name = need(values.cluster, 'install-crd needs --cluster');
   return withContext(values, async (ctx) => {
-    const cluster = await ctx.registry.get(name);
-    if (!cluster) {
-      console.error(`cluster ${name} is not registered`);
-      return 1;
-    }
+    const cluster = await registeredCluster(ctx, name);
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
     const outcome = await installScopedCrd(client);
     console.log(

@@ -5,7 +5,7 @@
  */
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import type { CliCommand } from '../command.js';
-import { UsageError } from '../command.js';
+import { decimalFlag, UsageError } from '../command.js';
 
 const USAGE = `usage: fleetscope sim --clusters N --nodes M --kubeconfig-out FILE [options]
 
@@ -36,12 +36,8 @@ interface Options {
   rbac?: boolean;
 }
 
-function intArg(name: string, v: string | undefined, min: number, max: number): number {
-  const n = Number(v);
-  if (v === undefined || !Number.isInteger(n) || n < min || n > max)
-    throw new UsageError(`${name} needs an integer from ${min} to ${max}, got ${JSON.stringify(v ?? '')}`);
-  return n;
-}
+const intArg = (name: string, v: string | undefined, min: number, max: number): number =>
+  decimalFlag(name, v, { integer: true, min, max });
 
 export function parseSimArgs(args: string[]): Options {
   const o: Partial<Options> = { seed: 1, metrics: 'available', version: '1.35.0', manualClock: false };

@@ -4,6 +4,7 @@
  */
 import { formatCpu, formatMemory, parseCpu, parseMemory, QuantityError } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
+import { readableCpu, readableMemory } from '../kernel/units-format.js';
 
 export interface Amounts {
   cpu: Millicores;
@@ -40,13 +41,7 @@ export const fromUnits = (u: { cpuMillicores: number; memoryBytes: number }): Am
 export function describeAmounts(a: Amounts): string {
   return `cpu ${readableCpu(a.cpu)}, memory ${readableMemory(a.memory)}`;
 }
-export const readableCpu = (m: number): string =>
-  m % 1000 === 0 ? String(m / 1000) : m >= 10_000 ? (m / 1000).toFixed(1) : `${m}m`;
-export function readableMemory(b: number): string {
-  const gi = b / 2 ** 30;
-  if (gi >= 1) return `${Number.isInteger(gi) ? gi : gi.toFixed(1)}Gi`;
-  return `${Math.round(b / 2 ** 20)}Mi`;
-}
+export { readableCpu, readableMemory };
 
 export class AmountError extends Error {
   override name = 'AmountError';

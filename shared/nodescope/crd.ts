@@ -4,8 +4,8 @@
  * so the apiserver itself refuses node scope on anything else. Status gains `nodeScope`, the structured
  * summary fleetscope writes.
  *
- * Installing it over an existing VPA CRD changes only the v1 schema (other versions and their stored
- * objects stay as they are): existing VPAs keep working, and `spec.scope` stops being pruned. Rollback is
+ * Installing it over an existing VPA CRD adds scope to the v1 schema and changes nothing else (other
+ * versions, printer columns and stored objects stay as they are): existing VPAs keep working, and `spec.scope` stops being pruned. Rollback is
  * re-applying the stock CRD; the annotation fleetscope.io/scope: node works with either.
  */
 
@@ -47,22 +47,61 @@ export function scopedVpaSchema(): Record<string, unknown> {
   return vpaSchema(SCOPED);
 }
 
-/** The whole CRD, for a cluster that has none (kubectl apply -f of this is the same). */
+/** The whole CRD, for a cluster that has none: the stock CRD (its printer columns) with spec.scope. */
 export function scopedVpaCrd(): Record<string, unknown> {
-  return vpaCrd(v1Version(), { 'fleetscope.io/variant': 'scope' });
-}
-
-function v1Version(): Record<string, unknown> {
-  return vpaV1Version(SCOPED, [
-    { name: 'Mode', type: 'string', jsonPath: '.spec.updatePolicy.updateMode' },
-    { name: 'Scope', type: 'string', jsonPath: '.spec.scope' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ]);
+  return withScope(vpaCrd()) as Record<string, unknown>;
 }
 
 /**
- * Installs the variant: creates the CRD when absent, else replaces its v1 schema (keeping every other
- * version). Raw JSON throughout: client-node's typed models rename the x-kubernetes-* keys.
+ * The installed CRD with spec.scope added to its v1 schema, and nothing else changed: other versions,
+ * printer columns (kubectl get vpa's CPU and Mem), names and conversion stay as installed. A CRD
+ * without v1 gets the stock v1 (not storage, since another version already is).
+ */
+export function withScope(crd: CrdJson): CrdJson {
+  const versions = crd.spec?.versions ?? [];
+  const hasV1 = versions.some((v) => v.name === 'v1');
+  const next = hasV1
+    ? versions.map((v) => (v.name === 'v1' ? scopeVersion(v) : v))
+    : [...versions, scopeVersion({ ...vpaV1Version(), storage: false })];
+  const meta = crd.metadata ?? {};
+  return {
+    ...crd,
+    metadata: { ...meta, annotations: { ...meta.annotations, 'fleetscope.io/variant': 'scope' } },
+    spec: { ...crd.spec, versions: next },
+  };
+}
+
+/** One version with scope in spec (property and CEL rule) and nodeScope in status, merged in place. */
+function scopeVersion(version: CrdVersion): CrdVersion {
+  const root: RootSchema = version.schema?.openAPIV3Schema ?? (scopedVpaSchema() as RootSchema);
+  const props: NonNullable<RootSchema['properties']> = root.properties ?? {};
+  const spec = props.spec ?? { type: 'object' };
+  const rules = (spec['x-kubernetes-validations'] ?? []).filter((r) => r.rule !== SCOPE_RULE.rule);
+  const status = props.status ?? { type: 'object' };
+  return {
+    ...version,
+    schema: {
+      ...version.schema,
+      openAPIV3Schema: {
+        ...root,
+        properties: {
+          ...props,
+          spec: {
+            ...spec,
+            properties: { ...spec.properties, ...SCOPED.spec },
+            'x-kubernetes-validations': [...rules, ...SCOPED.specValidations],
+          },
+          // fleetscope's summary would otherwise be pruned from status.
+          status: { ...status, properties: { ...status.properties, ...SCOPED.status } },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Installs the variant: creates the CRD when absent, else adds spec.scope to the installed one (see
+ * withScope). Raw JSON throughout: client-node's typed models rename the x-kubernetes-* keys.
  */
 export async function installScopedCrd(client: ClusterClient): Promise<'created' | 'updated' | 'unchanged'> {
   const raw = new RawReader(client);
@@ -77,29 +116,24 @@ export async function installScopedCrd(client: ClusterClient): Promise<'created'
     await raw.send('create VPA CRD', 'POST', path, scopedVpaCrd());
     return 'created';
   }
-  const versions = existing.spec?.versions ?? [];
-  const v1 = versions.find((v) => v.name === 'v1');
+  const v1 = existing.spec?.versions?.find((v) => v.name === 'v1');
   if (v1?.schema?.openAPIV3Schema?.properties?.spec?.properties?.scope) return 'unchanged';
-  const next: Record<string, unknown>[] = versions.map((v) =>
-    v.name === 'v1' ? { ...v, ...v1Version(), storage: v.storage ?? true } : v,
-  );
-  if (!v1) next.push({ ...v1Version(), storage: false });
-  const meta = existing.metadata ?? {};
-  await raw.send('replace VPA CRD', 'PUT', `${path}/${VPA_CRD_NAME}`, {
-    ...existing,
-    metadata: { ...meta, annotations: { ...meta.annotations, 'fleetscope.io/variant': 'scope' } },
-    spec: { ...existing.spec, versions: next },
-  });
+  await raw.send('replace VPA CRD', 'PUT', `${path}/${VPA_CRD_NAME}`, withScope(existing));
   return 'updated';
 }
 
-interface CrdJson {
-  metadata?: { resourceVersion?: string; annotations?: Record<string, string> };
-  spec?: {
-    versions?: {
-      name?: string;
-      storage?: boolean;
-      schema?: { openAPIV3Schema?: { properties?: { spec?: { properties?: { scope?: unknown } } } } };
-    }[];
-  };
+type Json = Record<string, unknown>;
+interface SchemaNode extends Json {
+  properties?: Record<string, Json>;
+  'x-kubernetes-validations'?: { rule?: string }[];
+}
+type RootSchema = SchemaNode & { properties?: { spec?: SchemaNode; status?: SchemaNode } };
+interface CrdVersion extends Json {
+  name?: string;
+  storage?: boolean;
+  schema?: { openAPIV3Schema?: RootSchema };
+}
+export interface CrdJson extends Json {
+  metadata?: { resourceVersion?: string; annotations?: Record<string, string> } & Json;
+  spec?: { versions?: CrdVersion[] } & Json;
 }

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
@@ -70,6 +71,30 @@ describe('fleetscope recommendations', () => {
     const r = await run(['recommendations', 'list', '--state-dir', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/c1\s+monitoring\/agent\s+agent\s+Off\s+\d+/);
+    const inNs = await run(['recommendations', 'list', '-n', 'monitoring', '-o', 'json', '--state-dir', dir]);
+    expect(JSON.parse(inNs.out).map((h: { name: string }) => h.name)).toEqual(['agent']);
+    const other = await run(['recommendations', 'list', '-n', 'default', '--state-dir', dir]);
+    expect(other.out).toBe('no node-scoped DaemonSets in namespace default');
+  });
+
+  it('gets recommendations with readable units, and -o yaml carries the same fields as -o json', async () => {
+    const args = [
+      'recommendations',
+      'get',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--state-dir',
+      dir,
+    ];
+    const json = JSON.parse((await run([...args, '-o', 'json'])).out);
+    const yaml = parseYaml((await run([...args, '-o', 'yaml'])).out);
+    expect(yaml).toEqual(json);
+    const [rec] = Object.values(json.dsWide) as { target: Record<string, unknown> }[];
+    expect(rec!.target).toMatchObject({ cpuMillicores: expect.any(Number), cpu: expect.any(String) });
+    const table = (await run(args)).out;
+    expect(table).not.toMatch(/100G|97656250000Ki/);
   });
 
   it('gets per-node recommendations next to the DaemonSet-wide one, for one node too', async () => {

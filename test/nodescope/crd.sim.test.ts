@@ -54,6 +54,17 @@ describe('the scoped VPA CRD', () => {
 
     expect(await installScopedCrd(client)).toBe('updated');
     expect(await installScopedCrd(client)).toBe('unchanged');
+    // kubectl get vpa keeps its CPU and Mem columns.
+    const crd = await raw.get<{ spec: { versions: { additionalPrinterColumns: { name: string }[] }[] } }>(
+      'get',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/verticalpodautoscalers.autoscaling.k8s.io',
+    );
+    expect(crd.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'Mode',
+      'CPU',
+      'Mem',
+      'Age',
+    ]);
     expect(await readCrd(raw)).toBe('scoped');
     const after = await raw.send<{ spec: Record<string, unknown> }>(
       'create',

@@ -103,9 +103,12 @@ function viaLibrary(
   return containers.map((c) => {
     const r = byName.get(c.name);
     const checkpoint = toCheckpoint(states.get(c.name) as ScopeState, now);
-    if (!r) return { name: c.name, checkpoint };
+    // The current requests are echoed beside the recommendation (tables show the change).
+    const requests = c.requests ? { requests: amounts(resources(c.requests)) } : {};
+    if (!r) return { name: c.name, ...requests, checkpoint };
     return {
       name: c.name,
+      ...requests,
       target: amounts(r.target),
       lowerBound: amounts(r.lowerBound),
       upperBound: amounts(r.upperBound),

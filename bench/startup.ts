@@ -1,0 +1,49 @@
+/**
+ * Start times of the CLI (`fleetscope --help`, `fleetscope cluster list` on an empty state directory),
+ * beside `kubectl version --client` as a reference for what a CLI start costs on this machine. Each is
+ * the median wall time of a few runs, after one warm-up run (which also builds the bundle if stale).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../local/runtime.js';
+
+const RUNS = 7;
+
+function medianSeconds(cmd: string, args: string[]): number | undefined {
+  const times: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    const start = process.hrtime.bigint();
+    const r = spawnSync(cmd, args, { cwd: REPO_ROOT, stdio: 'ignore' });
+    if (r.error || r.status !== 0) return undefined;
+    if (i > 0) times.push(Number(process.hrtime.bigint() - start) / 1e9);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+export function startupBench(): void {
+  const state = mkdtempSync(join(tmpdir(), 'fleetscope-start-'));
+  try {
+    const bin = join(REPO_ROOT, 'bin', 'fleetscope.js');
+    const kubectl = medianSeconds('kubectl', ['version', '--client']);
+    const rows: [string, number | undefined][] = [
+      ['fleetscope --help', medianSeconds(process.execPath, [bin, '--help'])],
+      [
+        'fleetscope cluster list',
+        medianSeconds(process.execPath, [bin, 'cluster', 'list', '--state-dir', state]),
+      ],
+      ['kubectl version --client', kubectl],
+    ];
+    console.log(`CLI start (median of ${RUNS} runs, wall time):`);
+    for (const [name, s] of rows) {
+      const ratio = s !== undefined && kubectl ? ` (${(s / kubectl).toFixed(1)}x kubectl)` : '';
+      console.log(
+        `  ${name.padEnd(26)} ${s === undefined ? 'failed or absent' : `${s.toFixed(3)} s`}${ratio}`,
+      );
+    }
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+}
