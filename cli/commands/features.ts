@@ -20,7 +20,7 @@ import {
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
-import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
 import { rolloutCommand, rolloutOptions } from './features-rollout.js';
@@ -93,8 +93,7 @@ export const command: CliCommand = {
 
 async function registered(ctx: CliContext, cluster: string | undefined, what: string): Promise<string> {
   if (!cluster) throw new UsageError(`${what} needs --cluster`);
-  if (!(await ctx.registry.get(cluster))) throw new Error(`cluster "${cluster}" is not registered`);
-  return cluster;
+  return (await registeredCluster(ctx, cluster)).name;
 }
 
 interface Gathered {
@@ -192,15 +191,14 @@ async function get(values: Flags): Promise<number> {
     const { rows } = await gather(ctx, new FeatureCatalog([spec]), [cluster], spec, !values.offline);
     const row = rows[0];
     if (!row) {
-      const record = await store.get(cluster, spec);
-      if (!record) {
-        console.log(
-          `${refKey(spec)} is not announced to cluster ${cluster} yet: it follows its default (${spec.default})`,
-        );
-        return 0;
-      }
+      // Not announced yet: the reconciler has not reached this cluster; its workers use the default.
+      const note = { cluster, feature: refKey(spec), state: 'unannounced', default: spec.default };
+      print(format, note, () => [
+        `${refKey(spec)} is not announced to cluster ${cluster} yet: it follows its default (${spec.default})`,
+      ]);
+      return 0;
     }
-    print(format, row, () => detailLines(row!));
+    print(format, row, () => detailLines(row));
     return 0;
   });
 }
