@@ -187,7 +187,7 @@ async function one(ctx: CliContext, values: Flags, what: string) {
 async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const { cluster, spec, store } = await one(ctx, values, 'get');
+    const { cluster, spec } = await one(ctx, values, 'get');
     const { rows } = await gather(ctx, new FeatureCatalog([spec]), [cluster], spec, !values.offline);
     const row = rows[0];
     if (!row) {
