@@ -1,5 +1,9 @@
 /**
- * `npm run bench`: one nodescope collect-and-recommend cycle against a simulated cluster of 5,000 nodes
+ * `npm run bench` (BENCH_ONLY=nodescope, balloons or fleet runs one part): the nodescope benchmark, the
+ * balloons one (bench/balloons.ts), then the fleet run (bench/fleet.ts: 1,000 small clusters through
+ * dispatch and the workers).
+ *
+ * The nodescope part: one collect-and-recommend cycle against a simulated cluster of 5,000 nodes
  * with 10 node-scoped DaemonSets of 2 containers (100,000 scopes). Separate processes play the parts:
  *   sim-server.ts     the Kubernetes API (its CPU is not fleetscope's)
  *   dynamo-server.ts  DynamoDB (dynalite)
@@ -25,6 +29,7 @@ import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { resolveTargets } from '../shared/nodescope/targets.js';
 import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
+import { runFleetBench } from './fleet.js';
 import { child, once, simControl } from './processes.js';
 import { seedStates } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
@@ -307,13 +312,16 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=startup, nodescope or balloons runs one part.
+// BENCH_ONLY=startup, nodescope, balloons or fleet runs one part.
 const only = process.env.BENCH_ONLY;
+if (only !== undefined && !['startup', 'nodescope', 'balloons', 'fleet'].includes(only))
+  throw new Error(`BENCH_ONLY must be startup, nodescope, balloons or fleet, not ${only}`);
 (async () => {
   if (!only || only === 'startup') startupBench();
   if (only === 'startup') return;
-  if (only !== 'balloons') await main();
-  if (only !== 'nodescope') await balloonBench();
+  if (only === undefined || only === 'nodescope') await main();
+  if (only === undefined || only === 'balloons') await balloonBench();
+  if (only === undefined || only === 'fleet') await runFleetBench();
 })().then(
   () => process.exit(0),
   (err) => {

@@ -19,6 +19,8 @@ export interface CliContext {
   publisher: EventPublisher;
   /** The local runtime when mode is local: its bus delivers the command's events to the handlers. */
   runtime?: LocalRuntime;
+  /** The deployed stack's verify function (aws mode; absent on stacks that predate it). */
+  verifyFunction?: string;
   /** Waits for the work the command's events started (local mode), then releases everything. */
   close(): Promise<void>;
 }
@@ -103,6 +105,8 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
   process.env[ENV.bus] = outputs.BusName;
   process.env[ENV.idempotencyTable] = outputs.IdempotencyTableName;
   process.env[ENV.secretPrefix] = outputs.KubeconfigSecretPrefix;
+  // Stacks from before owners were recorded have no ControlPlane output: registrations stay unowned.
+  if (outputs.ControlPlane) process.env[ENV.controlPlane] = outputs.ControlPlane;
   if (region) process.env.AWS_REGION = region;
   resetDeps();
   const { db, publisher } = deps();
@@ -112,6 +116,7 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
     table: outputs.TableName!,
     registry: new RegistryStore(db, outputs.TableName!),
     publisher,
+    ...(outputs.VerifyFunctionName ? { verifyFunction: outputs.VerifyFunctionName } : {}),
     close: async () => resetDeps(),
   };
 }

@@ -1,20 +1,25 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
-import { workRequests } from '../shared/fleet/dispatch.js';
+import { dispatchCycle } from '../shared/fleet/dispatch.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { scheduledHandler } from '../shared/platform/handler.js';
 
-/** Scheduled: fan a capability's cycle out to every registered cluster, one event each. */
+/** Scheduled: fan a capability's cycle out to every cluster this control plane owns, one event each. */
 export const handler = scheduledHandler({
   functionId: 'dispatch',
   input: z.object({ capability: z.string().min(1) }).strict(),
   run: async ({ capability }, { deps, logger, metrics }) => {
-    const clusters = await new RegistryStore(deps.db, deps.config.table).list();
-    const requests = workRequests(capability, clusters, new Date());
-    await deps.publisher.publish(requests);
+    const registry = new RegistryStore(deps.db, deps.config.table);
+    const r = await dispatchCycle(capability, registry, deps.publisher, deps.config.controlPlane);
     metrics.addDimension('capability', capability);
-    metrics.addMetric('ClustersDispatched', MetricUnit.Count, requests.length);
-    logger.info('dispatched', { capability, clusters: requests.length });
-    return { capability, dispatched: requests.length };
+    metrics.addMetric('ClustersDispatched', MetricUnit.Count, r.dispatched);
+    if (r.ownedElsewhere > 0) metrics.addMetric('ClustersOwnedElsewhere', MetricUnit.Count, r.ownedElsewhere);
+    logger.info('dispatched', {
+      capability,
+      clusters: r.dispatched,
+      ownedElsewhere: r.ownedElsewhere,
+      pages: r.pages,
+    });
+    return { capability, dispatched: r.dispatched };
   },
 });

@@ -5,6 +5,7 @@ import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { hashOrder, ownerOf } from '../shared/features/sharding.js';
+import { ownedBy } from '../shared/fleet/cluster.js';
 import { describeAccessError } from '../shared/fleet/cluster-access.js';
 import { scheduledHandler } from '../shared/platform/handler.js';
 
@@ -33,8 +34,11 @@ export const handler = scheduledHandler({
     // A different starting point every pass: clusters that eat the time budget (unreachable ones wait
     // for their timeouts) never starve the same others twice.
     const pass = String(Math.floor(reconciler.now() / (RECONCILE_EVERY_MINUTES * 60_000)));
+    // Clusters of this control plane only (another region's owns the rest), then this shard's.
     const mine = hashOrder(
-      (await registry.list()).filter((c) => ownerOf(c.name, shards) === shard),
+      (await registry.list()).filter(
+        (c) => ownedBy(c, deps.config.controlPlane) && ownerOf(c.name, shards) === shard,
+      ),
       (c) => c.name,
       pass,
     );

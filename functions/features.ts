@@ -4,6 +4,7 @@ import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { FeatureStore } from '../shared/features/store.js';
+import { ownedBy } from '../shared/fleet/cluster.js';
 import { eventHandler } from '../shared/platform/handler.js';
 
 /**
@@ -40,7 +41,10 @@ export const handler = eventHandler({
       default: {
         const d = event.detail as { cluster: string; namespace?: string; feature?: string };
         const { reconciler, registry } = await serverPorts(deps, 'features', t);
-        if (!(await registry.get(d.cluster))) return { cluster: d.cluster, skipped: 'not registered' };
+        const registered = await registry.get(d.cluster);
+        if (!registered) return { cluster: d.cluster, skipped: 'not registered' };
+        if (!ownedBy(registered, deps.config.controlPlane))
+          return { cluster: d.cluster, skipped: `owned by ${registered.owner}` };
         const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
         try {
           const outcomes = await reconcileCluster(reconciler, d.cluster, only);

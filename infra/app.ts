@@ -29,9 +29,19 @@
  *   logLevel                FLEETSCOPE_LOG_LEVEL of every function: DEBUG, INFO, WARN or ERROR.
  *                           Default INFO.
  *   xrayTracing             true turns on X-Ray active tracing for every function. Default false.
+ *   assumeRolePattern       Role names (IAM wildcards allowed) that functions reaching clusters may
+ *                           sts:AssumeRole, in any account: clusters in other accounts are reached
+ *                           through such a role (infra/member). Default "fleetscope-*".
+ *   organizationId          When set ("o-..."), that grant holds only for the organization's roles
+ *                           (aws:ResourceOrgID). Default "" (any account).
+ *   fleetSize               Registered clusters the workers' reserved concurrency is sized for
+ *                           (shared/fleet/concurrency.ts). Default 100.
  *
  * Stack outputs (read by the CLI's --aws mode): TableName, IdempotencyTableName, BusName,
- * KubeconfigSecretPrefix, StackRegion.
+ * KubeconfigSecretPrefix, StackRegion, ControlPlane (the registry owner name), VerifyFunctionName, and
+ * ClusterAccessRoles (what member accounts' roles trust).
+ *
+ * The member-account side is a separate app: infra/member/app.ts.
  */
 import { App } from 'aws-cdk-lib';
 import { buildFleetscope } from './build.js';

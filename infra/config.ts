@@ -19,6 +19,12 @@ export interface StackConfig {
   eventArchiveDays: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   xrayTracing: boolean;
+  /** Role names (IAM wildcards allowed) the cluster-access functions may assume, in any account. */
+  assumeRolePattern: string;
+  /** Narrows the AssumeRole grant to roles of this AWS Organization (aws:ResourceOrgID). */
+  organizationId: string | undefined;
+  /** Registered clusters to size the workers' reserved concurrency for (shared/fleet/concurrency.ts). */
+  fleetSize: number;
 }
 
 export const CONTEXT_DEFAULTS = {
@@ -31,6 +37,9 @@ export const CONTEXT_DEFAULTS = {
   eventArchiveDays: 7,
   logLevel: 'INFO',
   xrayTracing: false,
+  assumeRolePattern: 'fleetscope-*',
+  organizationId: '',
+  fleetSize: 100,
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -49,6 +58,9 @@ const BUS_NAME = /^[A-Za-z0-9._-]{1,256}$/;
 /** Characters Secrets Manager allows in a secret name; '*' and '?' would widen the IAM resource. */
 const SECRET_PREFIX = /^[A-Za-z0-9/_+=.@-]{1,400}$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+/** A role name (or path/name) with IAM wildcards; at least three literal characters before any '*'. */
+const ROLE_PATTERN = /^[\w+=,.@/-]{3,}[\w+=,.@/*?-]{0,509}$/;
+const ORGANIZATION_ID = /^o-[a-z0-9]{10,32}$/;
 
 class ContextError extends Error {
   constructor(key: ContextKey, value: unknown, rule: string) {
@@ -119,8 +131,28 @@ export function readStackConfig(node: Node): StackConfig {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new ContextError('logLevel', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
 
+  const assumeRolePattern = str('assumeRolePattern');
+  if (!ROLE_PATTERN.test(assumeRolePattern))
+    throw new ContextError(
+      'assumeRolePattern',
+      assumeRolePattern,
+      'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
+    );
+  const organizationId = str('organizationId');
+  if (organizationId !== '' && !ORGANIZATION_ID.test(organizationId))
+    throw new ContextError(
+      'organizationId',
+      organizationId,
+      'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+    );
+  const fleetSize = int('fleetSize');
+  if (fleetSize < 1) throw new ContextError('fleetSize', fleetSize, 'must be at least 1');
+
   return {
     stackName,
+    assumeRolePattern,
+    organizationId: organizationId === '' ? undefined : organizationId,
+    fleetSize,
     busName,
     kubeconfigSecretPrefix,
     logRetentionDays: logRetentionDays as RetentionDays,

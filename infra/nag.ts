@@ -54,6 +54,21 @@ export function acknowledgeNagFindings(stack: FleetscopeStack): NagAcknowledgeme
           'is the narrowest grant possible.',
       );
 
+  // Member accounts' roles are created by each account's own deploy (infra/member), after this stack,
+  // in accounts it cannot list: a role-name pattern in any account (narrowed to the organization by
+  // aws:ResourceOrgID when organizationId is set) is the narrowest AssumeRole grant that works. The
+  // member roles' trust policies admit only these functions' roles, by path.
+  for (const f of stack.functions.all)
+    if (f.spec.access.kubeconfigSecrets)
+      ack(
+        f.role,
+        `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::*:role/${stack.config.assumeRolePattern}]`,
+        `Function ${f.spec.id} reaches clusters in other accounts through a role in each; those roles are ` +
+          `created per member account at onboarding, so only their name pattern "${stack.config.assumeRolePattern}" ` +
+          'is known here. Only sts:AssumeRole is granted, and each member role trusts only the functions ' +
+          `under IAM path ${'/fleetscope/<stack>/'} (with an external ID when set).`,
+      );
+
   // X-Ray (context xrayTracing=true): Lambda adds xray:PutTraceSegments/PutTelemetryRecords, which X-Ray
   // only supports on Resource "*" (the actions have no resource types).
   if (stack.config.xrayTracing)

@@ -1,6 +1,7 @@
-import { Aws, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { allFunctions, allRules, schedulesInOrder } from '../shared/platform/capabilities.js';
+import { reservedConcurrency } from '../shared/fleet/concurrency.js';
+import { allFunctions, allRules, allSchedules, schedulesInOrder } from '../shared/platform/capabilities.js';
 import type { StackConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Bus } from './constructs/bus.js';
@@ -42,7 +43,12 @@ export class FleetscopeStack extends Stack {
     this.tables = new Tables(this, 'Tables');
     this.bus = new Bus(this, 'Events', { busName: config.busName, archiveDays: config.eventArchiveDays });
     this.functions = new Functions(this, 'Functions', {
-      specs: allFunctions(),
+      // Workers are sized for the fleet: its clusters x the time one takes, within half a period.
+      specs: allFunctions().map((spec) => ({
+        ...spec,
+        reservedConcurrency: reservedConcurrency(spec, config.fleetSize, allSchedules(), allRules()),
+      })),
+      controlPlane: Fn.join('@', [config.stackName, Aws.REGION]),
       config,
       table: this.tables.table,
       idempotencyTable: this.tables.idempotency,
@@ -73,6 +79,12 @@ export class FleetscopeStack extends Stack {
     new CfnOutput(this, 'BusName', { value: this.bus.bus.eventBusName });
     new CfnOutput(this, 'KubeconfigSecretPrefix', { value: config.kubeconfigSecretPrefix });
     new CfnOutput(this, 'StackRegion', { value: Aws.REGION });
+    new CfnOutput(this, 'VerifyFunctionName', { value: this.functions.get('verify').fn.functionName });
+    new CfnOutput(this, 'ControlPlane', { value: Fn.join('@', [config.stackName, Aws.REGION]) });
+    // What a member account's role trusts (infra/member): the cluster-access functions' roles.
+    new CfnOutput(this, 'ClusterAccessRoles', {
+      value: `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${Functions.clusterAccessRolePath(config.stackName)}*`,
+    });
 
     this.nagAcknowledgements = acknowledgeNagFindings(this);
   }

@@ -17,6 +17,8 @@ export interface InvocationStats {
   invocations: number;
   failures: number;
   retries: number;
+  /** Wall-clock time spent in the handler, summed over invocations. */
+  totalMs: number;
 }
 
 /** Lambda's asynchronous invocation: one try and two retries, then the on-failure destination. */
@@ -28,14 +30,18 @@ export const ASYNC_ATTEMPTS = 3;
  */
 export class LocalInvoker {
   private readonly handlers = new Map<string, Promise<LambdaHandler>>();
-  /** The tail of each function's queue of invocations (see invoke). */
-  private readonly running = new Map<string, Promise<unknown>>();
+  /** Free "containers" of each function and the invocations waiting for one (see invoke). */
+  private readonly slots = new Map<string, { free: number; waiting: (() => void)[] }>();
   readonly deadLetters: DeadLetter[] = [];
   readonly stats = new Map<string, InvocationStats>();
+  /** Called when an invocation ends (the fleet benchmark times each cluster's completion). */
+  onInvoked?: (functionId: string, ms: number, ok: boolean) => void;
 
   constructor(
     private readonly repoRoot: string,
     private readonly retryDelayMs = 200,
+    /** Concurrent invocations per function, like Lambda's reserved concurrency; default one. */
+    private readonly concurrencyOf: (functionId: string) => number = () => 1,
   ) {}
 
   private handler(functionId: string): Promise<LambdaHandler> {
@@ -54,7 +60,7 @@ export class LocalInvoker {
   private stat(functionId: string): InvocationStats {
     let s = this.stats.get(functionId);
     if (!s) {
-      s = { invocations: 0, failures: 0, retries: 0 };
+      s = { invocations: 0, failures: 0, retries: 0, totalMs: 0 };
       this.stats.set(functionId, s);
     }
     return s;
@@ -63,15 +69,43 @@ export class LocalInvoker {
   /**
    * One synchronous invocation; rejects on error or when the function's timeout passes.
    *
-   * A function runs one invocation at a time here, like one warm Lambda container. Lambda runs
-   * concurrent invocations in separate containers; sharing one process, they would share the
-   * function's module-level logger and its keys, and log lines would name the wrong cluster.
+   * By default a function runs one invocation at a time here, like one warm Lambda container, in the
+   * order they came. Lambda runs concurrent invocations in separate containers; sharing one process,
+   * they share the function's module-level logger and its keys, so log lines may name the wrong cluster
+   * when a concurrency above one is asked for (the fleet benchmark, which logs nothing).
    */
-  invoke(functionId: string, event: unknown): Promise<unknown> {
-    const previous = this.running.get(functionId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.invokeNow(functionId, event));
-    this.running.set(functionId, next);
-    return next;
+  async invoke(functionId: string, event: unknown): Promise<unknown> {
+    await this.acquire(functionId);
+    try {
+      return await this.invokeNow(functionId, event);
+    } finally {
+      this.release(functionId);
+    }
+  }
+
+  private slot(functionId: string) {
+    let s = this.slots.get(functionId);
+    if (!s) {
+      s = { free: Math.max(1, this.concurrencyOf(functionId)), waiting: [] };
+      this.slots.set(functionId, s);
+    }
+    return s;
+  }
+
+  private async acquire(functionId: string): Promise<void> {
+    const s = this.slot(functionId);
+    if (s.free > 0) {
+      s.free--;
+      return;
+    }
+    await new Promise<void>((r) => s.waiting.push(r));
+  }
+
+  private release(functionId: string): void {
+    const s = this.slot(functionId);
+    const next = s.waiting.shift();
+    if (next) next();
+    else s.free++;
   }
 
   private async invokeNow(functionId: string, event: unknown): Promise<unknown> {
@@ -80,6 +114,8 @@ export class LocalInvoker {
     const stat = this.stat(functionId);
     stat.invocations++;
     let timer: NodeJS.Timeout | undefined;
+    const started = performance.now();
+    let ok = false;
     try {
       return await Promise.race([
         handler(structuredClone(event), lambdaContext(spec.id, spec.timeoutSeconds, spec.memoryMb)),
@@ -90,12 +126,18 @@ export class LocalInvoker {
           );
           timer.unref();
         }),
-      ]);
+      ]).then((r) => {
+        ok = true;
+        return r;
+      });
     } catch (err) {
       stat.failures++;
       throw err;
     } finally {
       clearTimeout(timer);
+      const ms = performance.now() - started;
+      stat.totalMs += ms;
+      this.onInvoked?.(functionId, ms, ok);
     }
   }
 

@@ -22,6 +22,8 @@ export interface LocalRuntimeOptions {
   stateDir?: string;
   /** Delay before Lambda-style retries, in ms (tests shorten it). */
   retryDelayMs?: number;
+  /** Concurrent invocations per function (reserved concurrency); default one (see LocalInvoker). */
+  concurrency?: (functionId: string) => number;
 }
 
 export interface LocalRuntime {
@@ -93,7 +95,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
 
-  const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs);
+  const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);
   const bus = await LocalBus.start({ invoker, busName: env[ENV.bus] ?? DEFAULTS.bus });
   env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
   resetDeps();

@@ -5,16 +5,17 @@ import type { LocalRuntime } from './runtime.js';
 /** A capability's part of the cycle summary: lines of text, computed from what is in the table. */
 export type SummarySection = (runtime: LocalRuntime) => Promise<string[]>;
 
-const sections: SummarySection[] = [fleetSection];
+const sections: SummarySection[] = [fleetSummaryLines];
 
 export function addSummarySection(section: SummarySection): void {
   sections.push(section);
 }
 
-async function fleetSection(runtime: LocalRuntime): Promise<string[]> {
+export async function fleetSummaryLines(runtime: Pick<LocalRuntime, 'db' | 'table'>): Promise<string[]> {
   const registry = new RegistryStore(runtime.db, runtime.table);
   const clusters = await registry.list();
-  const rows = await Promise.all(clusters.map(async (c) => ({ c, s: await registry.getStatus(c.name) })));
+  const statuses = await registry.statuses(clusters.map((c) => c.name));
+  const rows = clusters.map((c) => ({ c, s: statuses.get(c.name) }));
   const reachable = rows.filter((r) => r.s?.reachable).length;
   const lines = [`fleet: ${clusters.length} cluster(s), ${reachable} reachable`];
   if (rows.length > 0) {

@@ -1,24 +1,30 @@
 import { resolve } from 'node:path';
 import { identityColumns } from '../../shared/claims/summary.js';
-import { parseLabels } from '../../shared/fleet/cluster.js';
+import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
+import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
+import { verifyThroughStack } from '../remote-verify.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
   fleetscope cluster register --name NAME --secret-id ID [--context CTX] [--label k=v ...] --aws
+      [--assume-role ARN [--external-id ID]]   reach an EKS cluster through a role in its own account
   fleetscope cluster list [-o table|wide|json|yaml] [--sort-by name|nodes|observed]
   fleetscope cluster deregister --name NAME
+  fleetscope cluster adopt --name NAME [--from OWNER]   make this control plane the cluster's owner
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
 
-A cluster is registered only when its kubeconfig loads, the context exists and the cluster answers.`;
+A cluster is registered only when its kubeconfig loads, the context exists, the role (if any) can be
+assumed and the cluster answers. adopt succeeds only while the owner is still the one read (or --from).`;
 
 const options = {
   ...targetOptions,
@@ -26,6 +32,9 @@ const options = {
   kubeconfig: { type: 'string' },
   'secret-id': { type: 'string' },
   context: { type: 'string' },
+  'assume-role': { type: 'string' },
+  'external-id': { type: 'string' },
+  from: { type: 'string' },
   label: { type: 'string', multiple: true },
   ...outputOptions,
   'sort-by': { type: 'string' },
@@ -41,6 +50,7 @@ export const command: CliCommand = {
       register: () => register(values),
       list: () => list(values),
       deregister: () => deregister(values),
+      adopt: () => adopt(values),
     });
   },
 };
@@ -51,11 +61,30 @@ function kubeconfigRefOf(values: Flags): KubeconfigRef {
   const context = values.context;
   if (values.kubeconfig && values['secret-id'])
     throw new UsageError('give --kubeconfig or --secret-id, not both');
-  if (values.kubeconfig)
-    return { kind: 'file', path: resolve(values.kubeconfig), ...(context ? { context } : {}) };
-  if (values['secret-id'])
-    return { kind: 'secret', secretId: values['secret-id'], ...(context ? { context } : {}) };
+  const extra = { ...(context ? { context } : {}), ...assumeRoleOf(values) };
+  if (values.kubeconfig) return { kind: 'file', path: resolve(values.kubeconfig), ...extra };
+  if (values['secret-id']) return { kind: 'secret', secretId: values['secret-id'], ...extra };
   throw new UsageError('register needs --kubeconfig FILE or --secret-id ID');
+}
+
+function assumeRoleOf(values: Flags): Pick<KubeconfigRef, 'assumeRole'> {
+  const roleArn = values['assume-role'];
+  const externalId = values['external-id'];
+  if (!roleArn) {
+    if (externalId) throw new UsageError('--external-id goes with --assume-role');
+    return {};
+  }
+  const assumeRole = { roleArn, ...(externalId ? { externalId } : {}) };
+  const problem = assumeRoleProblem(assumeRole);
+  if (problem) throw new UsageError(problem);
+  return { assumeRole };
+}
+
+/** The registration as printed: an external ID is said to be set, never shown. */
+function printable(c: RegisteredCluster): RegisteredCluster {
+  const role = c.kubeconfig.assumeRole;
+  if (!role?.externalId) return c;
+  return { ...c, kubeconfig: { ...c.kubeconfig, assumeRole: { ...role, externalId: '(set)' } } };
 }
 
 async function register(values: Flags): Promise<number> {
@@ -74,8 +103,13 @@ async function register(values: Flags): Promise<number> {
       {
         store: ctx.registry,
         publisher: ctx.publisher,
-        verify: (name, r) => access.verify(name, r),
+        // Against a deployed stack the check runs in its verify function, as the workers will reach
+        // the cluster (a member role trusts the control plane, not the operator).
+        verify: ctx.verifyFunction
+          ? (name, r) => verifyThroughStack(ctx.verifyFunction as string, name, r)
+          : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
+        owner: readConfig().controlPlane,
       },
     );
     console.log(`registered cluster ${cluster.name}`);
@@ -93,13 +127,12 @@ async function list(values: Flags): Promise<number> {
       ctx.table,
       clusters.map((c) => c.name),
     );
-    const rows = await Promise.all(
-      clusters.map(async (c) => ({
-        cluster: c,
-        claims: ids[c.name],
-        status: await ctx.registry.getStatus(c.name),
-      })),
-    );
+    const statuses = await ctx.registry.statuses(clusters.map((c) => c.name));
+    const rows = clusters.map((c) => ({
+      cluster: printable(c),
+      claims: ids[c.name],
+      status: statuses.get(c.name),
+    }));
     rows.sort(sortBy);
     if (rows.length === 0 && format !== 'json' && format !== 'yaml') {
       console.log('no clusters registered (fleetscope cluster register adds one)');
@@ -111,7 +144,7 @@ async function list(values: Flags): Promise<number> {
 }
 
 type ListRow = {
-  cluster: { name: string; labels: Record<string, string> };
+  cluster: { name: string; labels: Record<string, string>; owner?: string };
   claims?: { id?: string; clusterSet?: string };
   status?: {
     reachable: boolean;
@@ -136,7 +169,7 @@ function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
 
 function clusterTable(rows: ListRow[]): string[] {
   return textTable([
-    ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'LABELS'],
+    ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'OWNER', 'LABELS'],
     ...rows.map(({ cluster, claims, status }) => [
       cluster.name,
       claims?.id ?? '-',
@@ -146,6 +179,7 @@ function clusterTable(rows: ListRow[]): string[] {
       status?.nodeCount?.toString() ?? '-',
       status?.metricsApi ?? '-',
       status ? age(status.observedAt) : 'never',
+      cluster.owner ?? 'any',
       Object.entries(cluster.labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',') || '-',
@@ -162,6 +196,30 @@ async function deregister(values: Flags): Promise<number> {
       warn: (m) => console.error(`warning: ${m}`),
     });
     console.log(`deregistered cluster ${name}`);
+    return 0;
+  });
+}
+
+async function adopt(values: Flags): Promise<number> {
+  const name = need(values.name, 'adopt needs --name');
+  return withContext(values, async (ctx) => {
+    const me = readConfig().controlPlane;
+    const cluster = await ctx.registry.get(name);
+    if (!cluster) throw new Error(`cluster "${name}" is not registered`);
+    const from = values.from ?? cluster.owner;
+    if (values.from !== undefined && values.from !== cluster.owner)
+      throw new Error(
+        `cluster "${name}" is owned by ${cluster.owner ?? 'no control plane'}, not ${values.from}`,
+      );
+    if (from === me) {
+      console.log(`cluster ${name} is already owned by ${me}`);
+      return 0;
+    }
+    if (!(await ctx.registry.transferOwner(name, from, me)))
+      throw new Error(
+        `cluster "${name}" changed owner meanwhile; read it again (cluster list) before adopting`,
+      );
+    console.log(`cluster ${name}: owner ${from ?? '(none)'} -> ${me}`);
     return 0;
   });
 }

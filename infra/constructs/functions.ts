@@ -63,6 +63,8 @@ export interface FunctionsProps {
   table: dynamodb.TableV2;
   idempotencyTable: dynamodb.TableV2;
   bus: events.EventBus;
+  /** FLEETSCOPE_CONTROL_PLANE: this control plane's name as owner in the registry. */
+  controlPlane: string;
 }
 
 /** One Lambda per catalogue FunctionSpec, each with its own role derived from `spec.access`. */
@@ -87,6 +89,26 @@ export class Functions extends Construct {
     return f;
   }
 
+  /**
+   * The IAM path of the roles of functions that reach clusters: member accounts' roles trust exactly
+   * the roles under it (infra/member), which no other role of the stack has.
+   */
+  static clusterAccessRolePath(stackName: string): string {
+    return `/fleetscope/${stackName}/`;
+  }
+
+  /** `sts:AssumeRole` on roles named like the pattern in any account, or only the organization's. */
+  static assumeRoleStatement(scope: Construct, config: StackConfig): iam.PolicyStatement {
+    return new iam.PolicyStatement({
+      sid: 'AssumeClusterRoles',
+      actions: ['sts:AssumeRole'],
+      resources: [`arn:${Stack.of(scope).partition}:iam::*:role/${config.assumeRolePattern}`],
+      ...(config.organizationId
+        ? { conditions: { StringEquals: { 'aws:ResourceOrgID': config.organizationId } } }
+        : {}),
+    });
+  }
+
   /** The ARN pattern of kubeconfig secrets: Secrets Manager appends "-" and 6 random characters to names. */
   static kubeconfigSecretsArn(scope: Construct, prefix: string): string {
     return Stack.of(scope).formatArn({
@@ -98,7 +120,7 @@ export class Functions extends Construct {
   }
 
   private create(spec: FunctionSpec, props: FunctionsProps): FleetFunction {
-    const { config, table, idempotencyTable, bus } = props;
+    const { config, table, idempotencyTable, bus, controlPlane } = props;
     const scope = new Construct(this, pascal(spec.id));
 
     const logGroup = new logs.LogGroup(scope, 'Logs', { retention: config.logRetentionDays });
@@ -144,10 +166,13 @@ export class Functions extends Construct {
           resources: [Functions.kubeconfigSecretsArn(this, config.kubeconfigSecretPrefix)],
         }),
       );
-    // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission.
+    // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission. Clusters
+    // in other accounts are reached through a role there, which these functions assume.
+    if (spec.access.kubeconfigSecrets) statements.push(Functions.assumeRoleStatement(this, config));
 
     const role = new iam.Role(scope, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      ...(spec.access.kubeconfigSecrets ? { path: Functions.clusterAccessRolePath(config.stackName) } : {}),
       description: `fleetscope ${spec.id}: ${spec.description}`.slice(0, 1000),
       inlinePolicies: { LeastPrivilege: new iam.PolicyDocument({ statements }) },
     });
@@ -180,6 +205,7 @@ export class Functions extends Construct {
         [ENV.secretPrefix]: config.kubeconfigSecretPrefix,
         [ENV.kubeconfigTtlSeconds]: String(DEFAULTS.kubeconfigTtlSeconds),
         [ENV.logLevel]: config.logLevel,
+        [ENV.controlPlane]: controlPlane,
         POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
         NODE_OPTIONS: '--enable-source-maps',

@@ -115,6 +115,12 @@ export class ClaimsStore {
 
   // ---- custom claims --------------------------------------------------------------------------
 
+  /** The names of a cluster's custom claims, without reading their values. */
+  async customNames(cluster: string): Promise<string[]> {
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: CUSTOM_SK_PREFIX }, ['name']);
+    return items.map((item) => item.name as string);
+  }
+
   async getCustom(cluster: string): Promise<Record<string, string>> {
     const items = await this.items.query(clusterPk(cluster), { beginsWith: CUSTOM_SK_PREFIX });
     return Object.fromEntries(items.map((item) => [item.name as string, item.value as string]));
@@ -200,6 +206,12 @@ export class ClaimsStore {
   }
 
   // ---- sync status and settings ---------------------------------------------------------------
+
+  /** Many clusters' last syncs: BatchGetItem, 100 keys a request. */
+  async syncStatuses(clusters: string[]): Promise<Map<string, SyncStatus>> {
+    const items = await this.items.batchGet(clusters.map((c) => keyOf(clusterPk(c), SYNC_SK)));
+    return new Map(items.map((i) => withoutKeys<SyncStatus>(i)).map((s) => [s.cluster, s]));
+  }
 
   async getSyncStatus(cluster: string): Promise<SyncStatus | undefined> {
     const item = await this.items.get(keyOf(clusterPk(cluster), SYNC_SK));

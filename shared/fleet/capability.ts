@@ -12,7 +12,8 @@ export const readKubeSystem: KubePermission = {
 
 /**
  * The fleet core: the dispatcher that turns each capability's schedule into one work request per
- * registered cluster (fan-out through the bus, so one slow cluster never holds up the others).
+ * registered cluster (fan-out through the bus, so one slow cluster never holds up the others), and the
+ * check registration runs through the control plane's own identity.
  */
 export const fleetCapability: Capability = {
   id: 'fleet',
@@ -25,6 +26,17 @@ export const fleetCapability: Capability = {
       memoryMb: 256,
       timeoutSeconds: 60,
       access: { table: 'read', putEvents: true, kubeconfigSecrets: false, idempotency: false },
+      reservedConcurrency: 2,
+    },
+    {
+      // Registration's check, run as the functions run: a member account's role trusts only the
+      // control plane's cluster-access roles, so the CLI (`--aws`) cannot assume it with its own.
+      id: 'verify',
+      entry: 'functions/verify.ts',
+      description: 'Checks that a cluster can be reached as the workers reach it, before it is registered',
+      memoryMb: 512,
+      timeoutSeconds: 60,
+      access: { table: 'read', putEvents: false, kubeconfigSecrets: true, idempotency: false },
       reservedConcurrency: 2,
     },
   ],

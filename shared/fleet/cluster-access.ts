@@ -1,23 +1,42 @@
 import type { InventoryAccess } from '../inventory/inventory.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterConnector } from '../k8s/connector.js';
+import { EksTokenMinter } from '../k8s/eks-token.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import { redact } from '../k8s/redact.js';
+import { AssumedRoles } from '../platform/assumed-roles.js';
 import { readConfig } from '../platform/config.js';
 
 let shared: ClusterConnector | undefined;
+let roles: AssumedRoles | undefined;
 
-/** One connector per Lambda container (or CLI process): clients and kubeconfigs cached with a TTL. */
+/** The STS adapter every cluster behind a role shares: one session per role per container. */
+export function assumedRoles(): AssumedRoles {
+  roles ??= new AssumedRoles();
+  return roles;
+}
+
+/**
+ * One connector per Lambda container (or CLI process): clients and kubeconfigs cached with a TTL, EKS
+ * tokens minted with the function's own credentials or, for clusters behind a role, the role's.
+ */
 export function clusterConnector(): ClusterConnector {
-  const { secretPrefix, kubeconfigTtlSeconds } = readConfig();
-  shared ??= new ClusterConnector({ secretPrefix, ttlSeconds: kubeconfigTtlSeconds });
+  if (!shared) {
+    const { secretPrefix, kubeconfigTtlSeconds } = readConfig();
+    shared = new ClusterConnector({
+      secretPrefix,
+      ttlSeconds: kubeconfigTtlSeconds,
+      eksTokens: new EksTokenMinter({ roles: assumedRoles() }),
+    });
+  }
   return shared;
 }
 
 export async function resetClusterConnector(): Promise<void> {
   await shared?.close();
   shared = undefined;
+  roles = undefined;
 }
 
 /** A safe, one-line description of why a cluster could not be reached or used. */

@@ -9,7 +9,16 @@ export interface RegisteredCluster {
   registeredAt: string;
   /** The kube-system namespace UID seen at registration: one physical cluster, one registration. */
   kubeSystemUid?: string;
+  /**
+   * The control plane that acts on the cluster (FLEETSCOPE_CONTROL_PLANE of the one that registered
+   * it); changed only by a conditional write (`cluster adopt`). Unset on older registrations: any.
+   */
+  owner?: string;
 }
+
+/** Whether `controlPlane` acts on the cluster: its owner, or any control plane for an unowned one. */
+export const ownedBy = (cluster: Pick<RegisteredCluster, 'owner'>, controlPlane: string): boolean =>
+  cluster.owner === undefined || cluster.owner === controlPlane;
 
 /** What the last inventory saw of a cluster. */
 export interface ClusterStatus {

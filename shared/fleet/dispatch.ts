@@ -1,5 +1,5 @@
-import type { OutgoingEvent } from '../platform/publisher.js';
-import type { RegisteredCluster } from './cluster.js';
+import type { EventPublisher, OutgoingEvent } from '../platform/publisher.js';
+import { ownedBy, type RegisteredCluster } from './cluster.js';
 
 /**
  * One work request per registered cluster for a capability's cycle. The cycle id is stable for the
@@ -17,4 +17,36 @@ export function workRequests(
     detail: { cluster: c.name, capability, cycleId, requestedAt },
     resources: [`cluster/${c.name}`],
   }));
+}
+
+export interface DispatchResult {
+  dispatched: number;
+  /** Registered clusters another control plane owns (not ours to act on). */
+  ownedElsewhere: number;
+  pages: number;
+}
+
+/**
+ * Fans a capability's cycle out page by page: each registry page's requests are published (in parallel
+ * batches of 10) while the next page is read, so memory and time stay flat at thousands of clusters.
+ */
+export async function dispatchCycle(
+  capability: string,
+  registry: { pages(): AsyncIterable<RegisteredCluster[]> },
+  publisher: EventPublisher,
+  controlPlane: string,
+  now = new Date(),
+): Promise<DispatchResult> {
+  const result: DispatchResult = { dispatched: 0, ownedElsewhere: 0, pages: 0 };
+  let publishing: Promise<void> = Promise.resolve();
+  for await (const page of registry.pages()) {
+    result.pages++;
+    const mine = page.filter((c) => ownedBy(c, controlPlane));
+    result.ownedElsewhere += page.length - mine.length;
+    result.dispatched += mine.length;
+    await publishing;
+    publishing = publisher.publish(workRequests(capability, mine, now));
+  }
+  await publishing;
+  return result;
 }

@@ -17,6 +17,8 @@ export interface RegistrationPorts {
   verify: (name: string, ref: KubeconfigRef) => Promise<{ kubeSystemUid: string }>;
   /** Where a failed notification is reported: the registration itself stands. */
   warn?: (message: string) => void;
+  /** The control plane that will act on the cluster (recorded as its owner). */
+  owner?: string;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function registerCluster(
     labels,
     registeredAt: now.toISOString(),
     kubeSystemUid,
+    ...(ports.owner ? { owner: ports.owner } : {}),
   };
   // Guard first, then the registration: a crash between the two leaves a guard whose holder is not
   // registered, which the next registration of that cluster takes over.

@@ -92,6 +92,37 @@ export class RegistryStore {
     return (await this.items.queryGsi1(CLUSTERS)).map(toCluster);
   }
 
+  /** The registered clusters one query page (up to 1 MB, ~3,000 clusters) at a time, in name order. */
+  async *pages(): AsyncGenerator<RegisteredCluster[]> {
+    for await (const page of this.items.queryGsi1Pages(CLUSTERS)) yield page.map(toCluster);
+  }
+
+  /**
+   * Hands a cluster to another control plane: a conditional write that succeeds only while the owner is
+   * still `from` (undefined: unowned), so two control planes racing for a cluster cannot both win.
+   */
+  async transferOwner(name: string, from: string | undefined, to: string): Promise<boolean> {
+    try {
+      await this.items.db.send(
+        new UpdateCommand({
+          TableName: this.items.name,
+          Key: keyOf(clusterPk(name), META),
+          UpdateExpression: 'SET #o = :to',
+          ConditionExpression:
+            from === undefined
+              ? 'attribute_exists(#pk) AND attribute_not_exists(#o)'
+              : 'attribute_exists(#pk) AND #o = :from',
+          ExpressionAttributeNames: { '#o': 'owner', '#pk': PK },
+          ExpressionAttributeValues: { ':to': to, ...(from === undefined ? {} : { ':from': from }) },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+
   /** Removes a cluster's registration (and its UID guard); refuses when it is not registered. */
   async remove(name: string): Promise<void> {
     const existing = await this.get(name);
@@ -123,6 +154,12 @@ export class RegistryStore {
     const item = await this.items.get(keyOf(clusterPk(name), STATUS));
     return item ? withoutKeys<ClusterStatus>(item) : undefined;
   }
+
+  /** The last inventory of many clusters: BatchGetItem, 100 keys a request, not one read each. */
+  async statuses(names: string[]): Promise<Map<string, ClusterStatus>> {
+    const items = await this.items.batchGet(names.map((n) => keyOf(clusterPk(n), STATUS)));
+    return new Map(items.map((i) => withoutKeys<ClusterStatus>(i)).map((s) => [s.cluster, s]));
+  }
 }
 
 function toCluster(item: Record<string, unknown>): RegisteredCluster {
@@ -132,5 +169,6 @@ function toCluster(item: Record<string, unknown>): RegisteredCluster {
     labels: (item.labels as Record<string, string>) ?? {},
     registeredAt: item.registeredAt as string,
     ...(item.kubeSystemUid ? { kubeSystemUid: item.kubeSystemUid as string } : {}),
+    ...(item.owner ? { owner: item.owner as string } : {}),
   };
 }

@@ -158,6 +158,7 @@ export class ClusterConnector {
       context: ref.context,
       eksTokens: this.lazyEksTokens(),
       defaultRegion: this.opts.defaultRegion,
+      assumeRole: ref.assumeRole,
       baseDir: ref.kind === 'file' ? path.dirname(path.resolve(ref.path)) : undefined,
       onUnauthorized: () => {
         // Only drop the entry if it still holds this client, not one already rebuilt after a rotation.
@@ -179,9 +180,9 @@ export class ClusterConnector {
   /** The EKS provider is only created (and the AWS SDK's credential chain touched) when needed. */
   private lazyEksTokens(): EksTokenProvider {
     return {
-      token: (clusterName, region) => {
+      token: (clusterName, region, role) => {
         this.eksTokens ??= defaultEksTokenProvider();
-        return this.eksTokens.token(clusterName, region);
+        return this.eksTokens.token(clusterName, region, role);
       },
       invalidate: (clusterName) => this.eksTokens?.invalidate(clusterName),
     };

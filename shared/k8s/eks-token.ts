@@ -8,8 +8,10 @@
  * for at most 10 minutes per (cluster, region).
  */
 import { STSClient, type STSClientConfig } from '@aws-sdk/client-sts';
+import { partition } from '@aws-sdk/core/client';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { redact } from './redact.js';
+import { type AssumeRoleSpec, describeRole, type RoleCredentialsProvider, roleKey } from './role.js';
 
 export type AwsCredentials = NonNullable<STSClientConfig['credentials']>;
 type HashConstructor = STSClient['config']['sha256'];
@@ -24,21 +26,36 @@ export const EKS_TOKEN_REFRESH_MS = 10 * 60_000;
 
 /** Anything that can supply a bearer token for an EKS cluster. */
 export interface EksTokenProvider {
-  token(clusterName: string, region: string): Promise<string>;
-  /** Forget cached tokens (all, or one cluster's) so the next call mints afresh. */
+  /** `role`: mint with that role's credentials (a cluster in another account) instead of our own. */
+  token(clusterName: string, region: string, role?: AssumeRoleSpec): Promise<string>;
+  /** Forget cached tokens (all, or one cluster's, and that cluster's role session) so the next call mints afresh. */
   invalidate(clusterName?: string): void;
 }
 
 export class EksTokenError extends Error {
   override readonly name = 'EksTokenError';
-  constructor(message: string) {
+  /** The STS error code when a role could not be assumed (AccessDenied, ExpiredToken, ...). */
+  readonly code?: string;
+  constructor(message: string, code?: string) {
     super(redact(message));
+    this.code = code;
   }
+}
+
+/** Null when `region` is a region of an AWS partition the SDK knows, else why not. */
+export function regionProblem(region: string): string | null {
+  if (!/^[a-z]{2,4}(-[a-z]+)+-\d+$/.test(region)) return `"${region.slice(0, 40)}" is not an AWS region`;
+  // The SDK's partition data lists every region it was released with: an unknown name is a typo (or a
+  // region newer than this SDK, fixed by updating it), and would otherwise surface as an opaque 401.
+  if ((partition(region) as { description?: string }).description === undefined)
+    return `region "${region}" does not exist (no AWS partition lists it)`;
+  return null;
 }
 
 /** The regional STS host (`sts.<region>.amazonaws.com`, `.com.cn` in China). */
 export function stsHost(region: string): string {
-  if (!/^[a-z]{2}(-[a-z]+)+-\d+$/.test(region)) throw new EksTokenError(`"${region}" is not an AWS region`);
+  const problem = regionProblem(region);
+  if (problem) throw new EksTokenError(problem);
   return `sts.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
 }
 
@@ -106,14 +123,30 @@ export function decodeEksToken(token: string): URL {
 export interface EksTokenMinterOptions {
   /** Fixed credentials or a provider; default the SDK's default chain (env, web identity, ECS, IMDS, …). */
   credentials?: AwsCredentials;
+  /** Credentials of roles in other accounts (the STS adapter); needed only for clusters with a role. */
+  roles?: RoleCredentialsProvider;
   now?: () => number;
   refreshAfterMs?: number;
   sha256?: HashConstructor;
 }
 
-/** Caching provider: one token per (cluster, region), re-minted after `refreshAfterMs` (10 min). */
+interface CachedToken {
+  token: string;
+  /** Re-mint at this time: the refresh period, or earlier when the role's credentials expire first. */
+  renewAt: number;
+}
+
+/** A token minted with a role's credentials must be renewed this long before those credentials expire. */
+const ROLE_TOKEN_MARGIN_MS = 60_000;
+
+/**
+ * Caching provider: one token per (cluster, region, role), re-minted after `refreshAfterMs` (10 min) or
+ * before the role credentials it was signed with expire, whichever comes first.
+ */
 export class EksTokenMinter implements EksTokenProvider {
-  private readonly cache = new Map<string, Promise<{ token: string; mintedAt: number }>>();
+  private readonly cache = new Map<string, Promise<CachedToken>>();
+  /** The role each cluster's tokens were last minted with, so a 401 can drop that role's session. */
+  private readonly roleOf = new Map<string, AssumeRoleSpec>();
   private readonly now: () => number;
   private readonly refreshAfterMs: number;
   private credentials: AwsCredentials | undefined;
@@ -135,27 +168,23 @@ export class EksTokenMinter implements EksTokenProvider {
     return this.credentials;
   }
 
-  async token(clusterName: string, region: string): Promise<string> {
-    const key = `${clusterName}\u0000${region}`;
+  async token(clusterName: string, region: string, role?: AssumeRoleSpec): Promise<string> {
+    const key = `${clusterName}\u0000${region}\u0000${role ? roleKey(role) : ''}`;
     const now = this.now();
     const cached = this.cache.get(key);
     if (cached) {
       try {
         const c = await cached;
-        if (now - c.mintedAt < this.refreshAfterMs) return c.token;
+        if (now < c.renewAt) return c.token;
       } catch {
         // a failed mint is not cached: fall through and try again
       }
     }
-    const p = mintEksToken({
-      clusterName,
-      region,
-      credentials: this.creds(),
-      signingDate: new Date(now),
-      sha256: this.opts.sha256,
-    }).then((r) => {
+    if (role) this.roleOf.set(clusterName, role);
+    else this.roleOf.delete(clusterName);
+    const p = this.mint(clusterName, region, now, role).then((r) => {
       this.minted++;
-      return { token: r.token, mintedAt: now };
+      return r;
     });
     this.cache.set(key, p);
     p.catch(() => {
@@ -164,12 +193,59 @@ export class EksTokenMinter implements EksTokenProvider {
     return (await p).token;
   }
 
+  private async mint(
+    clusterName: string,
+    region: string,
+    now: number,
+    role?: AssumeRoleSpec,
+  ): Promise<CachedToken> {
+    const renewAt = now + this.refreshAfterMs;
+    if (!role) {
+      const input = { clusterName, region, credentials: this.creds(), signingDate: new Date(now) };
+      const { token } = await mintEksToken({ ...input, sha256: this.opts.sha256 });
+      return { token, renewAt };
+    }
+    // Check the region before opening a session for it.
+    stsHost(region);
+    const temp = await this.roleCredentials(role, clusterName);
+    const { token } = await mintEksToken({
+      clusterName,
+      region,
+      credentials: temp,
+      signingDate: new Date(now),
+      sha256: this.opts.sha256,
+    });
+    return { token, renewAt: Math.min(renewAt, temp.expiration.getTime() - ROLE_TOKEN_MARGIN_MS) };
+  }
+
+  private async roleCredentials(role: AssumeRoleSpec, clusterName: string) {
+    if (!this.opts.roles)
+      throw new EksTokenError(
+        `cluster "${clusterName}" is reached through ${describeRole(role)}, but no STS credential provider is configured`,
+      );
+    try {
+      return await this.opts.roles.credentials(role, clusterName);
+    } catch (e) {
+      const err = e as { name?: string; code?: string; message?: string };
+      const code = err?.code ?? err?.name ?? 'Error';
+      throw new EksTokenError(
+        `cannot assume ${describeRole(role)} for "${clusterName}": ${code}: ${(err?.message ?? String(e)).slice(0, 400)}`,
+        code,
+      );
+    }
+  }
+
   invalidate(clusterName?: string): void {
     if (clusterName === undefined) {
       this.cache.clear();
+      for (const role of this.roleOf.values()) this.opts.roles?.forget(role);
+      this.roleOf.clear();
       return;
     }
     for (const key of this.cache.keys()) if (key.startsWith(`${clusterName}\u0000`)) this.cache.delete(key);
+    // The cluster refused a token: the role's session may have been revoked or expired early.
+    const role = this.roleOf.get(clusterName);
+    if (role) this.opts.roles?.forget(role);
   }
 }
 

@@ -379,7 +379,14 @@ export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterA
   }
 
   if (e instanceof Error && (e.name === 'EksTokenError' || e.name === 'KubeconfigSourceError')) {
-    return new ClusterAccessError({ ...base, kind: 'credentials', retryable: false, detail: e.message });
+    const code = (e as { code?: unknown }).code;
+    return new ClusterAccessError({
+      ...base,
+      kind: 'credentials',
+      retryable: false,
+      detail: e.message,
+      ...(typeof code === 'string' ? { code } : {}),
+    });
   }
 
   const { code, message } = findCode(e);

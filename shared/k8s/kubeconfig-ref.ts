@@ -1,11 +1,14 @@
 /**
  * Where a registered cluster's kubeconfig lives. fleetscope stores this reference, never the
- * kubeconfig itself: a Secrets Manager secret (in AWS) or a file (local runs and tests).
+ * kubeconfig itself: a Secrets Manager secret (in AWS) or a file (local runs and tests). `assumeRole`
+ * is the role in the cluster's account whose credentials mint its EKS tokens (set at registration;
+ * it overrides the kubeconfig's own `--role-arn`).
  */
+import { type AssumeRoleSpec, assumeRoleProblem, describeRole } from './role.js';
 
 export type KubeconfigRef =
-  | { kind: 'secret'; secretId: string; context?: string }
-  | { kind: 'file'; path: string; context?: string };
+  | { kind: 'secret'; secretId: string; context?: string; assumeRole?: AssumeRoleSpec }
+  | { kind: 'file'; path: string; context?: string; assumeRole?: AssumeRoleSpec };
 
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:(.+)$/;
@@ -27,6 +30,10 @@ export function kubeconfigRefProblem(ref: unknown, secretPrefix: string): string
   if (r.context !== undefined) {
     if (typeof r.context !== 'string' || r.context.length === 0 || r.context.length > 253)
       return 'kubeconfig context must be a non-empty string of at most 253 characters';
+  }
+  if (r.assumeRole !== undefined) {
+    const problem = assumeRoleProblem(r.assumeRole);
+    if (problem) return problem;
   }
   switch (r.kind) {
     case 'secret': {
@@ -55,20 +62,32 @@ export function parseKubeconfigRef(ref: unknown, secretPrefix: string): Kubeconf
   const problem = kubeconfigRefProblem(ref, secretPrefix);
   if (problem) throw new Error(problem);
   const r = ref as KubeconfigRef;
+  const extra = {
+    ...(r.context ? { context: r.context } : {}),
+    ...(r.assumeRole
+      ? {
+          assumeRole: {
+            roleArn: r.assumeRole.roleArn,
+            ...(r.assumeRole.externalId ? { externalId: r.assumeRole.externalId } : {}),
+          },
+        }
+      : {}),
+  };
   return r.kind === 'secret'
-    ? { kind: 'secret', secretId: r.secretId, ...(r.context ? { context: r.context } : {}) }
-    : { kind: 'file', path: r.path, ...(r.context ? { context: r.context } : {}) };
+    ? { kind: 'secret', secretId: r.secretId, ...extra }
+    : { kind: 'file', path: r.path, ...extra };
 }
 
 /** A short, credential-free description for messages and logs. */
 export function describeKubeconfigRef(ref: KubeconfigRef): string {
   const ctx = ref.context ? ` (context "${ref.context}")` : '';
-  return ref.kind === 'secret' ? `secret "${ref.secretId}"${ctx}` : `file "${ref.path}"${ctx}`;
+  const role = ref.assumeRole ? ` through ${describeRole(ref.assumeRole)}` : '';
+  return `${ref.kind === 'secret' ? `secret "${ref.secretId}"` : `file "${ref.path}"`}${ctx}${role}`;
 }
 
-/** A stable key for caches. */
+/** A stable key for caches (a changed role or external ID is a different client). */
 export function kubeconfigRefKey(ref: KubeconfigRef): string {
-  return ref.kind === 'secret'
-    ? `secret:${ref.secretId}#${ref.context ?? ''}`
-    : `file:${ref.path}#${ref.context ?? ''}`;
+  const where = ref.kind === 'secret' ? `secret:${ref.secretId}` : `file:${ref.path}`;
+  const role = ref.assumeRole ? `#${ref.assumeRole.roleArn}#${ref.assumeRole.externalId ?? ''}` : '';
+  return `${where}#${ref.context ?? ''}${role}`;
 }

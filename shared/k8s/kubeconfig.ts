@@ -8,15 +8,17 @@
  * cluster or user is missing, a missing or non-https server, `insecure-skip-tls-verify: true`
  * (TLS verification stays on), CA/cert/key data that is not base64 PEM, users without credentials,
  * auth-provider users and exec plugins other than the EKS ones. EKS exec users (`aws eks get-token`,
- * `aws-iam-authenticator token`) are replaced by a token minted in-process for every request.
+ * `aws-iam-authenticator token`) are replaced by a token minted in-process for every request, with the
+ * credentials of the role they name (`--role-arn`, `-r`) when they name one.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import type { EksTokenProvider } from './eks-token.js';
+import { type EksTokenProvider, regionProblem } from './eks-token.js';
 import { KubeconfigError } from './errors.js';
 import { registerSecret } from './redact.js';
+import { type AssumeRoleSpec, assumeRoleProblem } from './role.js';
 
 /** A kubeconfig larger than this is not a kubeconfig. */
 const MAX_KUBECONFIG_BYTES = 1024 * 1024;
@@ -27,6 +29,8 @@ export interface EksExecAuth {
   region: string;
   /** Which plugin the kubeconfig named. */
   plugin: 'aws eks get-token' | 'aws-iam-authenticator';
+  /** The role tokens are minted with: the registration's, else the plugin's `--role-arn` / `-r`. */
+  role?: AssumeRoleSpec;
 }
 
 export type UserAuth = { kind: 'token' } | { kind: 'client-certificate' } | { kind: 'eks'; eks: EksExecAuth };
@@ -50,6 +54,8 @@ export interface BuildKubeConfigOptions {
   eksTokens?: EksTokenProvider;
   /** Region for EKS tokens when neither the exec args nor the server name give one. */
   defaultRegion?: string;
+  /** The role to mint EKS tokens with, set at registration; overrides the plugin's own `--role-arn`. */
+  assumeRole?: AssumeRoleSpec;
   /** Directory relative certificate/key/token file paths resolve against (the kubeconfig file's). */
   baseDir?: string;
   /** Process environment (tests). */
@@ -244,6 +250,10 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
     fail(`user "${uName}" has no credentials (token, client certificate, or an EKS exec plugin)`);
   }
   const userAuth = auth as UserAuth;
+  if (opts.assumeRole && userAuth.kind !== 'eks')
+    fail(
+      `a role to assume is set for this cluster, but user "${uName}" authenticates with a ${userAuth.kind}; roles apply to EKS users ("aws eks get-token" / "aws-iam-authenticator token")`,
+    );
   if (userAuth.kind === 'eks' && !opts.eksTokens)
     fail(`user "${uName}" needs EKS tokens but no EKS token provider was configured`);
 
@@ -278,11 +288,11 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
 
   if (userAuth.kind === 'eks') {
     const provider = opts.eksTokens as EksTokenProvider;
-    const { clusterName, region } = userAuth.eks;
+    const { clusterName, region, role } = userAuth.eks;
     const authenticator: Parameters<KubeConfig['addAuthenticator']>[0] = {
       isAuthProvider: (user) => user?.name === uName,
       applyAuthentication: async (_user, requestOpts) => {
-        const t = await provider.token(clusterName, region);
+        const t = await provider.token(clusterName, region, role);
         const o = requestOpts as { headers?: Record<string, string> };
         o.headers ??= {};
         o.headers.Authorization = `Bearer ${t}`;
@@ -355,22 +365,19 @@ function detectEksExec(
   let plugin: EksExecAuth['plugin'];
   let clusterName: string | undefined;
   let region: string | undefined;
+  let roleArn: string | undefined;
+  let externalId: string | undefined;
   if (base === 'aws' && args.includes('eks') && args.includes('get-token')) {
     plugin = 'aws eks get-token';
     clusterName = flagValue(args, ['--cluster-name', '--cluster-id']);
     region = flagValue(args, ['--region']);
-    if (flagValue(args, ['--role-arn']) !== undefined)
-      fail(
-        `user "${uName}" runs "aws eks get-token --role-arn"; assuming another role is not supported — grant the function's own role access to the cluster (EKS access entry)`,
-      );
+    roleArn = flagValue(args, ['--role-arn']);
   } else if (base === 'aws-iam-authenticator' && args.includes('token')) {
     plugin = 'aws-iam-authenticator';
     clusterName = flagValue(args, ['-i', '--cluster-id']);
     region = flagValue(args, ['--region']);
-    if (flagValue(args, ['-r', '--role']) !== undefined)
-      fail(
-        `user "${uName}" runs "aws-iam-authenticator token -r"; assuming another role is not supported — grant the function's own role access to the cluster (EKS access entry)`,
-      );
+    roleArn = flagValue(args, ['-r', '--role']);
+    externalId = flagValue(args, ['--external-id']);
   } else {
     fail(
       `user "${uName}" runs the exec plugin "${base}", which cannot work in Lambda (there are no binaries to run). Use a token or client certificate, or an EKS kubeconfig ("aws eks get-token" / "aws-iam-authenticator token"), whose token fleetscope mints itself`,
@@ -388,5 +395,20 @@ function detectEksExec(
     fail(
       `user "${uName}" runs ${plugin!} without --region and no region could be inferred (server name, AWS_REGION)`,
     );
-  return { plugin: plugin!, clusterName: clusterName as string, region: region as string };
+  const badRegion = regionProblem(region);
+  if (badRegion) fail(`user "${uName}" runs ${plugin!} for a region that cannot be used: ${badRegion}`);
+  const role =
+    opts.assumeRole ??
+    (roleArn !== undefined ? { roleArn, ...(externalId ? { externalId } : {}) } : undefined);
+  if (role) {
+    registerSecret(role.externalId);
+    const problem = assumeRoleProblem(role);
+    if (problem) fail(`user "${uName}" runs ${plugin!} with an unusable role: ${problem}`);
+  }
+  return {
+    plugin: plugin!,
+    clusterName: clusterName as string,
+    region: region as string,
+    ...(role ? { role } : {}),
+  };
 }

@@ -15,6 +15,12 @@ export const ENV = {
   kubeconfigTtlSeconds: 'FLEETSCOPE_KUBECONFIG_TTL_SECONDS',
   /** Log level for the Powertools logger. */
   logLevel: 'FLEETSCOPE_LOG_LEVEL',
+  /**
+   * This control plane's name in the registry (the stack sets `<stack>@<region>`): it registers clusters
+   * as their owner and dispatches work only for the clusters it owns, so two control planes sharing a
+   * registry never act on the same cluster.
+   */
+  controlPlane: 'FLEETSCOPE_CONTROL_PLANE',
 } as const;
 
 export const DEFAULTS = {
@@ -25,6 +31,7 @@ export const DEFAULTS = {
   kubeconfigTtlSeconds: 300,
   metricsNamespace: 'fleetscope',
   serviceName: 'fleetscope',
+  controlPlane: 'fleetscope',
 } as const;
 
 export interface RuntimeConfig {
@@ -33,6 +40,7 @@ export interface RuntimeConfig {
   bus: string;
   secretPrefix: string;
   kubeconfigTtlSeconds: number;
+  controlPlane: string;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
@@ -45,5 +53,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig 
     bus: env[ENV.bus] ?? DEFAULTS.bus,
     secretPrefix: env[ENV.secretPrefix] ?? DEFAULTS.secretPrefix,
     kubeconfigTtlSeconds: ttl,
+    controlPlane: env[ENV.controlPlane] || DEFAULTS.controlPlane,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -107,8 +108,14 @@ export class Table {
   query(
     pk: string,
     range: { beginsWith: string } | { between: [string, string] } | undefined,
+    /** Only these attributes (a listing of names need not read 128 KiB values). */
+    attributes?: string[],
   ): Promise<Item[]> {
     const names: Record<string, string> = { '#pk': PK };
+    const projection = attributes?.map((a, i) => {
+      names[`#a${i}`] = a;
+      return `#a${i}`;
+    });
     const values: Item = { ':pk': pk };
     let condition = '#pk = :pk';
     if (range) {
@@ -127,18 +134,53 @@ export class Table {
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
       ConsistentRead: true,
+      ...(projection ? { ProjectionExpression: projection.join(', ') } : {}),
     });
   }
 
   /** Every item of one gsi1 partition (eventually consistent: re-read an item before acting on it). */
-  queryGsi1(partition: string): Promise<Item[]> {
-    return this.all({
+  async queryGsi1(partition: string): Promise<Item[]> {
+    const items: Item[] = [];
+    for await (const page of this.queryGsi1Pages(partition)) items.push(...page);
+    return items;
+  }
+
+  /** One gsi1 partition page by page (at most 1 MB each), for callers that act on a page as it comes. */
+  queryGsi1Pages(partition: string): AsyncGenerator<Item[]> {
+    return this.pages({
       TableName: this.name,
       IndexName: TABLE.gsi1.indexName,
       KeyConditionExpression: '#g = :g',
       ExpressionAttributeNames: { '#g': G1PK },
       ExpressionAttributeValues: { ':g': partition },
     });
+  }
+
+  /**
+   * Many items by key: 100 keys per BatchGetItem (its limit), requests in parallel, unprocessed keys
+   * asked again with backoff. Absent items are simply missing from the answer.
+   */
+  async batchGet(keys: Item[]): Promise<Item[]> {
+    const chunks: Item[][] = [];
+    for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+    const answers = await Promise.all(chunks.map((chunk) => this.batchGetChunk(chunk)));
+    return answers.flat();
+  }
+
+  private async batchGetChunk(keys: Item[]): Promise<Item[]> {
+    const items: Item[] = [];
+    let pending = keys;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      if (attempt > 8)
+        throw new Error(`DynamoDB left ${pending.length} keys unprocessed after ${attempt} attempts`);
+      const out = await this.db.send(
+        new BatchGetCommand({ RequestItems: { [this.name]: { Keys: pending } } }),
+      );
+      items.push(...(out.Responses?.[this.name] ?? []));
+      pending = (out.UnprocessedKeys?.[this.name]?.Keys as Item[] | undefined) ?? [];
+    }
+    return items;
   }
 
   private async conditional(send: () => Promise<unknown>): Promise<boolean> {
@@ -154,12 +196,16 @@ export class Table {
   /** Every item a query returns, following LastEvaluatedKey through all its pages. */
   private async all(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): Promise<Item[]> {
     const items: Item[] = [];
+    for await (const page of this.pages(input)) items.push(...page);
+    return items;
+  }
+
+  private async *pages(input: Omit<QueryCommandInput, 'ExclusiveStartKey'>): AsyncGenerator<Item[]> {
     let startKey: Item | undefined;
     do {
       const page = await this.db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
+      yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-    return items;
   }
 }

@@ -20,6 +20,8 @@ export interface EventPublisher {
 
 const MAX_ENTRIES = 10; // PutEvents accepts at most 10 entries per request
 const MAX_ATTEMPTS = 4;
+/** PutEvents requests in flight at once: a 1,000-cluster fan-out is 100 requests, not 100 round trips. */
+const PARALLEL_BATCHES = 8;
 
 /**
  * EventBridge publisher: validates each detail against the catalogue (a bad event is a bug here, not
@@ -42,9 +44,13 @@ export class EventBridgePublisher implements EventPublisher {
         Resources: e.resources ?? [],
       };
     });
-    for (let i = 0; i < entries.length; i += MAX_ENTRIES) {
-      await this.putBatch(entries.slice(i, i + MAX_ENTRIES));
-    }
+    const batches: PutEventsRequestEntry[][] = [];
+    for (let i = 0; i < entries.length; i += MAX_ENTRIES) batches.push(entries.slice(i, i + MAX_ENTRIES));
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) await this.putBatch(batches[next++] as PutEventsRequestEntry[]);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches.length) }, worker));
   }
 
   private async putBatch(batch: PutEventsRequestEntry[]): Promise<void> {

@@ -408,8 +408,20 @@ describe('fleetscope stack (default context)', () => {
   it('outputs what the CLI --aws mode reads', () => {
     const outputs = s.template.toJSON().Outputs as Record<string, Json>;
     expect(Object.keys(outputs).sort()).toEqual(
-      ['BusName', 'IdempotencyTableName', 'KubeconfigSecretPrefix', 'StackRegion', 'TableName'].sort(),
+      [
+        'BusName',
+        'ClusterAccessRoles',
+        'ControlPlane',
+        'IdempotencyTableName',
+        'KubeconfigSecretPrefix',
+        'StackRegion',
+        'TableName',
+        'VerifyFunctionName',
+      ].sort(),
     );
+    expect(outputs.ControlPlane!.Value).toEqual({
+      'Fn::Join': ['@', ['Fleetscope', { Ref: 'AWS::Region' }]],
+    });
     expect(outputs.TableName!.Value).toEqual({ Ref: logicalId(s.stack, s.stack.tables.table) });
     expect(outputs.IdempotencyTableName!.Value).toEqual({
       Ref: logicalId(s.stack, s.stack.tables.idempotency),
@@ -521,6 +533,10 @@ describe('fleetscope stack context', () => {
       { alarmEmail: 'not-an-address' },
       { logLevel: 'TRACE' },
       { stackName: '1fleet' },
+      { assumeRolePattern: '*' },
+      { assumeRolePattern: 'fl*' },
+      { organizationId: 'acme' },
+      { fleetSize: 0 },
     ];
     for (const context of bad) {
       const key = Object.keys(context)[0]!;
@@ -533,6 +549,82 @@ describe('fleetscope stack context', () => {
     const stack = buildFleetscope(app);
     new sqs.Queue(stack, 'Unencrypted', { encryption: sqs.QueueEncryption.UNENCRYPTED });
     expect(() => Template.fromStack(stack)).toThrow(/AwsSolutions-SQS2/);
+  });
+});
+
+describe('clusters in other accounts: the AssumeRole grant', () => {
+  const assumeStatements = (resources: Record<string, Json>, roleId: string) =>
+    roleStatements(resources, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('sts:')));
+  const rolePattern = (pattern: string) => ({
+    'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::*:role/${pattern}`]],
+  });
+
+  it('lets only cluster-access functions assume roles named fleetscope-* in any account, from a path member roles trust', () => {
+    const s = synth();
+    for (const f of s.stack.functions.all) {
+      const roleId = logicalId(s.stack, f.role);
+      const sts = assumeStatements(s.resources, roleId);
+      const role = s.resources[roleId]!.Properties;
+      if (f.spec.access.kubeconfigSecrets) {
+        expect(sts).toEqual([
+          {
+            Sid: 'AssumeClusterRoles',
+            Effect: 'Allow',
+            Action: 'sts:AssumeRole',
+            Resource: rolePattern('fleetscope-*'),
+          },
+        ]);
+        expect(role.Path).toBe('/fleetscope/Fleetscope/');
+      } else {
+        expect(sts, `${f.spec.id} must not assume roles`).toEqual([]);
+        expect(role.Path).toBeUndefined();
+      }
+      expect(
+        s.resources[logicalId(s.stack, f.fn)]!.Properties.Environment.Variables[ENV.controlPlane],
+      ).toEqual({
+        'Fn::Join': ['@', ['Fleetscope', { Ref: 'AWS::Region' }]],
+      });
+    }
+    // Nowhere else in the stack: no sts action of any other kind, none on "*".
+    for (const st of allIdentityStatements(s.resources))
+      for (const a of actionsOf(st).filter((x) => x.startsWith('sts:'))) {
+        expect(a).toBe('sts:AssumeRole');
+        expect(st.Resource).toEqual(rolePattern('fleetscope-*'));
+      }
+  });
+
+  it('narrows the grant to the organization and the configured pattern', () => {
+    const s = synth({ assumeRolePattern: 'platform/fleetscope-reader-*', organizationId: 'o-a1b2c3d4e5' });
+    const f = s.stack.functions.get('inventory');
+    expect(assumeStatements(s.resources, logicalId(s.stack, f.role))).toEqual([
+      expect.objectContaining({
+        Action: 'sts:AssumeRole',
+        Resource: rolePattern('platform/fleetscope-reader-*'),
+        Condition: { StringEquals: { 'aws:ResourceOrgID': 'o-a1b2c3d4e5' } },
+      }),
+    ]);
+  });
+
+  it('sizes the workers reserved concurrency from fleetSize and the per-cluster cycle time', () => {
+    const concurrency = (context: Record<string, unknown>) => {
+      const s = synth(context);
+      return Object.fromEntries(
+        s.stack.functions.all.map((f) => [
+          f.spec.id,
+          s.resources[logicalId(s.stack, f.fn)]!.Properties.ReservedConcurrentExecutions,
+        ]),
+      );
+    };
+    // cycle: 5-minute period, 10 s a cluster, within half the period: ceil(N x 10 / 150).
+    expect(concurrency({})).toMatchObject({ cycle: 10, inventory: 10, claims: 10, dispatch: 2 });
+    expect(concurrency({ fleetSize: 1000 })).toMatchObject({
+      cycle: 67,
+      inventory: 10,
+      claims: 10,
+      dispatch: 2,
+      balloons: 5,
+    });
+    expect(concurrency({ fleetSize: 5000 })).toMatchObject({ cycle: 100, inventory: 23, claims: 23 });
   });
 });
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { EksTokenProvider } from '../../shared/k8s/eks-token.js';
 import { KubeconfigError } from '../../shared/k8s/errors.js';
 import { buildKubeConfig } from '../../shared/k8s/kubeconfig.js';
+import type { AssumeRoleSpec } from '../../shared/k8s/role.js';
 import { testDir } from '../support/temp.js';
 import { FAKE_CA_B64, kubeconfigYaml, simpleKubeconfig } from './helpers.js';
 
@@ -34,8 +35,10 @@ const twoContexts = kubeconfigYaml({
 
 class FakeEks implements EksTokenProvider {
   calls: Array<[string, string]> = [];
-  async token(cluster: string, region: string) {
+  roles: Array<AssumeRoleSpec | undefined> = [];
+  async token(cluster: string, region: string, role?: AssumeRoleSpec) {
     this.calls.push([cluster, region]);
+    this.roles.push(role);
     return `k8s-aws-v1.fake-${cluster}-${region}`;
   }
   invalidate() {}
@@ -145,12 +148,69 @@ describe('buildKubeConfig', () => {
     const role = problem(
       simpleKubeconfig({
         user: {
-          exec: { command: 'aws', args: ['eks', 'get-token', '--cluster-name', 'x', '--role-arn', 'arn:r'] },
+          exec: {
+            command: 'aws',
+            args: ['eks', 'get-token', '--cluster-name', 'x', '--region', 'us-east-1', '--role-arn', 'arn:r'],
+          },
         },
       }),
       { eksTokens: new FakeEks() },
     );
-    expect(role.message).toContain('--role-arn');
+    expect(role.message).toContain(
+      'runs aws eks get-token with an unusable role: role ARN "arn:r" is not an IAM role ARN',
+    );
+  });
+
+  it('mints with the role the plugin names (--role-arn, -r and --external-id), or the registration sets', async () => {
+    const roleArn = 'arn:aws:iam::222233334444:role/fleetscope-access';
+    const eks = new FakeEks();
+    const aws = simpleKubeconfig({
+      user: {
+        exec: {
+          command: 'aws',
+          args: ['--region', 'eu-west-1', 'eks', 'get-token', '--cluster-name', 'x', '--role-arn', roleArn],
+        },
+      },
+    });
+    const built = build(aws, { eksTokens: eks });
+    expect(built.info.auth).toMatchObject({ kind: 'eks', eks: { role: { roleArn } } });
+    await authHeader(built.kubeConfig);
+    expect(eks.roles).toEqual([{ roleArn }]);
+
+    const authenticator = simpleKubeconfig({
+      user: {
+        exec: {
+          command: 'aws-iam-authenticator',
+          args: ['token', '-i', 'x', '--region', 'eu-west-1', '-r', roleArn, '--external-id', 'ext-1234567'],
+        },
+      },
+    });
+    expect(build(authenticator, { eksTokens: eks }).info.auth).toMatchObject({
+      eks: { role: { roleArn, externalId: 'ext-1234567' } },
+    });
+    // The registration's role wins over the plugin's.
+    const other = { roleArn: 'arn:aws:iam::555566667777:role/fleetscope-ops', externalId: 'reg-9876543' };
+    expect(build(aws, { eksTokens: eks, assumeRole: other }).info.auth).toMatchObject({
+      eks: { role: other },
+    });
+    // A role cannot apply to a static token.
+    expect(
+      problem(simpleKubeconfig({ user: { token: 'static-token-1' } }), { assumeRole: other }).message,
+    ).toContain('a role to assume is set for this cluster, but user "c1-user" authenticates with a token');
+  });
+
+  it('refuses a region that does not exist, naming it', () => {
+    const text = simpleKubeconfig({
+      user: {
+        exec: {
+          command: 'aws',
+          args: ['--region', 'eu-nowhere-1', 'eks', 'get-token', '--cluster-name', 'x'],
+        },
+      },
+    });
+    expect(problem(text, { eksTokens: new FakeEks() }).message).toContain(
+      'region "eu-nowhere-1" does not exist',
+    );
   });
 
   it('replaces "aws eks get-token" with an in-process token', async () => {
