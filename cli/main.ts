@@ -1,5 +1,6 @@
 import type { CliCommand } from './command.js';
 import { UsageError } from './command.js';
+import { refuseMissingStateDir } from './read-only.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
 const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
@@ -76,6 +77,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    refuseMissingStateDir(name, rest);
     return await command.run(rest);
   } catch (err) {
     if (err instanceof UsageError) {

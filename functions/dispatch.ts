@@ -2,12 +2,22 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { dispatchCycle } from '../shared/fleet/dispatch.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { CAPABILITIES } from '../shared/platform/capabilities.js';
 import { scheduledHandler } from '../shared/platform/handler.js';
+
+// A capability the catalogue does not know would fan out work no rule routes anywhere.
+const known = CAPABILITIES.map((c) => c.id);
 
 /** Scheduled: fan a capability's cycle out to every cluster this control plane owns, one event each. */
 export const handler = scheduledHandler({
   functionId: 'dispatch',
-  input: z.object({ capability: z.string().min(1) }).strict(),
+  input: z
+    .object({
+      capability: z
+        .string()
+        .refine((c) => known.includes(c), `not a capability (known: ${known.join(', ')})`),
+    })
+    .strict(),
   run: async ({ capability }, { deps, logger, metrics }) => {
     const registry = new RegistryStore(deps.db, deps.config.table);
     const r = await dispatchCycle(capability, registry, deps.publisher, deps.config.controlPlane);

@@ -9,6 +9,7 @@ import { LocalBus } from './bus.js';
 import { ensureTables, type LocalDynamo, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
 import { LocalScheduler } from './scheduler.js';
+import { connectState } from './state/connect.js';
 
 /** The repository: the nearest folder above this module with a package.json (source or dist/ bundle). */
 export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
@@ -18,7 +19,10 @@ function findRoot(dir: string): string {
 }
 
 export interface LocalRuntimeOptions {
-  /** Persist DynamoDB state here (LevelDB); in memory when absent. */
+  /**
+   * Persist DynamoDB state here (LevelDB), served by a process every fleetscope process on this
+   * directory shares (local/state/); in memory, in this process, when absent.
+   */
   stateDir?: string;
   /** Delay before Lambda-style retries, in ms (tests shorten it). */
   retryDelayMs?: number;
@@ -69,13 +73,22 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const saved = Object.fromEntries(ENV_TOUCHED.map((k) => [k, env[k]]));
   env.AWS_REGION ??= 'us-east-1';
   let dynamo: LocalDynamo | undefined;
+  let releaseState = () => {};
   const remote = wantsRemoteDynamo(env);
   const table = env[ENV.table] ?? DEFAULTS.table;
   const idempotencyTable = env[ENV.idempotencyTable] ?? DEFAULTS.idempotencyTable;
   if (!remote) {
-    dynamo = await startLocalDynamo({ path: opts.stateDir ? join(opts.stateDir, 'dynamodb') : undefined });
-    await ensureTables(dynamo.endpoint, { table, idempotencyTable });
-    env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
+    let endpoint: string;
+    if (opts.stateDir) {
+      const shared = await connectState(opts.stateDir);
+      endpoint = shared.endpoint;
+      releaseState = shared.release;
+    } else {
+      dynamo = await startLocalDynamo();
+      endpoint = dynamo.endpoint;
+    }
+    await ensureTables(endpoint, { table, idempotencyTable });
+    env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
     // dynalite accepts any credentials; real ones are not needed (nor sent anywhere else).
     if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
       env.AWS_ACCESS_KEY_ID = 'local';
@@ -104,7 +117,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const scheduler = new LocalScheduler(invoker, bus);
   return {
-    dynamoEndpoint: dynamo?.endpoint ?? 'aws',
+    dynamoEndpoint: remote ? 'aws' : (env.AWS_ENDPOINT_URL_DYNAMODB as string),
     table,
     idempotencyTable,
     db,
@@ -117,6 +130,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       resetDeps();
       client.destroy();
       await dynamo?.stop();
+      releaseState();
       for (const [k, v] of Object.entries(saved)) {
         if (v === undefined) delete env[k];
         else env[k] = v;

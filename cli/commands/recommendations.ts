@@ -1,8 +1,9 @@
-import { clusterAccess } from '../../shared/fleet/cluster-access.js';
+import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { amountFields, cpuCell, memoryCell } from '../../shared/kernel/units-format.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
@@ -184,13 +185,38 @@ async function importFrom(values: Flags): Promise<number> {
     throw new UsageError('the checkpoints file is not JSON');
   }
   const items = (Array.isArray(parsed) ? parsed : (parsed as { items?: unknown[] })?.items) ?? [];
-  const valid = items.filter(
-    (c): c is VerticalPodAutoscalerCheckpoint =>
-      (c as VerticalPodAutoscalerCheckpoint)?.kind === 'VerticalPodAutoscalerCheckpoint' &&
-      typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
-      typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object',
+  const isCheckpoint = (c: unknown): c is VerticalPodAutoscalerCheckpoint =>
+    (c as VerticalPodAutoscalerCheckpoint)?.kind === 'VerticalPodAutoscalerCheckpoint' &&
+    typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
+    typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object';
+  const valid = items.filter(isCheckpoint);
+  const invalid = items.flatMap((c, i) =>
+    isCheckpoint(c)
+      ? []
+      : [
+          {
+            checkpoint: `item [${i}]`,
+            reason: 'not a VerticalPodAutoscalerCheckpoint with spec.containerName and status',
+          },
+        ],
   );
   return withContext(values, async (ctx) => {
+    const registered = await ctx.registry.get(cluster);
+    if (!registered) {
+      console.error(`cluster ${cluster} is not registered`);
+      return 1;
+    }
+    // Only the cluster's own nodes that the DaemonSet can run on take history: read them live.
+    let placement: PlacementCheck;
+    try {
+      const client = await clusterAccess().client(registered.name, registered.kubeconfig);
+      placement = await daemonSetPlacement(client, cluster, namespace, name);
+    } catch (err) {
+      console.error(
+        `cannot read the nodes of ${cluster} and ${ds} to check the checkpoints against: ${describeAccessError(err)}`,
+      );
+      return 1;
+    }
     const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
       cluster,
@@ -198,14 +224,15 @@ async function importFrom(values: Flags): Promise<number> {
       name,
       valid,
       Date.now(),
+      placement,
     );
     if (!result) {
       console.error(`nodescope has not seen ${ds} in cluster ${cluster} yet (a cycle creates it)`);
       return 1;
     }
-    console.log(
-      `${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${result.skipped + items.length - valid.length} skipped`,
-    );
+    const skipped = [...invalid, ...result.reasons];
+    console.log(`${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${skipped.length} skipped`);
+    for (const s of skipped) console.log(`  skipped ${s.checkpoint}: ${s.reason}`);
     return 0;
   });
 }

@@ -3,6 +3,8 @@
  * kubeconfig for it and serves until SIGINT/SIGTERM. The simulated clock follows the wall clock unless
  * --manual-clock is given (then only POST /_sim/clock moves it).
  */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import type { CliCommand } from '../command.js';
 import { decimalFlag, UsageError } from '../command.js';
@@ -22,7 +24,8 @@ options:
   --metrics MODE          metrics.k8s.io: available (default), absent or unavailable
   --kubernetes-version V  server version to simulate (default 1.35.0; 1.32.13 reproduces the recordings)
   --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)
-  --rbac                  enforce RBAC as kube-apiserver does (the kubeconfig's admin stays in system:masters)`;
+  --rbac                  enforce RBAC as kube-apiserver does (the kubeconfig's admin stays in system:masters)
+  --force                 overwrite FILE if it exists (otherwise an existing file is refused)`;
 
 interface Options {
   clusters: number;
@@ -33,6 +36,7 @@ interface Options {
   metrics: 'available' | 'absent' | 'unavailable';
   version: string;
   manualClock: boolean;
+  force: boolean;
   rbac?: boolean;
 }
 
@@ -40,7 +44,13 @@ const intArg = (name: string, v: string | undefined, min: number, max: number): 
   decimalFlag(name, v, { integer: true, min, max });
 
 export function parseSimArgs(args: string[]): Options {
-  const o: Partial<Options> = { seed: 1, metrics: 'available', version: '1.35.0', manualClock: false };
+  const o: Partial<Options> = {
+    seed: 1,
+    metrics: 'available',
+    version: '1.35.0',
+    manualClock: false,
+    force: false,
+  };
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     const [flag, inline] = a.includes('=')
@@ -86,6 +96,9 @@ export function parseSimArgs(args: string[]): Options {
       }
       case '--manual-clock':
         o.manualClock = true;
+        break;
+      case '--force':
+        o.force = true;
         break;
       case '--rbac':
         o.rbac = true;
@@ -168,9 +181,21 @@ export const command: CliCommand = {
   usage: USAGE,
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
+    // A kubeconfig is often someone's real one: never replaced unless asked.
+    if (!o.force && existsSync(o.out)) throw new Error(`${o.out} exists; pass --force to overwrite it`);
     const clusters = demoFleet(o).map((c) => (o.rbac ? { ...c, rbac: true } : c));
     const sim = await startSimulator({ clusters, basePort: o.portBase });
-    await sim.writeKubeconfig(o.out);
+    try {
+      await writeFile(o.out, sim.kubeconfig(), { mode: 0o600, flag: o.force ? 'w' : 'wx' });
+    } catch (err) {
+      await sim.stop();
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(
+        code === 'EEXIST'
+          ? `${o.out} exists; pass --force to overwrite it`
+          : `cannot write ${o.out}: ${code}`,
+      );
+    }
     const width = Math.max(...sim.clusters.map((c) => c.name.length));
     console.log(
       `fleetscope sim: ${o.clusters} cluster(s) of ${o.nodes} node(s), Kubernetes ${o.version}; kubeconfig written to ${o.out}`,

@@ -1,7 +1,8 @@
 /**
  * Fault injection: rules match requests by cluster, method, path fragment and kind, and add latency,
  * answer with a status code (429 with Retry-After as APF does, in plain text; other codes as a JSON
- * Status), reset the connection, or never answer. Rules can be limited to a number of requests.
+ * Status), reset the connection, or never answer. Rules can be limited to a number of requests, and
+ * to a fraction of them (`probability`, for soaks that fault a share of all traffic).
  */
 import type { Fault, FaultInjector, FaultRule, RequestKind } from './types.js';
 
@@ -24,6 +25,8 @@ export class Faults implements FaultInjector {
       throw new TypeError('a status fault needs an HTTP code');
     if (t === 'latency' && !(typeof f.fault.ms === 'number' && f.fault.ms >= 0))
       throw new TypeError('a latency fault needs ms >= 0');
+    if (f.probability !== undefined && !(f.probability >= 0 && f.probability <= 1))
+      throw new TypeError('probability must be from 0 to 1');
     const id = `fault-${this.next++}`;
     this.rules.push({ ...f, id, remaining: f.times ?? Number.POSITIVE_INFINITY });
     return id;
@@ -53,6 +56,7 @@ export class Faults implements FaultInjector {
       if (m.pathIncludes && !path.includes(m.pathIncludes)) continue;
       if (m.kind && m.kind !== 'any' && m.kind !== kind) continue;
       if (out.some((f) => f.type !== 'latency') && r.fault.type !== 'latency') continue;
+      if (r.probability !== undefined && Math.random() >= r.probability) continue;
       r.remaining--;
       out.push(r.fault);
     }

@@ -115,6 +115,8 @@ export interface FaultRule {
   fault: Fault;
   /** How many matching requests to affect; default unlimited. */
   times?: number;
+  /** The chance (0 to 1) that a matching request is affected; default 1 (every one). */
+  probability?: number;
 }
 
 export interface FaultInjector {

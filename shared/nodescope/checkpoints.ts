@@ -59,11 +59,18 @@ export async function exportCheckpoints(
   return out;
 }
 
+/** A checkpoint not imported, and why. */
+export interface SkippedCheckpoint {
+  checkpoint: string;
+  reason: string;
+}
+
 /**
  * Loads node-scoped checkpoints (spec.scopeValue = a node) as the starting state of nodes that have no
  * state of their own for that container (nodescope's own history always wins), and folds: the next
- * cycles continue from there. Checkpoints without a scope value, of other VPAs or of unknown containers
- * are skipped.
+ * cycles continue from there. Skipped, each with its reason: checkpoints without a scope value, of
+ * other VPAs or of unknown containers, and (given `placement`) of nodes that are not the cluster's or
+ * that the DaemonSet cannot run on.
  */
 export async function importCheckpoints(
   store: NodeScopeStore,
@@ -72,12 +79,13 @@ export async function importCheckpoints(
   name: string,
   checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
   now: number,
-): Promise<{ imported: number; skipped: number } | undefined> {
+  placement?: (node: string) => string | undefined,
+): Promise<{ imported: number; skipped: number; reasons: SkippedCheckpoint[] } | undefined> {
   const ds = dsKeyOf(namespace, name);
   const head = await store.getHead(cluster, ds);
   if (!head) return undefined;
   const loaded = await loadDs(store, head, cluster, ds, head.containers);
-  const counts = seedStates(loaded.model, head, checkpoints, now);
+  const counts = seedStates(loaded.model, head, checkpoints, now, placement);
   if (counts.imported > 0) await foldImported(store, cluster, ds, head, loaded, now);
   return counts;
 }
@@ -88,14 +96,24 @@ function seedStates(
   head: DsHead,
   checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
   now: number,
-): { imported: number; skipped: number } {
+  placement?: (node: string) => string | undefined,
+): { imported: number; skipped: number; reasons: SkippedCheckpoint[] } {
   let imported = 0;
-  let skipped = 0;
+  const reasons: SkippedCheckpoint[] = [];
   for (const cp of checkpoints) {
     const node = cp.spec.scopeValue;
     const j = head.containers.indexOf(cp.spec.containerName);
-    if (!node || node === '__empty__' || j < 0 || cp.spec.vpaObjectName !== head.vpa.name) {
-      skipped++;
+    const why =
+      !node || node === '__empty__'
+        ? 'not node-scoped (no spec.scopeValue)'
+        : cp.spec.vpaObjectName !== head.vpa.name
+          ? `of VPA ${cp.spec.vpaObjectName}, not ${head.vpa.name}`
+          : j < 0
+            ? `container ${cp.spec.containerName} is not one of ${head.containers.join(', ')}`
+            : placement?.(node);
+    const label = cp.metadata?.name ?? `${cp.spec.containerName}@${node ?? ''}`;
+    if (why || !node) {
+      reasons.push({ checkpoint: label, reason: why ?? 'no node' });
       continue;
     }
     let rec = model.nodes.get(node);
@@ -105,13 +123,16 @@ function seedStates(
     }
     materialize(rec);
     if (rec.states[j]) {
-      skipped++;
+      reasons.push({
+        checkpoint: label,
+        reason: `node ${node} has its own history of ${cp.spec.containerName}`,
+      });
       continue;
     }
     rec.states[j] = fromCheckpoint(cp.status, now as EpochMillis);
     imported++;
   }
-  return { imported, skipped };
+  return { imported, skipped: reasons.length, reasons };
 }
 
 /** A new base with the imported states (and the replayed log), committed like a cycle's fold. */

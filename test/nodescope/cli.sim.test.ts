@@ -175,8 +175,56 @@ describe('fleetscope recommendations', () => {
       dir,
     ]);
     expect(back.code).toBe(0);
-    // Every node already has its own history, which wins.
-    expect(back.out).toBe(`c1 monitoring/agent: 0 checkpoint(s) imported, ${list.items.length} skipped`);
+    // Every node already has its own history, which wins; each item skipped says why.
+    const lines = back.out.split('\n');
+    expect(lines[0]).toBe(`c1 monitoring/agent: 0 checkpoint(s) imported, ${list.items.length} skipped`);
+    expect(lines.slice(1)).toHaveLength(list.items.length);
+    expect(lines.filter((l) => /: node \S+ has its own history of /.test(l))).toHaveLength(nodes.length * 2);
+    expect(lines.filter((l) => /: not node-scoped/.test(l))).toHaveLength(2);
+
+    // Another cluster's nodes never enter this DaemonSet's history (nor its DaemonSet-wide recommendation).
+    const get = () =>
+      run([
+        'recommendations',
+        'get',
+        '--cluster',
+        'c1',
+        '--daemonset',
+        'monitoring/agent',
+        '--live',
+        '--json',
+        '--state-dir',
+        dir,
+      ]);
+    const before = (await get()).out;
+    // biome-ignore lint/suspicious/noExplicitAny: checkpoint objects as exported
+    const foreign = list.items.map((c: any, i: number) => ({
+      ...c,
+      spec: { ...c.spec, scopeValue: c.spec.scopeValue && `elsewhere-${i}` },
+    }));
+    await writeFile(file, JSON.stringify({ kind: 'List', items: [...foreign, { kind: 'Pod' }] }));
+    const other = await run([
+      'recommendations',
+      'import-checkpoints',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/agent',
+      '--file',
+      file,
+      '--state-dir',
+      dir,
+    ]);
+    expect(other.code).toBe(0);
+    const out = other.out.split('\n');
+    expect(out[0]).toBe(`c1 monitoring/agent: 0 checkpoint(s) imported, ${list.items.length + 1} skipped`);
+    expect(out.filter((l) => /: not a node of cluster c1$/.test(l))).toHaveLength(nodes.length * 2);
+    expect(out).toContain(
+      '  skipped item [' +
+        list.items.length +
+        ']: not a VerticalPodAutoscalerCheckpoint with spec.containerName and status',
+    );
+    expect((await get()).out).toBe(before);
   });
 
   it('installs the scoped VPA CRD in a registered cluster', async () => {

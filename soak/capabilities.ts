@@ -1,0 +1,21 @@
+/**
+ * The invariants each capability brings to the soak. A capability added to the catalogue is soaked by
+ * its schedules at once; it adds its own invariants here.
+ */
+import { guardsExplained, idsUniqueInSets } from './invariants/claims.js';
+import { noPodEvicted } from './invariants/evictions.js';
+import { historyContinuous } from './invariants/history.js';
+import { deadLettersExplained, noSecrets } from './invariants/platform.js';
+import { recommendationsReplay } from './invariants/replay.js';
+import { balloonResizeNotStuck, resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
+import type { SoakCapability } from './types.js';
+
+export const SOAK_CAPABILITIES: SoakCapability[] = [
+  {
+    id: 'nodescope',
+    invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
+  },
+  { id: 'claims', invariants: [guardsExplained, idsUniqueInSets] },
+  { id: 'balloons', invariants: [noPodEvicted, balloonResizeNotStuck] },
+  { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
+];

@@ -1,0 +1,67 @@
+/**
+ * One soak runtime: the local runtime in its own process (so SIGKILL is real), on the soak's shared
+ * state, running the catalogue's schedules when the soak says so. Its simulated clock is the one the
+ * soak sends with each cycle. Replies carry the events published and the dead letters of the cycle.
+ */
+
+import { startLocalRuntime } from '../local/runtime.js';
+import { clusterAccess } from '../shared/fleet/cluster-access.js';
+import { registerCluster } from '../shared/fleet/register.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
+import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { setNodeScopeClock } from '../shared/nodescope/clock.js';
+import { deps } from '../shared/platform/deps.js';
+
+export type ToChild =
+  | { type: 'register'; targets: { name: string; ref: KubeconfigRef }[] }
+  | { type: 'cycle'; cycle: number; now: number }
+  | { type: 'stop' };
+
+export type FromChild =
+  | { type: 'ready' }
+  | { type: 'registered' }
+  | {
+      type: 'cycle-done';
+      cycle: number;
+      events: { detailType: string; detail: unknown }[];
+      deadLetters: unknown[];
+    };
+
+const stateDir = process.env.SOAK_STATE_DIR;
+if (!stateDir || !process.send) throw new Error('soak child: needs SOAK_STATE_DIR and an IPC channel');
+const send = (m: FromChild) => process.send?.(m);
+
+let now = 0;
+setNodeScopeClock(() => now);
+const runtime = await startLocalRuntime({ stateDir, retryDelayMs: 20 });
+let eventsSent = 0;
+let deadSent = 0;
+
+process.on('message', async (m: ToChild) => {
+  if (m.type === 'register') {
+    const store = new RegistryStore(runtime.db, runtime.table);
+    for (const t of m.targets) {
+      if (await store.get(t.name)) continue;
+      await registerCluster(
+        { name: t.name, kubeconfig: t.ref, labels: { 'fleetscope.io/source': 'soak' } },
+        { store, publisher: deps().publisher, verify: (n, r) => clusterAccess().verify(n, r) },
+      );
+    }
+    await runtime.bus.drain();
+    send({ type: 'registered' });
+  } else if (m.type === 'cycle') {
+    now = m.now;
+    await runtime.scheduler.runOnce();
+    const events = runtime.bus.log
+      .slice(eventsSent)
+      .map((e) => ({ detailType: e.detailType, detail: e.detail }));
+    eventsSent = runtime.bus.log.length;
+    const deadLetters = runtime.invoker.deadLetters.slice(deadSent);
+    deadSent = runtime.invoker.deadLetters.length;
+    send({ type: 'cycle-done', cycle: m.cycle, events, deadLetters });
+  } else if (m.type === 'stop') {
+    await runtime.stop();
+    process.exit(0);
+  }
+});
+send({ type: 'ready' });

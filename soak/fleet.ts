@@ -1,0 +1,140 @@
+/**
+ * The soak's fleet: simulated clusters in the soak's own process (so they survive every kill), with a
+ * DaemonSet sized per node in update mode Auto, and canary bearer tokens that must never show up in
+ * anything fleetscope writes or prints.
+ */
+import { randomBytes } from 'node:crypto';
+import { demoVpas } from '../local/demo-fleet.js';
+import { ApiHandler, type RequestInfo } from '../local/sim/handler.js';
+import { type SimClusterSpec, type Simulator, startSimulator } from '../local/sim/index.js';
+import { isBalloon } from './invariants/evictions.js';
+import type { PodRemoval, ResizeRequest } from './types.js';
+
+const VPA = 'verticalpodautoscalers.autoscaling.k8s.io';
+
+export function soakClusterSpecs(clusters: number, nodes: number, canaries: string[]): SimClusterSpec[] {
+  return Array.from({ length: clusters }, (_, i) => ({
+    name: `soak-${i + 1}`,
+    nodes,
+    seed: 1000 + i,
+    vpaCrd: true,
+    token: canaries[i],
+    daemonSets: [
+      {
+        name: 'node-agent',
+        namespace: 'monitoring',
+        containers: [
+          { name: 'collector', requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+          { name: 'shipper', requests: { cpu: '100m', memory: '128Mi' } },
+        ],
+        load: {
+          cpu: 120,
+          memory: '160Mi',
+          containers: { shipper: { cpu: 30, memory: '60Mi' } },
+          perNode: 'heterogeneous',
+          perNodeRange: [0.25, 4],
+        },
+      },
+    ],
+  }));
+}
+
+export async function startSoakFleet(opts: { clusters: number; nodes: number; now: number }) {
+  const canaries = Array.from({ length: opts.clusters }, () => `canary-${randomBytes(18).toString('hex')}`);
+  const sim = await startSimulator({
+    clusters: soakClusterSpecs(opts.clusters, opts.nodes, canaries),
+    now: opts.now,
+  });
+  // The demo's first cluster: node-agent in Auto (resizes), so every cluster resizes.
+  for (const c of sim.clusters) for (const vpa of demoVpas(0).slice(0, 1)) c.store.put(VPA, vpa);
+  return { sim, canaries };
+}
+
+type Handle = (this: ApiHandler, info: RequestInfo, req: unknown, body: string) => { status: number };
+
+/**
+ * Records every resize request that reaches an apiserver's handler, with the pod's requests before and
+ * after it. Wraps the simulator's handler (the soak's own process), so nothing in the simulator changes.
+ */
+export function observeResizes(
+  sim: Simulator,
+  into: ResizeRequest[],
+  removals: PodRemoval[] = [],
+): () => void {
+  const proto = ApiHandler.prototype as unknown as { handle: Handle };
+  const original = proto.handle;
+  if (typeof original !== 'function') throw new Error('the simulator has no ApiHandler.handle to observe');
+  proto.handle = function (this: ApiHandler, info, req, body) {
+    const cluster = (this as unknown as { ctx: { cluster: { name: string } } }).ctx.cluster.name;
+    const how = removalOf(info);
+    if (how)
+      return observeRemoval(sim, cluster, info, how, removals, () => original.call(this, info, req, body));
+    if (info.subresource !== 'resize' || info.method !== 'PATCH' || !info.name || !info.namespace)
+      return original.call(this, info, req, body);
+    const read = () => sim.cluster(cluster).store.get('pods', info.name as string, info.namespace);
+    const before = read();
+    const record = (status: number) =>
+      into.push({
+        cluster,
+        namespace: info.namespace as string,
+        pod: info.name as string,
+        podUid: before?.metadata?.uid ?? '',
+        status,
+        before: resourcesOf(before),
+        after: resourcesOf(read()),
+      });
+    try {
+      const reply = original.call(this, info, req, body);
+      record(reply.status);
+      return reply;
+    } catch (err) {
+      record((err as { code?: number; status?: number }).code ?? (err as { status?: number }).status ?? 500);
+      throw err;
+    }
+  };
+  return () => {
+    proto.handle = original;
+  };
+}
+
+const removalOf = (info: RequestInfo): PodRemoval['how'] | undefined =>
+  info.resource !== 'pods' || !info.name
+    ? undefined
+    : info.method === 'DELETE' && !info.subresource
+      ? 'delete'
+      : info.method === 'POST' && info.subresource === 'eviction'
+        ? 'eviction'
+        : undefined;
+
+function observeRemoval(
+  sim: Simulator,
+  cluster: string,
+  info: RequestInfo,
+  how: PodRemoval['how'],
+  into: PodRemoval[],
+  call: () => { status: number },
+): { status: number } {
+  const pod = sim.cluster(cluster).store.get('pods', info.name as string, info.namespace);
+  const record = (status: number) =>
+    into.push({
+      cluster,
+      pod: `${info.namespace}/${info.name}`,
+      how,
+      status,
+      balloon: isBalloon(pod?.metadata?.labels),
+    });
+  try {
+    const reply = call();
+    record(reply.status);
+    return reply;
+  } catch (err) {
+    record((err as { code?: number }).code ?? 500);
+    throw err;
+  }
+}
+
+interface PodLike {
+  spec?: { containers?: { name: string; resources?: unknown }[] };
+}
+const resourcesOf = (pod: PodLike | undefined) =>
+  JSON.stringify((pod?.spec?.containers ?? []).map((c) => [c.name, c.resources ?? {}]));

@@ -1,0 +1,292 @@
+/**
+ * The soak: the local runtime, in child processes, over a simulated fleet for many cycles of every
+ * capability in the catalogue (compressed time: each cycle advances the clusters' clock by the shortest
+ * schedule period and runs every schedule once, in dependency order), with faults on a share of the
+ * Kubernetes requests, runtimes killed with SIGKILL at random points and restarted on the same state,
+ * two runtimes racing for part of the run and CLI commands changing memberships meanwhile; then every
+ * registered invariant is checked on what is left.
+ */
+import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DeadLetter } from '../local/invoker.js';
+import { connectState } from '../local/state/connect.js';
+import { prng } from '../shared/kernel/prng.js';
+import { allSchedules, CAPABILITIES } from '../shared/platform/capabilities.js';
+import { DEFAULTS } from '../shared/platform/config.js';
+import { SOAK_CAPABILITIES } from './capabilities.js';
+import { type CliResult, randomOp, runCli } from './cli-ops.js';
+import type { SoakConfig } from './config.js';
+import { injectFaults } from './faults.js';
+import { observeResizes, startSoakFleet } from './fleet.js';
+import { Ledger } from './ledger.js';
+import { RuntimeProcess } from './runtimes.js';
+import type { Outcome, PodRemoval, ResizeRequest, SoakState, Text } from './types.js';
+
+export interface InvariantRow extends Outcome {
+  capability: string;
+  name: string;
+}
+
+export interface SoakReport {
+  config: SoakConfig;
+  cycles: number;
+  capabilityCycles: Record<string, { attempted: number; clean: number }>;
+  kills: number;
+  raceCycles: number;
+  faults: Record<string, number>;
+  cli: Record<string, number>;
+  resizes: number;
+  seconds: number;
+  invariants: InvariantRow[];
+}
+
+interface Run {
+  cfg: SoakConfig;
+  dir: string;
+  stateDir: string;
+  random: () => number;
+  ledger: Ledger;
+  deadLetters: DeadLetter[];
+  events: string[];
+  cli: CliResult[];
+  kills: number;
+  raceCycles: number;
+  logs: number;
+}
+
+export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?: (c: number) => void } = {}) {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'fleetscope-soak-'));
+  const run: Run = {
+    cfg,
+    dir,
+    stateDir: join(dir, 'state'),
+    random: prng(cfg.seed),
+    ledger: new Ledger(),
+    deadLetters: [],
+    events: [],
+    cli: [],
+    kills: 0,
+    raceCycles: 0,
+    logs: 0,
+  };
+  const shared = await connectState(run.stateDir); // the soak's lease keeps the state's server up
+  const client = new DynamoDBClient({
+    endpoint: shared.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'soak', secretAccessKey: 'soak' },
+  });
+  const db = DynamoDBDocumentClient.from(client);
+  const period = Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000;
+  const { sim, canaries } = await startSoakFleet({
+    clusters: cfg.clusters,
+    nodes: cfg.nodes,
+    now: Date.UTC(2026, 0, 5),
+  });
+  const resizes: ResizeRequest[] = [];
+  const removals: PodRemoval[] = [];
+  const unobserve = observeResizes(sim, resizes, removals);
+  try {
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    await sim.writeKubeconfig(kubeconfig);
+    let main = await startRuntime(run);
+    main.send({
+      type: 'register',
+      targets: sim.clusters.map((c) => ({
+        name: c.name,
+        ref: { kind: 'file', path: kubeconfig, context: c.name },
+      })),
+    });
+    await main.next((m) => m.type === 'registered');
+    const faults = injectFaults(sim, cfg);
+    const killAt = pickKillCycles(cfg, run.random);
+    let racer: RuntimeProcess | undefined;
+    const names = sim.clusters.map((c) => c.name);
+    for (let cycle = 1; cycle <= cfg.cycles + cfg.settleCycles; cycle++) {
+      const settling = cycle > cfg.cycles;
+      if (cycle === cfg.cycles + 1) faults.clear();
+      const racing = !settling && cycle > cfg.race[0] * cfg.cycles && cycle <= cfg.race[1] * cfg.cycles;
+      if (racing && !racer) racer = await startRuntime(run);
+      if (!racing && racer) {
+        await racer.stop();
+        racer = undefined;
+      }
+      if (racing) run.raceCycles++;
+      sim.clock.advance(period);
+      const runners = racer ? [main, racer] : [main];
+      const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, names) : [];
+      const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
+      const killed = await runCycle(run, runners, cycle, sim.clock.now(), names, victim);
+      if (killed) {
+        run.kills++;
+        if (killed === main) main = await startRuntime(run);
+        else racer = await startRuntime(run);
+      }
+      run.cli.push(...(await Promise.all(ops)));
+      opts.onCycle?.(cycle);
+    }
+    await racer?.stop();
+    await main.stop();
+    const state: SoakState = {
+      db,
+      table: DEFAULTS.table,
+      idempotencyTable: DEFAULTS.idempotencyTable,
+      sim,
+      resizes,
+      removals,
+      ledger: run.ledger,
+      deadLetters: run.deadLetters,
+      texts: () => texts(run),
+      canaries,
+    };
+    const invariants = await checkInvariants(state);
+    return report(run, faults.counts, resizes.length, invariants, started, names);
+  } finally {
+    unobserve();
+    await sim.stop();
+    client.destroy();
+    shared.release();
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function startRuntime(run: Run): Promise<RuntimeProcess> {
+  run.logs++;
+  return RuntimeProcess.start(`runtime-${run.logs}`, run.stateDir, join(run.dir, `runtime-${run.logs}.log`));
+}
+
+/** Distinct cycles (not the first, which registers the fleet's claims) whose runtime gets killed. */
+function pickKillCycles(cfg: SoakConfig, random: () => number): Set<number> {
+  const out = new Set<number>();
+  const n = Math.min(cfg.kills, cfg.cycles - 1);
+  while (out.size < n) out.add(2 + Math.floor(random() * (cfg.cycles - 1)));
+  return out;
+}
+
+let lastCycleMs = 1000;
+
+/** One cycle on every runner; the victim (if any) is killed at a random point of it. Returns the victim. */
+async function runCycle(
+  run: Run,
+  runners: RuntimeProcess[],
+  cycle: number,
+  now: number,
+  clusters: string[],
+  victim?: RuntimeProcess,
+): Promise<RuntimeProcess | undefined> {
+  const t0 = Date.now();
+  for (const capability of CAPABILITIES)
+    for (const c of clusters) run.ledger.attempt(capability.id, c, cycle);
+  for (const r of runners) r.send({ type: 'cycle', cycle, now });
+  let timer: NodeJS.Timeout | undefined;
+  let kill: Promise<void> | undefined;
+  if (victim)
+    timer = setTimeout(
+      () => {
+        kill = victim.kill();
+      },
+      Math.floor(run.random() * lastCycleMs),
+    );
+  const results = await Promise.all(
+    runners.map((r) => r.next((m) => m.type === 'cycle-done' && m.cycle === cycle)),
+  );
+  clearTimeout(timer);
+  // Finished before the timer fired: killed between cycles, still a random point of the run.
+  if (victim && !kill) kill = victim.kill();
+  await kill;
+  for (const res of results) {
+    if (res?.type !== 'cycle-done') continue;
+    run.ledger.recordEvents(cycle, res.events);
+    for (const e of res.events) run.events.push(JSON.stringify(e));
+    run.deadLetters.push(...(res.deadLetters as DeadLetter[]));
+  }
+  if (!victim) lastCycleMs = Math.max(200, Date.now() - t0);
+  return victim;
+}
+
+function startCliPair(run: Run, clusters: string[]): Promise<CliResult>[] {
+  // The first pair makes members (two clusters joining one ClusterSet at once); later ones are random.
+  const first = run.cli.length === 0;
+  return [0, 1].map((i) =>
+    runCli(
+      first
+        ? ['clusterset', 'join', '--cluster', clusters[i % clusters.length] as string, '--set', 'blue']
+        : randomOp(clusters, run.random),
+      run.stateDir,
+    ),
+  );
+}
+
+async function* texts(run: Run): AsyncIterable<Text> {
+  for (const e of run.events) yield { source: 'event', text: e };
+  for (const c of run.cli)
+    yield { source: `cli ${c.args.slice(0, 2).join(' ')}`, text: `${c.args.join(' ')}\n${c.output}` };
+  const files = readdirSync(run.dir).filter((f) => f.endsWith('.log'));
+  if (existsSync(join(run.stateDir, 'state-server.log'))) files.push(join('state', 'state-server.log'));
+  for (const f of files) {
+    const lines = createInterface({
+      input: createReadStream(join(run.dir, f)),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    let n = 0;
+    for await (const line of lines) yield { source: `${f}:${++n}`, text: line };
+  }
+}
+
+async function checkInvariants(state: SoakState): Promise<InvariantRow[]> {
+  const rows: InvariantRow[] = [];
+  for (const cap of SOAK_CAPABILITIES)
+    for (const inv of cap.invariants) {
+      try {
+        rows.push({ capability: cap.id, name: inv.name, ...(await inv.check(state)) });
+      } catch (err) {
+        rows.push({
+          capability: cap.id,
+          name: inv.name,
+          checked: 0,
+          unit: 'checks',
+          violations: [`the check failed: ${err instanceof Error ? err.message : String(err)}`],
+        });
+      }
+    }
+  return rows;
+}
+
+function report(
+  run: Run,
+  faults: Record<string, number>,
+  resizes: number,
+  invariants: InvariantRow[],
+  started: number,
+  clusters: string[],
+): SoakReport {
+  const capabilityCycles: SoakReport['capabilityCycles'] = {};
+  for (const cap of CAPABILITIES) {
+    // Capabilities run by a schedule of their own, and node scope (whose histories the ledger judges)
+    // wherever it runs.
+    if (cap.schedules.length === 0 && cap.id !== 'nodescope') continue;
+    const sum = (f: (c: string) => number) => clusters.reduce((a, c) => a + f(c), 0);
+    capabilityCycles[cap.id] = {
+      attempted: sum((c) => run.ledger.attempted(cap.id, c)) / clusters.length,
+      clean: cap.id === 'nodescope' ? sum((c) => run.ledger.clean(cap.id, c)) / clusters.length : Number.NaN,
+    };
+  }
+  const cli: Record<string, number> = {};
+  for (const c of run.cli) cli[`exit ${c.code}`] = (cli[`exit ${c.code}`] ?? 0) + 1;
+  return {
+    config: run.cfg,
+    cycles: run.cfg.cycles + run.cfg.settleCycles,
+    capabilityCycles,
+    kills: run.kills,
+    raceCycles: run.raceCycles,
+    faults,
+    cli,
+    resizes,
+    seconds: Math.round((Date.now() - started) / 1000),
+    invariants,
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * What the soak's invariant checks read, and how a capability joins the soak: it registers its
+ * invariants (soak/capabilities.ts); the loop itself runs whatever schedules the catalogue lists.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DeadLetter } from '../local/invoker.js';
+import type { Simulator } from '../local/sim/index.js';
+
+/** One resize request that reached a simulated apiserver's handler (faults answer before it). */
+export interface ResizeRequest {
+  cluster: string;
+  namespace: string;
+  pod: string;
+  podUid: string;
+  status: number;
+  /** The pod's container resources before and after the request (JSON). */
+  before: string;
+  after: string;
+}
+
+/** A request to delete or evict a pod that reached an apiserver's handler. */
+export interface PodRemoval {
+  cluster: string;
+  pod: string;
+  how: 'delete' | 'eviction';
+  status: number;
+  balloon: boolean;
+}
+
+/** Per cluster and capability: the cycles sent to a runtime, and those a runtime reported complete and clean. */
+export interface CycleLedger {
+  attempted(capability: string, cluster: string): number;
+  clean(capability: string, cluster: string): number;
+}
+
+/** A piece of text the soak produced (a log line, an event, an item, CLI output), for the secret scan. */
+export interface Text {
+  source: string;
+  text: string;
+}
+
+export interface SoakState {
+  db: DynamoDBDocumentClient;
+  table: string;
+  idempotencyTable: string;
+  sim?: Simulator;
+  resizes: ResizeRequest[];
+  removals: PodRemoval[];
+  ledger: CycleLedger;
+  deadLetters: DeadLetter[];
+  /** Texts gathered during the run; DynamoDB items are added by the secret check itself. */
+  texts: () => AsyncIterable<Text>;
+  /** Strings that must never appear anywhere (the canary kubeconfig's tokens). */
+  canaries: string[];
+}
+
+export interface Outcome {
+  /** How many things were checked (scopes, guards, requests, lines, ...), and what they were. */
+  checked: number;
+  unit: string;
+  violations: string[];
+}
+
+export interface Invariant {
+  name: string;
+  check(state: SoakState): Promise<Outcome>;
+}
+
+export interface SoakCapability {
+  /** The catalogue capability this belongs to ('platform' for fleet-wide invariants). */
+  id: string;
+  invariants: Invariant[];
+}

@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startLocalDynamo } from '../../local/dynamo.js';
+import { startLocalRuntime } from '../../local/runtime.js';
+import { dataDir, readRecord } from '../../local/state/record.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { runFleetscope } from '../support/cli.js';
+import { testDir } from '../support/temp.js';
+
+const cluster = (name: string) => ({
+  name,
+  kubeconfig: { kind: 'file' as const, path: '/nonexistent', context: name },
+  labels: {},
+  registeredAt: new Date().toISOString(),
+});
+
+describe('one state directory, several processes', () => {
+  it('a CLI command works while a runtime holds the state, and each sees what the other wrote', async () => {
+    const dir = testDir('fleetscope-shared-');
+    const runtime = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
+    try {
+      await new RegistryStore(runtime.db, runtime.table).add(cluster('from-runtime'));
+      const listed = await runFleetscope(['cluster', 'list'], { stateDir: dir });
+      expect(listed.err).toBe('');
+      expect(listed.code).toBe(0);
+      expect(listed.out).toContain('from-runtime');
+      const gone = await runFleetscope(['cluster', 'deregister', '--name', 'from-runtime'], {
+        stateDir: dir,
+      });
+      expect(gone.code).toBe(0);
+      expect(await new RegistryStore(runtime.db, runtime.table).get('from-runtime')).toBeUndefined();
+      // Both speak to the server recorded in the directory, which outlives neither's lease.
+      expect(runtime.dynamoEndpoint).toBe(readRecord(dir)?.endpoint);
+    } finally {
+      await runtime.stop();
+    }
+  });
+
+  it('state written by one process is there for the next, after the server went idle', async () => {
+    const dir = testDir('fleetscope-shared-');
+    const first = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
+    await new RegistryStore(first.db, first.table).add(cluster('kept'));
+    const pid = readRecord(dir)?.pid as number;
+    await first.stop();
+    process.kill(pid, 'SIGKILL'); // as if the machine lost the server: the next opener starts another
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
+    try {
+      expect(readRecord(dir)?.pid).not.toBe(pid);
+      expect((await new RegistryStore(second.db, second.table).get('kept'))?.name).toBe('kept');
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('a state locked by a process that does not share it is refused with a clear message', async () => {
+    const dir = testDir('fleetscope-shared-');
+    const holder = await startLocalDynamo({ path: dataDir(dir) }); // holds the LevelDB, records nothing
+    try {
+      const r = await runFleetscope(['cluster', 'list'], { stateDir: dir });
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(`state directory ${dir} is locked by a process that does not share it`);
+      expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+      expect(readFileSync(`${dir}/state-server.log`, 'utf8')).toContain('locked by another process');
+    } finally {
+      await holder.stop();
+    }
+  });
+});

@@ -1,0 +1,24 @@
+/**
+ * The soak's short configuration: runtimes in child processes killed with SIGKILL and racing, faults,
+ * CLI commands on the same state; every invariant must hold. `npm run soak` is the full one.
+ */
+import { describe, expect, it } from 'vitest';
+import { SHORT } from '../../soak/config.js';
+import { formatReport } from '../../soak/report.js';
+import { runSoak } from '../../soak/run.js';
+
+describe('soak (short)', () => {
+  it('keeps every invariant through faults, kills and a race', async () => {
+    const report = await runSoak(SHORT);
+    const broken = report.invariants.filter((i) => i.violations.length > 0);
+    expect(broken, formatReport(report)).toEqual([]);
+    expect(report.kills).toBe(SHORT.kills);
+    expect(report.raceCycles).toBeGreaterThan(0);
+    expect(Object.values(report.faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // Each check looked at something: a check over nothing would hold vacuously.
+    // (No dead letter is a fine outcome; the soak's fleet has no balloon policy yet, so no balloon pods.)
+    const mayBeEmpty = ['every dead letter explained', 'no balloon resize stuck'];
+    for (const i of report.invariants.filter((x) => !mayBeEmpty.includes(x.name)))
+      expect(i.checked, i.name).toBeGreaterThan(0);
+  }, 300_000);
+});
