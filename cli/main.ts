@@ -20,6 +20,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'resizable nodes with balloon pods (KEP-5620): status, explicit sizes, pool policies',
     load: async () => (await import('./commands/balloons.js')).command,
   },
+  features: {
+    summary: 'feature lifecycle (KEP-3920): list, get, set, history, register, check-upgrade, rollout',
+    load: async () => (await import('./commands/features.js')).command,
+  },
   sim: {
     summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
     load: async () => (await import('./commands/sim.js')).command,

@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { amounts } from '../shared/balloons/amounts.js';
-import { balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
+import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
 import { runBalloonPhase } from '../shared/balloons/phase.js';
 import { readNode } from '../shared/balloons/read.js';
 import {
@@ -12,6 +12,7 @@ import {
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { BalloonStore } from '../shared/balloons/store.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
@@ -35,6 +36,19 @@ export const handler = eventHandler({
       return { cluster: d.cluster, node: d.node, refused: why };
     };
     if (!cluster) return refuse(`cluster "${d.cluster}" is not registered`);
+    const feature = await gate(
+      {
+        db: deps.db,
+        table: deps.config.table,
+        publish: (e) => deps.publisher.publish(e),
+        warn: logger.warn.bind(logger),
+      },
+      cluster.name,
+      BALLOONS,
+      'balloons/request',
+    );
+    if (!feature.allowed)
+      return refuse(`balloons are ${feature.state} in cluster "${cluster.name}" (fleetscope features get)`);
     try {
       const { node, size } = parseResizeRequest(d);
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);

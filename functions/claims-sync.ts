@@ -5,6 +5,7 @@ import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js'
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
 import { ClaimsStore } from '../shared/claims/store.js';
 import { removeMembershipClaim, syncCluster } from '../shared/claims/sync.js';
+import { gate } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/platform/handler.js';
@@ -58,6 +59,27 @@ export const handler = eventHandler({
     if (!cluster) {
       logger.info('cluster is not registered: nothing to write');
       return { cluster: name, skipped: 'not registered' };
+    }
+    const feature = await gate(
+      {
+        db: deps.db,
+        table: deps.config.table,
+        publish: (e) => deps.publisher.publish(e),
+        warn: logger.warn.bind(logger),
+      },
+      name,
+      CLAIMS,
+      'claims',
+    );
+    if (!feature.allowed) {
+      // While claims turn off, a ClusterSet left meanwhile still loses its claim at once (KEP-2149: it
+      // exists exactly as long as the membership); nothing else is written.
+      let removed = 0;
+      if (feature.state === 'TurningOff' && !(await store.getIdentity(name))?.clusterSet)
+        removed = (await removeMembershipClaim(new ClusterClaimsApi(await c.get(name, cluster.kubeconfig))))
+          .length;
+      logger.info('claims are off for this cluster: nothing else written', { state: feature.state, removed });
+      return { cluster: name, skipped: `claims ${feature.state}`, removed };
     }
     const result = await syncCluster(
       { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },

@@ -1,13 +1,15 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
+import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
 import { balloonsConfigured, runBalloonPhase } from '../shared/balloons/phase.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { type GatePorts, gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../shared/nodescope/bus-events.js';
+import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { runCycle } from '../shared/nodescope/cycle.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
@@ -32,52 +34,78 @@ export const handler = eventHandler({
     }
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
     const now = nodescopeClock();
+    // The client flow (KEP-3920): each capability acts only as its feature's state allows, and says so.
+    const ports: GatePorts = {
+      db: deps.db,
+      table: deps.config.table,
+      publish: (e) => deps.publisher.publish(e),
+      warn: logger.warn.bind(logger),
+    };
+    const [nsGate, blGate] = await Promise.all([
+      gate(ports, name, NODESCOPE, 'cycle/nodescope'),
+      gate(ports, name, BALLOONS, 'cycle/balloons'),
+    ]);
+    const off = {
+      ...(nsGate.allowed ? {} : { nodescope: nsGate.state }),
+      ...(blGate.allowed ? {} : { balloons: blGate.state }),
+    };
+    if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
     try {
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
       // Balloons need every pod; when they run, node scope takes its pods from the same list.
-      const allPods = await balloonsConfigured(deps.db, deps.config.table, name);
+      const allPods = blGate.allowed && (await balloonsConfigured(deps.db, deps.config.table, name));
       const snapshot = new ClusterSnapshot(new RawReader(client), {
         pageSize: nodescopeSettings.pageSize,
         allPods,
       });
-      const ns = await runCycle({
-        cluster: name,
-        cycleId,
-        cycleKey: requestedAt,
-        client,
-        snapshot,
-        store: new NodeScopeStore(deps.db, deps.config.table),
-        settings: nodescopeSettings,
-        now,
-        keepRecommendations: false,
-        logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
-      });
+      const ns = !nsGate.allowed
+        ? undefined
+        : await runCycle({
+            cluster: name,
+            cycleId,
+            cycleKey: requestedAt,
+            client,
+            snapshot,
+            store: new NodeScopeStore(deps.db, deps.config.table),
+            settings: nodescopeSettings,
+            now,
+            keepRecommendations: false,
+            logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
+          });
       const before = snapshot.reader.stats.requests + client.stats().requests;
-      const balloons = await runBalloonPhase({
-        cluster: name,
-        cycleId,
-        client,
-        snapshot,
-        db: deps.db,
-        table: deps.config.table,
-        settings: balloonSettingsFromEnv(),
-        now,
-        growth: requestGrowth(ns),
-      });
+      const balloons = !blGate.allowed
+        ? undefined
+        : await runBalloonPhase({
+            cluster: name,
+            cycleId,
+            client,
+            snapshot,
+            db: deps.db,
+            table: deps.config.table,
+            settings: balloonSettingsFromEnv(),
+            now,
+            ...(ns ? { growth: requestGrowth(ns) } : {}),
+          });
       const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
       await deps.publisher.publish([
-        ...nodescopeEvents(name, ns),
-        ...balloonEvents(balloons, cycleId, balloonRequests),
+        ...(ns ? nodescopeEvents(name, ns) : []),
+        ...(balloons ? balloonEvents(balloons, cycleId, balloonRequests) : []),
       ]);
-      for (const [metric, n] of nodescopeMetrics(ns)) metrics.addMetric(metric, MetricUnit.Count, n);
-      for (const [metric, unit, n] of balloonMetrics(balloons))
+      for (const [metric, n] of ns ? nodescopeMetrics(ns) : [])
+        metrics.addMetric(metric, MetricUnit.Count, n);
+      for (const [metric, unit, n] of balloons ? balloonMetrics(balloons) : [])
         metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
       logger.info('cluster cycle', {
-        nodescope: ns.detail,
-        balloons: balloons.summary,
-        balloonErrors: balloons.errors,
+        nodescope: ns?.detail ?? `off (${nsGate.state})`,
+        balloons: balloons?.summary ?? `off (${blGate.state})`,
+        balloonErrors: balloons?.errors ?? [],
       });
-      return { cluster: name, nodescope: ns.detail, balloons: balloons.summary };
+      return {
+        cluster: name,
+        ...(ns ? { nodescope: ns.detail } : {}),
+        ...(balloons ? { balloons: balloons.summary } : {}),
+        ...(Object.keys(off).length ? { off } : {}),
+      };
     } catch (err) {
       const error = describeAccessError(err);
       logger.warn('cluster cycle failed', { error });

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { balloonSummaryLines } from '../shared/balloons/summary.js';
 import { claimsSummaryLines, joinDemoClusterSets } from '../shared/claims/summary.js';
+import { featureSummaryLines } from '../shared/features/summary.js';
 import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
@@ -26,6 +27,7 @@ import { addSummarySection, printSummary } from './summary.js';
 addSummarySection(claimsSummaryLines);
 addSummarySection((runtime) => nodescopeSummaryLines(runtime));
 addSummarySection((runtime) => balloonSummaryLines(runtime));
+addSummarySection((runtime) => featureSummaryLines(runtime));
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]`;

@@ -1,7 +1,10 @@
+import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { BALLOONS } from './events.js';
-import { BALLOON_NAME, BALLOON_NAMESPACE, PRIORITY_CLASS } from './manifests.js';
+import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE, PRIORITY_CLASS } from './manifests.js';
+
+const deflate = (title: string) => ({ task: 'hook' as const, hook: 'deflate', title });
 
 /**
  * Resizable nodes with balloon pods (KEP-5620). The sizing runs in every cluster cycle (shared/cycle),
@@ -25,6 +28,55 @@ export const balloonsCapability: Capability = {
     },
   ],
   schedules: [],
+  /**
+   * Turning balloons off must not leave capacity that doesn't exist: every balloon is deflated first,
+   * then (no cycle inflating any more) again, and only then do the DaemonSet and PriorityClass go.
+   */
+  feature: {
+    namespace: FLEETSCOPE_NAMESPACE,
+    name: BALLOONS,
+    description: 'Balloon pods that resize nodes in place (KEP-5620)',
+    default: 'on',
+    components: ['cycle/balloons', 'balloons/request'],
+    // A cycle every 5 minutes that runs at most 5: a cycle that saw "on" has ended after 10.
+    usesWaitSeconds: 600,
+    kubernetes: { min: '1.33', why: 'balloons are resized in place (pods/resize, on by default from 1.33)' },
+    since: '0.1.0',
+    enable: [],
+    disable: [
+      deflate('deflate every balloon to the floor'),
+      { task: 'wait-for-uses' },
+      deflate('deflate what a cycle still in flight inflated'),
+      {
+        task: 'delete-objects',
+        apiVersion: 'apps/v1',
+        resource: 'daemonsets',
+        kind: 'DaemonSet',
+        namespace: BALLOON_NAMESPACE,
+        name: BALLOON_NAME,
+      },
+      {
+        task: 'delete-objects',
+        apiVersion: 'scheduling.k8s.io/v1',
+        resource: 'priorityclasses',
+        kind: 'PriorityClass',
+        name: PRIORITY_CLASS,
+      },
+      {
+        task: 'wait-for-no-objects',
+        apiVersion: 'v1',
+        resource: 'pods',
+        kind: 'Pod',
+        namespace: BALLOON_NAMESPACE,
+        selector: `${BALLOON_LABEL}=true`,
+      },
+      { task: 'clear-state', prefixes: ['balloons#'] },
+    ],
+    hooks: {
+      deflate: { run: async (ctx) => (await import('./feature-hooks.js')).deflateEveryBalloon(ctx) },
+    },
+    origin: { capability: BALLOONS },
+  },
   rules: [
     {
       id: 'balloons-on-request',

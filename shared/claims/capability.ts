@@ -1,3 +1,4 @@
+import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
 import { readKubeSystem } from '../fleet/capability.js';
 import { type Capability, pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
@@ -10,6 +11,8 @@ import { ClaimsStore } from './store.js';
  * DynamoDB and written into every cluster as ClusterProperty objects (and OCM ClusterClaims).
  */
 export const CLAIMS = 'claims';
+
+const hooks = () => import('./feature-hooks.js');
 
 export const claimsCapability: Capability = {
   id: CLAIMS,
@@ -56,6 +59,34 @@ export const claimsCapability: Capability = {
       after: ['claims-reconcile'],
     },
   ],
+  /**
+   * Off is refused while the cluster is in a ClusterSet (a wait that names the membership); then every
+   * claim fleetscope wrote goes, except id.k8s.io (KEP-2149: the ID lives as long as the cluster). The
+   * identity stays in DynamoDB, so turning claims on again gives the cluster the same ID.
+   */
+  feature: {
+    namespace: FLEETSCOPE_NAMESPACE,
+    name: CLAIMS,
+    description: 'Cluster ID and ClusterSet membership claims (KEP-2149)',
+    default: 'on',
+    components: ['claims'],
+    // The drift check every 15 minutes, each run at most a minute.
+    usesWaitSeconds: 16 * 60,
+    since: '0.1.0',
+    enable: [],
+    disable: [
+      { task: 'hook', hook: 'not-in-clusterset', title: 'wait until the cluster is in no ClusterSet' },
+      { task: 'wait-for-uses' },
+      { task: 'hook', hook: 'remove-claims', title: 'remove the claims fleetscope wrote, except id.k8s.io' },
+      { task: 'clear-state', prefixes: ['claims#sync', 'claims#custom#'] },
+    ],
+    hooks: {
+      'not-in-clusterset': { run: async (ctx) => (await hooks()).notInClusterSet(ctx) },
+      'remove-claims': { run: async (ctx) => (await hooks()).removeWrittenClaims(ctx) },
+    },
+    leftovers: async (ctx) => (await hooks()).claimsLeftovers(ctx),
+    origin: { capability: CLAIMS },
+  },
   rules: [
     {
       id: 'claims-on-request',

@@ -192,10 +192,10 @@ export class RawReader {
     );
   }
 
-  /** A write (POST, PUT, PATCH) of a JSON body, for objects client-node's models would not round-trip. */
+  /** A write (POST, PUT, PATCH, DELETE) of a JSON body, for objects client-node's models would not round-trip. */
   async send<T>(
     operation: string,
-    method: 'POST' | 'PUT' | 'PATCH',
+    method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body: unknown,
     contentType = 'application/json',

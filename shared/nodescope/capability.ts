@@ -1,6 +1,10 @@
+import { RECOMMENDATION_ANNOTATION } from '../cycle/views.js';
+import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import type { Capability } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
+
+const hooks = () => import('./feature-hooks.js');
 
 /**
  * Node-scoped recommendations for DaemonSets (KEP-4943): each node's DaemonSet pod sized from that
@@ -16,6 +20,52 @@ export const nodescopeCapability: Capability = {
   functions: [],
   schedules: [],
   rules: [],
+  /**
+   * Turning node scope off: cycles stop resizing (TurningOff), then what fleetscope wrote goes, field
+   * before schema: spec.scope is cleared from every VPA before the scoped CRD variant is reverted.
+   */
+  feature: {
+    namespace: FLEETSCOPE_NAMESPACE,
+    name: NODESCOPE,
+    description: 'Per-node recommendations for DaemonSet pods (KEP-4943), applied by in-place resize',
+    default: 'on',
+    components: ['cycle/nodescope'],
+    // A cycle every 5 minutes that runs at most 5: a cycle that saw "on" has ended after 10.
+    usesWaitSeconds: 600,
+    since: '0.1.0',
+    enable: [],
+    disable: [
+      { task: 'wait-for-uses' },
+      {
+        task: 'clear-field',
+        apiVersion: 'v1',
+        resource: 'pods',
+        kind: 'Pod',
+        field: ['metadata', 'annotations', RECOMMENDATION_ANNOTATION],
+      },
+      {
+        task: 'hook',
+        hook: 'clear-vpa-status',
+        title: "remove fleetscope's VPA condition and status.nodeScope",
+      },
+      {
+        task: 'clear-field',
+        apiVersion: 'autoscaling.k8s.io/v1',
+        resource: 'verticalpodautoscalers',
+        kind: 'VerticalPodAutoscaler',
+        field: ['spec', 'scope'],
+      },
+      { task: 'hook', hook: 'revert-crd', title: 'revert the scoped VPA CRD variant to the stock schema' },
+      // Kept for the history window instead, on request (features set ... --keep-state).
+      { task: 'clear-state', prefixes: ['nodescope#'], keepDays: 8 },
+    ],
+    hooks: {
+      'clear-vpa-status': { run: async (ctx) => (await hooks()).clearVpaStatus(ctx) },
+      'revert-crd': { run: async (ctx) => (await hooks()).revertScopedCrd(ctx) },
+    },
+    leftovers: async (ctx) => (await hooks()).nodescopeLeftovers(ctx),
+    origin: { capability: NODESCOPE },
+  },
   kubernetes: nodescopePermissions(),
   // It runs as the first phase of the cluster cycle.
   requires: ['cycle'],
@@ -48,6 +98,20 @@ function nodescopePermissions(): KubePermission[] {
     { group: '', resources: ['pods'], verbs: ['patch'], why: 'the fleetscope.io/recommendation annotation' },
     { group: '', resources: ['pods/resize'], verbs: ['patch'], why: 'in-place resize of DaemonSet pods' },
     { group: 'metrics.k8s.io', resources: ['pods'], verbs: ['list'], why: "each DaemonSet's pod usage" },
+    {
+      group: VPA_GROUP,
+      resources: ['verticalpodautoscalers'],
+      verbs: ['patch'],
+      why: 'turning node scope off clears spec.scope from VPAs (KEP-3920)',
+      feature: { name: 'turn-off', default: true },
+    },
+    {
+      ...crds,
+      verbs: ['update'],
+      names: [VPA_CRD_NAME],
+      why: 'turning node scope off reverts the scoped VPA CRD to the stock schema (KEP-3920)',
+      feature: { name: 'turn-off', default: true },
+    },
     {
       ...crds,
       verbs: ['create'],

@@ -1,6 +1,7 @@
 import { balloonsCapability } from '../balloons/capability.js';
 import { claimsCapability } from '../claims/capability.js';
 import { cycleCapability } from '../cycle/capability.js';
+import { featuresCapability } from '../features/capability.js';
 import { fleetCapability } from '../fleet/capability.js';
 import { inventoryCapability } from '../inventory/capability.js';
 import { nodescopeCapability } from '../nodescope/capability.js';
@@ -14,6 +15,7 @@ export const CAPABILITIES: Capability[] = [
   nodescopeCapability,
   balloonsCapability,
   cycleCapability,
+  featuresCapability,
 ];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);

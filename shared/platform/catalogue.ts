@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
+import type { FeatureSpec } from '../features/spec.js';
 import type { Deps } from './deps.js';
 import type { DetailType } from './events.js';
 import { EVENT_SOURCE } from './events.js';
@@ -72,6 +73,11 @@ export interface Capability {
   kubernetes: KubePermission[];
   /** Capabilities whose permissions it needs too, because its work runs in their invocation (or they in its). */
   requires?: string[];
+  /**
+   * The capability as a feature of each cluster (KEP-3920): its default, and the tasks that turn it on
+   * and off (shared/features/). Absent only for the platform's core, which is not switched per cluster.
+   */
+  feature?: FeatureSpec;
   /**
    * Context this capability adds to every invocation of every function that concerns a cluster (for
    * example the cluster's ID and ClusterSet on each log line and metric). Must never fail the invocation.

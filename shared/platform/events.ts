@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { featureDetailExamples, featureDetailSchemas } from '../features/event-schemas.js';
 
 /**
  * Every event fleetscope puts on its bus, by detail-type, with the schema of its detail and an example.
@@ -281,6 +282,7 @@ export const detailSchemas = {
       at: timestamp,
     })
     .strict(),
+  ...featureDetailSchemas,
 } as const;
 
 export type DetailType = keyof typeof detailSchemas;
@@ -431,6 +433,7 @@ export const detailExamples: { [T in DetailType]: Detail<T> } = {
     to: { cpuMillicores: 15910, memoryBytes: 64424509440, cpu: '15910m', memory: '60Gi' },
     at: '2026-11-21T10:00:00Z',
   },
+  ...featureDetailExamples,
 };
 
 /** An EventBridge event as a Lambda receives it. */

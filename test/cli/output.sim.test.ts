@@ -57,6 +57,9 @@ const DATA_COMMANDS: [string, () => string[]][] = [
   ['recommendations list', () => ['recommendations', 'list']],
   ['balloons status', () => ['balloons', 'status']],
   ['recommend', () => ['recommend', '--input', history]],
+  ['features list', () => ['features', 'list']],
+  ['features get', () => ['features', 'get', '--cluster', 'alpha', '--feature', 'balloons']],
+  ['features rollout status', () => ['features', 'rollout', 'status']],
 ];
 
 async function run(args: string[]) {
@@ -126,6 +129,9 @@ describe('an unknown cluster is "not registered" on every command', () => {
     ['clusterset', 'join', '--cluster', 'nope', '--set', 's'],
     ['balloons', 'status', '--cluster', 'nope'],
     ['cluster', 'deregister', '--name', 'nope'],
+    ['features', 'get', '--cluster', 'nope', '--feature', 'balloons'],
+    ['features', 'set', '--cluster', 'nope', '--feature', 'balloons', '--desired', 'off'],
+    ['features', 'history', '--cluster', 'nope', '--feature', 'balloons'],
   ])('%s %s', async (...args) => {
     const r = await runFleetscopeInProcess(args, { stateDir });
     expect(r.code).toBe(1);

@@ -95,6 +95,32 @@ describe('fuzzed CLI inputs', () => {
     fc.tuple(text, text).map(([cluster, set]) => ['clusterset', 'join', '--cluster', cluster, '--set', set]),
     fc.tuple(text).map(([name]) => ['cluster', 'deregister', '--name', name]),
     fc.tuple(text, text).map(([flag, value]) => ['claims', 'config', `--${flag}`, value]),
+    fc
+      .tuple(fc.oneof(text, fc.constant('fz')), fc.oneof(text, fc.constant('widgets/widgets')), text)
+      .map(([cluster, feature, desired]) => [
+        'features',
+        'set',
+        '--cluster',
+        cluster,
+        '--feature',
+        feature,
+        '--desired',
+        desired,
+      ]),
+    fc
+      .tuple(text, fc.oneof(text, fc.constant('1,100%')), text)
+      .map(([to, waves, pause]) => [
+        'features',
+        'rollout',
+        '--feature',
+        'claims',
+        '--to',
+        to,
+        '--waves',
+        waves,
+        '--pause',
+        pause,
+      ]),
   );
 
   it('a refused write writes nothing, and no input ends in a stack trace', async () => {

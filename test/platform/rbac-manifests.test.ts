@@ -29,20 +29,25 @@ describe('fleetscope rbac', () => {
     expect(JSON.stringify(rules)).not.toContain('*');
     expect(rules.flatMap((x) => x.resources)).not.toContain('secrets');
     // Write verbs only where a capability writes: pods (annotation), pods/resize, VPA status, claims,
-    // CRDs, and the balloons' DaemonSet, PriorityClass and Events.
+    // CRDs, the balloons' DaemonSet, PriorityClass and Events; the Feature objects and their namespace;
+    // and, turning node scope off, a VPA's spec.scope.
     const writes = rules
       .filter((x) => x.verbs.some((v: string) => ['create', 'update', 'patch', 'delete'].includes(v)))
       .map((x) => `${x.apiGroups[0]}/${x.resources.join(',')}`)
       .sort();
     expect([...new Set(writes)]).toEqual([
       '/events',
+      '/namespaces',
       '/pods',
       '/pods/resize',
       'about.k8s.io/clusterproperties',
       'apiextensions.k8s.io/customresourcedefinitions',
       'apps/daemonsets',
+      'autoscaling.k8s.io/verticalpodautoscalers',
       'autoscaling.k8s.io/verticalpodautoscalers/status',
       'cluster.open-cluster-management.io/clusterclaims',
+      'fleetscope.io/features',
+      'fleetscope.io/features/status',
       'scheduling.k8s.io/priorityclasses',
     ]);
     const balloonRole = items.find((i) => i.kind === 'Role');

@@ -1,0 +1,164 @@
+/** `fleetscope features rollout ...`: a feature across the fleet in waves (shared/features/rollout.ts). */
+import { loadCatalog } from '../../shared/features/catalog.js';
+import type { Value } from '../../shared/features/model.js';
+import {
+  clustersOfWave,
+  parseDuration,
+  type Rollout,
+  RolloutInputError,
+} from '../../shared/features/rollout.js';
+import { type RolloutPorts, setRolloutStatus, startRollout } from '../../shared/features/rollout-runner.js';
+import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { FeatureStore } from '../../shared/features/store.js';
+import { SelectorError } from '../../shared/kernel/label-selector.js';
+import { textTable } from '../../shared/kernel/text-table.js';
+import { runSubcommand, UsageError } from '../command.js';
+import { type CliContext, withContext } from '../context.js';
+import { outputFormat, print } from '../output.js';
+import { featureOf } from './feature-flag.js';
+import type { Flags } from './features.js';
+
+export const rolloutOptions = {
+  to: { type: 'string' },
+  waves: { type: 'string' },
+  pause: { type: 'string' },
+  selector: { type: 'string' },
+  'stuck-after': { type: 'string' },
+  'fail-after': { type: 'string' },
+  id: { type: 'string' },
+} as const;
+
+async function ports(ctx: CliContext): Promise<RolloutPorts> {
+  const store = new FeatureStore(ctx.db, ctx.table);
+  return {
+    rollouts: new RolloutStore(ctx.db, ctx.table),
+    store,
+    catalog: await loadCatalog(store),
+    registry: ctx.registry,
+    publish: (e) => ctx.publisher.publish(e),
+    now: Date.now,
+  };
+}
+
+/** A rollout input error as a usage error (it names the flag). */
+async function asUsage<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    if (err instanceof RolloutInputError || err instanceof SelectorError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+export function rolloutCommand(values: Flags, positionals: string[]): Promise<number> {
+  if (positionals.length === 0) return start(values);
+  return runSubcommand(positionals, {
+    status: () => status(values),
+    halt: () => change(values, 'halted'),
+    resume: () => change(values, 'running'),
+  });
+}
+
+async function start(values: Flags): Promise<number> {
+  if (values.to !== 'on' && values.to !== 'off')
+    throw new UsageError(`--to: give on or off${values.to ? `, not "${values.to}"` : ''}`);
+  if (!values.waves) throw new UsageError('rollout needs --waves, such as 1,10%,50%,100%');
+  const pauseMs = await asUsage(async () => parseDuration(values.pause ?? '10m', '--pause'));
+  const stuckAfterMs = values['stuck-after']
+    ? await asUsage(async () => parseDuration(values['stuck-after']!, '--stuck-after'))
+    : undefined;
+  const failAfter = values['fail-after'] === undefined ? undefined : Number(values['fail-after']);
+  if (failAfter !== undefined && !(Number.isInteger(failAfter) && failAfter >= 1))
+    throw new UsageError(
+      `--fail-after: a number of failed attempts (at least 1), not "${values['fail-after']}"`,
+    );
+  return withContext(values, async (ctx) => {
+    const p = await ports(ctx);
+    const spec = featureOf(p.catalog, values.feature, 'rollout');
+    const r = await asUsage(() =>
+      startRollout(p, {
+        feature: spec,
+        to: values.to as Value,
+        waves: values.waves!,
+        pauseMs,
+        ...(values.selector ? { selector: values.selector } : {}),
+        ...(stuckAfterMs !== undefined ? { stuckAfterMs } : {}),
+        ...(failAfter !== undefined ? { failAfterAttempts: failAfter } : {}),
+        by: 'operator',
+      }),
+    );
+    await ctx.runtime?.bus.drain(); // local: the first wave has started
+    console.log(`rollout ${r.id}: ${spec.name} ${r.to} over ${r.clusters.length} cluster(s)`);
+    for (const line of waveLines(r)) console.log(`  ${line}`);
+    return 0;
+  });
+}
+
+function waveLines(r: Rollout): string[] {
+  return r.bounds.map(
+    (_, w) => `wave ${w + 1}${w === 0 ? ' (canary)' : ''}: ${clustersOfWave(r, w).join(', ')}`,
+  );
+}
+
+function rolloutJson(r: Rollout) {
+  return {
+    id: r.id,
+    feature: `${r.namespace}/${r.feature}`,
+    to: r.to,
+    status: r.status,
+    ...(r.reason ? { reason: r.reason } : {}),
+    wave: r.wave + 1,
+    waves: r.bounds.map((_, w) => clustersOfWave(r, w)),
+    pause: `${Math.round(r.pauseMs / 1000)}s`,
+    ...(r.waveStartedAt ? { waveStartedAt: new Date(r.waveStartedAt).toISOString() } : {}),
+    ...(r.waveReachedAt ? { waveReachedAt: new Date(r.waveReachedAt).toISOString() } : {}),
+    log: r.log.map((l) => `${new Date(l.at).toISOString()} ${l.message}`),
+  };
+}
+
+async function status(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const store = new RolloutStore(ctx.db, ctx.table);
+    const all = values.id
+      ? [await store.get(values.id)].filter((r): r is Rollout => !!r)
+      : await store.list();
+    if (values.id && all.length === 0) throw new Error(`no rollout "${values.id}"`);
+    print(format, { rollouts: all.map(rolloutJson) }, () =>
+      all.length === 0
+        ? ['no rollouts']
+        : values.id
+          ? [
+              `${all[0]!.id}: ${all[0]!.status}${all[0]!.reason ? ` (${all[0]!.reason})` : ''}, wave ${all[0]!.wave + 1} of ${all[0]!.bounds.length}`,
+              ...waveLines(all[0]!),
+              'log:',
+              ...rolloutJson(all[0]!).log.map((l) => `  ${l}`),
+            ]
+          : textTable([
+              ['ID', 'FEATURE', 'TO', 'STATUS', 'WAVE', 'CLUSTERS', 'REASON'],
+              ...all.map((r) => [
+                r.id,
+                `${r.namespace}/${r.feature}`,
+                r.to,
+                r.status,
+                `${r.wave + 1}/${r.bounds.length}`,
+                String(r.clusters.length),
+                r.reason ?? '',
+              ]),
+            ]),
+    );
+    return 0;
+  });
+}
+
+async function change(values: Flags, to: 'halted' | 'running'): Promise<number> {
+  if (!values.id) throw new UsageError(`${to === 'halted' ? 'halt' : 'resume'} needs --id`);
+  return withContext(values, async (ctx) => {
+    const r = await asUsage(async () => setRolloutStatus(await ports(ctx), values.id!, to, 'operator'));
+    await ctx.runtime?.bus.drain();
+    console.log(
+      `rollout ${r.id}: ${r.status}${r.reason ? ` (${r.reason})` : ''}, wave ${r.wave + 1} of ${r.bounds.length}`,
+    );
+    return 0;
+  });
+}

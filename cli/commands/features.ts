@@ -1,0 +1,378 @@
+import { randomUUID } from 'node:crypto';
+import { FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { danglingOf } from '../../shared/features/dangling.js';
+import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
+import { setDesired } from '../../shared/features/desired.js';
+import { FeatureMirror } from '../../shared/features/mirror.js';
+import { type FeatureRef, refKey, type Value } from '../../shared/features/model.js';
+import { ObjectsApi } from '../../shared/features/objects.js';
+import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
+import type { FeatureSpec } from '../../shared/features/spec.js';
+import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
+import { upgradeBlockers } from '../../shared/features/upgrade.js';
+import {
+  detailLines,
+  type FeatureJson,
+  featureJson,
+  historyLines,
+  listTable,
+} from '../../shared/features/views.js';
+import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
+import { textTable } from '../../shared/kernel/text-table.js';
+import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { outputFormat, outputOptions, print } from '../output.js';
+import { featureOf } from './feature-flag.js';
+import { rolloutCommand, rolloutOptions } from './features-rollout.js';
+
+const usage = `usage:
+  fleetscope features list     [--cluster NAME] [--feature F] [--offline] [-o table|wide|json|yaml]
+  fleetscope features get      --cluster NAME --feature F [--offline] [-o table|json|yaml]
+  fleetscope features set      --cluster NAME --feature F --desired on|off|default [--keep-state]
+  fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
+  fleetscope features register --file FILE|-
+  fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
+  fleetscope features reconcile [--cluster NAME]
+  fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
+                               [--selector k=v] [--stuck-after 30m] [--fail-after N]
+  fleetscope features rollout status [--id ID] [-o table|json|yaml]
+  fleetscope features rollout halt|resume --id ID
+
+Every capability is a feature of each cluster (KEP-3920): On, Off, or TurningOn/TurningOff while the
+tasks of the transition are performed in order (each shown with what it waits for). F is a feature
+name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's).
+
+  list, get      state, desired, default, tasks; an Off feature that still has objects, stored state
+                 or uses reporting on is shown DANGLING, with what dangles (--offline: no cluster reads)
+  set            the desired value (default: follow the feature's default); --keep-state keeps stored
+                 state for its history window instead of deleting it (nodescope)
+  register       declare third-party features from a file made of the built-in tasks
+  check-upgrade  whether any feature blocks an upgrade or downgrade of fleetscope (--fleetscope) or of
+                 Kubernetes (--kubernetes), and why; exit 1 when something blocks
+  reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
+                 every waiting task at once
+  rollout        turn a feature on or off across the fleet in waves (see README)
+
+  --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
+  --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
+
+const options = {
+  ...targetOptions,
+  ...outputOptions,
+  ...rolloutOptions,
+  cluster: { type: 'string' },
+  feature: { type: 'string' },
+  desired: { type: 'string' },
+  'keep-state': { type: 'boolean' },
+  offline: { type: 'boolean' },
+  file: { type: 'string' },
+  kubernetes: { type: 'string' },
+  fleetscope: { type: 'string' },
+} as const;
+
+export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+
+export const command: CliCommand = {
+  name: 'features',
+  summary: 'feature lifecycle (KEP-3920): list, get, set, history, register, check-upgrade, rollout',
+  usage,
+  async run(args) {
+    const { values, positionals } = parseFlags(args, options);
+    if (positionals[0] === 'rollout') return rolloutCommand(values, positionals.slice(1));
+    return runSubcommand(positionals, {
+      list: () => list(values),
+      get: () => get(values),
+      set: () => set(values),
+      history: () => history(values),
+      register: () => register(values),
+      'check-upgrade': () => checkUpgrade(values),
+      reconcile: () => reconcile(values),
+    });
+  },
+};
+
+async function registered(ctx: CliContext, cluster: string | undefined, what: string): Promise<string> {
+  if (!cluster) throw new UsageError(`${what} needs --cluster`);
+  return (await registeredCluster(ctx, cluster)).name;
+}
+
+interface Gathered {
+  rows: FeatureJson[];
+  unannounced: string[];
+}
+
+/** Every (cluster, feature) asked for, with what dangles for the Off ones (live unless offline). */
+async function gather(
+  ctx: CliContext,
+  catalog: FeatureCatalog,
+  clusters: string[],
+  only: FeatureRef | undefined,
+  live: boolean,
+): Promise<Gathered> {
+  const store = new FeatureStore(ctx.db, ctx.table);
+  const out: Gathered = { rows: [], unannounced: [] };
+  for (const cluster of clusters) {
+    const views = await store.clusterViews(cluster);
+    const specs = catalog.specs.filter((s) => !only || refKey(s) === refKey(only));
+    let api: Promise<ObjectsApi> | undefined;
+    const objects = () => {
+      api ??= ctx.registry
+        .get(cluster)
+        .then(async (c) => new ObjectsApi(await clusterAccess().client(cluster, c!.kubeconfig)));
+      return api;
+    };
+    for (const spec of specs) {
+      const view: FeatureView | undefined = views.get(refKey(spec));
+      if (!view?.record) {
+        out.unannounced.push(`${cluster} ${refKey(spec)}`);
+        continue;
+      }
+      // In-cluster components' uses, from the Feature object's status (live only).
+      const uses = live
+        ? [
+            ...view.uses,
+            ...(await objects()
+              .then((a) => new FeatureMirror(a).readUses(spec))
+              .catch(() => [])),
+          ]
+        : view.uses;
+      const dangling =
+        view.record.state === 'Off'
+          ? await danglingOf(
+              spec,
+              spec,
+              view.uses,
+              {
+                cluster,
+                db: ctx.db,
+                table: ctx.table,
+                client: async () => (await objects()).client,
+                objects,
+              },
+              { live },
+            ).catch((err) => [`unknown: cannot read the cluster (${describeAccessError(err)})`])
+          : undefined;
+      out.rows.push(featureJson(view.record, uses, dangling));
+    }
+  }
+  return out;
+}
+
+async function list(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const catalog = await loadCatalog(new FeatureStore(ctx.db, ctx.table));
+    const only = values.feature ? featureOf(catalog, values.feature, 'list') : undefined;
+    const clusters = values.cluster
+      ? [await registered(ctx, values.cluster, 'list')]
+      : (await ctx.registry.list()).map((c) => c.name);
+    const { rows, unannounced } = await gather(ctx, catalog, clusters, only, !values.offline);
+    print(format, { features: rows, unannounced }, (wide) => [
+      ...(rows.length ? listTable(rows, wide) : ['no feature records yet']),
+      ...(unannounced.length
+        ? [`not announced yet (following their default until the reconciler runs): ${unannounced.join(', ')}`]
+        : []),
+    ]);
+    return 0;
+  });
+}
+
+async function one(ctx: CliContext, values: Flags, what: string) {
+  const cluster = await registered(ctx, values.cluster, what);
+  const store = new FeatureStore(ctx.db, ctx.table);
+  const spec = featureOf(await loadCatalog(store), values.feature, what);
+  return { cluster, spec, store };
+}
+
+async function get(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec } = await one(ctx, values, 'get');
+    const { rows } = await gather(ctx, new FeatureCatalog([spec]), [cluster], spec, !values.offline);
+    const row = rows[0];
+    if (!row) {
+      // Not announced yet: the reconciler has not reached this cluster; its workers use the default.
+      const note = { cluster, feature: refKey(spec), state: 'unannounced', default: spec.default };
+      print(format, note, () => [
+        `${refKey(spec)} is not announced to cluster ${cluster} yet: it follows its default (${spec.default})`,
+      ]);
+      return 0;
+    }
+    print(format, row, () => detailLines(row));
+    return 0;
+  });
+}
+
+const DESIRED = ['on', 'off', 'default'] as const;
+
+async function set(values: Flags): Promise<number> {
+  const desired = values.desired;
+  if (!desired) throw new UsageError('set needs --desired on|off|default');
+  if (!(DESIRED as readonly string[]).includes(desired))
+    throw new UsageError(`--desired: "${desired}" is not one of ${DESIRED.join(', ')}`);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, 'set');
+    const value = desired === 'default' ? undefined : (desired as Value);
+    const options = values['keep-state'] ? { keepState: true } : {};
+    const { record, changed } = await setDesired(
+      store,
+      spec,
+      cluster,
+      value,
+      'operator',
+      options,
+      Date.now(),
+    );
+    if (!changed) {
+      console.log(`${refKey(spec)} in ${cluster} is already desired ${desired} (${record.state})`);
+      return 0;
+    }
+    await ctx.publisher.publish([
+      {
+        detailType: 'FeatureDesiredChanged',
+        detail: {
+          cluster,
+          namespace: spec.namespace,
+          feature: spec.name,
+          desired: desired as (typeof DESIRED)[number],
+          by: 'operator',
+          ...(values['keep-state'] ? { keepState: true } : {}),
+          at: new Date().toISOString(),
+        },
+        resources: [`cluster/${cluster}`],
+      },
+    ]);
+    await ctx.runtime?.bus.drain(); // local: the transition has started (and gone as far as it can)
+    const now = (await store.view(cluster, spec)).record ?? record;
+    const f = featureJson(now, []);
+    console.log(`${refKey(spec)} in ${cluster}: desired ${desired}, now ${now.state}`);
+    if (f.tasks[0])
+      console.log(
+        `  next: ${f.tasks[0].title}${f.tasks[0].waitingFor ? ` (waiting for: ${f.tasks[0].waitingFor})` : ''}`,
+      );
+    return 0;
+  });
+}
+
+async function history(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, 'history');
+    const record = await store.get(cluster, spec);
+    if (!record) {
+      console.log(`${refKey(spec)} is not announced to cluster ${cluster} yet: no history`);
+      return 0;
+    }
+    const f = featureJson(record, []);
+    print(
+      format,
+      {
+        cluster,
+        feature: f.feature,
+        state: f.state,
+        history: record.history,
+        current: record.transition ?? null,
+      },
+      () => historyLines(record),
+    );
+    return 0;
+  });
+}
+
+async function register(values: Flags): Promise<number> {
+  if (!values.file) throw new UsageError('register needs --file FILE (or - for standard input)');
+  let specs: FeatureSpec[];
+  try {
+    specs = parseDeclarations(await readInput(values.file), values.file);
+  } catch (err) {
+    if (err instanceof DeclarationError) throw new UsageError(err.message);
+    throw err;
+  }
+  return withContext(values, async (ctx) => {
+    const store = new FeatureStore(ctx.db, ctx.table);
+    const now = Date.now();
+    for (const s of specs) await store.putDeclaration({ ...s, registeredAt: now });
+    for (const s of specs)
+      console.log(
+        `registered ${refKey(s)} (default ${s.default}; on: ${s.enable.length} task(s), off: ${s.disable.length} task(s)): announced to every cluster at the next reconcile`,
+      );
+    return 0;
+  });
+}
+
+async function checkUpgrade(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  return withContext(values, async (ctx) => {
+    const store = new FeatureStore(ctx.db, ctx.table);
+    const catalog = await loadCatalog(store);
+    const clusters = values.cluster
+      ? [await registered(ctx, values.cluster, 'check-upgrade')]
+      : (await ctx.registry.list()).map((c) => c.name);
+    const features = [];
+    for (const c of clusters)
+      for (const v of (await store.clusterViews(c)).values())
+        if (v.record) features.push({ record: v.record, uses: v.uses });
+    const target = {
+      ...(values.kubernetes ? { kubernetes: values.kubernetes } : {}),
+      ...(values.fleetscope ? { fleetscope: values.fleetscope } : {}),
+    };
+    const blockers = upgradeBlockers(features, catalog, target);
+    print(format, { target, clusters: clusters.length, blockers }, () =>
+      blockers.length
+        ? [
+            `${blockers.length} blocker(s):`,
+            ...textTable([
+              ['CLUSTER', 'FEATURE', 'WHY'],
+              ...blockers.map((b) => [b.cluster, b.feature, b.reason]),
+            ]),
+          ]
+        : [`no feature blocks ${describeTarget(target)} of ${clusters.length} cluster(s)`],
+    );
+    return blockers.length ? 1 : 0;
+  });
+}
+
+const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>
+  [t.kubernetes && `Kubernetes ${t.kubernetes}`, t.fleetscope && `fleetscope ${t.fleetscope}`]
+    .filter(Boolean)
+    .join(' and ') || 'an upgrade or downgrade';
+
+async function reconcile(values: Flags): Promise<number> {
+  return withContext(values, async (ctx) => {
+    const store = new FeatureStore(ctx.db, ctx.table);
+    const clusters = values.cluster
+      ? [await registered(ctx, values.cluster, 'reconcile')]
+      : (await ctx.registry.list()).map((c) => c.name);
+    const ports: ReconcilerPorts = {
+      store,
+      catalog: await loadCatalog(store),
+      db: ctx.db,
+      table: ctx.table,
+      id: `cli/${randomUUID().slice(0, 8)}`,
+      now: Date.now,
+      eager: true,
+      publish: (e) => ctx.publisher.publish(e),
+      warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
+      connect: async (cluster) => {
+        const c = await ctx.registry.get(cluster);
+        if (!c) throw new Error(`cluster "${cluster}" is not registered`);
+        return clusterAccess().client(c.name, c.kubeconfig);
+      },
+    };
+    let failed = 0;
+    for (const cluster of clusters) {
+      try {
+        for (const o of await reconcileCluster(ports, cluster))
+          if (o.steps || o.state === 'TurningOn' || o.state === 'TurningOff')
+            console.log(
+              `${cluster} ${o.feature}: ${o.state}${o.waitingFor ? ` (waiting for: ${o.waitingFor})` : ''}${o.error ? ` (failing: ${o.error})` : ''}`,
+            );
+      } catch (err) {
+        failed++;
+        console.error(`${cluster}: ${describeAccessError(err)}`);
+      }
+    }
+    await ctx.runtime?.bus.drain();
+    return failed ? 1 : 0;
+  });
+}

@@ -1,0 +1,75 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { z } from 'zod';
+import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
+import { reconcileCluster } from '../shared/features/reconciler.js';
+import { advanceRollout } from '../shared/features/rollout-runner.js';
+import { serverPorts } from '../shared/features/runtime.js';
+import { hashOrder, ownerOf } from '../shared/features/sharding.js';
+import { ownedBy } from '../shared/fleet/cluster.js';
+import { describeAccessError } from '../shared/fleet/cluster-access.js';
+import { scheduledHandler } from '../shared/platform/handler.js';
+
+/** Clusters are started while this much of the invocation is left; the rest wait for the next pass. */
+const BUDGET_MS = 120_000;
+
+/**
+ * Scheduled, one schedule per shard: the server flow (KEP-3920) for the clusters that hash to this
+ * shard (announce, start, perform, finish transitions), then the rollouts that hash to it. A cluster
+ * that cannot be reached keeps its transition where it was (its task's failure is recorded) and the
+ * others go on.
+ */
+export const handler = scheduledHandler({
+  functionId: 'features-reconcile',
+  input: z
+    .object({ shard: z.number().int().min(0), shards: z.number().int().min(1).max(64) })
+    .strict()
+    .refine((i) => i.shard < i.shards, { message: 'shard must be below shards', path: ['shard'] }),
+  run: async ({ shard, shards }, { deps, logger, metrics }) => {
+    const started = Date.now();
+    const count = (m: string, n: number) => metrics.addMetric(m, MetricUnit.Count, n);
+    const { reconciler, rollouts, registry } = await serverPorts(deps, `features-reconcile/${shard}`, {
+      warn: (m, f) => logger.warn(m, f),
+      count,
+    });
+    // A different starting point every pass: clusters that eat the time budget (unreachable ones wait
+    // for their timeouts) never starve the same others twice.
+    const pass = String(Math.floor(reconciler.now() / (RECONCILE_EVERY_MINUTES * 60_000)));
+    // Clusters of this control plane only (another region's owns the rest), then this shard's.
+    const mine = hashOrder(
+      (await registry.list()).filter(
+        (c) => ownedBy(c, deps.config.controlPlane) && ownerOf(c.name, shards) === shard,
+      ),
+      (c) => c.name,
+      pass,
+    );
+    let done = 0;
+    let inTransition = 0;
+    for (const c of mine) {
+      if (Date.now() - started > BUDGET_MS) break;
+      try {
+        const outcomes = await reconcileCluster(reconciler, c.name);
+        inTransition += outcomes.filter((o) => o.state === 'TurningOn' || o.state === 'TurningOff').length;
+      } catch (err) {
+        count('FeatureReconcileErrors', 1);
+        logger.warn('feature reconcile of a cluster failed; the next pass resumes it', {
+          cluster: c.name,
+          error: describeAccessError(err),
+        });
+      }
+      done++;
+    }
+    const active = (await rollouts.rollouts.list()).filter(
+      (r) => r.status === 'running' && ownerOf(r.id, shards) === shard,
+    );
+    for (const r of active) {
+      const { last } = await advanceRollout(rollouts, r.id);
+      logger.info('rollout', { rollout: r.id, last });
+    }
+    count('FeatureClustersReconciled', done);
+    count('FeatureTransitionsInProgress', inTransition);
+    if (done < mine.length)
+      logger.warn('out of time: clusters left for the next pass', { left: mine.length - done });
+    logger.info('features reconciled', { shard, clusters: done, inTransition, rollouts: active.length });
+    return { shard, clusters: done, left: mine.length - done, inTransition, rollouts: active.length };
+  },
+});

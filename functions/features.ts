@@ -1,0 +1,59 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { UnknownFeatureError } from '../shared/features/catalog.js';
+import { reconcileCluster } from '../shared/features/reconciler.js';
+import { advanceRollout } from '../shared/features/rollout-runner.js';
+import { serverPorts } from '../shared/features/runtime.js';
+import { FeatureStore } from '../shared/features/store.js';
+import { ownedBy } from '../shared/fleet/cluster.js';
+import { eventHandler } from '../shared/platform/handler.js';
+
+/**
+ * Event-triggered: a desired value changed or a component reported a new value during a transition
+ * (reconcile that feature of that cluster now, rather than at the next scheduled pass), a cluster registered (announce every feature to it) or deregistered (forget
+ * its features), a rollout started or resumed (start its wave now). Races with the scheduled reconciler
+ * are settled by the records' conditional writes.
+ */
+export const handler = eventHandler({
+  functionId: 'features',
+  detailTypes: [
+    'FeatureDesiredChanged',
+    'FeatureUseReported',
+    'ClusterRegistered',
+    'ClusterDeregistered',
+    'FeatureRolloutChanged',
+  ],
+  clusterOf: (e) => (e.detail as { cluster?: string }).cluster,
+  run: async (event, { deps, logger, metrics }) => {
+    const count = (m: string, n: number) => metrics.addMetric(m, MetricUnit.Count, n);
+    const t = { warn: (m: string, f: Record<string, unknown>) => logger.warn(m, f), count };
+    switch (event['detail-type']) {
+      case 'ClusterDeregistered': {
+        const d = event.detail as { cluster: string };
+        const forgotten = await new FeatureStore(deps.db, deps.config.table).forgetCluster(d.cluster);
+        return { cluster: d.cluster, forgotten };
+      }
+      case 'FeatureRolloutChanged': {
+        const d = event.detail as { rollout: string };
+        const { rollouts } = await serverPorts(deps, 'features', t);
+        const { rollout, last } = await advanceRollout(rollouts, d.rollout);
+        return { rollout: d.rollout, status: rollout?.status ?? 'gone', last };
+      }
+      default: {
+        const d = event.detail as { cluster: string; namespace?: string; feature?: string };
+        const { reconciler, registry } = await serverPorts(deps, 'features', t);
+        const registered = await registry.get(d.cluster);
+        if (!registered) return { cluster: d.cluster, skipped: 'not registered' };
+        if (!ownedBy(registered, deps.config.controlPlane))
+          return { cluster: d.cluster, skipped: `owned by ${registered.owner}` };
+        const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
+        try {
+          const outcomes = await reconcileCluster(reconciler, d.cluster, only);
+          return { cluster: d.cluster, features: outcomes.map((o) => `${o.feature}: ${o.state}`) };
+        } catch (err) {
+          if (err instanceof UnknownFeatureError) return { cluster: d.cluster, skipped: err.message };
+          throw err;
+        }
+      }
+    }
+  },
+});

@@ -1,0 +1,141 @@
+/**
+ * Third-party features declared in a file (`fleetscope features register --file F`), made of the
+ * built-in tasks only (a file carries no code, so no hooks). A bad file is refused whole, with every
+ * problem named by its field ("features[0].disable[2].selector: ..."), and nothing is written.
+ *
+ *   features:
+ *     - namespace: widgets            # the third party's own namespace (fleetscope-system is fleetscope's)
+ *       name: widgets
+ *       description: Widget stamping by the widget agent
+ *       default: off
+ *       components: [widget-agent]     # in-cluster components that report uses in the Feature status
+ *       usesWaitSeconds: 120
+ *       enable:
+ *         - task: apply-manifests
+ *           manifests: [...]
+ *       disable:
+ *         - task: wait-for-uses
+ *         - task: wait-for-no-objects  # the widgets people made: never deleted by fleetscope
+ *           apiVersion: example.com/v1
+ *           kind: Widget
+ *         - task: delete-objects
+ *           apiVersion: v1
+ *           kind: ConfigMap
+ *           namespace: widgets
+ *           name: widget-agent-config
+ */
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { rfc1123LabelProblem } from '../kernel/names.js';
+import { formatPath } from '../platform/validation.js';
+import { FLEETSCOPE_NAMESPACE } from './model.js';
+import { DEFAULT_USES_WAIT_SECONDS, type FeatureSpec } from './spec.js';
+import { parseTask, type TaskProblem, type TaskSpec } from './task-kinds.js';
+
+/** Key prefixes of fleetscope's own items: a declared clear-state may not touch them. */
+export const RESERVED_PREFIXES = ['feature#', 'claims#', 'nodescope#', 'balloons#', 'META', 'STATUS'];
+
+const VERSION = /^v?\d+\.\d+(\.\d+)?$/;
+const label = (what: string) =>
+  z.string().superRefine((v, ctx) => {
+    const p = rfc1123LabelProblem(v, what);
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  });
+
+const declSchema = z
+  .object({
+    namespace: label('namespace').refine((n) => n !== FLEETSCOPE_NAMESPACE, {
+      message: `${FLEETSCOPE_NAMESPACE} holds fleetscope's own features; use your own namespace`,
+    }),
+    name: label('feature name'),
+    description: z.string().max(1024).default(''),
+    default: z.enum(['on', 'off']).default('off'),
+    components: z
+      .array(z.string().regex(/^[a-z0-9]([-a-z0-9./]*[a-z0-9])?$/, 'a component name'))
+      .max(50)
+      .default([]),
+    usesWaitSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .default(DEFAULT_USES_WAIT_SECONDS),
+    kubernetes: z
+      .object({
+        min: z.string().regex(VERSION, 'a version such as 1.33').optional(),
+        max: z.string().regex(VERSION, 'a version such as 1.35').optional(),
+        why: z.string().min(1).max(512),
+      })
+      .strict()
+      .optional(),
+    since: z.string().regex(VERSION, 'a version such as 0.1.0').default('0.1.0'),
+    enable: z.array(z.unknown()).max(50).default([]),
+    disable: z.array(z.unknown()).max(50).default([]),
+  })
+  .strict();
+
+export class DeclarationError extends Error {
+  override name = 'DeclarationError';
+  constructor(
+    readonly file: string,
+    readonly problems: TaskProblem[],
+  ) {
+    super(`${file}: ${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
+  }
+}
+
+/** The features a file declares; throws DeclarationError naming every bad field. */
+export function parseDeclarations(text: string, file: string): FeatureSpec[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new DeclarationError(file, [{ path: '', message: `not YAML or JSON: ${(err as Error).message}` }]);
+  }
+  const list = (doc as { features?: unknown })?.features;
+  if (!Array.isArray(list) || list.length === 0)
+    throw new DeclarationError(file, [{ path: 'features', message: 'a list of at least one feature' }]);
+  const problems: TaskProblem[] = [];
+  const specs = list.map((item, i) => declared(item, `features[${i}]`, file, problems));
+  const seen = new Set<string>();
+  specs.forEach((s, i) => {
+    if (!s) return;
+    const key = `${s.namespace}/${s.name}`;
+    if (seen.has(key)) problems.push({ path: `features[${i}].name`, message: `${key} is declared twice` });
+    seen.add(key);
+  });
+  if (problems.length) throw new DeclarationError(file, problems);
+  return specs as FeatureSpec[];
+}
+
+function declared(item: unknown, at: string, file: string, problems: TaskProblem[]): FeatureSpec | undefined {
+  const parsed = declSchema.safeParse(item);
+  if (!parsed.success)
+    for (const i of parsed.error.issues)
+      problems.push({ path: `${at}.${formatPath(i.path)}`, message: i.message });
+  // The tasks are checked even when other fields are bad: one run names every problem of the file.
+  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown };
+  const tasks = (list: unknown, which: string): TaskSpec[] =>
+    (Array.isArray(list) ? list : []).flatMap((t, j) => {
+      const r = parseTask(t, `${at}.${which}[${j}]`, { allowHooks: false });
+      problems.push(...r.problems, ...reserved(r.task, `${at}.${which}[${j}]`));
+      return r.task ? [r.task] : [];
+    });
+  const enable = tasks(raw.enable, 'enable');
+  const disable = tasks(raw.disable, 'disable');
+  if (!parsed.success) return undefined;
+  const { enable: _e, disable: _d, kubernetes, ...rest } = parsed.data;
+  return { ...rest, ...(kubernetes ? { kubernetes } : {}), enable, disable, origin: { file } };
+}
+
+function reserved(task: TaskSpec | undefined, at: string): TaskProblem[] {
+  if (task?.task !== 'clear-state') return [];
+  return task.prefixes.flatMap((p, k) =>
+    RESERVED_PREFIXES.some((r) => p.startsWith(r) || r.startsWith(p))
+      ? [{ path: `${at}.prefixes[${k}]`, message: `"${p}" is fleetscope's own state` }]
+      : [],
+  );
+}
+
+/** A declaration as stored: the spec without code (a declared feature has none). */
+export type StoredDeclaration = Omit<FeatureSpec, 'hooks' | 'leftovers'> & { registeredAt: number };

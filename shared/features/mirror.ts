@@ -1,0 +1,188 @@
+/**
+ * The Feature records of one cluster, mirrored into it as `Feature` objects (./crd.ts): the CRD and the
+ * fleetscope-system namespace are created where absent, each object's spec and fleetscope's part of its
+ * status are written when they changed, and the uses that in-cluster components wrote into the status
+ * are read back (and cleared, when a wait for uses clears the uses).
+ */
+import { FEATURE_API_VERSION, FEATURE_CRD, featureCrd } from './crd.js';
+import { valueFor } from './machine.js';
+import { type FeatureRecord, type FeatureRef, FLEETSCOPE_NAMESPACE, type Use, type Value } from './model.js';
+import { contains, type KObject, type ObjectsApi } from './objects.js';
+
+const MANAGED = { 'app.kubernetes.io/managed-by': 'fleetscope' };
+const CRD_QUERY = { apiVersion: 'apiextensions.k8s.io/v1', resource: 'customresourcedefinitions' };
+const featureQuery = (ref: FeatureRef) => ({
+  apiVersion: FEATURE_API_VERSION,
+  resource: FEATURE_CRD.plural,
+  namespace: ref.namespace,
+  name: ref.name,
+});
+
+interface InClusterUse {
+  value: Value;
+  time: string;
+  source?: string;
+}
+
+interface FeatureObject extends KObject {
+  spec?: Record<string, unknown>;
+  status?: { observedVersion?: number; uses?: Record<string, InClusterUse> };
+}
+
+export interface MirrorSpec {
+  default: Value;
+  description: string;
+  components: string[];
+}
+
+export class FeatureMirror {
+  private crdReady = false;
+
+  constructor(
+    private readonly api: ObjectsApi,
+    private readonly opts: { sleep?: (ms: number) => Promise<void>; crdWaitMs?: number } = {},
+  ) {}
+
+  /** The CRD, created where absent, and served (a new CRD takes a moment to be established). */
+  async ensureCrd(): Promise<void> {
+    if (this.crdReady) return;
+    const present = await this.api.list({ ...CRD_QUERY, name: FEATURE_CRD.crdName });
+    if (present.length === 0) {
+      await this.api.apply(featureCrd());
+      this.api.forget(FEATURE_API_VERSION);
+    }
+    const deadline = Date.now() + (this.opts.crdWaitMs ?? 10_000);
+    const sleep = this.opts.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+    while (!(await this.api.resolve(featureQuery(FLEETSCOPE_REF)))) {
+      if (Date.now() >= deadline) throw new Error(`the ${FEATURE_CRD.crdName} CRD is not served yet`);
+      this.api.forget(FEATURE_API_VERSION);
+      await sleep(200);
+    }
+    this.crdReady = true;
+  }
+
+  /** The Feature object; undefined when absent, or when the cluster does not serve the kind (no CRD yet). */
+  private async read(ref: FeatureRef): Promise<FeatureObject | undefined> {
+    return (await this.api.list(featureQuery(ref)))[0] as FeatureObject | undefined;
+  }
+
+  /** Writes one record (and fleetscope's uses) into the cluster; returns the writes made. */
+  async write(
+    record: FeatureRecord,
+    spec: MirrorSpec,
+    uses: readonly Use[],
+    dangling: string[],
+  ): Promise<number> {
+    const before = this.api.writes;
+    await this.ensureCrd();
+    let live = await this.read(record);
+    const wantedSpec = {
+      default: spec.default,
+      ...(record.desired ? { desired: record.desired } : {}),
+      description: spec.description,
+      components: spec.components,
+    };
+    if (!live) {
+      if (record.namespace === FLEETSCOPE_NAMESPACE)
+        await this.api.apply({
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: FLEETSCOPE_NAMESPACE, labels: MANAGED },
+        });
+      await this.api.apply({
+        apiVersion: FEATURE_API_VERSION,
+        kind: FEATURE_CRD.kind,
+        metadata: { name: record.name, namespace: record.namespace, labels: MANAGED },
+        spec: wantedSpec,
+      });
+      live = await this.read(record);
+    } else if (!sameSpec(live.spec, wantedSpec)) {
+      // desired: null removes an operator's value that went back to the default.
+      await this.api.mergePatch(featureQuery(record), live, { spec: { desired: null, ...wantedSpec } });
+    }
+    const status = statusOf(record, uses, live?.status?.uses ?? {}, dangling);
+    if (live && !contains(live.status, status.compare))
+      await this.api.mergePatch(featureQuery(record), live, { status: status.patch }, 'status');
+    return this.api.writes - before;
+  }
+
+  /** The uses in-cluster components wrote into the Feature object's status (none if it is absent). */
+  async readUses(ref: FeatureRef): Promise<Use[]> {
+    const live = await this.read(ref);
+    return Object.entries(live?.status?.uses ?? {})
+      .filter(([, u]) => u.source !== 'fleetscope')
+      .map(([component, u]) => ({
+        component,
+        value: u.value,
+        at: Date.parse(u.time) || 0,
+        source: 'cluster' as const,
+      }));
+  }
+
+  /** Clears the in-cluster components' uses reported up to `upTo`; returns the writes made. */
+  async clearUses(ref: FeatureRef, upTo: number): Promise<number> {
+    const live = await this.read(ref);
+    const old = Object.entries(live?.status?.uses ?? {}).filter(
+      ([, u]) => u.source !== 'fleetscope' && (Date.parse(u.time) || 0) <= upTo,
+    );
+    if (!live || old.length === 0) return 0;
+    const before = this.api.writes;
+    const uses = Object.fromEntries(old.map(([component]) => [component, null]));
+    await this.api.mergePatch(featureQuery(ref), live, { status: { uses } }, 'status');
+    return this.api.writes - before;
+  }
+}
+
+const FLEETSCOPE_REF: FeatureRef = { namespace: FLEETSCOPE_NAMESPACE, name: 'probe' };
+
+function sameSpec(live: Record<string, unknown> | undefined, wanted: Record<string, unknown>): boolean {
+  return contains(live, wanted) && (live?.desired === undefined) === (wanted.desired === undefined);
+}
+
+/** fleetscope's part of the status: its state, tasks and its workers' uses (stale ones removed). */
+function statusOf(
+  r: FeatureRecord,
+  uses: readonly Use[],
+  liveUses: Record<string, InClusterUse>,
+  dangling: string[],
+) {
+  const mine = Object.fromEntries(
+    uses.map((u) => [
+      u.component,
+      { value: u.value, time: new Date(u.at).toISOString(), source: 'fleetscope' },
+    ]),
+  );
+  const stale = Object.entries(liveUses)
+    .filter(([c, u]) => u.source === 'fleetscope' && !(c in mine))
+    .map(([c]) => [c, null]);
+  const compare = {
+    state: r.state,
+    // What a component should use now: the client flow's rule, so in-cluster components need not know it.
+    value: valueFor(r, r.default),
+    observedVersion: r.version,
+    tasks: r.tasks.map((t) => ({
+      title: t.title,
+      task: t.spec.task,
+      attempts: t.attempts,
+      ...(t.lastError ? { lastError: t.lastError } : {}),
+      ...(t.waitingFor ? { waitingFor: t.waitingFor } : {}),
+    })),
+    dangling,
+    uses: mine,
+  };
+  const patch = {
+    ...compare,
+    transition: r.transition
+      ? {
+          to: r.transition.to,
+          reason: r.transition.reason,
+          startedAt: new Date(r.transition.startedAt).toISOString(),
+        }
+      : null,
+    uses: { ...mine, ...Object.fromEntries(stale) },
+  };
+  return {
+    compare: stale.length ? { ...compare, uses: { ...mine, ...Object.fromEntries(stale) } } : compare,
+    patch,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * Objects of any kind in one cluster, as the built-in tasks address them (an API version, a plural or a
+ * kind, a namespace, a name, a label selector), over the cluster access layer (timeouts, retries,
+ * redacted errors). Raw JSON, so that custom resources and built-ins are handled alike and nothing is
+ * lost in a round trip through typed models. Every task observes before it writes, so performing a task
+ * again (after a crash) writes nothing that is already done.
+ */
+import type { ClusterClient } from '../k8s/client.js';
+import { ClusterAccessError } from '../k8s/errors.js';
+import { RawReader } from '../k8s/raw-reader.js';
+import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
+
+export interface ObjectsQuery {
+  apiVersion: string;
+  resource?: string | undefined;
+  kind?: string | undefined;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  selector?: string | undefined;
+}
+
+export interface KObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
+interface Resolved {
+  base: string;
+  resource: string;
+  namespaced: boolean;
+}
+
+const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
+const baseOf = (apiVersion: string) => (apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`);
+const enc = encodeURIComponent;
+
+export class ObjectsApi {
+  private readonly raw: RawReader;
+  private readonly discovery = new Map<string, Promise<DiscoveryList | undefined>>();
+  /** Writes that changed something (created, patched, deleted). */
+  writes = 0;
+
+  constructor(readonly client: ClusterClient) {
+    this.raw = new RawReader(client);
+  }
+
+  /** The resource's path parts; undefined when the cluster does not serve the kind (no such CRD). */
+  async resolve(q: ObjectsQuery): Promise<Resolved | undefined> {
+    const base = baseOf(q.apiVersion);
+    const list = await this.discover(q.apiVersion);
+    if (!list) return undefined;
+    const found = list.resources.find((r) =>
+      q.resource ? r.name === q.resource : r.kind === q.kind && !r.name.includes('/'),
+    );
+    if (!found) return undefined;
+    return { base, resource: found.name, namespaced: found.namespaced };
+  }
+
+  /** Forgets what discovery said about an API version (a CRD was just created). */
+  forget(apiVersion: string): void {
+    this.discovery.delete(apiVersion);
+  }
+
+  private discover(apiVersion: string): Promise<DiscoveryList | undefined> {
+    let d = this.discovery.get(apiVersion);
+    if (!d) {
+      d = this.raw
+        .get<DiscoveryList>(`discover ${apiVersion}`, baseOf(apiVersion), {}, { expected: [404] })
+        .catch((err) => {
+          if (is(err, 404)) return undefined;
+          throw err;
+        });
+      this.discovery.set(apiVersion, d);
+    }
+    return d;
+  }
+
+  private path(r: Resolved, namespace: string | undefined, name?: string, sub?: string): string {
+    const ns = r.namespaced && namespace ? `/namespaces/${enc(namespace)}` : '';
+    return `${r.base}${ns}/${r.resource}${name ? `/${enc(name)}` : ''}${sub ? `/${sub}` : ''}`;
+  }
+
+  /** The objects the query selects (none when the kind is not served). */
+  async list(q: ObjectsQuery): Promise<KObject[]> {
+    const r = await this.resolve(q);
+    if (!r) return [];
+    if (q.name) {
+      const one = await this.get(r, q.namespace, q.name);
+      return one && matches(one, q.selector) ? [one] : [];
+    }
+    const out: KObject[] = [];
+    await this.raw.list<KObject>(
+      `list ${r.resource}`,
+      this.path(r, q.namespace),
+      { labelSelector: q.selector },
+      (items) => out.push(...items),
+      { pageSize: 500 },
+    );
+    return out;
+  }
+
+  private async get(r: Resolved, namespace: string | undefined, name: string): Promise<KObject | undefined> {
+    try {
+      return await this.raw.get<KObject>(
+        `get ${r.resource}`,
+        this.path(r, namespace, name),
+        {},
+        { expected: [404] },
+      );
+    } catch (err) {
+      if (is(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes one object; false when it was already gone. */
+  async delete(q: ObjectsQuery, obj: KObject): Promise<boolean> {
+    const r = await this.resolve(q);
+    if (!r) return false;
+    try {
+      await this.raw.send(
+        `delete ${r.resource}`,
+        'DELETE',
+        this.path(r, obj.metadata?.namespace, obj.metadata?.name),
+        undefined,
+        'application/json',
+        { expected: [404] },
+      );
+      this.writes++;
+      return true;
+    } catch (err) {
+      if (is(err, 404)) return false;
+      throw err;
+    }
+  }
+
+  /** A JSON merge patch of one object (or of its status). */
+  async mergePatch(q: ObjectsQuery, obj: KObject, patch: unknown, subresource?: 'status'): Promise<void> {
+    const r = await this.resolve(q);
+    if (!r) return;
+    await this.raw.send(
+      `patch ${r.resource}${subresource ? `/${subresource}` : ''}`,
+      'PATCH',
+      this.path(r, obj.metadata?.namespace, obj.metadata?.name, subresource),
+      patch,
+      'application/merge-patch+json',
+    );
+    this.writes++;
+  }
+
+  /**
+   * Creates the object, or merge-patches it where it differs from the manifest; writes nothing when it
+   * already says what the manifest says. Returns what it did.
+   */
+  async apply(manifest: KObject): Promise<'created' | 'updated' | 'unchanged'> {
+    const q = { apiVersion: String(manifest.apiVersion), kind: String(manifest.kind) };
+    const r = await this.resolve(q);
+    if (!r) throw new Error(`the cluster does not serve ${manifest.kind} (${manifest.apiVersion})`);
+    const ns = manifest.metadata?.namespace;
+    const name = String(manifest.metadata?.name);
+    const live = await this.get(r, ns, name);
+    if (!live) {
+      try {
+        await this.raw.send(`create ${r.resource}`, 'POST', this.path(r, ns), manifest, 'application/json', {
+          expected: [409],
+        });
+        this.writes++;
+        return 'created';
+      } catch (err) {
+        if (!is(err, 409)) throw err;
+        return this.apply(manifest); // created meanwhile: converge on the manifest
+      }
+    }
+    const { status: _s, ...wanted } = manifest;
+    if (contains(live, wanted)) return 'unchanged';
+    await this.raw.send(
+      `update ${r.resource}`,
+      'PATCH',
+      this.path(r, ns, name),
+      wanted,
+      'application/merge-patch+json',
+    );
+    this.writes++;
+    return 'updated';
+  }
+}
+
+interface DiscoveryList {
+  resources: { name: string; kind: string; namespaced: boolean }[];
+}
+
+function matches(obj: KObject, selector: string | undefined): boolean {
+  return !selector || matchesLabels(parseLabelSelector(selector), obj.metadata?.labels ?? {});
+}
+
+/** Whether every field of `part` is present in `whole` with the same value (objects compared deeply). */
+export function contains(whole: unknown, part: unknown): boolean {
+  if (part === null || typeof part !== 'object') return whole === part;
+  if (Array.isArray(part))
+    return (
+      Array.isArray(whole) && whole.length === part.length && part.every((p, i) => contains(whole[i], p))
+    );
+  if (whole === null || typeof whole !== 'object' || Array.isArray(whole)) return false;
+  return Object.entries(part).every(([k, v]) => contains((whole as Record<string, unknown>)[k], v));
+}
+
+/** The value at a path of keys, or undefined. */
+export function fieldAt(obj: unknown, path: readonly string[]): unknown {
+  let at: unknown = obj;
+  for (const k of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<string, unknown>)[k];
+  }
+  return at;
+}
+
+/** The merge patch that removes the field at `path`: {a: {b: null}}. */
+export function removalPatch(path: readonly string[]): Record<string, unknown> {
+  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), null) as Record<string, unknown>;
+}

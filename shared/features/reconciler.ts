@@ -1,0 +1,399 @@
+/**
+ * The server flow of one cluster (KEP-3920): announce the features the cluster lacks, then for each one
+ * take the steps the state machine (./machine.ts) names, each stored with a conditional write on the
+ * version read, until the feature is stable or waits; finally mirror what changed into the cluster.
+ *
+ * A task is claimed (a stored step) before it is performed, so two reconcilers never perform it at the
+ * same time; its outcome is stored as the next step. A crash between any two steps leaves the last
+ * stored one: the next pass resumes from it (a claim lapses after CLAIM_MS), and every task observes
+ * before it writes, so one performed again writes nothing it already wrote.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClusterClient } from '../k8s/client.js';
+import type { OutgoingEvent } from '../platform/publisher.js';
+import type { FeatureCatalog } from './catalog.js';
+import { taskEvent, transitionEvent } from './events.js';
+import {
+  announced,
+  CLAIM_MS,
+  claimed,
+  finished,
+  holds,
+  nextStep,
+  reasonOf,
+  reversed,
+  type Step,
+  started,
+  taskDone,
+  taskFailed,
+  taskWaiting,
+  withDefault,
+} from './machine.js';
+import { FeatureMirror } from './mirror.js';
+import { type FeatureRecord, type FeatureRef, oldValueOf, refKey, type Use } from './model.js';
+import { ObjectsApi } from './objects.js';
+import { type FeatureSpec, type TaskContext, type TaskOutcome, tasksOf, type UsesPort } from './spec.js';
+import type { FeatureStore, FeatureView } from './store.js';
+import { runTask } from './tasks.js';
+
+export interface StepMark {
+  cluster: string;
+  feature: string;
+  step: 'announced' | 'default' | 'started' | 'reversed' | 'finished' | 'claimed' | 'performed' | 'stored';
+  task?: string;
+}
+
+export type FeatureMetric =
+  | 'FeatureTransitionsStarted'
+  | 'FeatureTransitionsReversed'
+  | 'FeatureTransitionsCompleted'
+  | 'FeatureTasksDone'
+  | 'FeatureTasksWaiting'
+  | 'FeatureTasksFailed'
+  | 'FeatureStepConflicts'
+  | 'FeatureMirrorErrors';
+
+export interface ReconcilerPorts {
+  store: FeatureStore;
+  catalog: FeatureCatalog;
+  /** A client for the cluster; throws when it cannot be reached. */
+  connect(cluster: string): Promise<ClusterClient>;
+  db: DynamoDBDocumentClient;
+  table: string;
+  publish?(events: OutgoingEvent[]): Promise<void>;
+  now(): number;
+  /** Names this reconciler in its claims (one per invocation). */
+  id: string;
+  leaseMs?: number;
+  /** Called after every stored step and after each task is performed: tests crash the reconciler here. */
+  onStep?(mark: StepMark): void | Promise<void>;
+  warn?(message: string, fields: Record<string, unknown>): void;
+  count?(metric: FeatureMetric, n: number): void;
+  /** Write the records into the cluster as Feature objects (default true). */
+  mirror?: boolean;
+  /** Look at waiting tasks again now, not at their next poll (`features reconcile`). */
+  eager?: boolean;
+}
+
+export interface FeatureOutcome {
+  feature: string;
+  state: FeatureRecord['state'];
+  steps: number;
+  waitingFor?: string;
+  error?: string;
+}
+
+const MAX_STEPS = 40;
+/** A stable record is written into the cluster again after this long (someone may have edited it). */
+export const MIRROR_RESYNC_MS = 60 * 60_000;
+/** A cluster whose Feature objects could not be written is tried again after this long. */
+export const MIRROR_RETRY_MS = 15 * 60_000;
+const DEFAULT_POLL_MS = 60_000;
+
+/** One cluster's pass: every feature of the catalog, or only `only`. */
+export async function reconcileCluster(
+  p: ReconcilerPorts,
+  cluster: string,
+  only?: FeatureRef,
+): Promise<FeatureOutcome[]> {
+  const access = clusterOf(p, cluster);
+  const views = await p.store.clusterViews(cluster);
+  const specs = only ? [p.catalog.need(only)] : p.catalog.specs;
+  const outcomes: FeatureOutcome[] = [];
+  for (const spec of specs) {
+    const view = views.get(refKey(spec)) ?? { uses: [] };
+    outcomes.push(await reconcileFeature(p, access, cluster, spec, view));
+  }
+  if (p.mirror !== false) await mirrorCluster(p, access, cluster, specs, views, outcomes);
+  return outcomes;
+}
+
+/** The cluster's client and objects, connected on first use and shared by every task of the pass. */
+function clusterOf(p: ReconcilerPorts, cluster: string) {
+  let client: Promise<ClusterClient> | undefined;
+  let objects: Promise<ObjectsApi> | undefined;
+  let api: ObjectsApi | undefined;
+  const connect = () => {
+    client ??= p.connect(cluster);
+    client.catch(() => {
+      client = undefined; // the next task tries again
+      objects = undefined;
+    });
+    return client;
+  };
+  return {
+    client: connect,
+    objects: () => {
+      objects ??= connect().then((c) => {
+        api = new ObjectsApi(c);
+        return api;
+      });
+      return objects;
+    },
+    /** Writes made through objects() so far in this pass (none before the first use). */
+    writes: () => api?.writes ?? 0,
+  };
+}
+type Access = ReturnType<typeof clusterOf>;
+
+async function reconcileFeature(
+  p: ReconcilerPorts,
+  access: Access,
+  cluster: string,
+  spec: FeatureSpec,
+  view: FeatureView,
+): Promise<FeatureOutcome> {
+  const key = refKey(spec);
+  let record = view.record ?? (await announce(p, cluster, spec));
+  let steps = 0;
+  for (; steps < MAX_STEPS; steps++) {
+    // A new fleetscope (or a re-registered file) may change a feature's default: adopted first, then
+    // the state machine sees the new target.
+    const step: Step | 'default' =
+      record.default !== spec.default
+        ? 'default'
+        : nextStep(record, p.now(), { eager: p.eager === true && steps === 0 });
+    if (step !== 'default' && (step.kind === 'idle' || step.kind === 'later')) break;
+    const result =
+      step === 'default'
+        ? await adoptDefault(p, spec, record)
+        : step.kind === 'perform'
+          ? await perform(p, access, spec, record)
+          : await transition(p, spec, record, step);
+    record = result ?? (await p.store.get(cluster, spec))!;
+  }
+  const first = record.tasks[0];
+  return {
+    feature: key,
+    state: record.state,
+    steps,
+    ...(first?.waitingFor ? { waitingFor: first.waitingFor } : {}),
+    ...(first?.lastError ? { error: first.lastError } : {}),
+  };
+}
+
+async function announce(p: ReconcilerPorts, cluster: string, spec: FeatureSpec): Promise<FeatureRecord> {
+  const record = announced(cluster, spec, (to) => tasksOf(spec, to), p.now());
+  if (!(await p.store.create(record))) return (await p.store.get(cluster, spec))!;
+  if (record.transition) {
+    await publish(p, [transitionEvent(record, 'started')]);
+    p.count?.('FeatureTransitionsStarted', 1);
+  }
+  await mark(p, record, 'announced');
+  return record;
+}
+
+async function adoptDefault(p: ReconcilerPorts, spec: FeatureSpec, record: FeatureRecord) {
+  const next = withDefault(record, spec.default, p.now());
+  if (!(await save(p, next, record))) return undefined;
+  await mark(p, next, 'default');
+  return next;
+}
+
+/** A step that is one write: start, reverse, finish. Returns undefined on a lost race. */
+async function transition(
+  p: ReconcilerPorts,
+  spec: FeatureSpec,
+  record: FeatureRecord,
+  step: Extract<Step, { kind: 'start' | 'reverse' | 'finish' }>,
+): Promise<FeatureRecord | undefined> {
+  const now = p.now();
+  const [next, phase, name]: [FeatureRecord, 'started' | 'reversed' | 'completed', StepMark['step']] =
+    step.kind === 'start'
+      ? [started(record, step.to, tasksOf(spec, step.to), reasonOf(record), now), 'started', 'started']
+      : step.kind === 'reverse'
+        ? [reversed(record, step.to, tasksOf(spec, step.to), now), 'reversed', 'reversed']
+        : [finished(record, now), 'completed', 'finished'];
+  if (!(await save(p, next, record))) return undefined;
+  await publish(p, [transitionEvent(next, phase)]);
+  p.count?.(
+    phase === 'started'
+      ? 'FeatureTransitionsStarted'
+      : phase === 'reversed'
+        ? 'FeatureTransitionsReversed'
+        : 'FeatureTransitionsCompleted',
+    1,
+  );
+  await mark(p, next, name);
+  return next;
+}
+
+async function save(p: ReconcilerPorts, next: FeatureRecord, read: FeatureRecord): Promise<boolean> {
+  const ok = await p.store.save(next, read.version);
+  if (!ok) p.count?.('FeatureStepConflicts', 1);
+  return ok;
+}
+
+/**
+ * Claims the first task, performs it, and stores its outcome. The outcome is stored on a fresh read when
+ * the record moved meanwhile (an operator set the desired value), as long as the claim is still ours.
+ */
+async function perform(
+  p: ReconcilerPorts,
+  access: Access,
+  spec: FeatureSpec,
+  record: FeatureRecord,
+): Promise<FeatureRecord | undefined> {
+  const mine = claimed(record, p.id, p.now(), p.leaseMs ?? CLAIM_MS);
+  if (!(await save(p, mine, record))) return undefined;
+  const task = mine.tasks[0]!;
+  await mark(p, mine, 'claimed', task.title);
+
+  const writesBefore = access.writes();
+  let otherWrites = 0;
+  let outcome: TaskOutcome | undefined;
+  let error: string | undefined;
+  const now = p.now();
+  try {
+    outcome = await runTask(
+      spec,
+      task.spec,
+      taskContext(p, access, spec, mine, now, (n) => (otherWrites += n)),
+    );
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+  }
+  const writes = access.writes() - writesBefore + otherWrites;
+  await mark(p, mine, 'performed', task.title);
+
+  let current = mine;
+  for (;;) {
+    const next = error
+      ? taskFailed(current, error, writes, p.now())
+      : outcome!.done
+        ? taskDone(current, writes, p.now())
+        : taskWaiting(current, outcome!, writes, DEFAULT_POLL_MS, p.now());
+    if (await save(p, next, current)) {
+      await reportTask(p, current, next, { error, outcome, writes });
+      await mark(p, next, 'stored', task.title);
+      return next;
+    }
+    const fresh = await p.store.get(record.cluster, record);
+    if (!fresh || !holds(fresh, p.id)) return undefined; // our claim lapsed and another took over
+    current = fresh;
+  }
+}
+
+function taskContext(
+  p: ReconcilerPorts,
+  access: Access,
+  spec: FeatureSpec,
+  record: FeatureRecord,
+  now: number,
+  wrote: (n: number) => void,
+): TaskContext {
+  const to = record.transition!.to;
+  return {
+    cluster: record.cluster,
+    feature: { namespace: record.namespace, name: record.name },
+    to,
+    old: oldValueOf(to),
+    now,
+    options: record.options ?? {},
+    progress: record.tasks[0]?.progress,
+    client: access.client,
+    objects: access.objects,
+    wrote,
+    db: p.db,
+    table: p.table,
+    uses: usesPort(p, access, record),
+    usesWaitSeconds: spec.usesWaitSeconds,
+  };
+}
+
+/** The uses fleetscope's workers stored and those in-cluster components wrote into the Feature object. */
+function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesPort {
+  const inCluster = async () => new FeatureMirror(await access.objects());
+  const stored = async () => (await p.store.view(ref.cluster, ref)).uses;
+  return {
+    list: async (): Promise<Use[]> => [...(await stored()), ...(await (await inCluster()).readUses(ref))],
+    // The in-cluster clear's writes go through objects() and are counted there; only DynamoDB's are returned.
+    clear: async (at) => {
+      const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), at);
+      await (await inCluster()).clearUses(ref, at);
+      return cleared;
+    },
+  };
+}
+
+async function reportTask(
+  p: ReconcilerPorts,
+  before: FeatureRecord,
+  after: FeatureRecord,
+  r: { error: string | undefined; outcome: TaskOutcome | undefined; writes: number },
+): Promise<void> {
+  const task = before.tasks[0]!;
+  const outcome = r.error ? 'failed' : r.outcome?.done ? 'done' : 'waiting';
+  p.count?.(
+    outcome === 'failed'
+      ? 'FeatureTasksFailed'
+      : outcome === 'done'
+        ? 'FeatureTasksDone'
+        : 'FeatureTasksWaiting',
+    1,
+  );
+  const events: OutgoingEvent[] = [];
+  // A wait is announced when it starts waiting or its reason changes, not at every look.
+  const next = after.tasks[0];
+  if (outcome !== 'waiting' || next?.waitingFor !== task.waitingFor)
+    events.push(taskEvent(before, after, outcome, r.writes));
+  if (after.state !== before.state) events.push(transitionEvent(after, 'completed'));
+  if (after.state !== before.state) p.count?.('FeatureTransitionsCompleted', 1);
+  await publish(p, events);
+}
+
+async function publish(p: ReconcilerPorts, events: OutgoingEvent[]): Promise<void> {
+  if (events.length === 0 || !p.publish) return;
+  // An event lost is a notice lost; the record is the truth, and the step is already stored.
+  await p
+    .publish(events)
+    .catch((err) => p.warn?.('could not publish feature events', { error: String(err) }));
+}
+
+async function mark(p: ReconcilerPorts, r: FeatureRecord, step: StepMark['step'], task?: string) {
+  await p.onStep?.({ cluster: r.cluster, feature: refKey(r), step, ...(task ? { task } : {}) });
+}
+
+/** Writes the records that changed (or were not written for an hour) into the cluster. */
+async function mirrorCluster(
+  p: ReconcilerPorts,
+  access: Access,
+  cluster: string,
+  specs: readonly FeatureSpec[],
+  before: Map<string, FeatureView>,
+  outcomes: FeatureOutcome[],
+): Promise<void> {
+  const now = p.now();
+  const due = specs.filter((s, i) => {
+    const v = before.get(refKey(s));
+    if (!v?.mirror || outcomes[i]!.steps > 0) return true;
+    // A cluster that could not be written is tried again after a while, not at every pass.
+    if (v.mirror.error) return now - v.mirror.at > MIRROR_RETRY_MS;
+    return v.mirror.version !== v.record?.version || now - v.mirror.at > MIRROR_RESYNC_MS;
+  });
+  if (due.length === 0) return;
+  try {
+    const mirror = new FeatureMirror(await access.objects());
+    for (const spec of due) {
+      const view = await p.store.view(cluster, spec);
+      if (!view.record) continue;
+      const dangling =
+        view.record.state === 'Off'
+          ? view.uses.filter((u) => u.value === 'on').map((u) => `use: ${u.component} reports on`)
+          : [];
+      await mirror.write(view.record, spec, view.uses, dangling);
+      await p.store.putMirror(cluster, spec, { version: view.record.version, at: now });
+    }
+  } catch (err) {
+    // Visibility only: a transition never waits on its mirror; it is written again later.
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
+    p.count?.('FeatureMirrorErrors', 1);
+    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
+    for (const spec of due)
+      await p.store.putMirror(cluster, spec, {
+        version: before.get(refKey(spec))?.mirror?.version ?? 0,
+        at: now,
+        error,
+      });
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * Starting, advancing, halting and resuming fleet rollouts. Advancing reads the current wave's Feature
+ * records and the clusters' last inventory, asks ./rollout.ts what to do, does it, and stores the rollout
+ * conditionally on its version, so the reconciler that owns it, an event-triggered one and a restarted
+ * one never advance it twice. A wave starts by setting the desired value of its clusters; the clusters'
+ * own reconcilers perform the transitions.
+ */
+import type { ClusterStatus, RegisteredCluster } from '../fleet/cluster.js';
+import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
+import type { OutgoingEvent } from '../platform/publisher.js';
+import type { FeatureCatalog } from './catalog.js';
+import { setDesired } from './desired.js';
+import { type FeatureRef, refKey, type Value } from './model.js';
+import {
+  clustersOfWave,
+  decideRollout,
+  type Observation,
+  parseWaves,
+  type Rollout,
+  RolloutInputError,
+  waveBounds,
+} from './rollout.js';
+import type { RolloutStore } from './rollout-store.js';
+import { hashOrder } from './sharding.js';
+import type { FeatureStore } from './store.js';
+
+export interface RolloutPorts {
+  rollouts: RolloutStore;
+  store: FeatureStore;
+  catalog: FeatureCatalog;
+  registry: {
+    list(): Promise<RegisteredCluster[]>;
+    getStatus(name: string): Promise<ClusterStatus | undefined>;
+  };
+  publish?(events: OutgoingEvent[]): Promise<void>;
+  now(): number;
+}
+
+export interface RolloutInput {
+  feature: FeatureRef;
+  to: Value;
+  waves: string;
+  pauseMs: number;
+  selector?: string;
+  stuckAfterMs?: number;
+  failAfterAttempts?: number;
+  by: string;
+}
+
+export async function startRollout(p: RolloutPorts, input: RolloutInput): Promise<Rollout> {
+  const spec = p.catalog.need(input.feature);
+  const waves = parseWaves(input.waves);
+  const running = (await p.rollouts.list()).find(
+    (r) => r.status === 'running' && r.namespace === spec.namespace && r.feature === spec.name,
+  );
+  if (running)
+    throw new RolloutInputError(`rollout ${running.id} of ${refKey(spec)} is running: halt it first`);
+  const reqs = input.selector ? parseLabelSelector(input.selector) : [];
+  const selected = (await p.registry.list()).filter((c) => matchesLabels(reqs, c.labels)).map((c) => c.name);
+  if (selected.length === 0)
+    throw new RolloutInputError(
+      `no registered cluster matches ${input.selector ? `--selector ${input.selector}` : 'the fleet'}`,
+    );
+  const now = p.now();
+  const id = `${spec.name}-${input.to}-${now.toString(36)}`;
+  const clusters = hashOrder(selected, (c) => c, id);
+  const rollout: Rollout = {
+    id,
+    namespace: spec.namespace,
+    feature: spec.name,
+    to: input.to,
+    waves: input.waves,
+    bounds: waveBounds(waves, clusters.length),
+    clusters,
+    ...(input.selector ? { selector: input.selector } : {}),
+    pauseMs: input.pauseMs,
+    stuckAfterMs: input.stuckAfterMs ?? 30 * 60_000,
+    failAfterAttempts: input.failAfterAttempts ?? 3,
+    status: 'running',
+    wave: 0,
+    createdAt: now,
+    createdBy: input.by,
+    updatedAt: now,
+    version: 1,
+    log: [{ at: now, message: `started by ${input.by}: ${clusters.length} cluster(s) in ${input.waves}` }],
+  };
+  if (!(await p.rollouts.create(rollout))) throw new Error(`rollout ${id} exists already; try again`);
+  await publish(p, [rolloutEvent(rollout, 'started', 0, [])]);
+  return rollout;
+}
+
+/** Advances a rollout as far as it can go now; returns it as stored, and what happened last. */
+export async function advanceRollout(
+  p: RolloutPorts,
+  id: string,
+): Promise<{ rollout?: Rollout; last: string }> {
+  let last = 'nothing to do';
+  for (let i = 0; i < 10; i++) {
+    const r = await p.rollouts.get(id);
+    if (!r) return { last: `no rollout ${id}` };
+    const now = p.now();
+    const action = decideRollout(r, await observe(p, r), now);
+    if (action.kind === 'none') return { rollout: r, last: action.why };
+    const stored = await act(p, r, action, now);
+    if (!stored) continue; // another reconciler advanced it: look again
+    last = action.kind;
+    if (action.kind !== 'start-wave' && action.kind !== 'next-wave') return { rollout: stored, last };
+  }
+  return { rollout: await p.rollouts.get(id), last };
+}
+
+async function act(
+  p: RolloutPorts,
+  r: Rollout,
+  a: Exclude<ReturnType<typeof decideRollout>, { kind: 'none' }>,
+  now: number,
+) {
+  const wave = r.wave + 1;
+  switch (a.kind) {
+    case 'start-wave': {
+      const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
+      const events: OutgoingEvent[] = [];
+      // Desired first, then the rollout: a crash in between sets the same values again, which writes nothing.
+      for (const cluster of a.clusters) {
+        const set = await setDesired(p.store, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
+        if (set.changed) events.push(desiredEvent(r, cluster, now));
+      }
+      const s = await p.rollouts.save(
+        r,
+        { waveStartedAt: now },
+        `wave ${wave} started: ${a.clusters.join(', ')}`,
+        now,
+      );
+      if (s) await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, a.clusters)]);
+      return s;
+    }
+    case 'reached': {
+      const s = await p.rollouts.save(
+        r,
+        { waveReachedAt: now },
+        `wave ${wave} reached ${r.to}; pausing`,
+        now,
+      );
+      if (s) await publish(p, [rolloutEvent(s, 'wave-reached', wave, clustersOfWave(r, r.wave))]);
+      return s;
+    }
+    case 'next-wave':
+      return p.rollouts.save(
+        r,
+        { wave: r.wave + 1, waveStartedAt: undefined, waveReachedAt: undefined, resumedAt: undefined },
+        `wave ${wave} stayed healthy for the pause`,
+        now,
+      );
+    case 'complete': {
+      const s = await p.rollouts.save(
+        r,
+        { status: 'completed', waveReachedAt: now },
+        `completed: every cluster is ${r.to}`,
+        now,
+      );
+      if (s) await publish(p, [rolloutEvent(s, 'completed', wave, clustersOfWave(r, r.wave))]);
+      return s;
+    }
+    case 'halt':
+      return halt(p, r, a.reason, now);
+  }
+}
+
+async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {
+  const s = await p.rollouts.save(r, { status: 'halted', reason }, `halted: ${reason}`, now);
+  if (s) await publish(p, [rolloutEvent(s, 'halted', r.wave + 1, clustersOfWave(r, r.wave), reason)]);
+  return s;
+}
+
+/** The operator's halt and resume (conditional like every other rollout write; retried on a race). */
+export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted' | 'running', by: string) {
+  for (let i = 0; i < 5; i++) {
+    const r = await p.rollouts.get(id);
+    if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
+    if (r.status === 'completed') throw new RolloutInputError(`rollout ${id} has completed`);
+    if (r.status === to) return r;
+    const now = p.now();
+    const s =
+      to === 'halted'
+        ? await halt(p, r, `halted by ${by}`, now)
+        : await p.rollouts.save(
+            r,
+            { status: 'running', reason: undefined, resumedAt: now },
+            `resumed by ${by}`,
+            now,
+          );
+    if (s && to === 'running')
+      await publish(p, [rolloutEvent(s, 'resumed', s.wave + 1, clustersOfWave(s, s.wave))]);
+    if (s) return s;
+  }
+  throw new Error(`rollout ${id} kept changing; try again`);
+}
+
+async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
+  if (r.waveStartedAt === undefined) return [];
+  const ref = { namespace: r.namespace, name: r.feature };
+  return Promise.all(
+    clustersOfWave(r, r.wave).map(async (cluster): Promise<Observation> => {
+      const [rec, status] = await Promise.all([p.store.get(cluster, ref), p.registry.getStatus(cluster)]);
+      const t = rec?.tasks[0];
+      return {
+        cluster,
+        reachable: status?.reachable ?? true,
+        ...(rec ? { state: rec.state } : {}),
+        ...(rec?.desired ? { desired: rec.desired } : {}),
+        ...(rec?.desiredBy ? { desiredBy: rec.desiredBy } : {}),
+        ...(rec?.transition ? { transitionStartedAt: rec.transition.startedAt } : {}),
+        ...(t
+          ? {
+              task: {
+                title: t.title,
+                attempts: t.attempts,
+                ...(t.lastError ? { lastError: t.lastError } : {}),
+                ...(t.failedAt ? { failedAt: t.failedAt } : {}),
+                ...(t.waitingFor ? { waitingFor: t.waitingFor } : {}),
+              },
+            }
+          : {}),
+      };
+    }),
+  );
+}
+
+function rolloutEvent(
+  r: Rollout,
+  phase: 'started' | 'wave-started' | 'wave-reached' | 'halted' | 'resumed' | 'completed',
+  wave: number,
+  clusters: string[],
+  reason?: string,
+): OutgoingEvent<'FeatureRolloutChanged'> {
+  return {
+    detailType: 'FeatureRolloutChanged',
+    detail: {
+      rollout: r.id,
+      namespace: r.namespace,
+      feature: r.feature,
+      to: r.to,
+      phase,
+      wave,
+      waves: r.bounds.length,
+      clusters: clusters.slice(0, 100),
+      ...(reason ? { reason: reason.slice(0, 1024) } : {}),
+      at: new Date(r.updatedAt).toISOString(),
+    },
+    resources: [`rollout/${r.id}`],
+  };
+}
+
+export function desiredEvent(
+  r: { id: string; namespace: string; feature: string; to: Value },
+  cluster: string,
+  now: number,
+): OutgoingEvent<'FeatureDesiredChanged'> {
+  return {
+    detailType: 'FeatureDesiredChanged',
+    detail: {
+      cluster,
+      namespace: r.namespace,
+      feature: r.feature,
+      desired: r.to,
+      by: `rollout/${r.id}`,
+      at: new Date(now).toISOString(),
+    },
+    resources: [`cluster/${cluster}`],
+  };
+}
+
+async function publish(p: RolloutPorts, events: OutgoingEvent[]): Promise<void> {
+  if (events.length && p.publish) await p.publish(events).catch(() => undefined);
+}

@@ -1,0 +1,152 @@
+/**
+ * A feature rolled across the fleet in waves (KEP-3920's canarying follow-up), pure: the waves from
+ * `--waves 1,10%,50%,100%`, and what a rollout does next given what its current wave's clusters show.
+ *
+ *   one canary cluster first; a wave starts only when every cluster of the one before reached the final
+ *   state and stayed there, reachable, for the pause; the first failed or stuck transition halts the
+ *   rollout with the reason, and the clusters of later waves are never touched.
+ */
+import { type FeatureState, finalOf, inTransition, type Value } from './model.js';
+
+export type WaveSize = { count: number } | { percent: number };
+
+export class RolloutInputError extends Error {
+  override name = 'RolloutInputError';
+}
+
+/** "1,10%,50%,100%": counts or percentages of the selected clusters, cumulative and growing. */
+export function parseWaves(text: string): WaveSize[] {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => p === ''))
+    throw new RolloutInputError(`--waves "${text}": a comma-separated list such as 1,10%,50%,100%`);
+  const waves = parts.map((p): WaveSize => {
+    const m = /^(\d+)(%?)$/.exec(p);
+    if (!m) throw new RolloutInputError(`--waves: "${p}" is neither a number of clusters nor a percentage`);
+    const n = Number(m[1]);
+    if (m[2] && (n < 1 || n > 100)) throw new RolloutInputError(`--waves: ${p} is not between 1% and 100%`);
+    if (!m[2] && n < 1) throw new RolloutInputError(`--waves: a wave has at least 1 cluster, not ${p}`);
+    return m[2] ? { percent: n } : { count: n };
+  });
+  const last = waves.at(-1)!;
+  if (!('percent' in last && last.percent === 100))
+    throw new RolloutInputError(
+      `--waves: the last wave must be 100% (every selected cluster), not ${parts.at(-1)}`,
+    );
+  return waves;
+}
+
+/** "10m", "90s", "2h", "0": a duration in ms. */
+export function parseDuration(text: string, flag: string): number {
+  const m = /^(\d+)(s|m|h)?$/.exec(text.trim());
+  if (!m) throw new RolloutInputError(`${flag} "${text}": a duration such as 90s, 10m or 2h`);
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 's' | 'm' | 'h'];
+}
+
+/** Where each wave ends in the ordered list of n clusters: every wave adds at least one, the last all. */
+export function waveBounds(waves: readonly WaveSize[], n: number): number[] {
+  const bounds: number[] = [];
+  let prev = 0;
+  for (const w of waves) {
+    if (prev >= n) break;
+    const wanted = 'count' in w ? w.count : Math.ceil((w.percent * n) / 100);
+    prev = Math.min(n, Math.max(prev + 1, wanted));
+    bounds.push(prev);
+  }
+  return bounds;
+}
+
+export interface Rollout {
+  id: string;
+  namespace: string;
+  feature: string;
+  to: Value;
+  /** As given (--waves), and where each wave ends in `clusters`. */
+  waves: string;
+  bounds: number[];
+  /** The selected clusters in rollout order (the first is the canary). */
+  clusters: string[];
+  selector?: string;
+  pauseMs: number;
+  /** A transition older than this halts the rollout (stuck); a task failing this often halts it (failed). */
+  stuckAfterMs: number;
+  failAfterAttempts: number;
+  status: 'running' | 'halted' | 'completed';
+  reason?: string;
+  /** The current wave (0-based), when it started, and when all its clusters reached the final state. */
+  wave: number;
+  waveStartedAt?: number;
+  waveReachedAt?: number;
+  resumedAt?: number;
+  createdAt: number;
+  createdBy: string;
+  updatedAt: number;
+  version: number;
+  log: { at: number; message: string }[];
+}
+
+export const clustersOfWave = (r: Rollout, wave: number): string[] =>
+  r.clusters.slice(wave === 0 ? 0 : r.bounds[wave - 1], r.bounds[wave]);
+
+/** What the rollout sees of one cluster of its current wave. */
+export interface Observation {
+  cluster: string;
+  state?: FeatureState;
+  desired?: Value;
+  desiredBy?: string;
+  reachable: boolean;
+  transitionStartedAt?: number;
+  task?: { title: string; attempts: number; lastError?: string; failedAt?: number; waitingFor?: string };
+}
+
+export type RolloutAction =
+  | { kind: 'none'; why: string }
+  | { kind: 'start-wave'; clusters: string[] }
+  | { kind: 'reached' }
+  | { kind: 'next-wave' }
+  | { kind: 'complete' }
+  | { kind: 'halt'; reason: string };
+
+export function decideRollout(r: Rollout, seen: readonly Observation[], now: number): RolloutAction {
+  if (r.status !== 'running') return { kind: 'none', why: r.status };
+  if (r.waveStartedAt === undefined) return { kind: 'start-wave', clusters: clustersOfWave(r, r.wave) };
+  const final = finalOf(r.to);
+  for (const o of seen) {
+    const problem = problemOf(r, o, now);
+    if (problem) return { kind: 'halt', reason: `cluster ${o.cluster}: ${problem}` };
+  }
+  const behind = seen.filter((o) => o.state !== final);
+  if (behind.length) {
+    if (r.waveReachedAt === undefined)
+      return {
+        kind: 'none',
+        why: `waiting for ${behind.map((o) => `${o.cluster} (${o.state ?? 'unannounced'})`).join(', ')}`,
+      };
+    return {
+      kind: 'halt',
+      reason: `cluster ${behind[0]!.cluster}: left ${final} during the pause (now ${behind[0]!.state})`,
+    };
+  }
+  const last = r.wave >= r.bounds.length - 1;
+  if (r.waveReachedAt === undefined) return last ? { kind: 'complete' } : { kind: 'reached' };
+  const down = seen.find((o) => !o.reachable);
+  if (down) return { kind: 'halt', reason: `cluster ${down.cluster}: unreachable during the pause` };
+  if (now - r.waveReachedAt < r.pauseMs)
+    return { kind: 'none', why: `pause until ${new Date(r.waveReachedAt + r.pauseMs).toISOString()}` };
+  return { kind: 'next-wave' };
+}
+
+/** Why one cluster of the wave halts the rollout, if it does. */
+function problemOf(r: Rollout, o: Observation, now: number): string | undefined {
+  const since = r.resumedAt ?? r.waveStartedAt ?? 0;
+  if (o.desired !== r.to)
+    return `its desired value is ${o.desired ?? 'the default'}${o.desiredBy ? ` (set by ${o.desiredBy})` : ''}, not the rollout's ${r.to}`;
+  const t = o.task;
+  if (t && t.attempts >= r.failAfterAttempts && (t.failedAt ?? 0) > since)
+    return `task "${t.title}" failed ${t.attempts} times: ${t.lastError ?? 'unknown error'}`;
+  if (o.state && inTransition(o.state) && o.transitionStartedAt !== undefined) {
+    const age = now - Math.max(o.transitionStartedAt, since);
+    if (age > r.stuckAfterMs)
+      return `stuck in ${o.state} for ${Math.round(age / 60_000)}m${t?.waitingFor ? `, waiting for: ${t.waitingFor}` : t ? ` at "${t.title}"` : ''}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,102 @@
+/**
+ * What a feature is, as its author declares it: for fleetscope's own capabilities next to the
+ * capability (shared/<cap>/capability.ts, the `feature` field), for a third party in a file
+ * (`fleetscope features register --file F`, ./declaration.ts). The server flow reads nothing else.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClusterClient } from '../k8s/client.js';
+import type { DesiredOptions, FeatureRef, Final, Use, Value } from './model.js';
+import type { ObjectsApi } from './objects.js';
+import type { TaskKind, TaskSpec } from './task-kinds.js';
+
+/** What a task sees when it is performed. */
+export interface TaskContext {
+  cluster: string;
+  feature: FeatureRef;
+  /** Where the transition goes, and the value it moves away from. */
+  to: Final;
+  old: Value;
+  now: number;
+  options: DesiredOptions;
+  /** What earlier attempts of this task kept (absent on the first). */
+  progress: Record<string, number | string> | undefined;
+  /** The cluster, connected on first use (a task that needs no cluster never connects). */
+  client(): Promise<ClusterClient>;
+  /** Objects of any kind in the cluster; its writes are counted as the task's. */
+  objects(): Promise<ObjectsApi>;
+  /** Counts writes made other than through objects() (DynamoDB, a capability's own client calls). */
+  wrote(n: number): void;
+  db: DynamoDBDocumentClient;
+  table: string;
+  uses: UsesPort;
+  /** The feature's default wait of a "wait for uses" task. */
+  usesWaitSeconds: number;
+}
+
+/** The uses of one feature in one cluster, as tasks read and clear them. */
+export interface UsesPort {
+  /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
+  list(): Promise<Use[]>;
+  /** Forgets the uses reported up to `at` (a report after it is kept); returns the writes made. */
+  clear(at: number): Promise<number>;
+}
+
+/** How a performed task ended (a thrown error is a failure, retried with back-off). */
+export type TaskOutcome =
+  | { done: true }
+  | {
+      done: false;
+      /** What it waits for, in words: shown by `features get` and in the Feature object's status. */
+      waitingFor: string;
+      progress?: Record<string, number | string>;
+      /** When to look again (default: the reconciler's next pass). */
+      pollMs?: number;
+    };
+
+export interface Hook {
+  run(ctx: TaskContext): Promise<TaskOutcome>;
+}
+
+/** Reads an Off feature's leftovers that the checks derived from its tasks cannot see. */
+export interface LeftoverContext {
+  cluster: string;
+  client(): Promise<ClusterClient>;
+  db: DynamoDBDocumentClient;
+  table: string;
+}
+
+export interface FeatureSpec extends FeatureRef {
+  description: string;
+  default: Value;
+  /** TurningOn's tasks, in order; a wait for uses is added last when the author gave none. */
+  enable: TaskSpec[];
+  /** TurningOff's tasks, in order; a wait for uses is added first when the author gave none. */
+  disable: TaskSpec[];
+  /** The components that report uses (for people; any component may report). */
+  components: string[];
+  /** Default wait of "wait for uses": the components' period plus their longest run. */
+  usesWaitSeconds: number;
+  /** Kubernetes versions that can serve the feature, and why (check-upgrade). */
+  kubernetes?: { min?: string; max?: string; why: string };
+  /** The fleetscope version that introduced the feature (a fleetscope below it cannot serve it). */
+  since: string;
+  /** The code of its tasks of kind hook (built-in features only). */
+  hooks?: Record<string, Hook>;
+  /** What an Off feature may have left that the checks derived from its tasks cannot see. */
+  leftovers?: (ctx: LeftoverContext) => Promise<string[]>;
+  origin: { capability: string } | { file: string };
+}
+
+export const DEFAULT_USES_WAIT_SECONDS = 600;
+
+/** The task list of a transition: the author's, with the wait for uses every transition needs. */
+export function tasksOf(spec: Pick<FeatureSpec, 'enable' | 'disable'>, to: Final): TaskSpec[] {
+  const list = to === 'On' ? spec.enable : spec.disable;
+  if (list.some((t) => t.task === 'wait-for-uses')) return [...list];
+  const wait: TaskSpec = { task: 'wait-for-uses' };
+  // Off: stop every use before removing what it relies on. On: every component uses it before "On".
+  return to === 'On' ? [...list, wait] : [wait, ...list];
+}
+
+export const kindsOf = (spec: FeatureSpec): Set<TaskKind> =>
+  new Set([...spec.enable, ...spec.disable].map((t) => t.task));

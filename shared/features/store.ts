@@ -1,0 +1,181 @@
+/**
+ * Features in the fleetscope table (keys from shared/platform/table.ts):
+ *
+ *   pk = CLUSTER#<c>  sk = feature#<ns>/<name>#record         the Feature record (state, desired, tasks,
+ *                                                            history, version); gsi1 FEATURES / <c>#<ns>/<name>
+ *   pk = CLUSTER#<c>  sk = feature#<ns>/<name>#use#<component> one component's last use (value, time)
+ *   pk = CLUSTER#<c>  sk = feature#<ns>/<name>#mirror          the record version last written into the cluster
+ *   pk = FEATURES     sk = decl#<ns>/<name>                    a third-party feature's declaration
+ *   pk = FEATURES     sk = rollout#<id>                        a fleet rollout (./rollout-store.ts)
+ *
+ * Uses are items of their own, so that a worker's report never races the reconciler's conditional write
+ * of the record; one query (sk begins with feature#<ns>/<name>#) reads a feature's record and uses.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  clusterPk,
+  gsi1Of,
+  IF_ABSENT,
+  type Item,
+  ifVersion,
+  keyOf,
+  SK,
+  Table,
+  withoutKeys,
+} from '../platform/dynamo.js';
+import type { StoredDeclaration } from './declaration.js';
+import { type FeatureRecord, type FeatureRef, refKey, type Use } from './model.js';
+
+export const FEATURES_PK = 'FEATURES';
+export const FEATURES_GSI = 'FEATURES';
+export const FEATURE_PREFIX = 'feature#';
+const DECL_PREFIX = 'decl#';
+const featurePrefix = (r: FeatureRef) => `${FEATURE_PREFIX}${refKey(r)}#`;
+const recordSk = (r: FeatureRef) => `${featurePrefix(r)}record`;
+const useSk = (r: FeatureRef, component: string) => `${featurePrefix(r)}use#${component}`;
+const mirrorSk = (r: FeatureRef) => `${featurePrefix(r)}mirror`;
+
+export interface Mirror {
+  version: number;
+  at: number;
+  /** Why the last attempt to write the cluster's Feature objects failed. */
+  error?: string;
+}
+
+/** One feature of one cluster: the record, its uses, and what was last written into the cluster. */
+export interface FeatureView {
+  record?: FeatureRecord;
+  uses: Use[];
+  mirror?: Mirror;
+}
+
+export class FeatureStore {
+  readonly table: Table;
+  /** DynamoDB writes made through this store (the crash tests count them). */
+  readonly stats = { reads: 0, writes: 0, conflicts: 0 };
+
+  constructor(
+    readonly db: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {
+    this.table = new Table(db, tableName);
+  }
+
+  async get(cluster: string, ref: FeatureRef): Promise<FeatureRecord | undefined> {
+    this.stats.reads++;
+    const item = await this.table.get(keyOf(clusterPk(cluster), recordSk(ref)), { consistent: true });
+    return item ? withoutKeys<FeatureRecord>(item) : undefined;
+  }
+
+  /** A feature's record, uses and mirror marker, in one query. */
+  async view(cluster: string, ref: FeatureRef): Promise<FeatureView> {
+    this.stats.reads++;
+    const items = await this.table.query(clusterPk(cluster), { beginsWith: featurePrefix(ref) });
+    return viewOf(items);
+  }
+
+  /** Every feature of a cluster, by "<ns>/<name>". */
+  async clusterViews(cluster: string): Promise<Map<string, FeatureView>> {
+    this.stats.reads++;
+    const items = await this.table.query(clusterPk(cluster), { beginsWith: FEATURE_PREFIX });
+    const byFeature = new Map<string, Item[]>();
+    for (const item of items) {
+      const key = String(item[SK]).slice(FEATURE_PREFIX.length).split('#')[0]!;
+      byFeature.set(key, [...(byFeature.get(key) ?? []), item]);
+    }
+    return new Map([...byFeature].map(([k, v]) => [k, viewOf(v)]));
+  }
+
+  /** Every Feature record of the fleet (gsi1: eventually consistent; re-read before acting). */
+  async listAll(): Promise<FeatureRecord[]> {
+    return (await this.table.queryGsi1(FEATURES_GSI)).map((i) => withoutKeys<FeatureRecord>(i));
+  }
+
+  /** Stores a new record; false when one exists (another reconciler announced it first). */
+  async create(record: FeatureRecord): Promise<boolean> {
+    return this.write(this.itemOf(record), IF_ABSENT);
+  }
+
+  /** Stores `next` if the stored version is still `expected`; false when someone else wrote first. */
+  async save(next: FeatureRecord, expected: number): Promise<boolean> {
+    return this.write(this.itemOf(next), ifVersion(expected));
+  }
+
+  private itemOf(r: FeatureRecord): Item {
+    return {
+      ...keyOf(clusterPk(r.cluster), recordSk(r)),
+      ...gsi1Of(FEATURES_GSI, `${r.cluster}#${refKey(r)}`),
+      ...r,
+    };
+  }
+
+  private async write(item: Item, condition: Parameters<Table['put']>[1]): Promise<boolean> {
+    const ok = await this.table.put(item, condition);
+    if (ok) this.stats.writes++;
+    else this.stats.conflicts++;
+    return ok;
+  }
+
+  /** Records a use unless a newer one of the same component is stored. */
+  async reportUse(cluster: string, ref: FeatureRef, use: Use): Promise<boolean> {
+    return this.write(
+      { ...keyOf(clusterPk(cluster), useSk(ref, use.component)), ...use },
+      {
+        ConditionExpression: 'attribute_not_exists(#at) OR #at < :at',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':at': use.at },
+      },
+    );
+  }
+
+  /** Forgets the uses reported up to `upTo`; a report after it survives. Returns how many went. */
+  async clearUses(cluster: string, ref: FeatureRef, uses: readonly Use[], upTo: number): Promise<number> {
+    let cleared = 0;
+    for (const u of uses) {
+      if (u.at > upTo) continue;
+      const gone = await this.table.delete(keyOf(clusterPk(cluster), useSk(ref, u.component)), {
+        ConditionExpression: '#at <= :t',
+        ExpressionAttributeNames: { '#at': 'at' },
+        ExpressionAttributeValues: { ':t': upTo },
+      });
+      if (gone) cleared++;
+    }
+    this.stats.writes += cleared;
+    return cleared;
+  }
+
+  async putMirror(cluster: string, ref: FeatureRef, mirror: Mirror): Promise<void> {
+    await this.table.put({ ...keyOf(clusterPk(cluster), mirrorSk(ref)), ...mirror });
+  }
+
+  /** Registers (or replaces) a third-party feature's declaration. */
+  async putDeclaration(d: StoredDeclaration): Promise<void> {
+    await this.table.put({ ...keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`), ...d });
+  }
+
+  async listDeclarations(): Promise<StoredDeclaration[]> {
+    return (await this.table.query(FEATURES_PK, { beginsWith: DECL_PREFIX })).map((i) =>
+      withoutKeys<StoredDeclaration>(i),
+    );
+  }
+
+  /** Forgets every feature item of a cluster (deregistered). */
+  async forgetCluster(cluster: string): Promise<number> {
+    const items = await this.table.query(clusterPk(cluster), { beginsWith: FEATURE_PREFIX });
+    for (const item of items) await this.table.delete(keyOf(clusterPk(cluster), String(item[SK])));
+    return items.length;
+  }
+}
+
+function viewOf(items: Item[]): FeatureView {
+  const view: FeatureView = { uses: [] };
+  for (const item of items) {
+    const sk = String(item[SK]);
+    // Uses first: a component may be named "record".
+    if (sk.includes('#use#')) view.uses.push(withoutKeys<Use>(item));
+    else if (sk.endsWith('#record')) view.record = withoutKeys<FeatureRecord>(item);
+    else if (sk.endsWith('#mirror')) view.mirror = withoutKeys<Mirror>(item);
+  }
+  view.uses.sort((a, b) => a.component.localeCompare(b.component));
+  return view;
+}

@@ -1,0 +1,121 @@
+/**
+ * The built-in tasks, as small adapters over the cluster (./objects.ts), the table and the uses. Each
+ * observes before it writes, so performing it again after a crash writes nothing already done, and each
+ * either finishes, says what it waits for, or throws (a failure the reconciler retries with back-off).
+ */
+import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
+import type { Use } from './model.js';
+import { fieldAt, removalPatch } from './objects.js';
+import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
+import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
+
+export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContext): Promise<TaskOutcome> {
+  switch (task.task) {
+    case 'wait-for-uses':
+      return waitForUses(task, ctx);
+    case 'wait-for-no-objects':
+      return waitForNoObjects(task, ctx);
+    case 'clear-field':
+      return clearField(task, ctx);
+    case 'delete-objects':
+      return deleteObjects(task, ctx);
+    case 'apply-manifests':
+      return applyManifests(task, ctx);
+    case 'clear-state':
+      return clearState(task, ctx);
+    case 'hook': {
+      const hook = spec.hooks?.[task.hook];
+      if (!hook) throw new Error(`feature ${spec.namespace}/${spec.name} has no hook "${task.hook}"`);
+      return hook.run(ctx);
+    }
+  }
+}
+
+const minutes = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)}m` : `${Math.round(ms / 1000)}s`);
+const at = (ms: number) => new Date(ms).toISOString();
+const namesOf = (items: { metadata?: { name?: string; namespace?: string } }[]) =>
+  items
+    .slice(0, 5)
+    .map((o) => (o.metadata?.namespace ? `${o.metadata.namespace}/` : '') + (o.metadata?.name ?? '?'))
+    .join(', ') + (items.length > 5 ? `, ... (${items.length} in all)` : '');
+
+/**
+ * KEP-3920's wait for uses: clear the uses, wait, then done when no component reported the old value
+ * since the clear. A component still reporting it has its uses cleared again and the wait starts over.
+ */
+async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const waitMs = (t.waitSeconds ?? ctx.usesWaitSeconds) * 1000;
+  const clearedAt = Number(ctx.progress?.clearedAt);
+  const restart = async (why: string): Promise<TaskOutcome> => {
+    ctx.wrote(await ctx.uses.clear(ctx.now));
+    return {
+      done: false,
+      waitingFor: `${why}uses cleared at ${at(ctx.now)}; waiting ${minutes(waitMs)} for components to report`,
+      progress: { clearedAt: ctx.now },
+      pollMs: waitMs,
+    };
+  };
+  if (!Number.isFinite(clearedAt)) return restart('');
+  if (ctx.now < clearedAt + waitMs)
+    return {
+      done: false,
+      waitingFor: `uses cleared at ${at(clearedAt)}; ${minutes(clearedAt + waitMs - ctx.now)} left before checking`,
+      progress: { clearedAt },
+      pollMs: clearedAt + waitMs - ctx.now,
+    };
+  const stale = (await ctx.uses.list()).filter((u: Use) => u.at >= clearedAt && u.value === ctx.old);
+  if (stale.length === 0) return { done: true };
+  return restart(
+    `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (${at(u.at)})`).join(', ')}; `,
+  );
+}
+
+/** Never deletes: the objects are someone's to remove (the KEP's volume-type story). */
+async function waitForNoObjects(t: TaskOf<'wait-for-no-objects'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const left = await (await ctx.objects()).list(t);
+  if (left.length === 0) return { done: true };
+  return {
+    done: false,
+    waitingFor: `${left.length} ${describeObjects(t)} left: ${namesOf(left)} (fleetscope does not delete them; the transition goes on once they are gone)`,
+    pollMs: 60_000,
+  };
+}
+
+async function clearField(t: TaskOf<'clear-field'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const api = await ctx.objects();
+  const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
+  for (const o of having) await api.mergePatch(t, o, removalPatch(t.field), t.subresource);
+  return { done: true };
+}
+
+async function deleteObjects(t: TaskOf<'delete-objects'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const api = await ctx.objects();
+  for (const o of await api.list(t)) await api.delete(t, o);
+  return { done: true };
+}
+
+async function applyManifests(t: TaskOf<'apply-manifests'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const api = await ctx.objects();
+  for (const m of t.manifests) await api.apply(m);
+  return { done: true };
+}
+
+/**
+ * Deletes the cluster's items under the prefixes; or, when the operator asked to keep state and the
+ * task allows it, gives them a TTL of `keepDays` instead (marked keptUntil: kept on purpose, not left).
+ */
+async function clearState(t: TaskOf<'clear-state'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const table = new Table(ctx.db, ctx.table);
+  const pk = clusterPk(ctx.cluster);
+  const keepUntil = ctx.options.keepState && t.keepDays ? ctx.now + t.keepDays * 86_400_000 : undefined;
+  for (const prefix of t.prefixes) {
+    for (const item of await table.query(pk, { beginsWith: prefix })) {
+      if (keepUntil === undefined) await table.delete(keyOf(pk, String(item[SK])));
+      else if (item.keptUntil === undefined)
+        await table.put({ ...item, keptUntil: keepUntil, [TTL]: Math.ceil(keepUntil / 1000) });
+      else continue;
+      ctx.wrote(1);
+    }
+  }
+  return { done: true };
+}

@@ -1,0 +1,170 @@
+/**
+ * Features as people read them (CLI, JSON/YAML): one row per (cluster, feature) and the detail of one,
+ * with the task list and what each task waits for, the uses, and what dangles.
+ */
+import { textTable } from '../kernel/text-table.js';
+import { type FeatureRecord, refKey, type TaskRecord, type Transition, targetOf, type Use } from './model.js';
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+export interface FeatureJson {
+  cluster: string;
+  feature: string;
+  state: FeatureRecord['state'];
+  desired: 'on' | 'off' | 'default';
+  default: 'on' | 'off';
+  target: 'on' | 'off';
+  desiredBy?: string;
+  tasks: ReturnType<typeof taskJson>[];
+  transition?: ReturnType<typeof transitionJson>;
+  uses: { component: string; value: string; at: string; source: string }[];
+  /** What an Off feature still leaves (absent when not checked). */
+  dangling?: string[];
+  version: number;
+  updatedAt: string;
+}
+
+export function taskJson(t: TaskRecord) {
+  return {
+    title: t.title,
+    task: t.spec.task,
+    attempts: t.attempts,
+    writes: t.writes,
+    ...(t.waitingFor ? { waitingFor: t.waitingFor } : {}),
+    ...(t.lastError ? { lastError: t.lastError } : {}),
+    ...(t.notBefore ? { notBefore: iso(t.notBefore) } : {}),
+    ...(t.claim ? { inProgress: { by: t.claim.by, until: iso(t.claim.until) } } : {}),
+  };
+}
+
+export function transitionJson(t: Transition) {
+  return {
+    to: t.to,
+    reason: t.reason,
+    startedAt: iso(t.startedAt),
+    ...(t.endedAt ? { endedAt: iso(t.endedAt), outcome: t.outcome } : {}),
+    done: t.done.map((d) => ({
+      title: d.title,
+      task: d.task,
+      attempts: d.attempts,
+      writes: d.writes,
+      doneAt: iso(d.doneAt),
+    })),
+  };
+}
+
+export function featureJson(r: FeatureRecord, uses: readonly Use[], dangling?: string[]): FeatureJson {
+  return {
+    cluster: r.cluster,
+    feature: refKey(r),
+    state: r.state,
+    desired: r.desired ?? 'default',
+    default: r.default,
+    target: targetOf(r),
+    ...(r.desiredBy ? { desiredBy: r.desiredBy } : {}),
+    tasks: r.tasks.map(taskJson),
+    ...(r.transition ? { transition: transitionJson(r.transition) } : {}),
+    uses: uses.map((u) => ({ component: u.component, value: u.value, at: iso(u.at)!, source: u.source })),
+    ...(dangling ? { dangling } : {}),
+    version: r.version,
+    updatedAt: iso(r.updatedAt)!,
+  };
+}
+
+/** What the first task is waiting for, or why it fails, in one cell. */
+export function waitingCell(f: FeatureJson): string {
+  const t = f.tasks[0];
+  if (!t) return '';
+  if (t.lastError) return `failing (${t.attempts}x): ${t.lastError}`;
+  return t.waitingFor ?? (t.inProgress ? 'in progress' : 'next');
+}
+
+export function danglingCell(f: FeatureJson): string {
+  if (f.state !== 'Off') return '';
+  if (!f.dangling) return '?';
+  return f.dangling.length ? `DANGLING: ${f.dangling.join('; ')}` : 'clean';
+}
+
+export function listTable(rows: FeatureJson[], wide: boolean): string[] {
+  const head = [
+    'CLUSTER',
+    'FEATURE',
+    'STATE',
+    'DESIRED',
+    'DEFAULT',
+    'TASKS',
+    'TASK',
+    'WAITING FOR',
+    'DANGLING',
+  ];
+  if (wide) head.push('USES');
+  const cell = (s: string, n: number) => (wide ? s : cut(s, n));
+  return textTable([
+    head,
+    ...rows.map((f) => {
+      const cells = [
+        f.cluster,
+        f.feature,
+        f.state,
+        f.desired,
+        f.default,
+        String(f.tasks.length),
+        cell(f.tasks[0]?.title ?? '', 50),
+        cell(waitingCell(f), 70),
+        cell(danglingCell(f), 60),
+      ];
+      if (wide) cells.push(f.uses.map((u) => `${u.component}=${u.value}`).join(', '));
+      return cells;
+    }),
+  ]);
+}
+
+const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 3)}...` : s);
+
+export function detailLines(f: FeatureJson): string[] {
+  const lines = [
+    `cluster:  ${f.cluster}`,
+    `feature:  ${f.feature}`,
+    `state:    ${f.state}${f.transition ? ` (since ${f.transition.startedAt}: ${f.transition.reason})` : ''}`,
+    `desired:  ${f.desired}${f.desiredBy ? ` (set by ${f.desiredBy})` : ''}   default: ${f.default}   target: ${f.target}`,
+  ];
+  if (f.tasks.length) {
+    lines.push('tasks:');
+    f.tasks.forEach((t, i) => {
+      lines.push(`  ${i + 1}. ${t.title} [${t.task}] attempts ${t.attempts}, writes ${t.writes}`);
+      if (t.inProgress) lines.push(`     in progress (${t.inProgress.by}, until ${t.inProgress.until})`);
+      if (t.waitingFor) lines.push(`     waiting for: ${t.waitingFor}`);
+      if (t.lastError)
+        lines.push(`     last error: ${t.lastError}${t.notBefore ? ` (retry after ${t.notBefore})` : ''}`);
+    });
+  }
+  if (f.transition?.done.length) {
+    lines.push('done in this transition:');
+    for (const d of f.transition.done)
+      lines.push(`  - ${d.title} (${d.writes} write(s), ${d.attempts} failed attempt(s))`);
+  }
+  lines.push(f.uses.length ? 'uses:' : 'uses: none reported');
+  for (const u of f.uses) lines.push(`  ${u.component}: ${u.value} at ${u.at} (${u.source})`);
+  if (f.state === 'Off' && f.dangling)
+    lines.push(
+      f.dangling.length ? `dangling:\n${f.dangling.map((d) => `  - ${d}`).join('\n')}` : 'dangling: nothing',
+    );
+  return lines;
+}
+
+export function historyLines(r: FeatureRecord): string[] {
+  const all = [...r.history, ...(r.transition ? [r.transition] : [])];
+  if (all.length === 0) return [`${refKey(r)} in ${r.cluster}: no transition yet (${r.state})`];
+  return textTable([
+    ['STARTED', 'TO', 'OUTCOME', 'ENDED', 'TASKS DONE', 'WRITES', 'REASON'],
+    ...all.map((t) => [
+      iso(t.startedAt)!,
+      t.to,
+      t.outcome ?? 'in progress',
+      iso(t.endedAt) ?? '',
+      String(t.done.length),
+      String(t.done.reduce((n, d) => n + d.writes, 0)),
+      t.reason,
+    ]),
+  ]);
+}

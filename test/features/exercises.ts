@@ -1,0 +1,147 @@
+/**
+ * How the generic on -> use -> off test uses each registered feature: the cluster it needs, what a user
+ * does with the feature (the "use"), how its components check in (the real workers, or the in-cluster
+ * agent), what an admin removes by hand when the off transition waits for it, and what legitimately
+ * outlives the feature (the user's own objects, and what a KEP says must stay). A feature registered
+ * without an exercise here fails the generic test, by name: joining the catalog is joining the test.
+ */
+import type { SimClusterSpec } from '../../local/sim/index.js';
+import { validatePolicy } from '../../shared/balloons/policy.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
+import { setCustomClaim } from '../../shared/claims/membership.js';
+import { ClaimsStore } from '../../shared/claims/store.js';
+import { FEATURE_CRD } from '../../shared/features/crd.js';
+import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
+import { type FeatureEnv, MINUTE } from './helpers.js';
+
+export interface Exercise {
+  cluster: Omit<SimClusterSpec, 'name'>;
+  prepare?(env: FeatureEnv, cluster: string): Promise<void>;
+  use(env: FeatureEnv, cluster: string): Promise<void>;
+  /** The feature's components checking in (each reports the value it sees). */
+  checkIn(env: FeatureEnv, cluster: string): Promise<unknown>;
+  /** What an admin removes when the off transition waits for it. */
+  byHand?(env: FeatureEnv, cluster: string): Promise<void>;
+  /** Objects (collection/key) and items (sort keys) that may outlive the feature, and why. */
+  outlives?: { objects?: RegExp[]; items?: RegExp[] };
+}
+
+export const EXERCISES: Record<string, Exercise> = {
+  'fleetscope-system/balloons': {
+    cluster: { nodes: 2 },
+    async use(env, cluster) {
+      await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(
+        cluster,
+        validatePolicy({
+          name: 'pool',
+          selector: 'kubernetes.io/os=linux',
+          max: { cpu: '2', memory: '4Gi' },
+        }),
+      );
+      await env.cycle(cluster);
+      env.sim.clock.advance(MINUTE);
+      await env.cycle(cluster);
+      const balloons = env.sim
+        .cluster(cluster)
+        .store.list('pods', 'kube-system')
+        .filter((p) => p.metadata.labels?.['fleetscope.io/balloon']);
+      if (balloons.length === 0) throw new Error('no balloon was made');
+    },
+    checkIn: (env, cluster) => env.cycle(cluster),
+  },
+  'fleetscope-system/nodescope': {
+    cluster: { nodes: 2, vpaCrd: true, daemonSets: [agentDaemonSet()] },
+    async use(env, cluster) {
+      await installScopedCrd(env.client(cluster));
+      env.sim.cluster(cluster).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
+      for (let i = 0; i < 14; i++) {
+        env.sim.clock.advance(5 * MINUTE);
+        await env.cycle(cluster);
+      }
+      const annotated = env.sim
+        .cluster(cluster)
+        .store.list('pods', 'monitoring')
+        .filter((p) => p.metadata.annotations?.['fleetscope.io/recommendation']);
+      if (annotated.length === 0) throw new Error('no pod was given a recommendation');
+    },
+    checkIn: (env, cluster) => env.cycle(cluster),
+    // The user's VPA stays (its spec.scope and fleetscope's status are what must go).
+    outlives: { objects: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/] },
+  },
+  'fleetscope-system/claims': {
+    cluster: { nodes: 1 },
+    async use(env, cluster) {
+      await env.claimsCheck(cluster);
+      const ports = {
+        store: new ClaimsStore(env.runtime.db, env.runtime.table),
+        registry: env.registry,
+        publisher: { publish: async () => {} },
+      };
+      await setCustomClaim(ports, cluster, 'zone.example.com', 'eu-1a');
+      await env.claimsCheck(cluster);
+      const props = env.sim
+        .cluster(cluster)
+        .store.list('clusterproperties.about.k8s.io')
+        .map((p) => p.metadata.name);
+      if (!props.includes('zone.example.com')) throw new Error(`claims not written: ${props}`);
+    },
+    checkIn: (env, cluster) => env.claimsCheck(cluster),
+    // KEP-2149: the cluster ID exists for the cluster's whole life, in the cluster and in the registry.
+    outlives: {
+      objects: [
+        /^clusterproperties\.about\.k8s\.io\/id\.k8s\.io$/,
+        /^customresourcedefinitions\.apiextensions\.k8s\.io\/clusterproperties\.about\.k8s\.io$/,
+      ],
+      items: [/^claims#identity$/],
+    },
+  },
+  'widgets/widgets': {
+    cluster: { nodes: 1 },
+    prepare: async (env, cluster) => {
+      await env.client(cluster).core.createNamespace({ body: { metadata: { name: 'widgets' } } });
+    },
+    async use(env, cluster) {
+      await agentCheckIn(env, cluster);
+      await env.client(cluster).core.createNamespacedConfigMap({
+        namespace: 'widgets',
+        body: {
+          metadata: { name: 'widget-1', labels: { 'widgets.example.com/stamped': 'true' } },
+          data: { made: 'by a user' },
+        },
+      });
+    },
+    checkIn: agentCheckIn,
+    byHand: async (env, cluster) => {
+      for (const w of env.sim.cluster(cluster).store.list('configmaps', 'widgets'))
+        if (w.metadata.labels?.['widgets.example.com/stamped'])
+          await env
+            .client(cluster)
+            .core.deleteNamespacedConfigMap({ name: w.metadata.name, namespace: 'widgets' });
+    },
+    outlives: { objects: [/^namespaces\/widgets$/] }, // the third party's own install
+  },
+};
+
+/** The widget agent: reads its Feature object and reports what it sees, as an in-cluster component does. */
+async function agentCheckIn(env: FeatureEnv, cluster: string): Promise<void> {
+  const ref = {
+    group: FEATURE_CRD.group,
+    version: FEATURE_CRD.version,
+    plural: FEATURE_CRD.plural,
+    namespace: 'widgets',
+    name: 'widgets',
+  };
+  const c = env.client(cluster);
+  const f = (await c.custom.getNamespacedCustomObject(ref)) as { status?: { value?: 'on' | 'off' } };
+  const value = f.status?.value ?? 'off';
+  await c.patch('widget agent reports', 'merge', (o) =>
+    c.custom.patchNamespacedCustomObjectStatus(
+      {
+        ...ref,
+        body: { status: { uses: { 'widget-agent': { value, time: new Date(env.now()).toISOString() } } } },
+      },
+      o,
+    ),
+  );
+}
