@@ -4,10 +4,10 @@
  * request (the cloud-provider story); and one reclaim blocked by pods that took the space first,
  * explained. Simulated nodes and pods only: a real fleet's pools and policies are the operator's.
  */
-import { amounts } from '../shared/balloons/amounts.js';
+import { amounts, pairText } from '../shared/balloons/amounts.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
-import { blockedText, pairText } from '../shared/balloons/summary.js';
+import { blockedText } from '../shared/balloons/summary.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
 import type { LocalRuntime } from './runtime.js';

@@ -2,10 +2,11 @@ import { parse as parseYaml } from 'yaml';
 import {
   type Amounts,
   amounts,
+  capacityOf,
+  pairText,
   quantitiesOf,
   readableCpu,
   readableMemory,
-  unitsOf,
 } from '../../shared/balloons/amounts.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
@@ -92,25 +93,22 @@ async function registered(ctx: CliContext, cluster: string | undefined, what: st
   return cluster;
 }
 
-const capacity = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) });
-const pair = (a: Amounts | undefined) => (a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '');
-
 function nodeJson(node: string, s: NodeState) {
   const f = figuresOf(s);
   return {
     node,
     pool: poolOf(s),
     ...(s.source ? { source: s.source } : {}),
-    allocatable: capacity(f.allocatable),
-    balloon: capacity(f.balloon),
-    workloads: capacity(f.workloads),
-    ...(f.used ? { used: capacity(f.used) } : {}),
-    free: capacity(f.free),
-    ...(s.desired ? { desired: capacity(s.desired) } : {}),
+    allocatable: capacityOf(f.allocatable),
+    balloon: capacityOf(f.balloon),
+    workloads: capacityOf(f.workloads),
+    ...(f.used ? { used: capacityOf(f.used) } : {}),
+    free: capacityOf(f.free),
+    ...(s.desired ? { desired: capacityOf(s.desired) } : {}),
     ...(s.blocked
       ? {
           blocked: {
-            missing: capacity(s.blocked.missing),
+            missing: capacityOf(s.blocked.missing),
             podsInTheWay: s.blocked.pods.map((p) => ({
               namespace: p.namespace,
               name: p.name,
@@ -145,16 +143,16 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
         c.cluster,
         node,
         poolOf(s),
-        pair(f.allocatable),
-        pair(f.balloon),
-        pair(f.workloads),
-        pair(f.free),
-        s.blocked ? pair(s.blocked.missing) : '',
+        pairText(f.allocatable),
+        pairText(f.balloon),
+        pairText(f.workloads),
+        pairText(f.free),
+        s.blocked ? pairText(s.blocked.missing) : '',
       ];
       if (wide)
         row.push(
-          pair(f.used),
-          pair(s.desired),
+          pairText(f.used),
+          pairText(s.desired),
           s.resize?.state ?? '',
           s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? '',
         );
@@ -252,9 +250,9 @@ async function resize(values: Flags): Promise<number> {
       const s = (await store.state(cluster))?.nodes[values.node];
       if (s?.blocked)
         console.log(
-          `blocked: the balloon could not take back ${pair(s.blocked.missing)}; pods in the way: ${s.blocked.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}`,
+          `blocked: the balloon could not take back ${pairText(s.blocked.missing)}; pods in the way: ${s.blocked.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}`,
         );
-      else if (s) console.log(`balloon now ${pair(s.balloon)} (the node offers ${pair(s.size)})`);
+      else if (s) console.log(`balloon now ${pairText(s.balloon)} (the node offers ${pairText(s.size)})`);
     }
     return 0;
   });
@@ -307,10 +305,10 @@ const policyJson = (p: BalloonPolicy) => ({
   name: p.name,
   selector: p.selector,
   headroomPercent: p.headroomPercent,
-  headroomMin: capacity(p.headroomMin),
-  min: capacity(p.min),
-  max: capacity(p.max),
-  step: capacity(p.step),
+  headroomMin: capacityOf(p.headroomMin),
+  min: capacityOf(p.min),
+  max: capacityOf(p.max),
+  step: capacityOf(p.step),
   shrinkCooldownMinutes: p.shrinkCooldownMinutes,
 });
 
@@ -332,10 +330,10 @@ async function policyGet(values: Flags): Promise<number> {
         ...shown.map((p) => [
           p.name,
           p.selector,
-          `${p.headroomPercent}% (>= ${pair(p.headroomMin)})`,
-          pair(p.min),
-          pair(p.max),
-          pair(p.step),
+          `${p.headroomPercent}% (>= ${pairText(p.headroomMin)})`,
+          pairText(p.min),
+          pairText(p.max),
+          pairText(p.step),
           `${p.shrinkCooldownMinutes}m`,
         ]),
       ]),

@@ -34,8 +34,14 @@ export const quantitiesOf = (a: Amounts) => ({ cpu: formatCpu(a.cpu), memory: fo
 
 /** Amounts with their units in the field names, for JSON, events and DynamoDB. */
 export const unitsOf = (a: Amounts) => ({ cpuMillicores: a.cpu, memoryBytes: a.memory });
+/** Both: what JSON, events and the CLI show for an amount. */
+export const capacityOf = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) });
 export const fromUnits = (u: { cpuMillicores: number; memoryBytes: number }): Amounts =>
   amounts(u.cpuMillicores, u.memoryBytes);
+
+/** "cpu / memory" for tables and messages ('' when absent). */
+export const pairText = (a: Amounts | undefined) =>
+  a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '';
 
 /** Human form for tables and messages: cores or millicores, Mi or Gi. */
 export function describeAmounts(a: Amounts): string {

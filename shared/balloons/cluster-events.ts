@@ -5,11 +5,11 @@
  * by the cycle's resizes: at most one Event per resize, revert or new block.
  */
 import type { ResizeReport } from '../resize/index.js';
-import { sub } from './amounts.js';
+import { pairText, sub } from './amounts.js';
 import type { Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import type { BalloonObjects } from './incluster.js';
-import { blockedText, pairText } from './summary.js';
+import { blockedText } from './summary.js';
 
 export async function recordClusterEvents(
   objects: BalloonObjects,

@@ -5,13 +5,12 @@
  */
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { resizeEventDetail, resizeMetricName } from '../resize/index.js';
-import { type Amounts, quantitiesOf, unitsOf } from './amounts.js';
+import { capacityOf, quantitiesOf } from './amounts.js';
 import type { BalloonCycleResult } from './cycle.js';
 import { BALLOON_NAME } from './manifests.js';
 
 export const BALLOONS = 'balloons';
 
-const capacity = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) });
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequests: number): OutgoingEvent[] {
@@ -34,8 +33,8 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
         node: v.node,
         pod: v.pod,
         podUid: v.podUid,
-        from: capacity(v.from),
-        to: capacity(v.to),
+        from: capacityOf(v.from),
+        to: capacityOf(v.to),
         message: v.message.slice(0, 1024),
         at,
       },
@@ -48,7 +47,7 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
         detail: {
           cluster: r.cluster,
           node: d.node,
-          missing: capacity(d.state.blocked.missing),
+          missing: capacityOf(d.state.blocked.missing),
           podsInTheWay: d.state.blocked.pods.map((p) => ({
             namespace: p.namespace,
             name: p.name,
@@ -64,8 +63,8 @@ export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequest
         detail: {
           cluster: r.cluster,
           node: d.node,
-          from: capacity(d.capacityChanged.from),
-          to: capacity(d.capacityChanged.to),
+          from: capacityOf(d.capacityChanged.from),
+          to: capacityOf(d.capacityChanged.to),
           at,
         },
         resources,
@@ -87,11 +86,11 @@ function cycleDetail(r: BalloonCycleResult, cycleId: string, apiRequests: number
     cluster: r.cluster,
     cycleId,
     nodes: s.nodes,
-    allocatable: capacity(s.allocatable),
-    balloon: capacity(s.balloon),
-    workloads: capacity(s.workloads),
-    ...(s.used ? { used: capacity(s.used) } : {}),
-    free: capacity(s.free),
+    allocatable: capacityOf(s.allocatable),
+    balloon: capacityOf(s.balloon),
+    workloads: capacityOf(s.workloads),
+    ...(s.used ? { used: capacityOf(s.used) } : {}),
+    free: capacityOf(s.free),
     blockedNodes: s.blockedNodes,
     resizes: {
       requested: count((x) => x.kind === 'resized' && x.outcome === 'Requested'),

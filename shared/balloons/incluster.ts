@@ -4,6 +4,8 @@
  * selection or the image changed; node usage comes from the metrics API when there is one; every
  * resize, revert and blocked reclaim is also a Kubernetes Event on the balloon pod (kubectl describe).
  */
+
+import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { RawReader } from '../k8s/raw-reader.js';
@@ -21,7 +23,6 @@ import {
   type Selection,
   selectionDigest,
 } from './manifests.js';
-import { cpuOfUsage, memoryOfUsage } from './usage.js';
 
 const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
 
@@ -170,7 +171,7 @@ export class BalloonObjects {
       return new Map(
         items.map((m) => [
           m.metadata?.name ?? '',
-          amounts(cpuOfUsage(m.usage?.cpu), memoryOfUsage(m.usage?.memory)),
+          amounts(cpuMillis(m.usage?.cpu) ?? 0, memoryBytes(m.usage?.memory) ?? 0),
         ]),
       );
     } catch (err) {

@@ -6,12 +6,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RegistryStore } from '../fleet/registry-store.js';
 import { textTable } from '../kernel/text-table.js';
-import { type Amounts, readableCpu, readableMemory } from './amounts.js';
+import { pairText } from './amounts.js';
 import { BalloonStore, type NodeState } from './store.js';
 import { figuresOf, poolOf, summarize } from './summary-model.js';
-
-export const pairText = (a: Amounts | undefined) =>
-  a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '';
 
 export function sourceText(s: NodeState): string {
   switch (s.source?.kind) {
