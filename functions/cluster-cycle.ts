@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
-import { balloonsConfigured, runBalloonPhase } from '../shared/balloons/phase.js';
+import { loadBalloonItems, runBalloonPhase } from '../shared/balloons/phase.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
@@ -53,10 +53,12 @@ export const handler = eventHandler({
     try {
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
       // Balloons need every pod; when they run, node scope takes its pods from the same list.
-      const allPods = blGate.allowed && (await balloonsConfigured(deps.db, deps.config.table, name));
+      const balloonItems = blGate.allowed
+        ? await loadBalloonItems(deps.db, deps.config.table, name)
+        : undefined;
       const snapshot = new ClusterSnapshot(new RawReader(client), {
         pageSize: nodescopeSettings.pageSize,
-        allPods,
+        allPods: balloonItems?.configured ?? false,
       });
       const ns = !nsGate.allowed
         ? undefined
@@ -85,6 +87,7 @@ export const handler = eventHandler({
             settings: balloonSettingsFromEnv(),
             now,
             ...(ns ? { growth: requestGrowth(ns) } : {}),
+            ...(balloonItems ? { items: balloonItems.items } : {}),
           });
       const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
       await deps.publisher.publish([

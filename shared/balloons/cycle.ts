@@ -18,7 +18,7 @@ import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import type { BalloonStore } from './store.js';
+import type { BalloonItems, BalloonStore } from './store.js';
 import type { BalloonSummary } from './summary-model.js';
 
 export interface BalloonPod extends CountedPod {
@@ -54,6 +54,8 @@ export interface BalloonCycleContext {
    * off): the nodes get their whole capacity back before the DaemonSet goes.
    */
   drain?: boolean;
+  /** The cluster's balloon items, when the caller read them already (to choose the snapshot's reads). */
+  items?: BalloonItems;
 }
 
 export interface Revert {
@@ -94,7 +96,7 @@ export class CycleLedger {
 
 export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<BalloonCycleResult> {
   const l = new CycleLedger(ctx, { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings }, (ctx.now ?? Date.now)());
-  const items = await ctx.store.load(ctx.cluster);
+  const items = ctx.items ?? (await ctx.store.load(ctx.cluster));
   const policies = compile(items, l.errors);
   const nodes = await ctx.read.nodes();
   if (!wanted(items, nodes) && !ctx.drain) return idleResult(l);

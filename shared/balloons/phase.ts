@@ -9,10 +9,11 @@ import type { NodeFacts } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { Resizer, rawResizeApi } from '../resize/index.js';
 import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
+import { wanted } from './gate.js';
 import { BalloonObjects } from './incluster.js';
 import { nodeRead, snapshotRead } from './read.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import { BalloonStore } from './store.js';
+import { type BalloonItems, BalloonStore } from './store.js';
 
 export interface BalloonPhaseInput {
   cluster: string;
@@ -29,6 +30,8 @@ export interface BalloonPhaseInput {
   drain?: boolean;
   /** Serve one node only (an explicit request), already read. */
   onlyNode?: NodeFacts;
+  /** The cluster's balloon items, when the caller has read them already. */
+  items?: BalloonItems;
 }
 
 export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleResult> {
@@ -49,17 +52,19 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
     now,
     ...(input.onlyNode ? { onlyNode: input.onlyNode.name } : {}),
     ...(input.drain ? { drain: true } : {}),
+    ...(input.items ? { items: input.items } : {}),
   });
 }
 
-/** Whether balloons have anything to do in a cluster (decides whether the cycle lists every pod). */
-export async function balloonsConfigured(
+/**
+ * A cluster's balloon items, read once: whether anything asks for balloons decides whether the cycle
+ * lists every pod, and the same items are then handed to the phase (no second read).
+ */
+export async function loadBalloonItems(
   db: DynamoDBDocumentClient,
   table: string,
   cluster: string,
-): Promise<boolean> {
+): Promise<{ items: BalloonItems; configured: boolean }> {
   const items = await new BalloonStore(db, table).load(cluster);
-  return (
-    items.policies.length > 0 || items.requests.length > 0 || Object.keys(items.state?.nodes ?? {}).length > 0
-  );
+  return { items, configured: wanted(items, []) };
 }
