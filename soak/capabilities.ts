@@ -2,8 +2,15 @@
  * The invariants each capability brings to the soak. A capability added to the catalogue is soaked by
  * its schedules at once; it adds its own invariants here.
  */
+import { balloonResizeNotResent, balloonWithinFree, noPreemptionForBalloons } from './invariants/balloons.js';
 import { guardsExplained, idsUniqueInSets } from './invariants/claims.js';
 import { noPodEvicted } from './invariants/evictions.js';
+import {
+  featureMirrorAgrees,
+  featureOffClean,
+  featureStepsOnce,
+  featureTransitionsEnd,
+} from './invariants/features.js';
 import { historyContinuous } from './invariants/history.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
 import { recommendationsReplay } from './invariants/replay.js';
@@ -16,6 +23,19 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
     invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
   },
   { id: 'claims', invariants: [guardsExplained, idsUniqueInSets] },
-  { id: 'balloons', invariants: [noPodEvicted, balloonResizeNotStuck] },
+  {
+    id: 'balloons',
+    invariants: [
+      noPodEvicted,
+      noPreemptionForBalloons,
+      balloonWithinFree,
+      balloonResizeNotResent,
+      balloonResizeNotStuck,
+    ],
+  },
+  {
+    id: 'features',
+    invariants: [featureTransitionsEnd, featureStepsOnce, featureOffClean, featureMirrorAgrees],
+  },
   { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
 ];

@@ -9,11 +9,12 @@ import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
+import { setFeatureClock } from '../shared/features/clock.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { deps } from '../shared/platform/deps.js';
 
 export type ToChild =
-  | { type: 'register'; targets: { name: string; ref: KubeconfigRef }[] }
+  | { type: 'register'; now: number; targets: { name: string; ref: KubeconfigRef }[] }
   | { type: 'cycle'; cycle: number; now: number }
   | { type: 'stop' };
 
@@ -33,12 +34,15 @@ const send = (m: FromChild) => process.send?.(m);
 
 let now = 0;
 setNodeScopeClock(() => now);
+// Uses, task polls and claims on the same clock: "wait 10 minutes for uses" is five soak cycles.
+setFeatureClock(() => now);
 const runtime = await startLocalRuntime({ stateDir, retryDelayMs: 20 });
 let eventsSent = 0;
 let deadSent = 0;
 
 process.on('message', async (m: ToChild) => {
   if (m.type === 'register') {
+    now = m.now; // features are announced to each cluster as it registers: on the soak's clock
     const store = new RegistryStore(runtime.db, runtime.table);
     for (const t of m.targets) {
       if (await store.get(t.name)) continue;

@@ -17,7 +17,36 @@ export interface SoakConfig {
   /** Clean cycles at the end (no faults, kills or race), after which the invariants are checked. */
   settleCycles: number;
   seed: number;
+  /** The share of the clusters (the first ones) with an elastic node pool sized by a balloon policy. */
+  balloonShare: number;
+  /** Elastic nodes per balloon cluster. */
+  elasticNodes: number;
+  /** The chance, per balloon cluster and cycle, that its batch workload changes (pods come or go). */
+  workloadChange: number;
+  /**
+   * Feature flips an operator makes during the run: the cluster (index), when (a share of the cycles)
+   * and the desired value ('default': back to the feature's default).
+   */
+  flips: FeatureFlip[];
 }
+
+export interface FeatureFlip {
+  cluster: number;
+  at: number;
+  feature: string;
+  desired: 'on' | 'off' | 'default';
+}
+
+/** The cycle (1-based, never the first: it registers the fleet) at which a flip happens. */
+export const flipCycle = (cfg: Pick<SoakConfig, 'cycles'>, f: FeatureFlip): number =>
+  Math.max(2, Math.min(cfg.cycles, Math.round(f.at * cfg.cycles)));
+
+const flip = (cluster: number, at: number, desired: FeatureFlip['desired']): FeatureFlip => ({
+  cluster,
+  at,
+  feature: 'balloons',
+  desired,
+});
 
 export const FULL: SoakConfig = {
   clusters: 20,
@@ -28,8 +57,29 @@ export const FULL: SoakConfig = {
   faultRate: 0.03,
   slowResponses: 4,
   cliEvery: 10,
-  settleCycles: 3,
+  // Long enough for what waits on the clock once faults stop: a feature mirror that failed is written
+  // again after 15 minutes (MIRROR_RETRY_MS), and every cycle is 2 minutes.
+  settleCycles: 10,
   seed: 9,
+  balloonShare: 0.5,
+  elasticNodes: 2,
+  workloadChange: 0.3,
+  flips: [
+    // Off and on twice; the second on during the race.
+    flip(0, 0.15, 'off'),
+    flip(0, 0.35, 'on'),
+    flip(0, 0.5, 'off'),
+    flip(0, 0.75, 'on'),
+    // Off, reversed at once (mid-transition), then off for good during the race.
+    flip(2, 0.2, 'off'),
+    flip(2, 0.205, 'on'),
+    flip(2, 0.45, 'off'),
+    // Off, then back to the default (on).
+    flip(4, 0.3, 'off'),
+    flip(4, 0.7, 'default'),
+    // A cluster without balloons: off for good.
+    flip(11, 0.25, 'off'),
+  ],
 };
 
 export const SHORT: SoakConfig = {
@@ -41,6 +91,11 @@ export const SHORT: SoakConfig = {
   faultRate: 0.03,
   slowResponses: 0,
   cliEvery: 4,
-  settleCycles: 2,
+  // Turning balloons off waits 10 minutes for uses: the last flip must end before the checks.
+  settleCycles: 5,
   seed: 9,
+  balloonShare: 0.5,
+  elasticNodes: 2,
+  workloadChange: 0.5,
+  flips: [flip(0, 0.25, 'off'), flip(1, 0.25, 'off'), flip(1, 0.4, 'on')],
 };

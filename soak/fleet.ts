@@ -5,10 +5,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { demoVpas } from '../local/demo-fleet.js';
+import { BALLOON_NAME, PRIORITY_CLASS } from '../shared/balloons/manifests.js';
 import { ApiHandler, type RequestInfo } from '../local/sim/handler.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../local/sim/index.js';
+import type { Json } from '../local/sim/json.js';
+import type { StoreEvent } from '../local/sim/store.js';
+import { resizeDirection } from './invariants/balloons.js';
 import { isBalloon } from './invariants/evictions.js';
-import type { PodRemoval, ResizeRequest } from './types.js';
+import type { ObjectDelete, PodRemoval, Preemption, ResizeRequest } from './types.js';
+
+/** Objects a feature's off tasks delete by name: each delete that reaches an apiserver is recorded. */
+const FEATURE_DELETED = new Set([`daemonsets/${BALLOON_NAME}`, `priorityclasses/${PRIORITY_CLASS}`]);
 
 const VPA = 'verticalpodautoscalers.autoscaling.k8s.io';
 
@@ -60,12 +67,25 @@ export function observeResizes(
   sim: Simulator,
   into: ResizeRequest[],
   removals: PodRemoval[] = [],
+  deletes: ObjectDelete[] = [],
 ): () => void {
   const proto = ApiHandler.prototype as unknown as { handle: Handle };
   const original = proto.handle;
   if (typeof original !== 'function') throw new Error('the simulator has no ApiHandler.handle to observe');
   proto.handle = function (this: ApiHandler, info, req, body) {
     const cluster = (this as unknown as { ctx: { cluster: { name: string } } }).ctx.cluster.name;
+    if (info.method === 'DELETE' && info.name && FEATURE_DELETED.has(`${info.resource}/${info.name}`)) {
+      const record = (status: number) =>
+        deletes.push({ cluster, resource: info.resource as string, name: info.name as string, status });
+      try {
+        const reply = original.call(this, info, req, body);
+        record(reply.status);
+        return reply;
+      } catch (err) {
+        record((err as { code?: number; status?: number }).code ?? (err as { status?: number }).status ?? 500);
+        throw err;
+      }
+    }
     const how = removalOf(info);
     if (how)
       return observeRemoval(sim, cluster, info, how, removals, () => original.call(this, info, req, body));
@@ -73,7 +93,10 @@ export function observeResizes(
       return original.call(this, info, req, body);
     const read = () => sim.cluster(cluster).store.get('pods', info.name as string, info.namespace);
     const before = read();
-    const record = (status: number) =>
+    const record = (status: number) => {
+      const balloon = isBalloon(before?.metadata?.labels);
+      const after = resourcesOf(read());
+      const direction = balloon ? resizeDirection(resourcesOf(before), after) : undefined;
       into.push({
         cluster,
         namespace: info.namespace as string,
@@ -81,8 +104,11 @@ export function observeResizes(
         podUid: before?.metadata?.uid ?? '',
         status,
         before: resourcesOf(before),
-        after: resourcesOf(read()),
+        after,
+        ...(balloon ? { balloon } : {}),
+        ...(direction ? { direction } : {}),
       });
+    };
     try {
       const reply = original.call(this, info, req, body);
       record(reply.status);
@@ -138,3 +164,30 @@ interface PodLike {
 }
 const resourcesOf = (pod: PodLike | undefined) =>
   JSON.stringify((pod?.spec?.containers ?? []).map((c) => [c.name, c.resources ?? {}]));
+
+type Watchable = Simulator & {
+  state(name: string): { store: { subscribe(l: (ev: StoreEvent) => void): () => void } };
+};
+
+/** Records every pod the simulated schedulers preempt (the soak's own deletes carry no such mark). */
+export function observePreemptions(sim: Simulator, into: Preemption[]): () => void {
+  const offs = sim.clusters.map((c) =>
+    (sim as Watchable).state(c.name).store.subscribe((ev) => {
+      if (ev.type !== 'DELETED' || ev.collection !== 'pods') return;
+      const pod: Json = ev.object;
+      const cond = (pod?.status?.conditions ?? []).find(
+        (x: Json) => x?.type === 'DisruptionTarget' && x.reason === 'PreemptionByScheduler',
+      );
+      if (!cond) return;
+      into.push({
+        cluster: c.name,
+        pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
+        balloon: isBalloon(pod.metadata?.labels),
+        message: String(cond.message ?? ''),
+      });
+    }),
+  );
+  return () => {
+    for (const off of offs) off();
+  };
+}

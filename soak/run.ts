@@ -20,11 +20,14 @@ import { DEFAULTS } from '../shared/platform/config.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
 import type { SoakConfig } from './config.js';
-import { injectFaults } from './faults.js';
-import { observeResizes, startSoakFleet } from './fleet.js';
+import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
+import { FeatureOperator } from './features.js';
+import { type FaultCounts, injectFaults } from './faults.js';
+import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
+import { sampleBalloons, type BalloonSample } from './invariants/balloons.js';
 import { Ledger } from './ledger.js';
 import { RuntimeProcess } from './runtimes.js';
-import type { Outcome, PodRemoval, ResizeRequest, SoakState, Text } from './types.js';
+import type { ObjectDelete, Outcome, PodRemoval, Preemption, ResizeRequest, SoakState, Text } from './types.js';
 
 export interface InvariantRow extends Outcome {
   capability: string;
@@ -37,9 +40,19 @@ export interface SoakReport {
   capabilityCycles: Record<string, { attempted: number; clean: number }>;
   kills: number;
   raceCycles: number;
-  faults: Record<string, number>;
+  faults: FaultCounts;
   cli: Record<string, number>;
   resizes: number;
+  balloons: {
+    clusters: number;
+    pods: number;
+    inflates: number;
+    deflates: number;
+    batchAdded: number;
+    batchRemoved: number;
+    policiesRestored: number;
+  };
+  flips: string[];
   seconds: number;
   invariants: InvariantRow[];
 }
@@ -89,23 +102,34 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
   });
   const resizes: ResizeRequest[] = [];
   const removals: PodRemoval[] = [];
-  const unobserve = observeResizes(sim, resizes, removals);
+  const deletes: ObjectDelete[] = [];
+  const preemptions: Preemption[] = [];
+  const names = sim.clusters.map((c) => c.name);
+  const withBalloons = balloonClusters(cfg, names);
+  addElasticPools(sim, cfg, withBalloons);
+  const unobserve = observeResizes(sim, resizes, removals, deletes);
+  const unwatch = observePreemptions(sim, preemptions);
+  const samples: BalloonSample[] = [];
+  const besideBalloons = new Set<string>();
+  const workloads = { added: 0, removed: 0 };
+  const operator = new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons);
   try {
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     await sim.writeKubeconfig(kubeconfig);
     let main = await startRuntime(run);
     main.send({
       type: 'register',
+      now: sim.clock.now(),
       targets: sim.clusters.map((c) => ({
         name: c.name,
         ref: { kind: 'file', path: kubeconfig, context: c.name },
       })),
     });
     await main.next((m) => m.type === 'registered');
+    for (const c of withBalloons) await ensurePolicy(db, DEFAULTS.table, c);
     const faults = injectFaults(sim, cfg);
     const killAt = pickKillCycles(cfg, run.random);
     let racer: RuntimeProcess | undefined;
-    const names = sim.clusters.map((c) => c.name);
     for (let cycle = 1; cycle <= cfg.cycles + cfg.settleCycles; cycle++) {
       const settling = cycle > cfg.cycles;
       if (cycle === cfg.cycles + 1) faults.clear();
@@ -116,7 +140,14 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
         racer = undefined;
       }
       if (racing) run.raceCycles++;
+      if (!settling) {
+        const w = changeWorkloads(sim, cfg, withBalloons, run.random);
+        workloads.added += w.added;
+        workloads.removed += w.removed;
+      }
       sim.clock.advance(period);
+      if (!settling) await operator.flip(cycle, sim.clock.now());
+      await operator.restorePolicies();
       const runners = racer ? [main, racer] : [main];
       const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, names) : [];
       const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
@@ -127,6 +158,7 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
         else racer = await startRuntime(run);
       }
       run.cli.push(...(await Promise.all(ops)));
+      samples.push(...sampleBalloons(sim, withBalloons, cycle, besideBalloons));
       opts.onCycle?.(cycle);
     }
     await racer?.stop();
@@ -142,10 +174,30 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
       deadLetters: run.deadLetters,
       texts: () => texts(run),
       canaries,
+      balloonSamples: samples,
+      preemptions,
+      podsOnBalloonNodes: besideBalloons.size,
+      flips: operator.done,
+      balloonClusters: withBalloons,
+      objectDeletes: deletes,
+      settleMinutes: (cfg.settleCycles * period) / 60_000,
     };
     const invariants = await checkInvariants(state);
-    return report(run, faults.counts, resizes.length, invariants, started, names);
+    const balloons: SoakReport['balloons'] = {
+      clusters: withBalloons.length,
+      pods: new Set(samples.map((x) => `${x.cluster} ${x.pod}`)).size,
+      inflates: resizes.filter((r) => r.balloon && r.direction === 'grow').length,
+      deflates: resizes.filter((r) => r.balloon && r.direction === 'shrink').length,
+      batchAdded: workloads.added,
+      batchRemoved: workloads.removed,
+      policiesRestored: operator.policiesRestored,
+    };
+    const flips = operator.done.map(
+      (f) => `${f.cluster} ${f.feature} ${f.desired} @${f.cycle}${f.changed ? '' : ' (no change)'}`,
+    );
+    return { ...report(run, faults.counts, resizes.length, invariants, started, names), balloons, flips };
   } finally {
+    unwatch();
     unobserve();
     await sim.stop();
     client.destroy();
@@ -258,12 +310,12 @@ async function checkInvariants(state: SoakState): Promise<InvariantRow[]> {
 
 function report(
   run: Run,
-  faults: Record<string, number>,
+  faults: FaultCounts,
   resizes: number,
   invariants: InvariantRow[],
   started: number,
   clusters: string[],
-): SoakReport {
+): Omit<SoakReport, 'balloons' | 'flips'> {
   const capabilityCycles: SoakReport['capabilityCycles'] = {};
   for (const cap of CAPABILITIES) {
     // Capabilities run by a schedule of their own, and node scope (whose histories the ledger judges)

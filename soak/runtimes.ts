@@ -35,6 +35,9 @@ export class RuntimeProcess {
     // the child's business: it finds the shared state's server itself.
     env.FLEETSCOPE_LOG_LEVEL = 'INFO';
     env.POWERTOOLS_METRICS_DISABLED = 'true';
+    // The simulated kubelets answer a resize when the soak's clock moves, not in wall-clock seconds:
+    // waiting 3 s to read inflated balloons back would only slow every cycle down.
+    env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     for (const k of Object.keys(env))
       if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
     const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], env, stdio: ['ignore', fd, fd, 'ipc'] });

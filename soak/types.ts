@@ -5,6 +5,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
+import type { FlipDone } from './features.js';
+import type { BalloonSample } from './invariants/balloons.js';
 
 /** One resize request that reached a simulated apiserver's handler (faults answer before it). */
 export interface ResizeRequest {
@@ -16,6 +18,25 @@ export interface ResizeRequest {
   /** The pod's container resources before and after the request (JSON). */
   before: string;
   after: string;
+  /** A balloon pod's resize, and whether it inflated or deflated the balloon (accepted ones). */
+  balloon?: boolean;
+  direction?: 'grow' | 'shrink';
+}
+
+/** A DELETE of an object a feature's task names (the balloon DaemonSet, its PriorityClass). */
+export interface ObjectDelete {
+  cluster: string;
+  resource: string;
+  name: string;
+  status: number;
+}
+
+/** A pod the scheduler preempted (marked DisruptionTarget PreemptionByScheduler, then deleted). */
+export interface Preemption {
+  cluster: string;
+  pod: string;
+  balloon: boolean;
+  message: string;
 }
 
 /** A request to delete or evict a pod that reached an apiserver's handler. */
@@ -52,6 +73,17 @@ export interface SoakState {
   texts: () => AsyncIterable<Text>;
   /** Strings that must never appear anywhere (the canary kubeconfig's tokens). */
   canaries: string[];
+  /** Every balloon after every cycle (./invariants/balloons.ts). */
+  balloonSamples: BalloonSample[];
+  preemptions: Preemption[];
+  /** Distinct running non-balloon pods seen on nodes with a balloon, over the run. */
+  podsOnBalloonNodes: number;
+  /** The feature flips the soak's operator made, and the clusters with balloons. */
+  flips: FlipDone[];
+  balloonClusters: string[];
+  objectDeletes: ObjectDelete[];
+  /** Clean minutes at the end (no faults, kills or race) before the checks. */
+  settleMinutes: number;
 }
 
 export interface Outcome {

@@ -61,9 +61,10 @@ export function podResizeView(cluster: string, pod: Pod): PodResizeView {
   };
 }
 
+/** Node scope's resizes (the balloons' are judged on their own, in ./balloons.ts). */
 export const resizeNotResent: Invariant = {
   name: 'no resize request sent twice',
-  check: async (state) => judgeResends(state.resizes),
+  check: async (state) => judgeResends(state.resizes.filter((r) => !r.balloon)),
 };
 
 /** Node scope's pods: every DaemonSet pod but the balloons, whose records node scope keeps. */
@@ -95,6 +96,7 @@ export const balloonResizeNotStuck: Invariant = {
     for (const c of state.sim?.clusters ?? [])
       for (const pod of c.store.list('pods'))
         if (isBalloon(pod.metadata?.labels)) pods.push(podResizeView(c.name, pod));
-    return judgeStuck(pods, new Set(pods.map((p) => p.podUid)));
+    const r = judgeStuck(pods, new Set(pods.map((p) => p.podUid)));
+    return { ...r, unit: 'balloon pods' };
   },
 };

@@ -14,10 +14,15 @@ describe('soak (short)', () => {
     expect(broken, formatReport(report)).toEqual([]);
     expect(report.kills).toBe(SHORT.kills);
     expect(report.raceCycles).toBeGreaterThan(0);
-    expect(Object.values(report.faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-    // Each check looked at something: a check over nothing would hold vacuously.
-    // (No dead letter is a fine outcome; the soak's fleet has no balloon policy yet, so no balloon pods.)
-    const mayBeEmpty = ['every dead letter explained', 'no balloon resize stuck'];
+    expect(Object.values(report.faults.applied).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // Balloons were created and resized both ways; features were flipped.
+    expect(report.balloons.pods).toBeGreaterThan(0);
+    expect(report.balloons.inflates).toBeGreaterThan(0);
+    expect(report.balloons.deflates).toBeGreaterThan(0);
+    expect(report.flips.length).toBe(SHORT.flips.length);
+    // Each check looked at something: a check over nothing would hold vacuously. (No dead letter is a
+    // fine outcome, and so is no preemption: the check then counts the pods it watched.)
+    const mayBeEmpty = ['every dead letter explained'];
     for (const i of report.invariants.filter((x) => !mayBeEmpty.includes(x.name)))
       expect(i.checked, i.name).toBeGreaterThan(0);
   }, 300_000);

@@ -1,0 +1,216 @@
+/**
+ * Feature lifecycle (KEP-3920), checked after the clean cycles at the end of the run:
+ *
+ * - every transition ends: no feature left TurningOn/TurningOff once faults stopped (the clean cycles
+ *   are the bound), each stable in the state its target names, and the operator's last flip is the
+ *   desired value stored;
+ * - no task step done twice: no task appears twice among a transition's done tasks, no task wrote more
+ *   than the objects it names (a delete, a deflate), and no delete of an object a task names reached an
+ *   apiserver after the object was gone (a delete sent again);
+ * - nothing dangling after Off: for every Off feature, what its off tasks remove is gone (objects,
+ *   stored state, uses reporting on), read live from the cluster;
+ * - the Feature objects in each cluster agree with the records in DynamoDB (state, desired, version).
+ */
+import { loadCatalog } from '../../shared/features/catalog.js';
+import { danglingOf } from '../../shared/features/dangling.js';
+import {
+  type FeatureRecord,
+  finalOf,
+  inTransition,
+  refKey,
+  type TaskSummary,
+  targetOf,
+} from '../../shared/features/model.js';
+import { ObjectsApi } from '../../shared/features/objects.js';
+import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
+import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
+import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import type { FlipDone } from '../features.js';
+import type { Invariant, ObjectDelete, Outcome, SoakState } from '../types.js';
+
+const MINUTE = 60_000;
+
+async function views(state: SoakState): Promise<{ cluster: string; key: string; view: FeatureView }[]> {
+  const store = new FeatureStore(state.db, state.table);
+  const out: { cluster: string; key: string; view: FeatureView }[] = [];
+  for (const c of state.sim?.clusters ?? [])
+    for (const [key, view] of await store.clusterViews(c.name)) out.push({ cluster: c.name, key, view });
+  return out;
+}
+
+const records = async (state: SoakState) =>
+  (await views(state)).map((v) => v.view.record).filter((r): r is FeatureRecord => r !== undefined);
+
+export function judgeTransitions(records: FeatureRecord[], flips: FlipDone[], settledMinutes: number): Outcome {
+  const violations: string[] = [];
+  let transitions = 0;
+  let reversed = 0;
+  let longest = 0;
+  for (const r of records) {
+    const key = `${r.cluster} ${refKey(r)}`;
+    for (const t of r.history) {
+      transitions++;
+      if (t.outcome === 'reversed') reversed++;
+      if (t.endedAt !== undefined) longest = Math.max(longest, t.endedAt - t.startedAt);
+    }
+    if (inTransition(r.state)) {
+      transitions++;
+      violations.push(
+        `${key}: still ${r.state} after ${settledMinutes} clean minutes (${r.tasks[0]?.title ?? 'no task'}${r.tasks[0]?.waitingFor ? `: ${r.tasks[0].waitingFor}` : ''}${r.tasks[0]?.lastError ? `; ${r.tasks[0].lastError}` : ''})`,
+      );
+    } else if (r.state !== finalOf(targetOf(r)))
+      violations.push(`${key}: ${r.state}, but its target is ${targetOf(r)}`);
+  }
+  const last = new Map<string, FlipDone>();
+  for (const f of flips) last.set(`${f.cluster} ${f.feature}`, f);
+  for (const [key, f] of last) {
+    const r = records.find((x) => `${x.cluster} ${x.name}` === key);
+    const want = f.desired === 'default' ? undefined : f.desired;
+    if (!r) violations.push(`${key}: flipped ${f.desired} at cycle ${f.cycle}, but no record`);
+    else if (r.desired !== want)
+      violations.push(`${key}: flipped ${f.desired} at cycle ${f.cycle}, but desired is ${r.desired ?? 'default'}`);
+  }
+  return {
+    checked: records.length,
+    unit: `features (${transitions} transitions, ${reversed} reversed, ${flips.length} flips; longest ${Math.round(longest / MINUTE)} min)`,
+    violations,
+  };
+}
+
+/** The most writes a task may make, performed once; undefined: no bound the soak can tell. */
+export function writeBound(task: TaskSpec, objects: number): number | undefined {
+  switch (task.task) {
+    case 'delete-objects':
+      return task.name ? 1 : undefined;
+    case 'wait-for-no-objects':
+      return 0;
+    case 'hook':
+      return task.hook === 'deflate' ? objects : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function judgeStepsOnce(
+  records: FeatureRecord[],
+  specs: Map<string, FeatureSpec>,
+  nodesOf: (cluster: string) => number,
+  deletes: ObjectDelete[],
+): Outcome {
+  const violations: string[] = [];
+  let tasks = 0;
+  for (const r of records) {
+    const spec = specs.get(refKey(r));
+    const all = [...r.history, ...(r.transition ? [r.transition] : [])];
+    for (const t of all) {
+      const seen = new Set<string>();
+      for (const d of t.done as TaskSummary[]) {
+        tasks++;
+        if (seen.has(d.title))
+          violations.push(`${r.cluster} ${refKey(r)}: "${d.title}" done twice in the transition of ${new Date(t.startedAt).toISOString()}`);
+        seen.add(d.title);
+        const task = spec ? taskByTitle(spec, t.to, d.title) : undefined;
+        const bound = task ? writeBound(task, nodesOf(r.cluster)) : undefined;
+        if (bound !== undefined && d.writes > bound)
+          violations.push(`${r.cluster} ${refKey(r)}: "${d.title}" made ${d.writes} writes, at most ${bound} once`);
+      }
+    }
+  }
+  const accepted = deletes.filter((d) => d.status >= 200 && d.status < 300).length;
+  for (const d of deletes)
+    if (d.status === 404)
+      violations.push(`${d.cluster} ${d.resource} ${d.name}: deleted again after it was gone (HTTP 404)`);
+  return {
+    checked: tasks,
+    unit: `tasks done (${deletes.length} deletes of named objects, ${accepted} accepted)`,
+    violations,
+  };
+}
+
+function taskByTitle(spec: FeatureSpec, to: 'On' | 'Off', title: string): TaskSpec | undefined {
+  return tasksOf(spec, to).find((t) => titleOf(t) === title);
+}
+
+export const featureTransitionsEnd: Invariant = {
+  name: 'every feature transition ends',
+  check: async (state) =>
+    judgeTransitions(await records(state), state.flips, state.settleMinutes),
+};
+
+export const featureStepsOnce: Invariant = {
+  name: 'no feature task step done twice',
+  check: async (state) => {
+    const catalog = await loadCatalog(new FeatureStore(state.db, state.table));
+    const specs = new Map(catalog.specs.map((s) => [refKey(s), s]));
+    const nodes = (cluster: string) => state.sim?.cluster(cluster).store.list('nodes').length ?? 0;
+    return judgeStepsOnce(await records(state), specs, nodes, state.objectDeletes);
+  },
+};
+
+export const featureOffClean: Invariant = {
+  name: 'nothing dangling after Off',
+  check: async (state) => {
+    const sim = state.sim;
+    const catalog = await loadCatalog(new FeatureStore(state.db, state.table));
+    const violations: string[] = [];
+    let off = 0;
+    for (const { cluster, view } of await views(state)) {
+      const r = view.record;
+      if (!r || r.state !== 'Off' || !sim) continue;
+      off++;
+      const spec = catalog.need(r);
+      const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });
+      const api = new ObjectsApi(client);
+      const left = await danglingOf(
+        spec,
+        r,
+        view.uses,
+        { cluster, db: state.db, table: state.table, client: async () => client, objects: async () => api },
+        { live: true },
+      );
+      for (const l of left) violations.push(`${cluster} ${refKey(r)} Off: ${l}`);
+    }
+    return { checked: off, unit: 'Off features (read live)', violations };
+  },
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: Feature objects as the simulator stores them
+type Json = any;
+
+export function judgeMirror(pairs: { cluster: string; record: FeatureRecord; object?: Json }[]): Outcome {
+  const violations: string[] = [];
+  for (const { cluster, record: r, object: o } of pairs) {
+    const key = `${cluster} ${refKey(r)}`;
+    if (!o) {
+      violations.push(`${key}: no Feature object in the cluster`);
+      continue;
+    }
+    const diffs: string[] = [];
+    if (o.status?.state !== r.state) diffs.push(`state ${o.status?.state} != ${r.state}`);
+    if (o.status?.observedVersion !== r.version)
+      diffs.push(`observedVersion ${o.status?.observedVersion} != ${r.version}`);
+    if ((o.spec?.desired ?? undefined) !== r.desired)
+      diffs.push(`desired ${o.spec?.desired ?? 'default'} != ${r.desired ?? 'default'}`);
+    if (o.spec?.default !== r.default) diffs.push(`default ${o.spec?.default} != ${r.default}`);
+    if ((o.status?.tasks?.length ?? 0) !== r.tasks.length)
+      diffs.push(`${o.status?.tasks?.length ?? 0} tasks != ${r.tasks.length}`);
+    if (diffs.length) violations.push(`${key}: the Feature object disagrees: ${diffs.join('; ')}`);
+  }
+  return { checked: pairs.length, unit: 'Feature objects', violations };
+}
+
+export const featureMirrorAgrees: Invariant = {
+  name: 'Feature objects = DynamoDB records',
+  check: async (state) => {
+    const pairs: { cluster: string; record: FeatureRecord; object?: Json }[] = [];
+    for (const { cluster, view } of await views(state)) {
+      if (!view.record) continue;
+      const object = state.sim
+        ?.cluster(cluster)
+        .store.get('features.fleetscope.io', view.record.name, view.record.namespace);
+      pairs.push({ cluster, record: view.record, object });
+    }
+    return judgeMirror(pairs);
+  },
+};
