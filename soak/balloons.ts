@@ -6,10 +6,11 @@
  * The soak changes pods straight in the simulator's store, as the cluster's users would: nothing of it
  * goes through the apiserver's handlers that the invariants observe.
  */
-import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
+import { validatePolicy } from '../shared/balloons/policy.js';
+import { BalloonStore } from '../shared/balloons/store.js';
 import type { SoakConfig } from './config.js';
 
 export const POOL_LABEL = 'pool';

@@ -5,11 +5,11 @@
  */
 
 import { startLocalRuntime } from '../local/runtime.js';
+import { setFeatureClock } from '../shared/features/clock.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
-import { setFeatureClock } from '../shared/features/clock.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { deps } from '../shared/platform/deps.js';
 

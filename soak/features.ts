@@ -39,7 +39,9 @@ export class FeatureOperator {
 
   /** The flips due at this cycle. */
   async flip(cycle: number, now: number): Promise<void> {
-    const due = this.cfg.flips.filter((f) => f.cluster < this.names.length && flipCycle(this.cfg, f) === cycle);
+    const due = this.cfg.flips.filter(
+      (f) => f.cluster < this.names.length && flipCycle(this.cfg, f) === cycle,
+    );
     if (due.length === 0) return;
     const catalog = await loadCatalog(this.store);
     for (const f of due) {
@@ -54,7 +56,9 @@ export class FeatureOperator {
   /** Clusters whose balloons were flipped: the policy goes back once they are On again. */
   async restorePolicies(): Promise<void> {
     const flipped = new Set(
-      this.done.filter((d) => d.feature === BALLOONS && this.balloonClusters.includes(d.cluster)).map((d) => d.cluster),
+      this.done
+        .filter((d) => d.feature === BALLOONS && this.balloonClusters.includes(d.cluster))
+        .map((d) => d.cluster),
     );
     for (const cluster of flipped) {
       const r = await this.store.get(cluster, { namespace: FLEETSCOPE_NAMESPACE, name: BALLOONS });

@@ -5,11 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { demoVpas } from '../local/demo-fleet.js';
-import { BALLOON_NAME, PRIORITY_CLASS } from '../shared/balloons/manifests.js';
 import { ApiHandler, type RequestInfo } from '../local/sim/handler.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../local/sim/index.js';
 import type { Json } from '../local/sim/json.js';
 import type { StoreEvent } from '../local/sim/store.js';
+import { BALLOON_NAME, PRIORITY_CLASS } from '../shared/balloons/manifests.js';
 import { resizeDirection } from './invariants/balloons.js';
 import { isBalloon } from './invariants/evictions.js';
 import type { ObjectDelete, PodRemoval, Preemption, ResizeRequest } from './types.js';
@@ -82,7 +82,9 @@ export function observeResizes(
         record(reply.status);
         return reply;
       } catch (err) {
-        record((err as { code?: number; status?: number }).code ?? (err as { status?: number }).status ?? 500);
+        record(
+          (err as { code?: number; status?: number }).code ?? (err as { status?: number }).status ?? 500,
+        );
         throw err;
       }
     }

@@ -58,6 +58,8 @@ const faultText = (f: SoakReport['faults']) => {
   if (kinds.length === 0) return 'none';
   const total = Object.values(f.applied).reduce((a, n) => a + n, 0);
   return `${total} (${kinds
-    .map((k) => `${k} ${f.applied[k] ?? 0}${f.eligible[k] !== undefined ? ` of ${f.eligible[k]} requests` : ''}`)
+    .map(
+      (k) => `${k} ${f.applied[k] ?? 0}${f.eligible[k] !== undefined ? ` of ${f.eligible[k]} requests` : ''}`,
+    )
     .join(', ')})`;
 };

@@ -17,17 +17,25 @@ import { connectState } from '../local/state/connect.js';
 import { prng } from '../shared/kernel/prng.js';
 import { allSchedules, CAPABILITIES } from '../shared/platform/capabilities.js';
 import { DEFAULTS } from '../shared/platform/config.js';
+import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
 import type { SoakConfig } from './config.js';
-import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
-import { FeatureOperator } from './features.js';
 import { type FaultCounts, injectFaults } from './faults.js';
+import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
-import { sampleBalloons, type BalloonSample } from './invariants/balloons.js';
+import { type BalloonSample, sampleBalloons } from './invariants/balloons.js';
 import { Ledger } from './ledger.js';
 import { RuntimeProcess } from './runtimes.js';
-import type { ObjectDelete, Outcome, PodRemoval, Preemption, ResizeRequest, SoakState, Text } from './types.js';
+import type {
+  ObjectDelete,
+  Outcome,
+  PodRemoval,
+  Preemption,
+  ResizeRequest,
+  SoakState,
+  Text,
+} from './types.js';
 
 export interface InvariantRow extends Outcome {
   capability: string;

@@ -9,10 +9,11 @@
  *   to reach the space a balloon holds);
  * - no balloon resize request sent twice (an accepted request that asked for what the pod had).
  */
-import { BALLOON_CONTAINER } from '../../shared/balloons/manifests.js';
+
+import type { Simulator } from '../../local/sim/index.js';
 import { amountOr0, nodeAllocatable } from '../../local/sim/nodes.js';
 import { isTerminal, schedulerRequests } from '../../local/sim/pod-requests.js';
-import type { Simulator } from '../../local/sim/index.js';
+import { BALLOON_CONTAINER } from '../../shared/balloons/manifests.js';
 import type { Invariant, Outcome, Preemption, ResizeRequest } from '../types.js';
 import { isBalloon } from './evictions.js';
 import { judgeResends } from './resizes.js';
@@ -57,7 +58,8 @@ export function sampleBalloons(
           others.cpu += r.cpuM;
           others.memory += r.mem;
         }
-      const req = b.spec.containers?.find((x: Json) => x.name === BALLOON_CONTAINER)?.resources?.requests ?? {};
+      const req =
+        b.spec.containers?.find((x: Json) => x.name === BALLOON_CONTAINER)?.resources?.requests ?? {};
       const pending = (b.status?.conditions ?? []).find(
         (x: Json) => x.type === 'PodResizePending' && x.status === 'True',
       )?.reason;

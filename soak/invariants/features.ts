@@ -42,7 +42,11 @@ async function views(state: SoakState): Promise<{ cluster: string; key: string; 
 const records = async (state: SoakState) =>
   (await views(state)).map((v) => v.view.record).filter((r): r is FeatureRecord => r !== undefined);
 
-export function judgeTransitions(records: FeatureRecord[], flips: FlipDone[], settledMinutes: number): Outcome {
+export function judgeTransitions(
+  records: FeatureRecord[],
+  flips: FlipDone[],
+  settledMinutes: number,
+): Outcome {
   const violations: string[] = [];
   let transitions = 0;
   let reversed = 0;
@@ -69,7 +73,9 @@ export function judgeTransitions(records: FeatureRecord[], flips: FlipDone[], se
     const want = f.desired === 'default' ? undefined : f.desired;
     if (!r) violations.push(`${key}: flipped ${f.desired} at cycle ${f.cycle}, but no record`);
     else if (r.desired !== want)
-      violations.push(`${key}: flipped ${f.desired} at cycle ${f.cycle}, but desired is ${r.desired ?? 'default'}`);
+      violations.push(
+        `${key}: flipped ${f.desired} at cycle ${f.cycle}, but desired is ${r.desired ?? 'default'}`,
+      );
   }
   return {
     checked: records.length,
@@ -108,12 +114,16 @@ export function judgeStepsOnce(
       for (const d of t.done as TaskSummary[]) {
         tasks++;
         if (seen.has(d.title))
-          violations.push(`${r.cluster} ${refKey(r)}: "${d.title}" done twice in the transition of ${new Date(t.startedAt).toISOString()}`);
+          violations.push(
+            `${r.cluster} ${refKey(r)}: "${d.title}" done twice in the transition of ${new Date(t.startedAt).toISOString()}`,
+          );
         seen.add(d.title);
         const task = spec ? taskByTitle(spec, t.to, d.title) : undefined;
         const bound = task ? writeBound(task, nodesOf(r.cluster)) : undefined;
         if (bound !== undefined && d.writes > bound)
-          violations.push(`${r.cluster} ${refKey(r)}: "${d.title}" made ${d.writes} writes, at most ${bound} once`);
+          violations.push(
+            `${r.cluster} ${refKey(r)}: "${d.title}" made ${d.writes} writes, at most ${bound} once`,
+          );
       }
     }
   }
@@ -134,8 +144,7 @@ function taskByTitle(spec: FeatureSpec, to: 'On' | 'Off', title: string): TaskSp
 
 export const featureTransitionsEnd: Invariant = {
   name: 'every feature transition ends',
-  check: async (state) =>
-    judgeTransitions(await records(state), state.flips, state.settleMinutes),
+  check: async (state) => judgeTransitions(await records(state), state.flips, state.settleMinutes),
 };
 
 export const featureStepsOnce: Invariant = {
@@ -157,7 +166,7 @@ export const featureOffClean: Invariant = {
     let off = 0;
     for (const { cluster, view } of await views(state)) {
       const r = view.record;
-      if (!r || r.state !== 'Off' || !sim) continue;
+      if (r?.state !== 'Off' || !sim) continue;
       off++;
       const spec = catalog.need(r);
       const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });

@@ -2,13 +2,23 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter } from '../../local/invoker.js';
 import type { StoredIdentity } from '../../shared/claims/store.js';
+import type { FeatureRecord } from '../../shared/features/model.js';
+import { drawFault, FAULT_KINDS } from '../../soak/faults.js';
+import {
+  type BalloonSample,
+  judgeBalloonFit,
+  judgePreemptions,
+  resizeDirection,
+} from '../../soak/invariants/balloons.js';
 import { judgeGuards, judgeUniqueIds } from '../../soak/invariants/claims.js';
 import { judgeRemovals } from '../../soak/invariants/evictions.js';
+import { judgeMirror, judgeStepsOnce, judgeTransitions } from '../../soak/invariants/features.js';
 import { judgeHistories } from '../../soak/invariants/history.js';
 import { judgeDeadLetters, judgeSecrets } from '../../soak/invariants/platform.js';
 import { judgeReplay } from '../../soak/invariants/replay.js';
 import { judgeResends, judgeStuck, podResizeView } from '../../soak/invariants/resizes.js';
 import { Ledger } from '../../soak/ledger.js';
+import { verdict } from '../../soak/report.js';
 import type { ResizeRequest, Text } from '../../soak/types.js';
 
 const identity = (cluster: string, clusterId: string, clusterSet?: string): StoredIdentity => ({
@@ -146,5 +156,155 @@ describe('soak invariants fail on broken states', () => {
     expect(judgeRemovals([removal(true), removal(false)], 5).violations).toEqual([
       'c m/p: eviction (HTTP 201) of a pod that is not a balloon',
     ]);
+  });
+
+  it('report: a check over nothing says so, never "held"', () => {
+    expect(verdict({ checked: 0, violations: [] })).toBe('nothing checked');
+    expect(verdict({ checked: 3, violations: [] })).toBe('held');
+    expect(verdict({ checked: 0, violations: ['x'] })).toBe('BROKEN');
+  });
+
+  it("balloons: one over its node's free capacity, and a deferred inflate left a cycle too long", () => {
+    const s = (cycle: number, balloon: number, pending?: string): BalloonSample => ({
+      cycle,
+      cluster: 'c',
+      node: 'n',
+      pod: 'kube-system/b',
+      balloon: { cpu: balloon, memory: 0 },
+      others: { cpu: 1000, memory: 0 },
+      allocatable: { cpu: 3000, memory: 1 },
+      ...(pending ? { pending } : {}),
+    });
+    expect(judgeBalloonFit([s(1, 2000), s(2, 1500)]).violations).toEqual([]);
+    expect(judgeBalloonFit([s(1, 2500)]).violations).toHaveLength(1);
+    // Deferred after the cycle that inflated it is tolerated; still Deferred a cycle later is not.
+    expect(judgeBalloonFit([s(1, 2500, 'Deferred'), s(2, 2000)]).violations).toEqual([]);
+    expect(judgeBalloonFit([s(1, 2500, 'Deferred'), s(2, 2500, 'Deferred')]).violations).toEqual([]);
+    expect(
+      judgeBalloonFit([s(1, 2500, 'Deferred'), s(2, 2500, 'Deferred'), s(3, 2500, 'Deferred')]).violations,
+    ).toHaveLength(1);
+  });
+
+  it('balloons: a running pod preempted; a resize told apart as inflate or deflate', () => {
+    const p = (balloon: boolean) => ({ cluster: 'c', pod: 'm/p', balloon, message: 'preempting' });
+    expect(judgePreemptions([p(true)], 4).violations).toEqual([]);
+    expect(judgePreemptions([p(false)], 4).violations).toEqual(['c m/p: preempted (preempting)']);
+    const r = (cpu: string) => JSON.stringify([['balloon', { requests: { cpu, memory: '1Gi' } }]]);
+    expect(resizeDirection(r('1'), r('2'))).toBe('grow');
+    expect(resizeDirection(r('2'), r('500m'))).toBe('shrink');
+    expect(resizeDirection(r('2'), r('2'))).toBeUndefined();
+  });
+
+  const record = (over: Partial<FeatureRecord> = {}): FeatureRecord => ({
+    cluster: 'c',
+    namespace: 'fleetscope-system',
+    name: 'balloons',
+    default: 'on',
+    state: 'On',
+    tasks: [],
+    history: [],
+    version: 3,
+    updatedAt: 0,
+    ...over,
+  });
+
+  it('features: a transition that did not end, a state off its target, a flip not stored', () => {
+    const flip = { cycle: 5, cluster: 'c', feature: 'balloons', desired: 'off' as const, changed: true };
+    const off = record({ desired: 'off', state: 'Off' });
+    expect(judgeTransitions([off], [flip], 20).violations).toEqual([]);
+    expect(
+      judgeTransitions([record({ desired: 'off', state: 'TurningOff' })], [flip], 20).violations,
+    ).toEqual(['c fleetscope-system/balloons: still TurningOff after 20 clean minutes (no task)']);
+    expect(judgeTransitions([record({ desired: 'off' })], [flip], 20).violations).toEqual([
+      'c fleetscope-system/balloons: On, but its target is off',
+    ]);
+    expect(judgeTransitions([record()], [flip], 20).violations).toEqual([
+      'c balloons: flipped off at cycle 5, but desired is default',
+    ]);
+  });
+
+  it('features: a task done twice, one writing more than once, a delete sent again', () => {
+    const spec = {
+      namespace: 'fleetscope-system',
+      name: 'balloons',
+      enable: [],
+      disable: [
+        { task: 'wait-for-uses' as const },
+        {
+          task: 'delete-objects' as const,
+          apiVersion: 'apps/v1',
+          resource: 'daemonsets',
+          kind: 'DaemonSet',
+          namespace: 'kube-system',
+          name: 'b',
+        },
+      ],
+    };
+    const specs = new Map([['fleetscope-system/balloons', spec as never]]);
+    const del = 'delete DaemonSet kube-system/b';
+    const done = (title: string, writes: number) => ({
+      title,
+      task: 'delete-objects' as const,
+      attempts: 1,
+      writes,
+      doneAt: 1,
+    });
+    const t = (d: ReturnType<typeof done>[]) => ({
+      to: 'Off' as const,
+      startedAt: 0,
+      endedAt: 1,
+      reason: '',
+      done: d,
+    });
+    const ok = record({ state: 'Off', history: [t([done(del, 1)])] });
+    const nodes = () => 2;
+    const titles = judgeStepsOnce([ok], specs, nodes, []);
+    expect(titles.checked).toBe(1);
+    expect(titles.violations).toEqual([]);
+    expect(
+      judgeStepsOnce([record({ history: [t([done(del, 1), done(del, 0)])] })], specs, nodes, []).violations,
+    ).toHaveLength(1);
+    expect(judgeStepsOnce([record({ history: [t([done(del, 2)])] })], specs, nodes, []).violations).toEqual([
+      `c fleetscope-system/balloons: "${del}" made 2 writes, at most 1 once`,
+    ]);
+    const again = [
+      { cluster: 'c', resource: 'daemonsets', name: 'b', status: 200 },
+      { cluster: 'c', resource: 'daemonsets', name: 'b', status: 404 },
+    ];
+    expect(judgeStepsOnce([ok], specs, nodes, again).violations).toHaveLength(1);
+  });
+
+  it('features: a Feature object missing or disagreeing with its record', () => {
+    const r = record({ desired: 'off', state: 'Off' });
+    const object = {
+      spec: { default: 'on', desired: 'off' },
+      status: { state: 'Off', observedVersion: 3, tasks: [] },
+    };
+    expect(judgeMirror([{ cluster: 'c', record: r, object }]).violations).toEqual([]);
+    expect(judgeMirror([{ cluster: 'c', record: r }]).violations).toHaveLength(1);
+    const stale = { ...object, status: { ...object.status, state: 'TurningOff', observedVersion: 2 } };
+    expect(judgeMirror([{ cluster: 'c', record: r, object: stale }]).violations).toEqual([
+      'c fleetscope-system/balloons: the Feature object disagrees: state TurningOff != Off; observedVersion 2 != 3',
+    ]);
+  });
+
+  it('faults: each kind drawn in proportion to its weight among those that apply (409 for writes only)', () => {
+    const cfg = { faultRate: 0.5 };
+    const n = 20_000;
+    const count = (method: string) => {
+      const c: Record<string, number> = {};
+      for (let i = 0; i < n; i++) {
+        const k = drawFault(cfg, method, 0, (i + 0.5) / n);
+        if (k) c[k.label] = (c[k.label] ?? 0) + 1;
+      }
+      return c;
+    };
+    const reads = count('GET');
+    expect(reads['409']).toBeUndefined();
+    const writes = count('PATCH');
+    const total = FAULT_KINDS.reduce((a, k) => a + k.weight, 0);
+    for (const k of FAULT_KINDS) expect(writes[k.label]! / n).toBeCloseTo(k.weight / total, 2);
+    // No fault above the rate.
+    expect(drawFault(cfg, 'GET', 0.6, 0)).toBeUndefined();
   });
 });
