@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
@@ -44,6 +46,7 @@ const ENV_TOUCHED = [
   ENV.table,
   ENV.idempotencyTable,
   ENV.bus,
+  ENV.reportDir,
   'POWERTOOLS_SERVICE_NAME',
 ];
 
@@ -100,6 +103,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   env[ENV.idempotencyTable] = idempotencyTable;
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
+  // The scheduled fleet report goes to the state directory (S3 in the stack); a throwaway run's to tmp.
+  env[ENV.reportDir] ??= opts.stateDir
+    ? join(opts.stateDir, 'reports')
+    : join(tmpdir(), `fleetscope-reports-${process.pid}`);
 
   const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);
   const bus = await LocalBus.start({ invoker, busName: env[ENV.bus] ?? DEFAULTS.bus });

@@ -5,6 +5,7 @@ import { featuresCapability } from '../features/capability.js';
 import { fleetCapability } from '../fleet/capability.js';
 import { inventoryCapability } from '../inventory/capability.js';
 import { nodescopeCapability } from '../nodescope/capability.js';
+import { reportCapability } from '../report/capability.js';
 import type { Capability, FunctionSpec, RuleSpec, ScheduleSpec } from './catalogue.js';
 
 /** Every capability fleetscope ships. Add a capability here and both the stack and the local runtime get it. */
@@ -16,6 +17,7 @@ export const CAPABILITIES: Capability[] = [
   balloonsCapability,
   cycleCapability,
   featuresCapability,
+  reportCapability,
 ];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);
