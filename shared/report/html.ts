@@ -24,7 +24,7 @@ function deltaText(r: 'cpu' | 'memory', delta: number, base: number): string {
 }
 
 const canvas = (c: ChartSpec) =>
-  `<figure class="chart ${c.kind}"><figcaption>${esc(c.title)}</figcaption><div class="canvas-box"><canvas id="${esc(c.id)}" data-chart="${esc(c.id)}" role="img" aria-label="${esc(c.title)}"></canvas></div></figure>`;
+  `<figure class="chart ${c.kind}"><figcaption>${esc(c.title)}</figcaption><div class="canvas-box"><canvas id="chart-${esc(c.id)}" data-chart="${esc(c.id)}" role="img" aria-label="${esc(c.title)}"></canvas></div></figure>`;
 
 const empty = (why: string) => `<p class="empty">${esc(why)}</p>`;
 

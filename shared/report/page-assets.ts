@@ -94,7 +94,7 @@ export const PAGE_SCRIPT = `
           x: { stacked: !!s.stacked, ticks: { autoSkip: true, maxRotation: 60 } },
           y: { stacked: !!s.stacked, beginAtZero: true, title: { display: true, text: UNITS[s.unit] } }
         };
-      var chart = new Chart(document.getElementById(s.id), {
+      var chart = new Chart(document.getElementById('chart-' + s.id), {
         type: s.kind,
         data: { labels: s.labels, datasets: datasets },
         options: options
