@@ -118,6 +118,8 @@ async function stackBucket(values: Flags): Promise<string> {
   const { stackName, outputs } = await readStackOutputs(values);
   const bucket = outputs.ReportBucketName;
   if (!bucket)
-    throw new Error(`stack "${stackName}" has no output ReportBucketName: deploy this version, or pass --bucket`);
+    throw new Error(
+      `stack "${stackName}" has no output ReportBucketName: deploy this version, or pass --bucket`,
+    );
   return bucket;
 }

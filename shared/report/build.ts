@@ -2,8 +2,9 @@
  * The report model from what the stores hold: pure (no I/O, no clock), so the figures are tested on
  * plain data and the renderers only draw.
  */
-import { figuresOf, poolOf } from '../balloons/summary-model.js';
+
 import type { ClusterBalloons } from '../balloons/store.js';
+import { figuresOf, poolOf } from '../balloons/summary-model.js';
 import type { StoredIdentity, SyncStatus } from '../claims/store.js';
 import type { FeatureRecord } from '../features/model.js';
 import { refKey } from '../features/model.js';
@@ -202,7 +203,9 @@ function featureCell({ record: r, dangling }: ReportInputs['features'][number]):
 const uniqueSorted = (xs: string[]) => [...new Set(xs)].sort();
 
 export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string): ReportModel {
-  const daemonSets = inputs.daemonSets.map((d) => daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)));
+  const daemonSets = inputs.daemonSets.map((d) =>
+    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)),
+  );
   const requests = requestsByCluster(daemonSets);
   const { pools: poolRows, notes } = pools(inputs.balloons);
   const claimRows = claims(inputs);
@@ -219,7 +222,8 @@ export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string
       ...(set ? { clusterSet: set } : {}),
     };
   });
-  const noClusters = inputs.clusters.length === 0 ? 'no cluster is registered (fleetscope cluster register)' : undefined;
+  const noClusters =
+    inputs.clusters.length === 0 ? 'no cluster is registered (fleetscope cluster register)' : undefined;
   return {
     generatedAt: now.toISOString(),
     ...(scope ? { scope } : {}),

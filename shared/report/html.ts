@@ -7,7 +7,13 @@ import { type ChartSpec, chartsOf, daemonSetCharts, readable } from './charts.js
 import type { DaemonSetReport, FeatureCell, Pair, ReportModel } from './model.js';
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 export const esc = (s: string | number): string => String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 /** JSON inside a <script> element: nothing in it may close the element or open a comment. */
@@ -88,7 +94,14 @@ function nodescopeSection(m: ReportModel): string {
 <p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the grey line what the template requests today.</p>${body}</section>`;
 }
 
-function chartsSection(id: string, title: string, lead: string, why: string | undefined, charts: ChartSpec[], extra = ''): string {
+function chartsSection(
+  id: string,
+  title: string,
+  lead: string,
+  why: string | undefined,
+  charts: ChartSpec[],
+  extra = '',
+): string {
   const body = why ? empty(why) : `<div class="charts two">${charts.map(canvas).join('')}</div>${extra}`;
   return `<section id="${id}"><h2>${title}</h2><p class="lead">${lead}</p>${body}</section>`;
 }
@@ -149,7 +162,12 @@ function claimsSection(m: ReportModel, charts: ChartSpec[]): string {
   ]);
   const body = m.claims.empty
     ? empty(m.claims.empty)
-    : `<div class="charts claims">${charts.filter((c) => c.id === 'clustersets').map(canvas).join('')}<div class="sets">${sets || empty('no ClusterSet has members')}</div></div>${table(['cluster', 'id.k8s.io', 'ClusterSet', 'custom claims', 'in-cluster'], rows)}`;
+    : `<div class="charts claims">${charts
+        .filter((c) => c.id === 'clustersets')
+        .map(canvas)
+        .join(
+          '',
+        )}<div class="sets">${sets || empty('no ClusterSet has members')}</div></div>${table(['cluster', 'id.k8s.io', 'ClusterSet', 'custom claims', 'in-cluster'], rows)}`;
   return `<section id="claims"><h2>ClusterSets and claims <span class="sub">KEP-2149</span></h2>${body}</section>`;
 }
 
@@ -157,7 +175,9 @@ function featureCellHtml(c: FeatureCell | undefined): string {
   if (!c) return '<span class="cell none">–</span>';
   const cls = c.dangling.length ? 'dangling' : c.moving ? 'moving' : c.state === 'On' ? 'on' : 'off';
   const detail = [
-    c.moving ? `since ${c.moving.since}${c.moving.task ? `; next: ${c.moving.task}` : ''}${c.moving.waitingFor ? `; waiting for ${c.moving.waitingFor}` : ''}` : '',
+    c.moving
+      ? `since ${c.moving.since}${c.moving.task ? `; next: ${c.moving.task}` : ''}${c.moving.waitingFor ? `; waiting for ${c.moving.waitingFor}` : ''}`
+      : '',
     c.dangling.length ? `dangling: ${c.dangling.join('; ')}` : '',
   ]
     .filter(Boolean)
