@@ -3,6 +3,7 @@
  * an empty section gives, and the highlighting of features that move or leave something behind.
  */
 import { describe, expect, it } from 'vitest';
+import { amounts } from '../../shared/balloons/amounts.js';
 import type { NodeState } from '../../shared/balloons/store.js';
 import type { StoredIdentity } from '../../shared/claims/store.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
@@ -18,7 +19,7 @@ const NOW = new Date('2026-11-24T05:00:00.000Z');
 
 const rec = (cpu: number, memory: number): ContainerRec => {
   const a = { cpu, memory };
-  return { target: a, lowerBound: a, upperBound: a, uncappedTarget: a };
+  return { target: a, lowerBound: a, upperBound: a, uncappedTarget: a } as unknown as ContainerRec;
 };
 
 const head = (cluster: string, name: string): DsHead =>
@@ -33,11 +34,11 @@ const head = (cluster: string, name: string): DsHead =>
   }) as unknown as DsHead;
 
 const node = (pool: string, balloon: number): NodeState => ({
-  allocatable: { cpu: 8000, memory: 32 * GI },
-  capacity: { cpu: 8000, memory: 32 * GI },
-  workloads: { cpu: 3000, memory: 8 * GI },
-  balloon: { cpu: balloon, memory: balloon * (GI / 1000) },
-  target: { cpu: balloon, memory: 0 },
+  allocatable: amounts(8000, 32 * GI),
+  capacity: amounts(8000, 32 * GI),
+  workloads: amounts(3000, 8 * GI),
+  balloon: amounts(balloon, balloon * (GI / 1000)),
+  target: amounts(balloon, 0),
   source: { kind: 'policy', policy: pool, held: false },
 });
 
