@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
-import { scheduledHandler } from '../shared/platform/handler.js';
+import { scheduledHandler } from '../shared/handlers.js';
 import { buildReportModel } from '../shared/report/build.js';
 import { chartLibrarySource } from '../shared/report/chart-library.js';
 import { chartsOf } from '../shared/report/charts.js';

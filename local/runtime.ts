@@ -76,14 +76,15 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   if (!remote) {
     let endpoint: string;
     if (opts.stateDir) {
+      // The state server created the tables before it recorded itself (local/state/server.ts).
       const shared = await connectState(opts.stateDir);
       endpoint = shared.endpoint;
       releaseState = shared.release;
     } else {
       dynamo = await startLocalDynamo();
       endpoint = dynamo.endpoint;
+      await ensureTables(endpoint, { table, idempotencyTable });
     }
-    await ensureTables(endpoint, { table, idempotencyTable });
     env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
     // dynalite accepts any credentials; real ones are not needed (nor sent anywhere else).
     if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {

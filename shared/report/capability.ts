@@ -1,4 +1,4 @@
-import type { Capability } from '../platform/catalogue.js';
+import type { FeaturedCapability } from '../features/spec.js';
 import { CHART_JS_PACKAGE_PATH } from './chart-library.js';
 
 /**
@@ -9,7 +9,7 @@ import { CHART_JS_PACKAGE_PATH } from './chart-library.js';
  */
 export const REPORT = 'report';
 
-export const reportCapability: Capability = {
+export const reportCapability: FeaturedCapability = {
   id: REPORT,
   description: 'An hourly HTML report of the fleet, written to a private S3 bucket',
   functions: [
