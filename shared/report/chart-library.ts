@@ -17,9 +17,14 @@ let cached: string | undefined;
 export function chartLibrarySource(): string {
   if (cached) return cached;
   const beside = join(dirname(fileURLToPath(import.meta.url)), CHART_JS_FILE);
-  const path = existsSync(beside)
-    ? beside
-    : join(dirname(createRequire(import.meta.url).resolve('chart.js')), CHART_JS_FILE);
-  cached = readFileSync(path, 'utf8');
+  cached = readFileSync(existsSync(beside) ? beside : fromPackage(beside), 'utf8');
   return cached;
+}
+
+function fromPackage(beside: string): string {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve('chart.js')), CHART_JS_FILE);
+  } catch {
+    throw new Error(`Chart.js is neither at ${beside} nor installed (npm ci installs chart.js)`);
+  }
 }
