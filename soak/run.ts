@@ -8,7 +8,7 @@
  */
 import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -287,6 +287,11 @@ async function* texts(run: Run): AsyncIterable<Text> {
     yield { source: `cli ${c.args.slice(0, 2).join(' ')}`, text: `${c.args.join(' ')}\n${c.output}` };
   const files = readdirSync(run.dir).filter((f) => f.endsWith('.log'));
   if (existsSync(join(run.stateDir, 'state-server.log'))) files.push(join('state', 'state-server.log'));
+  // What the scheduled fleet report wrote (the local runtime's stand-in for its S3 bucket).
+  const reports = join(run.stateDir, 'reports');
+  if (existsSync(reports))
+    for (const f of readdirSync(reports, { recursive: true, withFileTypes: true }))
+      if (f.isFile()) files.push(relative(run.dir, join(f.parentPath, f.name)));
   for (const f of files) {
     const lines = createInterface({
       input: createReadStream(join(run.dir, f)),
