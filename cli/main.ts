@@ -36,6 +36,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: "print the least-privilege RBAC for fleetscope's identity in a cluster",
     load: async () => (await import('./commands/rbac.js')).command,
   },
+  run: {
+    summary: "run the capabilities' cycles against the registered clusters (once, or on their schedules)",
+    load: async () => (await import('./commands/run.js')).command,
+  },
   recommendations: {
     summary:
       'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',
