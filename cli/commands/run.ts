@@ -48,7 +48,6 @@ const options = {
   ...outputOptions,
 } as const;
 
-
 export const command: CliCommand = {
   name: 'run',
   summary: "run the capabilities' cycles against the registered clusters (once, or on their schedules)",
@@ -202,4 +201,3 @@ function schedulesLine(plan: RunStep[], speedup: number): string {
   );
   return `running on the schedules until Ctrl-C${speedup === 1 ? '' : ` at --speedup ${speedup}`}: ${each.join(', ')}`;
 }
-
