@@ -59,3 +59,41 @@ export async function runFleetscopeInProcess(
     console.error = error;
   }
 }
+
+/**
+ * Starts a long-running `fleetscope ...` (sim, run without --once) as its own process and resolves
+ * once its standard output satisfies `ready`; `stop` sends SIGINT and resolves with how it ended.
+ */
+export async function startFleetscope(
+  args: string[],
+  ready: (out: string) => boolean,
+  timeoutMs = 60_000,
+): Promise<{ out: () => string; stop: () => Promise<CliRun> }> {
+  const { spawn } = await import('node:child_process');
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: REPO_ROOT });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const ended = new Promise<CliRun>((resolve) =>
+    child.on('exit', (code) => resolve({ code: code ?? 1, out: out.trimEnd(), err: err.trimEnd() })),
+  );
+  const deadline = Date.now() + timeoutMs;
+  while (!ready(out)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`fleetscope ${args.join(' ')} did not get ready: ${out}\n${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    out: () => out,
+    stop: async () => {
+      child.kill('SIGINT');
+      return ended;
+    },
+  };
+}
