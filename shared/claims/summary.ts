@@ -86,14 +86,18 @@ export async function identityColumns(
   db: DynamoDBDocumentClient,
   tableName: string,
   clusters: string[],
-): Promise<Record<string, { id: string; clusterSet: string }>> {
+): Promise<Record<string, { id?: string; clusterSet?: string }>> {
   const store = new ClaimsStore(db, tableName);
   // One query for the fleet, not one read per cluster: a listing may be a moment behind.
   const byCluster = new Map((await store.listIdentities()).map((i) => [i.cluster, i]));
-  const out: Record<string, { id: string; clusterSet: string }> = {};
+  // Absent stays absent (JSON and YAML carry it): a table shows its own placeholder.
+  const out: Record<string, { id?: string; clusterSet?: string }> = {};
   for (const c of clusters) {
     const i = byCluster.get(c);
-    out[c] = { id: i?.clusterId ?? '-', clusterSet: i?.clusterSet ?? '-' };
+    out[c] = {
+      ...(i?.clusterId ? { id: i.clusterId } : {}),
+      ...(i?.clusterSet ? { clusterSet: i.clusterSet } : {}),
+    };
   }
   return out;
 }
