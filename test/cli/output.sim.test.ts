@@ -98,8 +98,8 @@ describe('-o json|yaml on every data command', () => {
     expect(c.target).toMatchObject({ cpuMillicores: expect.any(Number), cpu: expect.any(String) });
     const table = await run(['recommend', '--input', history, '-o', 'table']);
     expect(table.split('\n')[0]).toMatch(/^CONTAINER\s+CPU\s+MEMORY/);
-    expect(table).toMatch(/250m → \S+ \([+-]\d+%\)/);
-    expect(table).toMatch(/128Mi → \S+ \([+-]\d+%\)/);
+    expect(table).toMatch(/250m → \S+ \([+-]\S+, [+-]\d+%\)/);
+    expect(table).toMatch(/128Mi → \S+ \([+-]\S+, [+-]\d+%\)/);
   });
 
   it('a bad -o is one usage line and where to get help, not the whole usage', async () => {
