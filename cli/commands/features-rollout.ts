@@ -72,6 +72,7 @@ async function start(values: Flags): Promise<number> {
     throw new UsageError(
       `--fail-after: a number of failed attempts (at least 1), not "${values['fail-after']}"`,
     );
+  const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     const p = await ports(ctx);
     const spec = featureOf(p.catalog, values.feature, 'rollout');
@@ -88,8 +89,10 @@ async function start(values: Flags): Promise<number> {
       }),
     );
     await ctx.runtime?.bus.drain(); // local: the first wave has started
-    console.log(`rollout ${r.id}: ${spec.name} ${r.to} over ${r.clusters.length} cluster(s)`);
-    for (const line of waveLines(r)) console.log(`  ${line}`);
+    print(format, rolloutJson(r), () => [
+      `rollout ${r.id}: ${spec.name} ${r.to} over ${r.clusters.length} cluster(s)`,
+      ...waveLines(r).map((line) => `  ${line}`),
+    ]);
     return 0;
   });
 }
