@@ -3,7 +3,7 @@ import { UsageError } from './command.js';
 import { refuseMissingStateDir } from './read-only.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
-const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
+export const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
   cluster: {
     summary: 'register, list and deregister the clusters of the fleet',
     load: async () => (await import('./commands/cluster.js')).command,

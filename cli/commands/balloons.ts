@@ -77,6 +77,13 @@ export const command: CliCommand = {
   name: 'balloons',
   summary: 'resizable nodes with balloon pods (KEP-5620): status, explicit sizes, pool policies',
   usage,
+  outputs: {
+    status: 'data',
+    resize: 'action',
+    'policy set': 'action',
+    'policy get': 'data',
+    'policy delete': 'action',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals[0] === 'policy') {

@@ -66,6 +66,15 @@ export const command: CliCommand = {
   name: 'claims',
   summary: 'get, set, delete and check cluster claims (id.k8s.io and custom claims, KEP-2149)',
   usage,
+  outputs: {
+    get: 'data',
+    set: 'data',
+    delete: 'action',
+    check: 'data',
+    dns: 'data',
+    config: 'data',
+    reconcile: 'data',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {

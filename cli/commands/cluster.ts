@@ -48,6 +48,7 @@ export const command: CliCommand = {
   name: 'cluster',
   summary: 'register, list and deregister the clusters of the fleet',
   usage,
+  outputs: { register: 'action', list: 'data', refresh: 'data', deregister: 'action', adopt: 'action' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {

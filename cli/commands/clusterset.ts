@@ -40,6 +40,7 @@ export const command: CliCommand = {
   name: 'clusterset',
   summary: 'join, leave or move between ClusterSets (KEP-2149 membership)',
   usage,
+  outputs: { join: 'data', leave: 'data', move: 'data', list: 'data' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {

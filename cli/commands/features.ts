@@ -16,6 +16,7 @@ import {
   featureJson,
   historyLines,
   listTable,
+  transitionJson,
 } from '../../shared/features/views.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
@@ -79,6 +80,19 @@ export const command: CliCommand = {
   name: 'features',
   summary: 'feature lifecycle (KEP-3920): list, get, set, history, register, check-upgrade, rollout',
   usage,
+  outputs: {
+    list: 'data',
+    get: 'data',
+    set: 'action',
+    history: 'data',
+    register: 'action',
+    'check-upgrade': 'data',
+    reconcile: 'data',
+    rollout: 'data',
+    'rollout status': 'data',
+    'rollout halt': 'action',
+    'rollout resume': 'action',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals[0] === 'rollout') return rolloutCommand(values, positionals.slice(1));
@@ -296,8 +310,8 @@ async function history(values: Flags): Promise<number> {
         cluster,
         feature: f.feature,
         state: f.state,
-        history: record.history,
-        current: record.transition ?? null,
+        history: record.history.map(transitionJson),
+        current: record.transition ? transitionJson(record.transition) : null,
       },
       () => historyLines(record),
     );

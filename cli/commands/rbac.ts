@@ -90,6 +90,7 @@ export const command: CliCommand = {
   name: 'rbac',
   summary: "print the least-privilege RBAC for fleetscope's identity in a cluster",
   usage,
+  outputs: { '': 'manifests' },
   async run(args) {
     let parsed: ReturnType<typeof parse>;
     try {

@@ -62,6 +62,13 @@ export const command: CliCommand = {
   name: 'recommendations',
   summary: 'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',
   usage,
+  outputs: {
+    list: 'data',
+    get: 'data',
+    'install-crd': 'action',
+    checkpoints: 'data',
+    'import-checkpoints': 'data',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {

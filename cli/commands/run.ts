@@ -52,6 +52,7 @@ export const command: CliCommand = {
   name: 'run',
   summary: "run the capabilities' cycles against the registered clusters (once, or on their schedules)",
   usage,
+  outputs: { '': 'data' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);

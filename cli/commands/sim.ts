@@ -260,6 +260,7 @@ export const command: CliCommand = {
   name: 'sim',
   summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
   usage: USAGE,
+  outputs: { '': 'data' },
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
     // A kubeconfig is often someone's real one: never replaced unless asked.
