@@ -15,9 +15,9 @@ import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { eventHandler } from '../shared/handlers.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
-import { eventHandler } from '../shared/platform/handler.js';
 
 /**
  * Event-triggered: an explicit node size (NodeResizeRequested). Checked against the node (it exists, the

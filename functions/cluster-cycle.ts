@@ -7,6 +7,7 @@ import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { type GatePorts, gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { eventHandler } from '../shared/handlers.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../shared/nodescope/bus-events.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
@@ -14,7 +15,6 @@ import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { runCycle } from '../shared/nodescope/cycle.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
-import { eventHandler } from '../shared/platform/handler.js';
 
 /**
  * Event-triggered: one cycle of one cluster (ClusterWorkRequested for "cycle"): node scope, then

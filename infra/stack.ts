@@ -1,7 +1,7 @@
 import { Aws, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { allFunctions, allRules, allSchedules, schedulesInOrder } from '../shared/capabilities.js';
 import { reservedConcurrency } from '../shared/fleet/concurrency.js';
-import { allFunctions, allRules, allSchedules, schedulesInOrder } from '../shared/platform/capabilities.js';
 import type { StackConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Bus } from './constructs/bus.js';

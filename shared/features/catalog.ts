@@ -3,7 +3,7 @@
  * in shared/<cap>/capability.ts) and the third-party features registered from files. A feature joins the
  * server flow, the CLI and the generic on -> use -> off test by being in this catalog, nothing else.
  */
-import { CAPABILITIES } from '../platform/capabilities.js';
+import { CAPABILITIES } from '../capabilities.js';
 import { type FeatureRef, refKey } from './model.js';
 import type { FeatureSpec } from './spec.js';
 import type { FeatureStore } from './store.js';

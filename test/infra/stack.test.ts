@@ -13,7 +13,7 @@ import { RULE_DELIVERY } from '../../infra/constructs/rules.js';
 import { SCHEDULE_DELIVERY } from '../../infra/constructs/schedules.js';
 import { REPO_ROOT } from '../../infra/paths.js';
 import type { FleetscopeStack } from '../../infra/stack.js';
-import { allFunctions, allRules, allSchedules } from '../../shared/platform/capabilities.js';
+import { allFunctions, allRules, allSchedules } from '../../shared/capabilities.js';
 import { DEFAULTS, ENV } from '../../shared/platform/config.js';
 import { IDEMPOTENCY_TABLE, TABLE } from '../../shared/platform/table.js';
 

@@ -1,7 +1,7 @@
 /** `fleetscope rbac`: the manifests it prints for the catalogue, and what it refuses. */
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { CAPABILITIES } from '../../shared/platform/capabilities.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import { permissionProblem } from '../../shared/platform/kube-permissions.js';
 import { rbacManifests } from '../../shared/platform/rbac-manifests.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
