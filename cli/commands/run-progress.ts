@@ -3,7 +3,7 @@
  * line beneath them when standard output is a terminal (plain lines only when it is not), and a summary.
  * With -o json|yaml nothing is printed until the end, then the results as one document.
  */
-import type { RunStep } from '../../shared/platform/run-plan.js';
+import type { RunStep } from '../../shared/run-plan.js';
 import { type OutputFormat, print } from '../output.js';
 
 export interface RunResult {

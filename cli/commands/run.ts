@@ -14,7 +14,7 @@ import {
   runnableCapabilities,
   runnableFor,
   runPlan,
-} from '../../shared/platform/run-plan.js';
+} from '../../shared/run-plan.js';
 import { type CliCommand, decimalFlag, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, withContext } from '../context.js';
 import { outputFormat, outputOptions } from '../output.js';

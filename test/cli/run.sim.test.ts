@@ -10,7 +10,7 @@ import { runOnSchedules } from '../../cli/commands/run.js';
 import { ProgressReporter } from '../../cli/commands/run-progress.js';
 import { openContext } from '../../cli/context.js';
 import { startSimulator } from '../../local/sim/index.js';
-import { runPlan } from '../../shared/platform/run-plan.js';
+import { runPlan } from '../../shared/run-plan.js';
 import { runFleetscopeInProcess, startFleetscope } from '../support/cli.js';
 
 let sim: Awaited<ReturnType<typeof startFleetscope>>;

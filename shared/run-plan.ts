@@ -5,7 +5,7 @@
  * result reads as an outcome. Pure: the CLI wires it to the local runtime.
  */
 import { CAPABILITIES, schedulesInOrder } from './capabilities.js';
-import type { Capability, ScheduleSpec } from './catalogue.js';
+import type { Capability, ScheduleSpec } from './platform/catalogue.js';
 
 export type RunStep =
   | { kind: 'per-cluster'; schedule: ScheduleSpec; capability: string }
