@@ -6,17 +6,17 @@ import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
 import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
 import { ID_CLAIM } from '../../shared/claims/rules.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
-import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
+import { CLAIMS_SORTS, claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { type CliCommand, decimalFlag, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
-  fleetscope claims get    [--cluster NAME] [-o table|json|yaml]
+  fleetscope claims get    [--cluster NAME] [--sort-by cluster|id|clusterset] [-o table|wide|json|yaml]
   fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default) [-o ...]
   fleetscope claims delete --cluster NAME --name CLAIM
   fleetscope claims check  [--cluster NAME] [--dry-run] [-o table|json|yaml]
@@ -58,6 +58,7 @@ const options = {
   'create-crd': { type: 'string' },
   ocm: { type: 'string' },
   'grace-seconds': { type: 'string' },
+  'sort-by': { type: 'string' },
 } as const;
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -91,14 +92,22 @@ export const command: CliCommand = {
 
 async function get(values: Flags): Promise<number> {
   const out = structured(values);
+  const sortBy = values['sort-by'];
+  if (sortBy && !CLAIMS_SORTS[sortBy])
+    throw new UsageError(`--sort-by ${sortBy}: use one of ${Object.keys(CLAIMS_SORTS).join(', ')}`);
+  if (sortBy && values.cluster)
+    throw new UsageError('--sort-by sorts the list of every cluster: drop --cluster');
+  const wide = outputFormat(values) === 'wide';
   return withContext(values, async (ctx) => {
     const store = new ClaimsStore(ctx.db, ctx.table);
     if (!values.cluster) {
       if (out) {
-        const ids = await store.listIdentities();
+        const ids = (await store.listIdentities()).sort(CLAIMS_SORTS[sortBy ?? 'cluster']);
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
         out(views.map(jsonView));
-      } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
+      } else
+        for (const line of await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) }))
+          console.log(line);
       return 0;
     }
     await registeredCluster(ctx, values.cluster);

@@ -18,7 +18,7 @@ import { runFleetscopeInProcess, startFleetscope } from '../support/cli.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: documents of many shapes, read by each case
 type Doc = any;
-type Format = 'json' | 'yaml' | 'table';
+type Format = 'json' | 'yaml' | 'table' | 'wide';
 
 interface Case {
   args: (format: Format) => string[];
@@ -133,7 +133,7 @@ const CASES: Record<string, Case> = {
       'features',
       'rollout',
       '--feature',
-      { json: 'balloons', yaml: 'nodescope', table: 'claims' }[f],
+      { json: 'balloons', yaml: 'nodescope', table: 'claims', wide: 'features' }[f],
       '--to',
       'on',
       '--waves',
@@ -312,6 +312,27 @@ describe('-o on every data command', () => {
     },
   );
 
+  it.each([
+    'cluster list',
+    'claims get',
+    'balloons status',
+    'features list',
+    'features rollout status',
+    'recommendations list',
+    'recommendations get',
+    'recommendations checkpoints',
+    'run',
+  ])('%s: -o wide adds columns to the table', async (key) => {
+    const c = CASES[key] as Case;
+    const header = (out: string) =>
+      (out.split('\n').find((l) => /^(CLUSTER|NAME|NODE|ID) {2,}/.test(l)) ?? '').trim().split(/ {2,}/);
+    const table = header(await output(c, 'table'));
+    const wide = header(await output(c, 'wide' as Format));
+    expect(table.length).toBeGreaterThan(2);
+    expect(wide.length).toBeGreaterThan(table.length);
+    expect(wide).toEqual(expect.arrayContaining(table));
+  });
+
   it('rbac prints manifests: -o json is a List of what -o yaml has as documents; there is no table', async () => {
     const args = ['rbac', '--user', 'ops'];
     const json = JSON.parse((await runFleetscopeInProcess([...args, '-o', 'json'])).out);
@@ -326,11 +347,10 @@ describe('-o on every data command', () => {
   });
 
   it('the data in JSON uses the shared vocabulary: no table placeholders, amounts with their unit', async () => {
-    const docs = await Promise.all(
-      ['cluster list', 'recommendations list', 'balloons status'].map(async (k) =>
-        JSON.parse(await output(CASES[k] as Case, 'json')),
-      ),
-    );
+    // One at a time: in-process runs capture the console.
+    const docs: Doc[] = [];
+    for (const k of ['cluster list', 'recommendations list', 'balloons status'])
+      docs.push(JSON.parse(await output(CASES[k] as Case, 'json')));
     const text = JSON.stringify(docs);
     expect(text).not.toMatch(/:"-"/);
     const [, heads] = docs;
