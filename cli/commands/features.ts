@@ -377,6 +377,24 @@ const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>
     .filter(Boolean)
     .join(' and ') || 'an upgrade or downgrade';
 
+async function reconcilerPorts(ctx: CliContext, store: FeatureStore): Promise<ReconcilerPorts> {
+  return {
+    store,
+    catalog: await loadCatalog(store),
+    db: ctx.db,
+    table: ctx.table,
+    id: `cli/${randomUUID().slice(0, 8)}`,
+    now: Date.now,
+    eager: true,
+    publish: (e) => ctx.publisher.publish(e),
+    warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
+    connect: async (cluster) => {
+      const c = await registeredCluster(ctx, cluster);
+      return clusterAccess().client(c.name, c.kubeconfig);
+    },
+  };
+}
+
 interface ReconcileResult {
   cluster: string;
   features: { feature: string; state: string; waitingFor?: string; error?: string }[];
@@ -399,22 +417,7 @@ async function reconcile(values: Flags): Promise<number> {
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'reconcile')]
       : (await ctx.registry.list()).map((c) => c.name);
-    const ports: ReconcilerPorts = {
-      store,
-      catalog: await loadCatalog(store),
-      db: ctx.db,
-      table: ctx.table,
-      id: `cli/${randomUUID().slice(0, 8)}`,
-      now: Date.now,
-      eager: true,
-      publish: (e) => ctx.publisher.publish(e),
-      warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
-      connect: async (cluster) => {
-        const c = await ctx.registry.get(cluster);
-        if (!c) throw new Error(`cluster "${cluster}" is not registered`);
-        return clusterAccess().client(c.name, c.kubeconfig);
-      },
-    };
+    const ports = await reconcilerPorts(ctx, store);
     const results: ReconcileResult[] = [];
     for (const cluster of clusters) {
       try {

@@ -56,6 +56,68 @@ interface Options {
 const intArg = (name: string, v: string | undefined, min: number, max: number): number =>
   decimalFlag(name, v, { integer: true, min, max });
 
+/** The flags that take no value, and what each sets. */
+const SWITCHES: Record<string, (o: Partial<Options>) => void> = {
+  '--manual-clock': (o) => {
+    o.manualClock = true;
+  },
+  '--force': (o) => {
+    o.force = true;
+  },
+  '--rbac': (o) => {
+    o.rbac = true;
+  },
+  '--demo': (o) => {
+    o.demo = true;
+  },
+  '--json': (o) => {
+    o.json = true;
+  },
+};
+
+function metricsOf(m: string): Options['metrics'] {
+  if (m !== 'available' && m !== 'absent' && m !== 'unavailable')
+    throw new UsageError(`--metrics must be available, absent or unavailable, got ${JSON.stringify(m)}`);
+  return m;
+}
+
+function versionOf(v: string): string {
+  if (!/^v?1\.\d+(\.\d+)?$/.test(v))
+    throw new UsageError(`--kubernetes-version must look like 1.35.0, got ${JSON.stringify(v)}`);
+  return v.replace(/^v/, '');
+}
+
+/** The flags that take a value, and what each sets from it. */
+const VALUED: Record<string, (o: Partial<Options>, v: string, flag: string) => void> = {
+  '--clusters': (o, v, f) => {
+    o.clusters = intArg(f, v, 1, 100);
+  },
+  '--nodes': (o, v, f) => {
+    o.nodes = intArg(f, v, 0, 10_000);
+  },
+  '--kubeconfig-out': (o, v) => {
+    o.out = v;
+  },
+  '--port-base': (o, v, f) => {
+    o.portBase = intArg(f, v, 1, 65_000);
+  },
+  '--seed': (o, v, f) => {
+    o.seed = intArg(f, v, 0, 2 ** 31 - 1);
+  },
+  '--metrics': (o, v) => {
+    o.metrics = metricsOf(v);
+  },
+  '--kubernetes-version': (o, v) => {
+    o.version = versionOf(v);
+  },
+  '-o': (o, v) => {
+    o.output = v;
+  },
+  '--output': (o, v) => {
+    o.output = v;
+  },
+};
+
 export function parseSimArgs(args: string[]): Options {
   const o: Partial<Options> = {
     seed: 1,
@@ -69,66 +131,14 @@ export function parseSimArgs(args: string[]): Options {
     const [flag, inline] = a.includes('=')
       ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
       : [a, undefined];
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const v = args[++i];
+    const valued = VALUED[flag];
+    const toggle = SWITCHES[flag];
+    if (toggle && inline === undefined) toggle(o);
+    else if (valued) {
+      const v = inline ?? args[++i];
       if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--clusters':
-        o.clusters = intArg(flag, value(), 1, 100);
-        break;
-      case '--nodes':
-        o.nodes = intArg(flag, value(), 0, 10_000);
-        break;
-      case '--kubeconfig-out':
-        o.out = value();
-        break;
-      case '--port-base':
-        o.portBase = intArg(flag, value(), 1, 65_000);
-        break;
-      case '--seed':
-        o.seed = intArg(flag, value(), 0, 2 ** 31 - 1);
-        break;
-      case '--metrics': {
-        const m = value();
-        if (m !== 'available' && m !== 'absent' && m !== 'unavailable')
-          throw new UsageError(
-            `--metrics must be available, absent or unavailable, got ${JSON.stringify(m)}`,
-          );
-        o.metrics = m;
-        break;
-      }
-      case '--kubernetes-version': {
-        const v = value();
-        if (!/^v?1\.\d+(\.\d+)?$/.test(v))
-          throw new UsageError(`--kubernetes-version must look like 1.35.0, got ${JSON.stringify(v)}`);
-        o.version = v.replace(/^v/, '');
-        break;
-      }
-      case '--manual-clock':
-        o.manualClock = true;
-        break;
-      case '--force':
-        o.force = true;
-        break;
-      case '--rbac':
-        o.rbac = true;
-        break;
-      case '--demo':
-        o.demo = true;
-        break;
-      case '-o':
-      case '--output':
-        o.output = value();
-        break;
-      case '--json':
-        o.json = true;
-        break;
-      default:
-        throw new UsageError(`unknown option ${JSON.stringify(a)}`);
-    }
+      valued(o, v, flag);
+    } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
   if (o.clusters === undefined) throw new UsageError('--clusters is required');
   if (o.nodes === undefined) throw new UsageError('--nodes is required');
