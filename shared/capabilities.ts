@@ -7,6 +7,7 @@ import { fleetCapability } from './fleet/capability.js';
 import { inventoryCapability } from './inventory/capability.js';
 import { nodescopeCapability } from './nodescope/capability.js';
 import type { FunctionSpec, RuleSpec, ScheduleSpec } from './platform/catalogue.js';
+import { reportCapability } from './report/capability.js';
 
 /**
  * Every capability fleetscope ships: add one here and the stack, the local runtime and the handler kit
@@ -21,6 +22,7 @@ export const CAPABILITIES: FeaturedCapability[] = [
   balloonsCapability,
   cycleCapability,
   featuresCapability,
+  reportCapability,
 ];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);

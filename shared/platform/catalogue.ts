@@ -31,7 +31,11 @@ export interface FunctionSpec {
     kubeconfigSecrets: boolean;
     /** Event-triggered handlers record idempotency keys (EventBridge delivers at least once). */
     idempotency: boolean;
+    /** Writes the fleet report: s3:PutObject under the report prefix of the report bucket, nothing else. */
+    reportBucket?: boolean;
   };
+  /** Files of installed packages (paths from the repository root) the Lambda bundle carries beside the handler. */
+  bundleFiles?: string[];
   /** Lambda reserved concurrency: bounds the load on clusters and on Secrets Manager. */
   reservedConcurrency?: number;
 }
