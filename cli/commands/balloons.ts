@@ -23,7 +23,7 @@ import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope balloons status [--cluster NAME] [--node NODE] [--pool POOL]
-                            [--sort-by cluster|node|pool|free|balloon|blocked] [-o table|wide|json|yaml]
+                            [--sort-by node|pool|free|balloon|blocked] [-o table|wide|json|yaml]
   fleetscope balloons resize --cluster NAME --node NODE --cpu Q --memory Q [--by TEXT]
   fleetscope balloons resize --cluster NAME --node NODE --clear
   fleetscope balloons policy set    --cluster NAME --name POLICY --selector SEL --max-cpu Q --max-memory Q
@@ -174,7 +174,6 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
 
 /** --sort-by keys of balloons status: node rows within each cluster (default: by name). */
 const NODE_SORTS: Record<string, (a: [string, NodeState], b: [string, NodeState]) => number> = {
-  cluster: ([a], [b]) => a.localeCompare(b),
   node: ([a], [b]) => a.localeCompare(b),
   pool: ([an, a], [bn, b]) => poolOf(a).localeCompare(poolOf(b)) || an.localeCompare(bn),
   free: ([, a], [, b]) => figuresOf(b).free.cpu - figuresOf(a).free.cpu,

@@ -36,6 +36,7 @@ cluster and capability as each completes (a live progress line too when standard
   --speedup X       compress the schedules' periods X times (sim time; the summary shows wall time)
   -o FORMAT         table (default), wide (adds schedule and time), json or yaml (the results at the end)
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR), shared with npm start
+                    (local only: a deployed stack runs its own schedules)
 
 exit codes: 0 every cycle succeeded, 1 one failed, 2 usage error`;
 

@@ -340,6 +340,47 @@ describe('-o on every data command', () => {
     expect(wide).toEqual(expect.arrayContaining(table));
   });
 
+  it.each([
+    [['cluster', 'list'], 'name, nodes, observed, version, reachable'],
+    [['claims', 'get'], 'cluster, id, clusterset'],
+    [['balloons', 'status'], 'node, pool, free, balloon, blocked'],
+    [['features', 'list'], 'cluster, feature, state, updated'],
+    [['recommendations', 'list'], 'name, nodes, scopes, as-of'],
+  ])('%s --sort-by: an unknown key is a usage error naming the valid ones', async (args, valid) => {
+    const r = await runFleetscopeInProcess([...args, '--sort-by', 'bogus'], { stateDir });
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')[0]).toBe(`fleetscope ${args[0]}: --sort-by bogus: use one of ${valid}`);
+  });
+
+  it('--sort-by orders the rows, filters narrow them', async () => {
+    const byNode = await output(CASES['balloons status'] as Case, 'json');
+    const names = JSON.parse(byNode).clusters[0].nodes.map((n: Doc) => n.node);
+    expect(names).toEqual([...names].sort());
+    const pool = JSON.parse(
+      await output({ args: () => ['balloons', 'status', '--pool', 'elastic'], rows: () => [] }, 'json'),
+    );
+    const pools = pool.clusters[0].nodes.map((n: Doc) => n.pool);
+    expect(pools.length).toBeGreaterThan(0);
+    const byFree = JSON.parse(
+      await output({ args: () => ['balloons', 'status', '--sort-by', 'free'], rows: () => [] }, 'json'),
+    ).clusters[0].nodes.map((n: Doc) => n.free.cpuMillicores);
+    expect(byFree).toEqual([...byFree].sort((a, b) => b - a));
+    expect(new Set(pools)).toEqual(new Set(['elastic']));
+    const none = await runFleetscopeInProcess(['balloons', 'status', '--pool', 'nope'], { stateDir });
+    expect(none.out).toBe(`no balloons:\n  ${C}: no pool nope with a balloon`);
+    const features = JSON.parse(
+      await output(
+        { args: () => ['features', 'list', '--offline', '--sort-by', 'feature'], rows: () => [] },
+        'json',
+      ),
+    ).features.map((f: Doc) => f.feature);
+    expect(features).toEqual([...features].sort());
+    const other = await runFleetscopeInProcess(['features', 'list', '--offline', '-n', 'elsewhere'], {
+      stateDir,
+    });
+    expect(other.out).toBe('no feature records in namespace elsewhere');
+  });
+
   it('rbac prints manifests: -o json is a List of what -o yaml has as documents; there is no table', async () => {
     const args = ['rbac', '--user', 'ops'];
     const json = JSON.parse((await runFleetscopeInProcess([...args, '-o', 'json'])).out);
