@@ -64,7 +64,7 @@ export class ProgressReporter {
       (cluster ?? '').padEnd(this.widths.cluster),
       (capability ?? '').padEnd(this.widths.capability),
       (result ?? '').padEnd(6),
-      (time ?? '').padStart(8),
+      (time ?? '').padStart(9),
       ...rest,
     ].join('  ');
   }
@@ -73,7 +73,7 @@ export class ProgressReporter {
     if (this.headed || !this.text) return;
     this.headed = true;
     const wide = this.format === 'wide' ? ['SCHEDULE', 'FINISHED (WALL TIME)'] : [];
-    console.log(this.row(['CLUSTER', 'CAPABILITY', 'RESULT', 'TOOK', ...wide, 'DETAIL']));
+    console.log(this.row(['CLUSTER', 'CAPABILITY', 'RESULT', 'WALL TIME', ...wide, 'DETAIL']));
   }
 
   started(schedule: string, total: number): void {

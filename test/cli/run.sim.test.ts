@@ -65,7 +65,7 @@ describe('sim --demo, cluster register, run --once', () => {
     expect(run.code).toBe(0);
     expect(Date.now() - t0).toBeLessThan(60_000);
     const lines = run.out.split('\n');
-    expect(lines[0]).toMatch(/^CLUSTER\s+CAPABILITY\s+RESULT\s+TOOK\s+DETAIL$/);
+    expect(lines[0]).toMatch(/^CLUSTER\s+CAPABILITY\s+RESULT\s+WALL TIME\s+DETAIL$/);
     for (const [cluster, capability] of [
       ['demo-1', 'inventory'],
       ['demo-2', 'inventory'],
