@@ -8,7 +8,7 @@ export interface CliRun {
   err: string;
 }
 
-const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
+export const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
 
 /**
  * Runs `fleetscope ...` as its own process, as an operator would, on this Node (24). Endpoint overrides
@@ -16,7 +16,7 @@ const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
  */
 export function runFleetscope(
   args: string[],
-  opts: { stateDir?: string; stdin?: string } = {},
+  opts: { stateDir?: string; stdin?: string; cwd?: string } = {},
 ): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env))
@@ -26,7 +26,7 @@ export function runFleetscope(
     const child = execFile(
       process.execPath,
       [BIN, ...full],
-      { env, cwd: REPO_ROOT, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
+      { env, cwd: opts.cwd ?? REPO_ROOT, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd() });
