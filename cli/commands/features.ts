@@ -53,7 +53,7 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
                  every waiting task at once
-  rollout        turn a feature on or off across the fleet in waves (see README)
+  rollout        turn a feature on or off across the fleet in waves (docs/features.md)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
