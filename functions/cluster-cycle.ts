@@ -1,19 +1,14 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
-import { loadBalloonItems, runBalloonPhase } from '../shared/balloons/phase.js';
+import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
-import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
+import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
 import { type GatePorts, gate } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { RawReader } from '../shared/k8s/raw-reader.js';
-import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../shared/nodescope/bus-events.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
-import { runCycle } from '../shared/nodescope/cycle.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { eventHandler } from '../shared/platform/handler.js';
 
 /**
@@ -33,7 +28,6 @@ export const handler = eventHandler({
       return { cluster: name, skipped: 'not registered' };
     }
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
-    const now = nodescopeClock();
     // The client flow (KEP-3920): each capability acts only as its feature's state allows, and says so.
     const ports: GatePorts = {
       db: deps.db,
@@ -51,52 +45,26 @@ export const handler = eventHandler({
     };
     if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
     try {
-      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-      // Balloons need every pod; when they run, node scope takes its pods from the same list.
-      const balloonItems = blGate.allowed
-        ? await loadBalloonItems(deps.db, deps.config.table, name)
-        : undefined;
-      const snapshot = new ClusterSnapshot(new RawReader(client), {
+      const {
+        nodescope: ns,
+        balloons,
+        events,
+        metrics: cycleMetrics,
+      } = await runClusterCycle({
+        cluster: name,
+        cycleId,
+        cycleKey: requestedAt,
+        client: await clusterAccess().client(cluster.name, cluster.kubeconfig),
+        db: deps.db,
+        table: deps.config.table,
         pageSize: nodescopeSettings.pageSize,
-        allPods: balloonItems?.configured ?? false,
+        ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),
+        ...(blGate.allowed ? { balloons: balloonSettingsFromEnv() } : {}),
+        now: nodescopeClock(),
+        logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
       });
-      const ns = !nsGate.allowed
-        ? undefined
-        : await runCycle({
-            cluster: name,
-            cycleId,
-            cycleKey: requestedAt,
-            client,
-            snapshot,
-            store: new NodeScopeStore(deps.db, deps.config.table),
-            settings: nodescopeSettings,
-            now,
-            keepRecommendations: false,
-            logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
-          });
-      const before = snapshot.reader.stats.requests + client.stats().requests;
-      const balloons = !blGate.allowed
-        ? undefined
-        : await runBalloonPhase({
-            cluster: name,
-            cycleId,
-            client,
-            snapshot,
-            db: deps.db,
-            table: deps.config.table,
-            settings: balloonSettingsFromEnv(),
-            now,
-            ...(ns ? { growth: requestGrowth(ns) } : {}),
-            ...(balloonItems ? { items: balloonItems.items } : {}),
-          });
-      const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
-      await deps.publisher.publish([
-        ...(ns ? nodescopeEvents(name, ns) : []),
-        ...(balloons ? balloonEvents(balloons, cycleId, balloonRequests) : []),
-      ]);
-      for (const [metric, n] of ns ? nodescopeMetrics(ns) : [])
-        metrics.addMetric(metric, MetricUnit.Count, n);
-      for (const [metric, unit, n] of balloons ? balloonMetrics(balloons) : [])
+      await deps.publisher.publish(events);
+      for (const [metric, unit, n] of cycleMetrics)
         metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
       logger.info('cluster cycle', {
         nodescope: ns?.detail ?? `off (${nsGate.state})`,
