@@ -6,7 +6,7 @@ import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.
 import { ClaimsStore } from '../shared/claims/store.js';
 import type { SyncResult } from '../shared/claims/sync.js';
 import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
-import { gate } from '../shared/features/gate.js';
+import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/platform/handler.js';
@@ -34,18 +34,7 @@ export const handler = eventHandler({
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
       claimsApi: async (cluster, kubeconfig) => new ClusterClaimsApi(await c.get(cluster, kubeconfig)),
-      feature: (cluster) =>
-        gate(
-          {
-            db: deps.db,
-            table: deps.config.table,
-            publish: (e) => deps.publisher.publish(e),
-            warn: logger.warn.bind(logger),
-          },
-          cluster,
-          CLAIMS,
-          'claims',
-        ),
+      feature: (cluster) => gate(workerGatePorts(deps, logger.warn.bind(logger)), cluster, CLAIMS, 'claims'),
     };
 
     if (event['detail-type'] === 'ClusterDeregistered') {

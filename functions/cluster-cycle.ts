@@ -1,15 +1,21 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
-import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
-import { type GatePorts, gate } from '../shared/features/gate.js';
+import { type ClusterCycleResult, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { gate, workerGatePorts } from '../shared/features/gate.js';
+import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
 import { eventHandler } from '../shared/platform/handler.js';
+import { addMetrics } from '../shared/platform/observability.js';
+
+/** The phases left out of this cycle, with their feature's state. */
+type PhasesOff = { nodescope?: FeatureState | 'unannounced'; balloons?: FeatureState | 'unannounced' };
 
 /**
  * Event-triggered: one cycle of one cluster (ClusterWorkRequested for "cycle"): node scope, then
@@ -29,28 +35,18 @@ export const handler = eventHandler({
     }
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
     // The client flow (KEP-3920): each capability acts only as its feature's state allows, and says so.
-    const ports: GatePorts = {
-      db: deps.db,
-      table: deps.config.table,
-      publish: (e) => deps.publisher.publish(e),
-      warn: logger.warn.bind(logger),
-    };
+    const ports = workerGatePorts(deps, logger.warn.bind(logger));
     const [nsGate, blGate] = await Promise.all([
       gate(ports, name, NODESCOPE, 'cycle/nodescope'),
       gate(ports, name, BALLOONS, 'cycle/balloons'),
     ]);
-    const off = {
+    const off: PhasesOff = {
       ...(nsGate.allowed ? {} : { nodescope: nsGate.state }),
       ...(blGate.allowed ? {} : { balloons: blGate.state }),
     };
     if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
     try {
-      const {
-        nodescope: ns,
-        balloons,
-        events,
-        metrics: cycleMetrics,
-      } = await runClusterCycle({
+      const cycle = await runClusterCycle({
         cluster: name,
         cycleId,
         cycleKey: requestedAt,
@@ -63,20 +59,9 @@ export const handler = eventHandler({
         now: nodescopeClock(),
         logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
       });
-      await deps.publisher.publish(events);
-      for (const [metric, unit, n] of cycleMetrics)
-        metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
-      logger.info('cluster cycle', {
-        nodescope: ns?.detail ?? `off (${nsGate.state})`,
-        balloons: balloons?.summary ?? `off (${blGate.state})`,
-        balloonErrors: balloons?.errors ?? [],
-      });
-      return {
-        cluster: name,
-        ...(ns ? { nodescope: ns.detail } : {}),
-        ...(balloons ? { balloons: balloons.summary } : {}),
-        ...(Object.keys(off).length ? { off } : {}),
-      };
+      await deps.publisher.publish(cycle.events);
+      addMetrics(metrics, cycle.metrics);
+      return reportCycle(logger, name, cycle, off);
     } catch (err) {
       const error = describeAccessError(err);
       logger.warn('cluster cycle failed', { error });
@@ -85,3 +70,19 @@ export const handler = eventHandler({
     }
   },
 });
+
+/** The log line and the idempotency record of one cycle; a phase that did not run says why (its feature's state). */
+function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult, off: PhasesOff) {
+  const { nodescope: ns, balloons } = cycle;
+  logger.info('cluster cycle', {
+    nodescope: ns?.detail ?? `off (${off.nodescope})`,
+    balloons: balloons?.summary ?? `off (${off.balloons})`,
+    balloonErrors: balloons?.errors ?? [],
+  });
+  return {
+    cluster,
+    ...(ns ? { nodescope: ns.detail } : {}),
+    ...(balloons ? { balloons: balloons.summary } : {}),
+    ...(Object.keys(off).length ? { off } : {}),
+  };
+}

@@ -14,6 +14,7 @@ import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/b
 import { type CycleLogger, type CycleResult, runCycle } from '../nodescope/cycle.js';
 import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
+import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { ClusterSnapshot } from './snapshot.js';
 
@@ -35,40 +36,23 @@ export interface ClusterCycleInput {
   logger: CycleLogger;
 }
 
-export type CycleMetric = [name: string, unit: 'Count' | 'None', value: number];
-
 export interface ClusterCycleResult {
   nodescope?: CycleResult;
   balloons?: BalloonCycleResult;
   events: OutgoingEvent[];
-  metrics: CycleMetric[];
+  metrics: DomainMetric[];
 }
 
 export async function runClusterCycle(input: ClusterCycleInput): Promise<ClusterCycleResult> {
-  const { cluster, cycleId, client, db, table, now } = input;
+  const { cluster, cycleId, client } = input;
   // Balloons need every pod; when they run, node scope takes its pods from the same list.
-  const balloonItems = input.balloons ? await loadBalloonItems(db, table, cluster) : undefined;
+  const balloonItems = input.balloons ? await loadBalloonItems(input.db, input.table, cluster) : undefined;
   const snapshot = new ClusterSnapshot(new RawReader(client), {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
-
-  const ns = input.nodescope
-    ? await runCycle({
-        cluster,
-        cycleId,
-        cycleKey: input.cycleKey,
-        client,
-        snapshot,
-        store: new NodeScopeStore(db, table),
-        settings: input.nodescope,
-        now,
-        keepRecommendations: false,
-        logger: input.logger,
-      })
-    : undefined;
-
+  const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
   const before = requests();
   const balloons = input.balloons
     ? await runBalloonPhase({
@@ -76,16 +60,15 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
         cycleId,
         client,
         snapshot,
-        db,
-        table,
+        db: input.db,
+        table: input.table,
         settings: input.balloons,
-        now,
+        now: input.now,
         ...(ns ? { growth: requestGrowth(ns) } : {}),
         ...(balloonItems ? { items: balloonItems.items } : {}),
       })
     : undefined;
   const balloonRequests = requests() - before;
-
   return {
     ...(ns ? { nodescope: ns } : {}),
     ...(balloons ? { balloons } : {}),
@@ -94,8 +77,27 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       ...(balloons ? balloonEvents(balloons, cycleId, balloonRequests) : []),
     ],
     metrics: [
-      ...(ns ? nodescopeMetrics(ns).map(([name, n]): CycleMetric => [name, 'Count', n]) : []),
+      ...(ns ? nodescopeMetrics(ns).map(([name, n]): DomainMetric => [name, 'Count', n]) : []),
       ...(balloons ? balloonMetrics(balloons) : []),
     ],
   };
+}
+
+function nodescopePhase(
+  input: ClusterCycleInput,
+  settings: NodeScopeSettings,
+  snapshot: ClusterSnapshot,
+): Promise<CycleResult> {
+  return runCycle({
+    cluster: input.cluster,
+    cycleId: input.cycleId,
+    cycleKey: input.cycleKey,
+    client: input.client,
+    snapshot,
+    store: new NodeScopeStore(input.db, input.table),
+    settings,
+    now: input.now,
+    keepRecommendations: false,
+    logger: input.logger,
+  });
 }
