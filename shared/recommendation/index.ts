@@ -249,9 +249,6 @@ function recommenderInputs(containers: readonly ContainerToRecommend[]) {
   return { inputs, byName };
 }
 
-type RawRecommendation =
-  ReturnType<typeof getRecommendedPodResources> extends Map<string, infer R> ? R : never;
-
 /** Rounded, capped by the container's policy, then fitted to what its controlled values leave alone. */
 function finishRecommendation(
   c: ContainerToRecommend,
