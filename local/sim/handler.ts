@@ -45,7 +45,11 @@ import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } fr
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+
 import type { RequestKind } from './types.js';
+
+/** How the client asked to see objects (its Accept header). */
+type Representation = ReturnType<typeof acceptedAs>;
 
 export interface RequestInfo {
   path: string;
@@ -375,8 +379,7 @@ export class ApiHandler {
     const { def, version } = scope;
     const name = info.name as string;
     const ct = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim() ?? '';
-    const accept = req.headers.accept;
-    const as = acceptedAs(accept);
+    const as = acceptedAs(req.headers.accept);
     if (as === 'unsupported')
       throw new ApiError(
         406,
@@ -384,57 +387,16 @@ export class ApiHandler {
         'the server was unable to respond with a content type that the client supports',
         {},
       );
-    const single = (status: number, obj: Json): Reply => {
-      if (as === 'Table' && info.verb === 'get') {
-        const meta: JsonObject = { resourceVersion: obj?.metadata?.resourceVersion ?? '' };
-        return {
-          status,
-          json: toTable(def, version, [obj], meta, this.cluster.clock.now(), includeOf(info.query)),
-          contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
-        };
-      }
-      if (as === 'PartialObjectMetadata' && isObject(obj?.metadata))
-        return {
-          status,
-          json: partialObjectMetadata(obj),
-          contentType: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
-        };
-      return { status, json: obj };
-    };
     switch (info.verb) {
       case 'get': {
         const obj = getObject(scope, name);
         if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
-        return single(200, obj);
+        return this.objectAs(as, scope, info, obj);
       }
       case 'list': {
         const r = listObjects(scope, listQuery(info.query));
         if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
-        if (as === 'Table')
-          return {
-            status: 200,
-            json: toTable(
-              def,
-              version,
-              r.items,
-              tableListMeta(r),
-              this.cluster.clock.now(),
-              includeOf(info.query),
-            ),
-            contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
-          };
-        if (as === 'PartialObjectMetadataList' || as === 'PartialObjectMetadata')
-          return {
-            status: 200,
-            json: {
-              kind: 'PartialObjectMetadataList',
-              apiVersion: 'meta.k8s.io/v1',
-              metadata: tableListMeta(r),
-              items: r.items.map(partialObjectMetadata),
-            },
-            contentType: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
-          };
-        return listReply(def, version, r);
+        return this.listAs(as, scope, info, r);
       }
       case 'watch':
         return this.watch(scope, info);
@@ -446,22 +408,13 @@ export class ApiHandler {
       }
       case 'update':
         return { status: 200, json: updateObject(scope, name, decodeBody(body, ct)) };
-      case 'patch': {
-        const patch = parsePatchBody(ct, body);
-        const fieldManager = info.query.get('fieldManager') ?? undefined;
-        const existed =
-          ct === APPLY_PATCH
-            ? this.cluster.store.get(collectionId(def), objectKey(scope.namespace, name)) !== undefined
-            : true;
-        const obj = patchObject(scope, name, ct, patch, fieldManager);
-        return { status: existed ? 200 : 201, json: obj };
-      }
+      case 'patch':
+        return this.patch(scope, info, ct, body);
       case 'delete': {
         if (scope.subresource)
           throw methodNotAllowed('the server does not allow this method on the requested resource');
         const opts = deleteOptions(info.query, decodeBody(body, ct));
-        const out = deleteObject(scope, name, opts);
-        return { status: 200, json: out };
+        return { status: 200, json: deleteObject(scope, name, opts) };
       }
       case 'deletecollection': {
         const r = deleteCollection(
@@ -474,6 +427,68 @@ export class ApiHandler {
       default:
         throw methodNotAllowed(`the server does not allow this method on the requested resource`);
     }
+  }
+
+  /** A got object as the client asked for it: a Table (kubectl get), metadata only, or the object. */
+  private objectAs(as: Representation, scope: Scope, info: RequestInfo, obj: Json): Reply {
+    if (as === 'Table' && info.verb === 'get') {
+      const meta: JsonObject = { resourceVersion: obj?.metadata?.resourceVersion ?? '' };
+      return {
+        status: 200,
+        json: toTable(scope.def, scope.version, [obj], meta, this.cluster.clock.now(), includeOf(info.query)),
+        contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      };
+    }
+    if (as === 'PartialObjectMetadata' && isObject(obj?.metadata))
+      return {
+        status: 200,
+        json: partialObjectMetadata(obj),
+        contentType: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+      };
+    return { status: 200, json: obj };
+  }
+
+  /** A list as the client asked for it: a Table, a PartialObjectMetadataList, or the typed list. */
+  private listAs(as: Representation, scope: Scope, info: RequestInfo, r: ListResult): Reply {
+    const { def, version } = scope;
+    if (as === 'Table')
+      return {
+        status: 200,
+        json: toTable(
+          def,
+          version,
+          r.items,
+          tableListMeta(r),
+          this.cluster.clock.now(),
+          includeOf(info.query),
+        ),
+        contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      };
+    if (as === 'PartialObjectMetadataList' || as === 'PartialObjectMetadata')
+      return {
+        status: 200,
+        json: {
+          kind: 'PartialObjectMetadataList',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata: tableListMeta(r),
+          items: r.items.map(partialObjectMetadata),
+        },
+        contentType: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+      };
+    return listReply(def, version, r);
+  }
+
+  /** Any patch type; a server-side apply that creates the object answers 201. */
+  private patch(scope: Scope, info: RequestInfo, ct: string, body: string): Reply {
+    const name = info.name as string;
+    const patch = parsePatchBody(ct, body);
+    const fieldManager = info.query.get('fieldManager') ?? undefined;
+    const existed =
+      ct === APPLY_PATCH
+        ? this.cluster.store.get(collectionId(scope.def), objectKey(scope.namespace, name)) !== undefined
+        : true;
+    const obj = patchObject(scope, name, ct, patch, fieldManager);
+    return { status: existed ? 200 : 201, json: obj };
   }
 
   private watch(scope: Scope, info: RequestInfo): Reply {
