@@ -299,10 +299,7 @@ function normalize(scope: Scope, obj: JsonObject): JsonObject {
 /** Fields compared for a generation bump: everything but metadata, and status when it is a subresource. */
 function specPart(def: ResourceDef, obj: Json, version: string): JsonObject {
   const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
-  const statusIsSub = def.custom
-    ? !!def.custom.versions[version]?.status
-    : def.subresources.some((s) => s.name === 'status');
-  return statusIsSub ? rest : { ...rest, status };
+  return hasStatusSub(def, version) ? rest : { ...rest, status };
 }
 
 const withoutVolatile = (obj: Json): Json => {
@@ -318,6 +315,42 @@ export interface UpdateOptions {
 
 export function updateObject(scope: Scope, name: string, body: Json, opts: UpdateOptions = {}): Json {
   const { cluster, def } = scope;
+  const meta = checkUpdateBody(scope, name, body, opts);
+  const coll = collectionId(def);
+  const key = objectKey(scope.namespace, name);
+  const existing = cluster.store.get(coll, key);
+  if (existing === undefined) {
+    if (def.allowCreateOnUpdate && !scope.subresource)
+      return createObject(scope, { ...body, metadata: { ...meta, name } });
+    throw notFound(gr(def), name);
+  }
+  checkResourceVersion(scope, name, meta, existing);
+  const next = updatedObject(scope, body, meta, existing);
+  const strategy = cluster.strategy(def);
+  const errs = [
+    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
+    ...validateQuantities(coll, next),
+  ];
+  if (errs.length) throw invalid(def.kind, def.group, name, errs);
+  const normalized = normalize(scope, next);
+  if (deepEqual(withoutVolatile(normalized), withoutVolatile(existing)))
+    return toVersion(def, existing, scope.version);
+  const stored = normalize(scope, {
+    ...normalized,
+    metadata: updatedMetadata(scope, normalized, existing, opts.sent ?? body, opts.operation),
+  });
+  if (scope.dryRun) return toVersion(def, stored, scope.version);
+  if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
+    cluster.store.delete(coll, key);
+    return toVersion(def, stored, scope.version);
+  }
+  cluster.store.put(coll, key, stored);
+  return toVersion(def, stored, scope.version);
+}
+
+/** The body must be an object of this kind, decodable, for the name and namespace of the URL; its metadata. */
+function checkUpdateBody(scope: Scope, name: string, body: Json, opts: UpdateOptions): JsonObject {
+  const { def } = scope;
   if (!isObject(body))
     throw badRequest(
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
@@ -329,14 +362,12 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
   if (def.namespaced && meta.namespace && meta.namespace !== scope.namespace)
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  const coll = collectionId(def);
-  const key = objectKey(scope.namespace, name);
-  const existing = cluster.store.get(coll, key);
-  if (existing === undefined) {
-    if (def.allowCreateOnUpdate && !scope.subresource)
-      return createObject(scope, { ...body, metadata: { ...meta, name } });
-    throw notFound(gr(def), name);
-  }
+  return meta;
+}
+
+/** Optimistic concurrency: a stale resourceVersion conflicts; none at all is refused unless the kind allows it. */
+function checkResourceVersion(scope: Scope, name: string, meta: JsonObject, existing: Json): void {
+  const { def } = scope;
   const rv = meta.resourceVersion;
   if (rv !== undefined && rv !== '' && rv !== existing.metadata.resourceVersion)
     throw conflict(gr(def), name);
@@ -346,21 +377,32 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     throw invalid(def.resource, def.group, name, [
       fieldInvalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update'),
     ]);
-  const strategy = cluster.strategy(def);
+}
+
+/** Metadata the server owns, kept from the stored object whatever the body says. */
+const SERVER_OWNED_METADATA = [
+  'name',
+  'namespace',
+  'uid',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'generation',
+  'managedFields',
+];
+
+/**
+ * The body as the update the strategy makes of it: server-owned metadata kept, and status changed
+ * only through /status (and only status there), then admitted.
+ */
+function updatedObject(scope: Scope, body: JsonObject, meta: JsonObject, existing: Json): JsonObject {
+  const { def } = scope;
+  const strategy = scope.cluster.strategy(def);
   let next: JsonObject = clone(body);
   next.kind = def.kind;
   next.apiVersion = existing.apiVersion;
   const m: JsonObject = { ...meta };
-  for (const f of [
-    'name',
-    'namespace',
-    'uid',
-    'creationTimestamp',
-    'deletionTimestamp',
-    'deletionGracePeriodSeconds',
-    'generation',
-    'managedFields',
-  ])
+  for (const f of SERVER_OWNED_METADATA)
     if (existing.metadata[f] !== undefined) m[f] = existing.metadata[f];
     else delete m[f];
   m.resourceVersion = existing.metadata.resourceVersion;
@@ -376,15 +418,18 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     if (next.status === undefined) delete next.status;
   }
   if (strategy.admit) next = strategy.admit(next, scope, existing);
-  const errs = [
-    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
-    ...validateQuantities(coll, next),
-  ];
-  if (errs.length) throw invalid(def.kind, def.group, name, errs);
-  let stored = normalize(scope, next);
-  if (deepEqual(withoutVolatile(stored), withoutVolatile(existing)))
-    return toVersion(def, existing, scope.version);
-  const now = rfc3339(cluster.clock.now());
+  return next;
+}
+
+/** The metadata of a real change: generation bumped when the spec changed, the manager's fields recorded. */
+function updatedMetadata(
+  scope: Scope,
+  stored: Json,
+  existing: Json,
+  sent: Json,
+  operation: UpdateOptions['operation'],
+): JsonObject {
+  const { cluster, def } = scope;
   const sm: JsonObject = { ...stored.metadata };
   if (
     cluster.hasGeneration(def) &&
@@ -395,21 +440,13 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     existing.metadata.managedFields,
     scope.manager,
     apiVersionOf(def, scope.version),
-    now,
-    opts.sent ?? body,
+    rfc3339(cluster.clock.now()),
+    sent,
     scope.subresource,
-    opts.operation,
+    operation,
   );
   if (sm.managedFields.length === 0) delete sm.managedFields;
-  stored = { ...stored, metadata: sm };
-  stored = normalize(scope, stored);
-  if (scope.dryRun) return toVersion(def, stored, scope.version);
-  if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
-    cluster.store.delete(coll, key);
-    return toVersion(def, stored, scope.version);
-  }
-  cluster.store.put(coll, key, stored);
-  return toVersion(def, stored, scope.version);
+  return sm;
 }
 
 function hasStatusSub(def: ResourceDef, version: string): boolean {
