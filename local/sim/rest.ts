@@ -223,13 +223,43 @@ const SERVER_FIELDS = [
 
 export function createObject(scope: Scope, body: Json): Json {
   const { cluster, def } = scope;
+  checkObjectBody(scope, body);
+  checkDecodable(collectionId(def), def.kind, scope.version, body);
+  const obj = newObject(scope, body);
+  const meta: JsonObject = obj.metadata;
+  const coll = collectionId(def);
+  if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
+    const generated = generatedName(scope, meta.namespace, meta.generateName);
+    if (generated) meta.name = generated;
+  }
+  if (def.namespaced && def.resource !== 'namespaces' && !scope.internal)
+    cluster.requireNamespace(meta.namespace);
+  const admitted = admitNew(scope, obj);
+  const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
+  if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
+  stampNew(scope, admitted.metadata, key, body);
+  const stored = normalize(scope, admitted);
+  if (scope.dryRun) {
+    stored.metadata = { ...stored.metadata, resourceVersion: '' };
+    return toVersion(def, stored, scope.version);
+  }
+  cluster.store.put(coll, key, stored);
+  return toVersion(def, stored, scope.version);
+}
+
+/** A request body must be an object of the resource's kind (kind and apiVersion, when given, match). */
+function checkObjectBody(scope: Scope, body: Json): asserts body is JsonObject {
+  const { def } = scope;
   if (!isObject(body))
     throw badRequest(
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
-  checkDecodable(collectionId(def), def.kind, scope.version, body);
-  const strategy = cluster.strategy(def);
+}
+
+/** The body as a new object of the storage version: server-set fields dropped, the URL's namespace (or none). */
+function newObject(scope: Scope, body: JsonObject): JsonObject {
+  const { def } = scope;
   const obj: JsonObject = clone(body);
   obj.kind = def.kind;
   obj.apiVersion = apiVersionOf(def, def.custom ? scope.version : def.storageVersion);
@@ -250,18 +280,25 @@ export function createObject(scope: Scope, body: Json): Json {
   } else {
     delete meta.namespace;
   }
-  const coll = collectionId(def);
-  if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const candidate = meta.generateName + cluster.suffix(coll, meta.generateName, String(attempt));
-      if (!cluster.store.get(coll, objectKey(meta.namespace, candidate))) {
-        meta.name = candidate;
-        break;
-      }
-    }
+  return obj;
+}
+
+/** generateName plus a suffix no object of the collection has (20 tries; none found leaves the name unset). */
+function generatedName(scope: Scope, namespace: string | undefined, prefix: string): string | undefined {
+  const { cluster } = scope;
+  const coll = collectionId(scope.def);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const candidate = prefix + cluster.suffix(coll, prefix, String(attempt));
+    if (!cluster.store.get(coll, objectKey(namespace, candidate))) return candidate;
   }
-  if (def.namespaced && def.resource !== 'namespaces' && !scope.internal)
-    cluster.requireNamespace(meta.namespace);
+  return undefined;
+}
+
+/** The strategy's preparation and admission, then every validation; all field errors in one Invalid. */
+function admitNew(scope: Scope, obj: JsonObject): JsonObject {
+  const { def } = scope;
+  const strategy = scope.cluster.strategy(def);
+  const meta = obj.metadata;
   strategy.prepareCreate?.(obj, scope);
   let admitted: JsonObject = obj;
   const errs: FieldError[] = [];
@@ -270,11 +307,14 @@ export function createObject(scope: Scope, body: Json): Json {
   errs.push(...(strategy.validateCreate?.(admitted, scope) ?? []));
   errs.push(...validateQuantities(collectionId(def), admitted, true));
   if (errs.length) throw invalid(def.kind, def.group, meta.name ?? '', errs);
-  const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
-  if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
+  return admitted;
+}
+
+/** What the server sets on a new object: uid, creation time, generation 1, the creator's managed fields. */
+function stampNew(scope: Scope, m: JsonObject, key: string, body: Json): void {
+  const { cluster, def } = scope;
   const now = rfc3339(cluster.clock.now());
-  const m = admitted.metadata;
-  m.uid = cluster.newUid(coll, key);
+  m.uid = cluster.newUid(collectionId(def), key);
   // Placeholder so that the field keeps its place (after uid, or sorted for custom resources).
   m.resourceVersion = '';
   m.creationTimestamp = now;
@@ -282,13 +322,6 @@ export function createObject(scope: Scope, body: Json): Json {
   m.managedFields = recordManagedFields([], scope.manager, apiVersionOf(def, scope.version), now, body);
   // A request that sets no field owns nothing: the server then writes no managedFields at all (03c).
   if (m.managedFields.length === 0) delete m.managedFields;
-  const stored = normalize(scope, admitted);
-  if (scope.dryRun) {
-    stored.metadata = { ...stored.metadata, resourceVersion: '' };
-    return toVersion(def, stored, scope.version);
-  }
-  cluster.store.put(coll, key, stored);
-  return toVersion(def, stored, scope.version);
 }
 
 function normalize(scope: Scope, obj: JsonObject): JsonObject {
@@ -351,11 +384,7 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
 /** The body must be an object of this kind, decodable, for the name and namespace of the URL; its metadata. */
 function checkUpdateBody(scope: Scope, name: string, body: Json, opts: UpdateOptions): JsonObject {
   const { def } = scope;
-  if (!isObject(body))
-    throw badRequest(
-      `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
-    );
-  checkTypeMeta(body, scope);
+  checkObjectBody(scope, body);
   if (opts.sent === undefined) checkDecodable(collectionId(def), def.kind, scope.version, body);
   const meta: JsonObject = isObject(body.metadata) ? body.metadata : {};
   if (meta.name !== undefined && meta.name !== name)
