@@ -584,31 +584,19 @@ export function deleteObject(scope: Scope, name: string, opts: DeleteOptions = {
   const key = objectKey(scope.namespace, name);
   const existing = cluster.store.get(coll, key);
   if (existing === undefined) throw notFound(gr(def), name);
-  const pre = opts.preconditions;
-  if (pre?.uid && pre.uid !== existing.metadata.uid)
-    throw conflict(
-      gr(def),
-      name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
-    );
-  if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
-    throw conflict(
-      gr(def),
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
-    );
-  const strategy = cluster.strategy(def);
+  checkDeletePreconditions(scope, name, existing, opts);
   const now = rfc3339(cluster.clock.now());
   if (scope.dryRun)
     return def.returnDeletedObject
       ? toVersion(def, existing, scope.version)
       : successStatus(gr(def), name, existing.metadata.uid);
-  const keep = strategy.onDelete?.(existing, scope);
+  const keep = cluster.strategy(def).onDelete?.(existing, scope);
   if (keep !== undefined) {
     cluster.store.put(coll, key, keep);
     return toVersion(def, keep, scope.version);
   }
   if (existing.metadata.finalizers?.length) {
+    // Finalizers hold it: marked for deletion (once), and the finalizers' owners remove it.
     if (existing.metadata.deletionTimestamp) return toVersion(def, existing, scope.version);
     const marked = {
       ...existing,
@@ -625,6 +613,28 @@ export function deleteObject(scope: Scope, name: string, opts: DeleteOptions = {
     return toVersion(def, cluster.store.get(coll, key), scope.version);
   }
   cluster.store.delete(coll, key);
+  return deletedAnswer(scope, name, existing, now, opts);
+}
+
+function checkDeletePreconditions(scope: Scope, name: string, existing: Json, opts: DeleteOptions): void {
+  const pre = opts.preconditions;
+  if (pre?.uid && pre.uid !== existing.metadata.uid)
+    throw conflict(
+      gr(scope.def),
+      name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
+    );
+  if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
+    throw conflict(
+      gr(scope.def),
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
+    );
+}
+
+/** What a delete answers once the object is gone: a Status, or the object as a real server shows it leaving. */
+function deletedAnswer(scope: Scope, name: string, existing: Json, now: string, opts: DeleteOptions): Json {
+  const { def } = scope;
   if (!def.returnDeletedObject) return successStatus(gr(def), name, existing.metadata.uid);
   if (def.resource === 'pods' && !def.group) {
     // Deleted at once (as if the kubelet confirmed immediately); the answer is the graceful-deletion one.
