@@ -111,7 +111,13 @@ export interface ListResult {
 }
 
 /** The revision a list reads at, and the key it starts after (resourceVersion semantics of ListOptions). */
-function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: string } {
+/** Where a list reads: at which resourceVersion (absent: the latest) and after which key (a continue token). */
+interface ListPosition {
+  atRv?: number;
+  start?: string;
+}
+
+function listPosition(scope: Scope, q: ListQuery): ListPosition {
   const store = scope.cluster.store;
   if (q.continue) {
     // storage.ValidateListOptions: the token is decoded before the resourceVersion is looked at.
@@ -142,6 +148,30 @@ function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: stri
   return { atRv: n };
 }
 
+/**
+ * The sorted keys a list scans, and where in them the namespace (and the continue token's position)
+ * starts and ends. spec.nodeName is indexed: a kubelet-style query does not scan every pod in the cluster.
+ */
+function keyRange(
+  scope: Scope,
+  viewKeys: readonly string[],
+  nodeName: string | undefined,
+  pos: ListPosition,
+): { keys: readonly string[]; prefix: string; from: number; to: number } {
+  const { def, cluster } = scope;
+  const prefix = scope.namespace ? `${scope.namespace}/` : '';
+  let keys = viewKeys;
+  if (nodeName !== undefined && pos.atRv === undefined && def.resource === 'pods' && !def.group) {
+    // Unbound pods (`spec.nodeName=`, a scheduler's query) are indexed under UNBOUND.
+    keys = [...cluster.store.collection(collectionId(def)).indexed(nodeName || UNBOUND)].sort();
+  }
+  const startKey = pos.start !== undefined ? prefix + pos.start : prefix;
+  const to = prefix
+    ? lowerBound(keys, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1))
+    : keys.length;
+  return { keys, prefix, from: lowerBound(keys, startKey), to };
+}
+
 export function listObjects(
   scope: Scope,
   q: ListQuery,
@@ -159,22 +189,11 @@ export function listObjects(
     extraFields,
   );
   const hasSelector = !!(q.labelSelector?.trim() || q.fieldSelector?.trim());
-  const coll = collectionId(def);
-  const view = store.view(coll, pos.atRv);
-  const prefix = scope.namespace ? `${scope.namespace}/` : '';
-  let keys = view.keys;
-  // spec.nodeName is indexed: a kubelet-style query should not scan every pod in the cluster.
-  if (fields.nodeName !== undefined && pos.atRv === undefined && def.resource === 'pods' && !def.group) {
-    // Unbound pods (`spec.nodeName=`, a scheduler's query) are indexed under UNBOUND.
-    keys = [...store.collection(coll).indexed(fields.nodeName || UNBOUND)].sort();
-  }
-  const startKey = pos.start !== undefined ? prefix + pos.start : prefix;
-  const endIdx = prefix
-    ? lowerBound(keys, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1))
-    : keys.length;
+  const view = store.view(collectionId(def), pos.atRv);
+  const { keys, prefix, from, to: endIdx } = keyRange(scope, view.keys, fields.nodeName, pos);
   const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
   const items: Json[] = [];
-  let i = lowerBound(keys, startKey);
+  let i = from;
   let lastIdx = -1;
   for (; i < endIdx; i++) {
     const k = keys[i] as string;
@@ -504,9 +523,27 @@ export function patchedObject(
   fieldManager?: string,
 ): { obj: Json; existing: Json | undefined } {
   const { def } = scope;
+  checkPatchRequest(def, contentType, fieldManager);
+  const coll = collectionId(def);
+  const existing = scope.cluster.store.get(coll, objectKey(scope.namespace, name));
+  if (existing === undefined) {
+    if (contentType === APPLY_PATCH) return { obj: patch, existing: undefined };
+    throw notFound(gr(def), name);
+  }
+  const obj = applyPatch(def, toVersion(def, existing, scope.version), contentType, patch);
+  if (!isObject(obj)) throw badRequest('the patch did not produce an object');
+  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
+  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
+  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
+  if (!isObject(obj.metadata)) obj.metadata = {};
+  return { obj, existing };
+}
+
+/** A patch type the resource takes (no strategic merge for custom resources); apply needs a field manager. */
+function checkPatchRequest(def: ResourceDef, contentType: string, fieldManager: string | undefined): void {
   const allowed = def.custom ? PATCH_TYPES_CUSTOM : PATCH_TYPES_BUILTIN;
   if (!allowed.includes(contentType)) throw unsupportedMediaType(allowed);
-  if (contentType === APPLY_PATCH && !fieldManager) {
+  if (contentType === APPLY_PATCH && !fieldManager)
     throw new ApiError(
       422,
       'Invalid',
@@ -523,37 +560,22 @@ export function patchedObject(
         ],
       },
     );
-  }
-  const coll = collectionId(def);
-  const existing = scope.cluster.store.get(coll, objectKey(scope.namespace, name));
-  if (existing === undefined) {
-    if (contentType === APPLY_PATCH) return { obj: patch, existing: undefined };
-    throw notFound(gr(def), name);
-  }
-  const current = toVersion(def, existing, scope.version);
-  let obj: Json;
+}
+
+function applyPatch(def: ResourceDef, current: Json, contentType: string, patch: Json): Json {
   switch (contentType) {
     case JSON_PATCH:
-      obj = applyJsonPatch(current, patch);
-      break;
+      return applyJsonPatch(current, patch);
     case MERGE_PATCH:
       if (!isObject(patch))
         throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
-      obj = applyMergePatch(current, patch);
-      break;
+      return applyMergePatch(current, patch);
     case APPLY_PATCH:
       // Server-side apply approximated as a merge of the applied configuration (no field ownership).
-      obj = def.custom ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch);
-      break;
+      return def.custom ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch);
     default:
-      obj = applyStrategicMergePatch(current, patch);
+      return applyStrategicMergePatch(current, patch);
   }
-  if (!isObject(obj)) throw badRequest('the patch did not produce an object');
-  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
-  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
-  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
-  if (!isObject(obj.metadata)) obj.metadata = {};
-  return { obj, existing };
 }
 
 export function patchObject(
