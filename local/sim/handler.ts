@@ -73,6 +73,59 @@ const seg = (p: string) =>
     .filter((s) => s !== '')
     .map(decodeURIComponent);
 
+/** The request's verb as RBAC and the apiserver name it (RequestInfoFactory): a GET is get, list or watch. */
+function verbOf(method: string, named: boolean, isWatch: boolean): string {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return named ? 'get' : isWatch ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return named ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
+}
+
+/** How the client wants objects represented (its Accept header); 406 when the simulator has none of them. */
+function representationOf(req: IncomingMessage): Exclude<Representation, 'unsupported'> {
+  const as = acceptedAs(req.headers.accept);
+  if (as === 'unsupported')
+    throw new ApiError(
+      406,
+      'NotAcceptable',
+      'the server was unable to respond with a content type that the client supports',
+      {},
+    );
+  return as;
+}
+
+/**
+ * Where a watch starts: the events since its resourceVersion (none given, or "0": every object as ADDED,
+ * then what follows), or a 410 Expired to send when that version has been compacted away.
+ */
+function watchStart(
+  store: ClusterState['store'],
+  coll: string,
+  rv: string | undefined,
+): { backlog?: StoreEvent[]; expired?: ApiError } {
+  if (!rv || rv === '0') return {};
+  const n = Number(rv);
+  if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
+  try {
+    return { backlog: store.eventsSince(coll, n) };
+  } catch {
+    return {
+      expired: new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {}),
+    };
+  }
+}
+
 export function parseRequest(method: string, url: string): RequestInfo {
   const u = new URL(url, 'https://sim.invalid');
   const info: RequestInfo = { path: u.pathname, query: u.searchParams, method, type: 'unknown' };
@@ -109,27 +162,7 @@ export function parseRequest(method: string, url: string): RequestInfo {
   info.subresource = rest[2];
   if (info.resource === 'namespaces') info.namespace = undefined;
   const watch = info.query.get('watch');
-  const isWatch = watch === 'true' || watch === '1';
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      info.verb = info.name ? 'get' : isWatch ? 'watch' : 'list';
-      break;
-    case 'POST':
-      info.verb = 'create';
-      break;
-    case 'PUT':
-      info.verb = 'update';
-      break;
-    case 'PATCH':
-      info.verb = 'patch';
-      break;
-    case 'DELETE':
-      info.verb = info.name ? 'delete' : 'deletecollection';
-      break;
-    default:
-      info.verb = method.toLowerCase();
-  }
+  info.verb = verbOf(method, !!info.name, watch === 'true' || watch === '1');
   return { ...info, type: 'resource' };
 }
 
@@ -379,14 +412,7 @@ export class ApiHandler {
     const { def, version } = scope;
     const name = info.name as string;
     const ct = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim() ?? '';
-    const as = acceptedAs(req.headers.accept);
-    if (as === 'unsupported')
-      throw new ApiError(
-        406,
-        'NotAcceptable',
-        'the server was unable to respond with a content type that the client supports',
-        {},
-      );
+    const as = representationOf(req);
     switch (info.verb) {
       case 'get': {
         const obj = getObject(scope, name);
@@ -501,19 +527,8 @@ export class ApiHandler {
     const prefix = scope.namespace ? `${scope.namespace}/` : '';
     const matches = (key: string, obj: Json) =>
       key.startsWith(prefix) && labels(obj?.metadata?.labels) && fields.match(obj);
-    const rv = q.resourceVersion;
     const timeoutSeconds = Number(info.query.get('timeoutSeconds') ?? '') || 1800;
-    let backlog: StoreEvent[] | undefined;
-    let expired: ApiError | undefined;
-    if (rv && rv !== '0') {
-      const n = Number(rv);
-      if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
-      try {
-        backlog = store.eventsSince(coll, n);
-      } catch {
-        expired = new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {});
-      }
-    }
+    const { backlog, expired } = watchStart(store, coll, q.resourceVersion);
     return {
       status: 200,
       contentType: 'application/json',
@@ -595,59 +610,72 @@ export class ApiHandler {
     const { def } = scope;
     const name = info.name as string;
     const sub = info.subresource as string;
-    const c = this.cluster;
     if (def.resource === 'pods' && !def.group) {
-      if (sub === 'eviction' && info.verb === 'create') {
-        deleteObject({ ...scope, subresource: undefined }, name);
-        return {
-          status: 201,
-          json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
-        };
-      }
-      if (sub === 'binding' && info.verb === 'create')
-        return this.bind(scope, name, decodeBody(body, 'application/json'));
-      if (sub === 'log' && info.verb === 'get') {
-        const pod = getObject({ ...scope, subresource: undefined }, name);
-        return {
-          status: 200,
-          text: `${rfc3339(c.clock.now())} simulated container of pod ${pod.metadata.name}: no log\n`,
-          contentType: 'text/plain',
-        };
-      }
-      if (['exec', 'attach', 'portforward', 'proxy'].includes(sub))
-        throw badRequest('Upgrade request required');
+      const reply = this.podSubresource(scope, info, body);
+      if (reply) return reply;
     }
-    if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create') {
-      const sa = getObject({ ...scope, subresource: undefined }, name);
-      const req = decodeBody(body, 'application/json') ?? {};
-      const seconds = req?.spec?.expirationSeconds ?? 3600;
-      const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
-      return {
-        status: 201,
-        json: {
-          kind: 'TokenRequest',
-          apiVersion: 'authentication.k8s.io/v1',
-          metadata: { name, namespace: scope.namespace, creationTimestamp: null },
-          spec: {
-            audiences,
-            expirationSeconds: seconds,
-            boundObjectRef: null,
-          },
-          status: {
-            token: mintServiceAccountToken(
-              c,
-              { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
-              audiences,
-              c.clock.now() + seconds * 1000,
-            ),
-            expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
-          },
-        },
-      };
-    }
+    if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create')
+      return this.serviceAccountToken(scope, name, body);
     if (info.verb === 'get')
       return { status: 200, json: getObject({ ...scope, subresource: undefined }, name) };
     throw methodNotAllowed(`the simulator does not implement ${def.resource}/${sub}`);
+  }
+
+  /** eviction, binding and log; the streaming ones (exec, attach, ...) want an upgrade. Undefined: not one of these. */
+  private podSubresource(scope: Scope, info: RequestInfo, body: string): Reply | undefined {
+    const name = info.name as string;
+    const sub = info.subresource as string;
+    if (sub === 'eviction' && info.verb === 'create') {
+      deleteObject({ ...scope, subresource: undefined }, name);
+      return {
+        status: 201,
+        json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+      };
+    }
+    if (sub === 'binding' && info.verb === 'create')
+      return this.bind(scope, name, decodeBody(body, 'application/json'));
+    if (sub === 'log' && info.verb === 'get') {
+      const pod = getObject({ ...scope, subresource: undefined }, name);
+      return {
+        status: 200,
+        text: `${rfc3339(this.cluster.clock.now())} simulated container of pod ${pod.metadata.name}: no log\n`,
+        contentType: 'text/plain',
+      };
+    }
+    if (['exec', 'attach', 'portforward', 'proxy'].includes(sub))
+      throw badRequest('Upgrade request required');
+    return undefined;
+  }
+
+  /** A TokenRequest: a token for the account, for the audiences and lifetime asked (an hour by default). */
+  private serviceAccountToken(scope: Scope, name: string, body: string): Reply {
+    const c = this.cluster;
+    const sa = getObject({ ...scope, subresource: undefined }, name);
+    const req = decodeBody(body, 'application/json') ?? {};
+    const seconds = req?.spec?.expirationSeconds ?? 3600;
+    const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
+    return {
+      status: 201,
+      json: {
+        kind: 'TokenRequest',
+        apiVersion: 'authentication.k8s.io/v1',
+        metadata: { name, namespace: scope.namespace, creationTimestamp: null },
+        spec: {
+          audiences,
+          expirationSeconds: seconds,
+          boundObjectRef: null,
+        },
+        status: {
+          token: mintServiceAccountToken(
+            c,
+            { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
+            audiences,
+            c.clock.now() + seconds * 1000,
+          ),
+          expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
+        },
+      },
+    };
   }
 
   private bind(scope: Scope, name: string, binding: Json): Reply {
