@@ -324,11 +324,15 @@ export class Kubelet {
     }
     const want = totals(Object.values(desired));
     const alloc = nodeAllocatable(node);
-    if (want.cpuM > alloc.cpuM || want.mem > alloc.mem)
-      return this.refuseInfeasible(key, pod, want, alloc, now);
+    if (want.cpuM > alloc.cpuM || want.mem > alloc.mem) {
+      this.refuseInfeasible(key, pod, want, alloc, now);
+      return;
+    }
     const used = this.roomFor(pod, key, want, alloc);
-    if (used.cpuM + want.cpuM > alloc.cpuM || used.mem + want.mem > alloc.mem)
-      return this.defer(key, want, used, alloc, now);
+    if (used.cpuM + want.cpuM > alloc.cpuM || used.mem + want.mem > alloc.mem) {
+      this.defer(key, want, used, alloc, now);
+      return;
+    }
     this.deferred.delete(key);
     const shrinking =
       want.cpuM < totals(Object.values(allocated)).cpuM || want.mem < totals(Object.values(allocated)).mem;
