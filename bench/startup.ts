@@ -1,5 +1,6 @@
 /**
- * Start times of the CLI (`fleetscope --help`, `fleetscope cluster list` on an empty state directory),
+ * Start times of the CLI (`fleetscope --help`, `fleetscope cluster list` on an empty state directory,
+ * warm with its state server already serving and cold with a new directory whose server it starts),
  * beside `kubectl version --client` as a reference for what a CLI start costs on this machine. Each is
  * the median wall time of a few runs, after one warm-up run (which also builds the bundle if stale).
  */
@@ -11,11 +12,12 @@ import { REPO_ROOT } from '../local/runtime.js';
 
 const RUNS = 7;
 
-function medianSeconds(cmd: string, args: string[]): number | undefined {
+function medianSeconds(cmd: string, args: string[] | (() => string[])): number | undefined {
   const times: number[] = [];
   for (let i = 0; i <= RUNS; i++) {
+    const argv = typeof args === 'function' ? args() : args;
     const start = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { cwd: REPO_ROOT, stdio: 'ignore' });
+    const r = spawnSync(cmd, argv, { cwd: REPO_ROOT, stdio: 'ignore' });
     if (r.error || r.status !== 0) return undefined;
     if (i > 0) times.push(Number(process.hrtime.bigint() - start) / 1e9);
   }
@@ -34,13 +36,23 @@ export function startupBench(): void {
         'fleetscope cluster list',
         medianSeconds(process.execPath, [bin, 'cluster', 'list', '--state-dir', state]),
       ],
+      [
+        '  cold (starts its server)',
+        medianSeconds(process.execPath, () => [
+          bin,
+          'cluster',
+          'list',
+          '--state-dir',
+          mkdtempSync(join(state, 'cold-')),
+        ]),
+      ],
       ['kubectl version --client', kubectl],
     ];
     console.log(`CLI start (median of ${RUNS} runs, wall time):`);
     for (const [name, s] of rows) {
       const ratio = s !== undefined && kubectl ? ` (${(s / kubectl).toFixed(1)}x kubectl)` : '';
       console.log(
-        `  ${name.padEnd(26)} ${s === undefined ? 'failed or absent' : `${s.toFixed(3)} s`}${ratio}`,
+        `  ${name.padEnd(28)} ${s === undefined ? 'failed or absent' : `${s.toFixed(3)} s`}${ratio}`,
       );
     }
   } finally {

@@ -80,16 +80,19 @@ export async function openContext(flags: TargetFlags): Promise<CliContext> {
 }
 
 /** Reads the table and bus from the deployed stack's outputs, and points the SDK clients at them. */
-async function openAws(flags: TargetFlags): Promise<CliContext> {
+/** The deployed stack's outputs (`--stack NAME`, default Fleetscope; `--region R`). */
+export async function readStackOutputs(
+  flags: Pick<TargetFlags, 'stack' | 'region'>,
+): Promise<{ stackName: string; outputs: Record<string, string> }> {
   const stackName = flags.stack ?? 'Fleetscope';
   const region = flags.region ?? process.env.AWS_REGION;
   const cfn = new CloudFormationClient(region ? { region } : {});
-  let outputs: Record<string, string>;
   try {
     const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
-    outputs = Object.fromEntries(
+    const outputs = Object.fromEntries(
       (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
     );
+    return { stackName, outputs };
   } catch (err) {
     throw new Error(
       `cannot read the outputs of stack "${stackName}" (${err instanceof Error ? err.name : 'error'}): deploy it first, or pass --stack/--region`,
@@ -97,6 +100,11 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
   } finally {
     cfn.destroy();
   }
+}
+
+async function openAws(flags: TargetFlags): Promise<CliContext> {
+  const region = flags.region ?? process.env.AWS_REGION;
+  const { stackName, outputs } = await readStackOutputs(flags);
   for (const key of ['TableName', 'BusName', 'IdempotencyTableName', 'KubeconfigSecretPrefix']) {
     if (!outputs[key])
       throw new Error(`stack "${stackName}" has no output ${key}; is it a fleetscope stack?`);

@@ -24,6 +24,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
     summary: 'feature lifecycle (KEP-3920): list, get, set, history, register, check-upgrade, rollout',
     load: async () => (await import('./commands/features.js')).command,
   },
+  report: {
+    summary: 'the fleet as one self-contained HTML report with charts (local state, or the stack’s from S3)',
+    load: async () => (await import('./commands/report.js')).command,
+  },
   sim: {
     summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
     load: async () => (await import('./commands/sim.js')).command,

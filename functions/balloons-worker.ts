@@ -6,8 +6,8 @@ import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
-import { eventHandler } from '../shared/platform/handler.js';
 import { addMetrics } from '../shared/platform/observability.js';
 
 /**

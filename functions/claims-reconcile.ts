@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { reconcileClaims } from '../shared/claims/reconcile.js';
 import { ClaimsStore } from '../shared/claims/store.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { scheduledHandler } from '../shared/platform/handler.js';
+import { scheduledHandler } from '../shared/handlers.js';
 
 /**
  * How long a pending join or move is left to the command running it before the reconciler finishes or

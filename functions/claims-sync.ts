@@ -9,7 +9,7 @@ import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shar
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { eventHandler } from '../shared/platform/handler.js';
+import { eventHandler } from '../shared/handlers.js';
 
 /**
  * Writes one cluster's claims into it: on ClusterRegistered (creating id.k8s.io from the kube-system UID),

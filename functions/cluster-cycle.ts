@@ -8,10 +8,10 @@ import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { eventHandler } from '../shared/handlers.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
-import { eventHandler } from '../shared/platform/handler.js';
 import { addMetrics } from '../shared/platform/observability.js';
 
 /** The phases left out of this cycle, with their feature's state. */

@@ -1,9 +1,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
+import { CAPABILITIES } from '../shared/capabilities.js';
 import { dispatchCycle } from '../shared/fleet/dispatch.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
-import { CAPABILITIES } from '../shared/platform/capabilities.js';
-import { scheduledHandler } from '../shared/platform/handler.js';
+import { scheduledHandler } from '../shared/handlers.js';
 
 // A capability the catalogue does not know would fan out work no rule routes anywhere.
 const known = CAPABILITIES.map((c) => c.id);

@@ -7,7 +7,7 @@ import { serverPorts } from '../shared/features/runtime.js';
 import { hashOrder, ownerOf } from '../shared/features/sharding.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { describeAccessError } from '../shared/fleet/cluster-access.js';
-import { scheduledHandler } from '../shared/platform/handler.js';
+import { scheduledHandler } from '../shared/handlers.js';
 
 /** Clusters are started while this much of the invocation is left; the rest wait for the next pass. */
 const BUDGET_MS = 120_000;

@@ -5,7 +5,7 @@ import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
-import { eventHandler } from '../shared/platform/handler.js';
+import { eventHandler } from '../shared/handlers.js';
 
 /**
  * Event-triggered: a desired value changed or a component reported a new value during a transition

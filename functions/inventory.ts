@@ -1,8 +1,8 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { clusterAccess, describeAccessError, inventoryAccess } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { eventHandler } from '../shared/handlers.js';
 import { inventoryCluster } from '../shared/inventory/inventory.js';
-import { eventHandler } from '../shared/platform/handler.js';
 
 /** Event-triggered: inventory one cluster (on registration, and on each scheduled cycle). */
 export const handler = eventHandler({

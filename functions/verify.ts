@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { scheduledHandler } from '../shared/handlers.js';
 import { parseKubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
-import { scheduledHandler } from '../shared/platform/handler.js';
 
 /**
  * Invoked synchronously by `fleetscope cluster register --aws`: loads the kubeconfig, assumes the

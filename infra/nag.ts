@@ -69,6 +69,16 @@ export function acknowledgeNagFindings(stack: FleetscopeStack): NagAcknowledgeme
           `under IAM path ${'/fleetscope/<stack>/'} (with an external ID when set).`,
       );
 
+  // The access-log bucket receives the report bucket's server access logs; logging it too would need a
+  // third bucket, and so on. It is private, encrypted, TLS-only and expires its objects.
+  ack(
+    stack.reports.accessLogs,
+    'AwsSolutions-S1',
+    'This bucket is the destination of the report bucket server access logs; S3 server access logs ' +
+      'of a log bucket would need yet another bucket. It blocks public access, enforces TLS, is ' +
+      'encrypted and expires its objects.',
+  );
+
   // X-Ray (context xrayTracing=true): Lambda adds xray:PutTraceSegments/PutTelemetryRecords, which X-Ray
   // only supports on Resource "*" (the actions have no resource types).
   if (stack.config.xrayTracing)

@@ -1,12 +1,13 @@
 import { Aws, CfnOutput, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { allFunctions, allRules, allSchedules, schedulesInOrder } from '../shared/capabilities.js';
 import { reservedConcurrency } from '../shared/fleet/concurrency.js';
-import { allFunctions, allRules, allSchedules, schedulesInOrder } from '../shared/platform/capabilities.js';
 import type { StackConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Bus } from './constructs/bus.js';
 import { Functions } from './constructs/functions.js';
 import type { DeadLetterQueue } from './constructs/queues.js';
+import { ReportBucket } from './constructs/reports.js';
 import { Rules } from './constructs/rules.js';
 import { Schedules } from './constructs/schedules.js';
 import { Tables } from './constructs/tables.js';
@@ -29,6 +30,7 @@ export class FleetscopeStack extends Stack {
   readonly schedules: Schedules;
   readonly rules: Rules;
   readonly alarms: Alarms;
+  readonly reports: ReportBucket;
   /** The cdk-nag findings this stack accepts, with reasons (infra/nag.ts). */
   readonly nagAcknowledgements: NagAcknowledgement[];
 
@@ -42,6 +44,7 @@ export class FleetscopeStack extends Stack {
 
     this.tables = new Tables(this, 'Tables');
     this.bus = new Bus(this, 'Events', { busName: config.busName, archiveDays: config.eventArchiveDays });
+    this.reports = new ReportBucket(this, 'Reports');
     this.functions = new Functions(this, 'Functions', {
       // Workers are sized for the fleet: its clusters x the time one takes, within half a period.
       specs: allFunctions().map((spec) => ({
@@ -53,6 +56,7 @@ export class FleetscopeStack extends Stack {
       table: this.tables.table,
       idempotencyTable: this.tables.idempotency,
       bus: this.bus.bus,
+      reports: { bucket: this.reports.bucket, key: this.reports.key },
     });
     this.schedules = new Schedules(this, 'Schedules', {
       specs: schedulesInOrder(),
@@ -80,6 +84,8 @@ export class FleetscopeStack extends Stack {
     new CfnOutput(this, 'KubeconfigSecretPrefix', { value: config.kubeconfigSecretPrefix });
     new CfnOutput(this, 'StackRegion', { value: Aws.REGION });
     new CfnOutput(this, 'VerifyFunctionName', { value: this.functions.get('verify').fn.functionName });
+    // `fleetscope report --aws` fetches (or presigns) the latest report from it.
+    new CfnOutput(this, 'ReportBucketName', { value: this.reports.bucket.bucketName });
     new CfnOutput(this, 'ControlPlane', { value: Fn.join('@', [config.stackName, Aws.REGION]) });
     // What a member account's role trusts (infra/member): the cluster-access functions' roles.
     new CfnOutput(this, 'ClusterAccessRoles', {

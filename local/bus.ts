@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { allRules } from '../shared/platform/capabilities.js';
+import { allRules } from '../shared/capabilities.js';
 import type { RuleSpec } from '../shared/platform/catalogue.js';
 import { matches } from '../shared/platform/event-pattern.js';
 import type { LocalInvoker } from './invoker.js';

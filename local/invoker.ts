@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { functionSpec } from '../shared/platform/capabilities.js';
+import { functionSpec } from '../shared/capabilities.js';
 import type { LambdaHandler } from '../shared/platform/handler.js';
 import { lambdaContext } from './lambda-context.js';
 

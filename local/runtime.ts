@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
@@ -44,6 +47,7 @@ const ENV_TOUCHED = [
   ENV.table,
   ENV.idempotencyTable,
   ENV.bus,
+  ENV.reportDir,
   'POWERTOOLS_SERVICE_NAME',
 ];
 
@@ -73,14 +77,15 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   if (!remote) {
     let endpoint: string;
     if (opts.stateDir) {
+      // The state server created the tables before it recorded itself (local/state/server.ts).
       const shared = await connectState(opts.stateDir);
       endpoint = shared.endpoint;
       releaseState = shared.release;
     } else {
       dynamo = await startLocalDynamo();
       endpoint = dynamo.endpoint;
+      await ensureTables(endpoint, { table, idempotencyTable });
     }
-    await ensureTables(endpoint, { table, idempotencyTable });
     env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
     // dynalite accepts any credentials; real ones are not needed (nor sent anywhere else).
     if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
@@ -100,6 +105,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   env[ENV.idempotencyTable] = idempotencyTable;
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
+  // The scheduled fleet report goes to the state directory (S3 in the stack); a throwaway run's to a
+  // temporary directory, removed on stop.
+  const throwawayReports =
+    !env[ENV.reportDir] && !opts.stateDir ? mkdtempSync(join(tmpdir(), 'fleetscope-reports-')) : undefined;
+  env[ENV.reportDir] ??= opts.stateDir ? join(opts.stateDir, 'reports') : throwawayReports;
 
   const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);
   const bus = await LocalBus.start({ invoker, busName: env[ENV.bus] ?? DEFAULTS.bus });
@@ -124,6 +134,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       client.destroy();
       await dynamo?.stop();
       releaseState();
+      if (throwawayReports) rmSync(throwawayReports, { recursive: true, force: true });
       for (const [k, v] of Object.entries(saved)) {
         if (v === undefined) delete env[k];
         else env[k] = v;

@@ -1,4 +1,4 @@
-import { allSchedules, schedulesInOrder } from '../shared/platform/capabilities.js';
+import { allSchedules, schedulesInOrder } from '../shared/capabilities.js';
 import type { ScheduleSpec } from '../shared/platform/catalogue.js';
 import type { LocalBus } from './bus.js';
 import type { LocalInvoker } from './invoker.js';

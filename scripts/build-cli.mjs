@@ -36,7 +36,8 @@ export async function build() {
   const handlers = readdirSync(join(ROOT, 'functions')).filter((f) => f.endsWith('.ts'));
   await esbuild({
     absWorkingDir: ROOT,
-    entryPoints: ['cli/main.ts', ...handlers.map((f) => `functions/${f}`)],
+    // The state server too: the first command on a state directory starts it, and tsx would cost it a second.
+    entryPoints: ['cli/main.ts', 'local/state/server.ts', ...handlers.map((f) => `functions/${f}`)],
     outdir: tmp,
     outbase: '.',
     bundle: true,

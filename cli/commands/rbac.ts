@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Document, isMap, isSeq } from 'yaml';
-import { CAPABILITIES } from '../../shared/platform/capabilities.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import {
   knownFeatures,
   type RbacManifest,

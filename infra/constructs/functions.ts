@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { FunctionSpec } from '../../shared/platform/catalogue.js';
 import { DEFAULTS, ENV } from '../../shared/platform/config.js';
@@ -65,6 +66,8 @@ export interface FunctionsProps {
   bus: events.EventBus;
   /** FLEETSCOPE_CONTROL_PLANE: this control plane's name as owner in the registry. */
   controlPlane: string;
+  /** Where functions with access.reportBucket write the fleet report (that one object key only). */
+  reports: { bucket: s3.IBucket; key: string };
 }
 
 /** One Lambda per catalogue FunctionSpec, each with its own role derived from `spec.access`. */
@@ -120,7 +123,7 @@ export class Functions extends Construct {
   }
 
   private create(spec: FunctionSpec, props: FunctionsProps): FleetFunction {
-    const { config, table, idempotencyTable, bus, controlPlane } = props;
+    const { config, table, idempotencyTable, bus, controlPlane, reports } = props;
     const scope = new Construct(this, pascal(spec.id));
 
     const logGroup = new logs.LogGroup(scope, 'Logs', { retention: config.logRetentionDays });
@@ -166,6 +169,16 @@ export class Functions extends Construct {
           resources: [Functions.kubeconfigSecretsArn(this, config.kubeconfigSecretPrefix)],
         }),
       );
+    // The report is written, never read back or listed, by the function: PutObject on its one key (no
+    // wildcard; earlier reports are the object's versions, which only the bucket's owner reads).
+    if (spec.access.reportBucket)
+      statements.push(
+        new iam.PolicyStatement({
+          sid: 'ReportPut',
+          actions: ['s3:PutObject'],
+          resources: [reports.bucket.arnForObjects(reports.key)],
+        }),
+      );
     // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission. Clusters
     // in other accounts are reached through a role there, which these functions assume.
     if (spec.access.kubeconfigSecrets) statements.push(Functions.assumeRoleStatement(this, config));
@@ -206,6 +219,7 @@ export class Functions extends Construct {
         [ENV.kubeconfigTtlSeconds]: String(DEFAULTS.kubeconfigTtlSeconds),
         [ENV.logLevel]: config.logLevel,
         [ENV.controlPlane]: controlPlane,
+        ...(spec.access.reportBucket ? { [ENV.reportBucket]: reports.bucket.bucketName } : {}),
         POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
         NODE_OPTIONS: '--enable-source-maps',
@@ -224,6 +238,17 @@ export class Functions extends Construct {
         // Ship the SDK versions package-lock.json pins (and the tests ran against), not whatever the
         // runtime carries; this also keeps @smithy/signature-v4 (EKS token presigning) in the bundle.
         bundleAwsSDK: true,
+        // Files the handler reads beside itself (the report's inline Chart.js), from the installed packages.
+        ...(spec.bundleFiles?.length
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) =>
+                  (spec.bundleFiles ?? []).map((f) => `cp "${inputDir}/${f}" "${outputDir}/"`),
+              },
+            }
+          : {}),
       },
     });
 

@@ -68,7 +68,7 @@ export function attributesOf(info: RequestInfo, user: UserInfo): Attributes {
   };
 }
 
-interface Rule {
+export interface Rule {
   verbs?: string[];
   apiGroups?: string[];
   resources?: string[];

@@ -28,6 +28,7 @@ import { buildNode, nodeShape, nodeStrategy } from './nodes.js';
 import { orderTop } from './objects.js';
 import { podIndexKey } from './pod-requests.js';
 import { podStrategy, validatePodUpdate } from './pods.js';
+import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js';
 import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
@@ -327,6 +328,9 @@ export class ClusterState {
       case 'apiservices.apiregistration.k8s.io':
         if (ev.type !== 'DELETED') this.updateApiServiceStatus(ev.key);
         return;
+      case 'clusterroles.rbac.authorization.k8s.io':
+        if (this.controllers) aggregateClusterRoles(this);
+        return;
       case 'namespaces':
         if (ev.type === 'DELETED') this.emptyNamespace(ev.key);
         else if (ev.type === 'ADDED' && this.controllers) this.namespaceDefaults(ev.key);
@@ -602,7 +606,7 @@ export class ClusterState {
     );
     this.store.load('apiservices.apiregistration.k8s.io', this.localApiServices(born));
     const rbac = bootstrapRbac(this, born);
-    this.store.load(`clusterroles.${RBAC_GROUP}`, rbac.roles);
+    this.store.load(`clusterroles.${RBAC_GROUP}`, aggregateBootstrap(rbac.roles));
     this.store.load(`clusterrolebindings.${RBAC_GROUP}`, rbac.bindings);
     if (!this.controllers) return;
     this.store.load(

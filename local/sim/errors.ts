@@ -5,7 +5,8 @@
 import type { JsonObject } from './json.js';
 
 export interface StatusCause {
-  reason: string;
+  /** Absent in an internal error's cause (NewInternalError). */
+  reason?: string;
   message: string;
   field?: string;
 }

@@ -396,6 +396,7 @@ export class ApiHandler {
       dryRun,
       warnings: [],
       fieldValidation: fv === 'Strict' || fv === 'Ignore' ? fv : 'Warn',
+      user: this.user,
     };
     if (def.namespaced && info.name !== undefined && info.namespace === undefined) throw notFoundGeneric();
     if (sub && !['status', 'resize'].includes(sub)) return this.otherSubresource(scope, info, body);

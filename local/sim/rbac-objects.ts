@@ -16,7 +16,8 @@ import {
 } from './errors.js';
 import { isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { orderTop } from './objects.js';
-import type { Strategy } from './rest.js';
+import { checkBindingWrite, checkRoleWrite, type RbacWrite } from './rbac-escalation.js';
+import type { Scope, Strategy } from './rest.js';
 
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RULE_ORDER = ['verbs', 'apiGroups', 'resources', 'resourceNames', 'nonResourceURLs'];
@@ -111,9 +112,23 @@ const roleRefLiteral = (r: Json) =>
     `rbac.RoleRef{APIGroup:${goValue(r?.apiGroup ?? '')}, Kind:${goValue(r?.kind ?? '')}, Name:${goValue(r?.name ?? '')}}`,
   );
 
+/** Who is writing, when RBAC's escalation checks apply (RBAC on, a user's request). */
+function writer(scope: Scope): RbacWrite | undefined {
+  if (!scope.cluster.spec.rbac || !scope.user || scope.internal) return undefined;
+  return { cluster: scope.cluster, user: scope.user, namespace: scope.namespace ?? '' };
+}
+
 export function roleStrategy(namespaced: boolean): Strategy {
   return {
     nameRule: 'none',
+    prepareCreate(o, scope) {
+      const w = writer(scope);
+      if (w) checkRoleWrite(w, o);
+    },
+    prepareUpdate(o, old, scope) {
+      const w = writer(scope);
+      if (w) checkRoleWrite(w, o, old);
+    },
     validateCreate: (o) => [...validateRbacName(o.metadata.name), ...validateRules(o.rules, namespaced)],
     validateUpdate: (o) => validateRules(o.rules, namespaced),
     normalize: normalizeRole,
@@ -123,9 +138,17 @@ export function roleStrategy(namespaced: boolean): Strategy {
 export function bindingStrategy(cluster: boolean): Strategy {
   return {
     nameRule: 'none',
-    prepareCreate: (o) => Object.assign(o, normalizeBinding(o)),
+    prepareCreate(o, scope) {
+      const w = writer(scope);
+      if (w) checkBindingWrite(w, o, false);
+      Object.assign(o, normalizeBinding(o));
+    },
     validateCreate: (o) => [...validateRbacName(o.metadata.name), ...validateBinding(o, cluster)],
-    prepareUpdate: (o) => Object.assign(o, normalizeBinding(o)),
+    prepareUpdate(o, _old, scope) {
+      const w = writer(scope);
+      if (w) checkBindingWrite(w, o, true);
+      Object.assign(o, normalizeBinding(o));
+    },
     validateUpdate(o, old) {
       const errs = validateBinding(o, cluster);
       if (JSON.stringify(o.roleRef) !== JSON.stringify(old.roleRef))
@@ -159,9 +182,168 @@ const DISCOVERY_URLS = [
 ];
 const PUBLIC_URLS = ['/healthz', '/livez', '/readyz', '/version', '/version/'];
 
-/** The bootstrap ClusterRoles and their bindings (a subset of the real server's, enough for fleetscope). */
-function bootstrapPolicy(): { roles: JsonObject[]; bindings: JsonObject[] } {
-  const role = (name: string, rules: JsonObject[]) => ({ name, rules });
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const AGGREGATE = 'rbac.authorization.k8s.io/aggregate-to-';
+
+interface BootstrapRole {
+  name: string;
+  rules: JsonObject[];
+  labels?: Record<string, string>;
+  aggregationRule?: JsonObject;
+}
+
+/** The user-facing roles (admin, edit, view), aggregated from the aggregate-to-* roles as upstream does. */
+function userFacingRoles(): BootstrapRole[] {
+  const aggregated = (name: string, labels: Record<string, string> = {}): BootstrapRole => ({
+    name,
+    rules: [],
+    labels,
+    aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`${AGGREGATE}${name}`]: 'true' } }] },
+  });
+  const to = (what: string) => ({ [`${AGGREGATE}${what}`]: 'true' });
+  return [
+    aggregated('admin'),
+    aggregated('edit', to('admin')),
+    aggregated('view', to('edit')),
+    {
+      name: 'system:aggregate-to-admin',
+      labels: to('admin'),
+      rules: [
+        { verbs: [...READ, ...WRITE], apiGroups: [RBAC_GROUP], resources: ['rolebindings', 'roles'] },
+        { verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['localsubjectaccessreviews'] },
+      ],
+    },
+    {
+      name: 'system:aggregate-to-edit',
+      labels: to('edit'),
+      rules: [
+        {
+          verbs: ['create', 'delete', 'deletecollection', 'patch', 'update'],
+          apiGroups: [''],
+          resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy'],
+        },
+        {
+          verbs: [...WRITE],
+          apiGroups: [''],
+          resources: [
+            'configmaps',
+            'events',
+            'persistentvolumeclaims',
+            'replicationcontrollers',
+            'replicationcontrollers/scale',
+            'secrets',
+            'serviceaccounts',
+            'services',
+            'services/proxy',
+          ],
+        },
+        {
+          verbs: [...WRITE],
+          apiGroups: ['apps'],
+          resources: [
+            'daemonsets',
+            'deployments',
+            'deployments/rollback',
+            'deployments/scale',
+            'replicasets',
+            'replicasets/scale',
+            'statefulsets',
+            'statefulsets/scale',
+          ],
+        },
+        { verbs: [...WRITE], apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'] },
+        { verbs: [...WRITE], apiGroups: ['batch'], resources: ['cronjobs', 'jobs'] },
+        { verbs: [...WRITE], apiGroups: ['policy'], resources: ['poddisruptionbudgets'] },
+      ],
+    },
+    {
+      name: 'system:aggregate-to-view',
+      labels: to('view'),
+      rules: [
+        {
+          verbs: READ,
+          apiGroups: [''],
+          resources: [
+            'configmaps',
+            'endpoints',
+            'persistentvolumeclaims',
+            'persistentvolumeclaims/status',
+            'pods',
+            'replicationcontrollers',
+            'replicationcontrollers/scale',
+            'serviceaccounts',
+            'services',
+            'services/status',
+          ],
+        },
+        {
+          verbs: READ,
+          apiGroups: [''],
+          resources: [
+            'bindings',
+            'events',
+            'limitranges',
+            'namespaces/status',
+            'pods/log',
+            'pods/status',
+            'replicationcontrollers/status',
+            'resourcequotas',
+            'resourcequotas/status',
+          ],
+        },
+        { verbs: READ, apiGroups: [''], resources: ['namespaces'] },
+        { verbs: READ, apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'] },
+        {
+          verbs: READ,
+          apiGroups: ['apps'],
+          resources: [
+            'controllerrevisions',
+            'daemonsets',
+            'daemonsets/status',
+            'deployments',
+            'deployments/scale',
+            'deployments/status',
+            'replicasets',
+            'replicasets/scale',
+            'replicasets/status',
+            'statefulsets',
+            'statefulsets/scale',
+            'statefulsets/status',
+          ],
+        },
+        {
+          verbs: READ,
+          apiGroups: ['autoscaling'],
+          resources: ['horizontalpodautoscalers', 'horizontalpodautoscalers/status'],
+        },
+        {
+          verbs: READ,
+          apiGroups: ['batch'],
+          resources: ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status'],
+        },
+        {
+          verbs: READ,
+          apiGroups: ['policy'],
+          resources: ['poddisruptionbudgets', 'poddisruptionbudgets/status'],
+        },
+        {
+          verbs: READ,
+          apiGroups: ['networking.k8s.io'],
+          resources: ['ingresses', 'ingresses/status', 'networkpolicies'],
+        },
+      ],
+    },
+  ];
+}
+
+/**
+ * The bootstrap ClusterRoles and their bindings: a subset of the real server's (the aggregate-to-*
+ * roles carry the core of upstream's rules, not every group), enough for fleetscope and for binding
+ * admin, edit or view.
+ */
+function bootstrapPolicy(): { roles: BootstrapRole[]; bindings: JsonObject[] } {
+  const role = (name: string, rules: JsonObject[]): BootstrapRole => ({ name, rules });
   const roles = [
     role('cluster-admin', [
       { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
@@ -177,6 +359,7 @@ function bootstrapPolicy(): { roles: JsonObject[]; bindings: JsonObject[] } {
     ]),
     role('system:discovery', [{ verbs: ['get'], nonResourceURLs: DISCOVERY_URLS }]),
     role('system:public-info-viewer', [{ verbs: ['get'], nonResourceURLs: PUBLIC_URLS }]),
+    ...userFacingRoles(),
   ];
   const group = (name: string) => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
   const bindings = [
@@ -189,7 +372,7 @@ function bootstrapPolicy(): { roles: JsonObject[]; bindings: JsonObject[] } {
     },
   ];
   return {
-    roles: roles.map((r) => ({ ...r })),
+    roles,
     bindings: bindings.map((b) => ({
       ...b,
       roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: b.name },
@@ -203,11 +386,11 @@ export function bootstrapRbac(
   born: number,
 ): { roles: [string, Json][]; bindings: [string, Json][] } {
   const t = rfc3339(born);
-  const meta = (kind: string, name: string) => ({
+  const meta = (kind: string, name: string, labels: Record<string, string> = {}) => ({
     name,
     uid: cluster.uid(kind, name),
     creationTimestamp: t,
-    labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' },
+    labels: { ...labels, 'kubernetes.io/bootstrapping': 'rbac-defaults' },
     annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' },
   });
   const p = bootstrapPolicy();
@@ -217,8 +400,9 @@ export function bootstrapRbac(
       normalizeRole({
         kind: 'ClusterRole',
         apiVersion: `${RBAC_GROUP}/v1`,
-        metadata: meta('clusterroles', r.name),
+        metadata: meta('clusterroles', r.name, r.labels),
         rules: r.rules,
+        ...(r.aggregationRule ? { aggregationRule: r.aggregationRule } : {}),
       }),
     ]),
     bindings: p.bindings.map((b) => [

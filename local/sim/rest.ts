@@ -3,7 +3,9 @@
  * create, update, patch and delete for any resource, with per-resource strategies for defaulting,
  * admission and validation. The HTTP layer maps requests onto these functions; controllers use them too.
  */
+
 import yaml from 'yaml';
+import type { UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -52,6 +54,8 @@ export interface Scope {
   fieldValidation: 'Strict' | 'Warn' | 'Ignore';
   /** A write by a simulated controller: no admission checks that only apply to users. */
   internal?: boolean;
+  /** Who asks (RBAC's escalation checks judge role and binding writes by it). */
+  user?: UserInfo;
 }
 
 export interface Strategy {

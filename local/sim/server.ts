@@ -7,13 +7,14 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { authenticate } from './authn.js';
+import { authenticate, type UserInfo } from './authn.js';
 import { attributesOf, authorize, forbidden, recordDenial } from './authz.js';
 import type { ManualClock } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { ApiError, PlainError, statusForCode } from './errors.js';
 import type { Faults } from './faults.js';
 import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
+import { impersonate } from './impersonation.js';
 import type { Json } from './json.js';
 import { nodeControl } from './node-admin.js';
 import { decodeProtobuf, PROTOBUF } from './protobuf.js';
@@ -114,11 +115,12 @@ export class ClusterServer {
     for (const f of faults) if (f.type === 'latency') await new Promise((r) => setTimeout(r, f.ms));
     const terminal = faults.find((f) => f.type !== 'latency');
     if (terminal && this.applyFault(terminal, req, res)) return;
-    const user = info.type === 'health' ? undefined : authenticate(cluster, this.o.token, req);
-    if (!user && info.type !== 'health') {
+    const actor = info.type === 'health' ? undefined : authenticate(cluster, this.o.token, req);
+    if (!actor && info.type !== 'health') {
       req.resume();
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
+    const user = actor && impersonateOrRefuse(cluster, actor, req);
     if (user && cluster.spec.rbac) {
       const attrs = attributesOf(info, user);
       const decision = authorize(cluster, attrs);
@@ -332,4 +334,14 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** The user a request runs as (impersonation headers honoured); the request's body is drained on refusal. */
+function impersonateOrRefuse(cluster: ClusterState, actor: UserInfo, req: IncomingMessage): UserInfo {
+  try {
+    return impersonate(cluster, actor, req);
+  } catch (err) {
+    req.resume();
+    throw err;
+  }
 }

@@ -9,8 +9,12 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../root.js';
 import { answers, isAlive, readRecord, serverLogPath, takeLease } from './record.js';
 
-// From the repository root: this module may run from the CLI bundle in dist/, where no server.ts lies beside it.
-const SERVER = join(REPO_ROOT, 'local', 'state', 'server.ts');
+// Run from the CLI bundle (dist/, fresh: bin/fleetscope.js rebuilds a stale one), the server is the
+// bundled one, which starts without transpiling; from the sources (npm start, tests) it is server.ts.
+const FROM_BUNDLE = import.meta.url.includes('/dist/');
+const SERVER_ARGS = FROM_BUNDLE
+  ? [join(REPO_ROOT, 'dist', 'local', 'state', 'server.js')]
+  : ['--import', 'tsx', join(REPO_ROOT, 'local', 'state', 'server.ts')];
 const EXIT_LOCKED = 3;
 const START_TIMEOUT_MS = 30_000;
 
@@ -49,7 +53,7 @@ async function startServer(stateDir: string): Promise<string> {
   const log = openSync(serverLogPath(stateDir), 'a');
   let exit: number | null | undefined;
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVER, stateDir], {
+    const child = spawn(process.execPath, [...SERVER_ARGS, stateDir], {
       detached: true,
       stdio: ['ignore', 'ignore', log],
       env: process.env,
@@ -63,7 +67,7 @@ async function startServer(stateDir: string): Promise<string> {
   }
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
     const found = await recordedServer(stateDir);
     if (found) return found; // ours, or a racing opener's that won the lock
     if (exit === EXIT_LOCKED && !(await settleRace(stateDir)))

@@ -1,5 +1,6 @@
 import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
-import { type Capability, pattern } from '../platform/catalogue.js';
+import type { FeaturedCapability } from '../features/spec.js';
+import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { BALLOONS } from './events.js';
 import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE, PRIORITY_CLASS } from './manifests.js';
@@ -11,7 +12,7 @@ const deflate = (title: string) => ({ task: 'hook' as const, hook: 'deflate', ti
  * after node scope and over the same read of the cluster; explicit requests (NodeResizeRequested, the
  * cloud-provider story) are served at once by their own function, reading only the node concerned.
  */
-export const balloonsCapability: Capability = {
+export const balloonsCapability: FeaturedCapability = {
   id: BALLOONS,
   description:
     'Balloon pods that resize nodes in place (KEP-5620): explicit sizes, pool policies, N kubelets per host',

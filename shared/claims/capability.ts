@@ -1,6 +1,7 @@
 import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
+import type { FeaturedCapability } from '../features/spec.js';
 import { readKubeSystem } from '../fleet/capability.js';
-import { type Capability, pattern } from '../platform/catalogue.js';
+import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from './crd.js';
 import { clusterIdentityContext } from './observability.js';
@@ -14,7 +15,7 @@ export const CLAIMS = 'claims';
 
 const hooks = () => import('./feature-hooks.js');
 
-export const claimsCapability: Capability = {
+export const claimsCapability: FeaturedCapability = {
   id: CLAIMS,
   // Every function's log lines and metrics carry the cluster's ID and ClusterSet (KEP-2149 diagnostics).
   invocationContext: ({ logger, metrics, deps }, clusterOf) =>

@@ -1,5 +1,6 @@
+import type { FeaturedCapability } from '../features/spec.js';
 import { DEFAULT_SETTINGS as NODESCOPE_DEFAULTS } from '../nodescope/settings.js';
-import { type Capability, pattern } from '../platform/catalogue.js';
+import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 
 /**
@@ -11,7 +12,7 @@ import type { KubePermission } from '../platform/kube-permissions.js';
 export const CYCLE = 'cycle';
 export const CYCLE_PERIOD_MINUTES = NODESCOPE_DEFAULTS.periodMinutes;
 
-export const cycleCapability: Capability = {
+export const cycleCapability: FeaturedCapability = {
   id: CYCLE,
   description:
     "One cycle per cluster: node scope, then balloons, over one read of the cluster's nodes and pods",

@@ -1,7 +1,8 @@
-import { type Capability, pattern } from '../platform/catalogue.js';
+import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { FEATURE_CRD } from './crd.js';
 import { FLEETSCOPE_NAMESPACE } from './model.js';
+import type { FeaturedCapability } from './spec.js';
 
 /**
  * Feature lifecycle (KEP-3920): every other capability is a feature of each cluster (its `feature`
@@ -14,7 +15,7 @@ export const FEATURES = 'features';
 export const RECONCILERS = 2;
 export const RECONCILE_EVERY_MINUTES = 2;
 
-export const featuresCapability: Capability = {
+export const featuresCapability: FeaturedCapability = {
   id: FEATURES,
   description:
     'Feature lifecycle (KEP-3920): each capability a feature per cluster, turned on and off by ordered tasks, rolled out in waves',

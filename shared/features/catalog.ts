@@ -3,17 +3,18 @@
  * in shared/<cap>/capability.ts) and the third-party features registered from files. A feature joins the
  * server flow, the CLI and the generic on -> use -> off test by being in this catalog, nothing else.
  */
-import { CAPABILITIES } from '../platform/capabilities.js';
+import { CAPABILITIES } from '../capabilities.js';
 import { type FeatureRef, refKey } from './model.js';
 import type { FeatureSpec } from './spec.js';
 import type { FeatureStore } from './store.js';
 
 /**
  * The platform's core, which is not switched per cluster: the fan-out, the inventory (the health check
- * every other capability relies on), the per-cluster cycle that hosts capabilities, and this lifecycle.
+ * every other capability relies on), the per-cluster cycle that hosts capabilities, this lifecycle, and
+ * the fleet report (read-only and fleet-wide: it is switched with the stack's schedules, not per cluster).
  * Every other capability must declare its feature (test/features/machine.test.ts holds it to that).
  */
-export const PLATFORM_CORE = ['fleet', 'inventory', 'cycle', 'features'] as const;
+export const PLATFORM_CORE = ['fleet', 'inventory', 'cycle', 'features', 'report'] as const;
 
 export function builtinFeatures(): FeatureSpec[] {
   return CAPABILITIES.flatMap((c) => (c.feature ? [c.feature] : []));

@@ -10,7 +10,7 @@
  *   no record yet       -> the default (the reconciler has not announced the feature to this cluster)
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { CAPABILITIES } from '../platform/capabilities.js';
+import { CAPABILITIES } from '../capabilities.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { featureNow } from './clock.js';
 import { valueFor } from './machine.js';

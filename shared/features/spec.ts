@@ -5,6 +5,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
+import type { Capability } from '../platform/catalogue.js';
 import type { DesiredOptions, FeatureRef, Final, Use, Value } from './model.js';
 import type { ObjectsApi } from './objects.js';
 import type { TaskKind, TaskSpec } from './task-kinds.js';
@@ -100,3 +101,6 @@ export function tasksOf(spec: Pick<FeatureSpec, 'enable' | 'disable'>, to: Final
 
 export const kindsOf = (spec: FeatureSpec): Set<TaskKind> =>
   new Set([...spec.enable, ...spec.disable].map((t) => t.task));
+
+/** A capability of the catalogue with its feature declared (every one but the platform's core). */
+export type FeaturedCapability = Capability<FeatureSpec>;

@@ -1,4 +1,4 @@
-import type { Capability } from '../platform/catalogue.js';
+import type { FeaturedCapability } from '../features/spec.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 
 /** Every capability that needs the cluster ID reads it from the kube-system namespace. */
@@ -15,7 +15,7 @@ export const readKubeSystem: KubePermission = {
  * registered cluster (fan-out through the bus, so one slow cluster never holds up the others), and the
  * check registration runs through the control plane's own identity.
  */
-export const fleetCapability: Capability = {
+export const fleetCapability: FeaturedCapability = {
   id: 'fleet',
   description: 'Fan-out of scheduled work to every registered cluster',
   functions: [

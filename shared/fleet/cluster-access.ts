@@ -7,6 +7,7 @@ import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import { redact } from '../k8s/redact.js';
 import { AssumedRoles } from '../platform/assumed-roles.js';
 import { readConfig } from '../platform/config.js';
+import { createKubeconfigSource } from './secrets-kubeconfig-source.js';
 
 let shared: ClusterConnector | undefined;
 let roles: AssumedRoles | undefined;
@@ -25,6 +26,7 @@ export function clusterConnector(): ClusterConnector {
   if (!shared) {
     const { secretPrefix, kubeconfigTtlSeconds } = readConfig();
     shared = new ClusterConnector({
+      source: createKubeconfigSource({ ttlSeconds: kubeconfigTtlSeconds, secretPrefix }),
       secretPrefix,
       ttlSeconds: kubeconfigTtlSeconds,
       eksTokens: new EksTokenMinter({ roles: assumedRoles() }),

@@ -1,5 +1,6 @@
+import type { FeaturedCapability } from '../features/spec.js';
 import { readKubeSystem } from '../fleet/capability.js';
-import { type Capability, pattern } from '../platform/catalogue.js';
+import { pattern } from '../platform/catalogue.js';
 
 /**
  * Inventory: reach every cluster, record its version, kube-system UID, node count and whether the
@@ -7,7 +8,7 @@ import { type Capability, pattern } from '../platform/catalogue.js';
  */
 export const INVENTORY = 'inventory';
 
-export const inventoryCapability: Capability = {
+export const inventoryCapability: FeaturedCapability = {
   id: INVENTORY,
   description: 'Reachability, version, node count and metrics API of every registered cluster',
   functions: [

@@ -15,7 +15,7 @@ import {
   kubeconfigRefKey,
   kubeconfigRefProblem,
 } from './kubeconfig-ref.js';
-import { createKubeconfigSource, type KubeconfigSource, KubeconfigSourceError } from './kubeconfig-source.js';
+import { FileKubeconfigSource, type KubeconfigSource, KubeconfigSourceError } from './kubeconfig-source.js';
 import { redactFields } from './redact.js';
 
 export interface ClusterConnectorOptions {
@@ -67,7 +67,8 @@ export class ClusterConnector {
     this.secretPrefix = opts.secretPrefix;
     const ttlSeconds = opts.ttlSeconds;
     this.ttlMs = ttlSeconds * 1000;
-    this.source = opts.source ?? createKubeconfigSource({ ttlSeconds, secretPrefix: this.secretPrefix });
+    // Without a source, files only: secrets come through shared/fleet's Secrets Manager source.
+    this.source = opts.source ?? new FileKubeconfigSource({ ttlSeconds });
     this.now = opts.now ?? Date.now;
     this.eksTokens = opts.eksTokens;
   }

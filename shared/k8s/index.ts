@@ -31,11 +31,10 @@ export {
   parseKubeconfigRef,
 } from './kubeconfig-ref.js';
 export {
-  createKubeconfigSource,
   FileKubeconfigSource,
   type KubeconfigSource,
   KubeconfigSourceError,
-  SecretsManagerKubeconfigSource,
+  KubeconfigSources,
 } from './kubeconfig-source.js';
 export { redact, redactFields, registerSecret } from './redact.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';

@@ -1,7 +1,7 @@
 import { RECOMMENDATION_ANNOTATION } from '../cycle/views.js';
 import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
+import type { FeaturedCapability } from '../features/spec.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
-import type { Capability } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 
 const hooks = () => import('./feature-hooks.js');
@@ -14,7 +14,7 @@ const hooks = () => import('./feature-hooks.js');
  */
 export const NODESCOPE = 'nodescope';
 
-export const nodescopeCapability: Capability = {
+export const nodescopeCapability: FeaturedCapability = {
   id: NODESCOPE,
   description: 'Per-node recommendations for DaemonSet pods (KEP-4943), applied by in-place resize',
   functions: [],

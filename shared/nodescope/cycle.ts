@@ -1,5 +1,5 @@
 /**
- * One nodescope cycle for one cluster, as its phases (README, "What a cycle does"):
+ * One nodescope cycle for one cluster, as its phases (docs/nodescope.md, "What a cycle does"):
  *   targets      find-targets.ts   the VPA CRD, VPAs and DaemonSets; refused targets published
  *   collect      collect.ts        nodes, and per DaemonSet its pods and PodMetrics (through the snapshot)
  *   samples      samples.ts        this cycle's samples and OOM kills

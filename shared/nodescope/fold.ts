@@ -3,7 +3,7 @@
  * or folds: rewrites its base (every state, GC'd, with the recommendations) as a new generation of
  * chunks and moves the head to it with one conditional write. Folds are spread over the fold period
  * (each DaemonSet at its own phase) and capped per cycle; states of DaemonSets no longer targeted expire
- * as upstream's do. See the README's "Storage, and why it costs what it costs".
+ * as upstream's do. See docs/nodescope.md, "Storage, and why it costs what it costs".
  */
 import { compress, encodeLog } from './codec.js';
 import type { CycleRun } from './cycle-run.js';

@@ -1,5 +1,5 @@
 /**
- * nodescope's settings. The defaults are what the cost arithmetic in bench/ and README.md assume.
+ * nodescope's settings. The defaults are what the cost arithmetic in bench/ and docs/nodescope.md assume.
  */
 import { envNumber } from '../kernel/env.js';
 import type { BackoffPolicy } from '../resize/index.js';

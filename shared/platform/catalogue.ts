@@ -1,7 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
-import type { FeatureSpec } from '../features/spec.js';
 import type { Deps } from './deps.js';
 import type { DetailType } from './events.js';
 import { EVENT_SOURCE } from './events.js';
@@ -32,7 +31,11 @@ export interface FunctionSpec {
     kubeconfigSecrets: boolean;
     /** Event-triggered handlers record idempotency keys (EventBridge delivers at least once). */
     idempotency: boolean;
+    /** Writes the fleet report: s3:PutObject under the report prefix of the report bucket, nothing else. */
+    reportBucket?: boolean;
   };
+  /** Files of installed packages (paths from the repository root) the Lambda bundle carries beside the handler. */
+  bundleFiles?: string[];
   /** Lambda reserved concurrency: bounds the load on clusters and on Secrets Manager. */
   reservedConcurrency?: number;
 }
@@ -63,7 +66,11 @@ export interface RuleSpec {
   target: FunctionId;
 }
 
-export interface Capability {
+/**
+ * A capability: its functions, schedules, rules and permissions. F is what it is as a feature of each
+ * cluster: the platform only carries it (shared/capabilities.ts binds it to the feature lifecycle's spec).
+ */
+export interface Capability<F = unknown> {
   id: string;
   description: string;
   functions: FunctionSpec[];
@@ -75,9 +82,9 @@ export interface Capability {
   requires?: string[];
   /**
    * The capability as a feature of each cluster (KEP-3920): its default, and the tasks that turn it on
-   * and off (shared/features/). Absent only for the platform's core, which is not switched per cluster.
+   * and off (FeatureSpec, shared/features/). Absent only for the platform's core, which is not switched per cluster.
    */
-  feature?: FeatureSpec;
+  feature?: F;
   /**
    * Context this capability adds to every invocation of every function that concerns a cluster (for
    * example the cluster's ID and ClusterSet on each log line and metric). Must never fail the invocation.

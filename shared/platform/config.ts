@@ -21,6 +21,10 @@ export const ENV = {
    * registry never act on the same cluster.
    */
   controlPlane: 'FLEETSCOPE_CONTROL_PLANE',
+  /** The private bucket the scheduled fleet report is written to (deployed stack). */
+  reportBucket: 'FLEETSCOPE_REPORT_BUCKET',
+  /** The directory the scheduled fleet report is written to instead (local runtime). */
+  reportDir: 'FLEETSCOPE_REPORT_DIR',
 } as const;
 
 export const DEFAULTS = {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { allSchedules } from './capabilities.js';
+import type { ScheduleSpec } from './catalogue.js';
 import { type DetailType, detailExamples, detailSchemas, EVENT_SOURCE, eventSchema } from './events.js';
 
 /**
  * The contents of events/: a JSON Schema per detail-type (the whole EventBridge event) and a sample event
  * per detail-type and per schedule input. Generated from the catalogue, so they cannot disagree with it.
  */
-export function eventFiles(): Record<string, unknown> {
+export function eventFiles(schedules: readonly ScheduleSpec[]): Record<string, unknown> {
   const files: Record<string, unknown> = {};
   for (const detailType of Object.keys(detailSchemas) as DetailType[]) {
     files[`schemas/${detailType}.schema.json`] = {
@@ -26,7 +26,7 @@ export function eventFiles(): Record<string, unknown> {
       detail: detailExamples[detailType],
     };
   }
-  for (const schedule of allSchedules()) {
+  for (const schedule of schedules) {
     files[`samples/schedule-${schedule.id}.json`] = schedule.input;
   }
   return files;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { featureDetailExamples, featureDetailSchemas } from '../features/event-schemas.js';
+import { featureDetailExamples, featureDetailSchemas } from './feature-events.js';
 
 /**
  * Every event fleetscope puts on its bus, by detail-type, with the schema of its detail and an example.

@@ -9,7 +9,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { CAPABILITIES, functionSpec } from './capabilities.js';
+import type { Capability } from './catalogue.js';
 import { CurrentDynamoClient, type Deps, deps } from './deps.js';
 import type { BusEvent, DetailType } from './events.js';
 import { eventsSchema } from './events.js';
@@ -58,18 +58,21 @@ function clusterContext(clusterOf: (event: never) => string | undefined, tools: 
 
 /** The invocation context every capability adds (see Capability.invocationContext). */
 function capabilityContexts(
+  capabilities: readonly Capability[],
   t: HandlerTools,
   clusterOf: (event: never) => string | undefined,
 ): MiddlewareObj[] {
-  return CAPABILITIES.flatMap((c) =>
+  return capabilities.flatMap((c) =>
     c.invocationContext
       ? [c.invocationContext({ logger: t.logger, metrics: t.metrics, deps }, clusterOf)]
       : [],
   );
 }
 
-function tools(functionId: string): HandlerTools {
-  functionSpec(functionId); // fail at import time if the catalogue does not know this function
+function tools(capabilities: readonly Capability[], functionId: string): HandlerTools {
+  // Fail at import time if the catalogue does not know this function.
+  if (!capabilities.some((c) => c.functions.some((f) => f.id === functionId)))
+    throw new Error(`no function "${functionId}" in the catalogue`);
   const logger = makeLogger(functionId);
   return {
     logger,
@@ -84,12 +87,15 @@ function tools(functionId: string): HandlerTools {
  * A scheduled handler: EventBridge Scheduler invokes it with the schedule's `input` payload.
  * Parse -> domain -> adapters, wrapped in the Powertools logger and metrics middlewares.
  */
-export function scheduledHandler<S extends z.ZodType, R>(spec: {
-  functionId: string;
-  input: S;
-  run: (input: z.infer<S>, tools: HandlerTools) => Promise<R>;
-}): LambdaHandler<unknown, R> {
-  const t = tools(spec.functionId);
+function scheduledHandler<S extends z.ZodType, R>(
+  capabilities: readonly Capability[],
+  spec: {
+    functionId: string;
+    input: S;
+    run: (input: z.infer<S>, tools: HandlerTools) => Promise<R>;
+  },
+): LambdaHandler<unknown, R> {
+  const t = tools(capabilities, spec.functionId);
   return middy<unknown, R>()
     .use(injectLambdaContext(t.logger, { resetKeys: true }))
     .use(logMetrics(t.metrics, { captureColdStartMetric: true }))
@@ -118,13 +124,16 @@ function idempotencyStore(functionId: string): DynamoDBPersistenceLayer {
  * invocation is idempotent on the event id: a redelivered event returns the first result and does no
  * work twice (Powertools idempotency on the idempotency table).
  */
-export function eventHandler<T extends DetailType, R>(spec: {
-  functionId: string;
-  detailTypes: readonly T[];
-  run: (event: BusEvent<T>, tools: HandlerTools) => Promise<R>;
-  clusterOf?: (event: BusEvent<T>) => string | undefined;
-}): LambdaHandler<unknown, R> {
-  const t = tools(spec.functionId);
+function eventHandler<T extends DetailType, R>(
+  capabilities: readonly Capability[],
+  spec: {
+    functionId: string;
+    detailTypes: readonly T[];
+    run: (event: BusEvent<T>, tools: HandlerTools) => Promise<R>;
+    clusterOf?: (event: BusEvent<T>) => string | undefined;
+  },
+): LambdaHandler<unknown, R> {
+  const t = tools(capabilities, spec.functionId);
   const clusterOf =
     spec.clusterOf ?? ((e: BusEvent<T>) => (e.detail as { cluster?: string } | undefined)?.cluster);
   return middy<unknown, R>()
@@ -132,7 +141,7 @@ export function eventHandler<T extends DetailType, R>(spec: {
     .use(logMetrics(t.metrics, { captureColdStartMetric: true }))
     .use(validate(eventsSchema(spec.detailTypes), `${spec.detailTypes.join(' or ')} event`, t))
     .use(clusterContext(clusterOf as (e: never) => string | undefined, t))
-    .use(capabilityContexts(t, clusterOf as (e: never) => string | undefined))
+    .use(capabilityContexts(capabilities, t, clusterOf as (e: never) => string | undefined))
     .use(
       makeHandlerIdempotent({
         persistenceStore: idempotencyStore(spec.functionId),
@@ -143,4 +152,17 @@ export function eventHandler<T extends DetailType, R>(spec: {
       }),
     )
     .handler(async (event) => spec.run(event as BusEvent<T>, t)) as unknown as LambdaHandler<unknown, R>;
+}
+
+/**
+ * The handler kit bound to a catalogue: the platform knows what a capability is, not which ones exist;
+ * shared/handlers.ts binds it to the list above it.
+ */
+export function handlerKit(capabilities: readonly Capability[]) {
+  return {
+    scheduledHandler: <S extends z.ZodType, R>(spec: Parameters<typeof scheduledHandler<S, R>>[1]) =>
+      scheduledHandler(capabilities, spec),
+    eventHandler: <T extends DetailType, R>(spec: Parameters<typeof eventHandler<T, R>>[1]) =>
+      eventHandler(capabilities, spec),
+  };
 }

@@ -4,6 +4,7 @@
  * sharding, rollout waves and decisions, and the upgrade check.
  */
 import { describe, expect, it } from 'vitest';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import { builtinFeatures, FeatureCatalog, PLATFORM_CORE } from '../../shared/features/catalog.js';
 import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { valueFor } from '../../shared/features/gate.js';
@@ -26,7 +27,6 @@ import { hashOrder, ownerOf } from '../../shared/features/sharding.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { parseTask, type TaskSpec } from '../../shared/features/task-kinds.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
-import { CAPABILITIES } from '../../shared/platform/capabilities.js';
 
 const T0 = Date.UTC(2026, 10, 2);
 const del: TaskSpec = {

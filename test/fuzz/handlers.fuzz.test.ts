@@ -6,15 +6,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { allFunctions, allRules, allSchedules } from '../../shared/capabilities.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
-import { allFunctions, allRules, allSchedules } from '../../shared/platform/capabilities.js';
 import { eventFiles } from '../../shared/platform/event-files.js';
 import { type DetailType, eventsSchema } from '../../shared/platform/events.js';
 import { InputValidationError } from '../../shared/platform/validation.js';
 import { apply, fingerprint, junk, mutationOf, pathText } from './helpers.js';
 
 let runtime: LocalRuntime;
-const files = eventFiles();
+const files = eventFiles(allSchedules());
 
 beforeAll(async () => {
   runtime = await startLocalRuntime({ retryDelayMs: 5 });

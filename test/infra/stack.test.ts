@@ -13,7 +13,7 @@ import { RULE_DELIVERY } from '../../infra/constructs/rules.js';
 import { SCHEDULE_DELIVERY } from '../../infra/constructs/schedules.js';
 import { REPO_ROOT } from '../../infra/paths.js';
 import type { FleetscopeStack } from '../../infra/stack.js';
-import { allFunctions, allRules, allSchedules } from '../../shared/platform/capabilities.js';
+import { allFunctions, allRules, allSchedules } from '../../shared/capabilities.js';
 import { DEFAULTS, ENV } from '../../shared/platform/config.js';
 import { IDEMPOTENCY_TABLE, TABLE } from '../../shared/platform/table.js';
 
@@ -89,7 +89,16 @@ const secretArn = (prefix: string) => ({
   ],
 });
 
-const rate = (minutes: number) => `rate(${minutes} ${minutes === 1 ? 'minute' : 'minutes'})`;
+/** As CDK writes a rate: in the largest whole unit (60 minutes is "rate(1 hour)"). */
+const rate = (minutes: number) => {
+  const [n, unit] =
+    minutes % 1440 === 0
+      ? [minutes / 1440, 'day']
+      : minutes % 60 === 0
+        ? [minutes / 60, 'hour']
+        : [minutes, 'minute'];
+  return `rate(${n} ${n === 1 ? unit : `${unit}s`})`;
+};
 const asyncTargets = new Set([...allSchedules().map((s) => s.target), ...allRules().map((r) => r.target)]);
 
 describe('fleetscope stack (default context)', () => {
@@ -343,6 +352,93 @@ describe('fleetscope stack (default context)', () => {
     expect(roleIds.size).toBe(allFunctions().length);
   });
 
+  it('keeps the fleet report in a private, encrypted, TLS-only, versioned bucket with access logs', () => {
+    const bucketId = logicalId(s.stack, s.stack.reports.bucket);
+    const logsId = logicalId(s.stack, s.stack.reports.accessLogs);
+    const props = s.resources[bucketId]!.Properties;
+    const privateBucket = {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    };
+    for (const id of [bucketId, logsId]) {
+      const p = s.resources[id]!.Properties;
+      expect(p.PublicAccessBlockConfiguration, id).toEqual(privateBucket);
+      expect(p.BucketEncryption.ServerSideEncryptionConfiguration, id).toEqual([
+        { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+      ]);
+      expect(p.OwnershipControls.Rules, id).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+      expect(s.resources[id]!.DeletionPolicy, id).toBe('Retain');
+      const policy = ofType(s.resources, 'AWS::S3::BucketPolicy').find(
+        ([, r]) => r.Properties.Bucket.Ref === id,
+      );
+      expect(policy, `bucket policy of ${id}`).toBeDefined();
+      expect(policy![1].Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+    expect(props.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    expect(props.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({
+        Status: 'Enabled',
+        NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+      }),
+    );
+    expect(props.LoggingConfiguration).toEqual({
+      DestinationBucketName: { Ref: logsId },
+      LogFilePrefix: 'report-bucket/',
+    });
+    expect(s.resources[logsId]!.Properties.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ Status: 'Enabled', ExpirationInDays: 90 }),
+    );
+    // The log bucket's own missing access logs are acknowledged, with a reason, and nothing else on it.
+    expect(s.stack.nagAcknowledgements.filter((a) => a.path.includes('Reports'))).toEqual([
+      expect.objectContaining({ id: 'AwsSolutions-S1', reason: expect.stringMatching(/server access logs/) }),
+    ]);
+    expect(s.template.toJSON().Outputs.ReportBucketName.Value).toEqual({ Ref: bucketId });
+  });
+
+  it('lets only the report function touch the bucket: PutObject on reports/latest.html, nothing else', () => {
+    const bucketArn = { 'Fn::GetAtt': [logicalId(s.stack, s.stack.reports.bucket), 'Arn'] };
+    const writers = s.stack.functions.all.filter((f) => f.spec.access.reportBucket);
+    expect(writers.map((f) => f.spec.id)).toEqual(['report']);
+    for (const f of s.stack.functions.all) {
+      const s3Statements = roleStatements(s.resources, logicalId(s.stack, f.role)).filter((st) =>
+        actionsOf(st).some((a) => a.startsWith('s3:')),
+      );
+      if (f.spec.access.reportBucket) {
+        expect(s3Statements).toEqual([
+          {
+            Sid: 'ReportPut',
+            Effect: 'Allow',
+            Action: 's3:PutObject',
+            Resource: { 'Fn::Join': ['', [bucketArn, '/reports/latest.html']] },
+          },
+        ]);
+        const env = s.resources[logicalId(s.stack, f.fn)]!.Properties.Environment.Variables;
+        expect(env[ENV.reportBucket]).toEqual({ Ref: logicalId(s.stack, s.stack.reports.bucket) });
+      } else {
+        expect(s3Statements, `${f.spec.id} must not touch S3`).toEqual([]);
+      }
+    }
+    // The report reads the table only: no writes, no events, no secrets, no idempotency records.
+    expect(writers[0]!.spec.access).toEqual({
+      table: 'read',
+      putEvents: false,
+      kubeconfigSecrets: false,
+      idempotency: false,
+      reportBucket: true,
+    });
+    // It runs hourly on its own schedule.
+    expect(allSchedules().find((x) => x.target === 'report')).toMatchObject({ everyMinutes: 60 });
+  });
+
   it('lets only kubeconfigSecrets functions read secrets, and only GetSecretValue under the prefix', () => {
     for (const f of s.stack.functions.all) {
       const secretStatements = roleStatements(s.resources, logicalId(s.stack, f.role)).filter((st) =>
@@ -414,6 +510,7 @@ describe('fleetscope stack (default context)', () => {
         'ControlPlane',
         'IdempotencyTableName',
         'KubeconfigSecretPrefix',
+        'ReportBucketName',
         'StackRegion',
         'TableName',
         'VerifyFunctionName',
@@ -653,5 +750,9 @@ describe('cdk synth (CLI, offline, no AWS credentials)', () => {
       .filter(existsSync);
     expect(bundles).toHaveLength(allFunctions().length);
     for (const b of bundles) expect(readFileSync(b, 'utf8')).toMatch(/^import\s*\{\s*createRequire\s*\}/);
+    // The report function's bundle carries Chart.js beside the handler (the report inlines it).
+    const withChartJs = bundles.filter((b) => existsSync(join(b, '..', 'chart.umd.min.js')));
+    expect(withChartJs).toHaveLength(allFunctions().filter((f) => f.bundleFiles?.length).length);
+    expect(withChartJs).toHaveLength(1);
   }, 180_000);
 });

@@ -3,11 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  FileKubeconfigSource,
-  KubeconfigSourceError,
-  SecretsManagerKubeconfigSource,
-} from '../../shared/k8s/kubeconfig-source.js';
+import { SecretsManagerKubeconfigSource } from '../../shared/fleet/secrets-kubeconfig-source.js';
+import { FileKubeconfigSource, KubeconfigSourceError } from '../../shared/k8s/kubeconfig-source.js';
 import { testDir } from '../support/temp.js';
 
 describe('FileKubeconfigSource', () => {

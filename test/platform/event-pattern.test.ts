@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allRules } from '../../shared/platform/capabilities.js';
+import { allRules } from '../../shared/capabilities.js';
 import { matches } from '../../shared/platform/event-pattern.js';
 
 const event = (detailType: string, detail: Record<string, unknown>) => ({

@@ -1,7 +1,7 @@
 /** `fleetscope rbac`: the manifests it prints for the catalogue, and what it refuses. */
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { CAPABILITIES } from '../../shared/platform/capabilities.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import { permissionProblem } from '../../shared/platform/kube-permissions.js';
 import { rbacManifests } from '../../shared/platform/rbac-manifests.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
@@ -15,9 +15,11 @@ describe('fleetscope rbac', () => {
     expect(r.code).toBe(0);
     const items: Obj[] = JSON.parse(r.out).items;
     const names = items.map((i) => `${i.kind} ${i.metadata.name} ${i.metadata.namespace ?? '*'}`);
-    // One ClusterRole per capability and, for balloons' writes in kube-system, a Role there.
+    // One ClusterRole per capability that acts in clusters (the report reads the table only) and, for
+    // balloons' writes in kube-system, a Role there.
+    expect(CAPABILITIES.filter((c) => c.kubernetes.length === 0).map((c) => c.id)).toEqual(['report']);
     expect(names).toEqual(
-      CAPABILITIES.flatMap((c) => [
+      CAPABILITIES.filter((c) => c.kubernetes.length > 0).flatMap((c) => [
         `ClusterRole fleetscope:${c.id} *`,
         `ClusterRoleBinding fleetscope:${c.id} *`,
         ...(c.id === 'balloons'

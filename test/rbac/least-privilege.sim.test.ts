@@ -14,6 +14,7 @@ import { deniedRequests } from '../../local/sim/authz.js';
 import { clusterClaimCrd, type SimCluster, startSimulator } from '../../local/sim/index.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
@@ -21,7 +22,6 @@ import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
-import { CAPABILITIES } from '../../shared/platform/capabilities.js';
 import { deps } from '../../shared/platform/deps.js';
 import type { Detail } from '../../shared/platform/events.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';

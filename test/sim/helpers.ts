@@ -18,6 +18,8 @@ export interface RawOptions {
   token?: string | null;
   ca?: string;
   timeoutMs?: number;
+  /** More headers (an array value is sent as repeated headers). */
+  headers?: Record<string, string | string[]>;
 }
 
 export function raw(
@@ -29,7 +31,7 @@ export function raw(
   const url = new URL(path, cluster.server);
   const body =
     o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-  const headers: Record<string, string> = { Accept: o.accept ?? 'application/json' };
+  const headers: Record<string, string | string[]> = { Accept: o.accept ?? 'application/json', ...o.headers };
   if (o.token !== null) headers.Authorization = `Bearer ${o.token ?? cluster.token}`;
   if (body !== undefined) {
     headers['Content-Type'] = o.contentType ?? 'application/json';

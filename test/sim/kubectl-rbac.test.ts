@@ -134,4 +134,22 @@ describe.skipIf(!KUBECTL)('kubectl against fleetscope sim --rbac', () => {
     );
     expect((await kubectl(sa, ['get', 'nodes', '-o', 'name'])).out.trim().split('\n')).toHaveLength(2);
   });
+
+  it('kubectl --as impersonates: the admin may, the ServiceAccount may not', async () => {
+    const as = ['--as', 'system:serviceaccount:fleetscope:fleetscope'];
+    expect(await kubectl(admin, [...as, 'auth', 'can-i', 'list', 'nodes'])).toMatchObject({ out: 'yes\n' });
+    expect(await kubectl(admin, [...as, 'auth', 'can-i', 'list', 'secrets'])).toMatchObject({ out: 'no\n' });
+    const who = await kubectl(admin, ['--as', 'bob', '--as-group', 'qa', 'auth', 'whoami']);
+    expect(who.out).toMatch(/Username\s+bob/);
+    expect(who.out).toMatch(/Groups\s+\[qa system:authenticated\]/);
+    const config = parse(readFileSync(admin, 'utf8'));
+    const token = (await kubectl(admin, ['-n', 'fleetscope', 'create', 'token', 'fleetscope'])).out.trim();
+    config.users[0].user = { token };
+    const sa = path.join(dir, 'sa-as.yaml');
+    writeFileSync(sa, stringify(config));
+    const refused = await kubectl(sa, ['--as', 'bob', 'get', 'nodes']);
+    expect(refused.err).toContain(
+      'users "bob" is forbidden: User "system:serviceaccount:fleetscope:fleetscope" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+  });
 });

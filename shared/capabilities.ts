@@ -1,14 +1,20 @@
-import { balloonsCapability } from '../balloons/capability.js';
-import { claimsCapability } from '../claims/capability.js';
-import { cycleCapability } from '../cycle/capability.js';
-import { featuresCapability } from '../features/capability.js';
-import { fleetCapability } from '../fleet/capability.js';
-import { inventoryCapability } from '../inventory/capability.js';
-import { nodescopeCapability } from '../nodescope/capability.js';
-import type { Capability, FunctionSpec, RuleSpec, ScheduleSpec } from './catalogue.js';
+import { balloonsCapability } from './balloons/capability.js';
+import { claimsCapability } from './claims/capability.js';
+import { cycleCapability } from './cycle/capability.js';
+import { featuresCapability } from './features/capability.js';
+import type { FeaturedCapability } from './features/spec.js';
+import { fleetCapability } from './fleet/capability.js';
+import { inventoryCapability } from './inventory/capability.js';
+import { nodescopeCapability } from './nodescope/capability.js';
+import type { FunctionSpec, RuleSpec, ScheduleSpec } from './platform/catalogue.js';
+import { reportCapability } from './report/capability.js';
 
-/** Every capability fleetscope ships. Add a capability here and both the stack and the local runtime get it. */
-export const CAPABILITIES: Capability[] = [
+/**
+ * Every capability fleetscope ships: add one here and the stack, the local runtime and the handler kit
+ * get it. The list sits above the platform layer and the capabilities' folders: it imports them, and
+ * the platform (handler kit, catalogue types) never imports it.
+ */
+export const CAPABILITIES: FeaturedCapability[] = [
   fleetCapability,
   inventoryCapability,
   claimsCapability,
@@ -16,6 +22,7 @@ export const CAPABILITIES: Capability[] = [
   balloonsCapability,
   cycleCapability,
   featuresCapability,
+  reportCapability,
 ];
 
 export const allFunctions = (): FunctionSpec[] => CAPABILITIES.flatMap((c) => c.functions);

@@ -1,6 +1,7 @@
 /**
- * The bus events of feature transitions and rollouts, with an example of each; spread into the event
- * catalogue (shared/platform/events.ts), so `npm run events:gen` writes their schemas and samples too.
+ * The bus events of feature transitions and rollouts (shared/features/), with an example of each; spread
+ * into the event catalogue (events.ts) like every capability's events, so `npm run events:gen` writes
+ * their schemas and samples too. Plain zod: the platform imports no capability.
  */
 import { z } from 'zod';
 

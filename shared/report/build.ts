@@ -1,0 +1,282 @@
+/**
+ * The report model from what the stores hold: pure (no I/O, no clock), so the figures are tested on
+ * plain data and the renderers only draw.
+ */
+
+import type { ClusterBalloons } from '../balloons/store.js';
+import { figuresOf, poolOf } from '../balloons/summary-model.js';
+import type { StoredIdentity, SyncStatus } from '../claims/store.js';
+import type { FeatureRecord } from '../features/model.js';
+import { refKey } from '../features/model.js';
+import type { ClusterStatus } from '../fleet/cluster.js';
+import type { ContainerRec, NodeRec } from '../nodescope/model.js';
+import type { DsHead } from '../nodescope/store.js';
+import {
+  addPair,
+  type ClaimsRow,
+  type ClusterRequests,
+  type ClusterSetReport,
+  type DaemonSetReport,
+  type FeatureCell,
+  type Pair,
+  type PoolCapacity,
+  type ReportModel,
+  scalePair,
+  subPair,
+  ZERO_PAIR,
+} from './model.js';
+
+/** Everything the report reads, as the stores return it. */
+export interface ReportInputs {
+  clusters: string[];
+  statuses: Map<string, ClusterStatus>;
+  /** Clusters whose nodescope cycle has run at least once. */
+  nodescopeCycled: Set<string>;
+  daemonSets: {
+    head: DsHead;
+    recs?: { nodes: Record<string, NodeRec>; dsWide: Record<string, ContainerRec> };
+  }[];
+  balloons: { cluster: string; state?: ClusterBalloons; policies: number }[];
+  identities: StoredIdentity[];
+  customClaims: Map<string, string[]>;
+  syncs: Map<string, SyncStatus>;
+  features: { record: FeatureRecord; dangling: string[] }[];
+}
+
+const containerSum = (cs: Record<string, ContainerRec>): Pair =>
+  Object.values(cs).reduce(
+    (s, c) => addPair(s, { cpu: c.target.cpu ?? 0, memory: c.target.memory ?? 0 }),
+    ZERO_PAIR,
+  );
+
+function daemonSetReport(
+  { head, recs }: ReportInputs['daemonSets'][number],
+  cycled: boolean,
+): DaemonSetReport {
+  const current = head.template.reduce(
+    (s, c) => addPair(s, { cpu: c.requests.cpu ?? 0, memory: c.requests.memory ?? 0 }),
+    ZERO_PAIR,
+  );
+  const nodes = Object.entries(recs?.nodes ?? {})
+    .map(([node, r]) => ({ node, source: r.source, target: containerSum(r.containers) }))
+    .sort((a, b) => b.target.cpu - a.target.cpu || a.node.localeCompare(b.node));
+  const dsWide = recs ? containerSum(recs.dsWide) : ZERO_PAIR;
+  const perNodeTotal = nodes.reduce((s, n) => addPair(s, n.target), ZERO_PAIR);
+  const dsWideTotal = scalePair(dsWide, nodes.length);
+  return {
+    cluster: head.cluster,
+    namespace: head.namespace,
+    name: head.name,
+    vpa: `${head.vpa.namespace}/${head.vpa.name}`,
+    updateMode: head.updateMode,
+    nodes,
+    dsWide,
+    current,
+    perNodeTotal,
+    dsWideTotal,
+    delta: subPair(perNodeTotal, dsWideTotal),
+    ...(nodes.length === 0
+      ? {
+          empty: cycled
+            ? 'no recommendation yet: no samples so far (is the metrics API there?)'
+            : 'no cycle has run for this cluster yet',
+        }
+      : {}),
+  };
+}
+
+function requestsByCluster(daemonSets: DaemonSetReport[]): ClusterRequests[] {
+  const by = new Map<string, ClusterRequests>();
+  for (const ds of daemonSets) {
+    if (ds.nodes.length === 0) continue;
+    const row = by.get(ds.cluster) ?? {
+      cluster: ds.cluster,
+      current: ZERO_PAIR,
+      recommended: ZERO_PAIR,
+      daemonSets: 0,
+    };
+    by.set(ds.cluster, {
+      ...row,
+      current: addPair(row.current, scalePair(ds.current, ds.nodes.length)),
+      recommended: addPair(row.recommended, ds.perNodeTotal),
+      daemonSets: row.daemonSets + 1,
+    });
+  }
+  return [...by.values()].sort((a, b) => a.cluster.localeCompare(b.cluster));
+}
+
+function pools(balloons: ReportInputs['balloons']): { pools: PoolCapacity[]; notes: string[] } {
+  const out = new Map<string, PoolCapacity>();
+  const notes: string[] = [];
+  for (const { cluster, state } of balloons) {
+    if (state?.unsupported) notes.push(`${cluster}: ${state.unsupported}`);
+    for (const err of state?.errors ?? []) notes.push(`${cluster}: ${err}`);
+    for (const s of Object.values(state?.nodes ?? {})) {
+      const pool = poolOf(s);
+      const key = `${cluster}\u0000${pool}`;
+      const f = figuresOf(s);
+      const p = out.get(key) ?? {
+        cluster,
+        pool,
+        nodes: 0,
+        allocatable: ZERO_PAIR,
+        workloads: ZERO_PAIR,
+        free: ZERO_PAIR,
+        balloon: ZERO_PAIR,
+        blockedNodes: 0,
+      };
+      out.set(key, {
+        ...p,
+        nodes: p.nodes + 1,
+        allocatable: addPair(p.allocatable, f.allocatable),
+        workloads: addPair(p.workloads, f.workloads),
+        free: addPair(p.free, f.free),
+        balloon: addPair(p.balloon, f.balloon),
+        blockedNodes: p.blockedNodes + (s.blocked ? 1 : 0),
+      });
+    }
+  }
+  const sorted = [...out.values()].sort(
+    (a, b) => a.cluster.localeCompare(b.cluster) || a.pool.localeCompare(b.pool),
+  );
+  return { pools: sorted, notes };
+}
+
+function balloonsEmpty(inputs: ReportInputs, count: number): string | undefined {
+  if (count > 0) return undefined;
+  if (inputs.balloons.every((b) => !b.state))
+    return 'no balloon cycle has run yet (the balloons capability sizes nodes at each cycle)';
+  if (inputs.balloons.every((b) => b.policies === 0))
+    return 'no balloon policy, explicit size or shared host asks for balloons (fleetscope balloons policy set)';
+  return 'no node is managed by balloons yet';
+}
+
+function claims(inputs: ReportInputs): { sets: ClusterSetReport[]; rows: ClaimsRow[] } {
+  const bySet = new Map<string, ClusterSetReport>();
+  const rows: ClaimsRow[] = [];
+  for (const i of [...inputs.identities].sort((a, b) => a.cluster.localeCompare(b.cluster))) {
+    const pending = i.pending ? `${i.pending.op} ${i.pending.set} since ${i.pending.at}` : undefined;
+    const set = i.clusterSet ?? i.pending?.set;
+    if (set) {
+      const s = bySet.get(set) ?? { name: set, members: [] };
+      s.members.push({
+        cluster: i.cluster,
+        clusterId: i.clusterId,
+        ...(i.clusterSet === set && i.memberSince ? { since: i.memberSince } : {}),
+        ...(i.clusterSet !== set && pending ? { pending } : {}),
+      });
+      bySet.set(set, s);
+    }
+    const sync = inputs.syncs.get(i.cluster);
+    rows.push({
+      cluster: i.cluster,
+      clusterId: i.clusterId,
+      ...(i.clusterSet ? { clusterSet: i.clusterSet } : {}),
+      ...(pending ? { pending } : {}),
+      customClaims: [...(inputs.customClaims.get(i.cluster) ?? [])].sort(),
+      ...(sync ? { sync: `${sync.state}${sync.error ? `: ${sync.error}` : ''}` } : {}),
+    });
+  }
+  return { sets: [...bySet.values()].sort((a, b) => a.name.localeCompare(b.name)), rows };
+}
+
+function featureCell({ record: r, dangling }: ReportInputs['features'][number]): FeatureCell {
+  const next = r.tasks[0];
+  return {
+    cluster: r.cluster,
+    feature: refKey(r),
+    state: r.state,
+    desired: r.desired ?? r.default,
+    ...(r.state === 'TurningOn' || r.state === 'TurningOff'
+      ? {
+          moving: {
+            ...(next ? { task: next.title } : {}),
+            ...(next?.waitingFor ? { waitingFor: next.waitingFor } : {}),
+            since: new Date(r.transition?.startedAt ?? r.updatedAt).toISOString(),
+          },
+        }
+      : {}),
+    dangling: r.state === 'Off' ? dangling : [],
+  };
+}
+
+const uniqueSorted = (xs: string[]) => [...new Set(xs)].sort();
+
+export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string): ReportModel {
+  const daemonSets = inputs.daemonSets.map((d) =>
+    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)),
+  );
+  const requests = requestsByCluster(daemonSets);
+  const { pools: poolRows, notes } = pools(inputs.balloons);
+  const claimRows = claims(inputs);
+  const cells = inputs.features.map(featureCell);
+  const setOf = new Map(inputs.identities.map((i) => [i.cluster, i.clusterSet]));
+  const clusters = inputs.clusters.map((name) => {
+    const s = inputs.statuses.get(name);
+    const set = setOf.get(name);
+    return {
+      name,
+      ...(s ? { reachable: s.reachable, metricsApi: s.metricsApi } : {}),
+      ...(s?.serverVersion ? { version: s.serverVersion } : {}),
+      ...(s?.nodeCount !== undefined ? { nodes: s.nodeCount } : {}),
+      ...(set ? { clusterSet: set } : {}),
+    };
+  });
+  const noClusters =
+    inputs.clusters.length === 0 ? 'no cluster is registered (fleetscope cluster register)' : undefined;
+  return {
+    generatedAt: now.toISOString(),
+    ...(scope ? { scope } : {}),
+    summary: {
+      clusters: clusters.length,
+      reachable: clusters.filter((c) => c.reachable).length,
+      clusterSets: claimRows.sets.length,
+      nodeScopedDaemonSets: daemonSets.length,
+      balloonNodes: poolRows.reduce((n, p) => n + p.nodes, 0),
+      featuresMoving: cells.filter((c) => c.moving).length,
+      featuresDangling: cells.filter((c) => c.dangling.length > 0).length,
+      perNodeDelta: daemonSets.reduce((s, d) => addPair(s, d.delta), ZERO_PAIR),
+    },
+    clusters,
+    nodescope: {
+      daemonSets,
+      ...(daemonSets.length === 0
+        ? {
+            empty:
+              noClusters ??
+              (inputs.nodescopeCycled.size === 0
+                ? 'no nodescope cycle has run yet'
+                : 'no VerticalPodAutoscaler asks for node scope (annotation fleetscope.io/scope: node on a DaemonSet VPA)'),
+          }
+        : {}),
+    },
+    requests: {
+      clusters: requests,
+      ...(requests.length === 0
+        ? { empty: noClusters ?? 'no recommendation yet: no node-scoped DaemonSet has samples' }
+        : {}),
+    },
+    balloons: {
+      pools: poolRows,
+      notes,
+      ...(() => {
+        const why = noClusters ?? balloonsEmpty(inputs, poolRows.length);
+        return why ? { empty: why } : {};
+      })(),
+    },
+    claims: {
+      ...claimRows,
+      ...(claimRows.rows.length === 0
+        ? { empty: noClusters ?? 'no cluster has an ID yet: none has been reached since registration' }
+        : {}),
+    },
+    features: {
+      features: uniqueSorted(cells.map((c) => c.feature)),
+      clusters: uniqueSorted(cells.map((c) => c.cluster)),
+      cells,
+      ...(cells.length === 0
+        ? { empty: noClusters ?? 'no feature announced yet: the features reconciler has not run' }
+        : {}),
+    },
+  };
+}

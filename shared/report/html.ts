@@ -1,0 +1,234 @@
+/**
+ * The report as ONE self-contained HTML file: layout and styles inline, Chart.js inline (its UMD build,
+ * passed in), the model's charts as JSON. A Content-Security-Policy forbids every network fetch, so the
+ * file shows the same on a laptop without network as in a browser behind a proxy.
+ */
+import { type ChartSpec, chartsOf, daemonSetCharts, readable } from './charts.js';
+import type { DaemonSetReport, FeatureCell, Pair, ReportModel } from './model.js';
+import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.js';
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+export const esc = (s: string | number): string => String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+/** JSON inside a <script> element: nothing in it may close the element or open a comment. */
+const scriptJson = (v: unknown) =>
+  JSON.stringify(v).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
+
+const pair = (p: Pair) => `${readable('cpu', p.cpu)} CPU, ${readable('memory', p.memory)} memory`;
+
+/** "saves 1.2 (−30%)" / "adds 256Mi (+12%)" / "unchanged". */
+function deltaText(r: 'cpu' | 'memory', delta: number, base: number): string {
+  if (Math.round(delta) === 0) return 'unchanged';
+  const pct = base ? ` (${delta < 0 ? '−' : '+'}${Math.abs(Math.round((delta / base) * 100))}%)` : '';
+  return `${delta < 0 ? 'saves' : 'adds'} ${readable(r, Math.abs(delta))}${pct}`;
+}
+
+const canvas = (c: ChartSpec) =>
+  `<figure class="chart ${c.kind}"><figcaption>${esc(c.title)}</figcaption><div class="canvas-box"><canvas id="chart-${esc(c.id)}" data-chart="${esc(c.id)}" role="img" aria-label="${esc(c.title)}"></canvas></div></figure>`;
+
+const empty = (why: string) => `<p class="empty">${esc(why)}</p>`;
+
+function table(head: string[], rows: string[][], cls = ''): string {
+  const th = head.map((h) => `<th>${esc(h)}</th>`).join('');
+  const tr = rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('');
+  return `<table class="${cls}"><thead><tr>${th}</tr></thead><tbody>${tr}</tbody></table>`;
+}
+
+function header(m: ReportModel): string {
+  const s = m.summary;
+  const tile = (value: string | number, label: string, cls = '') =>
+    `<div class="tile ${cls}"><div class="value">${esc(value)}</div><div class="label">${esc(label)}</div></div>`;
+  const cpu = deltaText('cpu', s.perNodeDelta.cpu, 0);
+  const mem = deltaText('memory', s.perNodeDelta.memory, 0);
+  return `<header>
+  <div class="title"><h1>fleetscope fleet report</h1>
+  <p class="meta">${m.scope ? `cluster <b>${esc(m.scope)}</b> · ` : ''}generated <time datetime="${esc(m.generatedAt)}">${esc(m.generatedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time></p></div>
+  <div class="tiles">
+    ${tile(`${s.reachable}/${s.clusters}`, 'clusters reachable')}
+    ${tile(s.clusterSets, 'ClusterSets')}
+    ${tile(s.nodeScopedDaemonSets, 'node-scoped DaemonSets')}
+    ${tile(`${cpu} CPU`, 'per-node sizing', s.perNodeDelta.cpu > 0 ? 'warn' : 'good')}
+    ${tile(`${mem} memory`, 'per-node sizing', s.perNodeDelta.memory > 0 ? 'warn' : 'good')}
+    ${tile(s.balloonNodes, 'nodes with balloons')}
+    ${tile(s.featuresMoving, 'feature transitions in progress', s.featuresMoving ? 'info' : '')}
+    ${tile(s.featuresDangling, 'features Off with dangling state', s.featuresDangling ? 'bad' : 'good')}
+  </div>
+</header>`;
+}
+
+function clustersSection(m: ReportModel): string {
+  if (m.clusters.length === 0) return '';
+  const rows = m.clusters.map((c) => [
+    `<b>${esc(c.name)}</b>`,
+    c.reachable === undefined
+      ? '<span class="pill">not inventoried</span>'
+      : c.reachable
+        ? '<span class="pill good">reachable</span>'
+        : '<span class="pill bad">unreachable</span>',
+    esc(c.version ?? '-'),
+    esc(c.nodes ?? '-'),
+    esc(c.metricsApi ?? '-'),
+    esc(c.clusterSet ?? '-'),
+  ]);
+  return `<section id="clusters"><h2>Clusters</h2>${table(['cluster', 'status', 'version', 'nodes', 'metrics API', 'ClusterSet'], rows)}</section>`;
+}
+
+function daemonSetCard(ds: DaemonSetReport, i: number): string {
+  const title = `<h3>${esc(ds.cluster)} · ${esc(ds.namespace)}/${esc(ds.name)} <span class="sub">VPA ${esc(ds.vpa)}, updateMode ${esc(ds.updateMode)}</span></h3>`;
+  if (ds.empty) return `<article class="card">${title}${empty(ds.empty)}</article>`;
+  const saves = `Over ${ds.nodes.length} node(s), per-node sizing needs ${esc(pair(ds.perNodeTotal))} where the DaemonSet-wide target on every node would need ${esc(pair(ds.dsWideTotal))}: it <b>${esc(deltaText('cpu', ds.delta.cpu, ds.dsWideTotal.cpu))}</b> CPU and <b>${esc(deltaText('memory', ds.delta.memory, ds.dsWideTotal.memory))}</b> memory.`;
+  return `<article class="card">${title}<p>${saves}</p><div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
+}
+
+function nodescopeSection(m: ReportModel): string {
+  const body = m.nodescope.empty
+    ? empty(m.nodescope.empty)
+    : m.nodescope.daemonSets.map(daemonSetCard).join('');
+  return `<section id="nodescope"><h2>Node-scoped DaemonSets <span class="sub">KEP-4943</span></h2>
+<p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the grey line what the template requests today.</p>${body}</section>`;
+}
+
+function chartsSection(
+  id: string,
+  title: string,
+  lead: string,
+  why: string | undefined,
+  charts: ChartSpec[],
+  extra = '',
+): string {
+  const body = why ? empty(why) : `<div class="charts two">${charts.map(canvas).join('')}</div>${extra}`;
+  return `<section id="${id}"><h2>${title}</h2><p class="lead">${lead}</p>${body}</section>`;
+}
+
+function requestsSection(m: ReportModel, charts: ChartSpec[]): string {
+  const rows = m.requests.clusters.map((c) => [
+    esc(c.cluster),
+    esc(c.daemonSets),
+    esc(pair(c.current)),
+    esc(pair(c.recommended)),
+  ]);
+  return chartsSection(
+    'requests',
+    'Requests before and after, per cluster',
+    "The node-scoped DaemonSets' requests today (template requests on every node) against their per-node recommendations.",
+    m.requests.empty,
+    charts.filter((c) => c.id.startsWith('requests-')),
+    table(['cluster', 'DaemonSets', 'requests today', 'recommended'], rows),
+  );
+}
+
+function balloonsSection(m: ReportModel, charts: ChartSpec[]): string {
+  const notes = m.balloons.notes.length
+    ? `<ul class="notes">${m.balloons.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`
+    : '';
+  const blocked = m.balloons.pools.filter((p) => p.blockedNodes > 0);
+  const extra = blocked.length
+    ? `<p class="warn-text">Reclaim blocked on ${blocked.map((p) => `${esc(p.blockedNodes)} node(s) of ${esc(p.cluster)} / ${esc(p.pool)}`).join(', ')}.</p>`
+    : '';
+  return chartsSection(
+    'balloons',
+    'Balloon capacity per node pool <span class="sub">KEP-5620</span>',
+    'Allocatable capacity split into what workloads request, what is free, and what does not exist: held by balloon pods because the VM is smaller than the node says.',
+    m.balloons.empty,
+    charts.filter((c) => c.id.startsWith('balloons-')),
+    extra + notes,
+  );
+}
+
+function claimsSection(m: ReportModel, charts: ChartSpec[]): string {
+  const sets = m.claims.sets
+    .map(
+      (s) =>
+        `<div class="set"><h3>${esc(s.name)}</h3><ul>${s.members
+          .map(
+            (x) =>
+              `<li><b>${esc(x.cluster)}</b> <code>${esc(x.clusterId)}</code>${x.since ? ` <span class="sub">since ${esc(x.since)}</span>` : ''}${x.pending ? ` <span class="pill info">${esc(x.pending)}</span>` : ''}</li>`,
+          )
+          .join('')}</ul></div>`,
+    )
+    .join('');
+  const rows = m.claims.rows.map((r) => [
+    esc(r.cluster),
+    `<code>${esc(r.clusterId ?? '-')}</code>`,
+    esc(r.clusterSet ?? '-') + (r.pending ? ` <span class="pill info">${esc(r.pending)}</span>` : ''),
+    esc(r.customClaims.join(', ') || '-'),
+    esc(r.sync ?? 'not written yet'),
+  ]);
+  const body = m.claims.empty
+    ? empty(m.claims.empty)
+    : `<div class="charts claims">${charts
+        .filter((c) => c.id === 'clustersets')
+        .map(canvas)
+        .join(
+          '',
+        )}<div class="sets">${sets || empty('no ClusterSet has members')}</div></div>${table(['cluster', 'id.k8s.io', 'ClusterSet', 'custom claims', 'in-cluster'], rows)}`;
+  return `<section id="claims"><h2>ClusterSets and claims <span class="sub">KEP-2149</span></h2>${body}</section>`;
+}
+
+function featureCellHtml(c: FeatureCell | undefined): string {
+  if (!c) return '<span class="cell none">–</span>';
+  const cls = c.dangling.length ? 'dangling' : c.moving ? 'moving' : c.state === 'On' ? 'on' : 'off';
+  const detail = [
+    c.moving
+      ? `since ${c.moving.since}${c.moving.task ? `; next: ${c.moving.task}` : ''}${c.moving.waitingFor ? `; waiting for ${c.moving.waitingFor}` : ''}`
+      : '',
+    c.dangling.length ? `dangling: ${c.dangling.join('; ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' — ');
+  return `<span class="cell ${cls}" title="${esc(detail || `desired ${c.desired}`)}">${esc(c.state)}${c.dangling.length ? ' ⚠' : ''}</span>${detail ? `<div class="detail">${esc(detail)}</div>` : ''}`;
+}
+
+function featuresSection(m: ReportModel, charts: ChartSpec[]): string {
+  const f = m.features;
+  const cell = (cluster: string, feature: string) =>
+    f.cells.find((c) => c.cluster === cluster && c.feature === feature);
+  const matrix = table(
+    ['cluster', ...f.features],
+    f.clusters.map((cl) => [`<b>${esc(cl)}</b>`, ...f.features.map((ft) => featureCellHtml(cell(cl, ft)))]),
+    'matrix',
+  );
+  const legend =
+    '<p class="legend"><span class="cell on">On</span> <span class="cell off">Off</span> <span class="cell moving">transition in progress</span> <span class="cell dangling">Off with dangling state ⚠</span></p>';
+  return chartsSection(
+    'features',
+    'Feature matrix <span class="sub">KEP-3920</span>',
+    'Every capability is a feature of each cluster. Transitions in progress and Off features that still leave something behind are highlighted.',
+    f.empty,
+    charts.filter((c) => c.id === 'features'),
+    legend + matrix,
+  );
+}
+
+/** The whole page. `chartLibrary` is Chart.js's UMD source (chart-library.ts). */
+export function renderReportHtml(m: ReportModel, chartLibrary: string): string {
+  const charts = chartsOf(m);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>fleetscope report${m.scope ? ` · ${esc(m.scope)}` : ''} · ${esc(m.generatedAt)}</title>
+<style>${PAGE_STYLE}</style></head>
+<body>
+${header(m)}
+<main>
+${clustersSection(m)}
+${nodescopeSection(m)}
+${requestsSection(m, charts)}
+${balloonsSection(m, charts)}
+${claimsSection(m, charts)}
+${featuresSection(m, charts)}
+</main>
+<footer>fleetscope · read from the fleetscope table only; no cluster was contacted to draw this page</footer>
+<script id="report-charts" type="application/json">${scriptJson(charts)}</script>
+<script>${chartLibrary.replace(/<\/script/gi, '<\\/script')}</script>
+<script>${PAGE_SCRIPT}</script>
+</body></html>
+`;
+}

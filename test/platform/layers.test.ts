@@ -1,0 +1,78 @@
+/**
+ * The layers, as import rules over the sources: the math and the kernel import nothing of ours (the
+ * math takes only the kernel's unit types), Kubernetes access and the platform's AWS adapters never
+ * import each other, and the list of capabilities sits above the platform, which never imports it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+interface Import {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((e) => {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) return sources(p);
+    return p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Imports of our own modules (relative specifiers), as repository paths without extension. */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8');
+  const out: Import[] = [];
+  const re = /(?:^|\n)\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g;
+  for (const m of text.matchAll(re)) {
+    const spec = m[3] ?? m[4];
+    if (!spec) continue;
+    out.push({
+      from: relative(ROOT, file),
+      to: relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, ''),
+      typeOnly: Boolean(m[2]),
+    });
+  }
+  return out;
+}
+
+const ALL = sources(join(ROOT, 'shared')).flatMap(importsOf);
+const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+const from = (dir: string) => ALL.filter((i) => under(i.from, dir));
+const show = (is: Import[]) => is.map((i) => `${i.from} -> ${i.to}${i.typeOnly ? ' (type)' : ''}`);
+
+describe('layers', () => {
+  it('finds the imports it judges', () => {
+    // A scanner that matched nothing would pass every rule below.
+    expect(from('shared/recommendation').length).toBeGreaterThan(20);
+    expect(from('shared/platform').some((i) => i.to === 'shared/platform/catalogue')).toBe(true);
+  });
+
+  it('the kernel imports nothing of ours', () => {
+    expect(show(from('shared/kernel').filter((i) => !under(i.to, 'shared/kernel')))).toEqual([]);
+  });
+
+  it("the math imports only itself and the kernel's types", () => {
+    const outside = from('shared/recommendation').filter(
+      (i) => !under(i.to, 'shared/recommendation') && !(under(i.to, 'shared/kernel') && i.typeOnly),
+    );
+    expect(show(outside)).toEqual([]);
+  });
+
+  it('Kubernetes access imports nothing of ours outside itself', () => {
+    expect(show(from('shared/k8s').filter((i) => !under(i.to, 'shared/k8s')))).toEqual([]);
+  });
+
+  it('the platform (AWS adapters, handler kit, catalogue) imports nothing outside itself', () => {
+    expect(show(from('shared/platform').filter((i) => !under(i.to, 'shared/platform')))).toEqual([]);
+  });
+
+  it('only what sits above the platform imports the list of capabilities', () => {
+    const users = ALL.filter((i) => i.to === 'shared/capabilities' && !i.typeOnly).map((i) => i.from);
+    for (const user of users) expect(user).not.toMatch(/^shared\/(platform|k8s|kernel|recommendation)\//);
+  });
+});

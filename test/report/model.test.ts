@@ -1,0 +1,276 @@
+/**
+ * The report model and its charts from plain data (no servers): the figures people read, the reasons
+ * an empty section gives, and the highlighting of features that move or leave something behind.
+ */
+import { describe, expect, it } from 'vitest';
+import { amounts } from '../../shared/balloons/amounts.js';
+import type { NodeState } from '../../shared/balloons/store.js';
+import type { StoredIdentity } from '../../shared/claims/store.js';
+import type { FeatureRecord } from '../../shared/features/model.js';
+import type { ContainerRec } from '../../shared/nodescope/model.js';
+import type { DsHead } from '../../shared/nodescope/store.js';
+import { buildReportModel, type ReportInputs } from '../../shared/report/build.js';
+import { chartsOf } from '../../shared/report/charts.js';
+import { renderReportHtml } from '../../shared/report/html.js';
+
+const MI = 2 ** 20;
+const GI = 2 ** 30;
+const NOW = new Date('2026-11-24T05:00:00.000Z');
+
+const rec = (cpu: number, memory: number): ContainerRec => {
+  const a = { cpu, memory };
+  return { target: a, lowerBound: a, upperBound: a, uncappedTarget: a } as unknown as ContainerRec;
+};
+
+const head = (cluster: string, name: string): DsHead =>
+  ({
+    cluster,
+    namespace: 'monitoring',
+    name,
+    vpa: { namespace: 'monitoring', name, uid: 'u' },
+    updateMode: 'Auto',
+    containers: ['agent'],
+    template: [{ name: 'agent', requests: { cpu: 200, memory: 256 * MI }, limits: {} }],
+  }) as unknown as DsHead;
+
+const node = (pool: string, balloon: number): NodeState => ({
+  allocatable: amounts(8000, 32 * GI),
+  capacity: amounts(8000, 32 * GI),
+  workloads: amounts(3000, 8 * GI),
+  balloon: amounts(balloon, balloon * (GI / 1000)),
+  target: amounts(balloon, 0),
+  source: { kind: 'policy', policy: pool, held: false },
+});
+
+const feature = (cluster: string, name: string, state: FeatureRecord['state']): FeatureRecord => ({
+  cluster,
+  namespace: 'fleetscope-system',
+  name,
+  default: 'on',
+  state,
+  tasks:
+    state === 'TurningOn'
+      ? [{ spec: {} as never, title: 'wait for uses', attempts: 0, writes: 0, waitingFor: 'components' }]
+      : [],
+  ...(state === 'TurningOn'
+    ? { transition: { to: 'On', startedAt: NOW.getTime() - 60_000, reason: 'default on', done: [] } }
+    : {}),
+  history: [],
+  version: 1,
+  updatedAt: NOW.getTime(),
+});
+
+function inputs(over: Partial<ReportInputs> = {}): ReportInputs {
+  return {
+    clusters: ['a', 'b'],
+    statuses: new Map([
+      ['a', { cluster: 'a', reachable: true, metricsApi: 'available', observedAt: '', nodeCount: 3 }],
+      ['b', { cluster: 'b', reachable: false, metricsApi: 'unknown', observedAt: '', error: 'timeout' }],
+    ]),
+    nodescopeCycled: new Set(['a']),
+    daemonSets: [
+      {
+        head: head('a', 'agent'),
+        recs: {
+          // One busy node, two idle ones: the DaemonSet-wide target is the busy node's size.
+          nodes: {
+            n1: { source: 'node', containers: { agent: rec(400, 512 * MI) } },
+            n2: { source: 'node', containers: { agent: rec(50, 64 * MI) } },
+            n3: { source: 'fallback', containers: { agent: rec(400, 512 * MI) } },
+          },
+          dsWide: { agent: rec(400, 512 * MI) },
+        },
+      },
+      { head: head('b', 'agent') },
+    ],
+    balloons: [
+      {
+        cluster: 'a',
+        policies: 1,
+        state: {
+          cluster: 'a',
+          at: 0,
+          cycleId: 'c',
+          nodes: { x: node('elastic', 2000), y: node('elastic', 1000) },
+          errors: [],
+          version: 1,
+        },
+      },
+      { cluster: 'b', policies: 0 },
+    ],
+    identities: [
+      {
+        cluster: 'a',
+        clusterId: 'id-a',
+        idSource: 'kube-system-uid',
+        clusterSet: 'blue',
+        memberSince: 'then',
+        version: 1,
+        updatedAt: '',
+      },
+      {
+        cluster: 'b',
+        clusterId: 'id-b',
+        idSource: 'operator',
+        pending: { op: 'join', set: 'blue', at: 'now', token: 't' },
+        version: 1,
+        updatedAt: '',
+      },
+    ] as StoredIdentity[],
+    customClaims: new Map([['a', ['team.example.com']]]),
+    syncs: new Map([['a', { cluster: 'a', state: 'in-sync', at: '' }]]),
+    features: [
+      { record: feature('a', 'balloons', 'On'), dangling: [] },
+      { record: feature('a', 'nodescope', 'TurningOn'), dangling: [] },
+      { record: feature('b', 'balloons', 'Off'), dangling: ['state: 3 stored item(s) under balloons#'] },
+      // An On feature's "dangling" is not a thing: only Off features are flagged.
+      { record: feature('b', 'nodescope', 'On'), dangling: ['ignored'] },
+    ],
+    ...over,
+  };
+}
+
+describe('the report model', () => {
+  const m = buildReportModel(inputs(), NOW);
+
+  it('puts each node target next to the DaemonSet-wide one and says what per-node sizing saves', () => {
+    const ds = m.nodescope.daemonSets[0]!;
+    expect(ds.nodes.map((n) => [n.node, n.source, n.target.cpu])).toEqual([
+      ['n1', 'node', 400],
+      ['n3', 'fallback', 400],
+      ['n2', 'node', 50],
+    ]);
+    expect(ds.dsWide).toEqual({ cpu: 400, memory: 512 * MI });
+    expect(ds.perNodeTotal).toEqual({ cpu: 850, memory: 1088 * MI });
+    expect(ds.dsWideTotal).toEqual({ cpu: 1200, memory: 1536 * MI });
+    expect(ds.delta).toEqual({ cpu: -350, memory: -448 * MI });
+    expect(m.summary.perNodeDelta).toEqual(ds.delta);
+    // Cluster b's cycle never ran: its DaemonSet says so instead of drawing nothing.
+    expect(m.nodescope.daemonSets[1]!.empty).toMatch(/no cycle has run/);
+  });
+
+  it('sums requests today (template x nodes) against the recommendations per cluster', () => {
+    expect(m.requests.clusters).toEqual([
+      {
+        cluster: 'a',
+        current: { cpu: 600, memory: 768 * MI },
+        recommended: { cpu: 850, memory: 1088 * MI },
+        daemonSets: 1,
+      },
+    ]);
+  });
+
+  it('splits each node pool into workloads, free and capacity that does not exist', () => {
+    expect(m.balloons.pools).toEqual([
+      expect.objectContaining({
+        cluster: 'a',
+        pool: 'elastic',
+        nodes: 2,
+        workloads: { cpu: 6000, memory: 16 * GI },
+        balloon: { cpu: 3000, memory: 3 * GI },
+        free: { cpu: 7000, memory: 45 * GI },
+      }),
+    ]);
+  });
+
+  it('lists ClusterSet members, with a pending join shown as such', () => {
+    expect(m.claims.sets).toEqual([
+      {
+        name: 'blue',
+        members: [
+          { cluster: 'a', clusterId: 'id-a', since: 'then' },
+          { cluster: 'b', clusterId: 'id-b', pending: 'join blue since now' },
+        ],
+      },
+    ]);
+    expect(m.claims.rows[0]).toMatchObject({ customClaims: ['team.example.com'], sync: 'in-sync' });
+  });
+
+  it('highlights transitions in progress and Off features with dangling state', () => {
+    const cell = (c: string, f: string) => m.features.cells.find((x) => x.cluster === c && x.feature === f)!;
+    expect(cell('a', 'fleetscope-system/nodescope').moving).toEqual({
+      task: 'wait for uses',
+      waitingFor: 'components',
+      since: '2026-11-24T04:59:00.000Z',
+    });
+    expect(cell('b', 'fleetscope-system/balloons').dangling).toEqual([
+      'state: 3 stored item(s) under balloons#',
+    ]);
+    expect(cell('b', 'fleetscope-system/nodescope').dangling).toEqual([]);
+    expect(m.summary).toMatchObject({ featuresMoving: 1, featuresDangling: 1, clusters: 2, reachable: 1 });
+  });
+
+  it('counts one chart per resource for each DaemonSet with nodes, requests, pools; one for sets and features', () => {
+    expect(chartsOf(m).map((c) => c.id)).toEqual([
+      'ds-0-cpu',
+      'ds-0-memory',
+      'requests-cpu',
+      'requests-memory',
+      'balloons-cpu',
+      'balloons-memory',
+      'clustersets',
+      'features',
+    ]);
+    // Axes in cores and GiB; tooltips in what people read.
+    const cpu = chartsOf(m)[0]!;
+    expect(cpu.datasets[0]).toMatchObject({ data: [0.4, 0.4, 0.05], readable: ['400m', '400m', '50m'] });
+    expect(chartsOf(m)[1]!.datasets[1]!.readable[0]).toBe('512Mi');
+  });
+
+  it('says why each section is empty', () => {
+    const none = buildReportModel(
+      inputs({
+        clusters: ['a'],
+        nodescopeCycled: new Set(),
+        daemonSets: [],
+        balloons: [{ cluster: 'a', policies: 0 }],
+        identities: [],
+        features: [],
+      }),
+      NOW,
+    );
+    expect(none.nodescope.empty).toBe('no nodescope cycle has run yet');
+    expect(none.requests.empty).toMatch(/no recommendation yet/);
+    expect(none.balloons.empty).toMatch(/no balloon cycle has run yet/);
+    expect(none.claims.empty).toMatch(/no cluster has an ID yet/);
+    expect(none.features.empty).toMatch(/no feature announced yet/);
+    expect(chartsOf(none)).toEqual([]);
+    const noPolicy = buildReportModel(
+      inputs({
+        balloons: [
+          {
+            cluster: 'a',
+            policies: 0,
+            state: { cluster: 'a', at: 0, cycleId: 'c', nodes: {}, errors: [], version: 1 },
+          },
+        ],
+      }),
+      NOW,
+    );
+    expect(noPolicy.balloons.empty).toMatch(/no balloon policy/);
+    const empty = buildReportModel(
+      inputs({ clusters: [], daemonSets: [], balloons: [], identities: [], features: [] }),
+      NOW,
+    );
+    expect(empty.nodescope.empty).toMatch(/no cluster is registered/);
+  });
+});
+
+describe('the HTML report', () => {
+  it('is one file: no external reference, a CSP that forbids fetching, escaped text', () => {
+    const evil = inputs({
+      clusters: ['a'],
+      daemonSets: [{ ...inputs().daemonSets[0]!, head: { ...head('a', '<img src=x onerror=alert(1)>') } }],
+    });
+    const html = renderReportHtml(buildReportModel(evil, NOW, 'a'), '/* chart.js */');
+    expect(html).toContain("default-src 'none'");
+    expect(html).not.toMatch(/<(script|link|img|iframe)[^>]+(src|href)=/i);
+    expect(html).not.toContain('<img src=x');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    // The chart data cannot close its <script> element either.
+    expect(html.match(/<\/script>/g)).toHaveLength(3);
+    expect(html).toContain(
+      'generated <time datetime="2026-11-24T05:00:00.000Z">2026-11-24 05:00:00 UTC</time>',
+    );
+  });
+});
