@@ -9,8 +9,16 @@ export interface CliCommand {
   name: string;
   summary: string;
   usage: string;
+  /**
+   * What each subcommand prints ('' for a command without subcommands; "policy get" for a nested one):
+   * data takes -o table|wide|json|yaml (and --json), manifests -o yaml|json, an action a confirmation.
+   * test/cli/data-commands.sim.test.ts reads it: a data subcommand without a case there fails it.
+   */
+  outputs?: Record<string, CommandOutput>;
   run(args: string[]): Promise<number>;
 }
+
+export type CommandOutput = 'data' | 'manifests' | 'action';
 
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -3,7 +3,7 @@ import { UsageError } from './command.js';
 import { refuseMissingStateDir } from './read-only.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
-const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
+export const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
   cluster: {
     summary: 'register, list and deregister the clusters of the fleet',
     load: async () => (await import('./commands/cluster.js')).command,
@@ -39,6 +39,10 @@ const commands: Record<string, { summary: string; load: () => Promise<CliCommand
   rbac: {
     summary: "print the least-privilege RBAC for fleetscope's identity in a cluster",
     load: async () => (await import('./commands/rbac.js')).command,
+  },
+  run: {
+    summary: "run the capabilities' cycles against the registered clusters (once, or on their schedules)",
+    load: async () => (await import('./commands/run.js')).command,
   },
   recommendations: {
     summary:

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { allRules } from '../shared/capabilities.js';
 import type { RuleSpec } from '../shared/platform/catalogue.js';
 import { matches } from '../shared/platform/event-pattern.js';
-import type { LocalInvoker } from './invoker.js';
+import { EVENT_SOURCE } from '../shared/platform/events.js';
+import type { AsyncOutcome, LocalInvoker } from './invoker.js';
 
 interface PutEventsEntry {
   Source?: string;
@@ -13,6 +14,27 @@ interface PutEventsEntry {
   Resources?: string[];
   EventBusName?: string;
   Time?: string;
+}
+
+/** One rule's delivery of an event: the function it invoked and how that ended. */
+export interface Delivery extends AsyncOutcome {
+  rule: string;
+  functionId: string;
+}
+
+/** The envelope EventBridge wraps around a PutEvents entry. */
+function envelope(entry: PutEventsEntry, detail: unknown) {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': entry.DetailType ?? '',
+    source: entry.Source ?? '',
+    account: '000000000000',
+    time: (entry.Time ? new Date(entry.Time) : new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    resources: entry.Resources ?? [],
+    detail,
+  };
 }
 
 export interface BusStats {
@@ -95,37 +117,43 @@ export class LocalBus {
     } catch {
       return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is not valid JSON' };
     }
-    const event = {
-      version: '0',
-      id: randomUUID(),
-      'detail-type': entry.DetailType ?? '',
-      source: entry.Source ?? '',
-      account: '000000000000',
-      time: (entry.Time ? new Date(entry.Time) : new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-      region: process.env.AWS_REGION ?? 'us-east-1',
-      resources: entry.Resources ?? [],
-      detail,
-    };
+    const event = envelope(entry, detail);
     this.stats.published++;
     this.log.push({ detailType: event['detail-type'], detail, time: event.time });
     this.route(event);
     return { EventId: event.id };
   }
 
-  private route(event: Record<string, unknown>): void {
+  private route(event: Record<string, unknown>): Promise<Delivery>[] {
     const targets = this.rules.filter((r) => matches(r.pattern, event));
     if (targets.length === 0) this.stats.unmatched++;
-    for (const rule of targets) {
+    return targets.map((rule) => {
       this.stats.deliveries++;
-      const p = this.invoker.invokeAsync(rule.target, event, `rule:${rule.id}`).then((ok) => {
-        if (!ok) this.stats.failedDeliveries++;
+      const p = this.invoker.invokeAsyncOutcome(rule.target, event, `rule:${rule.id}`).then((o) => {
+        if (!o.ok) this.stats.failedDeliveries++;
+        return { rule: rule.id, functionId: rule.target, ...o };
       });
       this.inFlight.add(p);
       void p.finally(() => {
         this.inFlight.delete(p);
         if (this.inFlight.size === 0) for (const w of this.idleWaiters.splice(0)) w();
       });
-    }
+      return p;
+    });
+  }
+
+  /**
+   * Puts one event on the bus as PutEvents would, and resolves with how each function its rules route
+   * it to ended (`fleetscope run` reports per cluster what the scheduler's fan-out does not).
+   */
+  async deliver(entry: { detailType: string; detail: unknown; resources?: string[] }): Promise<Delivery[]> {
+    const event = envelope(
+      { DetailType: entry.detailType, Source: EVENT_SOURCE, Resources: entry.resources ?? [] },
+      entry.detail,
+    );
+    this.stats.published++;
+    this.log.push({ detailType: event['detail-type'], detail: entry.detail, time: event.time });
+    return Promise.all(this.route(event));
   }
 
   /** Resolves when every delivery (including those caused by deliveries) has finished. */

@@ -143,11 +143,15 @@ export class LocalInvoker {
 
   /** An asynchronous invocation: retried like Lambda's, dead-lettered when every attempt fails. */
   async invokeAsync(functionId: string, event: unknown, source: string): Promise<boolean> {
+    return (await this.invokeAsyncOutcome(functionId, event, source)).ok;
+  }
+
+  /** As invokeAsync, with what the last attempt returned or threw (`fleetscope run` reports it). */
+  async invokeAsyncOutcome(functionId: string, event: unknown, source: string): Promise<AsyncOutcome> {
     let lastError: unknown;
     for (let attempt = 1; attempt <= ASYNC_ATTEMPTS; attempt++) {
       try {
-        await this.invoke(functionId, event);
-        return true;
+        return { ok: true, result: await this.invoke(functionId, event), attempts: attempt };
       } catch (err) {
         lastError = err;
         if (attempt < ASYNC_ATTEMPTS) {
@@ -156,16 +160,25 @@ export class LocalInvoker {
         }
       }
     }
+    const error = lastError instanceof Error ? lastError.message : String(lastError);
     this.deadLetters.push({
       functionId,
       source,
       event,
-      error: lastError instanceof Error ? lastError.message : String(lastError),
+      error,
       attempts: ASYNC_ATTEMPTS,
       at: new Date().toISOString(),
     });
-    return false;
+    return { ok: false, error, attempts: ASYNC_ATTEMPTS };
   }
+}
+
+/** How an asynchronous invocation ended: its result, or the last error once every attempt failed. */
+export interface AsyncOutcome {
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+  attempts: number;
 }
 
 /**

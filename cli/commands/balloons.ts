@@ -22,7 +22,8 @@ import { type CliContext, parseFlags, targetOptions, withContext } from '../cont
 import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
-  fleetscope balloons status [--cluster NAME] [--node NODE] [-o table|wide|json|yaml]
+  fleetscope balloons status [--cluster NAME] [--node NODE] [--pool POOL]
+                            [--sort-by node|pool|free|balloon|blocked] [-o table|wide|json|yaml]
   fleetscope balloons resize --cluster NAME --node NODE --cpu Q --memory Q [--by TEXT]
   fleetscope balloons resize --cluster NAME --node NODE --clear
   fleetscope balloons policy set    --cluster NAME --name POLICY --selector SEL --max-cpu Q --max-memory Q
@@ -49,6 +50,8 @@ const options = {
   ...outputOptions,
   cluster: { type: 'string' },
   node: { type: 'string' },
+  pool: { type: 'string' },
+  'sort-by': { type: 'string' },
   cpu: { type: 'string' },
   memory: { type: 'string' },
   by: { type: 'string' },
@@ -74,6 +77,13 @@ export const command: CliCommand = {
   name: 'balloons',
   summary: 'resizable nodes with balloon pods (KEP-5620): status, explicit sizes, pool policies',
   usage,
+  outputs: {
+    status: 'data',
+    resize: 'action',
+    'policy set': 'action',
+    'policy get': 'data',
+    'policy delete': 'action',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals[0] === 'policy') {
@@ -137,7 +147,7 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
   ];
   const rows: string[][] = [];
   for (const c of states)
-    for (const [node, s] of Object.entries(c.nodes).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [node, s] of Object.entries(c.nodes)) {
       const f = figuresOf(s);
       const row = [
         c.cluster,
@@ -162,19 +172,30 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
   return textTable([head, ...rows]);
 }
 
+/** --sort-by keys of balloons status: node rows within each cluster (default: by name). */
+const NODE_SORTS: Record<string, (a: [string, NodeState], b: [string, NodeState]) => number> = {
+  node: ([a], [b]) => a.localeCompare(b),
+  pool: ([an, a], [bn, b]) => poolOf(a).localeCompare(poolOf(b)) || an.localeCompare(bn),
+  free: ([, a], [, b]) => figuresOf(b).free.cpu - figuresOf(a).free.cpu,
+  balloon: ([, a], [, b]) => b.balloon.cpu - a.balloon.cpu,
+  blocked: ([, a], [, b]) => Number(Boolean(b.blocked)) - Number(Boolean(a.blocked)),
+};
+
 async function status(values: Flags): Promise<number> {
   const format = outputFormat(values);
+  const sort = NODE_SORTS[values['sort-by'] ?? 'node'];
+  if (!sort)
+    throw new UsageError(`--sort-by ${values['sort-by']}: use one of ${Object.keys(NODE_SORTS).join(', ')}`);
   return withContext(values, async (ctx) => {
     const store = new BalloonStore(ctx.db, ctx.table);
     const names = values.cluster
       ? [await registered(ctx, values.cluster, 'status')]
       : (await ctx.registry.list()).map((c) => c.name);
-    const states = (await Promise.all(names.map((n) => store.state(n)))).filter(
-      (s): s is ClusterBalloons => !!s,
-    );
-    if (values.node)
-      for (const s of states)
-        s.nodes = Object.fromEntries(Object.entries(s.nodes).filter(([n]) => n === values.node));
+    const found = await Promise.all(names.map(async (n) => [n, await store.state(n)] as const));
+    const states = found.flatMap(([, s]) => (s ? [s] : []));
+    const keep = ([n, st]: [string, NodeState]) =>
+      (!values.node || n === values.node) && (!values.pool || poolOf(st) === values.pool);
+    for (const s of states) s.nodes = Object.fromEntries(Object.entries(s.nodes).filter(keep).sort(sort));
     const data = {
       clusters: states.map((s) => ({
         cluster: s.cluster,
@@ -184,14 +205,36 @@ async function status(values: Flags): Promise<number> {
       })),
     };
     if (states.every((s) => Object.keys(s.nodes).length === 0) && format !== 'json' && format !== 'yaml') {
-      console.log(
-        `no balloons${values.cluster ? ` in cluster ${values.cluster}` : ''}: no cycle has sized any yet, or no policy, explicit size or shared host (fleetscope.io/host-id) asks for them`,
-      );
+      for (const line of await whyNoBalloons(store, found, values)) console.log(line);
       return 0;
     }
     print(format, data, (wide) => statusTable(states, wide));
     return 0;
   });
+}
+
+/** Why status has no rows, per cluster: no clusters, no cycle yet, the filters, or nothing asks for balloons. */
+async function whyNoBalloons(
+  store: BalloonStore,
+  found: (readonly [string, ClusterBalloons | undefined])[],
+  values: Flags,
+): Promise<string[]> {
+  if (found.length === 0)
+    return ['no balloons: no clusters registered (fleetscope cluster register adds one)'];
+  const lines = ['no balloons:'];
+  for (const [cluster, state] of found) {
+    if (!state) lines.push(`  ${cluster}: no cycle has run yet (fleetscope run --once --cluster ${cluster})`);
+    else if (values.node || values.pool)
+      lines.push(
+        `  ${cluster}: no ${values.node ? `node ${values.node}` : `pool ${values.pool}`} with a balloon`,
+      );
+    else if ((await store.load(cluster)).policies.length === 0)
+      lines.push(
+        `  ${cluster}: no balloon policy (fleetscope balloons policy set), explicit size (balloons resize) or shared host (fleetscope.io/host-id) asks for balloons`,
+      );
+    else lines.push(`  ${cluster}: its policies match no node, or no cycle has sized one yet`);
+  }
+  return lines;
 }
 
 async function resize(values: Flags): Promise<number> {

@@ -5,25 +5,25 @@ import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
 import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
 import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
 import { ID_CLAIM } from '../../shared/claims/rules.js';
-import { ClaimsStore, type SyncStatus } from '../../shared/claims/store.js';
-import { claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
+import { ClaimsStore } from '../../shared/claims/store.js';
+import { CLAIMS_SORTS, claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { type CliCommand, decimalFlag, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
-  fleetscope claims get    [--cluster NAME] [-o table|json|yaml]
-  fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default)
+  fleetscope claims get    [--cluster NAME] [--sort-by cluster|id|clusterset] [-o table|wide|json|yaml]
+  fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default) [-o ...]
   fleetscope claims delete --cluster NAME --name CLAIM
-  fleetscope claims check  [--cluster NAME] [--dry-run]
-  fleetscope claims dns    --cluster NAME --service SVC --namespace NS --hostname HOST
-  fleetscope claims dns    --cluster-id ID --service SVC --namespace NS --hostname HOST
-  fleetscope claims config [--cluster NAME] [--new-id-name on|off] [--create-crd on|off] [--ocm auto|off]
-  fleetscope claims reconcile [--grace-seconds N]
+  fleetscope claims check  [--cluster NAME] [--dry-run] [-o table|json|yaml]
+  fleetscope claims dns    --cluster NAME --service SVC --namespace NS --hostname HOST [-o ...]
+  fleetscope claims dns    --cluster-id ID --service SVC --namespace NS --hostname HOST [-o ...]
+  fleetscope claims config [--cluster NAME] [--new-id-name on|off] [--create-crd on|off] [--ocm auto|off] [-o ...]
+  fleetscope claims reconcile [--grace-seconds N] [-o table|json|yaml]
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
@@ -58,6 +58,7 @@ const options = {
   'create-crd': { type: 'string' },
   ocm: { type: 'string' },
   'grace-seconds': { type: 'string' },
+  'sort-by': { type: 'string' },
 } as const;
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -66,6 +67,15 @@ export const command: CliCommand = {
   name: 'claims',
   summary: 'get, set, delete and check cluster claims (id.k8s.io and custom claims, KEP-2149)',
   usage,
+  outputs: {
+    get: 'data',
+    set: 'data',
+    delete: 'action',
+    check: 'data',
+    dns: 'data',
+    config: 'data',
+    reconcile: 'data',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {
@@ -82,14 +92,22 @@ export const command: CliCommand = {
 
 async function get(values: Flags): Promise<number> {
   const out = structured(values);
+  const sortBy = values['sort-by'];
+  if (sortBy && !CLAIMS_SORTS[sortBy])
+    throw new UsageError(`--sort-by ${sortBy}: use one of ${Object.keys(CLAIMS_SORTS).join(', ')}`);
+  if (sortBy && values.cluster)
+    throw new UsageError('--sort-by sorts the list of every cluster: drop --cluster');
+  const wide = outputFormat(values) === 'wide';
   return withContext(values, async (ctx) => {
     const store = new ClaimsStore(ctx.db, ctx.table);
     if (!values.cluster) {
       if (out) {
-        const ids = await store.listIdentities();
+        const ids = (await store.listIdentities()).sort(CLAIMS_SORTS[sortBy ?? 'cluster']);
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
         out(views.map(jsonView));
-      } else for (const line of await claimsSummaryLines(ctx)) console.log(line);
+      } else
+        for (const line of await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) }))
+          console.log(line);
       return 0;
     }
     await registeredCluster(ctx, values.cluster);
@@ -126,17 +144,23 @@ async function set(values: Flags): Promise<number> {
   const name = need(values.name, 'set needs --name');
   const value = await readValue(values);
   if (value === undefined && name !== ID_CLAIM) throw new UsageError(`--default only applies to ${ID_CLAIM}`);
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     const ports = claimsPorts(ctx);
     const r = await setClaim(ports, cluster, name, value);
-    for (const w of r.warnings) console.error(`warning: ${w}`);
+    if (!out) for (const w of r.warnings) console.error(`warning: ${w}`);
     await ctx.runtime?.bus.drain();
+    const view = await claimsView(ports.store, cluster);
+    if (out) {
+      out({ changed: r.changed, name, warnings: r.warnings, ...jsonView(view) });
+      return 0;
+    }
     console.log(
       r.changed
         ? `set ${name} on cluster ${cluster}`
         : `${name} on cluster ${cluster} already had that value`,
     );
-    for (const line of describeClaims(await claimsView(ports.store, cluster))) console.log(line);
+    for (const line of describeClaims(view)) console.log(line);
     return 0;
   });
 }
@@ -155,7 +179,10 @@ async function del(values: Flags): Promise<number> {
   });
 }
 
-function statusLines(cluster: string, s: SyncStatus | undefined): string[] {
+function statusLines(
+  cluster: string,
+  s: { state: string; error?: string; writes?: string[]; warnings?: string[] } | undefined,
+): string[] {
   if (!s) return [`${cluster}: no result yet`];
   const lines = [`${cluster}: ${s.state}${s.error ? ` (${s.error})` : ''}`];
   for (const w of s.writes ?? []) lines.push(`  ${w}`);
@@ -163,77 +190,113 @@ function statusLines(cluster: string, s: SyncStatus | undefined): string[] {
   return lines;
 }
 
+/** One cluster's drift check as -o json|yaml carries it (dry run: the writes it would make). */
+interface CheckResult {
+  cluster: string;
+  state: string;
+  error?: string;
+  writes: string[];
+  warnings: string[];
+  checkedAt?: string;
+}
+
 async function check(values: Flags): Promise<number> {
+  const out = structured(values);
   return withContext(values, async (ctx) => {
-    const store = new ClaimsStore(ctx.db, ctx.table);
-    let clusters: RegisteredCluster[];
-    if (values.cluster) {
-      const c = await ctx.registry.get(values.cluster);
-      if (!c) throw new Error(`cluster "${values.cluster}" is not registered`);
-      clusters = [c];
-    } else clusters = await ctx.registry.list();
-    if (clusters.length === 0) {
-      console.log('no clusters registered');
+    const clusters = values.cluster
+      ? [await registeredCluster(ctx, values.cluster)]
+      : await ctx.registry.list();
+    if (clusters.length === 0 && !out) {
+      console.log('no clusters registered (fleetscope cluster register adds one)');
       return 0;
     }
-    if (values['dry-run']) return dryRun(ctx, clusters);
-
-    // The drift check runs where it always runs: in the claims worker, asked through the bus.
-    const startedAt = new Date();
-    const at = startedAt.toISOString();
-    await ctx.publisher.publish(
-      clusters.map((c) => ({
-        detailType: 'ClusterWorkRequested' as const,
-        detail: { cluster: c.name, capability: CLAIMS, cycleId: `${CLAIMS}/manual/${at}`, requestedAt: at },
-        resources: [`cluster/${c.name}`],
-      })),
-    );
-    if (ctx.runtime) await ctx.runtime.bus.drain();
-    let failed = 0;
-    for (const c of clusters) {
-      let s = await store.getSyncStatus(c.name);
-      // --aws: the worker runs in Lambda; wait (bounded) for its result.
-      for (let waited = 0; !ctx.runtime && (!s || s.at < at) && waited < 90_000; waited += 2000) {
-        await new Promise((r) => setTimeout(r, 2000));
-        s = await store.getSyncStatus(c.name);
-      }
-      if (s && s.at < at) s = undefined;
-      if (!s || (s.state !== 'in-sync' && s.state !== 'repaired')) failed++;
-      for (const line of statusLines(c.name, s)) console.log(line);
-    }
-    return failed ? 1 : 0;
+    const dry = values['dry-run'] ?? false;
+    const results = dry ? await dryRun(ctx, clusters) : await checkNow(ctx, clusters);
+    if (out) out(results);
+    else for (const r of results) for (const line of checkLines(r, dry)) console.log(line);
+    const failed = (r: CheckResult) =>
+      dry ? r.error !== undefined : !['in-sync', 'repaired'].includes(r.state);
+    return results.some(failed) ? 1 : 0;
   });
 }
 
-async function dryRun(ctx: CliContext, clusters: RegisteredCluster[]): Promise<number> {
+function checkLines(r: CheckResult, dry: boolean): string[] {
+  if (!dry) return statusLines(r.cluster, r.checkedAt ? r : undefined);
+  const head = r.error
+    ? `${r.state} (${r.error})`
+    : r.writes.length
+      ? `${r.writes.length} write(s) needed`
+      : 'in-sync';
+  return [`${r.cluster}: ${head}`, ...r.writes.map((w) => `  would ${w}`)];
+}
+
+/** The drift check where it always runs: in the claims worker, asked through the bus. */
+async function checkNow(ctx: CliContext, clusters: RegisteredCluster[]): Promise<CheckResult[]> {
+  const store = new ClaimsStore(ctx.db, ctx.table);
+  const at = new Date().toISOString();
+  await ctx.publisher.publish(
+    clusters.map((c) => ({
+      detailType: 'ClusterWorkRequested' as const,
+      detail: { cluster: c.name, capability: CLAIMS, cycleId: `${CLAIMS}/manual/${at}`, requestedAt: at },
+      resources: [`cluster/${c.name}`],
+    })),
+  );
+  if (ctx.runtime) await ctx.runtime.bus.drain();
+  const results: CheckResult[] = [];
+  for (const c of clusters) {
+    let s = await store.getSyncStatus(c.name);
+    // --aws: the worker runs in Lambda; wait (bounded) for its result.
+    for (let waited = 0; !ctx.runtime && (!s || s.at < at) && waited < 90_000; waited += 2000) {
+      await new Promise((r) => setTimeout(r, 2000));
+      s = await store.getSyncStatus(c.name);
+    }
+    if (s && s.at < at) s = undefined;
+    results.push(
+      s
+        ? {
+            cluster: c.name,
+            state: s.state,
+            ...(s.error ? { error: s.error } : {}),
+            writes: s.writes ?? [],
+            warnings: s.warnings ?? [],
+            checkedAt: s.at,
+          }
+        : { cluster: c.name, state: 'no result yet', writes: [], warnings: [] },
+    );
+  }
+  return results;
+}
+
+async function dryRun(ctx: CliContext, clusters: RegisteredCluster[]): Promise<CheckResult[]> {
   const access = clusterAccess();
   const ports = {
     ...claimsPorts(ctx),
     publisher: { publish: async () => {} },
     connect: async (c: RegisteredCluster) => new ClusterClaimsApi(await access.client(c.name, c.kubeconfig)),
   };
-  let failed = 0;
+  const results: CheckResult[] = [];
   try {
     for (const c of clusters) {
       const r = await syncCluster(ports, c, { dryRun: true });
-      const writes = [...r.ops, ...r.ocmOps];
-      if (r.error) {
-        failed++;
-        console.log(`${c.name}: ${r.state} (${r.error})`);
-      } else console.log(`${c.name}: ${writes.length ? `${writes.length} write(s) needed` : 'in-sync'}`);
-      for (const op of r.ops) console.log(`  would ${describeOp(op)}`);
-      for (const op of r.ocmOps) console.log(`  would ${describeOp(op)} (OCM ClusterClaim)`);
+      results.push({
+        cluster: c.name,
+        state: r.error ? r.state : r.ops.length + r.ocmOps.length ? 'drift' : 'in-sync',
+        ...(r.error ? { error: r.error } : {}),
+        writes: [...r.ops.map(describeOp), ...r.ocmOps.map((op) => `${describeOp(op)} (OCM ClusterClaim)`)],
+        warnings: r.warnings,
+      });
     }
   } finally {
     await resetClusterConnector();
   }
-  return failed ? 1 : 0;
+  return results;
 }
 
 async function dns(values: Flags): Promise<number> {
   const service = need(values.service, 'dns needs --service');
   const namespace = need(values.namespace, 'dns needs --namespace');
   const hostname = need(values.hostname, 'dns needs --hostname');
+  const out = structured(values);
   let clusterId = values['cluster-id'];
   if (!clusterId) {
     const cluster = need(values.cluster, 'dns needs --cluster NAME or --cluster-id ID');
@@ -250,7 +313,17 @@ async function dns(values: Flags): Promise<number> {
     });
     if (code) return code;
   }
-  console.log(backendDnsName({ hostname, clusterId: clusterId!, service, namespace }));
+  const name = backendDnsName({ hostname, clusterId: clusterId!, service, namespace });
+  if (out)
+    out({
+      ...(values.cluster ? { cluster: values.cluster } : {}),
+      clusterId,
+      service,
+      namespace,
+      hostname,
+      dnsName: name,
+    });
+  else console.log(name);
   return 0;
 }
 
@@ -271,12 +344,22 @@ async function config(values: Flags): Promise<number> {
     if (values.ocm !== 'auto' && values.ocm !== 'off') throw new UsageError('--ocm takes auto or off');
     change.ocm = values.ocm;
   }
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     const store = new ClaimsStore(ctx.db, ctx.table);
-    if (values.cluster && !(await ctx.registry.get(values.cluster)))
-      throw new Error(`cluster "${values.cluster}" is not registered`);
+    if (values.cluster) await registeredCluster(ctx, values.cluster);
     if (Object.keys(change).length) await store.putSettings(change, values.cluster);
     const effective = await store.settingsFor(values.cluster);
+    if (out) {
+      out({
+        ...(values.cluster ? { cluster: values.cluster } : { scope: 'fleet' }),
+        updated: Object.keys(change).length > 0,
+        newIdName: effective.writeClusterIdName,
+        createCrd: effective.createCrd,
+        ocm: effective.ocm,
+      });
+      return 0;
+    }
     const scope = values.cluster ? `cluster ${values.cluster}` : 'the fleet';
     console.log(
       `claims settings for ${scope}${Object.keys(change).length ? ' (updated; applied by the next check)' : ''}:`,
@@ -295,16 +378,22 @@ async function config(values: Flags): Promise<number> {
 async function reconcile(values: Flags): Promise<number> {
   const grace = values['grace-seconds'];
   const graceSeconds = grace === undefined ? undefined : decimalFlag('--grace-seconds', grace);
+  const out = structured(values);
   return withContext(values, async (ctx) => {
     const report = await reconcileClaims({
       ...claimsPorts(ctx),
       ...(graceSeconds !== undefined ? { graceMs: graceSeconds * 1000 } : {}),
     });
+    const conflict = report.actions.some((a) => a.kind === 'conflict');
+    if (out) {
+      out(report);
+      return conflict ? 1 : 0;
+    }
     const lines = reportLines(report);
     console.log(
       `examined ${report.identities} identities and ${report.guards} guards: ${lines.length ? '' : 'nothing to repair'}`,
     );
     for (const line of lines) console.log(`  ${line}`);
-    return report.actions.some((a) => a.kind === 'conflict') ? 1 : 0;
+    return conflict ? 1 : 0;
   });
 }

@@ -3,20 +3,23 @@ import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
-import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
+import { describeKubeconfigRef, type KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, targetOptions, withContext } from '../context.js';
+import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
 import { verifyThroughStack } from '../remote-verify.js';
+import { refresh } from './cluster-refresh.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
   fleetscope cluster register --name NAME --secret-id ID [--context CTX] [--label k=v ...] --aws
       [--assume-role ARN [--external-id ID]]   reach an EKS cluster through a role in its own account
-  fleetscope cluster list [-o table|wide|json|yaml] [--sort-by name|nodes|observed]
+  fleetscope cluster list [--cluster NAME ...] [-o table|wide|json|yaml] [--sort-by name|nodes|observed|version|reachable]
+  fleetscope cluster refresh [--cluster NAME ...] [-o table|wide|json|yaml]
+                                                         inventory now, and what changed
   fleetscope cluster deregister --name NAME
   fleetscope cluster adopt --name NAME [--from OWNER]   make this control plane the cluster's owner
 
@@ -36,6 +39,7 @@ const options = {
   'external-id': { type: 'string' },
   from: { type: 'string' },
   label: { type: 'string', multiple: true },
+  cluster: { type: 'string', multiple: true },
   ...outputOptions,
   'sort-by': { type: 'string' },
 } as const;
@@ -44,18 +48,20 @@ export const command: CliCommand = {
   name: 'cluster',
   summary: 'register, list and deregister the clusters of the fleet',
   usage,
+  outputs: { register: 'action', list: 'data', refresh: 'data', deregister: 'action', adopt: 'action' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {
       register: () => register(values),
       list: () => list(values),
+      refresh: () => refresh(values),
       deregister: () => deregister(values),
       adopt: () => adopt(values),
     });
   },
 };
 
-type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
+export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
 function kubeconfigRefOf(values: Flags): KubeconfigRef {
   const context = values.context;
@@ -121,7 +127,9 @@ async function list(values: Flags): Promise<number> {
   const format = outputFormat(values);
   const sortBy = sortKey(values['sort-by']);
   return withContext(values, async (ctx) => {
-    const clusters = await ctx.registry.list();
+    const clusters = values.cluster?.length
+      ? await Promise.all([...new Set(values.cluster)].map((n) => registeredCluster(ctx, n)))
+      : await ctx.registry.list();
     const ids = await identityColumns(
       ctx.db,
       ctx.table,
@@ -138,13 +146,13 @@ async function list(values: Flags): Promise<number> {
       console.log('no clusters registered (fleetscope cluster register adds one)');
       return 0;
     }
-    print(format, rows, () => clusterTable(rows));
+    print(format, rows, (wide) => clusterTable(rows, wide));
     return 0;
   });
 }
 
 type ListRow = {
-  cluster: { name: string; labels: Record<string, string>; owner?: string };
+  cluster: Pick<RegisteredCluster, 'name' | 'labels' | 'owner' | 'registeredAt' | 'kubeconfig'>;
   claims?: { id?: string; clusterSet?: string };
   status?: {
     reachable: boolean;
@@ -152,6 +160,7 @@ type ListRow = {
     nodeCount?: number;
     metricsApi?: string;
     observedAt: string;
+    error?: string;
   };
 };
 
@@ -159,6 +168,9 @@ const SORTS: Record<string, (a: ListRow, b: ListRow) => number> = {
   name: (a, b) => a.cluster.name.localeCompare(b.cluster.name),
   nodes: (a, b) => (b.status?.nodeCount ?? -1) - (a.status?.nodeCount ?? -1),
   observed: (a, b) => (b.status?.observedAt ?? '').localeCompare(a.status?.observedAt ?? ''),
+  version: (a, b) =>
+    (a.status?.serverVersion ?? '').localeCompare(b.status?.serverVersion ?? '', 'en', { numeric: true }),
+  reachable: (a, b) => Number(a.status?.reachable ?? -1) - Number(b.status?.reachable ?? -1),
 };
 
 function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
@@ -167,9 +179,11 @@ function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
   return sort;
 }
 
-function clusterTable(rows: ListRow[]): string[] {
+function clusterTable(rows: ListRow[], wide: boolean): string[] {
+  const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED'];
+  if (wide) head.push('OBSERVED AT (WALL TIME)', 'REGISTERED AT', 'KUBECONFIG', 'ERROR');
   return textTable([
-    ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED', 'OWNER', 'LABELS'],
+    [...head, 'OWNER', 'LABELS'],
     ...rows.map(({ cluster, claims, status }) => [
       cluster.name,
       claims?.id ?? '-',
@@ -179,6 +193,14 @@ function clusterTable(rows: ListRow[]): string[] {
       status?.nodeCount?.toString() ?? '-',
       status?.metricsApi ?? '-',
       status ? age(status.observedAt) : 'never',
+      ...(wide
+        ? [
+            status?.observedAt ?? '-',
+            cluster.registeredAt,
+            describeKubeconfigRef(cluster.kubeconfig),
+            status?.error ?? '',
+          ]
+        : []),
       cluster.owner ?? 'any',
       Object.entries(cluster.labels)
         .map(([k, v]) => `${k}=${v}`)

@@ -9,13 +9,13 @@ import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
 import { type CliCommand, need, runSubcommand } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
-import { outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, structured } from '../output.js';
 
 const usage = `usage:
   fleetscope clusterset join  --cluster NAME --set CLUSTERSET
   fleetscope clusterset leave --cluster NAME [--set CLUSTERSET]
   fleetscope clusterset move  --cluster NAME --to CLUSTERSET
-  fleetscope clusterset list  [--set CLUSTERSET] [-o table|json|yaml]
+  fleetscope clusterset list  [--set CLUSTERSET] [-o table|wide|json|yaml]
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
@@ -40,6 +40,7 @@ export const command: CliCommand = {
   name: 'clusterset',
   summary: 'join, leave or move between ClusterSets (KEP-2149 membership)',
   usage,
+  outputs: { join: 'data', leave: 'data', move: 'data', list: 'data' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {
@@ -106,7 +107,8 @@ async function list(values: Flags): Promise<number> {
       structured(values)?.(members);
       return 0;
     }
-    for (const line of await clusterSetLines(ctx, values.set)) console.log(line);
+    const wide = outputFormat(values) === 'wide';
+    for (const line of await clusterSetLines(ctx, values.set, wide)) console.log(line);
     return 0;
   });
 }

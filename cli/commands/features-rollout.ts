@@ -72,6 +72,7 @@ async function start(values: Flags): Promise<number> {
     throw new UsageError(
       `--fail-after: a number of failed attempts (at least 1), not "${values['fail-after']}"`,
     );
+  const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     const p = await ports(ctx);
     const spec = featureOf(p.catalog, values.feature, 'rollout');
@@ -88,8 +89,10 @@ async function start(values: Flags): Promise<number> {
       }),
     );
     await ctx.runtime?.bus.drain(); // local: the first wave has started
-    console.log(`rollout ${r.id}: ${spec.name} ${r.to} over ${r.clusters.length} cluster(s)`);
-    for (const line of waveLines(r)) console.log(`  ${line}`);
+    print(format, rolloutJson(r), () => [
+      `rollout ${r.id}: ${spec.name} ${r.to} over ${r.clusters.length} cluster(s)`,
+      ...waveLines(r).map((line) => `  ${line}`),
+    ]);
     return 0;
   });
 }
@@ -124,7 +127,7 @@ async function status(values: Flags): Promise<number> {
       ? [await store.get(values.id)].filter((r): r is Rollout => !!r)
       : await store.list();
     if (values.id && all.length === 0) throw new Error(`no rollout "${values.id}"`);
-    print(format, { rollouts: all.map(rolloutJson) }, () =>
+    print(format, { rollouts: all.map(rolloutJson) }, (wide) =>
       all.length === 0
         ? ['no rollouts']
         : values.id
@@ -134,21 +137,31 @@ async function status(values: Flags): Promise<number> {
               'log:',
               ...rolloutJson(all[0]!).log.map((l) => `  ${l}`),
             ]
-          : textTable([
-              ['ID', 'FEATURE', 'TO', 'STATUS', 'WAVE', 'CLUSTERS', 'REASON'],
-              ...all.map((r) => [
-                r.id,
-                `${r.namespace}/${r.feature}`,
-                r.to,
-                r.status,
-                `${r.wave + 1}/${r.bounds.length}`,
-                String(r.clusters.length),
-                r.reason ?? '',
-              ]),
-            ]),
+          : rolloutTable(all, wide),
     );
     return 0;
   });
+}
+
+function rolloutTable(all: Rollout[], wide: boolean): string[] {
+  const head = ['ID', 'FEATURE', 'TO', 'STATUS', 'WAVE', 'CLUSTERS'];
+  if (wide) head.push('PAUSE', 'WAVE STARTED', 'WAVE REACHED');
+  return textTable([
+    [...head, 'REASON'],
+    ...all.map((r) => {
+      const j = rolloutJson(r);
+      return [
+        r.id,
+        j.feature,
+        r.to,
+        r.status,
+        `${r.wave + 1}/${r.bounds.length}`,
+        String(r.clusters.length),
+        ...(wide ? [j.pause, j.waveStartedAt ?? '', j.waveReachedAt ?? ''] : []),
+        r.reason ?? '',
+      ];
+    }),
+  ]);
 }
 
 async function change(values: Flags, to: 'halted' | 'running'): Promise<number> {

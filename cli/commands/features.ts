@@ -16,6 +16,7 @@ import {
   featureJson,
   historyLines,
   listTable,
+  transitionJson,
 } from '../../shared/features/views.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
@@ -26,15 +27,16 @@ import { featureOf } from './feature-flag.js';
 import { rolloutCommand, rolloutOptions } from './features-rollout.js';
 
 const usage = `usage:
-  fleetscope features list     [--cluster NAME] [--feature F] [--offline] [-o table|wide|json|yaml]
+  fleetscope features list     [--cluster NAME] [--feature F] [-n NAMESPACE] [--offline]
+                               [--sort-by cluster|feature|state|updated] [-o table|wide|json|yaml]
   fleetscope features get      --cluster NAME --feature F [--offline] [-o table|json|yaml]
   fleetscope features set      --cluster NAME --feature F --desired on|off|default [--keep-state]
   fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
   fleetscope features register --file FILE|-
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
-  fleetscope features reconcile [--cluster NAME]
+  fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
   fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
-                               [--selector k=v] [--stuck-after 30m] [--fail-after N]
+                               [--selector k=v] [--stuck-after 30m] [--fail-after N] [-o ...]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
   fleetscope features rollout halt|resume --id ID
 
@@ -51,7 +53,7 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
                  every waiting task at once
-  rollout        turn a feature on or off across the fleet in waves (see README)
+  rollout        turn a feature on or off across the fleet in waves (docs/features.md)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -68,6 +70,8 @@ const options = {
   file: { type: 'string' },
   kubernetes: { type: 'string' },
   fleetscope: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  'sort-by': { type: 'string' },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -76,6 +80,19 @@ export const command: CliCommand = {
   name: 'features',
   summary: 'feature lifecycle (KEP-3920): list, get, set, history, register, check-upgrade, rollout',
   usage,
+  outputs: {
+    list: 'data',
+    get: 'data',
+    set: 'action',
+    history: 'data',
+    register: 'action',
+    'check-upgrade': 'data',
+    reconcile: 'data',
+    rollout: 'data',
+    'rollout status': 'data',
+    'rollout halt': 'action',
+    'rollout resume': 'action',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals[0] === 'rollout') return rolloutCommand(values, positionals.slice(1));
@@ -158,23 +175,46 @@ async function gather(
   return out;
 }
 
+/** --sort-by keys of features list (default: cluster, then the catalog's order). */
+const FEATURE_SORTS: Record<string, (a: FeatureJson, b: FeatureJson) => number> = {
+  cluster: (a, b) => a.cluster.localeCompare(b.cluster),
+  feature: (a, b) => a.feature.localeCompare(b.feature) || a.cluster.localeCompare(b.cluster),
+  state: (a, b) => a.state.localeCompare(b.state) || a.cluster.localeCompare(b.cluster),
+  updated: (a, b) => b.updatedAt.localeCompare(a.updatedAt),
+};
+
 async function list(values: Flags): Promise<number> {
   const format = outputFormat(values);
+  const sort = FEATURE_SORTS[values['sort-by'] ?? 'cluster'];
+  if (!sort)
+    throw new UsageError(
+      `--sort-by ${values['sort-by']}: use one of ${Object.keys(FEATURE_SORTS).join(', ')}`,
+    );
   return withContext(values, async (ctx) => {
     const catalog = await loadCatalog(new FeatureStore(ctx.db, ctx.table));
     const only = values.feature ? featureOf(catalog, values.feature, 'list') : undefined;
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'list')]
       : (await ctx.registry.list()).map((c) => c.name);
-    const { rows, unannounced } = await gather(ctx, catalog, clusters, only, !values.offline);
+    const gathered = await gather(ctx, catalog, clusters, only, !values.offline);
+    const inNs = (f: string) => !values.namespace || f.startsWith(`${values.namespace}/`);
+    const rows = gathered.rows.filter((r) => inNs(r.feature)).sort(sort);
+    const unannounced = gathered.unannounced.filter((u) => inNs(u.split(' ')[1] ?? ''));
     print(format, { features: rows, unannounced }, (wide) => [
-      ...(rows.length ? listTable(rows, wide) : ['no feature records yet']),
+      ...(rows.length ? listTable(rows, wide) : [noFeatures(clusters.length, values.namespace)]),
       ...(unannounced.length
         ? [`not announced yet (following their default until the reconciler runs): ${unannounced.join(', ')}`]
         : []),
     ]);
     return 0;
   });
+}
+
+function noFeatures(clusters: number, namespace: string | undefined): string {
+  if (clusters === 0)
+    return 'no feature records: no clusters registered (fleetscope cluster register adds one)';
+  if (namespace) return `no feature records in namespace ${namespace}`;
+  return 'no feature records yet: the features reconciler has not run (fleetscope run --once --capability features)';
 }
 
 async function one(ctx: CliContext, values: Flags, what: string) {
@@ -270,8 +310,8 @@ async function history(values: Flags): Promise<number> {
         cluster,
         feature: f.feature,
         state: f.state,
-        history: record.history,
-        current: record.transition ?? null,
+        history: record.history.map(transitionJson),
+        current: record.transition ? transitionJson(record.transition) : null,
       },
       () => historyLines(record),
     );
@@ -337,42 +377,70 @@ const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>
     .filter(Boolean)
     .join(' and ') || 'an upgrade or downgrade';
 
+async function reconcilerPorts(ctx: CliContext, store: FeatureStore): Promise<ReconcilerPorts> {
+  return {
+    store,
+    catalog: await loadCatalog(store),
+    db: ctx.db,
+    table: ctx.table,
+    id: `cli/${randomUUID().slice(0, 8)}`,
+    now: Date.now,
+    eager: true,
+    publish: (e) => ctx.publisher.publish(e),
+    warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
+    connect: async (cluster) => {
+      const c = await registeredCluster(ctx, cluster);
+      return clusterAccess().client(c.name, c.kubeconfig);
+    },
+  };
+}
+
+interface ReconcileResult {
+  cluster: string;
+  features: { feature: string; state: string; waitingFor?: string; error?: string }[];
+  error?: string;
+}
+
+function reconcileLines(results: ReconcileResult[]): string[] {
+  return results.flatMap((r) =>
+    r.features.map(
+      (o) =>
+        `${r.cluster} ${o.feature}: ${o.state}${o.waitingFor ? ` (waiting for: ${o.waitingFor})` : ''}${o.error ? ` (failing: ${o.error})` : ''}`,
+    ),
+  );
+}
+
 async function reconcile(values: Flags): Promise<number> {
+  const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     const store = new FeatureStore(ctx.db, ctx.table);
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'reconcile')]
       : (await ctx.registry.list()).map((c) => c.name);
-    const ports: ReconcilerPorts = {
-      store,
-      catalog: await loadCatalog(store),
-      db: ctx.db,
-      table: ctx.table,
-      id: `cli/${randomUUID().slice(0, 8)}`,
-      now: Date.now,
-      eager: true,
-      publish: (e) => ctx.publisher.publish(e),
-      warn: (m, f) => console.error(`warning: ${m} ${JSON.stringify(f)}`),
-      connect: async (cluster) => {
-        const c = await ctx.registry.get(cluster);
-        if (!c) throw new Error(`cluster "${cluster}" is not registered`);
-        return clusterAccess().client(c.name, c.kubeconfig);
-      },
-    };
-    let failed = 0;
+    const ports = await reconcilerPorts(ctx, store);
+    const results: ReconcileResult[] = [];
     for (const cluster of clusters) {
       try {
-        for (const o of await reconcileCluster(ports, cluster))
-          if (o.steps || o.state === 'TurningOn' || o.state === 'TurningOff')
-            console.log(
-              `${cluster} ${o.feature}: ${o.state}${o.waitingFor ? ` (waiting for: ${o.waitingFor})` : ''}${o.error ? ` (failing: ${o.error})` : ''}`,
-            );
+        const moved = (await reconcileCluster(ports, cluster)).filter(
+          (o) => o.steps || o.state === 'TurningOn' || o.state === 'TurningOff',
+        );
+        results.push({
+          cluster,
+          features: moved.map((o) => ({
+            feature: o.feature,
+            state: o.state,
+            ...(o.waitingFor ? { waitingFor: o.waitingFor } : {}),
+            ...(o.error ? { error: o.error } : {}),
+          })),
+        });
       } catch (err) {
-        failed++;
-        console.error(`${cluster}: ${describeAccessError(err)}`);
+        results.push({ cluster, features: [], error: describeAccessError(err) });
       }
     }
     await ctx.runtime?.bus.drain();
-    return failed ? 1 : 0;
+    print(format, results, () => reconcileLines(results));
+    for (const r of results)
+      if (r.error && format !== 'json' && format !== 'yaml') console.error(`${r.cluster}: ${r.error}`);
+    return results.some((r) => r.error) ? 1 : 0;
   });
 }

@@ -30,7 +30,8 @@ nothing more: no wildcard, no secrets, write verbs only on what a capability wri
                              capability runs with (node scope and balloons run in the cluster cycle)
   --with FEATURE             add the rules of an optional behaviour (${featureList()})
   --without FEATURE          leave out the rules of a behaviour that is on by default
-  -o, --output yaml|json     output format (default yaml: documents with a comment on every rule)`;
+  -o, --output yaml|json     output format (default yaml: documents with a comment on every rule; --json is
+                             -o json). Manifests have no table form: -o table|wide are refused`;
 
 function capabilityIds(): string[] {
   return CAPABILITIES.map((c) => c.id);
@@ -89,6 +90,7 @@ export const command: CliCommand = {
   name: 'rbac',
   summary: "print the least-privilege RBAC for fleetscope's identity in a cluster",
   usage,
+  outputs: { '': 'manifests' },
   async run(args) {
     let parsed: ReturnType<typeof parse>;
     try {
@@ -98,9 +100,11 @@ export const command: CliCommand = {
     }
     const { values, positionals } = parsed;
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const output = values.output ?? 'yaml';
+    if (values.json && values.output && values.output !== 'json')
+      throw new UsageError(`--json and -o ${values.output} disagree`);
+    const output = values.json ? 'json' : (values.output ?? 'yaml');
     if (output !== 'yaml' && output !== 'json')
-      throw new UsageError(`-o must be yaml or json, got ${JSON.stringify(output)}`);
+      throw new UsageError(`-o ${output}: use one of yaml, json (manifests have no table form)`);
     let manifests: RbacManifest[];
     try {
       manifests = rbacManifests(selected(values.capability), {
@@ -134,6 +138,7 @@ function parse(args: string[]) {
       with: { type: 'string', multiple: true },
       without: { type: 'string', multiple: true },
       output: { type: 'string', short: 'o' },
+      json: { type: 'boolean' },
     },
   });
 }

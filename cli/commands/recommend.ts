@@ -349,6 +349,7 @@ export const command: CliCommand = {
   name: 'recommend',
   summary: "compute one scope's recommendation offline from a history file",
   usage,
+  outputs: { '': 'data' },
   async run(args: string[]): Promise<number> {
     const { values, positionals } = parseFlags(args, {
       input: { type: 'string', short: 'i' },

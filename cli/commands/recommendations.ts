@@ -1,31 +1,44 @@
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { amountFields, cpuCell, memoryCell } from '../../shared/kernel/units-format.js';
+import {
+  amountFields,
+  change,
+  cpuCell,
+  memoryCell,
+  readableCpu,
+  readableMemory,
+} from '../../shared/kernel/units-format.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
-import { getRecommendations, listDaemonSets } from '../../shared/nodescope/query.js';
+import {
+  type DaemonSetRecommendations,
+  getRecommendations,
+  listDaemonSets,
+} from '../../shared/nodescope/query.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { whyNoNodeScope } from '../explain/empty-nodescope.js';
-import { outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
-  fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|json|yaml]
-  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|json|yaml]
+  fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
+  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|wide|json|yaml]
   fleetscope recommendations install-crd --cluster NAME
-  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE]
-  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|-
+  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o json|yaml|table|wide]
+  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|- [-o ...]
 
   list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster
-  get          per-node recommendations next to the DaemonSet-wide one; --live recomputes them from the
+  get          per-node recommendations next to the DaemonSet-wide one, each beside the template's current
+               requests with the change (current → target (delta, %)); --live recomputes them from the
                stored states (what the next cycle would compute), else what the last fold stored
   install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
-  checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List, JSON):
+  checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
+               -o yaml, or -o table|wide for a summary per checkpoint):
                one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container
   import-checkpoints
                load node-scoped checkpoints (a List, or an array) as the history of nodes that have none
@@ -49,6 +62,13 @@ export const command: CliCommand = {
   name: 'recommendations',
   summary: 'node-scoped DaemonSet recommendations (KEP-4943): list, get per node, install the scoped VPA CRD',
   usage,
+  outputs: {
+    list: 'data',
+    get: 'data',
+    'install-crd': 'action',
+    checkpoints: 'data',
+    'import-checkpoints': 'data',
+  },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {
@@ -96,55 +116,87 @@ const HEAD_SORTS: Record<string, (a: DsHead, b: DsHead) => number> = {
 
 async function list(values: Flags): Promise<number> {
   const sort = HEAD_SORTS[values['sort-by'] ?? 'name'];
-  if (!sort) throw new UsageError(`--sort-by: use one of ${Object.keys(HEAD_SORTS).join(', ')}`);
-  const out = structured(values);
+  if (!sort)
+    throw new UsageError(`--sort-by ${values['sort-by']}: use one of ${Object.keys(HEAD_SORTS).join(', ')}`);
+  const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     if (values.cluster) await registeredCluster(ctx, values.cluster);
     const all = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
     const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace).sort(sort);
-    if (out) {
-      out(heads);
-      return 0;
-    }
-    if (heads.length === 0) {
+    if (heads.length === 0 && format !== 'json' && format !== 'yaml') {
       if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
       else console.log(await whyNoNodeScope(ctx, values.cluster));
       return 0;
     }
-    console.log(
-      textTable([
-        [
-          'CLUSTER',
-          'DAEMONSET',
-          'VPA',
-          'MODE',
-          'NODES',
-          'FALLBACK',
-          'SCOPES',
-          'PER-NODE VS DS-WIDE (CPU, MEM)',
-          'AS OF',
-        ],
-        ...heads.map((h) => [
-          h.cluster,
-          `${h.namespace}/${h.name}`,
-          h.vpa.name,
-          h.updateMode,
-          String(h.stats.eligibleNodes),
-          String(h.stats.fallbackNodes),
-          String(h.stats.scopes),
-          `${delta(h.stats.perNodeCpu, h.stats.dsWideCpu)}, ${delta(h.stats.perNodeMemory, h.stats.dsWideMemory)}`,
-          new Date(h.baseAt).toISOString(),
-        ]),
-      ]).join('\n'),
-    );
+    print(format, heads.map(headView), (wide) => headTable(heads, wide));
     return 0;
   });
 }
 
+/** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
+function headView(h: DsHead) {
+  const st = h.stats;
+  return {
+    cluster: h.cluster,
+    namespace: h.namespace,
+    name: h.name,
+    vpa: h.vpa,
+    updateMode: h.updateMode,
+    containers: h.containers,
+    requests: Object.fromEntries(h.template.map((c) => [c.name, amountFields(c.requests)])),
+    nodes: st.nodes,
+    eligibleNodes: st.eligibleNodes,
+    fallbackNodes: st.fallbackNodes,
+    scopes: st.scopes,
+    perNode: amountFields({ cpu: st.perNodeCpu, memory: st.perNodeMemory }),
+    dsWide: amountFields({ cpu: st.dsWideCpu, memory: st.dsWideMemory }),
+    perNodeVsDsWidePercent: {
+      cpu: percent(st.perNodeCpu, st.dsWideCpu),
+      memory: percent(st.perNodeMemory, st.dsWideMemory),
+    },
+    asOf: new Date(h.baseAt).toISOString(),
+    foldedThrough: h.foldedThrough,
+    ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
+  };
+}
+
+function headTable(heads: DsHead[], wide: boolean): string[] {
+  const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'NODES', 'FALLBACK', 'SCOPES'];
+  head.push('PER-NODE VS DS-WIDE (CPU, MEM)');
+  if (wide) head.push('PER-NODE SUM', 'DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
+  head.push('AS OF');
+  return textTable([
+    head,
+    ...heads.map((h) => [
+      h.cluster,
+      `${h.namespace}/${h.name}`,
+      h.vpa.name,
+      h.updateMode,
+      String(h.stats.eligibleNodes),
+      String(h.stats.fallbackNodes),
+      String(h.stats.scopes),
+      `${delta(h.stats.perNodeCpu, h.stats.dsWideCpu)}, ${delta(h.stats.perNodeMemory, h.stats.dsWideMemory)}`,
+      ...(wide
+        ? [
+            `${cpuCell(h.stats.perNodeCpu)}/${memoryCell(h.stats.perNodeMemory)}`,
+            `${cpuCell(h.stats.dsWideCpu)}/${memoryCell(h.stats.dsWideMemory)}`,
+            h.containers.join(','),
+            h.stats.lastSampleAt ? new Date(h.stats.lastSampleAt).toISOString() : '-',
+          ]
+        : []),
+      new Date(h.baseAt).toISOString(),
+    ]),
+  ]);
+}
+
+/** The change from b to a in percent (null without a base to compare with). */
+function percent(a: number, b: number): number | null {
+  return b ? Math.round(((a - b) / b) * 100) : null;
+}
+
 function delta(a: number, b: number): string {
-  if (!b) return '-';
-  const p = ((a - b) / b) * 100;
-  return `${p >= 0 ? '+' : ''}${p.toFixed(0)}%`;
+  const p = percent(a, b);
+  return p === null ? '-' : `${p >= 0 ? '+' : ''}${p}%`;
 }
 
 function daemonSetOf(
@@ -160,6 +212,8 @@ function daemonSetOf(
 
 async function checkpoints(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
+  // A List to import or apply: JSON unless another format is asked for.
+  const format = values.output || values.json ? outputFormat(values) : 'json';
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
@@ -169,14 +223,31 @@ async function checkpoints(values: Flags): Promise<number> {
       console.error(`no node-scoped history for ${ds} in cluster ${cluster}`);
       return 1;
     }
-    console.log(JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2));
+    print(format, { apiVersion: 'v1', kind: 'List', items }, (wide) => checkpointTable(items, wide));
     return 0;
   });
+}
+
+function checkpointTable(items: VerticalPodAutoscalerCheckpoint[], wide: boolean): string[] {
+  const head = ['NAME', 'NODE', 'CONTAINER', 'SAMPLES', 'LAST UPDATE'];
+  if (wide) head.push('FIRST SAMPLE', 'LAST SAMPLE');
+  return textTable([
+    head,
+    ...items.map((c) => [
+      c.metadata?.name ?? '',
+      c.spec.scopeValue ?? '(DaemonSet-wide)',
+      c.spec.containerName,
+      String(c.status.totalSamplesCount ?? 0),
+      c.status.lastUpdateTime ?? '-',
+      ...(wide ? [c.status.firstSampleStart ?? '-', c.status.lastSampleStart ?? '-'] : []),
+    ]),
+  ]);
 }
 
 async function importFrom(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'import-checkpoints');
   if (!values.file) throw new UsageError('import-checkpoints needs --file FILE (or - for stdin)');
+  const format = outputFormat(values);
   const text = await readInput(values.file);
   let parsed: unknown;
   try {
@@ -201,11 +272,7 @@ async function importFrom(values: Flags): Promise<number> {
         ],
   );
   return withContext(values, async (ctx) => {
-    const registered = await ctx.registry.get(cluster);
-    if (!registered) {
-      console.error(`cluster ${cluster} is not registered`);
-      return 1;
-    }
+    const registered = await registeredCluster(ctx, cluster);
     // Only the cluster's own nodes that the DaemonSet can run on take history: read them live.
     let placement: PlacementCheck;
     try {
@@ -231,14 +298,17 @@ async function importFrom(values: Flags): Promise<number> {
       return 1;
     }
     const skipped = [...invalid, ...result.reasons];
-    console.log(`${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${skipped.length} skipped`);
-    for (const s of skipped) console.log(`  skipped ${s.checkpoint}: ${s.reason}`);
+    print(format, { cluster, daemonSet: ds, imported: result.imported, skipped }, () => [
+      `${cluster} ${ds}: ${result.imported} checkpoint(s) imported, ${skipped.length} skipped`,
+      ...skipped.map((s) => `  skipped ${s.checkpoint}: ${s.reason}`),
+    ]);
     return 0;
   });
 }
 
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
+  const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
     const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
@@ -255,37 +325,44 @@ async function get(values: Flags): Promise<number> {
       );
       return 1;
     }
-    const out = structured(values);
-    if (out) {
-      out(recsView(recs));
-      return 0;
-    }
-    console.log(
+    const view = {
+      ...recsView(recs),
+      requests: Object.fromEntries(Object.entries(recs.requests).map(([c, a]) => [c, amountFields(a)])),
+    };
+    print(format, view, (wide) => [
       `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${recs.mode} as of ${recs.asOf}`,
-    );
-    const rows: string[][] = [
-      ['NODE', 'SOURCE', 'CONTAINER', 'TARGET CPU', 'TARGET MEM', 'LOWER', 'UPPER', 'UNCAPPED'],
-    ];
-    const line = (node: string, source: string, c: string, r: ContainerRec) => [
+      ...recsTable(recs, wide),
+    ]);
+    return 0;
+  });
+}
+
+/** Per node and container: current request → target (delta, %), the bounds (unbounded when uncapped). */
+function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
+  const head = ['NODE', 'SOURCE', 'CONTAINER', 'CPU (REQUEST → TARGET)', 'MEMORY (REQUEST → TARGET)'];
+  head.push('LOWER', 'UPPER', ...(wide ? ['UNCAPPED'] : []));
+  const line = (node: string, source: string, c: string, r: ContainerRec) => {
+    const now = recs.requests[c];
+    return [
       node,
       source,
       c,
-      cpu(r.target),
-      mem(r.target),
+      change(now?.cpu, r.target?.cpu, readableCpu),
+      change(now?.memory, r.target?.memory, readableMemory),
       `${cpu(r.lowerBound)}/${mem(r.lowerBound)}`,
       `${cpu(r.upperBound)}/${mem(r.upperBound)}`,
-      `${cpu(r.uncappedTarget)}/${mem(r.uncappedTarget)}`,
+      ...(wide ? [`${cpu(r.uncappedTarget)}/${mem(r.uncappedTarget)}`] : []),
     ];
-    for (const [c, r] of Object.entries(recs.dsWide).sort())
-      rows.push(line('(DaemonSet-wide)', 'upstream', c, r));
-    for (const node of Object.keys(recs.nodes).sort()) {
-      const rec = recs.nodes[node];
-      if (!rec) continue;
-      for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, rec.source, c, r));
-    }
-    console.log(textTable(rows).join('\n'));
-    return 0;
-  });
+  };
+  const rows: string[][] = [head];
+  for (const [c, r] of Object.entries(recs.dsWide).sort())
+    rows.push(line('(DaemonSet-wide)', 'upstream', c, r));
+  for (const node of Object.keys(recs.nodes).sort()) {
+    const rec = recs.nodes[node];
+    if (!rec) continue;
+    for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, rec.source, c, r));
+  }
+  return textTable(rows);
 }
 
 async function installCrd(values: Flags): Promise<number> {

@@ -15,7 +15,7 @@ import {
   targetOptions,
   withContext,
 } from '../context.js';
-import { structured } from '../output.js';
+import { outputOptions, structured } from '../output.js';
 
 const usage = `usage:
   fleetscope report [--cluster NAME] --out FILE.html     draw the report from the local state
@@ -34,7 +34,7 @@ const usage = `usage:
 
 const options = {
   ...targetOptions,
-  output: { type: 'string', short: 'o' },
+  ...outputOptions,
   cluster: { type: 'string' },
   out: { type: 'string' },
   bucket: { type: 'string' },
@@ -48,6 +48,8 @@ export const command: CliCommand = {
   name: 'report',
   summary: 'the fleet as one self-contained HTML report with charts (local state, or the stack’s from S3)',
   usage,
+  // Its human form is the HTML file; -o json|yaml print the figures the charts are drawn from.
+  outputs: { '': 'manifests' },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -59,6 +61,10 @@ async function fromState(values: Flags): Promise<number> {
   for (const flag of ['bucket', 'url', 'expires'] as const)
     if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --aws`);
   const print = structured(values);
+  if (values.output === 'table' || values.output === 'wide')
+    throw new UsageError(
+      `-o ${values.output}: the report's human form is the HTML file (--out FILE); -o json|yaml print its figures`,
+    );
   if (!print && !values.out) throw new UsageError('report needs --out FILE (or -o json|yaml)');
   if (print && values.out) throw new UsageError('--out and -o json|yaml: choose one');
   const dir = stateDirOf(values);
@@ -90,7 +96,8 @@ async function fromState(values: Flags): Promise<number> {
 async function fromBucket(values: Flags): Promise<number> {
   if (values.cluster)
     throw new UsageError('--cluster works on the local state; the stored report covers the whole fleet');
-  if (values.output) throw new UsageError('-o works on the local state; --aws fetches the HTML report');
+  if (values.output || values.json)
+    throw new UsageError('-o works on the local state; --aws fetches the HTML report');
   if (values.url && values.out) throw new UsageError('--url and --out: choose one');
   if (!values.url && !values.out) throw new UsageError('report --aws needs --out FILE or --url');
   if (values.expires !== undefined && !values.url) throw new UsageError('--expires goes with --url');

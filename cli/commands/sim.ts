@@ -5,9 +5,12 @@
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
+import { resolve } from 'node:path';
+import { demoFleetSpecs, demoVpas } from '../../local/demo-fleet.js';
+import { type SimClusterSpec, type Simulator, startSimulator } from '../../local/sim/index.js';
 import type { CliCommand } from '../command.js';
 import { decimalFlag, UsageError } from '../command.js';
+import { type OutputFormat, outputFormat, print } from '../output.js';
 
 const USAGE = `usage: fleetscope sim --clusters N --nodes M --kubeconfig-out FILE [options]
 
@@ -25,7 +28,13 @@ options:
   --kubernetes-version V  server version to simulate (default 1.35.0; 1.32.13 reproduces the recordings)
   --manual-clock          keep the simulated clock still (advance it with POST /_sim/clock)
   --rbac                  enforce RBAC as kube-apiserver does (the kubeconfig's admin stays in system:masters)
-  --force                 overwrite FILE if it exists (otherwise an existing file is refused)`;
+  --demo                  also run npm start's demo workloads: the node-agent DaemonSet (load 0.25x to 4x
+                          from node to node) with a VerticalPodAutoscaler asking for node scope (Auto on
+                          demo-1, Off elsewhere), and netd (uniform load, mode Off) on demo-1; then
+                          cluster register + run --once gives recommendations (recommendations list)
+  --force                 overwrite FILE if it exists (otherwise an existing file is refused)
+  -o FORMAT               table (default), wide, json or yaml: what is printed at start (clusters, servers,
+                          kubeconfig path, clock)`;
 
 interface Options {
   clusters: number;
@@ -38,10 +47,76 @@ interface Options {
   manualClock: boolean;
   force: boolean;
   rbac?: boolean;
+  demo?: boolean;
+  output?: string;
+  json?: boolean;
+  format?: OutputFormat;
 }
 
 const intArg = (name: string, v: string | undefined, min: number, max: number): number =>
   decimalFlag(name, v, { integer: true, min, max });
+
+/** The flags that take no value, and what each sets. */
+const SWITCHES: Record<string, (o: Partial<Options>) => void> = {
+  '--manual-clock': (o) => {
+    o.manualClock = true;
+  },
+  '--force': (o) => {
+    o.force = true;
+  },
+  '--rbac': (o) => {
+    o.rbac = true;
+  },
+  '--demo': (o) => {
+    o.demo = true;
+  },
+  '--json': (o) => {
+    o.json = true;
+  },
+};
+
+function metricsOf(m: string): Options['metrics'] {
+  if (m !== 'available' && m !== 'absent' && m !== 'unavailable')
+    throw new UsageError(`--metrics must be available, absent or unavailable, got ${JSON.stringify(m)}`);
+  return m;
+}
+
+function versionOf(v: string): string {
+  if (!/^v?1\.\d+(\.\d+)?$/.test(v))
+    throw new UsageError(`--kubernetes-version must look like 1.35.0, got ${JSON.stringify(v)}`);
+  return v.replace(/^v/, '');
+}
+
+/** The flags that take a value, and what each sets from it. */
+const VALUED: Record<string, (o: Partial<Options>, v: string, flag: string) => void> = {
+  '--clusters': (o, v, f) => {
+    o.clusters = intArg(f, v, 1, 100);
+  },
+  '--nodes': (o, v, f) => {
+    o.nodes = intArg(f, v, 0, 10_000);
+  },
+  '--kubeconfig-out': (o, v) => {
+    o.out = v;
+  },
+  '--port-base': (o, v, f) => {
+    o.portBase = intArg(f, v, 1, 65_000);
+  },
+  '--seed': (o, v, f) => {
+    o.seed = intArg(f, v, 0, 2 ** 31 - 1);
+  },
+  '--metrics': (o, v) => {
+    o.metrics = metricsOf(v);
+  },
+  '--kubernetes-version': (o, v) => {
+    o.version = versionOf(v);
+  },
+  '-o': (o, v) => {
+    o.output = v;
+  },
+  '--output': (o, v) => {
+    o.output = v;
+  },
+};
 
 export function parseSimArgs(args: string[]): Options {
   const o: Partial<Options> = {
@@ -56,60 +131,19 @@ export function parseSimArgs(args: string[]): Options {
     const [flag, inline] = a.includes('=')
       ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]
       : [a, undefined];
-    const value = () => {
-      if (inline !== undefined) return inline;
-      const v = args[++i];
+    const valued = VALUED[flag];
+    const toggle = SWITCHES[flag];
+    if (toggle && inline === undefined) toggle(o);
+    else if (valued) {
+      const v = inline ?? args[++i];
       if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--clusters':
-        o.clusters = intArg(flag, value(), 1, 100);
-        break;
-      case '--nodes':
-        o.nodes = intArg(flag, value(), 0, 10_000);
-        break;
-      case '--kubeconfig-out':
-        o.out = value();
-        break;
-      case '--port-base':
-        o.portBase = intArg(flag, value(), 1, 65_000);
-        break;
-      case '--seed':
-        o.seed = intArg(flag, value(), 0, 2 ** 31 - 1);
-        break;
-      case '--metrics': {
-        const m = value();
-        if (m !== 'available' && m !== 'absent' && m !== 'unavailable')
-          throw new UsageError(
-            `--metrics must be available, absent or unavailable, got ${JSON.stringify(m)}`,
-          );
-        o.metrics = m;
-        break;
-      }
-      case '--kubernetes-version': {
-        const v = value();
-        if (!/^v?1\.\d+(\.\d+)?$/.test(v))
-          throw new UsageError(`--kubernetes-version must look like 1.35.0, got ${JSON.stringify(v)}`);
-        o.version = v.replace(/^v/, '');
-        break;
-      }
-      case '--manual-clock':
-        o.manualClock = true;
-        break;
-      case '--force':
-        o.force = true;
-        break;
-      case '--rbac':
-        o.rbac = true;
-        break;
-      default:
-        throw new UsageError(`unknown option ${JSON.stringify(a)}`);
-    }
+      valued(o, v, flag);
+    } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
   if (o.clusters === undefined) throw new UsageError('--clusters is required');
   if (o.nodes === undefined) throw new UsageError('--nodes is required');
   if (!o.out) throw new UsageError('--kubeconfig-out is required');
+  o.format = outputFormat({ output: o.output, json: o.json });
   return o as Options;
 }
 
@@ -175,16 +209,78 @@ export function demoFleet(
   }));
 }
 
+/** --demo: each cluster also runs npm start's demo DaemonSets (their VPAs are added once it runs). */
+function withDemo(o: Options, specs: SimClusterSpec[]): SimClusterSpec[] {
+  if (!o.demo) return specs;
+  const demo = demoFleetSpecs(specs.length, o.nodes);
+  return specs.map((c, i) => ({
+    ...c,
+    daemonSets: [...(c.daemonSets ?? []), ...(demo[i]?.daemonSets ?? [])],
+  }));
+}
+
+/** What the simulator serves: its clusters and servers, the kubeconfig, and which clock it keeps. */
+export function simStartView(o: Options, sim: Pick<Simulator, 'clusters' | 'clock'>) {
+  return {
+    kubeconfig: resolve(o.out),
+    kubernetesVersion: o.version,
+    nodesPerCluster: o.nodes,
+    metricsApi: o.metrics,
+    demo: Boolean(o.demo),
+    clock: o.manualClock ? 'manual' : 'wall',
+    simTime: new Date(sim.clock.now()).toISOString(),
+    clusters: sim.clusters.map((c) => ({
+      name: c.name,
+      context: c.name,
+      server: c.server,
+      ...(o.demo ? { vpas: demoVpas(sim.clusters.indexOf(c)).length } : {}),
+    })),
+  };
+}
+
+function printStart(o: Options, sim: Simulator): void {
+  const view = simStartView(o, sim);
+  const format = o.format ?? 'table';
+  if (format === 'json' || format === 'yaml') {
+    print(format, view, () => []);
+    return;
+  }
+  const width = Math.max(...sim.clusters.map((c) => c.name.length));
+  console.log(
+    `fleetscope sim: ${o.clusters} cluster(s) of ${o.nodes} node(s), Kubernetes ${o.version}; kubeconfig written to ${o.out}`,
+  );
+  for (const c of view.clusters)
+    console.log(
+      `  context ${c.name.padEnd(width)}  ${c.server}${format === 'wide' ? `  metrics ${o.metrics}${c.vpas ? `, ${c.vpas} node-scoped VPA(s)` : ''}` : ''}`,
+    );
+  console.log(
+    o.manualClock
+      ? `clock: sim time stands at ${view.simTime} (POST /_sim/clock moves it)`
+      : `clock: sim time follows wall time (now ${view.simTime})`,
+  );
+  if (o.demo)
+    console.log(
+      `demo: node-scoped VPAs in every cluster; next: fleetscope cluster register --name demo-1 --kubeconfig ${o.out} --context demo-1, then fleetscope run --once`,
+    );
+  console.log(`try: kubectl --kubeconfig ${o.out} --context ${sim.clusters[0]?.name} get nodes`);
+  console.log('Ctrl-C stops the simulator.');
+}
+
 export const command: CliCommand = {
   name: 'sim',
   summary: 'run the Kubernetes API simulator (a fleet of clusters over HTTPS)',
   usage: USAGE,
+  outputs: { '': 'data' },
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
     // A kubeconfig is often someone's real one: never replaced unless asked.
     if (!o.force && existsSync(o.out)) throw new Error(`${o.out} exists; pass --force to overwrite it`);
-    const clusters = demoFleet(o).map((c) => (o.rbac ? { ...c, rbac: true } : c));
+    const clusters = withDemo(o, demoFleet(o)).map((c) => (o.rbac ? { ...c, rbac: true } : c));
     const sim = await startSimulator({ clusters, basePort: o.portBase });
+    if (o.demo)
+      sim.clusters.forEach((c, i) => {
+        for (const vpa of demoVpas(i)) c.store.put('verticalpodautoscalers.autoscaling.k8s.io', vpa);
+      });
     try {
       await writeFile(o.out, sim.kubeconfig(), { mode: 0o600, flag: o.force ? 'w' : 'wx' });
     } catch (err) {
@@ -196,13 +292,7 @@ export const command: CliCommand = {
           : `cannot write ${o.out}: ${code}`,
       );
     }
-    const width = Math.max(...sim.clusters.map((c) => c.name.length));
-    console.log(
-      `fleetscope sim: ${o.clusters} cluster(s) of ${o.nodes} node(s), Kubernetes ${o.version}; kubeconfig written to ${o.out}`,
-    );
-    for (const c of sim.clusters) console.log(`  context ${c.name.padEnd(width)}  ${c.server}`);
-    console.log(`try: kubectl --kubeconfig ${o.out} --context ${sim.clusters[0]?.name} get nodes`);
-    console.log('Ctrl-C stops the simulator.');
+    printStart(o, sim);
     const started = Date.now();
     const simStart = sim.clock.now();
     const ticker = o.manualClock
@@ -214,7 +304,7 @@ export const command: CliCommand = {
     });
     if (ticker) clearInterval(ticker);
     await sim.stop();
-    console.log(`fleetscope sim: stopped (${signal})`);
+    if (o.format === 'table' || o.format === 'wide') console.log(`fleetscope sim: stopped (${signal})`);
     return 0;
   },
 };

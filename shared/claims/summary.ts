@@ -86,25 +86,41 @@ export async function identityColumns(
   db: DynamoDBDocumentClient,
   tableName: string,
   clusters: string[],
-): Promise<Record<string, { id: string; clusterSet: string }>> {
+): Promise<Record<string, { id?: string; clusterSet?: string }>> {
   const store = new ClaimsStore(db, tableName);
   // One query for the fleet, not one read per cluster: a listing may be a moment behind.
   const byCluster = new Map((await store.listIdentities()).map((i) => [i.cluster, i]));
-  const out: Record<string, { id: string; clusterSet: string }> = {};
+  // Absent stays absent (JSON and YAML carry it): a table shows its own placeholder.
+  const out: Record<string, { id?: string; clusterSet?: string }> = {};
   for (const c of clusters) {
     const i = byCluster.get(c);
-    out[c] = { id: i?.clusterId ?? '-', clusterSet: i?.clusterSet ?? '-' };
+    out[c] = {
+      ...(i?.clusterId ? { id: i.clusterId } : {}),
+      ...(i?.clusterSet ? { clusterSet: i.clusterSet } : {}),
+    };
   }
   return out;
 }
 
-/** Every cluster's claims in one table (npm start's summary; `claims get` without --cluster). */
-export async function claimsSummaryLines(rt: {
-  db: DynamoDBDocumentClient;
-  table: string;
-}): Promise<string[]> {
+/** --sort-by keys of the claims table (`claims get` without --cluster). */
+export const CLAIMS_SORTS: Record<string, (a: StoredIdentity, b: StoredIdentity) => number> = {
+  cluster: (a, b) => a.cluster.localeCompare(b.cluster),
+  id: (a, b) => a.clusterId.localeCompare(b.clusterId),
+  clusterset: (a, b) =>
+    (a.clusterSet ?? '~').localeCompare(b.clusterSet ?? '~') || a.cluster.localeCompare(b.cluster),
+};
+
+/**
+ * Every cluster's claims in one table (npm start's summary; `claims get` without --cluster); wide adds
+ * where the ID came from and when the claims were last checked in the cluster.
+ */
+export async function claimsSummaryLines(
+  rt: { db: DynamoDBDocumentClient; table: string },
+  opts: { wide?: boolean; sortBy?: string } = {},
+): Promise<string[]> {
   const store = new ClaimsStore(rt.db, rt.table);
-  const identities = (await store.listIdentities()).sort((a, b) => a.cluster.localeCompare(b.cluster));
+  const sort = CLAIMS_SORTS[opts.sortBy ?? 'cluster'] ?? CLAIMS_SORTS.cluster;
+  const identities = (await store.listIdentities()).sort(sort);
   const sets = new Set(identities.map((i) => i.clusterSet).filter(Boolean));
   const lines = [`claims: ${identities.length} cluster(s) with an ID, ${sets.size} ClusterSet(s)`];
   if (identities.length === 0) return lines;
@@ -120,11 +136,12 @@ export async function claimsSummaryLines(rt: {
       i.clusterSet ?? '-',
       names.length ? names.join(',') : '-',
       sync ? `${sync.state}${sync.error ? `: ${short(sync.error, 60)}` : ''}` : '-',
+      ...(opts.wide ? [i.idSource ?? '-', sync?.at ?? '-'] : []),
     ];
   });
-  lines.push(
-    ...textTable([['CLUSTER', 'ID (id.k8s.io)', 'CLUSTERSET', 'CUSTOM CLAIMS', 'IN-CLUSTER'], ...rows]),
-  );
+  const head = ['CLUSTER', 'ID (id.k8s.io)', 'CLUSTERSET', 'CUSTOM CLAIMS', 'IN-CLUSTER'];
+  if (opts.wide) head.push('ID SOURCE', 'LAST CHECK');
+  lines.push(...textTable([head, ...rows]));
   return lines;
 }
 
@@ -132,6 +149,7 @@ export async function claimsSummaryLines(rt: {
 export async function clusterSetLines(
   rt: { db: DynamoDBDocumentClient; table: string },
   only?: string,
+  wide = false,
 ): Promise<string[]> {
   const store = new ClaimsStore(rt.db, rt.table);
   const identities = await store.listIdentities();
@@ -142,7 +160,7 @@ export async function clusterSetLines(
     bySet.set(set, [...(bySet.get(set) ?? []), i]);
   }
   if (bySet.size === 0) return [only ? `ClusterSet ${only} has no members` : 'no ClusterSets'];
-  const rows = [['CLUSTERSET', 'CLUSTER', 'ID', 'MEMBER SINCE']];
+  const rows = [['CLUSTERSET', 'CLUSTER', 'ID', 'MEMBER SINCE', ...(wide ? ['ID SOURCE', 'PENDING'] : [])]];
   for (const set of [...bySet.keys()].sort()) {
     for (const i of bySet.get(set)!.sort((a, b) => a.cluster.localeCompare(b.cluster))) {
       rows.push([
@@ -150,6 +168,9 @@ export async function clusterSetLines(
         i.cluster,
         i.clusterId,
         i.clusterSet === set ? (i.memberSince ?? '-') : `(${i.pending?.op} in progress)`,
+        ...(wide
+          ? [i.idSource ?? '-', i.pending ? `${i.pending.op} ${i.pending.set ?? ''}`.trim() : '-']
+          : []),
       ]);
     }
   }

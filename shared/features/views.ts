@@ -97,7 +97,7 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
     'WAITING FOR',
     'DANGLING',
   ];
-  if (wide) head.push('USES');
+  if (wide) head.push('USES', 'DESIRED BY', 'UPDATED');
   const cell = (s: string, n: number) => (wide ? s : cut(s, n));
   return textTable([
     head,
@@ -113,7 +113,8 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
         cell(waitingCell(f), 70),
         cell(danglingCell(f), 60),
       ];
-      if (wide) cells.push(f.uses.map((u) => `${u.component}=${u.value}`).join(', '));
+      if (wide)
+        cells.push(f.uses.map((u) => `${u.component}=${u.value}`).join(', '), f.desiredBy ?? '', f.updatedAt);
       return cells;
     }),
   ]);

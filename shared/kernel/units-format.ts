@@ -29,7 +29,7 @@ export function readableMemory(b: number): string {
 export const cpuCell = (m: number | undefined): string => (m === undefined ? '-' : readableCpu(m));
 export const memoryCell = (b: number | undefined): string => (b === undefined ? '-' : readableMemory(b));
 
-/** "250m → 300m (+20%)": current next to recommended, with the change. */
+/** "250m → 300m (+50m, +20%)": current next to recommended, with the change as a delta and a percentage. */
 export function change(
   current: number | undefined,
   next: number | undefined,
@@ -38,7 +38,8 @@ export function change(
   if (next === undefined) return current === undefined ? '-' : cell(current);
   if (current === undefined || current === 0 || isUnbounded(next)) return cell(next);
   const pct = Math.round(((next - current) / current) * 100);
-  return `${cell(current)} → ${cell(next)} (${pct >= 0 ? '+' : ''}${pct}%)`;
+  const delta = `${next >= current ? '+' : '-'}${cell(Math.abs(next - current))}`;
+  return `${cell(current)} → ${cell(next)} (${delta}, ${pct >= 0 ? '+' : ''}${pct}%)`;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface DaemonSetRecommendations {
   dsWide: Record<string, ContainerRec>;
   nodes: Record<string, NodeRec>;
   stats: DsHead['stats'];
+  /** What the DaemonSet's template requests now, per container: what the recommendations would change. */
+  requests: Record<string, { cpu?: number; memory?: number }>;
 }
 
 /** The target as the head recorded it (enough to recommend exactly as the cycle did). */
@@ -91,5 +93,6 @@ export async function getRecommendations(
     dsWide,
     nodes,
     stats: head.stats,
+    requests: Object.fromEntries(head.template.map((c) => [c.name, c.requests])),
   };
 }

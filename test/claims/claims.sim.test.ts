@@ -339,7 +339,7 @@ describe('options and the rest of the lifecycle', () => {
     const cols = await identityColumns(fleet.runtime.db, fleet.runtime.table, ['alpha', 'nobody']);
     expect(cols).toEqual({
       alpha: { id: fleet.sim.cluster('alpha').kubeSystemUid, clusterSet: 'blue' },
-      nobody: { id: '-', clusterSet: '-' },
+      nobody: {},
     });
     expect((await fleet.properties('beta'))['clusterset.k8s.io']).toBe('green');
   });

@@ -20,7 +20,8 @@ describe('amounts for people and machines', () => {
   });
 
   it('puts current next to recommended with the change', () => {
-    expect(change(250, 300, readableCpu)).toBe('250m → 300m (+20%)');
+    expect(change(250, 300, readableCpu)).toBe('250m → 300m (+50m, +20%)');
+    expect(change(2 ** 30, 768 * 2 ** 20, readableMemory)).toBe('1Gi → 768Mi (-256Mi, -25%)');
     expect(change(undefined, 300, readableCpu)).toBe('300m');
     expect(change(250, undefined, readableCpu)).toBe('250m');
   });

@@ -42,7 +42,10 @@ describe('fleetscope report (local state)', () => {
     for (const [args, message] of [
       [[], 'report needs --out FILE (or -o json|yaml)'],
       [['--out', 'x.html', '-o', 'json'], '--out and -o json|yaml: choose one'],
-      [['-o', 'table'], 'report needs --out FILE (or -o json|yaml)'],
+      [
+        ['-o', 'table'],
+        "-o table: the report's human form is the HTML file (--out FILE); -o json|yaml print its figures",
+      ],
       [['-o', 'pdf'], '-o pdf: use one of table, wide, json, yaml'],
       [['extra'], 'unexpected argument "extra"'],
       [['--expires', '60', '--out', 'x'], '--expires goes with --aws'],

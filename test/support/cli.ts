@@ -8,7 +8,7 @@ export interface CliRun {
   err: string;
 }
 
-const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
+export const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
 
 /**
  * Runs `fleetscope ...` as its own process, as an operator would, on this Node (24). Endpoint overrides
@@ -16,7 +16,7 @@ const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
  */
 export function runFleetscope(
   args: string[],
-  opts: { stateDir?: string; stdin?: string } = {},
+  opts: { stateDir?: string; stdin?: string; cwd?: string } = {},
 ): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env))
@@ -26,7 +26,7 @@ export function runFleetscope(
     const child = execFile(
       process.execPath,
       [BIN, ...full],
-      { env, cwd: REPO_ROOT, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
+      { env, cwd: opts.cwd ?? REPO_ROOT, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd() });
@@ -58,4 +58,42 @@ export async function runFleetscopeInProcess(
     console.log = log;
     console.error = error;
   }
+}
+
+/**
+ * Starts a long-running `fleetscope ...` (sim, run without --once) as its own process and resolves
+ * once its standard output satisfies `ready`; `stop` sends SIGINT and resolves with how it ended.
+ */
+export async function startFleetscope(
+  args: string[],
+  ready: (out: string) => boolean,
+  timeoutMs = 60_000,
+): Promise<{ out: () => string; stop: () => Promise<CliRun> }> {
+  const { spawn } = await import('node:child_process');
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: REPO_ROOT });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const ended = new Promise<CliRun>((resolve) =>
+    child.on('exit', (code) => resolve({ code: code ?? 1, out: out.trimEnd(), err: err.trimEnd() })),
+  );
+  const deadline = Date.now() + timeoutMs;
+  while (!ready(out)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`fleetscope ${args.join(' ')} did not get ready: ${out}\n${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    out: () => out,
+    stop: async () => {
+      child.kill('SIGINT');
+      return ended;
+    },
+  };
 }

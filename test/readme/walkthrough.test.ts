@@ -1,0 +1,158 @@
+/**
+ * The README's walkthrough, executed: every command between its walkthrough markers runs, in order, as
+ * an operator would type it (`npx fleetscope ...` is this repository's bin on Node 24), in a fresh
+ * directory with its own state. The simulator line runs in the background for the rest. Then the
+ * walkthrough's claims are checked on what the commands left: recommendations, balloons, the feature
+ * back on, a report with its charts. A command added to the README without working fails here.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../local/runtime.js';
+import { BIN, type CliRun, runFleetscope } from '../support/cli.js';
+
+const BEGIN = '<!-- walkthrough:begin -->';
+const END = '<!-- walkthrough:end -->';
+
+/** The walkthrough's commands: each line of each `sh` block between the markers, as argv. */
+function walkthroughCommands(readme: string): string[][] {
+  const start = readme.indexOf(BEGIN);
+  const end = readme.indexOf(END);
+  if (start < 0 || end < start) throw new Error('README has no walkthrough markers');
+  const section = readme.slice(start, end);
+  const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  return blocks.flatMap((b) =>
+    b
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'))
+      .map(words),
+  );
+}
+
+/** Shell words of a simple command line (single or double quotes, no expansions). */
+function words(line: string): string[] {
+  return [...line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+}
+
+function startSim(args: string[], cwd: string): Promise<ChildProcess> {
+  const sim = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  sim.stdout?.on('data', (d) => {
+    out += d;
+  });
+  sim.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const file = join(cwd, args[args.indexOf('--kubeconfig-out') + 1] ?? '');
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (existsSync(file) && out.length > 0) {
+        clearInterval(timer);
+        resolve(sim);
+      }
+    }, 100);
+    sim.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`sim exited with ${code}: ${out}`));
+    });
+  });
+}
+
+describe('the README walkthrough', () => {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const commands = walkthroughCommands(readme);
+  const dir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
+  const state = join(dir, '.fleetscope');
+  const ran: { argv: string[]; run: CliRun }[] = [];
+  const snapshots = new Map<string, CliRun>();
+  let sim: ChildProcess | undefined;
+  const cli = (args: string[]) => runFleetscope(args, { cwd: dir, stateDir: state });
+
+  beforeAll(async () => {
+    for (const argv of commands) {
+      if (argv[0] !== 'npx' || argv[1] !== 'fleetscope')
+        throw new Error(`walkthrough line is not a fleetscope command: ${argv.join(' ')}`);
+      const args = argv.slice(2);
+      if (args[0] === 'sim') {
+        sim = await startSim(args, dir);
+        continue;
+      }
+      const run = await cli(args);
+      ran.push({ argv, run });
+      if (process.env.WALKTHROUGH_SHOW) console.log(`$ ${argv.join(' ')}\n${run.out}\n${run.err}`);
+      // What the reader sees at this point, as JSON, for the checks below.
+      if (argv.includes('status') || argv.includes('get') || argv.includes('list'))
+        snapshots.set(args.join(' '), await cli([...args, '-o', 'json']));
+      if (run.code !== 0) throw new Error(`"${argv.join(' ')}" exited ${run.code}:\n${run.out}\n${run.err}`);
+    }
+  }, 600_000);
+
+  afterAll(() => {
+    sim?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is made of fleetscope commands that all ran and exited 0', () => {
+    expect(commands.length).toBeGreaterThan(15);
+    expect(sim).toBeDefined();
+    expect(ran.map((r) => r.run.code)).toEqual(ran.map(() => 0));
+  });
+
+  /** What a command of the walkthrough showed when it ran, as JSON. */
+  const again = (...prefix: string[]): CliRun => {
+    const argv = commands.find((c) => prefix.every((p, i) => c[i + 2] === p));
+    const shown = argv && snapshots.get(argv.slice(2).join(' '));
+    if (!shown) throw new Error(`the walkthrough has no "fleetscope ${prefix.join(' ')}"`);
+    return shown;
+  };
+
+  it('put both clusters in ClusterSet blue, each with its own ID', () => {
+    const members: { clusterSet: string; cluster: string; clusterId: string }[] = JSON.parse(
+      again('clusterset', 'list').out,
+    );
+    expect(members.map((m) => m.cluster).sort()).toEqual(['demo-1', 'demo-2']);
+    expect(members.every((m) => m.clusterSet === 'blue')).toBe(true);
+    expect(new Set(members.map((m) => m.clusterId)).size).toBe(2);
+  });
+
+  it('gave node-scoped recommendations that differ from node to node', async () => {
+    const r = again('recommendations', 'get');
+    expect(r.code).toBe(0);
+    const targets = [...r.out.matchAll(/"cpuMillicores":\s*(\d+)/g)].map((m) => Number(m[1]));
+    expect(new Set(targets).size).toBeGreaterThan(1);
+  });
+
+  it('inflated balloons on demo-1 under the policy, into free capacity only', () => {
+    const status = JSON.parse(again('balloons', 'status').out);
+    const nodes = status.clusters?.[0]?.nodes ?? status.nodes ?? [];
+    expect(nodes.length).toBeGreaterThan(0);
+    for (const n of nodes) {
+      expect(n.pool).toBe('general');
+      // Inflated past the 1m floor, and never into what workloads request.
+      expect(n.balloon.cpuMillicores).toBeGreaterThan(1);
+      expect(n.balloon.cpuMillicores + n.workloads.cpuMillicores).toBeLessThanOrEqual(
+        n.allocatable.cpuMillicores,
+      );
+    }
+  });
+
+  it('showed balloons turning off task by task, and reversed it on request', async () => {
+    const shown = JSON.parse(again('features', 'get').out);
+    expect(shown).toMatchObject({ state: 'TurningOff', desired: 'off' });
+    expect(shown.tasks[0].task).toBe('wait-for-uses');
+    const now = JSON.parse(
+      (await cli(['features', 'get', '--cluster', 'demo-1', '--feature', 'balloons', '-o', 'json'])).out,
+    );
+    expect(now.state).toBe('TurningOn');
+    expect(now.transition.reason).toMatch(/reverses TurningOff/);
+  });
+
+  it('wrote a self-contained report', () => {
+    const html = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(html).toMatch(/<canvas|<svg/);
+    expect(html).not.toMatch(/<script[^>]+src=["']https?:/);
+  });
+});
