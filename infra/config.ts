@@ -68,98 +68,141 @@ class ContextError extends Error {
   }
 }
 
-/** Reads and validates every fleetscope context value (CLI `-c` values arrive as strings). */
-export function readStackConfig(node: Node): StackConfig {
+/** Context values as the types the stack takes: CLI `-c` values arrive as strings. */
+interface ContextReader {
+  str(key: ContextKey): string;
+  bool(key: ContextKey): boolean;
+  int(key: ContextKey): number;
+}
+
+function contextReader(node: Node): ContextReader {
   const raw = (key: ContextKey): unknown => {
     const v = node.tryGetContext(key);
     return v === undefined || v === null ? CONTEXT_DEFAULTS[key] : v;
   };
-  const str = (key: ContextKey): string => String(raw(key)).trim();
-  const bool = (key: ContextKey): boolean => {
-    const v = raw(key);
-    if (typeof v === 'boolean') return v;
-    if (v === 'true') return true;
-    if (v === 'false') return false;
-    throw new ContextError(key, v, 'must be true or false');
+  return {
+    str: (key) => String(raw(key)).trim(),
+    bool: (key) => {
+      const v = raw(key);
+      if (typeof v === 'boolean') return v;
+      if (v === 'true') return true;
+      if (v === 'false') return false;
+      throw new ContextError(key, v, 'must be true or false');
+    },
+    int: (key) => {
+      const v = raw(key);
+      const n = typeof v === 'number' ? v : Number(String(v).trim());
+      if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
+      return n;
+    },
   };
-  const int = (key: ContextKey): number => {
-    const v = raw(key);
-    const n = typeof v === 'number' ? v : Number(String(v).trim());
-    if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
-    return n;
-  };
+}
 
-  const stackName = str('stackName');
-  if (!STACK_NAME.test(stackName))
-    throw new ContextError('stackName', stackName, 'letters, digits and "-", starting with a letter');
+/** `value` if it keeps its rule, else the ContextError that states the rule. */
+function checked<T>(key: ContextKey, value: T, ok: boolean, rule: string): T {
+  if (!ok) throw new ContextError(key, value, rule);
+  return value;
+}
 
-  const busName = str('busName');
-  if (!BUS_NAME.test(busName) || busName === 'default')
-    throw new ContextError(
+/** Optional strings default to '': that means none. */
+const orNone = (value: string): string | undefined => (value === '' ? undefined : value);
+
+/** The names the stack's resources take. */
+function readNames(
+  context: ContextReader,
+): Pick<StackConfig, 'stackName' | 'busName' | 'kubeconfigSecretPrefix'> {
+  const stackName = context.str('stackName');
+  const busName = context.str('busName');
+  const kubeconfigSecretPrefix = context.str('kubeconfigSecretPrefix');
+  return {
+    stackName: checked(
+      'stackName',
+      stackName,
+      STACK_NAME.test(stackName),
+      'letters, digits and "-", starting with a letter',
+    ),
+    busName: checked(
       'busName',
       busName,
+      BUS_NAME.test(busName) && busName !== 'default',
       'a custom bus name: letters, digits, ".", "_", "-"; not "default"',
-    );
-
-  const kubeconfigSecretPrefix = str('kubeconfigSecretPrefix');
-  if (!SECRET_PREFIX.test(kubeconfigSecretPrefix))
-    throw new ContextError(
+    ),
+    kubeconfigSecretPrefix: checked(
       'kubeconfigSecretPrefix',
       kubeconfigSecretPrefix,
+      SECRET_PREFIX.test(kubeconfigSecretPrefix),
       'non-empty, only the characters a secret name may contain (letters, digits, /_+=.@-)',
-    );
+    ),
+  };
+}
 
-  const logRetentionDays = int('logRetentionDays');
-  if (!RETENTIONS.has(logRetentionDays))
-    throw new ContextError(
+/** How the stack logs, archives, alarms and runs its schedules. */
+function readOperations(
+  context: ContextReader,
+): Pick<StackConfig, 'logRetentionDays' | 'alarmEmail' | 'eventArchiveDays' | 'logLevel'> {
+  const logRetentionDays = context.int('logRetentionDays');
+  const alarmEmail = context.str('alarmEmail');
+  const eventArchiveDays = context.int('eventArchiveDays');
+  const logLevel = context.str('logLevel').toUpperCase();
+  return {
+    logRetentionDays: checked(
       'logRetentionDays',
       logRetentionDays,
+      RETENTIONS.has(logRetentionDays),
       `one of CloudWatch Logs' retention values: ${[...RETENTIONS].sort((a, b) => a - b).join(', ')}`,
-    );
+    ) as RetentionDays,
+    alarmEmail: orNone(
+      checked(
+        'alarmEmail',
+        alarmEmail,
+        alarmEmail === '' || EMAIL.test(alarmEmail),
+        'an e-mail address, or empty for no alarm notifications',
+      ),
+    ),
+    eventArchiveDays,
+    logLevel: checked(
+      'logLevel',
+      logLevel,
+      (LOG_LEVELS as readonly string[]).includes(logLevel),
+      `one of ${LOG_LEVELS.join(', ')}`,
+    ) as StackConfig['logLevel'],
+  };
+}
 
-  const alarmEmail = str('alarmEmail');
-  if (alarmEmail !== '' && !EMAIL.test(alarmEmail))
-    throw new ContextError(
-      'alarmEmail',
-      alarmEmail,
-      'an e-mail address, or empty for no alarm notifications',
-    );
-
-  const eventArchiveDays = int('eventArchiveDays');
-
-  const logLevel = str('logLevel').toUpperCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
-    throw new ContextError('logLevel', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
-
-  const assumeRolePattern = str('assumeRolePattern');
-  if (!ROLE_PATTERN.test(assumeRolePattern))
-    throw new ContextError(
+/** Which clusters' roles the stack's functions may assume, and how many clusters to size for. */
+function readClusterAccess(
+  context: ContextReader,
+): Pick<StackConfig, 'assumeRolePattern' | 'organizationId' | 'fleetSize'> {
+  const assumeRolePattern = context.str('assumeRolePattern');
+  const organizationId = context.str('organizationId');
+  const fleetSize = context.int('fleetSize');
+  return {
+    assumeRolePattern: checked(
       'assumeRolePattern',
       assumeRolePattern,
+      ROLE_PATTERN.test(assumeRolePattern),
       'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
-    );
-  const organizationId = str('organizationId');
-  if (organizationId !== '' && !ORGANIZATION_ID.test(organizationId))
-    throw new ContextError(
-      'organizationId',
-      organizationId,
-      'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
-    );
-  const fleetSize = int('fleetSize');
-  if (fleetSize < 1) throw new ContextError('fleetSize', fleetSize, 'must be at least 1');
+    ),
+    organizationId: orNone(
+      checked(
+        'organizationId',
+        organizationId,
+        organizationId === '' || ORGANIZATION_ID.test(organizationId),
+        'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+      ),
+    ),
+    fleetSize: checked('fleetSize', fleetSize, fleetSize >= 1, 'must be at least 1'),
+  };
+}
 
+/** Reads and validates every fleetscope context value, in the order the errors report them. */
+export function readStackConfig(node: Node): StackConfig {
+  const context = contextReader(node);
   return {
-    stackName,
-    assumeRolePattern,
-    organizationId: organizationId === '' ? undefined : organizationId,
-    fleetSize,
-    busName,
-    kubeconfigSecretPrefix,
-    logRetentionDays: logRetentionDays as RetentionDays,
-    schedulesEnabled: bool('schedulesEnabled'),
-    alarmEmail: alarmEmail === '' ? undefined : alarmEmail,
-    eventArchiveDays,
-    logLevel: logLevel as StackConfig['logLevel'],
-    xrayTracing: bool('xrayTracing'),
+    ...readNames(context),
+    ...readOperations(context),
+    ...readClusterAccess(context),
+    schedulesEnabled: context.bool('schedulesEnabled'),
+    xrayTracing: context.bool('xrayTracing'),
   };
 }
