@@ -68,11 +68,53 @@ class ContextError extends Error {
   }
 }
 
-/** Context values as the types the stack takes: CLI `-c` values arrive as strings. */
+/** What a context value must be, and what the error says when it is not. */
+interface Rule<T> {
+  test(value: T): boolean;
+  says: string;
+}
+
+const matches = (pattern: RegExp) => (value: string) => pattern.test(value);
+
+/** The rules of the string values (after trimming); logLevel's is kept where it is upper-cased. */
+const STRING_RULES: Partial<Record<ContextKey, Rule<string>>> = {
+  stackName: { test: matches(STACK_NAME), says: 'letters, digits and "-", starting with a letter' },
+  busName: {
+    test: (v) => BUS_NAME.test(v) && v !== 'default',
+    says: 'a custom bus name: letters, digits, ".", "_", "-"; not "default"',
+  },
+  kubeconfigSecretPrefix: {
+    test: matches(SECRET_PREFIX),
+    says: 'non-empty, only the characters a secret name may contain (letters, digits, /_+=.@-)',
+  },
+  alarmEmail: {
+    test: (v) => v === '' || EMAIL.test(v),
+    says: 'an e-mail address, or empty for no alarm notifications',
+  },
+  assumeRolePattern: {
+    test: matches(ROLE_PATTERN),
+    says: 'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
+  },
+  organizationId: {
+    test: (v) => v === '' || ORGANIZATION_ID.test(v),
+    says: 'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+  },
+};
+
+/** The rules of the whole numbers, beyond being whole and >= 0. */
+const NUMBER_RULES: Partial<Record<ContextKey, Rule<number>>> = {
+  logRetentionDays: {
+    test: (v) => RETENTIONS.has(v),
+    says: `one of CloudWatch Logs' retention values: ${[...RETENTIONS].sort((a, b) => a - b).join(', ')}`,
+  },
+  fleetSize: { test: (n) => n >= 1, says: 'must be at least 1' },
+};
+
+/** Context values as the types the stack takes (CLI `-c` values arrive as strings), each kept to its rule. */
 interface ContextReader {
   str(key: ContextKey): string;
-  bool(key: ContextKey): boolean;
   int(key: ContextKey): number;
+  bool(key: ContextKey): boolean;
 }
 
 function contextReader(node: Node): ContextReader {
@@ -80,8 +122,18 @@ function contextReader(node: Node): ContextReader {
     const v = node.tryGetContext(key);
     return v === undefined || v === null ? CONTEXT_DEFAULTS[key] : v;
   };
+  const kept = <T>(key: ContextKey, value: T, rule: Rule<T> | undefined): T => {
+    if (rule && !rule.test(value)) throw new ContextError(key, value, rule.says);
+    return value;
+  };
   return {
-    str: (key) => String(raw(key)).trim(),
+    str: (key) => kept(key, String(raw(key)).trim(), STRING_RULES[key]),
+    int: (key) => {
+      const v = raw(key);
+      const n = typeof v === 'number' ? v : Number(String(v).trim());
+      if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
+      return kept(key, n, NUMBER_RULES[key]);
+    },
     bool: (key) => {
       const v = raw(key);
       if (typeof v === 'boolean') return v;
@@ -89,119 +141,37 @@ function contextReader(node: Node): ContextReader {
       if (v === 'false') return false;
       throw new ContextError(key, v, 'must be true or false');
     },
-    int: (key) => {
-      const v = raw(key);
-      const n = typeof v === 'number' ? v : Number(String(v).trim());
-      if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
-      return n;
-    },
   };
-}
-
-/** `value` if it keeps its rule, else the ContextError that states the rule. */
-function checked<T>(key: ContextKey, value: T, ok: boolean, rule: string): T {
-  if (!ok) throw new ContextError(key, value, rule);
-  return value;
 }
 
 /** Optional strings default to '': that means none. */
 const orNone = (value: string): string | undefined => (value === '' ? undefined : value);
 
-/** The names the stack's resources take. */
-function readNames(
-  context: ContextReader,
-): Pick<StackConfig, 'stackName' | 'busName' | 'kubeconfigSecretPrefix'> {
-  const stackName = context.str('stackName');
-  const busName = context.str('busName');
-  const kubeconfigSecretPrefix = context.str('kubeconfigSecretPrefix');
-  return {
-    stackName: checked(
-      'stackName',
-      stackName,
-      STACK_NAME.test(stackName),
-      'letters, digits and "-", starting with a letter',
-    ),
-    busName: checked(
-      'busName',
-      busName,
-      BUS_NAME.test(busName) && busName !== 'default',
-      'a custom bus name: letters, digits, ".", "_", "-"; not "default"',
-    ),
-    kubeconfigSecretPrefix: checked(
-      'kubeconfigSecretPrefix',
-      kubeconfigSecretPrefix,
-      SECRET_PREFIX.test(kubeconfigSecretPrefix),
-      'non-empty, only the characters a secret name may contain (letters, digits, /_+=.@-)',
-    ),
-  };
-}
-
-/** How the stack logs, archives, alarms and runs its schedules. */
-function readOperations(
-  context: ContextReader,
-): Pick<StackConfig, 'logRetentionDays' | 'alarmEmail' | 'eventArchiveDays' | 'logLevel'> {
-  const logRetentionDays = context.int('logRetentionDays');
-  const alarmEmail = context.str('alarmEmail');
-  const eventArchiveDays = context.int('eventArchiveDays');
+/** Any case on the command line; the error shows the value upper-cased, as it is checked. */
+function readLogLevel(context: ContextReader): StackConfig['logLevel'] {
   const logLevel = context.str('logLevel').toUpperCase();
-  return {
-    logRetentionDays: checked(
-      'logRetentionDays',
-      logRetentionDays,
-      RETENTIONS.has(logRetentionDays),
-      `one of CloudWatch Logs' retention values: ${[...RETENTIONS].sort((a, b) => a - b).join(', ')}`,
-    ) as RetentionDays,
-    alarmEmail: orNone(
-      checked(
-        'alarmEmail',
-        alarmEmail,
-        alarmEmail === '' || EMAIL.test(alarmEmail),
-        'an e-mail address, or empty for no alarm notifications',
-      ),
-    ),
-    eventArchiveDays,
-    logLevel: checked(
-      'logLevel',
-      logLevel,
-      (LOG_LEVELS as readonly string[]).includes(logLevel),
-      `one of ${LOG_LEVELS.join(', ')}`,
-    ) as StackConfig['logLevel'],
-  };
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new ContextError('logLevel', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
+  return logLevel as StackConfig['logLevel'];
 }
 
-/** Which clusters' roles the stack's functions may assume, and how many clusters to size for. */
-function readClusterAccess(
-  context: ContextReader,
-): Pick<StackConfig, 'assumeRolePattern' | 'organizationId' | 'fleetSize'> {
-  const assumeRolePattern = context.str('assumeRolePattern');
-  const organizationId = context.str('organizationId');
-  const fleetSize = context.int('fleetSize');
-  return {
-    assumeRolePattern: checked(
-      'assumeRolePattern',
-      assumeRolePattern,
-      ROLE_PATTERN.test(assumeRolePattern),
-      'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
-    ),
-    organizationId: orNone(
-      checked(
-        'organizationId',
-        organizationId,
-        organizationId === '' || ORGANIZATION_ID.test(organizationId),
-        'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
-      ),
-    ),
-    fleetSize: checked('fleetSize', fleetSize, fleetSize >= 1, 'must be at least 1'),
-  };
-}
-
-/** Reads and validates every fleetscope context value, in the order the errors report them. */
+/**
+ * Reads and validates every fleetscope context value (each key's rule in STRING_RULES or NUMBER_RULES);
+ * the first value that breaks its rule, in this order, is the error.
+ */
 export function readStackConfig(node: Node): StackConfig {
   const context = contextReader(node);
   return {
-    ...readNames(context),
-    ...readOperations(context),
-    ...readClusterAccess(context),
+    stackName: context.str('stackName'),
+    busName: context.str('busName'),
+    kubeconfigSecretPrefix: context.str('kubeconfigSecretPrefix'),
+    logRetentionDays: context.int('logRetentionDays') as RetentionDays,
+    alarmEmail: orNone(context.str('alarmEmail')),
+    eventArchiveDays: context.int('eventArchiveDays'),
+    logLevel: readLogLevel(context),
+    assumeRolePattern: context.str('assumeRolePattern'),
+    organizationId: orNone(context.str('organizationId')),
+    fleetSize: context.int('fleetSize'),
     schedulesEnabled: context.bool('schedulesEnabled'),
     xrayTracing: context.bool('xrayTracing'),
   };
