@@ -1,23 +1,14 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { amounts } from '../shared/balloons/amounts.js';
-import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
-import { runBalloonPhase } from '../shared/balloons/phase.js';
-import { readNode } from '../shared/balloons/read.js';
-import {
-  checkAgainstNode,
-  explicitRequest,
-  parseResizeRequest,
-  ResizeRequestError,
-} from '../shared/balloons/requests.js';
+import { BALLOONS, balloonMetrics } from '../shared/balloons/events.js';
+import { parseResizeRequest, ResizeRequestError } from '../shared/balloons/requests.js';
+import { serveResizeRequest } from '../shared/balloons/serve-request.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
-import { BalloonStore } from '../shared/balloons/store.js';
-import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
-import { gate } from '../shared/features/gate.js';
+import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
-import { RawReader } from '../shared/k8s/raw-reader.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
+import { addMetrics } from '../shared/platform/observability.js';
 
 /**
  * Event-triggered: an explicit node size (NodeResizeRequested). Checked against the node (it exists, the
@@ -37,12 +28,7 @@ export const handler = eventHandler({
     };
     if (!cluster) return refuse(`cluster "${d.cluster}" is not registered`);
     const feature = await gate(
-      {
-        db: deps.db,
-        table: deps.config.table,
-        publish: (e) => deps.publisher.publish(e),
-        warn: logger.warn.bind(logger),
-      },
+      workerGatePorts(deps, logger.warn.bind(logger)),
       cluster.name,
       BALLOONS,
       'balloons/request',
@@ -51,35 +37,20 @@ export const handler = eventHandler({
       return refuse(`balloons are ${feature.state} in cluster "${cluster.name}" (fleetscope features get)`);
     try {
       const { node, size } = parseResizeRequest(d);
-      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-      const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500 });
-      const facts = await readNode(snapshot, node);
-      checkAgainstNode(
-        size,
-        node,
-        facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined,
-      );
-      const now = nodescopeClock();
-      await new BalloonStore(deps.db, deps.config.table).putRequest(
-        cluster.name,
-        explicitRequest(node, size, d.requestedBy ? `event: ${d.requestedBy}` : 'event', now()),
-      );
-      const result = await runBalloonPhase({
+      const { result, events } = await serveResizeRequest({
         cluster: cluster.name,
-        cycleId: `balloons/${d.requestedAt}/${node}`,
-        client,
-        snapshot,
+        node,
+        size,
+        ...(d.requestedBy ? { requestedBy: d.requestedBy } : {}),
+        requestedAt: d.requestedAt,
+        client: await clusterAccess().client(cluster.name, cluster.kubeconfig),
         db: deps.db,
         table: deps.config.table,
         settings: balloonSettingsFromEnv(),
-        now,
-        onlyNode: facts!,
+        now: nodescopeClock(),
       });
-      await deps.publisher.publish(
-        balloonEvents(result, `request/${node}`, snapshot.reader.stats.requests + client.stats().requests),
-      );
-      for (const [metric, unit, n] of balloonMetrics(result))
-        metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
+      await deps.publisher.publish(events);
+      addMetrics(metrics, balloonMetrics(result));
       const decision = result.decisions.find((x) => x.node === node);
       logger.info('node resize request served', {
         node,

@@ -1,11 +1,12 @@
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { CLAIMS } from '../shared/claims/capability.js';
 import { ClusterClaimsApi } from '../shared/claims/incluster.js';
-import { type ClaimsPorts, forgetCluster } from '../shared/claims/membership.js';
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
 import { ClaimsStore } from '../shared/claims/store.js';
-import { removeMembershipClaim, syncCluster } from '../shared/claims/sync.js';
-import { gate } from '../shared/features/gate.js';
+import type { SyncResult } from '../shared/claims/sync.js';
+import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
+import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
@@ -21,101 +22,78 @@ export const handler = eventHandler({
   detailTypes: ['ClusterWorkRequested', 'ClusterRegistered', 'ClusterDeregistered', 'ClusterClaimsChanged'],
   run: async (event, { deps, logger, metrics }) => {
     metrics.addMetric('ClaimsEvents', MetricUnit.Count, 1);
-    const c = clusterConnector();
     const name = event.detail.cluster;
-    const store = new ClaimsStore(deps.db, deps.config.table);
-    const registry = new RegistryStore(deps.db, deps.config.table);
-    const ports: ClaimsPorts = {
-      store,
-      registry,
-      publisher: deps.publisher,
-      warn: (message) => logger.warn(message),
-    };
     const capability = (event.detail as { capability?: string }).capability;
     if (event['detail-type'] === 'ClusterWorkRequested' && capability !== CLAIMS) {
       return { cluster: name, skipped: `capability ${capability}` };
     }
+    const c = clusterConnector();
+    const ports: ClaimsWorkerPorts = {
+      store: new ClaimsStore(deps.db, deps.config.table),
+      registry: new RegistryStore(deps.db, deps.config.table),
+      publisher: deps.publisher,
+      warn: (message) => logger.warn(message),
+      claimsApi: async (cluster, kubeconfig) => new ClusterClaimsApi(await c.get(cluster, kubeconfig)),
+      feature: (cluster) => gate(workerGatePorts(deps, logger.warn.bind(logger)), cluster, CLAIMS, 'claims'),
+    };
 
     if (event['detail-type'] === 'ClusterDeregistered') {
-      const known = await store.getIdentity(name);
-      let removed = 0;
-      if (known?.clusterSet && known.kubeconfig) {
-        try {
-          const api = new ClusterClaimsApi(await c.get(name, known.kubeconfig));
-          removed = (await removeMembershipClaim(api)).length;
-        } catch (err) {
-          logger.warn('could not remove the ClusterSet claim from the deregistered cluster', {
-            error: (err as Error).message,
-          });
-        }
-      }
-      await forgetCluster(ports, name);
+      const out = await forgetDeregistered(ports, name);
+      if (out.removeError)
+        logger.warn('could not remove the ClusterSet claim from the deregistered cluster', {
+          error: out.removeError,
+        });
       forgetIdentityKeys(name);
-      logger.info('claims forgotten after deregistration', { removedInCluster: removed });
-      return { cluster: name, forgotten: Boolean(known) };
+      logger.info('claims forgotten after deregistration', { removedInCluster: out.removedInCluster });
+      return { cluster: name, forgotten: out.forgotten };
     }
 
-    const cluster = await registry.get(name);
-    if (!cluster) {
+    const out = await writeClaims(ports, name);
+    if (out.kind === 'not-registered') {
       logger.info('cluster is not registered: nothing to write');
       return { cluster: name, skipped: 'not registered' };
     }
-    const feature = await gate(
-      {
-        db: deps.db,
-        table: deps.config.table,
-        publish: (e) => deps.publisher.publish(e),
-        warn: logger.warn.bind(logger),
-      },
-      name,
-      CLAIMS,
-      'claims',
-    );
-    if (!feature.allowed) {
-      // While claims turn off, a ClusterSet left meanwhile still loses its claim at once (KEP-2149: it
-      // exists exactly as long as the membership); nothing else is written.
-      let removed = 0;
-      if (feature.state === 'TurningOff' && !(await store.getIdentity(name))?.clusterSet)
-        removed = (await removeMembershipClaim(new ClusterClaimsApi(await c.get(name, cluster.kubeconfig))))
-          .length;
-      logger.info('claims are off for this cluster: nothing else written', { state: feature.state, removed });
-      return { cluster: name, skipped: `claims ${feature.state}`, removed };
+    if (out.kind === 'off') {
+      logger.info('claims are off for this cluster: nothing else written', {
+        state: out.state,
+        removed: out.removed,
+      });
+      return { cluster: name, skipped: `claims ${out.state}`, removed: out.removed };
     }
-    const result = await syncCluster(
-      { ...ports, connect: async (rc) => new ClusterClaimsApi(await c.get(rc.name, rc.kubeconfig)) },
-      cluster,
-    );
-    // The sync may have changed the ID or ClusterSet: drop the cached keys, tag the fresh ones.
-    forgetIdentityKeys(name);
-    tagIdentity(logger, metrics, { clusterId: result.clusterId, clusterSet: result.clusterSet });
-    metrics.addMetric('ClaimsChecked', MetricUnit.Count, 1);
-    metrics.addMetric('ClaimsWritten', MetricUnit.Count, result.ops.length + result.ocmOps.length);
-    metrics.addMetric('ClaimsDriftRepaired', MetricUnit.Count, result.drift ? 1 : 0);
-    metrics.addMetric('ClustersUnreachable', MetricUnit.Count, result.state === 'unreachable' ? 1 : 0);
-    metrics.addMetric(
-      'ClaimsSyncErrors',
-      MetricUnit.Count,
-      result.state === 'error' || result.state === 'crd-missing' ? 1 : 0,
-    );
-    const fields = {
-      trigger: event['detail-type'],
-      state: result.state,
-      writes: result.ops.length + result.ocmOps.length,
-      crd: result.crd,
-      ocm: result.ocm,
-      ...(result.error ? { error: result.error } : {}),
-      ...(result.warnings.length ? { warnings: result.warnings } : {}),
-    };
-    if (result.state === 'in-sync' || result.state === 'repaired') logger.info('claims synced', fields);
-    else logger.warn('claims not synced; the next check retries', fields);
-    // The result is stored as the idempotency record: no undefined attributes.
-    return {
-      cluster: name,
-      state: result.state,
-      ...(result.clusterId ? { clusterId: result.clusterId } : {}),
-      ...(result.clusterSet ? { clusterSet: result.clusterSet } : {}),
-      writes: result.ops.length + result.ocmOps.length,
-      drift: result.drift,
-    };
+    return reportSync(out.result, event['detail-type'], logger, metrics);
   },
 });
+
+/** Metrics, a log line, and the idempotency record of one sync. */
+function reportSync(result: SyncResult, trigger: string, logger: Logger, metrics: Metrics) {
+  // The sync may have changed the ID or ClusterSet: drop the cached keys, tag the fresh ones.
+  forgetIdentityKeys(result.cluster);
+  tagIdentity(logger, metrics, { clusterId: result.clusterId, clusterSet: result.clusterSet });
+  const writes = result.ops.length + result.ocmOps.length;
+  const count = (metric: string, n: number) => metrics.addMetric(metric, MetricUnit.Count, n);
+  count('ClaimsChecked', 1);
+  count('ClaimsWritten', writes);
+  count('ClaimsDriftRepaired', result.drift ? 1 : 0);
+  count('ClustersUnreachable', result.state === 'unreachable' ? 1 : 0);
+  count('ClaimsSyncErrors', result.state === 'error' || result.state === 'crd-missing' ? 1 : 0);
+  const fields = {
+    trigger,
+    state: result.state,
+    writes,
+    crd: result.crd,
+    ocm: result.ocm,
+    ...(result.error ? { error: result.error } : {}),
+    ...(result.warnings.length ? { warnings: result.warnings } : {}),
+  };
+  if (result.state === 'in-sync' || result.state === 'repaired') logger.info('claims synced', fields);
+  else logger.warn('claims not synced; the next check retries', fields);
+  // The result is stored as the idempotency record: no undefined attributes.
+  return {
+    cluster: result.cluster,
+    state: result.state,
+    ...(result.clusterId ? { clusterId: result.clusterId } : {}),
+    ...(result.clusterSet ? { clusterSet: result.clusterSet } : {}),
+    writes,
+    drift: result.drift,
+  };
+}

@@ -1,20 +1,21 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
-import { loadBalloonItems, runBalloonPhase } from '../shared/balloons/phase.js';
+import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
-import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
-import { type GatePorts, gate } from '../shared/features/gate.js';
+import { type ClusterCycleResult, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { gate, workerGatePorts } from '../shared/features/gate.js';
+import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
-import { RawReader } from '../shared/k8s/raw-reader.js';
-import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../shared/nodescope/bus-events.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
-import { runCycle } from '../shared/nodescope/cycle.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { addMetrics } from '../shared/platform/observability.js';
+
+/** The phases left out of this cycle, with their feature's state. */
+type PhasesOff = { nodescope?: FeatureState | 'unannounced'; balloons?: FeatureState | 'unannounced' };
 
 /**
  * Event-triggered: one cycle of one cluster (ClusterWorkRequested for "cycle"): node scope, then
@@ -33,82 +34,34 @@ export const handler = eventHandler({
       return { cluster: name, skipped: 'not registered' };
     }
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
-    const now = nodescopeClock();
     // The client flow (KEP-3920): each capability acts only as its feature's state allows, and says so.
-    const ports: GatePorts = {
-      db: deps.db,
-      table: deps.config.table,
-      publish: (e) => deps.publisher.publish(e),
-      warn: logger.warn.bind(logger),
-    };
+    const ports = workerGatePorts(deps, logger.warn.bind(logger));
     const [nsGate, blGate] = await Promise.all([
       gate(ports, name, NODESCOPE, 'cycle/nodescope'),
       gate(ports, name, BALLOONS, 'cycle/balloons'),
     ]);
-    const off = {
+    const off: PhasesOff = {
       ...(nsGate.allowed ? {} : { nodescope: nsGate.state }),
       ...(blGate.allowed ? {} : { balloons: blGate.state }),
     };
     if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
     try {
-      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-      // Balloons need every pod; when they run, node scope takes its pods from the same list.
-      const balloonItems = blGate.allowed
-        ? await loadBalloonItems(deps.db, deps.config.table, name)
-        : undefined;
-      const snapshot = new ClusterSnapshot(new RawReader(client), {
-        pageSize: nodescopeSettings.pageSize,
-        allPods: balloonItems?.configured ?? false,
-      });
-      const ns = !nsGate.allowed
-        ? undefined
-        : await runCycle({
-            cluster: name,
-            cycleId,
-            cycleKey: requestedAt,
-            client,
-            snapshot,
-            store: new NodeScopeStore(deps.db, deps.config.table),
-            settings: nodescopeSettings,
-            now,
-            keepRecommendations: false,
-            logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
-          });
-      const before = snapshot.reader.stats.requests + client.stats().requests;
-      const balloons = !blGate.allowed
-        ? undefined
-        : await runBalloonPhase({
-            cluster: name,
-            cycleId,
-            client,
-            snapshot,
-            db: deps.db,
-            table: deps.config.table,
-            settings: balloonSettingsFromEnv(),
-            now,
-            ...(ns ? { growth: requestGrowth(ns) } : {}),
-            ...(balloonItems ? { items: balloonItems.items } : {}),
-          });
-      const balloonRequests = snapshot.reader.stats.requests + client.stats().requests - before;
-      await deps.publisher.publish([
-        ...(ns ? nodescopeEvents(name, ns) : []),
-        ...(balloons ? balloonEvents(balloons, cycleId, balloonRequests) : []),
-      ]);
-      for (const [metric, n] of ns ? nodescopeMetrics(ns) : [])
-        metrics.addMetric(metric, MetricUnit.Count, n);
-      for (const [metric, unit, n] of balloons ? balloonMetrics(balloons) : [])
-        metrics.addMetric(metric, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
-      logger.info('cluster cycle', {
-        nodescope: ns?.detail ?? `off (${nsGate.state})`,
-        balloons: balloons?.summary ?? `off (${blGate.state})`,
-        balloonErrors: balloons?.errors ?? [],
-      });
-      return {
+      const cycle = await runClusterCycle({
         cluster: name,
-        ...(ns ? { nodescope: ns.detail } : {}),
-        ...(balloons ? { balloons: balloons.summary } : {}),
-        ...(Object.keys(off).length ? { off } : {}),
-      };
+        cycleId,
+        cycleKey: requestedAt,
+        client: await clusterAccess().client(cluster.name, cluster.kubeconfig),
+        db: deps.db,
+        table: deps.config.table,
+        pageSize: nodescopeSettings.pageSize,
+        ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),
+        ...(blGate.allowed ? { balloons: balloonSettingsFromEnv() } : {}),
+        now: nodescopeClock(),
+        logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
+      });
+      await deps.publisher.publish(cycle.events);
+      addMetrics(metrics, cycle.metrics);
+      return reportCycle(logger, name, cycle, off);
     } catch (err) {
       const error = describeAccessError(err);
       logger.warn('cluster cycle failed', { error });
@@ -117,3 +70,19 @@ export const handler = eventHandler({
     }
   },
 });
+
+/** The log line and the idempotency record of one cycle; a phase that did not run says why (its feature's state). */
+function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult, off: PhasesOff) {
+  const { nodescope: ns, balloons } = cycle;
+  logger.info('cluster cycle', {
+    nodescope: ns?.detail ?? `off (${off.nodescope})`,
+    balloons: balloons?.summary ?? `off (${off.balloons})`,
+    balloonErrors: balloons?.errors ?? [],
+  });
+  return {
+    cluster,
+    ...(ns ? { nodescope: ns.detail } : {}),
+    ...(balloons ? { balloons: balloons.summary } : {}),
+    ...(Object.keys(off).length ? { off } : {}),
+  };
+}

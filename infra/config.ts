@@ -68,98 +68,111 @@ class ContextError extends Error {
   }
 }
 
-/** Reads and validates every fleetscope context value (CLI `-c` values arrive as strings). */
-export function readStackConfig(node: Node): StackConfig {
+/** What a context value must be, and what the error says when it is not. */
+interface Rule<T> {
+  test(value: T): boolean;
+  says: string;
+}
+
+const matches = (pattern: RegExp) => (value: string) => pattern.test(value);
+
+/** The rules of the string values (after trimming); logLevel's is kept where it is upper-cased. */
+const STRING_RULES: Partial<Record<ContextKey, Rule<string>>> = {
+  stackName: { test: matches(STACK_NAME), says: 'letters, digits and "-", starting with a letter' },
+  busName: {
+    test: (v) => BUS_NAME.test(v) && v !== 'default',
+    says: 'a custom bus name: letters, digits, ".", "_", "-"; not "default"',
+  },
+  kubeconfigSecretPrefix: {
+    test: matches(SECRET_PREFIX),
+    says: 'non-empty, only the characters a secret name may contain (letters, digits, /_+=.@-)',
+  },
+  alarmEmail: {
+    test: (v) => v === '' || EMAIL.test(v),
+    says: 'an e-mail address, or empty for no alarm notifications',
+  },
+  assumeRolePattern: {
+    test: matches(ROLE_PATTERN),
+    says: 'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
+  },
+  organizationId: {
+    test: (v) => v === '' || ORGANIZATION_ID.test(v),
+    says: 'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+  },
+};
+
+/** The rules of the whole numbers, beyond being whole and >= 0. */
+const NUMBER_RULES: Partial<Record<ContextKey, Rule<number>>> = {
+  logRetentionDays: {
+    test: (v) => RETENTIONS.has(v),
+    says: `one of CloudWatch Logs' retention values: ${[...RETENTIONS].sort((a, b) => a - b).join(', ')}`,
+  },
+  fleetSize: { test: (n) => n >= 1, says: 'must be at least 1' },
+};
+
+/** Context values as the types the stack takes (CLI `-c` values arrive as strings), each kept to its rule. */
+interface ContextReader {
+  str(key: ContextKey): string;
+  int(key: ContextKey): number;
+  bool(key: ContextKey): boolean;
+}
+
+function contextReader(node: Node): ContextReader {
   const raw = (key: ContextKey): unknown => {
     const v = node.tryGetContext(key);
     return v === undefined || v === null ? CONTEXT_DEFAULTS[key] : v;
   };
-  const str = (key: ContextKey): string => String(raw(key)).trim();
-  const bool = (key: ContextKey): boolean => {
-    const v = raw(key);
-    if (typeof v === 'boolean') return v;
-    if (v === 'true') return true;
-    if (v === 'false') return false;
-    throw new ContextError(key, v, 'must be true or false');
+  const kept = <T>(key: ContextKey, value: T, rule: Rule<T> | undefined): T => {
+    if (rule && !rule.test(value)) throw new ContextError(key, value, rule.says);
+    return value;
   };
-  const int = (key: ContextKey): number => {
-    const v = raw(key);
-    const n = typeof v === 'number' ? v : Number(String(v).trim());
-    if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
-    return n;
+  return {
+    str: (key) => kept(key, String(raw(key)).trim(), STRING_RULES[key]),
+    int: (key) => {
+      const v = raw(key);
+      const n = typeof v === 'number' ? v : Number(String(v).trim());
+      if (!Number.isInteger(n) || n < 0) throw new ContextError(key, v, 'must be a whole number >= 0');
+      return kept(key, n, NUMBER_RULES[key]);
+    },
+    bool: (key) => {
+      const v = raw(key);
+      if (typeof v === 'boolean') return v;
+      if (v === 'true') return true;
+      if (v === 'false') return false;
+      throw new ContextError(key, v, 'must be true or false');
+    },
   };
+}
 
-  const stackName = str('stackName');
-  if (!STACK_NAME.test(stackName))
-    throw new ContextError('stackName', stackName, 'letters, digits and "-", starting with a letter');
+/** Optional strings default to '': that means none. */
+const orNone = (value: string): string | undefined => (value === '' ? undefined : value);
 
-  const busName = str('busName');
-  if (!BUS_NAME.test(busName) || busName === 'default')
-    throw new ContextError(
-      'busName',
-      busName,
-      'a custom bus name: letters, digits, ".", "_", "-"; not "default"',
-    );
-
-  const kubeconfigSecretPrefix = str('kubeconfigSecretPrefix');
-  if (!SECRET_PREFIX.test(kubeconfigSecretPrefix))
-    throw new ContextError(
-      'kubeconfigSecretPrefix',
-      kubeconfigSecretPrefix,
-      'non-empty, only the characters a secret name may contain (letters, digits, /_+=.@-)',
-    );
-
-  const logRetentionDays = int('logRetentionDays');
-  if (!RETENTIONS.has(logRetentionDays))
-    throw new ContextError(
-      'logRetentionDays',
-      logRetentionDays,
-      `one of CloudWatch Logs' retention values: ${[...RETENTIONS].sort((a, b) => a - b).join(', ')}`,
-    );
-
-  const alarmEmail = str('alarmEmail');
-  if (alarmEmail !== '' && !EMAIL.test(alarmEmail))
-    throw new ContextError(
-      'alarmEmail',
-      alarmEmail,
-      'an e-mail address, or empty for no alarm notifications',
-    );
-
-  const eventArchiveDays = int('eventArchiveDays');
-
-  const logLevel = str('logLevel').toUpperCase();
+/** Any case on the command line; the error shows the value upper-cased, as it is checked. */
+function readLogLevel(context: ContextReader): StackConfig['logLevel'] {
+  const logLevel = context.str('logLevel').toUpperCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new ContextError('logLevel', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
+  return logLevel as StackConfig['logLevel'];
+}
 
-  const assumeRolePattern = str('assumeRolePattern');
-  if (!ROLE_PATTERN.test(assumeRolePattern))
-    throw new ContextError(
-      'assumeRolePattern',
-      assumeRolePattern,
-      'a role name pattern such as "fleetscope-*": role-name characters, at least three before any wildcard',
-    );
-  const organizationId = str('organizationId');
-  if (organizationId !== '' && !ORGANIZATION_ID.test(organizationId))
-    throw new ContextError(
-      'organizationId',
-      organizationId,
-      'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
-    );
-  const fleetSize = int('fleetSize');
-  if (fleetSize < 1) throw new ContextError('fleetSize', fleetSize, 'must be at least 1');
-
+/**
+ * Reads and validates every fleetscope context value (each key's rule in STRING_RULES or NUMBER_RULES);
+ * the first value that breaks its rule, in this order, is the error.
+ */
+export function readStackConfig(node: Node): StackConfig {
+  const context = contextReader(node);
   return {
-    stackName,
-    assumeRolePattern,
-    organizationId: organizationId === '' ? undefined : organizationId,
-    fleetSize,
-    busName,
-    kubeconfigSecretPrefix,
-    logRetentionDays: logRetentionDays as RetentionDays,
-    schedulesEnabled: bool('schedulesEnabled'),
-    alarmEmail: alarmEmail === '' ? undefined : alarmEmail,
-    eventArchiveDays,
-    logLevel: logLevel as StackConfig['logLevel'],
-    xrayTracing: bool('xrayTracing'),
+    stackName: context.str('stackName'),
+    busName: context.str('busName'),
+    kubeconfigSecretPrefix: context.str('kubeconfigSecretPrefix'),
+    logRetentionDays: context.int('logRetentionDays') as RetentionDays,
+    alarmEmail: orNone(context.str('alarmEmail')),
+    eventArchiveDays: context.int('eventArchiveDays'),
+    logLevel: readLogLevel(context),
+    assumeRolePattern: context.str('assumeRolePattern'),
+    organizationId: orNone(context.str('organizationId')),
+    fleetSize: context.int('fleetSize'),
+    schedulesEnabled: context.bool('schedulesEnabled'),
+    xrayTracing: context.bool('xrayTracing'),
   };
 }

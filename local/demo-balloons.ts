@@ -68,20 +68,30 @@ async function cycle(runtime: LocalRuntime): Promise<Record<string, NodeState>> 
 
 const offers = (nodes: Record<string, NodeState>, n: string) => pairText(nodes[n]?.size);
 
-/** The story after the first cycle; returns the lines to print. */
+/** The story after the first cycle, act by act; returns the lines to print. */
 export async function balloonStory(
   runtime: LocalRuntime,
   sim: Simulator,
   publisher: EventPublisher,
 ): Promise<string[]> {
-  const store = new BalloonStore(runtime.db, runtime.table);
   // The first cycle created the DaemonSet after the cycle's one read of the pods: this one sizes them.
-  const before = await cycle(runtime);
+  const shrunk = await cycle(runtime);
   const lines = [
     'balloons demo (demo-1):',
-    `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(before, n)} of ${pairText(before[n]?.allocatable)}`).join(', ')}`,
+    `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(shrunk, n)} of ${pairText(shrunk[n]?.allocatable)}`).join(', ')}`,
   ];
+  lines.push(await moreWorkArrives(runtime, sim, shrunk));
+  lines.push(...(await vmResized(runtime, sim, publisher)));
+  lines.push(...(await reclaimBlocked(runtime)));
+  return lines;
+}
 
+/** Pods the shrunk pool cannot schedule: the policy grows it, the kubelets deflate, the pods bind. */
+async function moreWorkArrives(
+  runtime: LocalRuntime,
+  sim: Simulator,
+  shrunk: Record<string, NodeState>,
+): Promise<string> {
   for (let i = 6; i < 14; i++) batchPod(sim, `batch-${i}`, '1', '2Gi');
   const waiting = () =>
     sim
@@ -91,37 +101,44 @@ export async function balloonStory(
   const queued = waiting();
   const grown = await cycle(runtime);
   sim.clock.advance(1000); // the kubelets actuate the deflates; the scheduler then binds the waiting pods
-  lines.push(
-    `  8 more batch pods arrived (${queued} could not be scheduled); the policy grew the pool: ${POOL.map((n) => `${n} ${offers(before, n)} -> ${offers(grown, n)}`).join(', ')}; ${waiting()} still waiting`,
-  );
+  return `  8 more batch pods arrived (${queued} could not be scheduled); the policy grew the pool: ${POOL.map((n) => `${n} ${offers(shrunk, n)} -> ${offers(grown, n)}`).join(', ')}; ${waiting()} still waiting`;
+}
 
+/** The cloud-provider story: a node outside the pool is told its VM now offers 2 / 4Gi. */
+async function vmResized(
+  runtime: LocalRuntime,
+  sim: Simulator,
+  publisher: EventPublisher,
+): Promise<string[]> {
   const general = (await sim.cluster(CLUSTER).store.list('nodes'))
     .map((n: { metadata: { name: string } }) => n.metadata.name)
     .find((n: string) => !POOL.includes(n));
-  if (general) {
-    await publisher.publish([
-      {
-        detailType: 'NodeResizeRequested',
-        detail: {
-          cluster: CLUSTER,
-          node: general,
-          cpu: '2',
-          memory: '4Gi',
-          requestedBy: 'demo: VM resize',
-          requestedAt: new Date().toISOString(),
-        },
-        resources: [],
+  if (!general) return [];
+  await publisher.publish([
+    {
+      detailType: 'NodeResizeRequested',
+      detail: {
+        cluster: CLUSTER,
+        node: general,
+        cpu: '2',
+        memory: '4Gi',
+        requestedBy: 'demo: VM resize',
+        requestedAt: new Date().toISOString(),
       },
-    ]);
-    await runtime.bus.drain();
-    const s = (await store.state(CLUSTER))?.nodes[general];
-    lines.push(
-      `  explicit NodeResizeRequested: ${general} should offer 2 / 4Gi (its VM is being resized) -> balloon ${pairText(s?.balloon)}, the node offers ${pairText(s?.size)}`,
-    );
-  }
+      resources: [],
+    },
+  ]);
+  await runtime.bus.drain();
+  const s = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes[general];
+  return [
+    `  explicit NodeResizeRequested: ${general} should offer 2 / 4Gi (its VM is being resized) -> balloon ${pairText(s?.balloon)}, the node offers ${pairText(s?.size)}`,
+  ];
+}
 
+/** An explicit size below what the node's pods request: the balloon cannot take the space back. */
+async function reclaimBlocked(runtime: LocalRuntime): Promise<string[]> {
   const squeezed = POOL[0]!;
-  await store.putRequest(CLUSTER, {
+  await new BalloonStore(runtime.db, runtime.table).putRequest(CLUSTER, {
     node: squeezed,
     size: amounts(1000, 2 * 2 ** 30),
     requestedAt: Date.now(),
@@ -129,9 +146,8 @@ export async function balloonStory(
   });
   const after = await cycle(runtime);
   const blocked = after[squeezed] ? blockedText(squeezed, after[squeezed]) : undefined;
-  lines.push(
+  return [
     `  explicit size 1 / 2Gi for ${squeezed}, below what its pods request:`,
     `    ${blocked ?? `${squeezed}: not blocked`}`,
-  );
-  return lines;
+  ];
 }

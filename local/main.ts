@@ -32,7 +32,67 @@ addSummarySection((runtime) => featureSummaryLines(runtime));
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]`;
 
+/** What `npm start` was asked to run. */
+interface StartOptions {
+  once: boolean;
+  /** A real kubeconfig whose contexts are the fleet; absent: the simulated demo fleet. */
+  kubeconfig: string | undefined;
+  clusters: number;
+  nodes: number;
+  speedup: number;
+  verbose: boolean;
+  stateDir: string;
+}
+
+/** A cluster to register: its name and how to reach it. */
+interface Target {
+  name: string;
+  ref: KubeconfigRef;
+}
+
+/** The fleet `npm start` runs against; `demo` only when it is the simulated one. */
+interface Fleet {
+  targets: Target[];
+  demo: DemoFleet | undefined;
+}
+
 async function main(): Promise<number> {
+  const options = readOptions();
+  if (!options) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!options.verbose) {
+    // Handlers' structured logs are for CloudWatch; on a terminal the summary says what happened.
+    process.env[ENV.logLevel] ??= 'ERROR';
+    process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  }
+  console.log(`fleetscope local control plane (state in ${options.stateDir})`);
+
+  const runtime = await startLocalRuntime({ stateDir: options.stateDir });
+  const stops = new Stops(() => runtime.stop());
+  try {
+    const fleet = await startFleet(options, stops);
+    await registerTargets(runtime, fleet.targets);
+    if (fleet.demo) await prepareDemo(runtime, fleet.targets);
+    const summaries = new Summaries(runtime);
+    await runtime.scheduler.runOnce();
+    await summaries.print();
+    if (fleet.demo && hasDemo1(fleet.targets)) {
+      console.log('');
+      for (const line of await balloonStory(runtime, fleet.demo.sim, deps().publisher)) console.log(line);
+    }
+    if (!options.once) await runUntilStopped(runtime, options.speedup, summaries, stops);
+    await stops.run();
+    return 0;
+  } catch (err) {
+    await stops.run();
+    throw err;
+  }
+}
+
+/** The command line, validated; undefined for --help. */
+function readOptions(): StartOptions | undefined {
   const { values } = parseArgs({
     options: {
       once: { type: 'boolean' },
@@ -46,102 +106,110 @@ async function main(): Promise<number> {
     },
     strict: true,
   });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
+  if (values.help) return undefined;
   const clusters = positiveInt(values.clusters, '--clusters');
   const nodes = positiveInt(values.nodes, '--nodes');
   const speedup = Number(values.speedup);
   if (!(speedup > 0)) throw new Error('--speedup must be a positive number');
-  if (!values.verbose) {
-    // Handlers' structured logs are for CloudWatch; on a terminal the summary says what happened.
-    process.env[ENV.logLevel] ??= 'ERROR';
-    process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-  }
-  const stateDir = resolve(values['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope');
-  console.log(`fleetscope local control plane (state in ${stateDir})`);
-
-  const runtime = await startLocalRuntime({ stateDir });
-  const stops: (() => Promise<void>)[] = [() => runtime.stop()];
-  const shutdown = async () => {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  return {
+    once: values.once ?? false,
+    kubeconfig: values.kubeconfig,
+    clusters,
+    nodes,
+    speedup,
+    verbose: values.verbose ?? false,
+    stateDir: resolve(values['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope'),
   };
-  try {
-    let targets: { name: string; ref: KubeconfigRef }[];
-    let demo: DemoFleet | undefined;
-    if (values.kubeconfig) {
-      targets = await contextsOf(resolve(values.kubeconfig));
-      console.log(`targeting ${targets.length} context(s) of ${values.kubeconfig}`);
-    } else {
-      const fleet = await startDemoFleet({
-        clusters,
-        nodes,
-        kubeconfigPath: join(stateDir, 'demo-kubeconfig.yaml'),
-      });
-      stops.push(() => fleet.stop());
-      targets = fleet.targets;
-      demo = fleet;
-      console.log(
-        `simulated demo fleet: ${targets.length} cluster(s) of ${nodes} nodes (kubeconfig: ${fleet.kubeconfigPath})`,
-      );
-    }
-    await registerTargets(runtime, targets);
-    if (!values.kubeconfig) {
-      // The demo puts its clusters into two ClusterSets; a real fleet's memberships are the operator's.
-      const names = targets.map((t) => t.name);
-      for (const line of await joinDemoClusterSets(runtime, deps().publisher, names)) console.log(line);
-      await runtime.bus.drain();
-      if (names.includes('demo-1')) await setElasticPolicy(runtime);
-    }
+}
 
-    let cycle = 0;
-    const runCycle = async () => {
-      cycle++;
-      await runtime.scheduler.runOnce();
-      await printSummary(runtime, `cycle ${cycle} at ${new Date().toISOString()}`);
-    };
-    await runCycle();
-    if (demo && targets.some((t) => t.name === 'demo-1')) {
-      console.log('');
-      for (const line of await balloonStory(runtime, demo.sim, deps().publisher)) console.log(line);
-    }
-    if (values.once) {
-      await shutdown();
-      return 0;
-    }
-    const schedules = allSchedules();
-    console.log(
-      `\nrunning at --speedup ${speedup} (Ctrl-C stops); schedules: ${schedules
-        .map((s) => `${s.id} every ${s.everyMinutes} min (${seconds((s.everyMinutes * 60) / speedup)})`)
-        .join(', ')}`,
-    );
-    // One summary per period of the most frequent schedule, and only when something ran since the last.
-    let ran = new Set<string>();
-    runtime.scheduler.start(speedup, (s) => void ran.add(s.id));
-    const everyMs = (Math.min(...schedules.map((s) => s.everyMinutes)) * 60_000) / speedup;
-    const printer = setInterval(async () => {
-      if (ran.size === 0) return;
-      const which = [...ran].join(', ');
-      ran = new Set();
-      cycle++;
-      await printSummary(runtime, `cycle ${cycle} at ${new Date().toISOString()} (ran: ${which})`);
-    }, everyMs);
-    stops.push(async () => clearInterval(printer));
-    await new Promise<void>((r) => {
-      process.once('SIGINT', r);
-      process.once('SIGTERM', r);
-    });
-    await shutdown();
-    return 0;
-  } catch (err) {
-    await shutdown();
-    throw err;
+/** What to stop on the way out, last started first; a stop that fails does not keep the rest running. */
+class Stops {
+  private readonly stops: (() => Promise<void>)[];
+  constructor(first: () => Promise<void>) {
+    this.stops = [first];
+  }
+  push(stop: () => Promise<void>): void {
+    this.stops.push(stop);
+  }
+  async run(): Promise<void> {
+    for (const stop of this.stops.reverse()) await stop().catch(() => undefined);
   }
 }
 
+/** The contexts of --kubeconfig, or a simulated demo fleet started for this run. */
+async function startFleet(options: StartOptions, stops: Stops): Promise<Fleet> {
+  if (options.kubeconfig) {
+    const targets = await contextsOf(resolve(options.kubeconfig));
+    console.log(`targeting ${targets.length} context(s) of ${options.kubeconfig}`);
+    return { targets, demo: undefined };
+  }
+  const demo = await startDemoFleet({
+    clusters: options.clusters,
+    nodes: options.nodes,
+    kubeconfigPath: join(options.stateDir, 'demo-kubeconfig.yaml'),
+  });
+  stops.push(() => demo.stop());
+  console.log(
+    `simulated demo fleet: ${demo.targets.length} cluster(s) of ${options.nodes} nodes (kubeconfig: ${demo.kubeconfigPath})`,
+  );
+  return { targets: demo.targets, demo };
+}
+
+const hasDemo1 = (targets: Target[]) => targets.some((t) => t.name === 'demo-1');
+
+/** The demo puts its clusters into two ClusterSets; a real fleet's memberships are the operator's. */
+async function prepareDemo(runtime: LocalRuntime, targets: Target[]): Promise<void> {
+  const names = targets.map((t) => t.name);
+  for (const line of await joinDemoClusterSets(runtime, deps().publisher, names)) console.log(line);
+  await runtime.bus.drain();
+  if (hasDemo1(targets)) await setElasticPolicy(runtime);
+}
+
+/** The summary after each cycle, numbered. */
+class Summaries {
+  private cycle = 0;
+  constructor(private readonly runtime: LocalRuntime) {}
+  async print(ran?: string): Promise<void> {
+    this.cycle++;
+    const at = `cycle ${this.cycle} at ${new Date().toISOString()}`;
+    await printSummary(this.runtime, ran === undefined ? at : `${at} (ran: ${ran})`);
+  }
+}
+
+/**
+ * Runs the schedules at `speedup` until SIGINT or SIGTERM, with one summary per period of the most
+ * frequent schedule, and only when something ran since the last.
+ */
+async function runUntilStopped(
+  runtime: LocalRuntime,
+  speedup: number,
+  summaries: Summaries,
+  stops: Stops,
+): Promise<void> {
+  const schedules = allSchedules();
+  console.log(
+    `\nrunning at --speedup ${speedup} (Ctrl-C stops); schedules: ${schedules
+      .map((s) => `${s.id} every ${s.everyMinutes} min (${seconds((s.everyMinutes * 60) / speedup)})`)
+      .join(', ')}`,
+  );
+  let ran = new Set<string>();
+  runtime.scheduler.start(speedup, (s) => void ran.add(s.id));
+  const everyMs = (Math.min(...schedules.map((s) => s.everyMinutes)) * 60_000) / speedup;
+  const printer = setInterval(async () => {
+    if (ran.size === 0) return;
+    const which = [...ran].join(', ');
+    ran = new Set();
+    await summaries.print(which);
+  }, everyMs);
+  stops.push(async () => clearInterval(printer));
+  await new Promise<void>((r) => {
+    process.once('SIGINT', r);
+    process.once('SIGTERM', r);
+  });
+}
+
 /** Registers each target not registered yet; a target that cannot be reached is reported and skipped. */
-async function registerTargets(runtime: LocalRuntime, targets: { name: string; ref: KubeconfigRef }[]) {
+async function registerTargets(runtime: LocalRuntime, targets: Target[]) {
   const store = new RegistryStore(runtime.db, runtime.table);
   const access = clusterAccess();
   for (const t of targets) {
@@ -168,11 +236,7 @@ async function registerTargets(runtime: LocalRuntime, targets: { name: string; r
  * A name registered in an earlier run with another kubeconfig (the demo's, or another file): re-point it
  * when the new kubeconfig reaches the same cluster (same kube-system UID), else leave it and say why.
  */
-async function repoint(
-  store: RegistryStore,
-  existing: RegisteredCluster,
-  target: { name: string; ref: KubeconfigRef },
-): Promise<void> {
+async function repoint(store: RegistryStore, existing: RegisteredCluster, target: Target): Promise<void> {
   try {
     const { kubeSystemUid } = await clusterAccess().verify(target.name, target.ref);
     if (existing.kubeSystemUid && existing.kubeSystemUid !== kubeSystemUid) {
@@ -190,7 +254,7 @@ async function repoint(
 }
 
 /** Each context of a kubeconfig becomes a cluster named after it (as an RFC 1123 label). */
-async function contextsOf(path: string): Promise<{ name: string; ref: KubeconfigRef }[]> {
+async function contextsOf(path: string): Promise<Target[]> {
   let doc: { contexts?: { name?: string }[] };
   try {
     doc = parseYaml(await readFile(path, 'utf8'));

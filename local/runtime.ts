@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
 import { resetDeps } from '../shared/platform/deps.js';
 import { LocalBus } from './bus.js';
-import { ensureTables, type LocalDynamo, startLocalDynamo } from './dynamo.js';
+import { ensureTables, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
 import { REPO_ROOT } from './root.js';
 import { LocalScheduler } from './scheduler.js';
@@ -60,6 +60,18 @@ function wantsRemoteDynamo(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env[ENV.table]);
 }
 
+/** The tables the handlers use: the user's (FLEETSCOPE_TABLE...) or the stack's default names. */
+interface TableNames {
+  table: string;
+  idempotencyTable: string;
+}
+
+/** Where DynamoDB is served, and how to let go of it on stop. */
+interface DynamoConnection {
+  endpoint: LocalRuntime['dynamoEndpoint'];
+  release(): Promise<void>;
+}
+
 /**
  * The embedded control plane: the handlers Lambda runs, wired to local stand-ins through the SDK's own
  * endpoint settings (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_EVENTBRIDGE), so no handler knows.
@@ -67,49 +79,20 @@ function wantsRemoteDynamo(env: NodeJS.ProcessEnv): boolean {
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
   const env = process.env;
   // Everything set here is put back on stop, so a later runtime in the same process starts clean.
-  const saved = Object.fromEntries(ENV_TOUCHED.map((k) => [k, env[k]]));
+  const restoreEnv = saveEnv(env);
   env.AWS_REGION ??= 'us-east-1';
-  let dynamo: LocalDynamo | undefined;
-  let releaseState = () => {};
-  const remote = wantsRemoteDynamo(env);
-  const table = env[ENV.table] ?? DEFAULTS.table;
-  const idempotencyTable = env[ENV.idempotencyTable] ?? DEFAULTS.idempotencyTable;
-  if (!remote) {
-    let endpoint: string;
-    if (opts.stateDir) {
-      // The state server created the tables before it recorded itself (local/state/server.ts).
-      const shared = await connectState(opts.stateDir);
-      endpoint = shared.endpoint;
-      releaseState = shared.release;
-    } else {
-      dynamo = await startLocalDynamo();
-      endpoint = dynamo.endpoint;
-      await ensureTables(endpoint, { table, idempotencyTable });
-    }
-    env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
-    // dynalite accepts any credentials; real ones are not needed (nor sent anywhere else).
-    if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
-      env.AWS_ACCESS_KEY_ID = 'local';
-      env.AWS_SECRET_ACCESS_KEY = 'local';
-    }
-  } else if (env.AWS_ENDPOINT_URL) {
-    // LocalStack (or another emulator) without a deployed stack: create the tables from the same
-    // definition the stack deploys. Never done against real AWS, where the stack owns them.
-    if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
-      env.AWS_ACCESS_KEY_ID = 'local'; // emulators take any credentials
-      env.AWS_SECRET_ACCESS_KEY = 'local';
-    }
-    await ensureTables(env.AWS_ENDPOINT_URL, { table, idempotencyTable });
-  }
-  env[ENV.table] = table;
-  env[ENV.idempotencyTable] = idempotencyTable;
+  const tables: TableNames = {
+    table: env[ENV.table] ?? DEFAULTS.table,
+    idempotencyTable: env[ENV.idempotencyTable] ?? DEFAULTS.idempotencyTable,
+  };
+  const dynamo = wantsRemoteDynamo(env)
+    ? await remoteDynamo(env, tables)
+    : await localDynamo(env, tables, opts);
+  env[ENV.table] = tables.table;
+  env[ENV.idempotencyTable] = tables.idempotencyTable;
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
-  // The scheduled fleet report goes to the state directory (S3 in the stack); a throwaway run's to a
-  // temporary directory, removed on stop.
-  const throwawayReports =
-    !env[ENV.reportDir] && !opts.stateDir ? mkdtempSync(join(tmpdir(), 'fleetscope-reports-')) : undefined;
-  env[ENV.reportDir] ??= opts.stateDir ? join(opts.stateDir, 'reports') : throwawayReports;
+  const throwawayReports = placeReports(env, opts.stateDir);
 
   const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);
   const bus = await LocalBus.start({ invoker, busName: env[ENV.bus] ?? DEFAULTS.bus });
@@ -120,9 +103,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const scheduler = new LocalScheduler(invoker, bus);
   return {
-    dynamoEndpoint: remote ? 'aws' : (env.AWS_ENDPOINT_URL_DYNAMODB as string),
-    table,
-    idempotencyTable,
+    dynamoEndpoint: dynamo.endpoint,
+    ...tables,
     db,
     bus,
     invoker,
@@ -132,13 +114,71 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       await bus.stop();
       resetDeps();
       client.destroy();
-      await dynamo?.stop();
-      releaseState();
+      await dynamo.release();
       if (throwawayReports) rmSync(throwawayReports, { recursive: true, force: true });
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete env[k];
-        else env[k] = v;
-      }
+      restoreEnv();
     },
   };
+}
+
+/** The values of ENV_TOUCHED now, and a function that puts them back. */
+function saveEnv(env: NodeJS.ProcessEnv): () => void {
+  const saved = Object.fromEntries(ENV_TOUCHED.map((k) => [k, env[k]]));
+  return () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete env[k];
+      else env[k] = v;
+    }
+  };
+}
+
+/** dynalite and emulators accept any credentials; real ones are not needed (nor sent anywhere else). */
+function useAnyCredentials(env: NodeJS.ProcessEnv): void {
+  if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
+    env.AWS_ACCESS_KEY_ID = 'local';
+    env.AWS_SECRET_ACCESS_KEY = 'local';
+  }
+}
+
+/** The state directory's shared server, or a dynalite of this process's own (in memory). */
+async function localDynamo(
+  env: NodeJS.ProcessEnv,
+  tables: TableNames,
+  opts: LocalRuntimeOptions,
+): Promise<DynamoConnection> {
+  let connection: DynamoConnection;
+  if (opts.stateDir) {
+    // The state server created the tables before it recorded itself (local/state/server.ts).
+    const shared = await connectState(opts.stateDir);
+    connection = { endpoint: shared.endpoint, release: async () => shared.release() };
+  } else {
+    const dynamo = await startLocalDynamo();
+    await ensureTables(dynamo.endpoint, tables);
+    connection = { endpoint: dynamo.endpoint, release: () => dynamo.stop() };
+  }
+  env.AWS_ENDPOINT_URL_DYNAMODB = connection.endpoint;
+  useAnyCredentials(env);
+  return connection;
+}
+
+/** AWS, or an emulator the user names in AWS_ENDPOINT_URL. */
+async function remoteDynamo(env: NodeJS.ProcessEnv, tables: TableNames): Promise<DynamoConnection> {
+  if (env.AWS_ENDPOINT_URL) {
+    // LocalStack (or another emulator) without a deployed stack: create the tables from the same
+    // definition the stack deploys. Never done against real AWS, where the stack owns them.
+    useAnyCredentials(env);
+    await ensureTables(env.AWS_ENDPOINT_URL, tables);
+  }
+  return { endpoint: 'aws', release: async () => {} };
+}
+
+/**
+ * The scheduled fleet report goes to the state directory (S3 in the stack); a throwaway run's to a
+ * temporary directory, returned to be removed on stop.
+ */
+function placeReports(env: NodeJS.ProcessEnv, stateDir: string | undefined): string | undefined {
+  const throwaway =
+    !env[ENV.reportDir] && !stateDir ? mkdtempSync(join(tmpdir(), 'fleetscope-reports-')) : undefined;
+  env[ENV.reportDir] ??= stateDir ? join(stateDir, 'reports') : throwaway;
+  return throwaway;
 }

@@ -237,68 +237,88 @@ async function whyNoBalloons(
   return lines;
 }
 
+/** Sets (or with --clear drops) a node's explicit size: validated here, applied by the next cycle. */
 async function resize(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     const cluster = await registered(ctx, values.cluster, 'resize');
-    if (!values.node) throw new UsageError('resize needs --node');
+    const { node } = values;
+    if (!node) throw new UsageError('resize needs --node');
     const store = new BalloonStore(ctx.db, ctx.table);
     if (values.clear) {
-      if (values.cpu || values.memory) throw new UsageError('--clear takes no --cpu or --memory');
-      const had = await store.deleteRequest(cluster, values.node);
-      console.log(
-        had
-          ? `cleared: node ${values.node} is sized by its policy or host share again from the next cycle (or its balloon deflates)`
-          : `node ${values.node} of cluster ${cluster} had no explicit size`,
-      );
+      await clearSize(store, cluster, node, values);
       return 0;
     }
-    if (values.cpu === undefined || values.memory === undefined)
-      throw new UsageError('resize needs --cpu and --memory (or --clear)');
-    let size: Amounts;
-    try {
-      ({ size } = parseResizeRequest({ node: values.node, cpu: values.cpu, memory: values.memory }));
-      const reg = (await ctx.registry.get(cluster))!;
-      const client = await clusterAccess().client(cluster, reg.kubeconfig);
-      const facts = await readNode(
-        new ClusterSnapshot(new RawReader(client), { pageSize: 500 }),
-        values.node,
-      );
-      checkAgainstNode(
-        size,
-        values.node,
-        facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined,
-      );
-    } catch (err) {
-      if (err instanceof ResizeRequestError) throw new UsageError(err.message);
-      throw err;
-    }
-    await ctx.publisher.publish([
-      {
-        detailType: 'NodeResizeRequested',
-        detail: {
-          cluster,
-          node: values.node,
-          ...quantitiesOf(size),
-          ...(values.by ? { requestedBy: values.by } : {}),
-          requestedAt: new Date().toISOString(),
-        },
-        resources: [`cluster/${cluster}`],
-      },
-    ]);
-    console.log(
-      `requested: node ${values.node} of cluster ${cluster} offers cpu ${readableCpu(size.cpu)}, memory ${readableMemory(size.memory)}`,
-    );
+    const size = await checkedSize(ctx, cluster, node, values);
+    await requestSize(ctx, cluster, node, size, values.by);
+    // Locally the cycle has run when the bus drains: say what the balloon became.
     if (ctx.runtime) {
       await ctx.runtime.bus.drain();
-      const s = (await store.state(cluster))?.nodes[values.node];
-      if (s?.blocked)
-        console.log(
-          `blocked: the balloon could not take back ${pairText(s.blocked.missing)}; pods in the way: ${s.blocked.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}`,
-        );
-      else if (s) console.log(`balloon now ${pairText(s.balloon)} (the node offers ${pairText(s.size)})`);
+      const after = balloonAfterResize(await store.state(cluster), node);
+      if (after) console.log(after);
     }
     return 0;
   });
+}
+
+async function clearSize(store: BalloonStore, cluster: string, node: string, values: Flags): Promise<void> {
+  if (values.cpu || values.memory) throw new UsageError('--clear takes no --cpu or --memory');
+  const had = await store.deleteRequest(cluster, node);
+  console.log(
+    had
+      ? `cleared: node ${node} is sized by its policy or host share again from the next cycle (or its balloon deflates)`
+      : `node ${node} of cluster ${cluster} had no explicit size`,
+  );
+}
+
+/** --cpu and --memory as amounts, refused (as a usage error) when the node could not offer them. */
+async function checkedSize(ctx: CliContext, cluster: string, node: string, values: Flags): Promise<Amounts> {
+  if (values.cpu === undefined || values.memory === undefined)
+    throw new UsageError('resize needs --cpu and --memory (or --clear)');
+  try {
+    const { size } = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory });
+    const reg = (await ctx.registry.get(cluster))!;
+    const client = await clusterAccess().client(cluster, reg.kubeconfig);
+    const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
+    checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
+    return size;
+  } catch (err) {
+    if (err instanceof ResizeRequestError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+async function requestSize(
+  ctx: CliContext,
+  cluster: string,
+  node: string,
+  size: Amounts,
+  by: string | undefined,
+): Promise<void> {
+  await ctx.publisher.publish([
+    {
+      detailType: 'NodeResizeRequested',
+      detail: {
+        cluster,
+        node,
+        ...quantitiesOf(size),
+        ...(by ? { requestedBy: by } : {}),
+        requestedAt: new Date().toISOString(),
+      },
+      resources: [`cluster/${cluster}`],
+    },
+  ]);
+  console.log(
+    `requested: node ${node} of cluster ${cluster} offers cpu ${readableCpu(size.cpu)}, memory ${readableMemory(size.memory)}`,
+  );
+}
+
+/** The node's balloon after the cycle: its size, or what blocked it; nothing if the node has none. */
+function balloonAfterResize(state: ClusterBalloons | undefined, node: string): string | undefined {
+  const s = state?.nodes[node];
+  if (s?.blocked)
+    return `blocked: the balloon could not take back ${pairText(s.blocked.missing)}; pods in the way: ${s.blocked.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}`;
+  if (s) return `balloon now ${pairText(s.balloon)} (the node offers ${pairText(s.size)})`;
+  return undefined;
 }
 
 function policyInput(values: Flags): Record<string, unknown> {

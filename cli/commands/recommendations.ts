@@ -1,3 +1,4 @@
+import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import {
@@ -8,7 +9,11 @@ import {
   readableCpu,
   readableMemory,
 } from '../../shared/kernel/units-format.js';
-import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
+import {
+  exportCheckpoints,
+  importCheckpoints,
+  type SkippedCheckpoint,
+} from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
@@ -199,10 +204,15 @@ function delta(a: number, b: number): string {
   return p === null ? '-' : `${p >= 0 ? '+' : ''}${p}%`;
 }
 
-function daemonSetOf(
-  values: Flags,
-  what: string,
-): { cluster: string; ds: string; namespace: string; name: string } {
+/** The DaemonSet a command is about: --cluster and --daemonset NAMESPACE/NAME (`ds`). */
+interface DaemonSetTarget {
+  cluster: string;
+  ds: string;
+  namespace: string;
+  name: string;
+}
+
+function daemonSetOf(values: Flags, what: string): DaemonSetTarget {
   if (!values.cluster) throw new UsageError(`${what} needs --cluster`);
   const ds = values.daemonset;
   if (!ds?.includes('/')) throw new UsageError(`${what} needs --daemonset NAMESPACE/NAME`);
@@ -245,45 +255,14 @@ function checkpointTable(items: VerticalPodAutoscalerCheckpoint[], wide: boolean
 }
 
 async function importFrom(values: Flags): Promise<number> {
-  const { cluster, ds, namespace, name } = daemonSetOf(values, 'import-checkpoints');
+  const target = daemonSetOf(values, 'import-checkpoints');
+  const { cluster, ds, namespace, name } = target;
   if (!values.file) throw new UsageError('import-checkpoints needs --file FILE (or - for stdin)');
   const format = outputFormat(values);
-  const text = await readInput(values.file);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new UsageError('the checkpoints file is not JSON');
-  }
-  const items = (Array.isArray(parsed) ? parsed : (parsed as { items?: unknown[] })?.items) ?? [];
-  const isCheckpoint = (c: unknown): c is VerticalPodAutoscalerCheckpoint =>
-    (c as VerticalPodAutoscalerCheckpoint)?.kind === 'VerticalPodAutoscalerCheckpoint' &&
-    typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
-    typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object';
-  const valid = items.filter(isCheckpoint);
-  const invalid = items.flatMap((c, i) =>
-    isCheckpoint(c)
-      ? []
-      : [
-          {
-            checkpoint: `item [${i}]`,
-            reason: 'not a VerticalPodAutoscalerCheckpoint with spec.containerName and status',
-          },
-        ],
-  );
+  const { valid, invalid } = checkpointsIn(await readInput(values.file));
   return withContext(values, async (ctx) => {
-    const registered = await registeredCluster(ctx, cluster);
-    // Only the cluster's own nodes that the DaemonSet can run on take history: read them live.
-    let placement: PlacementCheck;
-    try {
-      const client = await clusterAccess().client(registered.name, registered.kubeconfig);
-      placement = await daemonSetPlacement(client, cluster, namespace, name);
-    } catch (err) {
-      console.error(
-        `cannot read the nodes of ${cluster} and ${ds} to check the checkpoints against: ${describeAccessError(err)}`,
-      );
-      return 1;
-    }
+    const placement = await placementOf(await registeredCluster(ctx, cluster), target);
+    if (!placement) return 1;
     const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
       cluster,
@@ -304,6 +283,60 @@ async function importFrom(values: Flags): Promise<number> {
     ]);
     return 0;
   });
+}
+
+const isCheckpoint = (c: unknown): c is VerticalPodAutoscalerCheckpoint =>
+  (c as VerticalPodAutoscalerCheckpoint)?.kind === 'VerticalPodAutoscalerCheckpoint' &&
+  typeof (c as VerticalPodAutoscalerCheckpoint).spec?.containerName === 'string' &&
+  typeof (c as VerticalPodAutoscalerCheckpoint).status === 'object';
+
+/**
+ * The checkpoints of a file (a JSON list, or an object with `items` as kubectl prints): those that are
+ * checkpoints, and the rest as skipped items.
+ */
+function checkpointsIn(text: string): {
+  valid: VerticalPodAutoscalerCheckpoint[];
+  invalid: SkippedCheckpoint[];
+} {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError('the checkpoints file is not JSON');
+  }
+  const items = (Array.isArray(parsed) ? parsed : (parsed as { items?: unknown[] })?.items) ?? [];
+  return {
+    valid: items.filter(isCheckpoint),
+    invalid: items.flatMap((c, i) =>
+      isCheckpoint(c)
+        ? []
+        : [
+            {
+              checkpoint: `item [${i}]`,
+              reason: 'not a VerticalPodAutoscalerCheckpoint with spec.containerName and status',
+            },
+          ],
+    ),
+  };
+}
+
+/**
+ * Only the cluster's own nodes that the DaemonSet can run on take history: read them live. Undefined
+ * (and said why) when the cluster cannot be read.
+ */
+async function placementOf(
+  registered: RegisteredCluster,
+  { cluster, ds, namespace, name }: DaemonSetTarget,
+): Promise<PlacementCheck | undefined> {
+  try {
+    const client = await clusterAccess().client(registered.name, registered.kubeconfig);
+    return await daemonSetPlacement(client, cluster, namespace, name);
+  } catch (err) {
+    console.error(
+      `cannot read the nodes of ${cluster} and ${ds} to check the checkpoints against: ${describeAccessError(err)}`,
+    );
+    return undefined;
+  }
 }
 
 async function get(values: Flags): Promise<number> {

@@ -5,7 +5,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -123,80 +123,15 @@ export class Functions extends Construct {
   }
 
   private create(spec: FunctionSpec, props: FunctionsProps): FleetFunction {
-    const { config, table, idempotencyTable, bus, controlPlane, reports } = props;
     const scope = new Construct(this, pascal(spec.id));
-
-    const logGroup = new logs.LogGroup(scope, 'Logs', { retention: config.logRetentionDays });
-
-    const statements = [
-      new iam.PolicyStatement({
-        sid: 'Logs',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [logGroup.logGroupArn],
-      }),
-      new iam.PolicyStatement({
-        sid: 'Table',
-        actions: spec.access.table === 'readwrite' ? [...TABLE_READ, ...TABLE_WRITE] : TABLE_READ,
-        resources: [table.tableArn],
-      }),
-      new iam.PolicyStatement({
-        sid: 'TableIndex',
-        actions: INDEX_READ,
-        resources: [`${table.tableArn}/index/${TABLE.gsi1.indexName}`],
-      }),
-    ];
-    if (spec.access.idempotency)
-      statements.push(
-        new iam.PolicyStatement({
-          sid: 'Idempotency',
-          actions: IDEMPOTENCY,
-          resources: [idempotencyTable.tableArn],
-        }),
-      );
-    if (spec.access.putEvents)
-      statements.push(
-        new iam.PolicyStatement({
-          sid: 'PutEvents',
-          actions: ['events:PutEvents'],
-          resources: [bus.eventBusArn],
-        }),
-      );
-    if (spec.access.kubeconfigSecrets)
-      statements.push(
-        new iam.PolicyStatement({
-          sid: 'KubeconfigSecrets',
-          actions: ['secretsmanager:GetSecretValue'],
-          resources: [Functions.kubeconfigSecretsArn(this, config.kubeconfigSecretPrefix)],
-        }),
-      );
-    // The report is written, never read back or listed, by the function: PutObject on its one key (no
-    // wildcard; earlier reports are the object's versions, which only the bucket's owner reads).
-    if (spec.access.reportBucket)
-      statements.push(
-        new iam.PolicyStatement({
-          sid: 'ReportPut',
-          actions: ['s3:PutObject'],
-          resources: [reports.bucket.arnForObjects(reports.key)],
-        }),
-      );
-    // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission. Clusters
-    // in other accounts are reached through a role there, which these functions assume.
-    if (spec.access.kubeconfigSecrets) statements.push(Functions.assumeRoleStatement(this, config));
-
-    const role = new iam.Role(scope, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      ...(spec.access.kubeconfigSecrets ? { path: Functions.clusterAccessRolePath(config.stackName) } : {}),
-      description: `fleetscope ${spec.id}: ${spec.description}`.slice(0, 1000),
-      inlinePolicies: { LeastPrivilege: new iam.PolicyDocument({ statements }) },
-    });
-
+    const logGroup = new logs.LogGroup(scope, 'Logs', { retention: props.config.logRetentionDays });
+    const role = functionRole(scope, spec, props.config, leastPrivilege(scope, spec, props, logGroup));
     const onFailure = deadLetterQueue(
       scope,
       'OnFailure',
       `function-${spec.id}`,
       `function ${spec.id}: asynchronous invocations that failed every retry or aged out`,
     );
-
     const fn = new NodejsFunction(scope, 'Function', {
       entry: join(REPO_ROOT, spec.entry),
       handler: 'handler',
@@ -210,48 +145,114 @@ export class Functions extends Construct {
       reservedConcurrentExecutions: spec.reservedConcurrency,
       role,
       logGroup,
-      tracing: config.xrayTracing ? lambda.Tracing.ACTIVE : undefined,
-      environment: {
-        [ENV.table]: table.tableName,
-        [ENV.idempotencyTable]: idempotencyTable.tableName,
-        [ENV.bus]: bus.eventBusName,
-        [ENV.secretPrefix]: config.kubeconfigSecretPrefix,
-        [ENV.kubeconfigTtlSeconds]: String(DEFAULTS.kubeconfigTtlSeconds),
-        [ENV.logLevel]: config.logLevel,
-        [ENV.controlPlane]: controlPlane,
-        ...(spec.access.reportBucket ? { [ENV.reportBucket]: reports.bucket.bucketName } : {}),
-        POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
-        POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
-        NODE_OPTIONS: '--enable-source-maps',
-      },
+      tracing: props.config.xrayTracing ? lambda.Tracing.ACTIVE : undefined,
+      environment: environmentOf(spec, props),
       onFailure: new SqsDestination(onFailure.queue),
       retryAttempts: ASYNC_INVOKE.retryAttempts,
       maxEventAge: ASYNC_INVOKE.maxEventAge,
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        // Ship the SDK versions package-lock.json pins (and the tests ran against), not whatever the
-        // runtime carries; this also keeps @smithy/signature-v4 (EKS token presigning) in the bundle.
-        bundleAwsSDK: true,
-        // Files the handler reads beside itself (the report's inline Chart.js), from the installed packages.
-        ...(spec.bundleFiles?.length
-          ? {
-              commandHooks: {
-                beforeBundling: () => [],
-                beforeInstall: () => [],
-                afterBundling: (inputDir: string, outputDir: string) =>
-                  (spec.bundleFiles ?? []).map((f) => `cp "${inputDir}/${f}" "${outputDir}/"`),
-              },
-            }
-          : {}),
-      },
+      bundling: bundlingOf(spec),
     });
-
     return { spec, fn, role, logGroup, onFailure };
   }
+}
+
+/** The statements `spec.access` grants: its own log group and the table always, the rest as declared. */
+function leastPrivilege(
+  scope: Construct,
+  spec: FunctionSpec,
+  props: FunctionsProps,
+  logGroup: logs.LogGroup,
+): iam.PolicyStatement[] {
+  const { config, table, idempotencyTable, bus, reports } = props;
+  const grant = (sid: string, actions: string[], resource: string) =>
+    new iam.PolicyStatement({ sid, actions, resources: [resource] });
+  const { access } = spec;
+  return [
+    grant('Logs', ['logs:CreateLogStream', 'logs:PutLogEvents'], logGroup.logGroupArn),
+    grant(
+      'Table',
+      access.table === 'readwrite' ? [...TABLE_READ, ...TABLE_WRITE] : TABLE_READ,
+      table.tableArn,
+    ),
+    grant('TableIndex', INDEX_READ, `${table.tableArn}/index/${TABLE.gsi1.indexName}`),
+    ...(access.idempotency ? [grant('Idempotency', IDEMPOTENCY, idempotencyTable.tableArn)] : []),
+    ...(access.putEvents ? [grant('PutEvents', ['events:PutEvents'], bus.eventBusArn)] : []),
+    ...(access.kubeconfigSecrets
+      ? [
+          grant(
+            'KubeconfigSecrets',
+            ['secretsmanager:GetSecretValue'],
+            Functions.kubeconfigSecretsArn(scope, config.kubeconfigSecretPrefix),
+          ),
+        ]
+      : []),
+    // The report is written, never read back or listed, by the function: PutObject on its one key (no
+    // wildcard; earlier reports are the object's versions, which only the bucket's owner reads).
+    ...(access.reportBucket
+      ? [grant('ReportPut', ['s3:PutObject'], reports.bucket.arnForObjects(reports.key))]
+      : []),
+    // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission. Clusters
+    // in other accounts are reached through a role there, which these functions assume.
+    ...(access.kubeconfigSecrets ? [Functions.assumeRoleStatement(scope, config)] : []),
+  ];
+}
+
+/** The function's own role; those that reach clusters sit under the path member accounts trust. */
+function functionRole(
+  scope: Construct,
+  spec: FunctionSpec,
+  config: StackConfig,
+  statements: iam.PolicyStatement[],
+): iam.Role {
+  return new iam.Role(scope, 'Role', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    ...(spec.access.kubeconfigSecrets ? { path: Functions.clusterAccessRolePath(config.stackName) } : {}),
+    description: `fleetscope ${spec.id}: ${spec.description}`.slice(0, 1000),
+    inlinePolicies: { LeastPrivilege: new iam.PolicyDocument({ statements }) },
+  });
+}
+
+/** What shared/platform/config reads at cold start, and Powertools' names. */
+function environmentOf(spec: FunctionSpec, props: FunctionsProps): Record<string, string> {
+  const { config, table, idempotencyTable, bus, controlPlane, reports } = props;
+  return {
+    [ENV.table]: table.tableName,
+    [ENV.idempotencyTable]: idempotencyTable.tableName,
+    [ENV.bus]: bus.eventBusName,
+    [ENV.secretPrefix]: config.kubeconfigSecretPrefix,
+    [ENV.kubeconfigTtlSeconds]: String(DEFAULTS.kubeconfigTtlSeconds),
+    [ENV.logLevel]: config.logLevel,
+    [ENV.controlPlane]: controlPlane,
+    ...(spec.access.reportBucket ? { [ENV.reportBucket]: reports.bucket.bucketName } : {}),
+    POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
+    POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
+    NODE_OPTIONS: '--enable-source-maps',
+  };
+}
+
+/** One minified ESM file with source maps, plus the files the handler reads beside itself. */
+function bundlingOf(spec: FunctionSpec): BundlingOptions {
+  return {
+    format: OutputFormat.ESM,
+    target: 'node24',
+    mainFields: ['module', 'main'],
+    banner: ESM_REQUIRE_BANNER,
+    minify: true,
+    sourceMap: true,
+    sourcesContent: false,
+    // Ship the SDK versions package-lock.json pins (and the tests ran against), not whatever the
+    // runtime carries; this also keeps @smithy/signature-v4 (EKS token presigning) in the bundle.
+    bundleAwsSDK: true,
+    // Files the handler reads beside itself (the report's inline Chart.js), from the installed packages.
+    ...(spec.bundleFiles?.length
+      ? {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) =>
+              (spec.bundleFiles ?? []).map((f) => `cp "${inputDir}/${f}" "${outputDir}/"`),
+          },
+        }
+      : {}),
+  };
 }

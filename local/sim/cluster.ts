@@ -545,21 +545,31 @@ export class ClusterState {
     const start = this.clock.now();
     // The cluster has "been running" for a while, so metrics and ages look like a live cluster's.
     const born = start - 6 * HOUR - (this.seedHash % 3600) * 1000;
-    const apiserverManaged = (time: string, fields: JsonObject) => [
-      {
-        manager: 'kube-apiserver',
-        operation: 'Update',
-        apiVersion: 'v1',
-        time,
-        fieldsType: 'FieldsV1',
-        fieldsV1: fields,
-      },
-    ];
-    const namespaces = new Set(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
-    for (const ds of this.spec.daemonSets ?? []) namespaces.add(ds.namespace ?? 'kube-system');
-    const nsEntries: [string, Json][] = [...namespaces].sort().map((ns) => {
-      const t = rfc3339(born);
-      return [
+    const namespaces = this.loadNamespaces(born);
+    this.loadSystemObjects(namespaces, born);
+    const nodeEntries = this.loadNodes(start, born);
+    const dsEntries = this.loadDaemonSets(born);
+    if (this.controllers) this.loadDaemonSetPods(dsEntries, nodeEntries, born);
+    this.queue = [];
+    if (this.spec.vpaCrd) {
+      const scope = this.internalScope(this.lookup('customresourcedefinitions.apiextensions.k8s.io'));
+      createObject({ ...scope, manager: 'kubectl' }, vpaCrd());
+      createObject({ ...scope, manager: 'kubectl' }, vpaCheckpointCrd());
+      this.settle();
+    }
+    this.queue = [];
+    this.store.compact();
+  }
+
+  /** The standard namespaces and the DaemonSets' own, sorted; returns their names. */
+  private loadNamespaces(born: number): string[] {
+    const names = new Set(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+    for (const ds of this.spec.daemonSets ?? []) names.add(ds.namespace ?? 'kube-system');
+    const namespaces = [...names].sort();
+    const t = rfc3339(born);
+    this.store.load(
+      'namespaces',
+      namespaces.map((ns) => [
         ns,
         {
           kind: 'Namespace',
@@ -569,16 +579,27 @@ export class ClusterState {
             uid: this.uid('namespaces', ns),
             creationTimestamp: t,
             labels: { 'kubernetes.io/metadata.name': ns },
-            managedFields: apiserverManaged(t, {
-              'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } },
-            }),
+            managedFields: [
+              {
+                manager: 'kube-apiserver',
+                operation: 'Update',
+                apiVersion: 'v1',
+                time: t,
+                fieldsType: 'FieldsV1',
+                fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } } },
+              },
+            ],
           },
           spec: { finalizers: ['kubernetes'] },
           status: { phase: 'Active' },
         },
-      ];
-    });
-    this.store.load('namespaces', nsEntries);
+      ]),
+    );
+    return namespaces;
+  }
+
+  /** Priority classes, API services and RBAC; with controllers, each namespace's default account and root CA. */
+  private loadSystemObjects(namespaces: string[], born: number): void {
     this.store.load(
       'priorityclasses.scheduling.k8s.io',
       SYSTEM_PRIORITY_CLASSES.map((s) => [s.name, priorityClassObject(this, s, born)] as [string, Json]),
@@ -587,21 +608,21 @@ export class ClusterState {
     const rbac = bootstrapRbac(this, born);
     this.store.load(`clusterroles.${RBAC_GROUP}`, aggregateBootstrap(rbac.roles));
     this.store.load(`clusterrolebindings.${RBAC_GROUP}`, rbac.bindings);
-    if (this.controllers) {
-      this.store.load(
-        'serviceaccounts',
-        [...namespaces]
-          .sort()
-          .map((ns) => [`${ns}/default`, this.serviceAccountObject(ns, born, true)] as [string, Json]),
-      );
-      this.store.load(
-        'configmaps',
-        [...namespaces]
-          .sort()
-          .map((ns) => [`${ns}/kube-root-ca.crt`, this.rootCaConfigMap(ns, born, true)] as [string, Json]),
-      );
-    }
-    // Nodes.
+    if (!this.controllers) return;
+    this.store.load(
+      'serviceaccounts',
+      namespaces.map((ns) => [`${ns}/default`, this.serviceAccountObject(ns, born, true)] as [string, Json]),
+    );
+    this.store.load(
+      'configmaps',
+      namespaces.map(
+        (ns) => [`${ns}/kube-root-ca.crt`, this.rootCaConfigMap(ns, born, true)] as [string, Json],
+      ),
+    );
+  }
+
+  /** The spec's nodes, and their heartbeats (kube-node-lease), which kubectl describe node shows. */
+  private loadNodes(start: number, born: number): [string, Json][] {
     this.nodeCountAtStart = this.spec.nodes;
     const nodeEntries: [string, Json][] = [];
     for (let i = 0; i < this.spec.nodes; i++) {
@@ -611,7 +632,6 @@ export class ClusterState {
       nodeEntries.push([shape.name, this.strategy(this.lookup('nodes')).normalize!(node)]);
     }
     this.store.load('nodes', nodeEntries);
-    // Node heartbeats (kube-node-lease), which kubectl describe node shows.
     const renew = `${new Date(start).toISOString().slice(0, 23)}000Z`;
     this.store.load(
       'leases.coordination.k8s.io',
@@ -631,7 +651,11 @@ export class ClusterState {
         },
       ]),
     );
-    // DaemonSets from the spec, and their pods.
+    return nodeEntries;
+  }
+
+  /** The spec's DaemonSets (and the load each puts on its pods). */
+  private loadDaemonSets(born: number): [string, Json][] {
     const dsDefs = this.lookup('daemonsets.apps');
     const dsEntries: [string, Json][] = [];
     for (const d of this.spec.daemonSets ?? []) {
@@ -640,58 +664,48 @@ export class ClusterState {
       if (d.load) this.specLoads.set(objectKey(ds.metadata.namespace, ds.metadata.name), d.load);
     }
     this.store.load('daemonsets.apps', dsEntries);
-    if (this.controllers) {
-      const podEntries: [string, Json][] = [];
-      const nodes = this.store.collection('nodes');
-      const taken = new Set<string>();
-      dsEntries.forEach(([dsKey], i) => {
-        const ds = this.store.get('daemonsets.apps', dsKey);
-        // One creation time per DaemonSet: their pods then share condition and state objects.
-        const created = born + 60_000 + i * 1_000;
-        for (const [nodeName] of nodeEntries) {
-          const node = nodes.get(nodeName);
-          if (!this.daemonsets.wants(ds, node)) continue;
-          const pod = this.daemonsets.buildPod(ds, nodeName, created, taken);
-          pod.status = this.kubelet.runningStatus(pod, node, created + 2_000);
-          podEntries.push([objectKey(pod.metadata.namespace, pod.metadata.name), pod]);
-        }
-      });
-      this.store.load('pods', podEntries, podIndexKey);
-      const risky = new Set(dsEntries.filter(([k]) => this.daemonSetMayOom(k)).map(([k]) => k));
-      for (const [k, p] of podEntries)
-        if (risky.has(`${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`))
-          this.kubelet.trackOom(k);
-      const perDs = new Map<string, number>();
-      for (const [, p] of podEntries) {
-        const k = `${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`;
-        perDs.set(k, (perDs.get(k) ?? 0) + 1);
+    return dsEntries;
+  }
+
+  /** The DaemonSets' pods, running on every node each wants, and the DaemonSets' status that counts them. */
+  private loadDaemonSetPods(dsEntries: [string, Json][], nodeEntries: [string, Json][], born: number): void {
+    const podEntries: [string, Json][] = [];
+    const nodes = this.store.collection('nodes');
+    const taken = new Set<string>();
+    dsEntries.forEach(([dsKey], i) => {
+      const ds = this.store.get('daemonsets.apps', dsKey);
+      // One creation time per DaemonSet: their pods then share condition and state objects.
+      const created = born + 60_000 + i * 1_000;
+      for (const [nodeName] of nodeEntries) {
+        const node = nodes.get(nodeName);
+        if (!this.daemonsets.wants(ds, node)) continue;
+        const pod = this.daemonsets.buildPod(ds, nodeName, created, taken);
+        pod.status = this.kubelet.runningStatus(pod, node, created + 2_000);
+        podEntries.push([objectKey(pod.metadata.namespace, pod.metadata.name), pod]);
       }
-      this.store.load(
-        'daemonsets.apps',
-        dsEntries.map(([k, ds]) => {
-          const n = perDs.get(k) ?? 0;
-          const status = {
-            currentNumberScheduled: n,
-            numberMisscheduled: 0,
-            desiredNumberScheduled: n,
-            numberReady: n,
-            observedGeneration: 1,
-            updatedNumberScheduled: n,
-            numberAvailable: n,
-          };
-          return [k, { ...ds, status }] as [string, Json];
-        }),
-      );
-    }
-    this.queue = [];
-    if (this.spec.vpaCrd) {
-      const scope = this.internalScope(this.lookup('customresourcedefinitions.apiextensions.k8s.io'));
-      createObject({ ...scope, manager: 'kubectl' }, vpaCrd());
-      createObject({ ...scope, manager: 'kubectl' }, vpaCheckpointCrd());
-      this.settle();
-    }
-    this.queue = [];
-    this.store.compact();
+    });
+    this.store.load('pods', podEntries, podIndexKey);
+    const ownerKey = (p: Json) => `${p.metadata.namespace}/${p.metadata.ownerReferences[0].name}`;
+    const risky = new Set(dsEntries.filter(([k]) => this.daemonSetMayOom(k)).map(([k]) => k));
+    for (const [k, p] of podEntries) if (risky.has(ownerKey(p))) this.kubelet.trackOom(k);
+    const perDs = new Map<string, number>();
+    for (const [, p] of podEntries) perDs.set(ownerKey(p), (perDs.get(ownerKey(p)) ?? 0) + 1);
+    this.store.load(
+      'daemonsets.apps',
+      dsEntries.map(([k, ds]) => {
+        const n = perDs.get(k) ?? 0;
+        const status = {
+          currentNumberScheduled: n,
+          numberMisscheduled: 0,
+          desiredNumberScheduled: n,
+          numberReady: n,
+          observedGeneration: 1,
+          updatedNumberScheduled: n,
+          numberAvailable: n,
+        };
+        return [k, { ...ds, status }] as [string, Json];
+      }),
+    );
   }
 
   private daemonSetObject(d: SimDaemonSetSpec, def: ResourceDef, born: number): JsonObject {

@@ -15,7 +15,6 @@ import {
   fieldInvalid,
   fieldNotSupported,
   fieldRequired,
-  goValue,
   invalid,
 } from './errors.js';
 import { clone, isObject, type Json, type JsonObject, orderKeys, sortKeysDeep } from './json.js';
@@ -310,25 +309,7 @@ export function validateSchema(schema: Json, value: Json, path: string, errs: Fi
       });
     return;
   }
-  const t = jsonType(value);
-  const want = schema.type as string | undefined;
-  if (schema['x-kubernetes-int-or-string']) {
-    if (t !== 'integer' && t !== 'string')
-      errs.push({
-        type: 'FieldValueTypeInvalid',
-        field: path,
-        value: t,
-        detail: `${path} in body must be of type integer,string: "${t}"`,
-      });
-  } else if (want && !(want === t || (want === 'number' && t === 'integer'))) {
-    errs.push({
-      type: 'FieldValueTypeInvalid',
-      field: path,
-      value: t,
-      detail: `${path} in body must be of type ${want}: "${t}"`,
-    });
-    return;
-  }
+  if (!checkType(schema, value, path, errs)) return;
   if (
     Array.isArray(schema.enum) &&
     !schema.enum.some((e: Json) => JSON.stringify(e) === JSON.stringify(value))
@@ -340,79 +321,109 @@ export function validateSchema(schema: Json, value: Json, path: string, errs: Fi
         schema.enum.map((e: Json) => (typeof e === 'string' ? e : JSON.stringify(e))),
       ),
     );
-  if (typeof value === 'string') {
-    const len = [...value].length;
-    if (typeof schema.maxLength === 'number' && len > schema.maxLength)
+  if (typeof value === 'string') checkString(schema, value, path, errs);
+  if (typeof value === 'number') checkNumber(schema, value, path, errs);
+  if (Array.isArray(value)) checkArray(schema, value, path, errs);
+  if (isObject(value)) checkObject(schema, value, path, errs);
+}
+
+/** The value's JSON type against the schema's; false when it is wrong (nothing else is checked then). */
+function checkType(schema: JsonObject, value: Json, path: string, errs: FieldError[]): boolean {
+  const t = jsonType(value);
+  const want = schema.type as string | undefined;
+  if (schema['x-kubernetes-int-or-string']) {
+    // Reported, and its other constraints still checked.
+    if (t !== 'integer' && t !== 'string')
       errs.push({
-        type: 'FieldValueTooLong',
+        type: 'FieldValueTypeInvalid',
         field: path,
-        detail: `may not be more than ${schema.maxLength} bytes`,
+        value: t,
+        detail: `${path} in body must be of type integer,string: "${t}"`,
       });
-    if (typeof schema.minLength === 'number' && len < schema.minLength)
+    return true;
+  }
+  if (!want || want === t || (want === 'number' && t === 'integer')) return true;
+  errs.push({
+    type: 'FieldValueTypeInvalid',
+    field: path,
+    value: t,
+    detail: `${path} in body must be of type ${want}: "${t}"`,
+  });
+  return false;
+}
+
+function checkString(schema: JsonObject, value: string, path: string, errs: FieldError[]): void {
+  const len = [...value].length;
+  if (typeof schema.maxLength === 'number' && len > schema.maxLength)
+    errs.push({
+      type: 'FieldValueTooLong',
+      field: path,
+      detail: `may not be more than ${schema.maxLength} bytes`,
+    });
+  if (typeof schema.minLength === 'number' && len < schema.minLength)
+    errs.push(fieldInvalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
+  if (typeof schema.pattern === 'string') {
+    let re: RegExp | undefined;
+    try {
+      re = new RegExp(schema.pattern, 'u');
+    } catch {
+      re = undefined;
+    }
+    if (re && !re.test(value))
+      errs.push(fieldInvalid(path, value, `${path} in body should match '${schema.pattern}'`));
+  }
+}
+
+function checkNumber(schema: JsonObject, value: number, path: string, errs: FieldError[]): void {
+  if (typeof schema.minimum === 'number') {
+    if (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)
       errs.push(
-        fieldInvalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`),
+        fieldInvalid(
+          path,
+          value,
+          `${path} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`,
+        ),
       );
-    if (typeof schema.pattern === 'string') {
-      let re: RegExp | undefined;
-      try {
-        re = new RegExp(schema.pattern, 'u');
-      } catch {
-        re = undefined;
-      }
-      if (re && !re.test(value))
-        errs.push(fieldInvalid(path, value, `${path} in body should match '${schema.pattern}'`));
-    }
   }
-  if (typeof value === 'number') {
-    const v = goValue(value);
-    if (typeof schema.minimum === 'number') {
-      if (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)
-        errs.push(
-          fieldInvalid(
-            path,
-            value,
-            `${path} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`,
-          ),
-        );
-    }
-    if (typeof schema.maximum === 'number') {
-      if (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)
-        errs.push(
-          fieldInvalid(
-            path,
-            value,
-            `${path} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`,
-          ),
-        );
-    }
-    void v;
-  }
-  if (Array.isArray(value)) {
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
-      errs.push({
-        type: 'FieldValueTooMany',
-        field: path,
-        detail: `must have at most ${schema.maxItems} items`,
-      });
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems)
+  if (typeof schema.maximum === 'number') {
+    if (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)
       errs.push(
-        fieldInvalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`),
+        fieldInvalid(
+          path,
+          value,
+          `${path} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`,
+        ),
       );
-    if (isObject(schema.items))
-      value.forEach((x, i) => {
-        validateSchema(schema.items, x, `${path}[${i}]`, errs);
-      });
   }
-  if (isObject(value)) {
-    for (const r of schema.required ?? [])
-      if (value[r] === undefined) errs.push(fieldRequired(path ? `${path}.${r}` : r));
-    const props = isObject(schema.properties) ? schema.properties : {};
-    for (const [k, v] of Object.entries(value)) {
-      const child = path ? `${path}.${k}` : k;
-      if (props[k]) validateSchema(props[k], v, child, errs);
-      else if (isObject(schema.additionalProperties))
-        validateSchema(schema.additionalProperties, v, child, errs);
-    }
+}
+
+function checkArray(schema: JsonObject, value: Json[], path: string, errs: FieldError[]): void {
+  if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
+    errs.push({
+      type: 'FieldValueTooMany',
+      field: path,
+      detail: `must have at most ${schema.maxItems} items`,
+    });
+  if (typeof schema.minItems === 'number' && value.length < schema.minItems)
+    errs.push(
+      fieldInvalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`),
+    );
+  if (isObject(schema.items))
+    value.forEach((x, i) => {
+      validateSchema(schema.items, x, `${path}[${i}]`, errs);
+    });
+}
+
+/** Required fields, then each field against its property's schema (or additionalProperties). */
+function checkObject(schema: JsonObject, value: JsonObject, path: string, errs: FieldError[]): void {
+  for (const r of schema.required ?? [])
+    if (value[r] === undefined) errs.push(fieldRequired(path ? `${path}.${r}` : r));
+  const props = isObject(schema.properties) ? schema.properties : {};
+  for (const [k, v] of Object.entries(value)) {
+    const child = path ? `${path}.${k}` : k;
+    if (props[k]) validateSchema(props[k], v, child, errs);
+    else if (isObject(schema.additionalProperties))
+      validateSchema(schema.additionalProperties, v, child, errs);
   }
 }
 

@@ -45,7 +45,11 @@ import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } fr
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+
 import type { RequestKind } from './types.js';
+
+/** How the client asked to see objects (its Accept header). */
+type Representation = ReturnType<typeof acceptedAs>;
 
 export interface RequestInfo {
   path: string;
@@ -68,6 +72,59 @@ const seg = (p: string) =>
     .split('/')
     .filter((s) => s !== '')
     .map(decodeURIComponent);
+
+/** The request's verb as RBAC and the apiserver name it (RequestInfoFactory): a GET is get, list or watch. */
+function verbOf(method: string, named: boolean, isWatch: boolean): string {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return named ? 'get' : isWatch ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return named ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
+}
+
+/** How the client wants objects represented (its Accept header); 406 when the simulator has none of them. */
+function representationOf(req: IncomingMessage): Exclude<Representation, 'unsupported'> {
+  const as = acceptedAs(req.headers.accept);
+  if (as === 'unsupported')
+    throw new ApiError(
+      406,
+      'NotAcceptable',
+      'the server was unable to respond with a content type that the client supports',
+      {},
+    );
+  return as;
+}
+
+/**
+ * Where a watch starts: the events since its resourceVersion (none given, or "0": every object as ADDED,
+ * then what follows), or a 410 Expired to send when that version has been compacted away.
+ */
+function watchStart(
+  store: ClusterState['store'],
+  coll: string,
+  rv: string | undefined,
+): { backlog?: StoreEvent[]; expired?: ApiError } {
+  if (!rv || rv === '0') return {};
+  const n = Number(rv);
+  if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
+  try {
+    return { backlog: store.eventsSince(coll, n) };
+  } catch {
+    return {
+      expired: new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {}),
+    };
+  }
+}
 
 export function parseRequest(method: string, url: string): RequestInfo {
   const u = new URL(url, 'https://sim.invalid');
@@ -105,27 +162,7 @@ export function parseRequest(method: string, url: string): RequestInfo {
   info.subresource = rest[2];
   if (info.resource === 'namespaces') info.namespace = undefined;
   const watch = info.query.get('watch');
-  const isWatch = watch === 'true' || watch === '1';
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      info.verb = info.name ? 'get' : isWatch ? 'watch' : 'list';
-      break;
-    case 'POST':
-      info.verb = 'create';
-      break;
-    case 'PUT':
-      info.verb = 'update';
-      break;
-    case 'PATCH':
-      info.verb = 'patch';
-      break;
-    case 'DELETE':
-      info.verb = info.name ? 'delete' : 'deletecollection';
-      break;
-    default:
-      info.verb = method.toLowerCase();
-  }
+  info.verb = verbOf(method, !!info.name, watch === 'true' || watch === '1');
   return { ...info, type: 'resource' };
 }
 
@@ -376,66 +413,17 @@ export class ApiHandler {
     const { def, version } = scope;
     const name = info.name as string;
     const ct = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim() ?? '';
-    const accept = req.headers.accept;
-    const as = acceptedAs(accept);
-    if (as === 'unsupported')
-      throw new ApiError(
-        406,
-        'NotAcceptable',
-        'the server was unable to respond with a content type that the client supports',
-        {},
-      );
-    const single = (status: number, obj: Json): Reply => {
-      if (as === 'Table' && info.verb === 'get') {
-        const meta: JsonObject = { resourceVersion: obj?.metadata?.resourceVersion ?? '' };
-        return {
-          status,
-          json: toTable(def, version, [obj], meta, this.cluster.clock.now(), includeOf(info.query)),
-          contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
-        };
-      }
-      if (as === 'PartialObjectMetadata' && isObject(obj?.metadata))
-        return {
-          status,
-          json: partialObjectMetadata(obj),
-          contentType: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
-        };
-      return { status, json: obj };
-    };
+    const as = representationOf(req);
     switch (info.verb) {
       case 'get': {
         const obj = getObject(scope, name);
         if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
-        return single(200, obj);
+        return this.objectAs(as, scope, info, obj);
       }
       case 'list': {
         const r = listObjects(scope, listQuery(info.query));
         if (def.resource === 'pods' && !def.group) this.cluster.kubelet.markObserved();
-        if (as === 'Table')
-          return {
-            status: 200,
-            json: toTable(
-              def,
-              version,
-              r.items,
-              tableListMeta(r),
-              this.cluster.clock.now(),
-              includeOf(info.query),
-            ),
-            contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
-          };
-        if (as === 'PartialObjectMetadataList' || as === 'PartialObjectMetadata')
-          return {
-            status: 200,
-            json: {
-              kind: 'PartialObjectMetadataList',
-              apiVersion: 'meta.k8s.io/v1',
-              metadata: tableListMeta(r),
-              items: r.items.map(partialObjectMetadata),
-            },
-            contentType: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
-          };
-        return listReply(def, version, r);
+        return this.listAs(as, scope, info, r);
       }
       case 'watch':
         return this.watch(scope, info);
@@ -447,22 +435,13 @@ export class ApiHandler {
       }
       case 'update':
         return { status: 200, json: updateObject(scope, name, decodeBody(body, ct)) };
-      case 'patch': {
-        const patch = parsePatchBody(ct, body);
-        const fieldManager = info.query.get('fieldManager') ?? undefined;
-        const existed =
-          ct === APPLY_PATCH
-            ? this.cluster.store.get(collectionId(def), objectKey(scope.namespace, name)) !== undefined
-            : true;
-        const obj = patchObject(scope, name, ct, patch, fieldManager);
-        return { status: existed ? 200 : 201, json: obj };
-      }
+      case 'patch':
+        return this.patch(scope, info, ct, body);
       case 'delete': {
         if (scope.subresource)
           throw methodNotAllowed('the server does not allow this method on the requested resource');
         const opts = deleteOptions(info.query, decodeBody(body, ct));
-        const out = deleteObject(scope, name, opts);
-        return { status: 200, json: out };
+        return { status: 200, json: deleteObject(scope, name, opts) };
       }
       case 'deletecollection': {
         const r = deleteCollection(
@@ -477,6 +456,68 @@ export class ApiHandler {
     }
   }
 
+  /** A got object as the client asked for it: a Table (kubectl get), metadata only, or the object. */
+  private objectAs(as: Representation, scope: Scope, info: RequestInfo, obj: Json): Reply {
+    if (as === 'Table' && info.verb === 'get') {
+      const meta: JsonObject = { resourceVersion: obj?.metadata?.resourceVersion ?? '' };
+      return {
+        status: 200,
+        json: toTable(scope.def, scope.version, [obj], meta, this.cluster.clock.now(), includeOf(info.query)),
+        contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      };
+    }
+    if (as === 'PartialObjectMetadata' && isObject(obj?.metadata))
+      return {
+        status: 200,
+        json: partialObjectMetadata(obj),
+        contentType: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io',
+      };
+    return { status: 200, json: obj };
+  }
+
+  /** A list as the client asked for it: a Table, a PartialObjectMetadataList, or the typed list. */
+  private listAs(as: Representation, scope: Scope, info: RequestInfo, r: ListResult): Reply {
+    const { def, version } = scope;
+    if (as === 'Table')
+      return {
+        status: 200,
+        json: toTable(
+          def,
+          version,
+          r.items,
+          tableListMeta(r),
+          this.cluster.clock.now(),
+          includeOf(info.query),
+        ),
+        contentType: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      };
+    if (as === 'PartialObjectMetadataList' || as === 'PartialObjectMetadata')
+      return {
+        status: 200,
+        json: {
+          kind: 'PartialObjectMetadataList',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata: tableListMeta(r),
+          items: r.items.map(partialObjectMetadata),
+        },
+        contentType: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io',
+      };
+    return listReply(def, version, r);
+  }
+
+  /** Any patch type; a server-side apply that creates the object answers 201. */
+  private patch(scope: Scope, info: RequestInfo, ct: string, body: string): Reply {
+    const name = info.name as string;
+    const patch = parsePatchBody(ct, body);
+    const fieldManager = info.query.get('fieldManager') ?? undefined;
+    const existed =
+      ct === APPLY_PATCH
+        ? this.cluster.store.get(collectionId(scope.def), objectKey(scope.namespace, name)) !== undefined
+        : true;
+    const obj = patchObject(scope, name, ct, patch, fieldManager);
+    return { status: existed ? 200 : 201, json: obj };
+  }
+
   private watch(scope: Scope, info: RequestInfo): Reply {
     const { cluster, def, version } = scope;
     const store = cluster.store;
@@ -487,19 +528,8 @@ export class ApiHandler {
     const prefix = scope.namespace ? `${scope.namespace}/` : '';
     const matches = (key: string, obj: Json) =>
       key.startsWith(prefix) && labels(obj?.metadata?.labels) && fields.match(obj);
-    const rv = q.resourceVersion;
     const timeoutSeconds = Number(info.query.get('timeoutSeconds') ?? '') || 1800;
-    let backlog: StoreEvent[] | undefined;
-    let expired: ApiError | undefined;
-    if (rv && rv !== '0') {
-      const n = Number(rv);
-      if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
-      try {
-        backlog = store.eventsSince(coll, n);
-      } catch {
-        expired = new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {});
-      }
-    }
+    const { backlog, expired } = watchStart(store, coll, q.resourceVersion);
     return {
       status: 200,
       contentType: 'application/json',
@@ -581,59 +611,72 @@ export class ApiHandler {
     const { def } = scope;
     const name = info.name as string;
     const sub = info.subresource as string;
-    const c = this.cluster;
     if (def.resource === 'pods' && !def.group) {
-      if (sub === 'eviction' && info.verb === 'create') {
-        deleteObject({ ...scope, subresource: undefined }, name);
-        return {
-          status: 201,
-          json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
-        };
-      }
-      if (sub === 'binding' && info.verb === 'create')
-        return this.bind(scope, name, decodeBody(body, 'application/json'));
-      if (sub === 'log' && info.verb === 'get') {
-        const pod = getObject({ ...scope, subresource: undefined }, name);
-        return {
-          status: 200,
-          text: `${rfc3339(c.clock.now())} simulated container of pod ${pod.metadata.name}: no log\n`,
-          contentType: 'text/plain',
-        };
-      }
-      if (['exec', 'attach', 'portforward', 'proxy'].includes(sub))
-        throw badRequest('Upgrade request required');
+      const reply = this.podSubresource(scope, info, body);
+      if (reply) return reply;
     }
-    if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create') {
-      const sa = getObject({ ...scope, subresource: undefined }, name);
-      const req = decodeBody(body, 'application/json') ?? {};
-      const seconds = req?.spec?.expirationSeconds ?? 3600;
-      const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
-      return {
-        status: 201,
-        json: {
-          kind: 'TokenRequest',
-          apiVersion: 'authentication.k8s.io/v1',
-          metadata: { name, namespace: scope.namespace, creationTimestamp: null },
-          spec: {
-            audiences,
-            expirationSeconds: seconds,
-            boundObjectRef: null,
-          },
-          status: {
-            token: mintServiceAccountToken(
-              c,
-              { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
-              audiences,
-              c.clock.now() + seconds * 1000,
-            ),
-            expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
-          },
-        },
-      };
-    }
+    if (def.resource === 'serviceaccounts' && !def.group && sub === 'token' && info.verb === 'create')
+      return this.serviceAccountToken(scope, name, body);
     if (info.verb === 'get')
       return { status: 200, json: getObject({ ...scope, subresource: undefined }, name) };
     throw methodNotAllowed(`the simulator does not implement ${def.resource}/${sub}`);
+  }
+
+  /** eviction, binding and log; the streaming ones (exec, attach, ...) want an upgrade. Undefined: not one of these. */
+  private podSubresource(scope: Scope, info: RequestInfo, body: string): Reply | undefined {
+    const name = info.name as string;
+    const sub = info.subresource as string;
+    if (sub === 'eviction' && info.verb === 'create') {
+      deleteObject({ ...scope, subresource: undefined }, name);
+      return {
+        status: 201,
+        json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },
+      };
+    }
+    if (sub === 'binding' && info.verb === 'create')
+      return this.bind(scope, name, decodeBody(body, 'application/json'));
+    if (sub === 'log' && info.verb === 'get') {
+      const pod = getObject({ ...scope, subresource: undefined }, name);
+      return {
+        status: 200,
+        text: `${rfc3339(this.cluster.clock.now())} simulated container of pod ${pod.metadata.name}: no log\n`,
+        contentType: 'text/plain',
+      };
+    }
+    if (['exec', 'attach', 'portforward', 'proxy'].includes(sub))
+      throw badRequest('Upgrade request required');
+    return undefined;
+  }
+
+  /** A TokenRequest: a token for the account, for the audiences and lifetime asked (an hour by default). */
+  private serviceAccountToken(scope: Scope, name: string, body: string): Reply {
+    const c = this.cluster;
+    const sa = getObject({ ...scope, subresource: undefined }, name);
+    const req = decodeBody(body, 'application/json') ?? {};
+    const seconds = req?.spec?.expirationSeconds ?? 3600;
+    const audiences = req?.spec?.audiences ?? ['https://kubernetes.default.svc.cluster.local'];
+    return {
+      status: 201,
+      json: {
+        kind: 'TokenRequest',
+        apiVersion: 'authentication.k8s.io/v1',
+        metadata: { name, namespace: scope.namespace, creationTimestamp: null },
+        spec: {
+          audiences,
+          expirationSeconds: seconds,
+          boundObjectRef: null,
+        },
+        status: {
+          token: mintServiceAccountToken(
+            c,
+            { namespace: scope.namespace as string, name, uid: sa.metadata.uid },
+            audiences,
+            c.clock.now() + seconds * 1000,
+          ),
+          expirationTimestamp: rfc3339(c.clock.now() + seconds * 1000),
+        },
+      },
+    };
   }
 
   private bind(scope: Scope, name: string, binding: Json): Reply {

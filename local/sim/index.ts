@@ -113,6 +113,7 @@ class SimulatorImpl implements Simulator {
     const state = new ClusterState(spec, this.clock);
     state.bootstrap(this.certs.caPem);
     const stats = new Stats();
+    // A token of its own per cluster, stable for a name and seed.
     const token =
       spec.token ??
       `sim-${sha256('token', spec.name, spec.seed ?? 1)
@@ -134,8 +135,15 @@ class SimulatorImpl implements Simulator {
       },
     });
     const url = await server.start();
-    const pub: SimCluster = {
-      name: spec.name,
+    const pub = this.handleOf(spec.name, state, url, token, stats);
+    this.entries.push({ public: pub, state, server });
+    return pub;
+  }
+
+  /** What a test or the local runtime holds of a running cluster: its address, credentials and controls. */
+  private handleOf(name: string, state: ClusterState, url: string, token: string, stats: Stats): SimCluster {
+    return {
+      name,
       server: url,
       caData: this.certs.caPem,
       token,
@@ -145,17 +153,15 @@ class SimulatorImpl implements Simulator {
       resetStats: () => stats.reset(),
       store: storeFacade(state),
       kubeconfigFor: async (credentials) => {
-        const entry = { name: spec.name, server: url, caPem: this.certs.caPem };
+        const entry = { name, server: url, caPem: this.certs.caPem };
         if ('token' in credentials) return kubeconfigYaml([{ ...entry, token: credentials.token }]);
         const client = await this.certs.issueClient(credentials.user, credentials.groups ?? []);
         return kubeconfigYaml([{ ...entry, client }]);
       },
       addNode: (node) => addNode(state, node),
-      removeNode: (name) => removeNode(state, name),
-      setNodeCapacity: (name, capacity) => setNodeCapacity(state, name, capacity),
+      removeNode: (nodeName) => removeNode(state, nodeName),
+      setNodeCapacity: (nodeName, capacity) => setNodeCapacity(state, nodeName, capacity),
     };
-    this.entries.push({ public: pub, state, server });
-    return pub;
   }
 
   async stop(): Promise<void> {

@@ -325,37 +325,12 @@ export class Kubelet {
     const want = totals(Object.values(desired));
     const alloc = nodeAllocatable(node);
     if (want.cpuM > alloc.cpuM || want.mem > alloc.mem) {
-      const cpu = want.cpuM > alloc.cpuM;
-      this.deferred.delete(key);
-      this.setPending(
-        key,
-        pod,
-        {
-          reason: 'Infeasible',
-          message: `Node didn't have enough capacity: ${cpu ? 'cpu' : 'memory'}, requested: ${cpu ? want.cpuM : want.mem}, capacity: ${cpu ? alloc.cpuM : alloc.mem}`,
-        },
-        now,
-      );
+      this.refuseInfeasible(key, pod, want, alloc, now);
       return;
     }
-    let used = this.usedOnNode(pod.spec.nodeName, key);
-    const fits = () => used.cpuM + want.cpuM <= alloc.cpuM && used.mem + want.mem <= alloc.mem;
-    if (!fits() && (pod.spec.priority ?? 0) >= CRITICAL_PRIORITY) {
-      this.preempt(pod, key, want);
-      used = this.usedOnNode(pod.spec.nodeName, key);
-    }
-    if (!fits()) {
-      const cpu = used.cpuM + want.cpuM > alloc.cpuM;
-      if (!this.deferred.has(key)) this.deferred.set(key, now);
-      this.setPending(
-        key,
-        this.cluster.store.get('pods', key),
-        {
-          reason: 'Deferred',
-          message: `Node didn't have enough resource: ${cpu ? 'cpu' : 'memory'}, requested: ${cpu ? want.cpuM : want.mem}, used: ${cpu ? used.cpuM : used.mem}, capacity: ${cpu ? alloc.cpuM : alloc.mem}`,
-        },
-        now,
-      );
+    const used = this.roomFor(pod, key, want, alloc);
+    if (used.cpuM + want.cpuM > alloc.cpuM || used.mem + want.mem > alloc.mem) {
+      this.defer(key, want, used, alloc, now);
       return;
     }
     this.deferred.delete(key);
@@ -363,6 +338,45 @@ export class Kubelet {
       want.cpuM < totals(Object.values(allocated)).cpuM || want.mem < totals(Object.values(allocated)).mem;
     this.accept(key, this.cluster.store.get('pods', key), desired, now);
     if (shrinking) this.retryDeferred(pod.spec.nodeName);
+  }
+
+  /** More than the whole node: Infeasible, never retried for this request. */
+  private refuseInfeasible(key: string, pod: Json, want: Totals, alloc: Totals, now: number): void {
+    const cpu = want.cpuM > alloc.cpuM;
+    this.deferred.delete(key);
+    this.setPending(
+      key,
+      pod,
+      {
+        reason: 'Infeasible',
+        message: `Node didn't have enough capacity: ${cpu ? 'cpu' : 'memory'}, requested: ${cpu ? want.cpuM : want.mem}, capacity: ${cpu ? alloc.cpuM : alloc.mem}`,
+      },
+      now,
+    );
+  }
+
+  /** What the node's other pods use; a critical pod that does not fit first preempts lower-priority ones. */
+  private roomFor(pod: Json, key: string, want: Totals, alloc: Totals): Totals {
+    const used = this.usedOnNode(pod.spec.nodeName, key);
+    const fits = used.cpuM + want.cpuM <= alloc.cpuM && used.mem + want.mem <= alloc.mem;
+    if (fits || (pod.spec.priority ?? 0) < CRITICAL_PRIORITY) return used;
+    this.preempt(pod, key, want);
+    return this.usedOnNode(pod.spec.nodeName, key);
+  }
+
+  /** Fits the node but not now: Deferred (since the first time), retried when room is made. */
+  private defer(key: string, want: Totals, used: Totals, alloc: Totals, now: number): void {
+    const cpu = used.cpuM + want.cpuM > alloc.cpuM;
+    if (!this.deferred.has(key)) this.deferred.set(key, now);
+    this.setPending(
+      key,
+      this.cluster.store.get('pods', key),
+      {
+        reason: 'Deferred',
+        message: `Node didn't have enough resource: ${cpu ? 'cpu' : 'memory'}, requested: ${cpu ? want.cpuM : want.mem}, used: ${cpu ? used.cpuM : used.mem}, capacity: ${cpu ? alloc.cpuM : alloc.mem}`,
+      },
+      now,
+    );
   }
 
   /** Kubelet-side preemption for critical pods: evict lower-priority pods, BestEffort first. */

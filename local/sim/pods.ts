@@ -162,15 +162,21 @@ export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Admission on create: ServiceAccount, Priority and DefaultTolerationSeconds, in the apiserver's order. */
 export function admitPod(cluster: ClusterState, pod: JsonObject, volumeSuffix: string): void {
+  admitServiceAccount(cluster, pod, volumeSuffix);
+  admitPriority(cluster, pod);
+  pod.spec.tolerations = addDefaultTolerations(pod.spec.tolerations);
+}
+
+/** The pod's account must exist; its token is mounted in every container unless automount is off. */
+function admitServiceAccount(cluster: ClusterState, pod: JsonObject, volumeSuffix: string): void {
   const ns = pod.metadata.namespace as string;
-  const name = pod.metadata.name as string;
   const spec = pod.spec as JsonObject;
   const saName = (spec.serviceAccountName || spec.serviceAccount || 'default') as string;
   const sa = cluster.store.get('serviceaccounts', `${ns}/${saName}`);
   if (!sa) {
     throw forbidden(
       { group: '', resource: 'pods' },
-      name,
+      pod.metadata.name as string,
       `error looking up service account ${ns}/${saName}: serviceaccount "${saName}" not found`,
     );
   }
@@ -178,40 +184,43 @@ export function admitPod(cluster: ClusterState, pod: JsonObject, volumeSuffix: s
   spec.serviceAccount = saName;
   const automount = spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
   const hasMount = (c: Json) => (c.volumeMounts ?? []).some((m: Json) => m.mountPath === SA_MOUNT_PATH);
-  if (automount !== false && !(spec.containers ?? []).some(hasMount)) {
-    const volName = `kube-api-access-${volumeSuffix}`;
-    spec.volumes = [...(spec.volumes ?? []), serviceAccountVolume(volName)];
-    const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
-    for (const f of ['initContainers', 'containers']) {
-      if (Array.isArray(spec[f]))
-        spec[f] = spec[f].map((c: Json) =>
-          hasMount(c) ? c : { ...c, volumeMounts: [...(c.volumeMounts ?? []), mount] },
-        );
-    }
+  if (automount === false || (spec.containers ?? []).some(hasMount)) return;
+  const volName = `kube-api-access-${volumeSuffix}`;
+  spec.volumes = [...(spec.volumes ?? []), serviceAccountVolume(volName)];
+  const mount = { name: volName, readOnly: true, mountPath: SA_MOUNT_PATH };
+  for (const f of ['initContainers', 'containers']) {
+    if (Array.isArray(spec[f]))
+      spec[f] = spec[f].map((c: Json) =>
+        hasMount(c) ? c : { ...c, volumeMounts: [...(c.volumeMounts ?? []), mount] },
+      );
   }
+}
+
+/** The priority of the named class (which must exist), else of the global default, else 0. */
+function admitPriority(cluster: ClusterState, pod: JsonObject): void {
+  const spec = pod.spec as JsonObject;
   const pcName = spec.priorityClassName as string | undefined;
   if (pcName) {
     const pc = cluster.store.get('priorityclasses.scheduling.k8s.io', pcName);
     if (!pc)
       throw forbidden(
         { group: '', resource: 'pods' },
-        name,
+        pod.metadata.name as string,
         `no PriorityClass with name ${pcName} was found`,
       );
     spec.priority = pc.value;
     spec.preemptionPolicy = pc.preemptionPolicy ?? 'PreemptLowerPriority';
-  } else {
-    const def = cluster.globalDefaultPriorityClass();
-    if (def) {
-      spec.priorityClassName = def.metadata.name;
-      spec.priority = def.value;
-      spec.preemptionPolicy = def.preemptionPolicy ?? 'PreemptLowerPriority';
-    } else {
-      spec.priority = 0;
-      spec.preemptionPolicy ??= 'PreemptLowerPriority';
-    }
+    return;
   }
-  spec.tolerations = addDefaultTolerations(spec.tolerations);
+  const def = cluster.globalDefaultPriorityClass();
+  if (def) {
+    spec.priorityClassName = def.metadata.name;
+    spec.priority = def.value;
+    spec.preemptionPolicy = def.preemptionPolicy ?? 'PreemptLowerPriority';
+  } else {
+    spec.priority = 0;
+    spec.preemptionPolicy ??= 'PreemptLowerPriority';
+  }
 }
 
 /** Field order of a Pod: kind, apiVersion, metadata, spec (Go order, canonical quantities), status. */

@@ -79,6 +79,28 @@ function onlyCpuMemoryChanged(pod: Json, old: Json, f: Features): FieldError[] {
 }
 
 export function validateResize(pod: Json, old: Json, f: Features): FieldError[] {
+  const errs: FieldError[] = requestsWithinLimits(pod);
+  const oldQos = old.status?.qosClass ?? computeQos(old.spec);
+  if (computeQos(pod.spec) !== oldQos)
+    errs.push(fieldInvalid('spec', oldQos, 'Pod QOS Class may not change as a result of resizing'));
+  for (const field of ['containers', 'initContainers']) {
+    (old.spec[field] ?? []).forEach((o: Json, i: number) => {
+      const c = pod.spec[field]?.[i];
+      if (!c) return;
+      const base = `spec.${field}[${i}].resources`;
+      if (removed(c.resources?.requests, o.resources?.requests))
+        errs.push(fieldForbidden(`${base}.requests`, 'resource requests cannot be removed'));
+      if (removed(c.resources?.limits, o.resources?.limits))
+        errs.push(fieldForbidden(`${base}.limits`, 'resource limits cannot be removed'));
+      if (f.forbidMemoryLimitDecrease) errs.push(...memoryLimitChange(c, o, base));
+    });
+  }
+  errs.push(...onlyCpuMemoryChanged(pod, old, f));
+  return errs;
+}
+
+/** Every container's requests at most its limits. */
+function requestsWithinLimits(pod: Json): FieldError[] {
   const errs: FieldError[] = [];
   for (const field of ['containers', 'initContainers']) {
     (pod.spec[field] ?? []).forEach((c: Json, i: number) => {
@@ -95,47 +117,34 @@ export function validateResize(pod: Json, old: Json, f: Features): FieldError[] 
       }
     });
   }
-  const oldQos = old.status?.qosClass ?? computeQos(old.spec);
-  if (computeQos(pod.spec) !== oldQos)
-    errs.push(fieldInvalid('spec', oldQos, 'Pod QOS Class may not change as a result of resizing'));
-  for (const field of ['containers', 'initContainers']) {
-    (old.spec[field] ?? []).forEach((o: Json, i: number) => {
-      const c = pod.spec[field]?.[i];
-      if (!c) return;
-      const base = `spec.${field}[${i}].resources`;
-      if (removed(c.resources?.requests, o.resources?.requests))
-        errs.push(fieldForbidden(`${base}.requests`, 'resource requests cannot be removed'));
-      if (removed(c.resources?.limits, o.resources?.limits))
-        errs.push(fieldForbidden(`${base}.limits`, 'resource limits cannot be removed'));
-      if (f.forbidMemoryLimitDecrease) {
-        const oldMem = o.resources?.limits?.memory;
-        const newMem = c.resources?.limits?.memory;
-        const policy =
-          (c.resizePolicy ?? []).find((p: Json) => p.resourceName === 'memory')?.restartPolicy ??
-          'NotRequired';
-        if (policy === 'NotRequired') {
-          if (
-            oldMem !== undefined &&
-            newMem !== undefined &&
-            parseQuantity(newMem).nanos < parseQuantity(oldMem).nanos
-          )
-            errs.push(
-              fieldForbidden(
-                `${base}.limits[memory]`,
-                'memory limits cannot be decreased unless resizePolicy is RestartContainer',
-              ),
-            );
-          if (oldMem === undefined && newMem !== undefined)
-            errs.push(
-              fieldForbidden(
-                `${base}.limits[memory]`,
-                'memory limits cannot be added unless resizePolicy is RestartContainer',
-              ),
-            );
-        }
-      }
-    });
-  }
-  errs.push(...onlyCpuMemoryChanged(pod, old, f));
+  return errs;
+}
+
+/** Unless memory's resizePolicy restarts the container, its limit may not shrink or be added. */
+function memoryLimitChange(c: Json, o: Json, base: string): FieldError[] {
+  const policy =
+    (c.resizePolicy ?? []).find((p: Json) => p.resourceName === 'memory')?.restartPolicy ?? 'NotRequired';
+  if (policy !== 'NotRequired') return [];
+  const oldMem = o.resources?.limits?.memory;
+  const newMem = c.resources?.limits?.memory;
+  const errs: FieldError[] = [];
+  if (
+    oldMem !== undefined &&
+    newMem !== undefined &&
+    parseQuantity(newMem).nanos < parseQuantity(oldMem).nanos
+  )
+    errs.push(
+      fieldForbidden(
+        `${base}.limits[memory]`,
+        'memory limits cannot be decreased unless resizePolicy is RestartContainer',
+      ),
+    );
+  if (oldMem === undefined && newMem !== undefined)
+    errs.push(
+      fieldForbidden(
+        `${base}.limits[memory]`,
+        'memory limits cannot be added unless resizePolicy is RestartContainer',
+      ),
+    );
   return errs;
 }

@@ -115,7 +115,13 @@ export interface ListResult {
 }
 
 /** The revision a list reads at, and the key it starts after (resourceVersion semantics of ListOptions). */
-function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: string } {
+/** Where a list reads: at which resourceVersion (absent: the latest) and after which key (a continue token). */
+interface ListPosition {
+  atRv?: number;
+  start?: string;
+}
+
+function listPosition(scope: Scope, q: ListQuery): ListPosition {
   const store = scope.cluster.store;
   if (q.continue) {
     // storage.ValidateListOptions: the token is decoded before the resourceVersion is looked at.
@@ -146,6 +152,30 @@ function listPosition(scope: Scope, q: ListQuery): { atRv?: number; start?: stri
   return { atRv: n };
 }
 
+/**
+ * The sorted keys a list scans, and where in them the namespace (and the continue token's position)
+ * starts and ends. spec.nodeName is indexed: a kubelet-style query does not scan every pod in the cluster.
+ */
+function keyRange(
+  scope: Scope,
+  viewKeys: readonly string[],
+  nodeName: string | undefined,
+  pos: ListPosition,
+): { keys: readonly string[]; prefix: string; from: number; to: number } {
+  const { def, cluster } = scope;
+  const prefix = scope.namespace ? `${scope.namespace}/` : '';
+  let keys = viewKeys;
+  if (nodeName !== undefined && pos.atRv === undefined && def.resource === 'pods' && !def.group) {
+    // Unbound pods (`spec.nodeName=`, a scheduler's query) are indexed under UNBOUND.
+    keys = [...cluster.store.collection(collectionId(def)).indexed(nodeName || UNBOUND)].sort();
+  }
+  const startKey = pos.start !== undefined ? prefix + pos.start : prefix;
+  const to = prefix
+    ? lowerBound(keys, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1))
+    : keys.length;
+  return { keys, prefix, from: lowerBound(keys, startKey), to };
+}
+
 export function listObjects(
   scope: Scope,
   q: ListQuery,
@@ -163,22 +193,11 @@ export function listObjects(
     extraFields,
   );
   const hasSelector = !!(q.labelSelector?.trim() || q.fieldSelector?.trim());
-  const coll = collectionId(def);
-  const view = store.view(coll, pos.atRv);
-  const prefix = scope.namespace ? `${scope.namespace}/` : '';
-  let keys = view.keys;
-  // spec.nodeName is indexed: a kubelet-style query should not scan every pod in the cluster.
-  if (fields.nodeName !== undefined && pos.atRv === undefined && def.resource === 'pods' && !def.group) {
-    // Unbound pods (`spec.nodeName=`, a scheduler's query) are indexed under UNBOUND.
-    keys = [...store.collection(coll).indexed(fields.nodeName || UNBOUND)].sort();
-  }
-  const startKey = pos.start !== undefined ? prefix + pos.start : prefix;
-  const endIdx = prefix
-    ? lowerBound(keys, prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1))
-    : keys.length;
+  const view = store.view(collectionId(def), pos.atRv);
+  const { keys, prefix, from, to: endIdx } = keyRange(scope, view.keys, fields.nodeName, pos);
   const limit = q.limit && q.limit > 0 ? q.limit : Number.POSITIVE_INFINITY;
   const items: Json[] = [];
-  let i = lowerBound(keys, startKey);
+  let i = from;
   let lastIdx = -1;
   for (; i < endIdx; i++) {
     const k = keys[i] as string;
@@ -227,13 +246,43 @@ const SERVER_FIELDS = [
 
 export function createObject(scope: Scope, body: Json): Json {
   const { cluster, def } = scope;
+  checkObjectBody(scope, body);
+  checkDecodable(collectionId(def), def.kind, scope.version, body);
+  const obj = newObject(scope, body);
+  const meta: JsonObject = obj.metadata;
+  const coll = collectionId(def);
+  if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
+    const generated = generatedName(scope, meta.namespace, meta.generateName);
+    if (generated) meta.name = generated;
+  }
+  if (def.namespaced && def.resource !== 'namespaces' && !scope.internal)
+    cluster.requireNamespace(meta.namespace);
+  const admitted = admitNew(scope, obj);
+  const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
+  if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
+  stampNew(scope, admitted.metadata, key, body);
+  const stored = normalize(scope, admitted);
+  if (scope.dryRun) {
+    stored.metadata = { ...stored.metadata, resourceVersion: '' };
+    return toVersion(def, stored, scope.version);
+  }
+  cluster.store.put(coll, key, stored);
+  return toVersion(def, stored, scope.version);
+}
+
+/** A request body must be an object of the resource's kind (kind and apiVersion, when given, match). */
+function checkObjectBody(scope: Scope, body: Json): asserts body is JsonObject {
+  const { def } = scope;
   if (!isObject(body))
     throw badRequest(
       `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
     );
   checkTypeMeta(body, scope);
-  checkDecodable(collectionId(def), def.kind, scope.version, body);
-  const strategy = cluster.strategy(def);
+}
+
+/** The body as a new object of the storage version: server-set fields dropped, the URL's namespace (or none). */
+function newObject(scope: Scope, body: JsonObject): JsonObject {
+  const { def } = scope;
   const obj: JsonObject = clone(body);
   obj.kind = def.kind;
   obj.apiVersion = apiVersionOf(def, def.custom ? scope.version : def.storageVersion);
@@ -254,18 +303,25 @@ export function createObject(scope: Scope, body: Json): Json {
   } else {
     delete meta.namespace;
   }
-  const coll = collectionId(def);
-  if (!meta.name && typeof meta.generateName === 'string' && meta.generateName) {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const candidate = meta.generateName + cluster.suffix(coll, meta.generateName, String(attempt));
-      if (!cluster.store.get(coll, objectKey(meta.namespace, candidate))) {
-        meta.name = candidate;
-        break;
-      }
-    }
+  return obj;
+}
+
+/** generateName plus a suffix no object of the collection has (20 tries; none found leaves the name unset). */
+function generatedName(scope: Scope, namespace: string | undefined, prefix: string): string | undefined {
+  const { cluster } = scope;
+  const coll = collectionId(scope.def);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const candidate = prefix + cluster.suffix(coll, prefix, String(attempt));
+    if (!cluster.store.get(coll, objectKey(namespace, candidate))) return candidate;
   }
-  if (def.namespaced && def.resource !== 'namespaces' && !scope.internal)
-    cluster.requireNamespace(meta.namespace);
+  return undefined;
+}
+
+/** The strategy's preparation and admission, then every validation; all field errors in one Invalid. */
+function admitNew(scope: Scope, obj: JsonObject): JsonObject {
+  const { def } = scope;
+  const strategy = scope.cluster.strategy(def);
+  const meta = obj.metadata;
   strategy.prepareCreate?.(obj, scope);
   let admitted: JsonObject = obj;
   const errs: FieldError[] = [];
@@ -274,11 +330,14 @@ export function createObject(scope: Scope, body: Json): Json {
   errs.push(...(strategy.validateCreate?.(admitted, scope) ?? []));
   errs.push(...validateQuantities(collectionId(def), admitted, true));
   if (errs.length) throw invalid(def.kind, def.group, meta.name ?? '', errs);
-  const key = objectKey(admitted.metadata.namespace, admitted.metadata.name);
-  if (cluster.store.get(coll, key) !== undefined) throw alreadyExists(gr(def), admitted.metadata.name);
+  return admitted;
+}
+
+/** What the server sets on a new object: uid, creation time, generation 1, the creator's managed fields. */
+function stampNew(scope: Scope, m: JsonObject, key: string, body: Json): void {
+  const { cluster, def } = scope;
   const now = rfc3339(cluster.clock.now());
-  const m = admitted.metadata;
-  m.uid = cluster.newUid(coll, key);
+  m.uid = cluster.newUid(collectionId(def), key);
   // Placeholder so that the field keeps its place (after uid, or sorted for custom resources).
   m.resourceVersion = '';
   m.creationTimestamp = now;
@@ -286,13 +345,6 @@ export function createObject(scope: Scope, body: Json): Json {
   m.managedFields = recordManagedFields([], scope.manager, apiVersionOf(def, scope.version), now, body);
   // A request that sets no field owns nothing: the server then writes no managedFields at all (03c).
   if (m.managedFields.length === 0) delete m.managedFields;
-  const stored = normalize(scope, admitted);
-  if (scope.dryRun) {
-    stored.metadata = { ...stored.metadata, resourceVersion: '' };
-    return toVersion(def, stored, scope.version);
-  }
-  cluster.store.put(coll, key, stored);
-  return toVersion(def, stored, scope.version);
 }
 
 function normalize(scope: Scope, obj: JsonObject): JsonObject {
@@ -303,10 +355,7 @@ function normalize(scope: Scope, obj: JsonObject): JsonObject {
 /** Fields compared for a generation bump: everything but metadata, and status when it is a subresource. */
 function specPart(def: ResourceDef, obj: Json, version: string): JsonObject {
   const { metadata: _m, status, kind: _k, apiVersion: _a, ...rest } = obj;
-  const statusIsSub = def.custom
-    ? !!def.custom.versions[version]?.status
-    : def.subresources.some((s) => s.name === 'status');
-  return statusIsSub ? rest : { ...rest, status };
+  return hasStatusSub(def, version) ? rest : { ...rest, status };
 }
 
 const withoutVolatile = (obj: Json): Json => {
@@ -322,17 +371,7 @@ export interface UpdateOptions {
 
 export function updateObject(scope: Scope, name: string, body: Json, opts: UpdateOptions = {}): Json {
   const { cluster, def } = scope;
-  if (!isObject(body))
-    throw badRequest(
-      `${def.kind} in version "${scope.version}" cannot be handled as a ${def.kind}: json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type struct`,
-    );
-  checkTypeMeta(body, scope);
-  if (opts.sent === undefined) checkDecodable(collectionId(def), def.kind, scope.version, body);
-  const meta: JsonObject = isObject(body.metadata) ? body.metadata : {};
-  if (meta.name !== undefined && meta.name !== name)
-    throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
-  if (def.namespaced && meta.namespace && meta.namespace !== scope.namespace)
-    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  const meta = checkUpdateBody(scope, name, body, opts);
   const coll = collectionId(def);
   const key = objectKey(scope.namespace, name);
   const existing = cluster.store.get(coll, key);
@@ -341,6 +380,46 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
       return createObject(scope, { ...body, metadata: { ...meta, name } });
     throw notFound(gr(def), name);
   }
+  checkResourceVersion(scope, name, meta, existing);
+  const next = updatedObject(scope, body, meta, existing);
+  const strategy = cluster.strategy(def);
+  const errs = [
+    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
+    ...validateQuantities(coll, next),
+  ];
+  if (errs.length) throw invalid(def.kind, def.group, name, errs);
+  const normalized = normalize(scope, next);
+  if (deepEqual(withoutVolatile(normalized), withoutVolatile(existing)))
+    return toVersion(def, existing, scope.version);
+  const stored = normalize(scope, {
+    ...normalized,
+    metadata: updatedMetadata(scope, normalized, existing, opts.sent ?? body, opts.operation),
+  });
+  if (scope.dryRun) return toVersion(def, stored, scope.version);
+  if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
+    cluster.store.delete(coll, key);
+    return toVersion(def, stored, scope.version);
+  }
+  cluster.store.put(coll, key, stored);
+  return toVersion(def, stored, scope.version);
+}
+
+/** The body must be an object of this kind, decodable, for the name and namespace of the URL; its metadata. */
+function checkUpdateBody(scope: Scope, name: string, body: Json, opts: UpdateOptions): JsonObject {
+  const { def } = scope;
+  checkObjectBody(scope, body);
+  if (opts.sent === undefined) checkDecodable(collectionId(def), def.kind, scope.version, body);
+  const meta: JsonObject = isObject(body.metadata) ? body.metadata : {};
+  if (meta.name !== undefined && meta.name !== name)
+    throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+  if (def.namespaced && meta.namespace && meta.namespace !== scope.namespace)
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  return meta;
+}
+
+/** Optimistic concurrency: a stale resourceVersion conflicts; none at all is refused unless the kind allows it. */
+function checkResourceVersion(scope: Scope, name: string, meta: JsonObject, existing: Json): void {
+  const { def } = scope;
   const rv = meta.resourceVersion;
   if (rv !== undefined && rv !== '' && rv !== existing.metadata.resourceVersion)
     throw conflict(gr(def), name);
@@ -350,21 +429,32 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     throw invalid(def.resource, def.group, name, [
       fieldInvalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update'),
     ]);
-  const strategy = cluster.strategy(def);
+}
+
+/** Metadata the server owns, kept from the stored object whatever the body says. */
+const SERVER_OWNED_METADATA = [
+  'name',
+  'namespace',
+  'uid',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'generation',
+  'managedFields',
+];
+
+/**
+ * The body as the update the strategy makes of it: server-owned metadata kept, and status changed
+ * only through /status (and only status there), then admitted.
+ */
+function updatedObject(scope: Scope, body: JsonObject, meta: JsonObject, existing: Json): JsonObject {
+  const { def } = scope;
+  const strategy = scope.cluster.strategy(def);
   let next: JsonObject = clone(body);
   next.kind = def.kind;
   next.apiVersion = existing.apiVersion;
   const m: JsonObject = { ...meta };
-  for (const f of [
-    'name',
-    'namespace',
-    'uid',
-    'creationTimestamp',
-    'deletionTimestamp',
-    'deletionGracePeriodSeconds',
-    'generation',
-    'managedFields',
-  ])
+  for (const f of SERVER_OWNED_METADATA)
     if (existing.metadata[f] !== undefined) m[f] = existing.metadata[f];
     else delete m[f];
   m.resourceVersion = existing.metadata.resourceVersion;
@@ -380,15 +470,18 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     if (next.status === undefined) delete next.status;
   }
   if (strategy.admit) next = strategy.admit(next, scope, existing);
-  const errs = [
-    ...(strategy.validateUpdate?.(next, existing, scope) ?? []),
-    ...validateQuantities(coll, next),
-  ];
-  if (errs.length) throw invalid(def.kind, def.group, name, errs);
-  let stored = normalize(scope, next);
-  if (deepEqual(withoutVolatile(stored), withoutVolatile(existing)))
-    return toVersion(def, existing, scope.version);
-  const now = rfc3339(cluster.clock.now());
+  return next;
+}
+
+/** The metadata of a real change: generation bumped when the spec changed, the manager's fields recorded. */
+function updatedMetadata(
+  scope: Scope,
+  stored: Json,
+  existing: Json,
+  sent: Json,
+  operation: UpdateOptions['operation'],
+): JsonObject {
+  const { cluster, def } = scope;
   const sm: JsonObject = { ...stored.metadata };
   if (
     cluster.hasGeneration(def) &&
@@ -399,21 +492,13 @@ export function updateObject(scope: Scope, name: string, body: Json, opts: Updat
     existing.metadata.managedFields,
     scope.manager,
     apiVersionOf(def, scope.version),
-    now,
-    opts.sent ?? body,
+    rfc3339(cluster.clock.now()),
+    sent,
     scope.subresource,
-    opts.operation,
+    operation,
   );
   if (sm.managedFields.length === 0) delete sm.managedFields;
-  stored = { ...stored, metadata: sm };
-  stored = normalize(scope, stored);
-  if (scope.dryRun) return toVersion(def, stored, scope.version);
-  if (stored.metadata.deletionTimestamp && !stored.metadata.finalizers?.length) {
-    cluster.store.delete(coll, key);
-    return toVersion(def, stored, scope.version);
-  }
-  cluster.store.put(coll, key, stored);
-  return toVersion(def, stored, scope.version);
+  return sm;
 }
 
 function hasStatusSub(def: ResourceDef, version: string): boolean {
@@ -442,9 +527,27 @@ export function patchedObject(
   fieldManager?: string,
 ): { obj: Json; existing: Json | undefined } {
   const { def } = scope;
+  checkPatchRequest(def, contentType, fieldManager);
+  const coll = collectionId(def);
+  const existing = scope.cluster.store.get(coll, objectKey(scope.namespace, name));
+  if (existing === undefined) {
+    if (contentType === APPLY_PATCH) return { obj: patch, existing: undefined };
+    throw notFound(gr(def), name);
+  }
+  const obj = applyPatch(def, toVersion(def, existing, scope.version), contentType, patch);
+  if (!isObject(obj)) throw badRequest('the patch did not produce an object');
+  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
+  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
+  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
+  if (!isObject(obj.metadata)) obj.metadata = {};
+  return { obj, existing };
+}
+
+/** A patch type the resource takes (no strategic merge for custom resources); apply needs a field manager. */
+function checkPatchRequest(def: ResourceDef, contentType: string, fieldManager: string | undefined): void {
   const allowed = def.custom ? PATCH_TYPES_CUSTOM : PATCH_TYPES_BUILTIN;
   if (!allowed.includes(contentType)) throw unsupportedMediaType(allowed);
-  if (contentType === APPLY_PATCH && !fieldManager) {
+  if (contentType === APPLY_PATCH && !fieldManager)
     throw new ApiError(
       422,
       'Invalid',
@@ -461,37 +564,22 @@ export function patchedObject(
         ],
       },
     );
-  }
-  const coll = collectionId(def);
-  const existing = scope.cluster.store.get(coll, objectKey(scope.namespace, name));
-  if (existing === undefined) {
-    if (contentType === APPLY_PATCH) return { obj: patch, existing: undefined };
-    throw notFound(gr(def), name);
-  }
-  const current = toVersion(def, existing, scope.version);
-  let obj: Json;
+}
+
+function applyPatch(def: ResourceDef, current: Json, contentType: string, patch: Json): Json {
   switch (contentType) {
     case JSON_PATCH:
-      obj = applyJsonPatch(current, patch);
-      break;
+      return applyJsonPatch(current, patch);
     case MERGE_PATCH:
       if (!isObject(patch))
         throw badRequest('json: cannot unmarshal array into Go value of type map[string]interface {}');
-      obj = applyMergePatch(current, patch);
-      break;
+      return applyMergePatch(current, patch);
     case APPLY_PATCH:
       // Server-side apply approximated as a merge of the applied configuration (no field ownership).
-      obj = def.custom ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch);
-      break;
+      return def.custom ? applyMergePatch(current, patch) : applyStrategicMergePatch(current, patch);
     default:
-      obj = applyStrategicMergePatch(current, patch);
+      return applyStrategicMergePatch(current, patch);
   }
-  if (!isObject(obj)) throw badRequest('the patch did not produce an object');
-  checkPatchedDecodable(coll, obj, patch, contentType === STRATEGIC_MERGE_PATCH);
-  // The patch applies to the current object, so its resourceVersion is the current one unless the patch
-  // set one (a precondition, whatever the patch type) or removed it (then unconditional where allowed).
-  if (!isObject(obj.metadata)) obj.metadata = {};
-  return { obj, existing };
 }
 
 export function patchObject(
@@ -522,31 +610,19 @@ export function deleteObject(scope: Scope, name: string, opts: DeleteOptions = {
   const key = objectKey(scope.namespace, name);
   const existing = cluster.store.get(coll, key);
   if (existing === undefined) throw notFound(gr(def), name);
-  const pre = opts.preconditions;
-  if (pre?.uid && pre.uid !== existing.metadata.uid)
-    throw conflict(
-      gr(def),
-      name,
-      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
-    );
-  if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
-    throw conflict(
-      gr(def),
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
-    );
-  const strategy = cluster.strategy(def);
+  checkDeletePreconditions(scope, name, existing, opts);
   const now = rfc3339(cluster.clock.now());
   if (scope.dryRun)
     return def.returnDeletedObject
       ? toVersion(def, existing, scope.version)
       : successStatus(gr(def), name, existing.metadata.uid);
-  const keep = strategy.onDelete?.(existing, scope);
+  const keep = cluster.strategy(def).onDelete?.(existing, scope);
   if (keep !== undefined) {
     cluster.store.put(coll, key, keep);
     return toVersion(def, keep, scope.version);
   }
   if (existing.metadata.finalizers?.length) {
+    // Finalizers hold it: marked for deletion (once), and the finalizers' owners remove it.
     if (existing.metadata.deletionTimestamp) return toVersion(def, existing, scope.version);
     const marked = {
       ...existing,
@@ -563,6 +639,28 @@ export function deleteObject(scope: Scope, name: string, opts: DeleteOptions = {
     return toVersion(def, cluster.store.get(coll, key), scope.version);
   }
   cluster.store.delete(coll, key);
+  return deletedAnswer(scope, name, existing, now, opts);
+}
+
+function checkDeletePreconditions(scope: Scope, name: string, existing: Json, opts: DeleteOptions): void {
+  const pre = opts.preconditions;
+  if (pre?.uid && pre.uid !== existing.metadata.uid)
+    throw conflict(
+      gr(scope.def),
+      name,
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
+    );
+  if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
+    throw conflict(
+      gr(scope.def),
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
+    );
+}
+
+/** What a delete answers once the object is gone: a Status, or the object as a real server shows it leaving. */
+function deletedAnswer(scope: Scope, name: string, existing: Json, now: string, opts: DeleteOptions): Json {
+  const { def } = scope;
   if (!def.returnDeletedObject) return successStatus(gr(def), name, existing.metadata.uid);
   if (def.resource === 'pods' && !def.group) {
     // Deleted at once (as if the kubelet confirmed immediately); the answer is the graceful-deletion one.

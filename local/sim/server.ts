@@ -39,6 +39,22 @@ export interface ServerOptions {
   onClock: () => void;
 }
 
+/** What a simulator endpoint answers. */
+interface ControlReply {
+  status: number;
+  json: Json;
+}
+
+/** A control request's body: JSON, or nothing. */
+function controlBody(raw: string): Json {
+  if (!raw.trim()) return {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new ApiError(400, 'BadRequest', 'the body is not JSON');
+  }
+}
+
 export class ClusterServer {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
@@ -173,6 +189,7 @@ export class ClusterServer {
     }
   }
 
+  /** The simulator's own endpoints (/_sim/...): faults, request statistics, the clock, nodes. */
   private async control(
     req: IncomingMessage,
     res: ServerResponse,
@@ -184,55 +201,57 @@ export class ClusterServer {
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
     const path = url.split('?')[0] as string;
-    const raw = (await readBody(req)).toString('utf8');
-    let body: Json = {};
-    if (raw.trim()) {
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        throw new ApiError(400, 'BadRequest', 'the body is not JSON');
-      }
-    }
-    const name = this.o.cluster.name;
-    if (path === '/_sim/faults' && method === 'POST') {
-      try {
-        const { cluster: _ignored, ...rule } = body as FaultRule;
-        const id = this.o.faults.inject({ ...rule, cluster: name });
-        return this.sendJson(res, 201, { id });
-      } catch (err) {
-        throw new ApiError(400, 'BadRequest', err instanceof Error ? err.message : String(err));
-      }
-    }
-    if (path === '/_sim/faults' && method === 'DELETE') {
-      this.o.faults.clearCluster(name);
-      return this.sendJson(res, 200, {});
-    }
-    if (path.startsWith('/_sim/faults/') && method === 'DELETE') {
-      this.o.faults.clear(decodeURIComponent(path.slice('/_sim/faults/'.length)));
-      return this.sendJson(res, 200, {});
-    }
-    if (path === '/_sim/faults' && method === 'GET')
-      return this.sendJson(res, 200, { faults: this.o.faults.list().filter((f) => f.rule.cluster === name) });
-    if (path === '/_sim/stats' && method === 'GET') return this.sendJson(res, 200, this.o.stats.snapshot());
-    if (path === '/_sim/stats' && method === 'DELETE') {
-      this.o.stats.reset();
-      return this.sendJson(res, 200, {});
-    }
-    if (path === '/_sim/clock' && method === 'GET')
-      return this.sendJson(res, 200, { now: this.o.clock.now() });
-    if (path === '/_sim/clock' && method === 'POST') {
-      if (typeof body.advanceMs === 'number') this.o.clock.advance(body.advanceMs);
-      else if (typeof body.now === 'number') this.o.clock.set(body.now);
-      else throw new ApiError(400, 'BadRequest', 'expected {"advanceMs": <ms>} or {"now": <ms since epoch>}');
-      this.o.onClock();
-      return this.sendJson(res, 200, { now: this.o.clock.now() });
-    }
+    const body = controlBody((await readBody(req)).toString('utf8'));
+    const reply = this.faultControl(method, path, body) ?? this.statsAndClock(method, path, body);
+    if (reply) return this.sendJson(res, reply.status, reply.json);
     if (path.startsWith('/_sim/nodes')) {
       if (this.o.cluster.controllers) this.o.cluster.kubelet.beforeRequest();
       const done = nodeControl(this.o.cluster, method, path, body);
       if (done) return this.sendJson(res, done.status, done.json);
     }
     throw new ApiError(404, 'NotFound', `no simulator endpoint ${method} ${path}`, {});
+  }
+
+  /** Faults injected into, listed for and cleared from this cluster (a rule names no other cluster). */
+  private faultControl(method: string, path: string, body: Json): ControlReply | undefined {
+    const name = this.o.cluster.name;
+    if (path === '/_sim/faults' && method === 'POST') {
+      try {
+        const { cluster: _ignored, ...rule } = body as FaultRule;
+        return { status: 201, json: { id: this.o.faults.inject({ ...rule, cluster: name }) } };
+      } catch (err) {
+        throw new ApiError(400, 'BadRequest', err instanceof Error ? err.message : String(err));
+      }
+    }
+    if (path === '/_sim/faults' && method === 'DELETE') {
+      this.o.faults.clearCluster(name);
+      return { status: 200, json: {} };
+    }
+    if (path.startsWith('/_sim/faults/') && method === 'DELETE') {
+      this.o.faults.clear(decodeURIComponent(path.slice('/_sim/faults/'.length)));
+      return { status: 200, json: {} };
+    }
+    if (path === '/_sim/faults' && method === 'GET')
+      return { status: 200, json: { faults: this.o.faults.list().filter((f) => f.rule.cluster === name) } };
+    return undefined;
+  }
+
+  /** Request statistics (read, reset) and the clock (read, advance or set). */
+  private statsAndClock(method: string, path: string, body: Json): ControlReply | undefined {
+    if (path === '/_sim/stats' && method === 'GET') return { status: 200, json: this.o.stats.snapshot() };
+    if (path === '/_sim/stats' && method === 'DELETE') {
+      this.o.stats.reset();
+      return { status: 200, json: {} };
+    }
+    if (path === '/_sim/clock' && method === 'GET') return { status: 200, json: { now: this.o.clock.now() } };
+    if (path === '/_sim/clock' && method === 'POST') {
+      if (typeof body.advanceMs === 'number') this.o.clock.advance(body.advanceMs);
+      else if (typeof body.now === 'number') this.o.clock.set(body.now);
+      else throw new ApiError(400, 'BadRequest', 'expected {"advanceMs": <ms>} or {"now": <ms since epoch>}');
+      this.o.onClock();
+      return { status: 200, json: { now: this.o.clock.now() } };
+    }
+    return undefined;
   }
 
   private write(res: ServerResponse, reply: Reply, head: boolean): void {

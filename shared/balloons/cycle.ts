@@ -94,6 +94,16 @@ export class CycleLedger {
   ) {}
 }
 
+/** The balloons' priority class and DaemonSet, the DaemonSet on the nodes the policies and requests name. */
+async function ensureBalloonObjects(ctx: BalloonCycleContext, items: BalloonItems): Promise<void> {
+  const selection: Selection = {
+    policies: items.policies,
+    explicitNodes: items.requests.map((r) => r.node),
+  };
+  await ctx.objects.ensurePriorityClass();
+  await ctx.objects.ensureDaemonSet(selection);
+}
+
 export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<BalloonCycleResult> {
   const l = new CycleLedger(ctx, { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings }, (ctx.now ?? Date.now)());
   const items = ctx.items ?? (await ctx.store.load(ctx.cluster));
@@ -103,14 +113,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
-  if (!ctx.drain) {
-    const selection: Selection = {
-      policies: items.policies,
-      explicitNodes: items.requests.map((r) => r.node),
-    };
-    await ctx.objects.ensurePriorityClass();
-    await ctx.objects.ensureDaemonSet(selection);
-  }
+  if (!ctx.drain) await ensureBalloonObjects(ctx, items);
   const pods = await ctx.read.pods();
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};

@@ -108,7 +108,6 @@ function decideNode(
   demand: Amounts,
 ): NodeDecision | undefined {
   const prev = input.previous[node.name];
-  const others = pods?.others ?? [];
   const workloads = pods?.requests ?? ZERO;
   const balloon = pods?.balloon;
   const desired = input.drain
@@ -127,21 +126,7 @@ function decideNode(
     { allocatable: node.allocatable, others: workloads, balloon: current },
     desired?.size ?? sub(node.allocatable, BALLOON_FLOOR),
   );
-  const { blocked, changed } = blockedOf(plan, others, prev?.blocked, input.now);
-  const state: NodeState = {
-    allocatable: node.allocatable,
-    capacity: node.capacity,
-    workloads,
-    balloon: current,
-    target: plan.target,
-    size: sub(node.allocatable, current),
-    ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
-    ...(input.usage?.get(node.name) ? { used: input.usage.get(node.name) } : {}),
-    ...(desired ? { desired: desired.size, source: desired.source } : {}),
-    ...(balloon ? { podUid: balloon.uid } : {}),
-    ...(blocked ? { blocked } : {}),
-    ...(prev?.resize && prev.resize.podUid === balloon?.uid ? { resize: prev.resize } : {}),
-  };
+  const { blocked, changed } = blockedOf(plan, pods?.others ?? [], prev?.blocked, input.now);
   const capacityChanged =
     prev && !equal(prev.allocatable, node.allocatable)
       ? { from: prev.allocatable, to: node.allocatable }
@@ -152,9 +137,40 @@ function decideNode(
     ...(desired ? { desired } : {}),
     plan,
     ...(balloon && !equal(plan.next, current) ? { resizeTo: plan.next } : {}),
-    state,
+    state: nodeState(node, input, { workloads, current, plan, balloon, desired, blocked }),
     ...(capacityChanged ? { capacityChanged } : {}),
     newlyBlocked: changed,
+  };
+}
+
+/** What this cycle decided for a node, as {@link nodeState} stores it. */
+interface NodeOutcome {
+  workloads: Amounts;
+  /** The balloon's requests now (the floor when there is no balloon pod). */
+  current: Amounts;
+  plan: BalloonPlan;
+  balloon?: CountedPod;
+  desired?: Desired;
+  blocked?: BlockedReclaim;
+}
+
+/** The node's state for the next cycle; a resize in flight is kept only while it is this balloon's. */
+function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeState {
+  const prev = input.previous[node.name];
+  const used = input.usage?.get(node.name);
+  return {
+    allocatable: node.allocatable,
+    capacity: node.capacity,
+    workloads: o.workloads,
+    balloon: o.current,
+    target: o.plan.target,
+    size: sub(node.allocatable, o.current),
+    ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
+    ...(used ? { used } : {}),
+    ...(o.desired ? { desired: o.desired.size, source: o.desired.source } : {}),
+    ...(o.balloon ? { podUid: o.balloon.uid } : {}),
+    ...(o.blocked ? { blocked: o.blocked } : {}),
+    ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),
   };
 }
 

@@ -6,7 +6,8 @@
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { resizeEventDetail, resizeMetricName } from '../resize/index.js';
 import { capacityOf, quantitiesOf } from './amounts.js';
-import type { BalloonCycleResult } from './cycle.js';
+import type { BalloonCycleResult, Revert } from './cycle.js';
+import type { NodeDecision } from './decide.js';
 import { BALLOON_NAME } from './manifests.js';
 
 export const BALLOONS = 'balloons';
@@ -14,67 +15,68 @@ export const BALLOONS = 'balloons';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function balloonEvents(r: BalloonCycleResult, cycleId: string, apiRequests: number): OutgoingEvent[] {
-  const resources = [`cluster/${r.cluster}`];
   const at = iso(r.at);
-  const out: OutgoingEvent[] = [];
-  for (const report of r.reports) {
-    const e = resizeEventDetail(report, {
-      cluster: r.cluster,
-      source: BALLOONS,
-      owner: { kind: 'DaemonSet', name: BALLOON_NAME },
-    });
-    out.push({ ...e, resources } as OutgoingEvent);
-  }
-  for (const v of r.reverts)
+  const owner = { cluster: r.cluster, source: BALLOONS, owner: { kind: 'DaemonSet', name: BALLOON_NAME } };
+  const events: Unrouted[] = [
+    ...r.reports.map((report) => resizeEventDetail(report, owner) as Unrouted),
+    ...r.reverts.map((v) => revertEvent(r.cluster, v, at)),
+    ...r.decisions.flatMap((d) => nodeEvents(r.cluster, d, at)),
+    ...(r.managed ? [completedEvent(r, cycleId, apiRequests)] : []),
+  ];
+  const resources = [`cluster/${r.cluster}`];
+  return events.map((e) => ({ ...e, resources }));
+}
+
+type Unrouted = Omit<OutgoingEvent, 'resources'>;
+
+function completedEvent(r: BalloonCycleResult, cycleId: string, apiRequests: number): Unrouted {
+  return { detailType: 'BalloonCycleCompleted', detail: cycleDetail(r, cycleId, apiRequests) };
+}
+
+function revertEvent(cluster: string, v: Revert, at: string): Unrouted {
+  return {
+    detailType: 'BalloonResizeReverted',
+    detail: {
+      cluster,
+      node: v.node,
+      pod: v.pod,
+      podUid: v.podUid,
+      from: capacityOf(v.from),
+      to: capacityOf(v.to),
+      message: v.message.slice(0, 1024),
+      at,
+    },
+  };
+}
+
+/** What a node's decision tells: a reclaim newly blocked (and by whom), a capacity changed from below. */
+function nodeEvents(cluster: string, d: NodeDecision, at: string): Unrouted[] {
+  const out: Unrouted[] = [];
+  if (d.newlyBlocked && d.state.blocked)
     out.push({
-      detailType: 'BalloonResizeReverted',
+      detailType: 'BalloonReclaimBlocked',
       detail: {
-        cluster: r.cluster,
-        node: v.node,
-        pod: v.pod,
-        podUid: v.podUid,
-        from: capacityOf(v.from),
-        to: capacityOf(v.to),
-        message: v.message.slice(0, 1024),
+        cluster,
+        node: d.node,
+        missing: capacityOf(d.state.blocked.missing),
+        podsInTheWay: d.state.blocked.pods.map((p) => ({
+          namespace: p.namespace,
+          name: p.name,
+          ...quantitiesOf(p.requests),
+        })),
         at,
       },
-      resources,
     });
-  for (const d of r.decisions) {
-    if (d.newlyBlocked && d.state.blocked)
-      out.push({
-        detailType: 'BalloonReclaimBlocked',
-        detail: {
-          cluster: r.cluster,
-          node: d.node,
-          missing: capacityOf(d.state.blocked.missing),
-          podsInTheWay: d.state.blocked.pods.map((p) => ({
-            namespace: p.namespace,
-            name: p.name,
-            ...quantitiesOf(p.requests),
-          })),
-          at,
-        },
-        resources,
-      });
-    if (d.capacityChanged)
-      out.push({
-        detailType: 'NodeCapacityChanged',
-        detail: {
-          cluster: r.cluster,
-          node: d.node,
-          from: capacityOf(d.capacityChanged.from),
-          to: capacityOf(d.capacityChanged.to),
-          at,
-        },
-        resources,
-      });
-  }
-  if (r.managed)
+  if (d.capacityChanged)
     out.push({
-      detailType: 'BalloonCycleCompleted',
-      detail: cycleDetail(r, cycleId, apiRequests),
-      resources,
+      detailType: 'NodeCapacityChanged',
+      detail: {
+        cluster,
+        node: d.node,
+        from: capacityOf(d.capacityChanged.from),
+        to: capacityOf(d.capacityChanged.to),
+        at,
+      },
     });
   return out;
 }

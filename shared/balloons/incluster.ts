@@ -24,6 +24,12 @@ import {
   selectionDigest,
 } from './manifests.js';
 
+/** What ensureDaemonSet reads of the balloon DaemonSet. */
+interface DaemonSetSeen {
+  metadata?: { annotations?: Record<string, string> };
+  spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+}
+
 const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
 
 export type Ensured = 'created' | 'updated' | 'present';
@@ -74,18 +80,8 @@ export class BalloonObjects {
 
   async ensureDaemonSet(sel: Selection): Promise<Ensured> {
     const wanted = balloonDaemonSet(sel, this.image);
-    let current: {
-      metadata?: { annotations?: Record<string, string> };
-      spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
-    };
-    try {
-      current = await this.client.call(
-        'read balloon DaemonSet',
-        () => this.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
-        { expected: [404] },
-      );
-    } catch (err) {
-      if (!is(err, 404)) throw err;
+    const current = await this.readDaemonSet();
+    if (!current) {
       await this.client
         .call(
           'create balloon DaemonSet',
@@ -104,6 +100,26 @@ export class BalloonObjects {
     const sameSelection = current.metadata?.annotations?.[SELECTION_ANNOTATION] === selectionDigest(sel);
     const sameImage = current.spec?.template?.spec?.containers?.[0]?.image === this.image;
     if (sameSelection && sameImage) return 'present';
+    await this.updateDaemonSet(sel, wanted);
+    return 'updated';
+  }
+
+  /** The balloon DaemonSet as far as ensureDaemonSet compares it; undefined when it does not exist. */
+  private async readDaemonSet(): Promise<DaemonSetSeen | undefined> {
+    try {
+      return await this.client.call(
+        'read balloon DaemonSet',
+        () => this.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
+        { expected: [404] },
+      );
+    } catch (err) {
+      if (is(err, 404)) return undefined;
+      throw err;
+    }
+  }
+
+  /** A new selection or image: the selection digest, the affinity and the container replaced. */
+  private async updateDaemonSet(sel: Selection, wanted: ReturnType<typeof balloonDaemonSet>): Promise<void> {
     // A merge patch replaces the affinity's term list whole (strategic merge has no key to merge them by).
     const patch = {
       metadata: { annotations: { [SELECTION_ANNOTATION]: selectionDigest(sel) } },
@@ -122,22 +138,11 @@ export class BalloonObjects {
         options,
       ),
     );
-    return 'updated';
   }
 
   /** Whether the DaemonSet exists (one read), for a cluster with nothing left to manage. */
   async daemonSetExists(): Promise<boolean> {
-    try {
-      await this.client.call(
-        'read balloon DaemonSet',
-        () => this.client.apps.readNamespacedDaemonSet({ name: BALLOON_NAME, namespace: BALLOON_NAMESPACE }),
-        { expected: [404] },
-      );
-      return true;
-    } catch (err) {
-      if (is(err, 404)) return false;
-      throw err;
-    }
+    return (await this.readDaemonSet()) !== undefined;
   }
 
   async deleteDaemonSet(): Promise<boolean> {

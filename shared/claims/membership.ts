@@ -133,7 +133,7 @@ async function idChanges(p: ClaimsPorts, cluster: string, old: string | undefine
  */
 export async function ensureIdentity(
   p: ClaimsPorts,
-  input: { cluster: string; kubeSystemUid: string; kubeconfig?: StoredIdentity['kubeconfig'] },
+  input: IdentityInput,
 ): Promise<{ identity: StoredIdentity; created: boolean }> {
   const problem = clusterIdProblem(input.kubeSystemUid);
   if (problem) throw new ClaimRuleError(`kube-system UID of "${input.cluster}" cannot be the ID: ${problem}`);
@@ -141,50 +141,69 @@ export async function ensureIdentity(
     const existing = await p.store.getIdentity(input.cluster);
     const at = now(p).toISOString();
     try {
-      if (!existing) {
-        const identity: StoredIdentity = {
-          cluster: input.cluster,
-          clusterId: input.kubeSystemUid,
-          idSource: 'kube-system-uid',
-          kubeSystemUid: input.kubeSystemUid,
-          version: 1,
-          updatedAt: at,
-          ...(input.kubeconfig ? { kubeconfig: input.kubeconfig } : {}),
-        };
-        await p.store.putIdentity(identity);
-        await publish(
-          p,
-          claimsChangedEvents({
-            cluster: input.cluster,
-            clusterId: identity.clusterId,
-            origin: 'registry',
-            reason: 'registration',
-            changes: await idChanges(p, input.cluster, undefined, identity.clusterId),
-            at: now(p),
-          }),
-        );
-        return { identity, created: true };
-      }
-      const stale =
-        existing.kubeSystemUid !== input.kubeSystemUid ||
-        (input.kubeconfig &&
-          (!existing.kubeconfig ||
-            kubeconfigRefKey(existing.kubeconfig) !== kubeconfigRefKey(input.kubeconfig)));
-      if (!stale) return { identity: existing, created: false };
-      const next: StoredIdentity = {
-        ...existing,
-        kubeSystemUid: input.kubeSystemUid,
-        ...(input.kubeconfig ? { kubeconfig: input.kubeconfig } : {}),
-        version: existing.version + 1,
-        updatedAt: at,
-      };
-      await p.store.putIdentity(next, existing.version);
-      return { identity: next, created: false };
+      if (!existing) return { identity: await createIdentity(p, input, at), created: true };
+      return { identity: await refreshIdentity(p, existing, input, at), created: false };
     } catch (err) {
       if (err instanceof VersionConflictError && attempt < MAX_ATTEMPTS) continue;
       throw err;
     }
   }
+}
+
+/** What fleetscope learnt by reaching the cluster. */
+interface IdentityInput {
+  cluster: string;
+  kubeSystemUid: string;
+  kubeconfig?: StoredIdentity['kubeconfig'];
+}
+
+/** A new identity: the kube-system UID as the ID, announced as the registration's claims. */
+async function createIdentity(p: ClaimsPorts, input: IdentityInput, at: string): Promise<StoredIdentity> {
+  const identity: StoredIdentity = {
+    cluster: input.cluster,
+    clusterId: input.kubeSystemUid,
+    idSource: 'kube-system-uid',
+    kubeSystemUid: input.kubeSystemUid,
+    version: 1,
+    updatedAt: at,
+    ...(input.kubeconfig ? { kubeconfig: input.kubeconfig } : {}),
+  };
+  await p.store.putIdentity(identity);
+  await publish(
+    p,
+    claimsChangedEvents({
+      cluster: input.cluster,
+      clusterId: identity.clusterId,
+      origin: 'registry',
+      reason: 'registration',
+      changes: await idChanges(p, input.cluster, undefined, identity.clusterId),
+      at: now(p),
+    }),
+  );
+  return identity;
+}
+
+/** An existing identity keeps its ID; only a changed kube-system UID or kubeconfig reference is recorded. */
+async function refreshIdentity(
+  p: ClaimsPorts,
+  existing: StoredIdentity,
+  input: IdentityInput,
+  at: string,
+): Promise<StoredIdentity> {
+  const stale =
+    existing.kubeSystemUid !== input.kubeSystemUid ||
+    (input.kubeconfig &&
+      (!existing.kubeconfig || kubeconfigRefKey(existing.kubeconfig) !== kubeconfigRefKey(input.kubeconfig)));
+  if (!stale) return existing;
+  const next: StoredIdentity = {
+    ...existing,
+    kubeSystemUid: input.kubeSystemUid,
+    ...(input.kubeconfig ? { kubeconfig: input.kubeconfig } : {}),
+    version: existing.version + 1,
+    updatedAt: at,
+  };
+  await p.store.putIdentity(next, existing.version);
+  return next;
 }
 
 /**
@@ -306,63 +325,91 @@ export async function joinClusterSet(
   set: string,
 ): Promise<MembershipResult> {
   for (let attempt = 1; ; attempt++) {
-    let identity = await identityOf(p, cluster);
+    const identity = await identityOf(p, cluster);
     assertNoProblem(joinProblem(identity, set));
     const clusterId = identity.clusterId;
     if (identity.clusterSet === set && !identity.pending) {
-      // Already a member; make sure the guard is there (repairs a lost one on the spot).
-      const g = await p.store.getGuard(set, clusterId);
-      if (!g) {
-        const taken = await p.store.acquireGuard({
-          clusterSet: set,
-          clusterId,
-          cluster,
-          token: pendingToken(),
-          acquiredAt: now(p).toISOString(),
-        });
-        if (!taken.ok) p.warn?.(refusal(set, clusterId, taken.holder?.cluster).message);
-      } else if (g.cluster !== cluster) p.warn?.(refusal(set, clusterId, g.cluster).message);
+      await checkMemberGuard(p, identity, set);
       return { cluster, clusterId, clusterSet: set, changed: false };
     }
     try {
-      if (!identity.pending) {
-        const at = now(p).toISOString();
-        const pending: StoredIdentity = {
-          ...identity,
-          pending: { op: 'join', set, token: pendingToken(), at },
-          version: identity.version + 1,
-          updatedAt: at,
-        };
-        await p.store.putIdentity(pending, identity.version);
-        identity = pending;
-      }
+      const pending = await recordPending(p, identity, { op: 'join', set });
       await step(p, 'join:after-pending');
-      const token = identity.pending!.token;
-      const taken = await p.store.acquireGuard({
-        clusterSet: set,
-        clusterId,
-        cluster,
-        token,
-        acquiredAt: now(p).toISOString(),
-      });
-      if (!taken.ok) {
-        await dropPending(p, identity);
-        throw refusal(set, clusterId, taken.holder?.cluster);
-      }
+      await takeGuard(p, pending, set);
       await step(p, 'join:after-guard');
-      const member = memberOf(identity, set, now(p).toISOString());
-      await p.store.putIdentity(member, identity.version);
+      const member = memberOf(pending, set, now(p).toISOString());
+      await p.store.putIdentity(member, pending.version);
       await membershipEvents(p, member, 'join', undefined, set, 'operator');
       return { cluster, clusterId, clusterSet: set, changed: true };
     } catch (err) {
       if (!(err instanceof VersionConflictError)) throw err;
       // Someone else changed the identity: the reconciler may have finished this very join.
-      const again = await p.store.getIdentity(cluster);
-      if (again?.clusterSet === set && !again.pending)
+      if (await finishedMeanwhile(p, cluster, set))
         return { cluster, clusterId, clusterSet: set, changed: true };
       if (attempt >= MAX_ATTEMPTS) throw err;
     }
   }
+}
+
+/** Already a member: makes sure the guard is there (repairs a lost one on the spot), warns when another holds it. */
+async function checkMemberGuard(p: ClaimsPorts, identity: StoredIdentity, set: string): Promise<void> {
+  const { cluster, clusterId } = identity;
+  const g = await p.store.getGuard(set, clusterId);
+  if (!g) {
+    const taken = await p.store.acquireGuard({
+      clusterSet: set,
+      clusterId,
+      cluster,
+      token: pendingToken(),
+      acquiredAt: now(p).toISOString(),
+    });
+    if (!taken.ok) p.warn?.(refusal(set, clusterId, taken.holder?.cluster).message);
+  } else if (g.cluster !== cluster) p.warn?.(refusal(set, clusterId, g.cluster).message);
+}
+
+type PendingChange = NonNullable<StoredIdentity['pending']>;
+
+/**
+ * Records the change about to be made, so that the reconciler can finish or drop it after a crash. A
+ * change already recorded (a retry) is kept, with its token.
+ */
+async function recordPending(
+  p: ClaimsPorts,
+  identity: StoredIdentity,
+  change: Omit<PendingChange, 'token' | 'at'>,
+): Promise<StoredIdentity> {
+  if (identity.pending) return identity;
+  const at = now(p).toISOString();
+  const pending: StoredIdentity = {
+    ...identity,
+    pending: { ...change, token: pendingToken(), at },
+    version: identity.version + 1,
+    updatedAt: at,
+  };
+  await p.store.putIdentity(pending, identity.version);
+  return pending;
+}
+
+/** Takes the set's guard of the ID with the pending change's token; another holder refuses the change (dropped). */
+async function takeGuard(p: ClaimsPorts, identity: StoredIdentity, set: string): Promise<void> {
+  const { cluster, clusterId } = identity;
+  const taken = await p.store.acquireGuard({
+    clusterSet: set,
+    clusterId,
+    cluster,
+    token: identity.pending!.token,
+    acquiredAt: now(p).toISOString(),
+  });
+  if (!taken.ok) {
+    await dropPending(p, identity);
+    throw refusal(set, clusterId, taken.holder?.cluster);
+  }
+}
+
+/** After a version conflict: whether the change was made meanwhile (by the reconciler, or a retry). */
+async function finishedMeanwhile(p: ClaimsPorts, cluster: string, set: string): Promise<boolean> {
+  const again = await p.store.getIdentity(cluster);
+  return again?.clusterSet === set && !again.pending;
 }
 
 /** Leaves the ClusterSet (`set`, when given, must be the current one). */
@@ -396,45 +443,24 @@ export async function leaveClusterSet(
 /** Moves to another ClusterSet: a member of exactly one set at every instant; a failure keeps the old one. */
 export async function moveClusterSet(p: ClaimsPorts, cluster: string, to: string): Promise<MembershipResult> {
   for (let attempt = 1; ; attempt++) {
-    let identity = await identityOf(p, cluster);
+    const identity = await identityOf(p, cluster);
     assertNoProblem(moveProblem(identity, to));
     const clusterId = identity.clusterId;
     try {
-      if (!identity.pending) {
-        const at = now(p).toISOString();
-        const pending: StoredIdentity = {
-          ...identity,
-          pending: { op: 'move', set: to, from: identity.clusterSet!, token: pendingToken(), at },
-          version: identity.version + 1,
-          updatedAt: at,
-        };
-        await p.store.putIdentity(pending, identity.version);
-        identity = pending;
-      }
+      const pending = await recordPending(p, identity, { op: 'move', set: to, from: identity.clusterSet! });
       await step(p, 'move:after-pending');
-      const from = identity.pending!.from ?? identity.clusterSet;
-      const taken = await p.store.acquireGuard({
-        clusterSet: to,
-        clusterId,
-        cluster,
-        token: identity.pending!.token,
-        acquiredAt: now(p).toISOString(),
-      });
-      if (!taken.ok) {
-        await dropPending(p, identity);
-        throw refusal(to, clusterId, taken.holder?.cluster);
-      }
+      const from = pending.pending!.from ?? pending.clusterSet;
+      await takeGuard(p, pending, to);
       await step(p, 'move:after-guard');
-      const moved = memberOf(identity, to, now(p).toISOString());
-      await p.store.putIdentity(moved, identity.version);
+      const moved = memberOf(pending, to, now(p).toISOString());
+      await p.store.putIdentity(moved, pending.version);
       await step(p, 'move:after-switch');
       if (from && from !== to) await p.store.releaseGuard(from, clusterId, { cluster });
       await membershipEvents(p, moved, 'move', from, to, 'operator');
       return { cluster, clusterId, clusterSet: to, changed: true };
     } catch (err) {
       if (!(err instanceof VersionConflictError)) throw err;
-      const again = await p.store.getIdentity(cluster);
-      if (again?.clusterSet === to && !again.pending)
+      if (await finishedMeanwhile(p, cluster, to))
         return { cluster, clusterId, clusterSet: to, changed: true };
       if (attempt >= MAX_ATTEMPTS) throw err;
     }

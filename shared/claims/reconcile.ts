@@ -14,7 +14,7 @@
 import { change, claimsChangedEvents, membershipChangedEvent } from './events.js';
 import { type ClaimsPorts, forgetCluster } from './membership.js';
 import { CLUSTERSET_CLAIM } from './rules.js';
-import { type StoredIdentity, VersionConflictError } from './store.js';
+import { type Guard, type StoredIdentity, VersionConflictError } from './store.js';
 
 export type ReconcileKind =
   /** An interrupted join or move finished (its guard had been taken). */
@@ -51,133 +51,162 @@ export const actionsOf = (r: ReconcileReport, kind: ReconcileKind) =>
 /** A pending change younger than this is left to the command still running it. */
 export const DEFAULT_GRACE_MS = 2 * 60_000;
 
-export async function reconcileClaims(p: ClaimsPorts & { graceMs?: number }): Promise<ReconcileReport> {
-  const grace = p.graceMs ?? DEFAULT_GRACE_MS;
-  const nowMs = () => (p.now ? p.now() : new Date()).getTime();
-  const at = () => new Date(nowMs()).toISOString();
-  // Guards are listed before identities are read: a join records its pending change before taking the
-  // guard, so any guard seen here that belongs to a join in progress is explained by the identity read after.
-  const guards = await p.store.listGuards();
-  const listed = await p.store.listIdentities();
-  const report: ReconcileReport = { actions: [], identities: listed.length, guards: guards.length };
-  const act = (
+/** What each pass shares: the ports, the clock, the grace period and the report it adds to. */
+interface Pass {
+  p: ClaimsPorts;
+  grace: number;
+  nowMs: () => number;
+  at: () => string;
+  act: (
     kind: ReconcileKind,
     cluster: string,
     clusterId: string,
     clusterSet: string | undefined,
     detail: string,
-  ) => report.actions.push({ kind, cluster, clusterId, ...(clusterSet ? { clusterSet } : {}), detail });
+  ) => void;
+}
 
-  for (const seen of listed) {
-    const i = await p.store.getIdentity(seen.cluster);
-    if (!i) continue;
-    if (p.registry && !(await p.registry.get(i.cluster))) {
-      if (nowMs() - Date.parse(i.updatedAt) >= grace) {
-        await forgetCluster(p, i.cluster);
-        act('forgotten', i.cluster, i.clusterId, i.clusterSet, 'the cluster is no longer registered');
-      }
-      continue;
+export async function reconcileClaims(p: ClaimsPorts & { graceMs?: number }): Promise<ReconcileReport> {
+  // Guards are listed before identities are read: a join records its pending change before taking the
+  // guard, so any guard seen here that belongs to a join in progress is explained by the identity read after.
+  const guards = await p.store.listGuards();
+  const listed = await p.store.listIdentities();
+  const report: ReconcileReport = { actions: [], identities: listed.length, guards: guards.length };
+  const nowMs = () => (p.now ? p.now() : new Date()).getTime();
+  const pass: Pass = {
+    p,
+    grace: p.graceMs ?? DEFAULT_GRACE_MS,
+    nowMs,
+    at: () => new Date(nowMs()).toISOString(),
+    act: (kind, cluster, clusterId, clusterSet, detail) =>
+      report.actions.push({ kind, cluster, clusterId, ...(clusterSet ? { clusterSet } : {}), detail }),
+  };
+  // Each pass re-reads what it acts on: an earlier pass (or a command running meanwhile) may have changed it.
+  for (const seen of listed) await settleIdentity(pass, seen.cluster);
+  for (const g of guards) await releaseIfUnexplained(pass, g);
+  for (const seen of listed) await restoreGuard(pass, seen.cluster);
+  return report;
+}
+
+/** Forgets a deregistered cluster, or settles its pending join/move once the grace period is over. */
+async function settleIdentity(pass: Pass, cluster: string): Promise<void> {
+  const { p, grace, nowMs } = pass;
+  const i = await p.store.getIdentity(cluster);
+  if (!i) return;
+  if (p.registry && !(await p.registry.get(i.cluster))) {
+    if (nowMs() - Date.parse(i.updatedAt) >= grace) {
+      await forgetCluster(p, i.cluster);
+      pass.act('forgotten', i.cluster, i.clusterId, i.clusterSet, 'the cluster is no longer registered');
     }
-    if (!i.pending || nowMs() - Date.parse(i.pending.at) < grace) continue;
-    const pending = i.pending;
-    const guard = await p.store.getGuard(pending.set, i.clusterId);
-    const { pending: _p, ...rest } = i;
-    try {
-      if (guard && guard.cluster === i.cluster) {
-        const member: StoredIdentity = {
-          ...rest,
-          clusterSet: pending.set,
-          memberSince: at(),
-          version: i.version + 1,
-          updatedAt: at(),
-        };
-        await p.store.putIdentity(member, i.version);
-        const from = pending.op === 'move' ? (pending.from ?? i.clusterSet) : undefined;
-        if (from && from !== pending.set)
-          await p.store.releaseGuard(from, i.clusterId, { cluster: i.cluster });
-        act(
-          'completed',
-          i.cluster,
-          i.clusterId,
-          pending.set,
-          `interrupted ${pending.op} of ${pending.set} finished`,
-        );
-        await announce(p, member, pending.op, from, pending.set);
-      } else {
-        await p.store.putIdentity({ ...rest, version: i.version + 1, updatedAt: at() }, i.version);
-        act(
-          'abandoned',
-          i.cluster,
-          i.clusterId,
-          i.clusterSet,
-          `interrupted ${pending.op} of ${pending.set} dropped (its guard was not taken)`,
-        );
-      }
-    } catch (err) {
-      if (!(err instanceof VersionConflictError)) throw err; // changed meanwhile: the next pass looks again
-    }
+    return;
   }
-
-  for (const g of guards) {
-    const i = await p.store.getIdentity(g.cluster);
-    const explained =
-      i !== undefined &&
-      i.clusterId === g.clusterId &&
-      (i.clusterSet === g.clusterSet || i.pending?.set === g.clusterSet);
-    if (explained) continue;
-    if (await p.store.releaseGuard(g.clusterSet, g.clusterId, { cluster: g.cluster, token: g.token }))
-      act(
-        'released-guard',
-        g.cluster,
-        g.clusterId,
-        g.clusterSet,
-        `guard ${g.clusterSet}/${g.clusterId} released: no membership explains it`,
-      );
+  if (!i.pending || nowMs() - Date.parse(i.pending.at) < grace) return;
+  const guard = await p.store.getGuard(i.pending.set, i.clusterId);
+  try {
+    if (guard && guard.cluster === i.cluster) await finishPending(pass, i, i.pending);
+    else await dropPending(pass, i, i.pending);
+  } catch (err) {
+    if (!(err instanceof VersionConflictError)) throw err; // changed meanwhile: the next pass looks again
   }
+}
 
-  for (const seen of listed) {
-    const i = await p.store.getIdentity(seen.cluster);
-    if (!i?.clusterSet || i.pending) continue;
-    const g = await p.store.getGuard(i.clusterSet, i.clusterId);
-    if (g?.cluster === i.cluster) continue;
-    const conflict = (holder: string | undefined) =>
-      act(
-        'conflict',
-        i.cluster,
-        i.clusterId,
-        i.clusterSet,
-        `is a member of ${i.clusterSet} but cluster "${holder}" holds ID ${i.clusterId} there`,
-      );
-    if (g) {
-      conflict(g.cluster);
-      continue;
-    }
-    const taken = await p.store.acquireGuard({
-      clusterSet: i.clusterSet,
-      clusterId: i.clusterId,
-      cluster: i.cluster,
-      token: `reconciler-${at()}`,
-      acquiredAt: at(),
-    });
-    if (!taken.ok) {
-      conflict(taken.holder?.cluster);
-      continue;
-    }
-    // If the cluster left in the meantime, the guard just taken is an orphan: give it back.
-    const after = await p.store.getIdentity(i.cluster);
-    if (after?.clusterSet !== i.clusterSet || after.clusterId !== i.clusterId) {
-      await p.store.releaseGuard(i.clusterSet, i.clusterId, { cluster: i.cluster });
-      continue;
-    }
-    act(
-      'restored-guard',
+type Pending = NonNullable<StoredIdentity['pending']>;
+
+/** The guard was taken: the membership the operator asked for is made, and the old guard of a move given back. */
+async function finishPending(pass: Pass, i: StoredIdentity, pending: Pending): Promise<void> {
+  const { p, at } = pass;
+  const { pending: _p, ...rest } = i;
+  const member: StoredIdentity = {
+    ...rest,
+    clusterSet: pending.set,
+    memberSince: at(),
+    version: i.version + 1,
+    updatedAt: at(),
+  };
+  await p.store.putIdentity(member, i.version);
+  const from = pending.op === 'move' ? (pending.from ?? i.clusterSet) : undefined;
+  if (from && from !== pending.set) await p.store.releaseGuard(from, i.clusterId, { cluster: i.cluster });
+  pass.act(
+    'completed',
+    i.cluster,
+    i.clusterId,
+    pending.set,
+    `interrupted ${pending.op} of ${pending.set} finished`,
+  );
+  await announce(p, member, pending.op, from, pending.set);
+}
+
+/** The guard was never taken: the change is dropped and the cluster stays where it was. */
+async function dropPending(pass: Pass, i: StoredIdentity, pending: Pending): Promise<void> {
+  const { pending: _p, ...rest } = i;
+  await pass.p.store.putIdentity({ ...rest, version: i.version + 1, updatedAt: pass.at() }, i.version);
+  pass.act(
+    'abandoned',
+    i.cluster,
+    i.clusterId,
+    i.clusterSet,
+    `interrupted ${pending.op} of ${pending.set} dropped (its guard was not taken)`,
+  );
+}
+
+/** A guard that neither the membership nor the pending change of its cluster explains is released. */
+async function releaseIfUnexplained(pass: Pass, g: Guard): Promise<void> {
+  const { p } = pass;
+  const i = await p.store.getIdentity(g.cluster);
+  const explained =
+    i !== undefined &&
+    i.clusterId === g.clusterId &&
+    (i.clusterSet === g.clusterSet || i.pending?.set === g.clusterSet);
+  if (explained) return;
+  // Only the very guard that was read (same token): one taken again since is not ours to release.
+  if (await p.store.releaseGuard(g.clusterSet, g.clusterId, { cluster: g.cluster, token: g.token }))
+    pass.act(
+      'released-guard',
+      g.cluster,
+      g.clusterId,
+      g.clusterSet,
+      `guard ${g.clusterSet}/${g.clusterId} released: no membership explains it`,
+    );
+}
+
+/** A settled membership without its guard takes it again; another holder is a conflict for the operator. */
+async function restoreGuard(pass: Pass, cluster: string): Promise<void> {
+  const { p, at } = pass;
+  const i = await p.store.getIdentity(cluster);
+  if (!i?.clusterSet || i.pending) return;
+  const set = i.clusterSet;
+  const g = await p.store.getGuard(set, i.clusterId);
+  if (g?.cluster === i.cluster) return;
+  const conflict = (holder: string | undefined) =>
+    pass.act(
+      'conflict',
       i.cluster,
       i.clusterId,
-      i.clusterSet,
-      `guard ${i.clusterSet}/${i.clusterId} taken again for the membership`,
+      set,
+      `is a member of ${set} but cluster "${holder}" holds ID ${i.clusterId} there`,
     );
+  if (g) return conflict(g.cluster);
+  const taken = await p.store.acquireGuard({
+    clusterSet: set,
+    clusterId: i.clusterId,
+    cluster: i.cluster,
+    token: `reconciler-${at()}`,
+    acquiredAt: at(),
+  });
+  if (!taken.ok) return conflict(taken.holder?.cluster);
+  // If the cluster left in the meantime, the guard just taken is an orphan: give it back.
+  const after = await p.store.getIdentity(i.cluster);
+  if (after?.clusterSet !== set || after.clusterId !== i.clusterId) {
+    await p.store.releaseGuard(set, i.clusterId, { cluster: i.cluster });
+    return;
   }
-  return report;
+  pass.act(
+    'restored-guard',
+    i.cluster,
+    i.clusterId,
+    set,
+    `guard ${set}/${i.clusterId} taken again for the membership`,
+  );
 }
 
 async function announce(

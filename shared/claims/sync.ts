@@ -68,7 +68,18 @@ function failureState(err: unknown): { state: 'unreachable' | 'error'; retryable
   return { state: 'error', retryable: false };
 }
 
-async function desiredState(p: SyncPorts, identity: StoredIdentity | undefined, cluster: string) {
+/** The claims the registry wants on the cluster, the settings they came with, and their digest. */
+interface DesiredState {
+  desired: Map<string, string>;
+  settings: ClaimsSettings;
+  digest: string;
+}
+
+async function desiredState(
+  p: SyncPorts,
+  identity: StoredIdentity | undefined,
+  cluster: string,
+): Promise<DesiredState> {
   const [custom, settings] = await Promise.all([p.store.getCustom(cluster), p.store.settingsFor(cluster)]);
   const desired = desiredClaims(identity, custom, settings);
   return { desired, settings, digest: desiredDigest(desired) };
@@ -111,90 +122,25 @@ export async function syncCluster(
   cluster: RegisteredCluster,
   opts: { dryRun?: boolean } = {},
 ): Promise<SyncResult> {
-  const now = () => (p.now ? p.now() : new Date());
   const dryRun = opts.dryRun ?? false;
-  const warnings: string[] = [];
   const previous = await p.store.getSyncStatus(cluster.name);
-  let identity = await p.store.getIdentity(cluster.name);
+  const stored = await p.store.getIdentity(cluster.name);
   const result: SyncResult = {
     cluster: cluster.name,
-    ...(identity ? { clusterId: identity.clusterId } : {}),
-    ...(identity?.clusterSet ? { clusterSet: identity.clusterSet } : {}),
+    ...(stored ? { clusterId: stored.clusterId } : {}),
+    ...(stored?.clusterSet ? { clusterSet: stored.clusterSet } : {}),
     state: 'in-sync',
     ops: [],
     ocmOps: [],
     drift: false,
     ocm: 'off',
-    warnings,
+    warnings: [],
   };
-  let settings: ClaimsSettings | undefined;
   let digest: string | undefined;
   try {
     const api = await p.connect(cluster);
-    if (!identity?.kubeSystemUid || !identity.kubeconfig) {
-      const priorUid = identity?.kubeSystemUid;
-      const uid = await api.kubeSystemUid();
-      if (!dryRun || identity) {
-        const ensured = await ensureIdentity(p, {
-          cluster: cluster.name,
-          kubeSystemUid: uid,
-          kubeconfig: cluster.kubeconfig,
-        });
-        result.identityCreated = ensured.created;
-        identity = ensured.identity;
-      } else {
-        identity = {
-          cluster: cluster.name,
-          clusterId: uid,
-          idSource: 'kube-system-uid',
-          kubeSystemUid: uid,
-          version: 0,
-          updatedAt: now().toISOString(),
-        };
-      }
-      result.clusterId = identity.clusterId;
-      if (priorUid && priorUid !== uid)
-        warnings.push(
-          `kube-system UID is now ${uid}, was ${priorUid} (ID ${identity.clusterId}): is this still the same cluster?`,
-        );
-    }
-    let state = await desiredState(p, identity, cluster.name);
-    for (let round = 1; ; round++) {
-      settings = state.settings;
-      digest = state.digest;
-      result.clusterId = identity?.clusterId;
-      if (identity?.clusterSet) result.clusterSet = identity.clusterSet;
-      else delete result.clusterSet;
-
-      const props = await api.clusterProperties(settings.createCrd);
-      result.crd = props.crd;
-      if (!props.objects) {
-        result.state = 'crd-missing';
-        result.error = `the ClusterProperty CRD (clusterproperties.about.k8s.io) is not installed and creating it is not allowed (claims config --create-crd on)`;
-        break;
-      }
-      const observed: ObservedClaim[] = await props.objects.list();
-      const ops = planSync(state.desired, observed);
-      await applyAll(props.objects, ops, dryRun);
-      result.ops.push(...ops);
-
-      if (settings.ocm === 'auto') {
-        const ocm = await api.ocmClusterClaims();
-        result.ocm = ocm ? 'mirrored' : 'absent';
-        if (ocm) {
-          const ocmOps = planSync(ocmDesired(state.desired, warnings), await ocm.list());
-          await applyAll(ocm, ocmOps, dryRun);
-          result.ocmOps.push(...ocmOps);
-        }
-      } else result.ocm = 'off';
-
-      // Converge: if the registry changed while we wrote, apply the newer state too.
-      if (dryRun) break;
-      identity = await p.store.getIdentity(cluster.name);
-      const after = await desiredState(p, identity, cluster.name);
-      if (after.digest === digest || round >= MAX_ROUNDS) break;
-      state = after;
-    }
+    const identity = await identityOf(p, api, cluster, stored, dryRun, result);
+    digest = await converge(p, api, cluster.name, identity, dryRun, result);
     const wrote = result.ops.length + result.ocmOps.length > 0;
     result.drift = wrote && previous?.digest === digest && result.state !== 'crd-missing';
     if (result.state === 'in-sync' && result.drift) result.state = 'repaired';
@@ -204,32 +150,140 @@ export async function syncCluster(
     result.retryable = f.retryable;
     result.error = err instanceof Error ? err.message : String(err);
   }
-
-  if (!dryRun) {
-    const ok = result.state === 'in-sync' || result.state === 'repaired';
-    await p.store.putSyncStatus({
-      cluster: cluster.name,
-      state: result.state,
-      at: now().toISOString(),
-      // The digest records what was last applied: kept from before when this sync did not apply.
-      ...(ok && digest ? { digest } : previous?.digest ? { digest: previous.digest } : {}),
-      ...(result.error ? { error: result.error } : {}),
-      ocm: result.ocm,
-      ...(warnings.length ? { warnings } : {}),
-      ...(result.ops.length + result.ocmOps.length
-        ? {
-            writes: [
-              ...result.ops.map(describeOp),
-              ...result.ocmOps.map((o) => `${describeOp(o)} (OCM ClusterClaim)`),
-            ].slice(0, 20),
-          }
-        : {}),
-    });
-    if (result.drift) {
-      await publishDrift(p, result, now());
-    }
-  }
+  if (!dryRun) await recordSync(p, result, digest, previous);
   return result;
+}
+
+/**
+ * The cluster's identity, created from its kube-system UID on first contact (or when the stored one
+ * lacks the UID or kubeconfig). A dry run of a new cluster only pretends, and writes nothing.
+ */
+async function identityOf(
+  p: SyncPorts,
+  api: ClusterClaimsApi,
+  cluster: RegisteredCluster,
+  stored: StoredIdentity | undefined,
+  dryRun: boolean,
+  result: SyncResult,
+): Promise<StoredIdentity> {
+  if (stored?.kubeSystemUid && stored.kubeconfig) return stored;
+  const priorUid = stored?.kubeSystemUid;
+  const uid = await api.kubeSystemUid();
+  let identity: StoredIdentity;
+  if (!dryRun || stored) {
+    const ensured = await ensureIdentity(p, {
+      cluster: cluster.name,
+      kubeSystemUid: uid,
+      kubeconfig: cluster.kubeconfig,
+    });
+    result.identityCreated = ensured.created;
+    identity = ensured.identity;
+  } else {
+    identity = {
+      cluster: cluster.name,
+      clusterId: uid,
+      idSource: 'kube-system-uid',
+      kubeSystemUid: uid,
+      version: 0,
+      updatedAt: (p.now ? p.now() : new Date()).toISOString(),
+    };
+  }
+  result.clusterId = identity.clusterId;
+  if (priorUid && priorUid !== uid)
+    result.warnings.push(
+      `kube-system UID is now ${uid}, was ${priorUid} (ID ${identity.clusterId}): is this still the same cluster?`,
+    );
+  return identity;
+}
+
+/**
+ * Applies the desired claims; if the registry changed while we wrote, applies the newer state too (up to
+ * MAX_ROUNDS). Returns the digest of the last state applied.
+ */
+async function converge(
+  p: SyncPorts,
+  api: ClusterClaimsApi,
+  cluster: string,
+  identity: StoredIdentity | undefined,
+  dryRun: boolean,
+  result: SyncResult,
+): Promise<string> {
+  let state = await desiredState(p, identity, cluster);
+  for (let round = 1; ; round++) {
+    result.clusterId = identity?.clusterId;
+    if (identity?.clusterSet) result.clusterSet = identity.clusterSet;
+    else delete result.clusterSet;
+    const applied = await applyDesired(api, state, dryRun, result);
+    if (!applied || dryRun) return state.digest;
+    identity = await p.store.getIdentity(cluster);
+    const after = await desiredState(p, identity, cluster);
+    if (after.digest === state.digest || round >= MAX_ROUNDS) return state.digest;
+    state = after;
+  }
+}
+
+/** One round: ClusterProperty objects, then OCM ClusterClaims when mirrored. False when the CRD is missing. */
+async function applyDesired(
+  api: ClusterClaimsApi,
+  { desired, settings }: DesiredState,
+  dryRun: boolean,
+  result: SyncResult,
+): Promise<boolean> {
+  const props = await api.clusterProperties(settings.createCrd);
+  result.crd = props.crd;
+  if (!props.objects) {
+    result.state = 'crd-missing';
+    result.error = `the ClusterProperty CRD (clusterproperties.about.k8s.io) is not installed and creating it is not allowed (claims config --create-crd on)`;
+    return false;
+  }
+  const observed: ObservedClaim[] = await props.objects.list();
+  const ops = planSync(desired, observed);
+  await applyAll(props.objects, ops, dryRun);
+  result.ops.push(...ops);
+
+  if (settings.ocm !== 'auto') {
+    result.ocm = 'off';
+    return true;
+  }
+  const ocm = await api.ocmClusterClaims();
+  result.ocm = ocm ? 'mirrored' : 'absent';
+  if (ocm) {
+    const ocmOps = planSync(ocmDesired(desired, result.warnings), await ocm.list());
+    await applyAll(ocm, ocmOps, dryRun);
+    result.ocmOps.push(...ocmOps);
+  }
+  return true;
+}
+
+/** The sync status for `claims status` and the next drift check, and the drift event when claims were repaired. */
+async function recordSync(
+  p: SyncPorts,
+  result: SyncResult,
+  digest: string | undefined,
+  previous: SyncStatus | undefined,
+): Promise<void> {
+  const now = p.now ? p.now() : new Date();
+  const ok = result.state === 'in-sync' || result.state === 'repaired';
+  const { warnings } = result;
+  await p.store.putSyncStatus({
+    cluster: result.cluster,
+    state: result.state,
+    at: now.toISOString(),
+    // The digest records what was last applied: kept from before when this sync did not apply.
+    ...(ok && digest ? { digest } : previous?.digest ? { digest: previous.digest } : {}),
+    ...(result.error ? { error: result.error } : {}),
+    ocm: result.ocm,
+    ...(warnings.length ? { warnings } : {}),
+    ...(result.ops.length + result.ocmOps.length
+      ? {
+          writes: [
+            ...result.ops.map(describeOp),
+            ...result.ocmOps.map((o) => `${describeOp(o)} (OCM ClusterClaim)`),
+          ].slice(0, 20),
+        }
+      : {}),
+  });
+  if (result.drift) await publishDrift(p, result, now);
 }
 
 async function publishDrift(p: SyncPorts, r: SyncResult, at: Date): Promise<void> {

@@ -16,29 +16,6 @@ const list = (cpu: number | undefined, memory: number | undefined) => ({
 
 /** The pod as the resize mechanism reads it, rebuilt from its view (spec, allocation, actual, state). */
 export function podLikeOf(v: PodView): PodLike {
-  const r = v.resize;
-  const conditions =
-    r.state === 'deferred' || r.state === 'infeasible'
-      ? [
-          {
-            type: 'PodResizePending',
-            status: 'True',
-            reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred',
-            ...(r.message ? { message: r.message } : {}),
-          },
-        ]
-      : r.state === 'error'
-        ? [
-            {
-              type: 'PodResizeInProgress',
-              status: 'True',
-              reason: 'Error',
-              ...(r.message ? { message: r.message } : {}),
-            },
-          ]
-        : r.state === 'in-progress'
-          ? [{ type: 'PodResizeInProgress', status: 'True' }]
-          : [];
   return {
     metadata: {
       name: v.name,
@@ -56,7 +33,7 @@ export function podLikeOf(v: PodView): PodLike {
     },
     status: {
       phase: v.phase,
-      conditions,
+      conditions: resizeConditions(v.resize),
       containerStatuses: v.containers.map((c) => ({
         name: c.name,
         ...(c.hasActual
@@ -68,4 +45,29 @@ export function podLikeOf(v: PodView): PodLike {
       })),
     },
   };
+}
+
+type Condition = { type: string; status: string; reason?: string; message?: string };
+
+/** The condition that says the view's resize state, as the kubelet would set it (none when settled). */
+function resizeConditions(r: PodView['resize']): Condition[] {
+  const message = r.message ? { message: r.message } : {};
+  switch (r.state) {
+    case 'deferred':
+    case 'infeasible':
+      return [
+        {
+          type: 'PodResizePending',
+          status: 'True',
+          reason: r.state === 'infeasible' ? 'Infeasible' : 'Deferred',
+          ...message,
+        },
+      ];
+    case 'error':
+      return [{ type: 'PodResizeInProgress', status: 'True', reason: 'Error', ...message }];
+    case 'in-progress':
+      return [{ type: 'PodResizeInProgress', status: 'True' }];
+    default:
+      return [];
+  }
 }

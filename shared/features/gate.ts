@@ -40,6 +40,18 @@ export interface GatePorts {
   warn?: (message: string, fields: Record<string, unknown>) => void;
 }
 
+/** A worker's gate ports: its table, its bus (uses announced), its logger's warnings. */
+export function workerGatePorts(
+  deps: {
+    db: DynamoDBDocumentClient;
+    config: { table: string };
+    publisher: { publish(events: OutgoingEvent[]): Promise<void> };
+  },
+  warn: GatePorts['warn'],
+): GatePorts {
+  return { db: deps.db, table: deps.config.table, publish: (e) => deps.publisher.publish(e), warn };
+}
+
 /**
  * Reads the feature for the cluster and reports this component's use. A failure to report is logged,
  * never fatal: the next invocation reports again, and a wait for uses waits for a report anyway.

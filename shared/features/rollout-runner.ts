@@ -117,23 +117,8 @@ async function act(
 ) {
   const wave = r.wave + 1;
   switch (a.kind) {
-    case 'start-wave': {
-      const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
-      const events: OutgoingEvent[] = [];
-      // Desired first, then the rollout: a crash in between sets the same values again, which writes nothing.
-      for (const cluster of a.clusters) {
-        const set = await setDesired(p.store, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
-        if (set.changed) events.push(desiredEvent(r, cluster, now));
-      }
-      const s = await p.rollouts.save(
-        r,
-        { waveStartedAt: now },
-        `wave ${wave} started: ${a.clusters.join(', ')}`,
-        now,
-      );
-      if (s) await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, a.clusters)]);
-      return s;
-    }
+    case 'start-wave':
+      return startWave(p, r, a.clusters, now);
     case 'reached': {
       const s = await p.rollouts.save(
         r,
@@ -164,6 +149,26 @@ async function act(
     case 'halt':
       return halt(p, r, a.reason, now);
   }
+}
+
+/** Sets the wave's clusters to the rollout's value, then records the wave as started. */
+async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
+  const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
+  const events: OutgoingEvent[] = [];
+  // Desired first, then the rollout: a crash in between sets the same values again, which writes nothing.
+  for (const cluster of clusters) {
+    const set = await setDesired(p.store, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
+    if (set.changed) events.push(desiredEvent(r, cluster, now));
+  }
+  const wave = r.wave + 1;
+  const s = await p.rollouts.save(
+    r,
+    { waveStartedAt: now },
+    `wave ${wave} started: ${clusters.join(', ')}`,
+    now,
+  );
+  if (s) await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, clusters)]);
+  return s;
 }
 
 async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {

@@ -265,59 +265,76 @@ export class ClusterClient {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const idempotent = opts.idempotent ?? true;
     const started = this.now();
-    let attempt = 0;
-    for (;;) {
-      attempt++;
+    for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(operation, fn, timeoutMs, opts.signal);
       } catch (raw) {
         const err = toClusterAccessError(raw, { cluster: this.cluster, operation, server: this.server });
         const elapsed = this.now() - started;
         if (err.status === 401) this.opts.onUnauthorized?.(err);
-        const canRetry = isRetryable(err, policy, idempotent) && !opts.signal?.aborted;
-        if (!canRetry) throw this.fail(err, attempt, elapsed, undefined, opts.expected);
-        if (attempt >= policy.maxAttempts)
-          throw this.fail(
-            err,
-            attempt,
-            elapsed,
-            `gave up: retry budget of ${policy.maxAttempts} attempts used`,
-          );
-        const delay = retryDelay(err, attempt, policy, this.opts.random);
-        if (elapsed + delay >= policy.maxElapsedMs)
-          throw this.fail(
-            err,
-            attempt,
-            elapsed,
-            `gave up: waiting ${delay} ms more would exceed the retry budget of ${policy.maxElapsedMs} ms`,
-          );
-        this.counters.retries++;
-        this.log('warn', 'retrying cluster API request', {
+        const step = this.retryStep(err, attempt, elapsed, policy, idempotent, opts.signal);
+        if (!step.retry)
+          throw this.fail(err, attempt, elapsed, step.gaveUp, step.gaveUp ? undefined : opts.expected);
+        await this.waitToRetry(operation, err, attempt, step.delayMs, started, opts.signal);
+      }
+    }
+  }
+
+  /** Whether a failed attempt is tried again, and after how long; or why not (a spent budget says so). */
+  private retryStep(
+    err: ClusterAccessError,
+    attempt: number,
+    elapsed: number,
+    policy: RetryPolicy,
+    idempotent: boolean,
+    signal: AbortSignal | undefined,
+  ): { retry: true; delayMs: number } | { retry: false; gaveUp?: string } {
+    if (!isRetryable(err, policy, idempotent) || signal?.aborted) return { retry: false };
+    if (attempt >= policy.maxAttempts)
+      return { retry: false, gaveUp: `gave up: retry budget of ${policy.maxAttempts} attempts used` };
+    const delayMs = retryDelay(err, attempt, policy, this.opts.random);
+    if (elapsed + delayMs >= policy.maxElapsedMs)
+      return {
+        retry: false,
+        gaveUp: `gave up: waiting ${delayMs} ms more would exceed the retry budget of ${policy.maxElapsedMs} ms`,
+      };
+    return { retry: true, delayMs };
+  }
+
+  /** Logs the retry and waits for it; an abort meanwhile ends the call. */
+  private async waitToRetry(
+    operation: string,
+    err: ClusterAccessError,
+    attempt: number,
+    delayMs: number,
+    started: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    this.counters.retries++;
+    this.log('warn', 'retrying cluster API request', {
+      cluster: this.cluster,
+      operation,
+      attempt,
+      delayMs,
+      status: err.status,
+      reason: err.reason,
+      code: err.code,
+      error: err.detail,
+    });
+    try {
+      await this.sleep(delayMs, signal);
+    } catch {
+      throw this.fail(
+        new ClusterAccessError({
           cluster: this.cluster,
           operation,
-          attempt,
-          delayMs: delay,
-          status: err.status,
-          reason: err.reason,
-          code: err.code,
-          error: err.detail,
-        });
-        try {
-          await this.sleep(delay, opts.signal);
-        } catch {
-          throw this.fail(
-            new ClusterAccessError({
-              cluster: this.cluster,
-              operation,
-              kind: 'aborted',
-              retryable: false,
-              detail: 'the call was aborted while waiting to retry',
-            }),
-            attempt,
-            this.now() - started,
-          );
-        }
-      }
+          kind: 'aborted',
+          retryable: false,
+          detail: 'the call was aborted while waiting to retry',
+        }),
+        attempt,
+        this.now() - started,
+      );
     }
   }
 

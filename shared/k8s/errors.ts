@@ -339,10 +339,9 @@ export interface ClassifyContext {
  */
 export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterAccessError {
   if (e instanceof ClusterAccessError) return e;
-  const base = { cluster: ctx.cluster, operation: ctx.operation };
+  const base: Origin = { cluster: ctx.cluster, operation: ctx.operation };
   const where = ctx.server ? ` (${ctx.server})` : '';
-
-  if (e instanceof CallTimeout) {
+  if (e instanceof CallTimeout)
     return new ClusterAccessError({
       ...base,
       kind: 'timeout',
@@ -350,34 +349,7 @@ export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterA
       detail: `the API server${where} sent ${e.message}`,
       code: 'ETIMEDOUT',
     });
-  }
-
-  if (isApiException(e)) {
-    const status = e.code;
-    const parsed = parseStatus(e.body);
-    const headerRetry = parseRetryAfter(e.headers?.['retry-after']);
-    const retryAfterMs =
-      headerRetry ?? (parsed?.retryAfterSeconds !== undefined ? parsed.retryAfterSeconds * 1000 : undefined);
-    const reason = parsed?.reason ?? REASON_BY_STATUS[status];
-    let detail: string;
-    if (parsed?.message) detail = parsed.message;
-    else if (typeof e.body === 'string' && e.body.trim()) detail = e.body.trim().slice(0, 300);
-    else if (status === 401)
-      detail = `the API server${where} rejected the credentials (token expired, rotated or not authorised)`;
-    else if (status === 403) detail = `the credentials are not allowed to do this`;
-    else detail = `the API server${where} answered ${status}`;
-    return new ClusterAccessError({
-      ...base,
-      kind: 'http',
-      status,
-      reason,
-      retryable: RETRYABLE_STATUSES.has(status),
-      detail,
-      retryAfterMs,
-      continueToken: parsed?.continueToken,
-    });
-  }
-
+  if (isApiException(e)) return fromApiException(e, base, where);
   if (e instanceof Error && (e.name === 'EksTokenError' || e.name === 'KubeconfigSourceError')) {
     const code = (e as { code?: unknown }).code;
     return new ClusterAccessError({
@@ -388,9 +360,42 @@ export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterA
       ...(typeof code === 'string' ? { code } : {}),
     });
   }
+  return fromTransport(e, base, where);
+}
 
+/** Which cluster and operation an error is about. */
+type Origin = Pick<ClusterAccessErrorInit, 'cluster' | 'operation'>;
+
+/** An answer of the API server: its status, the Status body's reason and message, and Retry-After. */
+function fromApiException(e: ApiExceptionLike, base: Origin, where: string): ClusterAccessError {
+  const status = e.code;
+  const parsed = parseStatus(e.body);
+  const headerRetry = parseRetryAfter(e.headers?.['retry-after']);
+  const retryAfterMs =
+    headerRetry ?? (parsed?.retryAfterSeconds !== undefined ? parsed.retryAfterSeconds * 1000 : undefined);
+  let detail: string;
+  if (parsed?.message) detail = parsed.message;
+  else if (typeof e.body === 'string' && e.body.trim()) detail = e.body.trim().slice(0, 300);
+  else if (status === 401)
+    detail = `the API server${where} rejected the credentials (token expired, rotated or not authorised)`;
+  else if (status === 403) detail = `the credentials are not allowed to do this`;
+  else detail = `the API server${where} answered ${status}`;
+  return new ClusterAccessError({
+    ...base,
+    kind: 'http',
+    status,
+    reason: parsed?.reason ?? REASON_BY_STATUS[status],
+    retryable: RETRYABLE_STATUSES.has(status),
+    detail,
+    retryAfterMs,
+    continueToken: parsed?.continueToken,
+  });
+}
+
+/** No answer: TLS and network failures (found by code anywhere in the cause chain), aborts, the rest internal. */
+function fromTransport(e: unknown, base: Origin, where: string): ClusterAccessError {
   const { code, message } = findCode(e);
-  if (code && (TLS_CODES.has(code) || code.startsWith('ERR_SSL_'))) {
+  if (code && (TLS_CODES.has(code) || code.startsWith('ERR_SSL_')))
     return new ClusterAccessError({
       ...base,
       kind: 'tls',
@@ -398,8 +403,7 @@ export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterA
       code,
       detail: `the certificate of the API server${where} could not be verified (${code}${message ? `: ${message}` : ''}); check the kubeconfig's certificate-authority-data for this cluster`,
     });
-  }
-  if (code && NETWORK_CODES.has(code)) {
+  if (code && NETWORK_CODES.has(code))
     return new ClusterAccessError({
       ...base,
       kind: 'network',
@@ -407,23 +411,20 @@ export function toClusterAccessError(e: unknown, ctx: ClassifyContext): ClusterA
       code,
       detail: `${code}${message && !message.includes(code) ? ` (${message})` : ''} talking to the API server${where}`,
     });
-  }
-  if (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError')) {
+  if (e instanceof Error && (e.name === 'AbortError' || e.name === 'TimeoutError'))
     return new ClusterAccessError({
       ...base,
       kind: 'aborted',
       retryable: false,
       detail: 'the call was aborted',
     });
-  }
-  if (e instanceof TypeError && e.message === 'fetch failed') {
+  if (e instanceof TypeError && e.message === 'fetch failed')
     return new ClusterAccessError({
       ...base,
       kind: 'network',
       retryable: true,
       detail: `the request to the API server${where} failed${message ? `: ${message}` : ''}`,
     });
-  }
   const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   return new ClusterAccessError({ ...base, kind: 'internal', retryable: false, detail: msg.slice(0, 500) });
 }

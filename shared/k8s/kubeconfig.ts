@@ -105,16 +105,40 @@ function isBase64Pem(v: string): boolean {
   return Buffer.from(compact, 'base64').toString('latin1').includes('-----BEGIN ');
 }
 
+type Fail = (detail: string) => never;
+
 /**
  * Parses and validates the kubeconfig text; returns a KubeConfig holding only the selected context,
  * its cluster and its user. Throws {@link KubeconfigError}.
  */
 export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): BuiltKubeConfig {
-  const fail: (detail: string) => never = (detail) => {
+  const fail: Fail = (detail) => {
     throw new KubeconfigError(opts.cluster, detail);
   };
   const env = opts.env ?? process.env;
+  refuseUnsafeInput(text, env, fail);
+  const root = parseKubeconfig(text, fail);
+  const selected = selectContext(root, opts.context, fail);
+  const cluster = readCluster(selected.cluster, opts.baseDir, fail);
+  const user = readUser(selected.user, cluster.url.hostname, opts, env, fail);
+  const kubeConfig = assembleKubeConfig(selected, cluster, user);
+  if (user.auth.kind === 'eks') addEksAuthenticator(kubeConfig, selected.user.name, user.auth.eks, opts);
+  const { url } = cluster;
+  return {
+    kubeConfig,
+    info: {
+      context: selected.context.name,
+      clusterEntry: selected.cluster.name,
+      userEntry: selected.user.name,
+      server: `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`,
+      namespace: str(selected.context.body.namespace),
+      auth: user.auth,
+    },
+  };
+}
 
+/** Refusals that need no parsing: a process with TLS off, and text that cannot be a kubeconfig. */
+function refuseUnsafeInput(text: string, env: NodeJS.ProcessEnv, fail: Fail): void {
   if (env.NODE_TLS_REJECT_UNAUTHORIZED === '0')
     fail(
       'NODE_TLS_REJECT_UNAUTHORIZED=0 turns TLS verification off for the whole process; fleetscope refuses to talk to clusters with it set',
@@ -122,9 +146,13 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
   if (typeof text !== 'string' || text.trim().length === 0) fail('the kubeconfig is empty');
   if (Buffer.byteLength(text, 'utf8') > MAX_KUBECONFIG_BYTES)
     fail(`the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes`);
+}
 
-  // Parse. The yaml library's messages quote the offending line, which could be a credential, so
-  // only the error code and position are reported.
+/**
+ * The YAML document as a mapping of kind Config. The yaml library's messages quote the offending
+ * line, which could be a credential, so only the error code and position are reported.
+ */
+function parseKubeconfig(text: string, fail: Fail): Obj {
   const parsed = parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
   if (parsed.errors.length > 0) {
     const e = parsed.errors[0]!;
@@ -143,182 +171,241 @@ export function buildKubeConfig(text: string, opts: BuildKubeConfigOptions): Bui
   const root = doc as Obj;
   if (root.kind !== undefined && root.kind !== 'Config')
     fail(`the kubeconfig has kind ${JSON.stringify(root.kind).slice(0, 40)}; expected "Config"`);
+  return root;
+}
 
+/** The context in use and the cluster and user entries it names. */
+interface SelectedContext {
+  context: NamedEntry;
+  cluster: NamedEntry;
+  user: NamedEntry;
+}
+
+const entryNames = (l: NamedEntry[]) => (l.length ? l.map((e) => `"${e.name}"`).join(', ') : '(none)');
+
+/** The wanted context (else current-context, else the only one), with its cluster and user resolved. */
+function selectContext(root: Obj, wantedContext: string | undefined, fail: Fail): SelectedContext {
   const clusters = namedList(root, 'clusters', 'cluster', fail);
   const users = namedList(root, 'users', 'user', fail);
   const contexts = namedList(root, 'contexts', 'context', fail);
-  const names = (l: NamedEntry[]) => (l.length ? l.map((e) => `"${e.name}"`).join(', ') : '(none)');
 
-  // Select the context.
   if (contexts.length === 0) fail('the kubeconfig defines no contexts');
-  const wanted = opts.context ?? str(root['current-context']);
-  let ctx: NamedEntry | undefined;
+  const wanted = wantedContext ?? str(root['current-context']);
+  let context: NamedEntry | undefined;
   if (wanted) {
-    ctx = contexts.find((c) => c.name === wanted);
-    if (!ctx) fail(`context "${wanted}" is not in the kubeconfig; available contexts: ${names(contexts)}`);
+    context = contexts.find((c) => c.name === wanted);
+    if (!context)
+      fail(`context "${wanted}" is not in the kubeconfig; available contexts: ${entryNames(contexts)}`);
   } else if (contexts.length === 1) {
-    ctx = contexts[0];
+    context = contexts[0];
   } else {
     fail(
-      `the kubeconfig has several contexts and no current-context; name one in the cluster's kubeconfig reference. Available contexts: ${names(contexts)}`,
+      `the kubeconfig has several contexts and no current-context; name one in the cluster's kubeconfig reference. Available contexts: ${entryNames(contexts)}`,
     );
   }
-  const context = ctx as NamedEntry;
-  const clusterRef = str(context.body.cluster);
-  const userRef = str(context.body.user);
-  if (!clusterRef) fail(`context "${context.name}" names no cluster`);
-  if (!userRef) fail(`context "${context.name}" names no user`);
-  const clusterEntry = clusters.find((c) => c.name === clusterRef);
-  if (!clusterEntry)
+  const ctx = context as NamedEntry;
+  const clusterRef = str(ctx.body.cluster);
+  const userRef = str(ctx.body.user);
+  if (!clusterRef) fail(`context "${ctx.name}" names no cluster`);
+  if (!userRef) fail(`context "${ctx.name}" names no user`);
+  const cluster = clusters.find((c) => c.name === clusterRef);
+  if (!cluster)
     fail(
-      `context "${context.name}" refers to cluster "${clusterRef}", which the kubeconfig does not define (clusters: ${names(clusters)})`,
+      `context "${ctx.name}" refers to cluster "${clusterRef}", which the kubeconfig does not define (clusters: ${entryNames(clusters)})`,
     );
-  const userEntry = users.find((u) => u.name === userRef);
-  if (!userEntry)
+  const user = users.find((u) => u.name === userRef);
+  if (!user)
     fail(
-      `context "${context.name}" refers to user "${userRef}", which the kubeconfig does not define (users: ${names(users)})`,
+      `context "${ctx.name}" refers to user "${userRef}", which the kubeconfig does not define (users: ${entryNames(users)})`,
     );
-  const c = (clusterEntry as NamedEntry).body;
-  const u = (userEntry as NamedEntry).body;
-  const cName = clusterRef as string;
-  const uName = userRef as string;
-  /** A PEM given inline (`<field>-data`, base64) or as a file (`<field>`, resolved and checked). */
-  const pem = (from: Record<string, unknown>, field: string, owner: string) => {
-    const data = str(from[`${field}-data`]);
-    if (data !== undefined && !isBase64Pem(data)) fail(`${field}-data of ${owner} is not base64-encoded PEM`);
-    return { data, file: resolveFile(str(from[field]), opts.baseDir, `${field} of ${owner}`, fail) };
-  };
+  return { context: ctx, cluster: cluster as NamedEntry, user: user as NamedEntry };
+}
 
-  // Cluster.
+/** A PEM given inline (`<field>-data`, base64) or as a file (`<field>`, resolved and checked). */
+interface PemSource {
+  data?: string;
+  file?: string;
+}
+
+function readPem(
+  from: Obj,
+  field: string,
+  owner: string,
+  baseDir: string | undefined,
+  fail: Fail,
+): PemSource {
+  const data = str(from[`${field}-data`]);
+  if (data !== undefined && !isBase64Pem(data)) fail(`${field}-data of ${owner} is not base64-encoded PEM`);
+  return { data, file: resolveFile(str(from[field]), baseDir, `${field} of ${owner}`, fail) };
+}
+
+/** What the cluster entry says about reaching the API server, once checked. */
+interface ClusterSettings {
+  url: URL;
+  /** The server as given, without trailing slashes. */
+  server: string;
+  ca: PemSource;
+  tlsServerName?: string;
+  proxyUrl?: string;
+}
+
+/** An https server without credentials in its URL, verified TLS, and a PEM CA when one is given. */
+function readCluster(entry: NamedEntry, baseDir: string | undefined, fail: Fail): ClusterSettings {
+  const { name, body: c } = entry;
   const serverRaw = str(c.server);
-  if (!serverRaw) fail(`cluster "${cName}" has no server`);
-  let server: URL;
+  if (!serverRaw) fail(`cluster "${name}" has no server`);
+  let url: URL;
   try {
-    server = new URL(serverRaw as string);
+    url = new URL(serverRaw as string);
   } catch {
-    fail(`cluster "${cName}" has a server that is not a URL`);
+    fail(`cluster "${name}" has a server that is not a URL`);
   }
-  if (server.username || server.password) fail(`cluster "${cName}" has credentials in its server URL`);
-  if (server.protocol !== 'https:')
-    fail(`cluster "${cName}" server must be an https:// URL (got ${server.protocol}//${server.host})`);
+  if (url.username || url.password) fail(`cluster "${name}" has credentials in its server URL`);
+  if (url.protocol !== 'https:')
+    fail(`cluster "${name}" server must be an https:// URL (got ${url.protocol}//${url.host})`);
   const skip = c['insecure-skip-tls-verify'];
   if (skip === true || skip === 'true')
     fail(
-      `cluster "${cName}" sets insecure-skip-tls-verify: true; fleetscope keeps TLS verification on. Remove it and provide certificate-authority-data for the cluster's CA`,
+      `cluster "${name}" sets insecure-skip-tls-verify: true; fleetscope keeps TLS verification on. Remove it and provide certificate-authority-data for the cluster's CA`,
     );
-  const { data: caData, file: caFile } = pem(c, 'certificate-authority', `cluster "${cName}"`);
-  const tlsServerName = str(c['tls-server-name']);
-  const proxyUrl = str(c['proxy-url']);
-  const serverUrl = serverRaw!.replace(/\/+$/, '');
+  return {
+    url,
+    server: serverRaw!.replace(/\/+$/, ''),
+    ca: readPem(c, 'certificate-authority', `cluster "${name}"`, baseDir, fail),
+    tlsServerName: str(c['tls-server-name']),
+    proxyUrl: str(c['proxy-url']),
+  };
+}
 
-  // User.
+/** The user's credentials, once checked, and which kind of authentication they amount to. */
+interface UserSettings {
+  auth: UserAuth;
+  token?: string;
+  cert: PemSource;
+  key: PemSource;
+  impersonate?: string;
+}
+
+/** Exactly one kind of credential: a token, a client certificate with its key, or an EKS exec plugin. */
+function readUser(
+  entry: NamedEntry,
+  serverHost: string,
+  opts: BuildKubeConfigOptions,
+  env: NodeJS.ProcessEnv,
+  fail: Fail,
+): UserSettings {
+  const { name, body: u } = entry;
   if (u['auth-provider'] !== undefined)
     fail(
-      `user "${uName}" uses an auth-provider plugin, which fleetscope does not support; use a token, a client certificate or EKS`,
+      `user "${name}" uses an auth-provider plugin, which fleetscope does not support; use a token, a client certificate or EKS`,
     );
   if (u.username !== undefined || u.password !== undefined)
-    fail(`user "${uName}" uses basic auth (username/password), which Kubernetes removed in 1.19`);
+    fail(`user "${name}" uses basic auth (username/password), which Kubernetes removed in 1.19`);
 
-  let auth: UserAuth | undefined;
-  let token = str(u.token);
-  const tokenFile = str(u['token-file']);
-  if (!token && tokenFile) {
-    const p = resolveFile(tokenFile, opts.baseDir, `token-file of user "${uName}"`, fail) as string;
-    token = readFileSync(p, 'utf8').trim() || undefined;
-    if (!token) fail(`token-file of user "${uName}" is empty`);
-  }
+  const token = readToken(entry, opts.baseDir, fail);
   registerSecret(token);
   registerSecret(str(u['client-key-data']));
-  const { data: keyData, file: keyFile } = pem(u, 'client-key', `user "${uName}"`);
-  const { data: certData, file: certFile } = pem(u, 'client-certificate', `user "${uName}"`);
-  const hasCert = certData !== undefined || certFile !== undefined;
-  const hasKey = keyData !== undefined || keyFile !== undefined;
+  const key = readPem(u, 'client-key', `user "${name}"`, opts.baseDir, fail);
+  const cert = readPem(u, 'client-certificate', `user "${name}"`, opts.baseDir, fail);
+  const hasCert = cert.data !== undefined || cert.file !== undefined;
+  const hasKey = key.data !== undefined || key.file !== undefined;
   if (hasCert !== hasKey)
     fail(
-      `user "${uName}" has a client ${hasCert ? 'certificate without a key' : 'key without a certificate'}`,
+      `user "${name}" has a client ${hasCert ? 'certificate without a key' : 'key without a certificate'}`,
     );
 
+  let auth: UserAuth | undefined;
   if (u.exec !== undefined) {
-    if (token || hasCert) fail(`user "${uName}" has both an exec plugin and static credentials; keep one`);
-    const eks = detectEksExec(u.exec, uName, server.hostname, opts, env, fail);
-    auth = { kind: 'eks', eks };
+    if (token || hasCert) fail(`user "${name}" has both an exec plugin and static credentials; keep one`);
+    auth = { kind: 'eks', eks: detectEksExec(u.exec, name, serverHost, opts, env, fail) };
   } else if (token) {
     auth = { kind: 'token' };
   } else if (hasCert) {
     auth = { kind: 'client-certificate' };
   } else {
-    fail(`user "${uName}" has no credentials (token, client certificate, or an EKS exec plugin)`);
+    fail(`user "${name}" has no credentials (token, client certificate, or an EKS exec plugin)`);
   }
   const userAuth = auth as UserAuth;
   if (opts.assumeRole && userAuth.kind !== 'eks')
     fail(
-      `a role to assume is set for this cluster, but user "${uName}" authenticates with a ${userAuth.kind}; roles apply to EKS users ("aws eks get-token" / "aws-iam-authenticator token")`,
+      `a role to assume is set for this cluster, but user "${name}" authenticates with a ${userAuth.kind}; roles apply to EKS users ("aws eks get-token" / "aws-iam-authenticator token")`,
     );
   if (userAuth.kind === 'eks' && !opts.eksTokens)
-    fail(`user "${uName}" needs EKS tokens but no EKS token provider was configured`);
+    fail(`user "${name}" needs EKS tokens but no EKS token provider was configured`);
+  return { auth: userAuth, token, cert, key, impersonate: str(u.as) };
+}
 
-  const impersonate = str(u.as);
+/** The user's `token`, else the content of its `token-file` (which must not be empty). */
+function readToken(entry: NamedEntry, baseDir: string | undefined, fail: Fail): string | undefined {
+  const token = str(entry.body.token);
+  const tokenFile = str(entry.body['token-file']);
+  if (token || !tokenFile) return token;
+  const p = resolveFile(tokenFile, baseDir, `token-file of user "${entry.name}"`, fail) as string;
+  const fromFile = readFileSync(p, 'utf8').trim() || undefined;
+  if (!fromFile) fail(`token-file of user "${entry.name}" is empty`);
+  return fromFile;
+}
+
+/** A KubeConfig holding only the selected context, its cluster and its user; TLS verification always on. */
+function assembleKubeConfig(selected: SelectedContext, cluster: ClusterSettings, user: UserSettings) {
+  const cName = selected.cluster.name;
+  const uName = selected.user.name;
+  const { context } = selected;
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [
       {
         name: cName,
-        server: serverUrl,
-        caData,
-        caFile,
+        server: cluster.server,
+        caData: cluster.ca.data,
+        caFile: cluster.ca.file,
         skipTLSVerify: false,
-        tlsServerName,
-        proxyUrl,
+        tlsServerName: cluster.tlsServerName,
+        proxyUrl: cluster.proxyUrl,
       },
     ],
     users: [
       {
         name: uName,
-        token: userAuth.kind === 'token' ? token : undefined,
-        certData,
-        keyData,
-        certFile,
-        keyFile,
-        impersonateUser: impersonate,
+        token: user.auth.kind === 'token' ? user.token : undefined,
+        certData: user.cert.data,
+        keyData: user.key.data,
+        certFile: user.cert.file,
+        keyFile: user.key.file,
+        impersonateUser: user.impersonate,
       },
     ],
     contexts: [{ name: context.name, cluster: cName, user: uName, namespace: str(context.body.namespace) }],
     currentContext: context.name,
   });
+  return kc;
+}
 
-  if (userAuth.kind === 'eks') {
-    const provider = opts.eksTokens as EksTokenProvider;
-    const { clusterName, region, role } = userAuth.eks;
-    const authenticator: Parameters<KubeConfig['addAuthenticator']>[0] = {
-      isAuthProvider: (user) => user?.name === uName,
-      applyAuthentication: async (_user, requestOpts) => {
-        const t = await provider.token(clusterName, region, role);
-        const o = requestOpts as { headers?: Record<string, string> };
-        o.headers ??= {};
-        o.headers.Authorization = `Bearer ${t}`;
-      },
-    };
-    kc.addAuthenticator(authenticator);
-  }
-
-  return {
-    kubeConfig: kc,
-    info: {
-      context: context.name,
-      clusterEntry: cName,
-      userEntry: uName,
-      server: `${server.protocol}//${server.host}${server.pathname === '/' ? '' : server.pathname}`,
-      namespace: str(context.body.namespace),
-      auth: userAuth,
+/** EKS users get a token minted in-process for every request, in place of the exec plugin. */
+function addEksAuthenticator(
+  kc: KubeConfig,
+  userName: string,
+  eks: EksExecAuth,
+  opts: BuildKubeConfigOptions,
+): void {
+  const provider = opts.eksTokens as EksTokenProvider;
+  const { clusterName, region, role } = eks;
+  kc.addAuthenticator({
+    isAuthProvider: (user) => user?.name === userName,
+    applyAuthentication: async (_user, requestOpts) => {
+      const t = await provider.token(clusterName, region, role);
+      const o = requestOpts as { headers?: Record<string, string> };
+      o.headers ??= {};
+      o.headers.Authorization = `Bearer ${t}`;
     },
-  };
+  });
 }
 
 function resolveFile(
   p: string | undefined,
   baseDir: string | undefined,
   what: string,
-  fail: (m: string) => never,
+  fail: Fail,
 ): string | undefined {
   if (p === undefined) return undefined;
   const abs = path.isAbsolute(p) || !baseDir ? p : path.join(baseDir, p);
@@ -342,73 +429,102 @@ function flagValue(args: string[], names: string[]): string | undefined {
 
 const EKS_HOST_REGION = /\.([a-z]{2}(?:-[a-z]+)+-\d+)\.eks\.amazonaws\.com(?:\.cn)?$/;
 
+/** The exec entry's command (base name, no .exe), string args and literal env. */
+interface ExecEntry {
+  base: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** What the EKS plugin's own flags say; the region and role may still come from elsewhere. */
+interface EksPluginFlags {
+  plugin: EksExecAuth['plugin'];
+  clusterName?: string;
+  region?: string;
+  roleArn?: string;
+  externalId?: string;
+}
+
+/** An EKS exec plugin's cluster, region and role, checked; any other plugin is refused. */
 function detectEksExec(
   exec: unknown,
   uName: string,
   serverHost: string,
   opts: BuildKubeConfigOptions,
   env: NodeJS.ProcessEnv,
-  fail: (m: string) => never,
+  fail: Fail,
 ): EksExecAuth {
-  if (!isObj(exec)) fail(`user "${uName}" has an exec entry that is not a mapping`);
-  const e = exec as Obj;
-  const command = str(e.command);
-  if (!command) fail(`user "${uName}" has an exec plugin with no command`);
-  const args = Array.isArray(e.args) ? e.args.filter((a): a is string => typeof a === 'string') : [];
-  const base = path.basename(command as string).replace(/\.exe$/i, '');
-  const execEnv: Record<string, string> = {};
-  if (Array.isArray(e.env))
-    for (const kv of e.env)
-      if (isObj(kv) && typeof kv.name === 'string' && typeof kv.value === 'string')
-        execEnv[kv.name] = kv.value;
-
-  let plugin: EksExecAuth['plugin'];
-  let clusterName: string | undefined;
-  let region: string | undefined;
-  let roleArn: string | undefined;
-  let externalId: string | undefined;
-  if (base === 'aws' && args.includes('eks') && args.includes('get-token')) {
-    plugin = 'aws eks get-token';
-    clusterName = flagValue(args, ['--cluster-name', '--cluster-id']);
-    region = flagValue(args, ['--region']);
-    roleArn = flagValue(args, ['--role-arn']);
-  } else if (base === 'aws-iam-authenticator' && args.includes('token')) {
-    plugin = 'aws-iam-authenticator';
-    clusterName = flagValue(args, ['-i', '--cluster-id']);
-    region = flagValue(args, ['--region']);
-    roleArn = flagValue(args, ['-r', '--role']);
-    externalId = flagValue(args, ['--external-id']);
-  } else {
-    fail(
-      `user "${uName}" runs the exec plugin "${base}", which cannot work in Lambda (there are no binaries to run). Use a token or client certificate, or an EKS kubeconfig ("aws eks get-token" / "aws-iam-authenticator token"), whose token fleetscope mints itself`,
-    );
-  }
-  if (!clusterName) fail(`user "${uName}" runs ${plugin!} without a cluster name (--cluster-name / -i)`);
-  region ??=
+  const entry = readExecEntry(exec, uName, fail);
+  const flags = readEksPluginFlags(entry, uName, fail);
+  const { plugin, clusterName } = flags;
+  if (!clusterName) fail(`user "${uName}" runs ${plugin} without a cluster name (--cluster-name / -i)`);
+  const region =
+    flags.region ??
     EKS_HOST_REGION.exec(serverHost)?.[1] ??
-    execEnv.AWS_REGION ??
-    execEnv.AWS_DEFAULT_REGION ??
+    entry.env.AWS_REGION ??
+    entry.env.AWS_DEFAULT_REGION ??
     opts.defaultRegion ??
     env.AWS_REGION ??
     env.AWS_DEFAULT_REGION;
   if (!region)
     fail(
-      `user "${uName}" runs ${plugin!} without --region and no region could be inferred (server name, AWS_REGION)`,
+      `user "${uName}" runs ${plugin} without --region and no region could be inferred (server name, AWS_REGION)`,
     );
   const badRegion = regionProblem(region);
-  if (badRegion) fail(`user "${uName}" runs ${plugin!} for a region that cannot be used: ${badRegion}`);
+  if (badRegion) fail(`user "${uName}" runs ${plugin} for a region that cannot be used: ${badRegion}`);
+  const role = eksRole(flags, opts.assumeRole, uName, fail);
+  return { plugin, clusterName: clusterName as string, region: region as string, ...(role ? { role } : {}) };
+}
+
+function readExecEntry(exec: unknown, uName: string, fail: Fail): ExecEntry {
+  if (!isObj(exec)) fail(`user "${uName}" has an exec entry that is not a mapping`);
+  const e = exec as Obj;
+  const command = str(e.command);
+  if (!command) fail(`user "${uName}" has an exec plugin with no command`);
+  const args = Array.isArray(e.args) ? e.args.filter((a): a is string => typeof a === 'string') : [];
+  const env: Record<string, string> = {};
+  if (Array.isArray(e.env))
+    for (const kv of e.env)
+      if (isObj(kv) && typeof kv.name === 'string' && typeof kv.value === 'string') env[kv.name] = kv.value;
+  return { base: path.basename(command as string).replace(/\.exe$/i, ''), args, env };
+}
+
+/** `aws eks get-token` or `aws-iam-authenticator token`; Lambda has no binaries to run anything else. */
+function readEksPluginFlags({ base, args }: ExecEntry, uName: string, fail: Fail): EksPluginFlags {
+  if (base === 'aws' && args.includes('eks') && args.includes('get-token'))
+    return {
+      plugin: 'aws eks get-token',
+      clusterName: flagValue(args, ['--cluster-name', '--cluster-id']),
+      region: flagValue(args, ['--region']),
+      roleArn: flagValue(args, ['--role-arn']),
+    };
+  if (base === 'aws-iam-authenticator' && args.includes('token'))
+    return {
+      plugin: 'aws-iam-authenticator',
+      clusterName: flagValue(args, ['-i', '--cluster-id']),
+      region: flagValue(args, ['--region']),
+      roleArn: flagValue(args, ['-r', '--role']),
+      externalId: flagValue(args, ['--external-id']),
+    };
+  return fail(
+    `user "${uName}" runs the exec plugin "${base}", which cannot work in Lambda (there are no binaries to run). Use a token or client certificate, or an EKS kubeconfig ("aws eks get-token" / "aws-iam-authenticator token"), whose token fleetscope mints itself`,
+  );
+}
+
+/** The registration's role wins over the plugin's `--role-arn` / `-r`; either must be usable. */
+function eksRole(
+  flags: EksPluginFlags,
+  assumeRole: AssumeRoleSpec | undefined,
+  uName: string,
+  fail: Fail,
+): AssumeRoleSpec | undefined {
+  const { roleArn, externalId } = flags;
   const role =
-    opts.assumeRole ??
-    (roleArn !== undefined ? { roleArn, ...(externalId ? { externalId } : {}) } : undefined);
+    assumeRole ?? (roleArn !== undefined ? { roleArn, ...(externalId ? { externalId } : {}) } : undefined);
   if (role) {
     registerSecret(role.externalId);
     const problem = assumeRoleProblem(role);
-    if (problem) fail(`user "${uName}" runs ${plugin!} with an unusable role: ${problem}`);
+    if (problem) fail(`user "${uName}" runs ${flags.plugin} with an unusable role: ${problem}`);
   }
-  return {
-    plugin: plugin!,
-    clusterName: clusterName as string,
-    region: region as string,
-    ...(role ? { role } : {}),
-  };
+  return role;
 }

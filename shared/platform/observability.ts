@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DEFAULTS, ENV } from './config.js';
 
 type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT' | 'CRITICAL' | 'TRACE';
@@ -32,4 +32,12 @@ export function makeMetrics(functionId: string, logger: Logger): Metrics {
       error: (...a: unknown[]) => logger.error(String(a[0])),
     },
   });
+}
+
+/** A metric as the domain reports it: a count, or a plain amount (capacity in millicores or bytes). */
+export type DomainMetric = [name: string, unit: 'Count' | 'None', value: number];
+
+export function addMetrics(metrics: Metrics, list: readonly DomainMetric[]): void {
+  for (const [name, unit, n] of list)
+    metrics.addMetric(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.NoUnit, n);
 }

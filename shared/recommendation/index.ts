@@ -27,6 +27,7 @@ import {
   createPodResourceRecommender,
   getRecommendedPodResources,
   type PodResourceRecommender,
+  type RecommendedContainerResources,
   type RecommenderInput,
   roundResources,
 } from './logic/recommender.js';
@@ -179,12 +180,6 @@ function branded(r: Resources): ResourceAmounts {
   return out;
 }
 
-/**
- * Recommends for one pod's containers, as upstream's recommender would for a VPA whose pods are these
- * (the per-node scope of KEP-4943). Containers with mode Off, and containers without any CPU sample, get
- * no recommendation and do not count in the pod-minimum split (upstream GetContainerNameToAggregateStateMap).
- * The result is sorted by container name. Integer millicores and bytes, truncated as upstream truncates.
- */
 /** The estimation settings and their estimators, for the default options built once. */
 let defaultEstimation: { estimation: EstimationOptions; recommender: PodResourceRecommender } | undefined;
 
@@ -211,11 +206,30 @@ function aggregateOf(state: ScopeState | readonly ScopeState[]): AggregateContai
   return mergeAggregates(state.map((s) => s.aggregate));
 }
 
+/**
+ * Recommends for one pod's containers, as upstream's recommender would for a VPA whose pods are these
+ * (the per-node scope of KEP-4943). Containers with mode Off, and containers without any CPU sample, get
+ * no recommendation and do not count in the pod-minimum split (upstream GetContainerNameToAggregateStateMap).
+ * The result is sorted by container name. Integer millicores and bytes, truncated as upstream truncates.
+ */
 export function recommend(
   containers: readonly ContainerToRecommend[],
   options?: RecommenderOptions,
 ): ContainerRecommendation[] {
   const { estimation, recommender } = estimationFor(options);
+  const { inputs, byName } = recommenderInputs(containers);
+  const raw = getRecommendedPodResources(recommender, inputs, estimation);
+  const out: ContainerRecommendation[] = [];
+  for (const name of [...raw.keys()].sort()) {
+    const rec = raw.get(name);
+    const c = byName.get(name);
+    if (rec && c) out.push(finishRecommendation(c, rec, estimation));
+  }
+  return out;
+}
+
+/** The containers that get a recommendation, each with its merged aggregate (names must be unique). */
+function recommenderInputs(containers: readonly ContainerToRecommend[]) {
   const names = new Set<string>();
   const inputs = new Map<string, RecommenderInput>();
   const byName = new Map<string, ContainerToRecommend>();
@@ -232,52 +246,61 @@ export function recommend(
     );
     byName.set(c.name, c);
   }
-  const raw = getRecommendedPodResources(recommender, inputs, estimation);
-  const out: ContainerRecommendation[] = [];
-  for (const name of [...raw.keys()].sort()) {
-    const rec = raw.get(name);
-    const c = byName.get(name);
-    if (!rec || !c) continue;
-    const rounded = {
-      target: roundResources(rec.target, estimation),
-      lowerBound: roundResources(rec.lowerBound, estimation),
-      upperBound: roundResources(rec.upperBound, estimation),
+  return { inputs, byName };
+}
+
+/** Rounded, capped by the container's policy, then fitted to what its controlled values leave alone. */
+function finishRecommendation(
+  c: ContainerToRecommend,
+  rec: RecommendedContainerResources,
+  estimation: EstimationOptions,
+): ContainerRecommendation {
+  const rounded = {
+    target: roundResources(rec.target, estimation),
+    lowerBound: roundResources(rec.lowerBound, estimation),
+    upperBound: roundResources(rec.upperBound, estimation),
+  };
+  let capped = applyVpaPolicy(rounded, c.policy, estimation.globalMaxAllowed);
+  const annotations: string[] = [];
+  const controlledValues = c.policy?.controlledValues ?? 'RequestsAndLimits';
+  let limits: ResourceAmounts | undefined;
+  if (controlledValues === 'RequestsOnly' && c.limits) {
+    // What admission and the updater apply: requests never above the limit they leave alone.
+    const currentLimits = c.limits;
+    capped = {
+      target: capToContainerLimits(capped.target, currentLimits, annotations),
+      lowerBound: capToContainerLimits(capped.lowerBound, currentLimits),
+      upperBound: capToContainerLimits(capped.upperBound, currentLimits),
     };
-    const uncappedTarget = rounded.target;
-    let capped = applyVpaPolicy(rounded, c.policy, estimation.globalMaxAllowed);
-    const annotations: string[] = [];
-    const controlledValues = c.policy?.controlledValues ?? 'RequestsAndLimits';
-    let limits: ResourceAmounts | undefined;
-    if (controlledValues === 'RequestsOnly' && c.limits) {
-      // What admission and the updater apply: requests never above the limit they leave alone.
-      const currentLimits = c.limits;
-      capped = {
-        target: capToContainerLimits(capped.target, currentLimits, annotations),
-        lowerBound: capToContainerLimits(capped.lowerBound, currentLimits),
-        upperBound: capToContainerLimits(capped.upperBound, currentLimits),
-      };
-    } else if (controlledValues === 'RequestsAndLimits' && c.limits) {
-      const l: Resources = {};
-      for (const r of RESOURCE_NAMES) {
-        const target = capped.target[r];
-        if (target === undefined) continue;
-        const p = proportionalLimitOfAmounts(r, c.limits[r], c.requests?.[r], target);
-        if (p.annotation) annotations.push(p.annotation);
-        if (p.limit !== undefined) l[r] = p.limit;
-      }
-      if (Object.keys(l).length > 0) limits = branded(l);
-    }
-    out.push({
-      name,
-      target: branded(capped.target),
-      lowerBound: branded(capped.lowerBound),
-      upperBound: branded(capped.upperBound),
-      uncappedTarget: branded(uncappedTarget),
-      ...(limits ? { limits } : {}),
-      annotations,
-    });
+  } else if (controlledValues === 'RequestsAndLimits' && c.limits) {
+    limits = proportionalLimits(c, capped.target, annotations);
   }
-  return out;
+  return {
+    name: c.name,
+    target: branded(capped.target),
+    lowerBound: branded(capped.lowerBound),
+    upperBound: branded(capped.upperBound),
+    uncappedTarget: branded(rounded.target),
+    ...(limits ? { limits } : {}),
+    annotations,
+  };
+}
+
+/** Limits that keep their ratio to the requests as the target moves them (upstream's proportional limits). */
+function proportionalLimits(
+  c: ContainerToRecommend,
+  target: Resources,
+  annotations: string[],
+): ResourceAmounts | undefined {
+  const l: Resources = {};
+  for (const r of RESOURCE_NAMES) {
+    const t = target[r];
+    if (t === undefined) continue;
+    const p = proportionalLimitOfAmounts(r, c.limits?.[r], c.requests?.[r], t);
+    if (p.annotation) annotations.push(p.annotation);
+    if (p.limit !== undefined) l[r] = p.limit;
+  }
+  return Object.keys(l).length > 0 ? branded(l) : undefined;
 }
 
 /**

@@ -16,11 +16,13 @@ import {
   type ClaimsRow,
   type ClusterRequests,
   type ClusterSetReport,
+  type ClusterSummary,
   type DaemonSetReport,
   type FeatureCell,
   type Pair,
   type PoolCapacity,
   type ReportModel,
+  type Section,
   scalePair,
   subPair,
   ZERO_PAIR,
@@ -142,8 +144,8 @@ function pools(balloons: ReportInputs['balloons']): { pools: PoolCapacity[]; not
   return { pools: sorted, notes };
 }
 
-function balloonsEmpty(inputs: ReportInputs, count: number): string | undefined {
-  if (count > 0) return undefined;
+/** Why no node is managed by balloons: the first of the things balloons wait for that is missing. */
+function balloonsEmpty(inputs: ReportInputs): string {
   if (inputs.balloons.every((b) => !b.state))
     return 'no balloon cycle has run yet (the balloons capability sizes nodes at each cycle)';
   if (inputs.balloons.every((b) => b.policies === 0))
@@ -202,16 +204,24 @@ function featureCell({ record: r, dangling }: ReportInputs['features'][number]):
 
 const uniqueSorted = (xs: string[]) => [...new Set(xs)].sort();
 
+/** The report's sections, each with its rows or why it has none. */
+type Sections = Pick<ReportModel, 'nodescope' | 'requests' | 'balloons' | 'claims' | 'features'>;
+
 export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string): ReportModel {
-  const daemonSets = inputs.daemonSets.map((d) =>
-    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)),
-  );
-  const requests = requestsByCluster(daemonSets);
-  const { pools: poolRows, notes } = pools(inputs.balloons);
-  const claimRows = claims(inputs);
-  const cells = inputs.features.map(featureCell);
+  const clusters = clusterSummaries(inputs);
+  const sections = sectionsOf(inputs);
+  return {
+    generatedAt: now.toISOString(),
+    ...(scope ? { scope } : {}),
+    summary: summaryOf(clusters, sections),
+    clusters,
+    ...sections,
+  };
+}
+
+function clusterSummaries(inputs: ReportInputs): ClusterSummary[] {
   const setOf = new Map(inputs.identities.map((i) => [i.cluster, i.clusterSet]));
-  const clusters = inputs.clusters.map((name) => {
+  return inputs.clusters.map((name) => {
     const s = inputs.statuses.get(name);
     const set = setOf.get(name);
     return {
@@ -222,61 +232,63 @@ export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string
       ...(set ? { clusterSet: set } : {}),
     };
   });
+}
+
+function sectionsOf(inputs: ReportInputs): Sections {
+  // A fleet with no cluster registered says so in every section, rather than why each is empty.
   const noClusters =
     inputs.clusters.length === 0 ? 'no cluster is registered (fleetscope cluster register)' : undefined;
+  const whyEmpty = (rows: number, why: () => string): Section =>
+    rows === 0 ? { empty: noClusters ?? why() } : {};
+
+  const daemonSets = inputs.daemonSets.map((d) =>
+    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)),
+  );
+  const requests = requestsByCluster(daemonSets);
+  const { pools: poolRows, notes } = pools(inputs.balloons);
+  const claimRows = claims(inputs);
+  const cells = inputs.features.map(featureCell);
   return {
-    generatedAt: now.toISOString(),
-    ...(scope ? { scope } : {}),
-    summary: {
-      clusters: clusters.length,
-      reachable: clusters.filter((c) => c.reachable).length,
-      clusterSets: claimRows.sets.length,
-      nodeScopedDaemonSets: daemonSets.length,
-      balloonNodes: poolRows.reduce((n, p) => n + p.nodes, 0),
-      featuresMoving: cells.filter((c) => c.moving).length,
-      featuresDangling: cells.filter((c) => c.dangling.length > 0).length,
-      perNodeDelta: daemonSets.reduce((s, d) => addPair(s, d.delta), ZERO_PAIR),
-    },
-    clusters,
     nodescope: {
       daemonSets,
-      ...(daemonSets.length === 0
-        ? {
-            empty:
-              noClusters ??
-              (inputs.nodescopeCycled.size === 0
-                ? 'no nodescope cycle has run yet'
-                : 'no VerticalPodAutoscaler asks for node scope (annotation fleetscope.io/scope: node on a DaemonSet VPA)'),
-          }
-        : {}),
+      ...whyEmpty(daemonSets.length, () =>
+        inputs.nodescopeCycled.size === 0
+          ? 'no nodescope cycle has run yet'
+          : 'no VerticalPodAutoscaler asks for node scope (annotation fleetscope.io/scope: node on a DaemonSet VPA)',
+      ),
     },
     requests: {
       clusters: requests,
-      ...(requests.length === 0
-        ? { empty: noClusters ?? 'no recommendation yet: no node-scoped DaemonSet has samples' }
-        : {}),
+      ...whyEmpty(requests.length, () => 'no recommendation yet: no node-scoped DaemonSet has samples'),
     },
-    balloons: {
-      pools: poolRows,
-      notes,
-      ...(() => {
-        const why = noClusters ?? balloonsEmpty(inputs, poolRows.length);
-        return why ? { empty: why } : {};
-      })(),
-    },
+    balloons: { pools: poolRows, notes, ...whyEmpty(poolRows.length, () => balloonsEmpty(inputs)) },
     claims: {
       ...claimRows,
-      ...(claimRows.rows.length === 0
-        ? { empty: noClusters ?? 'no cluster has an ID yet: none has been reached since registration' }
-        : {}),
+      ...whyEmpty(
+        claimRows.rows.length,
+        () => 'no cluster has an ID yet: none has been reached since registration',
+      ),
     },
     features: {
       features: uniqueSorted(cells.map((c) => c.feature)),
       clusters: uniqueSorted(cells.map((c) => c.cluster)),
       cells,
-      ...(cells.length === 0
-        ? { empty: noClusters ?? 'no feature announced yet: the features reconciler has not run' }
-        : {}),
+      ...whyEmpty(cells.length, () => 'no feature announced yet: the features reconciler has not run'),
     },
+  };
+}
+
+function summaryOf(clusters: ClusterSummary[], sections: Sections): ReportModel['summary'] {
+  const { daemonSets } = sections.nodescope;
+  const { cells } = sections.features;
+  return {
+    clusters: clusters.length,
+    reachable: clusters.filter((c) => c.reachable).length,
+    clusterSets: sections.claims.sets.length,
+    nodeScopedDaemonSets: daemonSets.length,
+    balloonNodes: sections.balloons.pools.reduce((n, p) => n + p.nodes, 0),
+    featuresMoving: cells.filter((c) => c.moving).length,
+    featuresDangling: cells.filter((c) => c.dangling.length > 0).length,
+    perNodeDelta: daemonSets.reduce((s, d) => addPair(s, d.delta), ZERO_PAIR),
   };
 }

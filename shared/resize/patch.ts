@@ -58,38 +58,11 @@ export function planResize(pod: PodLike, desired: DesiredResources): PlanResult 
       afterAll.push(before);
       continue;
     }
-    const after: ContainerDesired = { requests: { ...before.requests }, limits: { ...before.limits } };
-    const req: Record<string, string> = {};
-    const lim: Record<string, string> = {};
-    for (const r of RESOURCES) {
-      const wr = want.requests?.[r];
-      if (wr !== undefined && wr !== before.requests?.[r]) {
-        after.requests![r] = wr;
-        req[r] = format(r, wr);
-      }
-      const wl = want.limits?.[r];
-      if (wl !== undefined && wl !== before.limits?.[r]) {
-        if (before.limits?.[r] === undefined) {
-          problems.push(`container ${c.name}: a ${r} limit cannot be added by a resize`);
-          continue;
-        }
-        after.limits![r] = wl;
-        lim[r] = format(r, wl);
-      }
-      const newReq = after.requests?.[r];
-      const newLim = after.limits?.[r];
-      if (newReq !== undefined && newLim !== undefined && newReq > newLim)
-        problems.push(
-          `container ${c.name}: ${r} request ${format(r, newReq)} would exceed its limit ${format(r, newLim)}`,
-        );
-    }
-    afterAll.push(after);
-    if (Object.keys(req).length === 0 && Object.keys(lim).length === 0) continue;
-    changes.push({ name: c.name, before, after });
-    const resources: { requests?: object; limits?: object } = {};
-    if (Object.keys(req).length > 0) resources.requests = req;
-    if (Object.keys(lim).length > 0) resources.limits = lim;
-    patchContainers.push({ name: c.name, resources });
+    const planned = planContainer(c.name, before, want, problems);
+    afterAll.push(planned.after);
+    if (!planned.patch) continue;
+    changes.push({ name: c.name, before, after: planned.after });
+    patchContainers.push({ name: c.name, resources: planned.patch });
   }
   for (const name of Object.keys(desired))
     if (!containers.some((c) => c.name === name)) problems.push(`the pod has no container ${name}`);
@@ -112,4 +85,47 @@ export function planResize(pod: PodLike, desired: DesiredResources): PlanResult 
       changes,
     },
   };
+}
+
+type PatchResources = ResizePlan['body']['spec']['containers'][number]['resources'];
+
+/**
+ * One container: its resources after the resize, and the patch naming only the values that change
+ * (undefined when none does). What the apiserver would refuse is added to `problems`.
+ */
+function planContainer(
+  name: string,
+  before: ContainerDesired,
+  want: ContainerDesired,
+  problems: string[],
+): { after: ContainerDesired; patch?: PatchResources } {
+  const after: ContainerDesired = { requests: { ...before.requests }, limits: { ...before.limits } };
+  const req: Record<string, string> = {};
+  const lim: Record<string, string> = {};
+  for (const r of RESOURCES) {
+    const wr = want.requests?.[r];
+    if (wr !== undefined && wr !== before.requests?.[r]) {
+      after.requests![r] = wr;
+      req[r] = format(r, wr);
+    }
+    const wl = want.limits?.[r];
+    if (wl !== undefined && wl !== before.limits?.[r]) {
+      if (before.limits?.[r] === undefined) {
+        problems.push(`container ${name}: a ${r} limit cannot be added by a resize`);
+        continue;
+      }
+      after.limits![r] = wl;
+      lim[r] = format(r, wl);
+    }
+    const newReq = after.requests?.[r];
+    const newLim = after.limits?.[r];
+    if (newReq !== undefined && newLim !== undefined && newReq > newLim)
+      problems.push(
+        `container ${name}: ${r} request ${format(r, newReq)} would exceed its limit ${format(r, newLim)}`,
+      );
+  }
+  const hasReq = Object.keys(req).length > 0;
+  const hasLim = Object.keys(lim).length > 0;
+  if (!hasReq && !hasLim) return { after };
+  return { after, patch: { ...(hasReq ? { requests: req } : {}), ...(hasLim ? { limits: lim } : {}) } };
 }

@@ -75,6 +75,19 @@ const podKey = (pod: PodLike) => ({
   ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
 });
 
+type PodKey = ReturnType<typeof podKey>;
+
+/** One call of {@link Resizer.resize}: the pod and desired resources as last read, and the requests made. */
+interface Attempt {
+  key: PodKey;
+  now: number;
+  /** The stored record, when it is this pod's. */
+  previous?: ResizeRecord;
+  pod: PodLike;
+  desired: DesiredResources;
+  requests: number;
+}
+
 export class Resizer {
   private readonly backoff: BackoffPolicy;
   private readonly now: () => number;
@@ -200,106 +213,144 @@ export class Resizer {
    * and the request rebuilt for it; on 404 a read tells a missing pod from a missing subresource.
    */
   async resize(target: ResizeTarget, record: ResizeRecord | undefined): Promise<ResizeResult> {
-    let pod = target.pod;
-    let desired = target.desired;
-    const key = podKey(pod);
+    const key = podKey(target.pod);
     const now = this.now();
-    let requests = 0;
     if (this.unsupported)
-      return { record, report: this.refusal('Unsupported', this.unsupported, key, now), requests };
-    const previous = record && record.podUid === key.podUid ? record : undefined;
-    const refused = (
-      refusal: RefusalKind,
-      message: string,
-      state: 'rejected' | 'error',
-      changes: ResizeReport['containers'],
-    ): ResizeResult => {
-      const attempts = (previous?.attempts ?? 0) + 1;
-      const nextAttemptAt = now + this.wait(state, attempts);
-      return {
-        record: {
-          podUid: key.podUid,
-          desired: desiredDigest(desired),
-          state,
-          since: now,
-          attempts,
-          nextAttemptAt,
-          message,
-        },
-        report: { ...this.refusal(refusal, message, key, now, nextAttemptAt), containers: changes },
-        requests,
-      };
+      return { record, report: this.refusal('Unsupported', this.unsupported, key, now), requests: 0 };
+    const a: Attempt = {
+      key,
+      now,
+      previous: record && record.podUid === key.podUid ? record : undefined,
+      pod: target.pod,
+      desired: target.desired,
+      requests: 0,
     };
     for (let round = 0; ; round++) {
-      const planned = planResize(pod, desired);
-      if (planned.kind === 'noop') return { record: previous, requests };
-      if (planned.kind === 'invalid') return refused('Invalid', planned.message, 'rejected', planned.changes);
+      const planned = planResize(a.pod, a.desired);
+      if (planned.kind === 'noop') return { record: a.previous, requests: a.requests };
+      if (planned.kind === 'invalid')
+        return this.refused(a, 'Invalid', planned.message, 'rejected', planned.changes);
       const { plan } = planned;
       try {
-        requests++;
+        a.requests++;
         const updated = await this.api.patchResize(key.namespace, key.pod, plan.body);
-        const obs = observeResize(updated);
-        const base: ResizeRecord = {
-          podUid: key.podUid,
-          desired: desiredDigest(desired),
-          state: 'requested',
-          since: now,
-          attempts: previous?.attempts ?? 0,
-        };
-        if (obs.state === 'infeasible') {
-          const attempts = base.attempts + 1;
-          const nextAttemptAt = now + this.wait('infeasible', attempts);
-          return {
-            record: { ...base, state: 'infeasible', attempts, nextAttemptAt, message: obs.message },
-            report: {
-              ...this.refusal(
-                'Infeasible',
-                obs.message ?? 'the node can never fit it',
-                key,
-                now,
-                nextAttemptAt,
-              ),
-              containers: plan.changes,
-            },
-            requests,
-          };
-        }
-        return {
-          record: base,
-          report: { kind: 'resized', outcome: 'Requested', ...key, containers: plan.changes, at: now },
-          requests,
-        };
+        return this.requested(a, updated, plan.changes);
       } catch (err) {
         if (!(err instanceof ClusterAccessError)) throw err;
-        if (err.status === 409 && round < this.conflictRetries) {
-          requests++;
-          const fresh = await this.readOrUndefined(key.namespace, key.pod);
-          if (!fresh || fresh.metadata?.uid !== key.podUid)
-            return { report: this.refusal('Gone', 'the pod was deleted or replaced', key, now), requests };
-          pod = fresh;
-          const next = target.recompute ? target.recompute(fresh) : desired;
-          if (!next) return { record: previous, requests };
-          desired = next;
-          continue;
-        }
-        if (err.status === 409) return refused('Conflict', err.detail, 'error', plan.changes);
-        if (err.status === 404) {
-          requests++;
-          const fresh = await this.readOrUndefined(key.namespace, key.pod);
-          if (!fresh) return { report: this.refusal('Gone', 'the pod no longer exists', key, now), requests };
-          this.unsupported =
-            'the API server has no pods/resize subresource (Kubernetes before 1.32, or InPlacePodVerticalScaling off): recommending only';
-          return {
-            record: previous,
-            report: { ...this.refusal('Unsupported', this.unsupported, key, now), containers: plan.changes },
-            requests,
-          };
-        }
-        if (err.status === 422) return refused('Invalid', err.detail, 'rejected', plan.changes);
-        if (err.status === 403) return refused('Forbidden', err.detail, 'rejected', plan.changes);
-        return refused('Error', err.detail, 'error', plan.changes);
+        if (err.status !== 409 || round >= this.conflictRetries) return this.failed(a, err, plan.changes);
+        const settled = await this.rebuildAfterConflict(a, target);
+        if (settled) return settled;
       }
     }
+  }
+
+  /** The apiserver took the request: Requested, or Infeasible at once when the kubelet already said so. */
+  private requested(a: Attempt, updated: PodLike, changes: ResizeReport['containers']): ResizeResult {
+    const { key, now } = a;
+    const obs = observeResize(updated);
+    const base: ResizeRecord = {
+      podUid: key.podUid,
+      desired: desiredDigest(a.desired),
+      state: 'requested',
+      since: now,
+      attempts: a.previous?.attempts ?? 0,
+    };
+    if (obs.state !== 'infeasible')
+      return {
+        record: base,
+        report: { kind: 'resized', outcome: 'Requested', ...key, containers: changes, at: now },
+        requests: a.requests,
+      };
+    const attempts = base.attempts + 1;
+    const nextAttemptAt = now + this.wait('infeasible', attempts);
+    const message = obs.message ?? 'the node can never fit it';
+    return {
+      record: { ...base, state: 'infeasible', attempts, nextAttemptAt, message: obs.message },
+      report: { ...this.refusal('Infeasible', message, key, now, nextAttemptAt), containers: changes },
+      requests: a.requests,
+    };
+  }
+
+  /**
+   * After a 409: the pod read again and what it should get now. Undefined when there is a new request to
+   * make; a result when there is none (the pod is gone or replaced, or needs nothing any more).
+   */
+  private async rebuildAfterConflict(a: Attempt, target: ResizeTarget): Promise<ResizeResult | undefined> {
+    const { key } = a;
+    a.requests++;
+    const fresh = await this.readOrUndefined(key.namespace, key.pod);
+    if (!fresh || fresh.metadata?.uid !== key.podUid)
+      return {
+        report: this.refusal('Gone', 'the pod was deleted or replaced', key, a.now),
+        requests: a.requests,
+      };
+    a.pod = fresh;
+    const next = target.recompute ? target.recompute(fresh) : a.desired;
+    if (!next) return { record: a.previous, requests: a.requests };
+    a.desired = next;
+    return undefined;
+  }
+
+  /** The apiserver refused the request: each status becomes its refusal, backed off as its kind wants. */
+  private async failed(
+    a: Attempt,
+    err: ClusterAccessError,
+    changes: ResizeReport['containers'],
+  ): Promise<ResizeResult> {
+    switch (err.status) {
+      case 409:
+        return this.refused(a, 'Conflict', err.detail, 'error', changes);
+      case 404:
+        return this.notFound(a, changes);
+      case 422:
+        return this.refused(a, 'Invalid', err.detail, 'rejected', changes);
+      case 403:
+        return this.refused(a, 'Forbidden', err.detail, 'rejected', changes);
+      default:
+        return this.refused(a, 'Error', err.detail, 'error', changes);
+    }
+  }
+
+  /** A 404 from pods/resize: the pod is gone, or (when it can still be read) the server has no such subresource. */
+  private async notFound(a: Attempt, changes: ResizeReport['containers']): Promise<ResizeResult> {
+    const { key, now } = a;
+    a.requests++;
+    const fresh = await this.readOrUndefined(key.namespace, key.pod);
+    if (!fresh)
+      return { report: this.refusal('Gone', 'the pod no longer exists', key, now), requests: a.requests };
+    this.unsupported =
+      'the API server has no pods/resize subresource (Kubernetes before 1.32, or InPlacePodVerticalScaling off): recommending only';
+    return {
+      record: a.previous,
+      report: { ...this.refusal('Unsupported', this.unsupported, key, now), containers: changes },
+      requests: a.requests,
+    };
+  }
+
+  /** A refused request, recorded with its back-off so that the same request is not made again meanwhile. */
+  private refused(
+    a: Attempt,
+    refusal: RefusalKind,
+    message: string,
+    state: 'rejected' | 'error',
+    changes: ResizeReport['containers'],
+  ): ResizeResult {
+    const { key, now } = a;
+    const attempts = (a.previous?.attempts ?? 0) + 1;
+    const nextAttemptAt = now + this.wait(state, attempts);
+    return {
+      record: {
+        podUid: key.podUid,
+        desired: desiredDigest(a.desired),
+        state,
+        since: now,
+        attempts,
+        nextAttemptAt,
+        message,
+      },
+      report: { ...this.refusal(refusal, message, key, now, nextAttemptAt), containers: changes },
+      requests: a.requests,
+    };
   }
 
   private async readOrUndefined(namespace: string, name: string): Promise<PodLike | undefined> {
@@ -314,7 +365,7 @@ export class Resizer {
   private refusal(
     refusal: RefusalKind,
     message: string,
-    key: ReturnType<typeof podKey>,
+    key: PodKey,
     at: number,
     retryAfter?: number,
   ): Extract<ResizeReport, { kind: 'refused' }> {

@@ -173,6 +173,23 @@ describe('fleetscope balloons', () => {
     expect((await stored()).requests).toEqual([]);
   });
 
+  it('resize: says what a size needs, and that a node without one had nothing to clear', async () => {
+    const resize = (...args: string[]) => run(['balloons', 'resize', '--cluster', 'c1', ...args]);
+    for (const [args, usage] of [
+      [['--cpu', '1', '--memory', '2Gi'], /resize needs --node/],
+      [['--node', node, '--cpu', '1'], /resize needs --cpu and --memory \(or --clear\)/],
+      [['--node', node, '--clear', '--cpu', '1'], /--clear takes no --cpu or --memory/],
+      [['--node', node, '--cpu', 'lots', '--memory', '2Gi'], /cpu/],
+    ] as const) {
+      const r = await resize(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err, args.join(' ')).toMatch(usage);
+    }
+    const none = await resize('--node', node, '--clear');
+    expect(none.code).toBe(0);
+    expect(none.out).toMatch(new RegExp(`node ${node} of cluster c1 had no explicit size`));
+  });
+
   it('answers "not registered" for an unknown cluster on every subcommand', async () => {
     for (const args of [
       ['balloons', 'status', '--cluster', 'nope'],

@@ -227,6 +227,33 @@ describe('fleetscope recommendations', () => {
     expect((await get()).out).toBe(before);
   });
 
+  it('import-checkpoints refuses a file that is not JSON, and a DaemonSet whose nodes it cannot read', async () => {
+    const file = join(dir, 'not-json.txt');
+    await writeFile(file, 'kind: List\n');
+    const importing = (daemonSet: string) =>
+      run([
+        'recommendations',
+        'import-checkpoints',
+        '--cluster',
+        'c1',
+        '--daemonset',
+        daemonSet,
+        '--file',
+        file,
+        '--state-dir',
+        dir,
+      ]);
+    const notJson = await importing('monitoring/agent');
+    expect(notJson.code).toBe(2);
+    expect(notJson.err).toMatch(/the checkpoints file is not JSON/);
+    await writeFile(file, '[]');
+    const missing = await importing('monitoring/nope');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(
+      /cannot read the nodes of c1 and monitoring\/nope to check the checkpoints against: .*not found/,
+    );
+  });
+
   it('installs the scoped VPA CRD in a registered cluster', async () => {
     const r = await run(['recommendations', 'install-crd', '--cluster', 'c1', '--state-dir', dir]);
     expect(r.err).toBe('');

@@ -119,6 +119,8 @@ describe('the fleet report in a browser', () => {
   let stateDir: string;
   let profile: string;
   let browser: BrowserContext;
+  /** What `npm start -- --once` printed. */
+  let started: string;
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM))
@@ -127,7 +129,7 @@ describe('the fleet report in a browser', () => {
       );
     stateDir = mkdtempSync(join(tmpdir(), 'fleetscope-report-'));
     profile = mkdtempSync(join(tmpdir(), 'fleetscope-chromium-'));
-    await runDemoCycle(stateDir);
+    started = await runDemoCycle(stateDir);
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
@@ -139,6 +141,23 @@ describe('the fleet report in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     for (const d of [stateDir, profile]) if (d) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('npm start --once tells the balloons story after the first cycle, act by act', () => {
+    const story = started.split('\n');
+    const from = story.indexOf('balloons demo (demo-1):');
+    expect(from).toBeGreaterThanOrEqual(0);
+    expect(story.slice(from + 1, from + 6)).toEqual([
+      expect.stringMatching(
+        /^ {2}policy "elastic" shrank the pool to its requests \+ 20%: elastic-1 offers /,
+      ),
+      expect.stringMatching(
+        /^ {2}8 more batch pods arrived \(\d+ could not be scheduled\); the policy grew the pool: /,
+      ),
+      expect.stringMatching(/^ {2}explicit NodeResizeRequested: \S+ should offer 2 \/ 4Gi .* -> balloon /),
+      '  explicit size 1 / 2Gi for elastic-1, below what its pods request:',
+      expect.stringMatching(/^ {4}\S/),
+    ]);
   });
 
   it('draws every chart of `fleetscope report --out`, offline, without an error', async () => {

@@ -227,6 +227,26 @@ describe('the Resizer', () => {
     ).toMatchObject({ refusal: 'Gone' });
   });
 
+  it('turns each refusal of the apiserver into its kind, backed off as the kind wants', async () => {
+    const desired = { a: { requests: { cpu: 250 } } };
+    const cases: [Error[], string, string, number][] = [
+      [[httpError(403, 'no')], 'Forbidden', 'rejected', HOUR],
+      [[httpError(422, 'bad')], 'Invalid', 'rejected', HOUR],
+      [[httpError(503, 'down')], 'Error', 'error', 5 * 60_000],
+      // Conflicts past the retries (2 by default): each read finds the pod still needing the resize.
+      [[httpError(409), httpError(409), httpError(409)], 'Conflict', 'error', 5 * 60_000],
+    ];
+    for (const [errors, refusal, state, wait] of cases) {
+      const patches = errors.length;
+      const api = new FakeApi(errors, [pod(), pod()]);
+      const res = await new Resizer(api, { now: clock }).resize({ pod: pod(), desired }, undefined);
+      expect(res.report, refusal).toMatchObject({ kind: 'refused', refusal, retryAfter: now + wait });
+      expect(res.report?.containers.length, refusal).toBeGreaterThan(0);
+      expect(res.record, refusal).toMatchObject({ state, attempts: 1, nextAttemptAt: now + wait });
+      expect(res.requests, refusal).toBe(patches * 2 - 1);
+    }
+  });
+
   it('waits while Deferred, backs off after Infeasible, and never repeats a refused request', async () => {
     const r = new Resizer(new FakeApi([]), { now: clock });
     const desired = { a: { requests: { cpu: 250 } } };

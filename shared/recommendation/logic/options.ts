@@ -142,73 +142,74 @@ function duration(o: RecommenderOptions, field: keyof RecommenderOptions, fallba
 
 /** Validates options and fills upstream's defaults. Throws OptionsError naming the bad field. */
 export function resolveOptions(options: RecommenderOptions = {}): ResolvedOptions {
-  const o = options;
-  const e = DEFAULT_ESTIMATION_OPTIONS;
-  const a = DEFAULT_AGGREGATIONS_CONFIG;
-  if (o.oomMinBumpUp !== undefined && o.oomMinBumpUpBytes !== undefined)
+  if (options.oomMinBumpUp !== undefined && options.oomMinBumpUpBytes !== undefined)
     throw new OptionsError('oomMinBumpUpBytes', 'give oomMinBumpUp or oomMinBumpUpBytes, not both');
+  return { estimation: resolveEstimation(options), aggregations: resolveAggregations(options) };
+}
+
+/** The estimators' settings: percentiles, margin, pod minimums, confidence, rounding, caps. */
+function resolveEstimation(o: RecommenderOptions): ResolvedOptions['estimation'] {
+  const e = DEFAULT_ESTIMATION_OPTIONS;
   const globalMaxAllowed: { cpu?: number; memory?: number } = {};
   if (o.containerRecommendationMaxAllowedCpu !== undefined)
     globalMaxAllowed.cpu = num(o, 'containerRecommendationMaxAllowedCpu', 0, 'nonNegativeInteger');
   if (o.containerRecommendationMaxAllowedMemory !== undefined)
     globalMaxAllowed.memory = num(o, 'containerRecommendationMaxAllowedMemory', 0, 'nonNegativeInteger');
-  const resolved: ResolvedOptions = {
-    estimation: Object.freeze({
-      targetCpuPercentile: num(o, 'targetCpuPercentile', e.targetCpuPercentile, 'finite'),
-      lowerBoundCpuPercentile: num(
-        o,
-        'recommendationLowerBoundCpuPercentile',
-        e.lowerBoundCpuPercentile,
-        'finite',
-      ),
-      upperBoundCpuPercentile: num(
-        o,
-        'recommendationUpperBoundCpuPercentile',
-        e.upperBoundCpuPercentile,
-        'finite',
-      ),
-      targetMemoryPercentile: num(o, 'targetMemoryPercentile', e.targetMemoryPercentile, 'finite'),
-      lowerBoundMemoryPercentile: num(
-        o,
-        'recommendationLowerBoundMemoryPercentile',
-        e.lowerBoundMemoryPercentile,
-        'finite',
-      ),
-      upperBoundMemoryPercentile: num(
-        o,
-        'recommendationUpperBoundMemoryPercentile',
-        e.upperBoundMemoryPercentile,
-        'finite',
-      ),
-      marginFraction: num(o, 'recommendationMarginFraction', e.marginFraction, 'finite'),
-      podMinCpuMillicores: num(o, 'podRecommendationMinCpuMillicores', e.podMinCpuMillicores, 'nonNegative'),
-      podMinMemoryMb: num(o, 'podRecommendationMinMemoryMb', e.podMinMemoryMb, 'nonNegative'),
-      confidenceIntervalCpu: duration(o, 'confidenceIntervalCpu', e.confidenceIntervalCpu),
-      confidenceIntervalMemory: duration(o, 'confidenceIntervalMemory', e.confidenceIntervalMemory),
-      roundCpuMillicores: num(o, 'roundCpuMillicores', e.roundCpuMillicores, 'positiveInteger'),
-      roundMemoryBytes: num(o, 'roundMemoryBytes', e.roundMemoryBytes, 'positiveInteger'),
-      globalMaxAllowed: Object.freeze(globalMaxAllowed),
-    }),
-    aggregations: Object.freeze({
-      memoryAggregationInterval: duration(o, 'memoryAggregationInterval', a.memoryAggregationInterval),
-      memoryAggregationIntervalCount: num(
-        o,
-        'memoryAggregationIntervalCount',
-        a.memoryAggregationIntervalCount,
-        'positiveInteger',
-      ),
-      cpuHistogramDecayHalfLife: duration(o, 'cpuHistogramDecayHalfLife', a.cpuHistogramDecayHalfLife),
-      memoryHistogramDecayHalfLife: duration(
-        o,
-        'memoryHistogramDecayHalfLife',
-        a.memoryHistogramDecayHalfLife,
-      ),
-      oomBumpUpRatio: num(o, 'oomBumpUpRatio', a.oomBumpUpRatio, 'nonNegative'),
-      oomMinBumpUp:
-        o.oomMinBumpUpBytes !== undefined
-          ? num(o, 'oomMinBumpUpBytes', a.oomMinBumpUp, 'nonNegative')
-          : num(o, 'oomMinBumpUp', a.oomMinBumpUp, 'nonNegative'),
-    }),
-  };
-  return resolved;
+  return Object.freeze({
+    targetCpuPercentile: num(o, 'targetCpuPercentile', e.targetCpuPercentile, 'finite'),
+    lowerBoundCpuPercentile: num(
+      o,
+      'recommendationLowerBoundCpuPercentile',
+      e.lowerBoundCpuPercentile,
+      'finite',
+    ),
+    upperBoundCpuPercentile: num(
+      o,
+      'recommendationUpperBoundCpuPercentile',
+      e.upperBoundCpuPercentile,
+      'finite',
+    ),
+    targetMemoryPercentile: num(o, 'targetMemoryPercentile', e.targetMemoryPercentile, 'finite'),
+    lowerBoundMemoryPercentile: num(
+      o,
+      'recommendationLowerBoundMemoryPercentile',
+      e.lowerBoundMemoryPercentile,
+      'finite',
+    ),
+    upperBoundMemoryPercentile: num(
+      o,
+      'recommendationUpperBoundMemoryPercentile',
+      e.upperBoundMemoryPercentile,
+      'finite',
+    ),
+    marginFraction: num(o, 'recommendationMarginFraction', e.marginFraction, 'finite'),
+    podMinCpuMillicores: num(o, 'podRecommendationMinCpuMillicores', e.podMinCpuMillicores, 'nonNegative'),
+    podMinMemoryMb: num(o, 'podRecommendationMinMemoryMb', e.podMinMemoryMb, 'nonNegative'),
+    confidenceIntervalCpu: duration(o, 'confidenceIntervalCpu', e.confidenceIntervalCpu),
+    confidenceIntervalMemory: duration(o, 'confidenceIntervalMemory', e.confidenceIntervalMemory),
+    roundCpuMillicores: num(o, 'roundCpuMillicores', e.roundCpuMillicores, 'positiveInteger'),
+    roundMemoryBytes: num(o, 'roundMemoryBytes', e.roundMemoryBytes, 'positiveInteger'),
+    globalMaxAllowed: Object.freeze(globalMaxAllowed),
+  });
+}
+
+/** How samples are aggregated: memory peaks' intervals, histogram decay, OOM bump-up. */
+function resolveAggregations(o: RecommenderOptions): ResolvedOptions['aggregations'] {
+  const a = DEFAULT_AGGREGATIONS_CONFIG;
+  return Object.freeze({
+    memoryAggregationInterval: duration(o, 'memoryAggregationInterval', a.memoryAggregationInterval),
+    memoryAggregationIntervalCount: num(
+      o,
+      'memoryAggregationIntervalCount',
+      a.memoryAggregationIntervalCount,
+      'positiveInteger',
+    ),
+    cpuHistogramDecayHalfLife: duration(o, 'cpuHistogramDecayHalfLife', a.cpuHistogramDecayHalfLife),
+    memoryHistogramDecayHalfLife: duration(o, 'memoryHistogramDecayHalfLife', a.memoryHistogramDecayHalfLife),
+    oomBumpUpRatio: num(o, 'oomBumpUpRatio', a.oomBumpUpRatio, 'nonNegative'),
+    oomMinBumpUp:
+      o.oomMinBumpUpBytes !== undefined
+        ? num(o, 'oomMinBumpUpBytes', a.oomMinBumpUp, 'nonNegative')
+        : num(o, 'oomMinBumpUp', a.oomMinBumpUp, 'nonNegative'),
+  });
 }

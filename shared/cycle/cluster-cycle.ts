@@ -1,0 +1,103 @@
+/**
+ * One cycle of one cluster: node scope, then balloons, over one snapshot of the cluster. The caller
+ * decides which phases run (each as its feature allows) and sends what the cycle returns: its bus
+ * events and metrics.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { BalloonCycleResult } from '../balloons/cycle.js';
+import { balloonEvents, balloonMetrics } from '../balloons/events.js';
+import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
+import type { BalloonSettings } from '../balloons/settings.js';
+import type { ClusterClient } from '../k8s/client.js';
+import { RawReader } from '../k8s/raw-reader.js';
+import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/bus-events.js';
+import { type CycleLogger, type CycleResult, runCycle } from '../nodescope/cycle.js';
+import type { NodeScopeSettings } from '../nodescope/settings.js';
+import { NodeScopeStore } from '../nodescope/store.js';
+import type { DomainMetric } from '../platform/observability.js';
+import type { OutgoingEvent } from '../platform/publisher.js';
+import { ClusterSnapshot } from './snapshot.js';
+
+export interface ClusterCycleInput {
+  cluster: string;
+  cycleId: string;
+  /** The schedule tick's time (ISO 8601): the sort key of node scope's log entries. */
+  cycleKey: string;
+  client: ClusterClient;
+  db: DynamoDBDocumentClient;
+  table: string;
+  /** Page size of the snapshot's lists of nodes and pods. */
+  pageSize: number;
+  /** Node scope's settings; absent when node scope is off. */
+  nodescope?: NodeScopeSettings;
+  /** The balloons' settings; absent when balloons are off. */
+  balloons?: Partial<BalloonSettings>;
+  now: () => number;
+  logger: CycleLogger;
+}
+
+export interface ClusterCycleResult {
+  nodescope?: CycleResult;
+  balloons?: BalloonCycleResult;
+  events: OutgoingEvent[];
+  metrics: DomainMetric[];
+}
+
+export async function runClusterCycle(input: ClusterCycleInput): Promise<ClusterCycleResult> {
+  const { cluster, cycleId, client } = input;
+  // Balloons need every pod; when they run, node scope takes its pods from the same list.
+  const balloonItems = input.balloons ? await loadBalloonItems(input.db, input.table, cluster) : undefined;
+  const snapshot = new ClusterSnapshot(new RawReader(client), {
+    pageSize: input.pageSize,
+    allPods: balloonItems?.configured ?? false,
+  });
+  const requests = () => snapshot.reader.stats.requests + client.stats().requests;
+  const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
+  const before = requests();
+  const balloons = input.balloons
+    ? await runBalloonPhase({
+        cluster,
+        cycleId,
+        client,
+        snapshot,
+        db: input.db,
+        table: input.table,
+        settings: input.balloons,
+        now: input.now,
+        ...(ns ? { growth: requestGrowth(ns) } : {}),
+        ...(balloonItems ? { items: balloonItems.items } : {}),
+      })
+    : undefined;
+  const balloonRequests = requests() - before;
+  return {
+    ...(ns ? { nodescope: ns } : {}),
+    ...(balloons ? { balloons } : {}),
+    events: [
+      ...(ns ? nodescopeEvents(cluster, ns) : []),
+      ...(balloons ? balloonEvents(balloons, cycleId, balloonRequests) : []),
+    ],
+    metrics: [
+      ...(ns ? nodescopeMetrics(ns).map(([name, n]): DomainMetric => [name, 'Count', n]) : []),
+      ...(balloons ? balloonMetrics(balloons) : []),
+    ],
+  };
+}
+
+function nodescopePhase(
+  input: ClusterCycleInput,
+  settings: NodeScopeSettings,
+  snapshot: ClusterSnapshot,
+): Promise<CycleResult> {
+  return runCycle({
+    cluster: input.cluster,
+    cycleId: input.cycleId,
+    cycleKey: input.cycleKey,
+    client: input.client,
+    snapshot,
+    store: new NodeScopeStore(input.db, input.table),
+    settings,
+    now: input.now,
+    keepRecommendations: false,
+    logger: input.logger,
+  });
+}
