@@ -4,6 +4,7 @@
  * soak sends with each cycle. Replies carry the events published and the dead letters of the cycle.
  */
 
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { startLocalRuntime } from '../local/runtime.js';
 import { setFeatureClock } from '../shared/features/clock.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
@@ -11,11 +12,13 @@ import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
+import { DEFAULTS, ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
+import { EVENT_SOURCE } from '../shared/platform/events.js';
 
 export type ToChild =
   | { type: 'register'; now: number; targets: { name: string; ref: KubeconfigRef }[] }
-  | { type: 'cycle'; cycle: number; now: number }
+  | { type: 'cycle'; cycle: number; now: number; poison?: PoisonEvent[] }
   | { type: 'stop' };
 
 export type FromChild =
@@ -26,7 +29,15 @@ export type FromChild =
       cycle: number;
       events: { detailType: string; detail: unknown }[];
       deadLetters: unknown[];
+      /** The malformed events this runtime put on its bus this cycle (their soakPoison ids). */
+      poisoned: string[];
     };
+
+/** A malformed event the soak sends, marked by `detail.soakPoison`: it must end as a dead letter. */
+export interface PoisonEvent {
+  detailType: string;
+  detail: { soakPoison: string } & Record<string, unknown>;
+}
 
 const stateDir = process.env.SOAK_STATE_DIR;
 if (!stateDir || !process.send) throw new Error('soak child: needs SOAK_STATE_DIR and an IPC channel');
@@ -55,17 +66,40 @@ process.on('message', async (m: ToChild) => {
     send({ type: 'registered' });
   } else if (m.type === 'cycle') {
     now = m.now;
+    const poisoned = await putPoison(m.poison ?? []);
     await runtime.scheduler.runOnce();
+    await runtime.bus.drain();
     const events = runtime.bus.log
       .slice(eventsSent)
       .map((e) => ({ detailType: e.detailType, detail: e.detail }));
     eventsSent = runtime.bus.log.length;
     const deadLetters = runtime.invoker.deadLetters.slice(deadSent);
     deadSent = runtime.invoker.deadLetters.length;
-    send({ type: 'cycle-done', cycle: m.cycle, events, deadLetters });
+    send({ type: 'cycle-done', cycle: m.cycle, events, deadLetters, poisoned });
   } else if (m.type === 'stop') {
     await runtime.stop();
     process.exit(0);
   }
 });
 send({ type: 'ready' });
+
+/** Puts the malformed events on the bus through the EventBridge API, as any producer would. */
+async function putPoison(poison: PoisonEvent[]): Promise<string[]> {
+  if (!poison.length) return [];
+  const eb = new EventBridgeClient({});
+  try {
+    await eb.send(
+      new PutEventsCommand({
+        Entries: poison.map((p) => ({
+          EventBusName: process.env[ENV.bus] ?? DEFAULTS.bus,
+          Source: EVENT_SOURCE,
+          DetailType: p.detailType,
+          Detail: JSON.stringify(p.detail),
+        })),
+      }),
+    );
+  } finally {
+    eb.destroy();
+  }
+  return poison.map((p) => p.detail.soakPoison);
+}

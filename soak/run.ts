@@ -19,6 +19,7 @@ import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
+import type { PoisonEvent } from './child.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
 import type { SoakConfig } from './config.js';
 import { type FaultCounts, injectFaults } from './faults.js';
@@ -72,6 +73,8 @@ interface Run {
   random: () => number;
   ledger: Ledger;
   deadLetters: DeadLetter[];
+  /** Malformed events delivered to a runtime that finished its cycle (each must be a dead letter). */
+  poisoned: string[];
   events: string[];
   cli: CliResult[];
   kills: number;
@@ -89,6 +92,7 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
     random: prng(cfg.seed),
     ledger: new Ledger(),
     deadLetters: [],
+    poisoned: [],
     events: [],
     cli: [],
     kills: 0,
@@ -180,6 +184,7 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
       removals,
       ledger: run.ledger,
       deadLetters: run.deadLetters,
+      poisoned: run.poisoned,
       texts: () => texts(run),
       canaries,
       balloonSamples: samples,
@@ -241,7 +246,11 @@ async function runCycle(
   const t0 = Date.now();
   for (const capability of CAPABILITIES)
     for (const c of clusters) run.ledger.attempt(capability.id, c, cycle);
-  for (const r of runners) r.send({ type: 'cycle', cycle, now });
+  const poison = cycle % POISON_EVERY === POISON_EVERY / 2 ? poisonEvents(cycle, clusters, now) : undefined;
+  // One runtime gets the poison, so each malformed event is delivered once.
+  runners.forEach((r, i) => {
+    r.send({ type: 'cycle', cycle, now, ...(i === 0 && poison ? { poison } : {}) });
+  });
   let timer: NodeJS.Timeout | undefined;
   let kill: Promise<void> | undefined;
   if (victim)
@@ -263,9 +272,40 @@ async function runCycle(
     run.ledger.recordEvents(cycle, res.events);
     for (const e of res.events) run.events.push(JSON.stringify(e));
     run.deadLetters.push(...(res.deadLetters as DeadLetter[]));
+    run.poisoned.push(...res.poisoned);
   }
   if (!victim) lastCycleMs = Math.max(200, Date.now() - t0);
   return victim;
+}
+
+/** Malformed events every this many cycles: a producer's bad event must end as a named dead letter. */
+const POISON_EVERY = 10;
+
+function poisonEvents(cycle: number, clusters: string[], now: number): PoisonEvent[] {
+  const cluster = clusters[cycle % clusters.length] ?? 'soak-1';
+  return [
+    {
+      detailType: 'ClusterWorkRequested',
+      detail: {
+        soakPoison: `work-${cycle}`,
+        cluster,
+        capability: 'cycle',
+        cycleId: `poison/${cycle}`,
+        requestedAt: 'yesterday',
+      },
+    },
+    {
+      detailType: 'NodeResizeRequested',
+      detail: {
+        soakPoison: `resize-${cycle}`,
+        cluster,
+        node: '',
+        cpu: '',
+        memory: '24Gi',
+        requestedAt: new Date(now).toISOString(),
+      },
+    },
+  ];
 }
 
 function startCliPair(run: Run, clusters: string[]): Promise<CliResult>[] {

@@ -69,6 +69,8 @@ export interface SoakState {
   removals: PodRemoval[];
   ledger: CycleLedger;
   deadLetters: DeadLetter[];
+  /** The malformed events the soak delivered (their soakPoison ids); each must be a dead letter. */
+  poisoned: string[];
   /** Texts gathered during the run; DynamoDB items are added by the secret check itself. */
   texts: () => AsyncIterable<Text>;
   /** Strings that must never appear anywhere (the canary kubeconfig's tokens). */

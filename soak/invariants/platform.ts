@@ -19,11 +19,22 @@ export const DEAD_LETTER_CAUSES: [string, RegExp][] = [
   ],
 ];
 
-export function explain(dl: Pick<DeadLetter, 'error'>): string | undefined {
+const poisonOf = (dl: Pick<DeadLetter, 'event'>): string | undefined => {
+  const id = (dl.event as { detail?: { soakPoison?: unknown } } | undefined)?.detail?.soakPoison;
+  return typeof id === 'string' ? id : undefined;
+};
+
+export function explain(dl: Pick<DeadLetter, 'error' | 'event'>): string | undefined {
+  // A malformed event the soak sent, refused with the bad fields named (never processed).
+  if (poisonOf(dl)) return /^invalid .*: .+/.test(dl.error) ? 'malformed event refused' : undefined;
   return DEAD_LETTER_CAUSES.find(([, re]) => re.test(dl.error))?.[0];
 }
 
-export function judgeDeadLetters(dls: DeadLetter[]): Outcome & { causes: Record<string, number> } {
+/** Every dead letter has a cause the soak provoked, and every malformed event it sent is one. */
+export function judgeDeadLetters(
+  dls: Pick<DeadLetter, 'error' | 'event' | 'functionId' | 'source'>[],
+  poisoned: string[] = [],
+): Outcome & { causes: Record<string, number> } {
   const causes: Record<string, number> = {};
   const violations: string[] = [];
   for (const dl of dls) {
@@ -31,6 +42,10 @@ export function judgeDeadLetters(dls: DeadLetter[]): Outcome & { causes: Record<
     if (why) causes[why] = (causes[why] ?? 0) + 1;
     else violations.push(`${dl.functionId} (${dl.source}): ${dl.error.slice(0, 300)}`);
   }
+  const lettered = new Set(dls.map(poisonOf));
+  for (const id of poisoned)
+    if (!lettered.has(id))
+      violations.push(`malformed event ${id} was delivered but is no dead letter (lost, or processed)`);
   return { checked: dls.length, unit: 'dead letters', violations, causes };
 }
 
@@ -71,7 +86,7 @@ async function* everything(state: SoakState): AsyncIterable<Text> {
 export const deadLettersExplained: Invariant = {
   name: 'every dead letter explained',
   check: async (state) => {
-    const r = judgeDeadLetters(state.deadLetters);
+    const r = judgeDeadLetters(state.deadLetters, state.poisoned);
     const causes = Object.entries(r.causes).map(([k, n]) => `${k} ${n}`);
     return { ...r, unit: causes.length ? `dead letters (${causes.join(', ')})` : 'dead letters' };
   },

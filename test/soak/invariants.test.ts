@@ -132,6 +132,28 @@ describe('soak invariants fail on broken states', () => {
     expect(r.violations).toEqual(['nodescope (rule:x): TypeError: x is undefined']);
   });
 
+  it('dead letters: a malformed event the soak sent must be one, refused with its field named', () => {
+    const poison = (id: string, error: string) => ({
+      functionId: 'cycle',
+      source: 'rule:x',
+      event: { detail: { soakPoison: id } },
+      error,
+    });
+    const named = poison(
+      'work-5',
+      'invalid ClusterWorkRequested event: detail.requestedAt: Invalid ISO datetime',
+    );
+    expect(judgeDeadLetters([named], ['work-5'])).toMatchObject({
+      causes: { 'malformed event refused': 1 },
+      violations: [],
+    });
+    // Lost (no dead letter), or failed for another reason than its bad fields: both broken.
+    expect(judgeDeadLetters([], ['work-5']).violations).toEqual([
+      'malformed event work-5 was delivered but is no dead letter (lost, or processed)',
+    ]);
+    expect(judgeDeadLetters([poison('work-5', 'TypeError: boom')], ['work-5']).violations).toHaveLength(1);
+  });
+
   it('secrets: a canary token, plain or base64, in any text', async () => {
     const canary = 'canary-0123456789abcdef';
     async function* texts(): AsyncIterable<Text> {
