@@ -75,7 +75,10 @@ async function main(): Promise<number> {
     const fleet = await startFleet(options, stops);
     await registerTargets(runtime, fleet.targets);
     if (fleet.demo) await prepareDemo(runtime, fleet.targets);
-    const summaries = new Summaries(runtime);
+    const summaries = new Summaries(
+      runtime,
+      fleet.demo ? () => fleet.demo?.sim.clock.now() ?? Date.now() : undefined,
+    );
     await runtime.scheduler.runOnce();
     await summaries.print();
     if (fleet.demo && hasDemo1(fleet.targets)) {
@@ -168,10 +171,16 @@ async function prepareDemo(runtime: LocalRuntime, targets: Target[]): Promise<vo
 /** The summary after each cycle, numbered. */
 class Summaries {
   private cycle = 0;
-  constructor(private readonly runtime: LocalRuntime) {}
+  /** `simNow`: the simulated clusters' clock (it runs at --speedup), when the fleet is the demo's. */
+  constructor(
+    private readonly runtime: LocalRuntime,
+    private readonly simNow?: () => number,
+  ) {}
   async print(ran?: string): Promise<void> {
     this.cycle++;
-    const at = `cycle ${this.cycle} at ${new Date().toISOString()}`;
+    const wall = `${new Date().toISOString()} wall time`;
+    const sim = this.simNow ? `, ${new Date(this.simNow()).toISOString()} sim time` : '';
+    const at = `cycle ${this.cycle} at ${wall}${sim}`;
     await printSummary(this.runtime, ran === undefined ? at : `${at} (ran: ${ran})`);
   }
 }
@@ -189,7 +198,10 @@ async function runUntilStopped(
   const schedules = allSchedules();
   console.log(
     `\nrunning at --speedup ${speedup} (Ctrl-C stops); schedules: ${schedules
-      .map((s) => `${s.id} every ${s.everyMinutes} min (${seconds((s.everyMinutes * 60) / speedup)})`)
+      .map(
+        (s) =>
+          `${s.id} every ${s.everyMinutes} min of schedule time (${seconds((s.everyMinutes * 60) / speedup)} of wall time)`,
+      )
       .join(', ')}`,
   );
   let ran = new Set<string>();
