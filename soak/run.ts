@@ -82,8 +82,56 @@ interface Run {
   logs: number;
 }
 
+/** Everything one soak run holds: its state, its simulated fleet, and what it observes there. */
+interface World {
+  run: Run;
+  cfg: SoakConfig;
+  db: DynamoDBDocumentClient;
+  sim: Awaited<ReturnType<typeof startSoakFleet>>['sim'];
+  canaries: string[];
+  names: string[];
+  withBalloons: string[];
+  /** The shortest schedule period: what the clock advances each cycle. */
+  period: number;
+  resizes: ResizeRequest[];
+  removals: PodRemoval[];
+  deletes: ObjectDelete[];
+  preemptions: Preemption[];
+  samples: BalloonSample[];
+  besideBalloons: Set<string>;
+  workloads: { added: number; removed: number };
+  operator: FeatureOperator;
+  close(keep?: boolean): Promise<void>;
+}
+
+/** The runtimes of the run: the main one, and the racer while two race. */
+interface Runtimes {
+  main: RuntimeProcess;
+  racer?: RuntimeProcess;
+}
+
 export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?: (c: number) => void } = {}) {
   const started = Date.now();
+  const w = await openWorld(cfg);
+  try {
+    const runtimes: Runtimes = { main: await registerFleet(w) };
+    const faults = injectFaults(w.sim, cfg);
+    const killAt = pickKillCycles(cfg, w.run.random);
+    for (let cycle = 1; cycle <= cfg.cycles + cfg.settleCycles; cycle++) {
+      if (cycle === cfg.cycles + 1) faults.clear();
+      await soakCycle(w, runtimes, cycle, killAt);
+      opts.onCycle?.(cycle);
+    }
+    await runtimes.racer?.stop();
+    await runtimes.main.stop();
+    return await judge(w, faults.counts, started);
+  } finally {
+    await w.close(opts.keep);
+  }
+}
+
+/** The state directory (and its server), the simulated fleet with its balloon pools, and the observers. */
+async function openWorld(cfg: SoakConfig): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetscope-soak-'));
   const run: Run = {
     cfg,
@@ -106,117 +154,136 @@ export async function runSoak(cfg: SoakConfig, opts: { keep?: boolean; onCycle?:
     credentials: { accessKeyId: 'soak', secretAccessKey: 'soak' },
   });
   const db = DynamoDBDocumentClient.from(client);
-  const period = Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000;
   const { sim, canaries } = await startSoakFleet({
     clusters: cfg.clusters,
     nodes: cfg.nodes,
     now: Date.UTC(2026, 0, 5),
   });
-  const resizes: ResizeRequest[] = [];
-  const removals: PodRemoval[] = [];
-  const deletes: ObjectDelete[] = [];
-  const preemptions: Preemption[] = [];
   const names = sim.clusters.map((c) => c.name);
   const withBalloons = balloonClusters(cfg, names);
   addElasticPools(sim, cfg, withBalloons);
-  const unobserve = observeResizes(sim, resizes, removals, deletes);
-  const unwatch = observePreemptions(sim, preemptions);
-  const samples: BalloonSample[] = [];
-  const besideBalloons = new Set<string>();
-  const workloads = { added: 0, removed: 0 };
-  const operator = new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons);
-  try {
-    const kubeconfig = join(dir, 'kubeconfig.yaml');
-    await sim.writeKubeconfig(kubeconfig);
-    let main = await startRuntime(run);
-    main.send({
-      type: 'register',
-      now: sim.clock.now(),
-      targets: sim.clusters.map((c) => ({
-        name: c.name,
-        ref: { kind: 'file', path: kubeconfig, context: c.name },
-      })),
-    });
-    await main.next((m) => m.type === 'registered');
-    for (const c of withBalloons) await ensurePolicy(db, DEFAULTS.table, c);
-    const faults = injectFaults(sim, cfg);
-    const killAt = pickKillCycles(cfg, run.random);
-    let racer: RuntimeProcess | undefined;
-    for (let cycle = 1; cycle <= cfg.cycles + cfg.settleCycles; cycle++) {
-      const settling = cycle > cfg.cycles;
-      if (cycle === cfg.cycles + 1) faults.clear();
-      const racing = !settling && cycle > cfg.race[0] * cfg.cycles && cycle <= cfg.race[1] * cfg.cycles;
-      if (racing && !racer) racer = await startRuntime(run);
-      if (!racing && racer) {
-        await racer.stop();
-        racer = undefined;
-      }
-      if (racing) run.raceCycles++;
-      if (!settling) {
-        const w = changeWorkloads(sim, cfg, withBalloons, run.random);
-        workloads.added += w.added;
-        workloads.removed += w.removed;
-      }
-      sim.clock.advance(period);
-      if (!settling) await operator.flip(cycle, sim.clock.now());
-      await operator.restorePolicies();
-      const runners = racer ? [main, racer] : [main];
-      const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, names) : [];
-      const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
-      const killed = await runCycle(run, runners, cycle, sim.clock.now(), names, victim);
-      if (killed) {
-        run.kills++;
-        if (killed === main) main = await startRuntime(run);
-        else racer = await startRuntime(run);
-      }
-      run.cli.push(...(await Promise.all(ops)));
-      samples.push(...sampleBalloons(sim, withBalloons, cycle, besideBalloons));
-      opts.onCycle?.(cycle);
-    }
-    await racer?.stop();
-    await main.stop();
-    const state: SoakState = {
-      db,
-      table: DEFAULTS.table,
-      idempotencyTable: DEFAULTS.idempotencyTable,
-      sim,
-      resizes,
-      removals,
-      ledger: run.ledger,
-      deadLetters: run.deadLetters,
-      poisoned: run.poisoned,
-      texts: () => texts(run),
-      canaries,
-      balloonSamples: samples,
-      preemptions,
-      podsOnBalloonNodes: besideBalloons.size,
-      flips: operator.done,
-      balloonClusters: withBalloons,
-      objectDeletes: deletes,
-      settleMinutes: (cfg.settleCycles * period) / 60_000,
-    };
-    const invariants = await checkInvariants(state);
-    const balloons: SoakReport['balloons'] = {
-      clusters: withBalloons.length,
-      pods: new Set(samples.map((x) => `${x.cluster} ${x.pod}`)).size,
-      inflates: resizes.filter((r) => r.balloon && r.direction === 'grow').length,
-      deflates: resizes.filter((r) => r.balloon && r.direction === 'shrink').length,
-      batchAdded: workloads.added,
-      batchRemoved: workloads.removed,
-      policiesRestored: operator.policiesRestored,
-    };
-    const flips = operator.done.map(
-      (f) => `${f.cluster} ${f.feature} ${f.desired} @${f.cycle}${f.changed ? '' : ' (no change)'}`,
-    );
-    return { ...report(run, faults.counts, resizes.length, invariants, started, names), balloons, flips };
-  } finally {
-    unwatch();
-    unobserve();
-    await sim.stop();
-    client.destroy();
-    shared.release();
-    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  const w = {
+    run,
+    cfg,
+    db,
+    sim,
+    canaries,
+    names,
+    withBalloons,
+    period: Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000,
+    resizes: [] as ResizeRequest[],
+    removals: [] as PodRemoval[],
+    deletes: [] as ObjectDelete[],
+    preemptions: [] as Preemption[],
+    samples: [] as BalloonSample[],
+    besideBalloons: new Set<string>(),
+    workloads: { added: 0, removed: 0 },
+    operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
+  };
+  const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
+  const unwatch = observePreemptions(sim, w.preemptions);
+  return {
+    ...w,
+    async close(keep) {
+      unwatch();
+      unobserve();
+      await sim.stop();
+      client.destroy();
+      shared.release();
+      if (!keep) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The first runtime registers every simulated cluster; the balloon clusters get their policy. */
+async function registerFleet(w: World): Promise<RuntimeProcess> {
+  const kubeconfig = join(w.run.dir, 'kubeconfig.yaml');
+  await w.sim.writeKubeconfig(kubeconfig);
+  const main = await startRuntime(w.run);
+  main.send({
+    type: 'register',
+    now: w.sim.clock.now(),
+    targets: w.sim.clusters.map((c) => ({
+      name: c.name,
+      ref: { kind: 'file', path: kubeconfig, context: c.name },
+    })),
+  });
+  await main.next((m) => m.type === 'registered');
+  for (const c of w.withBalloons) await ensurePolicy(w.db, DEFAULTS.table, c);
+  return main;
+}
+
+/**
+ * One soak cycle: the racer joins or leaves, workloads change, the clock advances, the operator flips
+ * features, CLI commands race the runtimes, a runtime may be killed (and restarted), balloons sampled.
+ */
+async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<number>): Promise<void> {
+  const { cfg, run, sim } = w;
+  const settling = cycle > cfg.cycles;
+  const racing = !settling && cycle > cfg.race[0] * cfg.cycles && cycle <= cfg.race[1] * cfg.cycles;
+  if (racing && !rt.racer) rt.racer = await startRuntime(run);
+  if (!racing && rt.racer) {
+    await rt.racer.stop();
+    rt.racer = undefined;
   }
+  if (racing) run.raceCycles++;
+  if (!settling) {
+    const changed = changeWorkloads(sim, cfg, w.withBalloons, run.random);
+    w.workloads.added += changed.added;
+    w.workloads.removed += changed.removed;
+  }
+  sim.clock.advance(w.period);
+  if (!settling) await w.operator.flip(cycle, sim.clock.now());
+  await w.operator.restorePolicies();
+  const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
+  const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, w.names) : [];
+  const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
+  const killed = await runCycle(run, runners, cycle, sim.clock.now(), w.names, victim);
+  if (killed) {
+    run.kills++;
+    if (killed === rt.main) rt.main = await startRuntime(run);
+    else rt.racer = await startRuntime(run);
+  }
+  run.cli.push(...(await Promise.all(ops)));
+  w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
+}
+
+/** After the clean cycles: every capability's invariants over what the run left and saw, and the report. */
+async function judge(w: World, faults: FaultCounts, started: number) {
+  const state: SoakState = {
+    db: w.db,
+    table: DEFAULTS.table,
+    idempotencyTable: DEFAULTS.idempotencyTable,
+    sim: w.sim,
+    resizes: w.resizes,
+    removals: w.removals,
+    ledger: w.run.ledger,
+    deadLetters: w.run.deadLetters,
+    poisoned: w.run.poisoned,
+    texts: () => texts(w.run),
+    canaries: w.canaries,
+    balloonSamples: w.samples,
+    preemptions: w.preemptions,
+    podsOnBalloonNodes: w.besideBalloons.size,
+    flips: w.operator.done,
+    balloonClusters: w.withBalloons,
+    objectDeletes: w.deletes,
+    settleMinutes: (w.cfg.settleCycles * w.period) / 60_000,
+  };
+  const invariants = await checkInvariants(state);
+  const balloons: SoakReport['balloons'] = {
+    clusters: w.withBalloons.length,
+    pods: new Set(w.samples.map((x) => `${x.cluster} ${x.pod}`)).size,
+    inflates: w.resizes.filter((r) => r.balloon && r.direction === 'grow').length,
+    deflates: w.resizes.filter((r) => r.balloon && r.direction === 'shrink').length,
+    batchAdded: w.workloads.added,
+    batchRemoved: w.workloads.removed,
+    policiesRestored: w.operator.policiesRestored,
+  };
+  const flips = w.operator.done.map(
+    (f) => `${f.cluster} ${f.feature} ${f.desired} @${f.cycle}${f.changed ? '' : ' (no change)'}`,
+  );
+  return { ...report(w.run, faults, w.resizes.length, invariants, started, w.names), balloons, flips };
 }
 
 async function startRuntime(run: Run): Promise<RuntimeProcess> {
