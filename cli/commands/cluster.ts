@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
-import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import { describeKubeconfigRef, type KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { assumeRoleProblem } from '../../shared/k8s/role.js';
@@ -10,8 +9,6 @@ import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
-import { verifyThroughStack } from '../remote-verify.js';
-import { refresh } from './cluster-refresh.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
@@ -54,7 +51,8 @@ export const command: CliCommand = {
     return runSubcommand(positionals, {
       register: () => register(values),
       list: () => list(values),
-      refresh: () => refresh(values),
+      // Loaded when used: cluster access and the runtime's delivery would slow every `cluster list`.
+      refresh: async () => (await import('./cluster-refresh.js')).refresh(values),
       deregister: () => deregister(values),
       adopt: () => adopt(values),
     });
@@ -103,6 +101,8 @@ async function register(values: Flags): Promise<number> {
     throw new UsageError((err as Error).message);
   }
   return withContext(values, async (ctx) => {
+    const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
+    const { verifyThroughStack } = await import('../remote-verify.js');
     const access = clusterAccess();
     const cluster = await registerCluster(
       { name, kubeconfig: ref, labels },
