@@ -363,7 +363,7 @@ async function get(values: Flags): Promise<number> {
       requests: Object.fromEntries(Object.entries(recs.requests).map(([c, a]) => [c, amountFields(a)])),
     };
     print(format, view, (wide) => [
-      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${recs.mode} as of ${recs.asOf}`,
+      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${recs.mode} as of ${recs.asOf} (the cluster's clock: sim time on a simulator)`,
       ...recsTable(recs, wide),
     ]);
     return 0;
