@@ -1,6 +1,6 @@
 import type { CliCommand } from './command.js';
 import { UsageError } from './command.js';
-import { refuseMissingStateDir } from './read-only.js';
+import { localStateDir, refuseMissingStateDir } from './read-only.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
 export const commands: Record<string, { summary: string; load: () => Promise<CliCommand> }> = {
@@ -79,8 +79,12 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`fleetscope: unknown command "${name}"; fleetscope --help lists the commands`);
     return 2;
   }
+  const wantsUsage = rest.includes('--help') || rest.includes('-h');
+  const stateDir = wantsUsage ? undefined : localStateDir(name, rest);
+  // The state's server (when none serves it yet) starts while the command's modules load.
+  if (stateDir) (await import('../local/state/connect.js')).openStateEarly(stateDir);
   const command = await entry.load();
-  if (rest.includes('--help') || rest.includes('-h')) {
+  if (wantsUsage) {
     console.log(command.usage);
     return 0;
   }

@@ -29,7 +29,26 @@ export class StateInUseError extends Error {
   override name = 'StateInUseError';
 }
 
+const early = new Map<string, Promise<SharedState>>();
+
+/**
+ * Starts opening a state directory now, for a later connectState in this process: the CLI calls it
+ * before loading a command's modules, so a server that has to start does so while they load.
+ */
+export function openStateEarly(stateDir: string): void {
+  if (early.has(stateDir)) return;
+  const opening = openState(stateDir);
+  opening.catch(() => {}); // met by connectState, or by nobody when the command never opens it
+  early.set(stateDir, opening);
+}
+
 export async function connectState(stateDir: string): Promise<SharedState> {
+  const opening = early.get(stateDir);
+  early.delete(stateDir);
+  return opening ?? openState(stateDir);
+}
+
+async function openState(stateDir: string): Promise<SharedState> {
   mkdirSync(stateDir, { recursive: true });
   // The lease comes first, so a server that is about to go idle sees it and stays.
   const release = takeLease(stateDir);
