@@ -10,7 +10,16 @@ import type { ClusterRead } from '../../shared/balloons/cycle.js';
 import { BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
-import { type BalloonEnv, balloonOn, nodesOf, podPhase, startBalloonEnv, workload } from './helpers.js';
+import {
+  type BalloonEnv,
+  balloonOn,
+  FIXED_SIZE_POLICY,
+  nodesOf,
+  podPhase,
+  startBalloonEnv,
+  WHOLE_CLUSTER_POLICY,
+  workload,
+} from './helpers.js';
 
 const GI = 2 ** 30;
 const explicit = (node: string, size: Amounts) => ({ node, size, requestedAt: 0, via: 'test' });
@@ -34,19 +43,7 @@ describe('balloons over the simulator', () => {
 
   it('creates the PriorityClass and DaemonSet, inflates by policy, and deflates as workloads grow', async () => {
     const [n1] = await nodesOf(env);
-    await env.store.putPolicy(
-      env.cluster,
-      validatePolicy({
-        name: 'all',
-        selector: 'kubernetes.io/os=linux',
-        headroomPercent: 0,
-        headroomMin: { cpu: '500m', memory: '1Gi' },
-        min: { cpu: '1', memory: '2Gi' },
-        max: { cpu: '64', memory: '256Gi' },
-        step: { cpu: '500m', memory: '1Gi' },
-        shrinkCooldownMinutes: 0,
-      }),
-    );
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
     await env.cycle(); // objects created; the DaemonSet controller places the balloons
     const pc = await env.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS });
     expect([pc.value, pc.preemptionPolicy]).toEqual([1_000_000_000, 'Never']);
@@ -166,18 +163,7 @@ describe('balloons over the simulator', () => {
 
   it('an explicit size overrides the policy, and clearing it hands the node back to the policy', async () => {
     const [n1] = await nodesOf(env);
-    await env.store.putPolicy(
-      env.cluster,
-      validatePolicy({
-        name: 'all',
-        selector: 'kubernetes.io/os=linux',
-        headroomPercent: 0,
-        headroomMin: { cpu: '0', memory: '0' },
-        min: { cpu: '2', memory: '4Gi' },
-        max: { cpu: '2', memory: '4Gi' },
-        shrinkCooldownMinutes: 0,
-      }),
-    );
+    await env.store.putPolicy(env.cluster, FIXED_SIZE_POLICY);
     await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(3000, 6 * GI)));
     await env.cycle();
     const r = await env.cycle();
@@ -190,18 +176,7 @@ describe('balloons over the simulator', () => {
 
   it('a node that grows from below (hotplug, a cloud resize) is sized from its new allocatable, not fought', async () => {
     const [n1] = await nodesOf(env);
-    await env.store.putPolicy(
-      env.cluster,
-      validatePolicy({
-        name: 'all',
-        selector: 'kubernetes.io/os=linux',
-        headroomPercent: 0,
-        headroomMin: { cpu: '0', memory: '0' },
-        min: { cpu: '2', memory: '4Gi' },
-        max: { cpu: '2', memory: '4Gi' },
-        shrinkCooldownMinutes: 0,
-      }),
-    );
+    await env.store.putPolicy(env.cluster, FIXED_SIZE_POLICY);
     await env.cycle();
     await env.cycle();
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 4 * GI)));

@@ -5,6 +5,7 @@ import { type Amounts, amounts } from '../../shared/balloons/amounts.js';
 import { type BalloonCycleResult, type ClusterRead, runBalloonCycle } from '../../shared/balloons/cycle.js';
 import { BalloonObjects } from '../../shared/balloons/incluster.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
+import { validatePolicy } from '../../shared/balloons/policy.js';
 import { snapshotRead } from '../../shared/balloons/read.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
@@ -15,6 +16,29 @@ import { Resizer, rawResizeApi } from '../../shared/resize/index.js';
 import { coreClient } from '../sim/helpers.js';
 
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
+
+/** Every node of the cluster, sized to its requests (no headroom), between 1 core / 2Gi and 64 / 256Gi. */
+export const WHOLE_CLUSTER_POLICY = validatePolicy({
+  name: 'all',
+  selector: 'kubernetes.io/os=linux',
+  headroomPercent: 0,
+  headroomMin: { cpu: '500m', memory: '1Gi' },
+  min: { cpu: '1', memory: '2Gi' },
+  max: { cpu: '64', memory: '256Gi' },
+  step: { cpu: '500m', memory: '1Gi' },
+  shrinkCooldownMinutes: 0,
+});
+
+/** Every node of the cluster offers exactly 2 cores and 4Gi. */
+export const FIXED_SIZE_POLICY = validatePolicy({
+  name: 'all',
+  selector: 'kubernetes.io/os=linux',
+  headroomPercent: 0,
+  headroomMin: { cpu: '0', memory: '0' },
+  min: { cpu: '2', memory: '4Gi' },
+  max: { cpu: '2', memory: '4Gi' },
+  shrinkCooldownMinutes: 0,
+});
 export type Sim = Awaited<ReturnType<typeof startSimulator>>;
 
 export interface BalloonEnv {

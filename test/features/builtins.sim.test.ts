@@ -4,14 +4,15 @@
  * VPA condition, spec.scope before the scoped CRD is reverted, stored state deleted or kept); claims off
  * refused while the cluster is in a ClusterSet, then everything fleetscope wrote removed but id.k8s.io.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { joinClusterSet, leaveClusterSet } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { parseCpu } from '../../shared/kernel/quantity.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import { WHOLE_CLUSTER_POLICY } from '../balloons/helpers.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
 import {
   BALLOONS,
@@ -44,19 +45,7 @@ describe('built-in features over the simulator', () => {
 
   it('balloons: on by default; off deflates first, and pods keep the space they took before the DaemonSet goes', async () => {
     const store = new BalloonStore(env.runtime.db, env.runtime.table);
-    await store.putPolicy(
-      'bal',
-      validatePolicy({
-        name: 'all',
-        selector: 'kubernetes.io/os=linux',
-        headroomPercent: 0,
-        headroomMin: { cpu: '500m', memory: '1Gi' },
-        min: { cpu: '1', memory: '2Gi' },
-        max: { cpu: '64', memory: '256Gi' },
-        step: { cpu: '500m', memory: '1Gi' },
-        shrinkCooldownMinutes: 0,
-      }),
-    );
+    await store.putPolicy('bal', WHOLE_CLUSTER_POLICY);
     const on = await drive(env, 'bal', BALLOONS, { between: () => env.cycle('bal') });
     expect(on.history.at(-1)).toMatchObject({
       to: 'On',

@@ -5,26 +5,16 @@
  * cluster; a desired value flipped mid-transition; a wait for no objects held until they are removed by
  * hand; a failing task retried with back-off, never skipped; an unreachable cluster keeps its place.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
 import type { StepMark } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import type { FeatureStore } from '../../shared/features/store.js';
+import { WHOLE_CLUSTER_POLICY } from '../balloons/helpers.js';
 import { BALLOONS, Crash, dangling, drive, type FeatureEnv, MINUTE, startFeatureEnv } from './helpers.js';
-
-const policy = validatePolicy({
-  name: 'all',
-  selector: 'kubernetes.io/os=linux',
-  headroomPercent: 0,
-  headroomMin: { cpu: '500m', memory: '1Gi' },
-  min: { cpu: '1', memory: '2Gi' },
-  max: { cpu: '64', memory: '256Gi' },
-  step: { cpu: '500m', memory: '1Gi' },
-  shrinkCooldownMinutes: 0,
-});
 
 /** A third party's feature made of built-in tasks only (as a file would declare it). */
 const widgets: FeatureSpec = {
@@ -71,7 +61,7 @@ describe('feature transitions over the simulator', () => {
   async function inflated(): Promise<string> {
     const name = `crash-${n++}`;
     await env.addCluster({ name, nodes: 2, seed: 20 + n });
-    await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(name, policy);
+    await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(name, WHOLE_CLUSTER_POLICY);
     await drive(env, name, BALLOONS, { between: () => env.cycle(name) });
     await env.cycle(name);
     env.sim.clock.advance(MINUTE);
