@@ -7,7 +7,7 @@ import { type SimClusterSpec, type SimDaemonSetSpec, type Simulator, startSimula
  * The demo's node agent: a DaemonSet whose load differs widely between nodes (0.25x to 4x, plus a daily
  * cycle), sized per node (KEP-4943) by a VerticalPodAutoscaler in update mode Auto.
  */
-const nodeAgent: SimDaemonSetSpec = {
+export const NODE_AGENT: SimDaemonSetSpec = {
   name: 'node-agent',
   namespace: 'monitoring',
   containers: [
@@ -63,7 +63,7 @@ export function demoFleetSpecs(clusters: number, nodes: number): SimClusterSpec[
     seed: i + 1,
     vpaCrd: true,
     metricsApi: clusters >= 3 && i === clusters - 1 ? ('absent' as const) : ('available' as const),
-    daemonSets: i === 0 ? [nodeAgent, netd] : [nodeAgent],
+    daemonSets: i === 0 ? [NODE_AGENT, netd] : [NODE_AGENT],
   }));
 }
 

@@ -4,7 +4,7 @@
  * anything fleetscope writes or prints.
  */
 import { randomBytes } from 'node:crypto';
-import { demoVpas } from '../local/demo-fleet.js';
+import { demoVpas, NODE_AGENT } from '../local/demo-fleet.js';
 import { ApiHandler, type RequestInfo } from '../local/sim/handler.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../local/sim/index.js';
 import type { Json } from '../local/sim/json.js';
@@ -26,23 +26,8 @@ export function soakClusterSpecs(clusters: number, nodes: number, canaries: stri
     seed: 1000 + i,
     vpaCrd: true,
     token: canaries[i],
-    daemonSets: [
-      {
-        name: 'node-agent',
-        namespace: 'monitoring',
-        containers: [
-          { name: 'collector', requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } },
-          { name: 'shipper', requests: { cpu: '100m', memory: '128Mi' } },
-        ],
-        load: {
-          cpu: 120,
-          memory: '160Mi',
-          containers: { shipper: { cpu: 30, memory: '60Mi' } },
-          perNode: 'heterogeneous',
-          perNodeRange: [0.25, 4],
-        },
-      },
-    ],
+    // The demo's node agent with a flat day: the soak judges histories and resizes, not load shapes.
+    daemonSets: [{ ...NODE_AGENT, load: { ...NODE_AGENT.load, diurnalAmplitude: 0 } }],
   }));
 }
 
