@@ -17,6 +17,20 @@ import { runFleetscopeInProcess } from '../support/cli.js';
 import { agentDaemonSet, MINUTE, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const run = (args: string[]) => runFleetscopeInProcess(args);
+/** `recommendations import-checkpoints` of `file` for a DaemonSet of c1, on the state in `dir`. */
+const importCheckpoints = (dir: string, file: string, daemonSet = 'monitoring/agent') =>
+  run([
+    'recommendations',
+    'import-checkpoints',
+    '--cluster',
+    'c1',
+    '--daemonset',
+    daemonSet,
+    '--file',
+    file,
+    '--state-dir',
+    dir,
+  ]);
 
 describe('fleetscope recommendations', () => {
   let dir: string;
@@ -162,18 +176,7 @@ describe('fleetscope recommendations', () => {
     expect(list.items.length).toBe(nodes.length * 2 + 2);
     const file = join(dir, 'checkpoints.json');
     await writeFile(file, r.out);
-    const back = await run([
-      'recommendations',
-      'import-checkpoints',
-      '--cluster',
-      'c1',
-      '--daemonset',
-      'monitoring/agent',
-      '--file',
-      file,
-      '--state-dir',
-      dir,
-    ]);
+    const back = await importCheckpoints(dir, file);
     expect(back.code).toBe(0);
     // Every node already has its own history, which wins; each item skipped says why.
     const lines = back.out.split('\n');
@@ -203,18 +206,7 @@ describe('fleetscope recommendations', () => {
       spec: { ...c.spec, scopeValue: c.spec.scopeValue && `elsewhere-${i}` },
     }));
     await writeFile(file, JSON.stringify({ kind: 'List', items: [...foreign, { kind: 'Pod' }] }));
-    const other = await run([
-      'recommendations',
-      'import-checkpoints',
-      '--cluster',
-      'c1',
-      '--daemonset',
-      'monitoring/agent',
-      '--file',
-      file,
-      '--state-dir',
-      dir,
-    ]);
+    const other = await importCheckpoints(dir, file);
     expect(other.code).toBe(0);
     const out = other.out.split('\n');
     expect(out[0]).toBe(`c1 monitoring/agent: 0 checkpoint(s) imported, ${list.items.length + 1} skipped`);
@@ -230,19 +222,7 @@ describe('fleetscope recommendations', () => {
   it('import-checkpoints refuses a file that is not JSON, and a DaemonSet whose nodes it cannot read', async () => {
     const file = join(dir, 'not-json.txt');
     await writeFile(file, 'kind: List\n');
-    const importing = (daemonSet: string) =>
-      run([
-        'recommendations',
-        'import-checkpoints',
-        '--cluster',
-        'c1',
-        '--daemonset',
-        daemonSet,
-        '--file',
-        file,
-        '--state-dir',
-        dir,
-      ]);
+    const importing = (daemonSet: string) => importCheckpoints(dir, file, daemonSet);
     const notJson = await importing('monitoring/agent');
     expect(notJson.code).toBe(2);
     expect(notJson.err).toMatch(/the checkpoints file is not JSON/);
