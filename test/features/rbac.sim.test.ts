@@ -5,6 +5,7 @@
  * through the same token). No request is refused: the permissions each capability declares for its own
  * off-transition, and the features capability's for the Feature objects, are enough.
  */
+
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,17 +17,11 @@ import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { rbacManifests } from '../../shared/platform/rbac-manifests.js';
+import { collectionPath } from '../support/rbac-paths.js';
 import { EXERCISES } from './exercises.js';
 import { BALLOONS, CLAIMS, dangling, drive, type FeatureEnv, NODESCOPE, startFeatureEnv } from './helpers.js';
 
 const NS = 'fleetscope';
-const PLURAL: Record<string, string> = {
-  ServiceAccount: 'serviceaccounts',
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  Role: 'roles',
-  RoleBinding: 'rolebindings',
-};
 
 describe('feature transitions under RBAC enforcement', () => {
   let env: FeatureEnv;
@@ -40,10 +35,7 @@ describe('feature transitions under RBAC enforcement', () => {
     await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
     const subject = { kind: 'ServiceAccount' as const, namespace: NS, name: 'fleetscope' };
     for (const m of rbacManifests(CAPABILITIES, { subjects: [subject], prefix: 'fs' })) {
-      const o = m.object as { apiVersion: string; kind: string; metadata: { namespace?: string } };
-      const base = o.apiVersion === 'v1' ? '/api/v1' : `/apis/${o.apiVersion}`;
-      const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
-      await post(`${base}${ns}/${PLURAL[o.kind]}`, o);
+      await post(collectionPath(m.object as never), m.object);
     }
     const { status } = await post<{ status: { token: string } }>(
       `/api/v1/namespaces/${NS}/serviceaccounts/fleetscope/token`,

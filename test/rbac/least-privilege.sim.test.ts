@@ -5,6 +5,7 @@
  * request of any cycle is refused, and what no capability needs (secrets, deleting pods, writing nodes)
  * is refused with the real server's 403.
  */
+
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,27 +28,13 @@ import type { Detail } from '../../shared/platform/events.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { agentDaemonSet, HOUR, MINUTE, START, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
 import { raw } from '../sim/helpers.js';
+import { collectionPath } from '../support/rbac-paths.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
 const NS = 'fleetscope';
 const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
 type Cap = (typeof CAPS)[number];
 const userOf = (cap: Cap) => `system:serviceaccount:${NS}:fs-${cap}`;
-
-const PLURAL: Record<string, string> = {
-  ServiceAccount: 'serviceaccounts',
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  Role: 'roles',
-  RoleBinding: 'rolebindings',
-};
-
-/** The collection path of a manifest (POST target). */
-function collectionPath(obj: { apiVersion: string; kind: string; metadata: { namespace?: string } }): string {
-  const base = obj.apiVersion === 'v1' ? '/api/v1' : `/apis/${obj.apiVersion}`;
-  const ns = obj.metadata.namespace ? `/namespaces/${obj.metadata.namespace}` : '';
-  return `${base}${ns}/${PLURAL[obj.kind]}`;
-}
 
 const event = (detailType: string, detail: Record<string, unknown>) => ({
   version: '0',
