@@ -24,6 +24,26 @@ export interface Attributes {
   name: string;
 }
 
+/** The attributes of a check the server makes itself (escalate, bind, impersonate): a resource request. */
+export function resourceAttributes(
+  user: UserInfo,
+  verb: string,
+  on: { apiGroup: string; resource: string; name: string; namespace?: string; subresource?: string },
+): Attributes {
+  return {
+    user,
+    verb,
+    resourceRequest: true,
+    path: '',
+    apiVersion: '',
+    namespace: on.namespace ?? '',
+    subresource: on.subresource ?? '',
+    apiGroup: on.apiGroup,
+    resource: on.resource,
+    name: on.name,
+  };
+}
+
 export interface Decision {
   allowed: boolean;
   reason: string;

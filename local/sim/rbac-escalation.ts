@@ -7,7 +7,7 @@
  * upstream's compact form.
  */
 import type { UserInfo } from './authn.js';
-import { authorize, type Rule, rulesOf } from './authz.js';
+import { authorize, type Rule, resourceAttributes, rulesOf } from './authz.js';
 import type { ClusterState } from './cluster.js';
 import { ApiError, notFound } from './errors.js';
 import type { Json } from './json.js';
@@ -143,18 +143,10 @@ function allowedOn(
   name: string,
   namespace: string,
 ) {
-  return authorize(cluster, {
-    user,
-    verb,
-    resourceRequest: true,
-    path: '',
-    apiGroup: RBAC_GROUP,
-    apiVersion: '',
-    namespace,
-    resource,
-    subresource: '',
-    name,
-  }).allowed;
+  return authorize(
+    cluster,
+    resourceAttributes(user, verb, { apiGroup: RBAC_GROUP, resource, name, namespace }),
+  ).allowed;
 }
 
 export interface RbacWrite {
