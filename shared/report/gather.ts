@@ -54,8 +54,9 @@ async function nodescopeInputs(src: ReportSource, clusters: string[], wanted: Se
 async function balloonInputs(src: ReportSource, clusters: string[]) {
   const store = new BalloonStore(src.db, src.table);
   return mapLimit(clusters, READS_IN_FLIGHT, async (cluster) => {
-    const [state, items] = await Promise.all([store.state(cluster), store.load(cluster)]);
-    return { cluster, ...(state ? { state } : {}), policies: items.policies.length };
+    // One query: the cluster's balloon items carry its state beside its policies.
+    const { state, policies } = await store.load(cluster);
+    return { cluster, ...(state ? { state } : {}), policies: policies.length };
   });
 }
 
