@@ -222,19 +222,25 @@ async function whyNoBalloons(
   if (found.length === 0)
     return ['no balloons: no clusters registered (fleetscope cluster register adds one)'];
   const lines = ['no balloons:'];
-  for (const [cluster, state] of found) {
-    if (!state) lines.push(`  ${cluster}: no cycle has run yet (fleetscope run --once --cluster ${cluster})`);
-    else if (values.node || values.pool)
-      lines.push(
-        `  ${cluster}: no ${values.node ? `node ${values.node}` : `pool ${values.pool}`} with a balloon`,
-      );
-    else if ((await store.load(cluster)).policies.length === 0)
-      lines.push(
-        `  ${cluster}: no balloon policy (fleetscope balloons policy set), explicit size (balloons resize) or shared host (fleetscope.io/host-id) asks for balloons`,
-      );
-    else lines.push(`  ${cluster}: its policies match no node, or no cycle has sized one yet`);
-  }
+  for (const [cluster, state] of found)
+    lines.push(`  ${cluster}: ${await whyNoneIn(store, cluster, state, values)}`);
   return lines;
+}
+
+async function whyNoneIn(
+  store: BalloonStore,
+  cluster: string,
+  state: ClusterBalloons | undefined,
+  values: Flags,
+): Promise<string> {
+  if (state && (values.node || values.pool))
+    return `no ${values.node ? `node ${values.node}` : `pool ${values.pool}`} with a balloon`;
+  // Without a policy or an explicit size the cycle keeps no balloon state: say so, not "no cycle yet".
+  const { policies, requests } = await store.load(cluster);
+  if (policies.length === 0 && requests.length === 0)
+    return 'no balloon policy (fleetscope balloons policy set), explicit size (balloons resize) or shared host (fleetscope.io/host-id) asks for balloons';
+  if (!state) return `no cycle has run yet (fleetscope run --once --cluster ${cluster})`;
+  return 'its policies match no node, or no cycle has sized one yet';
 }
 
 /** Sets (or with --clear drops) a node's explicit size: validated here, applied by the next cycle. */

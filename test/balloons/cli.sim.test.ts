@@ -54,6 +54,18 @@ describe('fleetscope balloons', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  it('says why status is empty: nothing asks for balloons, then no cycle has run since something does', async () => {
+    expect((await run(['balloons', 'status'])).out).toMatch(/^no balloons:\n {2}c1: no balloon policy /);
+    const policy = ['--cluster', 'c1', '--name', 'why', '--selector', 'kubernetes.io/os=linux'];
+    expect(
+      (await run(['balloons', 'policy', 'set', ...policy, '--max-cpu', '2', '--max-memory', '4Gi'])).code,
+    ).toBe(0);
+    expect((await run(['balloons', 'status'])).out).toBe(
+      'no balloons:\n  c1: no cycle has run yet (fleetscope run --once --cluster c1)',
+    );
+    expect((await run(['balloons', 'policy', 'delete', '--cluster', 'c1', '--name', 'why'])).code).toBe(0);
+  });
+
   it('sets, shows and deletes a policy; refuses a bad one naming the field, writing nothing', async () => {
     const bad = await run([
       'balloons',
