@@ -1,3 +1,6 @@
+import { allSchedules } from '../shared/capabilities.js';
+import { MIRROR_RETRY_MS } from '../shared/features/reconciler.js';
+
 /** How big and how rough a soak is. `npm run soak` runs FULL; `npm test` runs SHORT. */
 export interface SoakConfig {
   clusters: number;
@@ -37,6 +40,16 @@ export interface FeatureFlip {
   desired: 'on' | 'off' | 'default';
 }
 
+/** What the simulated clock advances each cycle: the shortest schedule period. */
+export const soakPeriodMs = (): number => Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000;
+
+/**
+ * Clean cycles enough for what waits on the clock once faults stop: a Feature mirror whose write
+ * failed in the last rough cycle is written again only after MIRROR_RETRY_MS.
+ */
+const settleAtLeast = (cycles: number): number =>
+  Math.max(cycles, Math.ceil(MIRROR_RETRY_MS / soakPeriodMs()) + 1);
+
 /** The cycle (1-based, never the first: it registers the fleet) at which a flip happens. */
 export const flipCycle = (cfg: Pick<SoakConfig, 'cycles'>, f: FeatureFlip): number =>
   Math.max(2, Math.min(cfg.cycles, Math.round(f.at * cfg.cycles)));
@@ -57,9 +70,7 @@ export const FULL: SoakConfig = {
   faultRate: 0.03,
   slowResponses: 4,
   cliEvery: 10,
-  // Long enough for what waits on the clock once faults stop: a feature mirror that failed is written
-  // again after 15 minutes (MIRROR_RETRY_MS), and every cycle is 2 minutes.
-  settleCycles: 10,
+  settleCycles: settleAtLeast(10),
   seed: 9,
   balloonShare: 0.5,
   elasticNodes: 2,
@@ -92,7 +103,7 @@ export const SHORT: SoakConfig = {
   slowResponses: 0,
   cliEvery: 4,
   // Turning balloons off waits 10 minutes for uses: the last flip must end before the checks.
-  settleCycles: 5,
+  settleCycles: settleAtLeast(5),
   seed: 9,
   balloonShare: 0.5,
   elasticNodes: 2,

@@ -14,14 +14,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import { connectState } from '../local/state/connect.js';
-import { allSchedules, CAPABILITIES } from '../shared/capabilities.js';
+import { CAPABILITIES } from '../shared/capabilities.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
-import type { SoakConfig } from './config.js';
+import { type SoakConfig, soakPeriodMs } from './config.js';
 import { type FaultCounts, injectFaults } from './faults.js';
 import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
@@ -170,7 +170,7 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     canaries,
     names,
     withBalloons,
-    period: Math.min(...allSchedules().map((s) => s.everyMinutes)) * 60_000,
+    period: soakPeriodMs(),
     resizes: [] as ResizeRequest[],
     removals: [] as PodRemoval[],
     deletes: [] as ObjectDelete[],
