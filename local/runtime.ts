@@ -3,13 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setFeatureClock } from '../shared/features/clock.js';
+import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
 import { resetDeps } from '../shared/platform/deps.js';
 import { LocalBus } from './bus.js';
 import { ensureTables, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
 import { REPO_ROOT } from './root.js';
-import { LocalScheduler } from './scheduler.js';
+import { LocalScheduler, type ScheduleClock } from './scheduler.js';
 import { connectState } from './state/connect.js';
 
 export { REPO_ROOT };
@@ -24,6 +26,12 @@ export interface LocalRuntimeOptions {
   retryDelayMs?: number;
   /** Concurrent invocations per function (reserved concurrency); default one (see LocalInvoker). */
   concurrency?: (functionId: string) => number;
+  /**
+   * The clock the schedules run on, and with them every wait, lease and backoff of the handlers in this
+   * process (features' waits for uses, node scope's and balloons' resize backoffs and cool-downs): the
+   * simulated clusters' clock in the demo, so `--speedup` compresses them all alike. Default: the wall.
+   */
+  clock?: ScheduleClock;
 }
 
 export interface LocalRuntime {
@@ -35,6 +43,8 @@ export interface LocalRuntime {
   bus: LocalBus;
   invoker: LocalInvoker;
   scheduler: LocalScheduler;
+  /** The schedule clock (see LocalRuntimeOptions.clock). */
+  clock: ScheduleClock;
   stop(): Promise<void>;
 }
 
@@ -101,7 +111,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
   const client = new DynamoDBClient({});
   const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const scheduler = new LocalScheduler(invoker, bus);
+  const clock = opts.clock ?? Date.now;
+  // Only a runtime given a clock sets the handlers' (a test may have set them itself).
+  if (opts.clock) useClock(opts.clock);
+  const scheduler = new LocalScheduler(invoker, bus, clock);
   return {
     dynamoEndpoint: dynamo.endpoint,
     ...tables,
@@ -109,8 +122,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     bus,
     invoker,
     scheduler,
+    clock,
     async stop() {
       scheduler.stop();
+      if (opts.clock) useClock(undefined);
       await bus.stop();
       resetDeps();
       client.destroy();
@@ -119,6 +134,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       restoreEnv();
     },
   };
+}
+
+/** Points the handlers' clocks at the schedule clock (undefined: back to the wall clock). */
+function useClock(clock: ScheduleClock | undefined): void {
+  setFeatureClock(clock);
+  setNodeScopeClock(clock);
 }
 
 /** The values of ENV_TOUCHED now, and a function that puts them back. */
