@@ -5,26 +5,21 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { balloonSummaryLines } from '../shared/balloons/summary.js';
 import { allSchedules } from '../shared/capabilities.js';
-import { claimsSummaryLines } from '../shared/claims/summary.js';
-import { featureSummaryLines } from '../shared/features/summary.js';
-import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
 import { balloonStory } from './demo-balloons.js';
 import type { LocalRuntime } from './runtime.js';
 import { schedulesLine } from './scheduler.js';
 import { hasDemo1, type LocalControlPlane, startControlPlane } from './start.js';
-import { addSummarySection, printSummary } from './summary.js';
-
-addSummarySection(claimsSummaryLines);
-addSummarySection((runtime) => nodescopeSummaryLines(runtime));
-addSummarySection((runtime) => balloonSummaryLines(runtime));
-addSummarySection((runtime) => featureSummaryLines(runtime));
+import { compactSummary, fullSummary, summarySections } from './summary.js';
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
-                    [--speedup X] [--verbose]`;
+                    [--speedup X] [--verbose]
+
+The first summary is in full; the next ones say what changed since the one before, with the full
+tables every 5 minutes and when you press Enter. --verbose prints every summary in full, and the
+handlers' logs.`;
 
 /** What `npm start` was asked to run. */
 interface StartOptions {
@@ -53,7 +48,7 @@ async function main(): Promise<number> {
   const plane = await startControlPlane({ ...options, say: (l) => console.log(l) });
   try {
     const { runtime, fleet } = plane;
-    const summaries = new Summaries(runtime, fleet.demo ? runtime.clock : undefined);
+    const summaries = new Summaries(runtime, options.verbose, fleet.demo ? runtime.clock : undefined);
     await runtime.scheduler.runOnce();
     await summaries.print();
     if (fleet.demo && hasDemo1(fleet.targets)) {
@@ -98,20 +93,47 @@ function readOptions(): StartOptions | undefined {
   };
 }
 
-/** The summary after each cycle, numbered. */
+/** A full summary at least this often (wall time); compact ones in between. */
+const FULL_SUMMARY_EVERY_MS = 5 * 60_000;
+
+/**
+ * The summaries, numbered: the first in full, then what changed since the one before (it fits a
+ * screen), with the full tables every FULL_SUMMARY_EVERY_MS, on Enter, and always under --verbose.
+ */
 class Summaries {
-  private cycle = 0;
+  private count = 0;
+  private previous: string[][] = [];
+  private lastFullAt = 0;
+  private fullNext = false;
   /** `simNow`: the simulated clusters' clock (it runs at --speedup), when the fleet is the demo's. */
   constructor(
     private readonly runtime: LocalRuntime,
+    private readonly verbose: boolean,
     private readonly simNow?: () => number,
   ) {}
+
+  /** The next summary is a full one (Enter on the terminal). */
+  askFull(): void {
+    this.fullNext = true;
+  }
+
   async print(ran?: string): Promise<void> {
-    this.cycle++;
-    const wall = `${new Date().toISOString()} wall time`;
+    this.count++;
+    const wallMs = Date.now();
     const sim = this.simNow ? `, ${new Date(this.simNow()).toISOString()} sim time` : '';
-    const at = `cycle ${this.cycle} at ${wall}${sim}`;
-    await printSummary(this.runtime, ran === undefined ? at : `${at} (ran: ${ran})`);
+    const at = `summary ${this.count} at ${new Date(wallMs).toISOString()} wall time${sim}`;
+    const title = ran === undefined ? at : `${at} (ran: ${ran})`;
+    const sections = await summarySections(this.runtime);
+    const full = this.verbose || this.fullNext || wallMs - this.lastFullAt >= FULL_SUMMARY_EVERY_MS;
+    if (full) {
+      this.lastFullAt = wallMs;
+      this.fullNext = false;
+    }
+    const lines = full
+      ? fullSummary(title, sections)
+      : compactSummary(`${title}: what changed (Enter: full tables)`, this.previous, sections);
+    this.previous = sections;
+    console.log(lines.join('\n'));
   }
 }
 
@@ -136,6 +158,14 @@ async function runUntilStopped(
     await summaries.print(which);
   }, shortestMs / speedup);
   plane.onStop(async () => clearInterval(printer));
+  if (process.stdin.isTTY) {
+    // Enter asks for the full tables now (line mode: Ctrl-C still stops).
+    process.stdin.on('data', () => {
+      summaries.askFull();
+      void summaries.print('on request');
+    });
+    plane.onStop(async () => void process.stdin.pause());
+  }
   await new Promise<void>((r) => {
     process.once('SIGINT', r);
     process.once('SIGTERM', r);

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
-import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
+import { isStale, reachabilityText } from '../../shared/fleet/reachability.js';
+import { AlreadyRegisteredError, deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import { describeKubeconfigRef, type KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { parseFlags, registeredCluster, stateDirOf, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
@@ -117,10 +118,27 @@ async function register(values: Flags): Promise<number> {
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
       },
-    );
+    ).catch((err) => {
+      throw err instanceof AlreadyRegisteredError
+        ? new Error(alreadyRegistered(err.existing, ctx.mode === 'local' ? stateDirOf(values) : undefined))
+        : err;
+    });
     console.log(`registered cluster ${cluster.name}`);
     return 0;
   });
+}
+
+/**
+ * The name is taken (by `npm start`'s demo, or an earlier walkthrough): where the registration points and
+ * the three ways on, the command for each.
+ */
+function alreadyRegistered(existing: RegisteredCluster, stateDir: string | undefined): string {
+  const where = stateDir ? ` in ${stateDir}` : '';
+  return (
+    `cluster "${existing.name}" is already registered${where} (${describeKubeconfigRef(existing.kubeconfig)}, ` +
+    `since ${existing.registeredAt}): deregister it first (fleetscope cluster deregister --name ${existing.name}), ` +
+    'register this one under another --name, or keep separate state (--state-dir DIR or FLEETSCOPE_STATE_DIR)'
+  );
 }
 
 async function list(values: Flags): Promise<number> {
@@ -136,11 +154,16 @@ async function list(values: Flags): Promise<number> {
       clusters.map((c) => c.name),
     );
     const statuses = await ctx.registry.statuses(clusters.map((c) => c.name));
-    const rows = clusters.map((c) => ({
-      cluster: printable(c),
-      claims: ids[c.name],
-      status: statuses.get(c.name),
-    }));
+    const now = Date.now();
+    const rows = clusters.map((c) => {
+      const status = statuses.get(c.name);
+      // An observation carries its staleness: JSON readers get the same judgement as the table.
+      return {
+        cluster: printable(c),
+        claims: ids[c.name],
+        status: status && { ...status, stale: isStale(status, now) },
+      };
+    });
     rows.sort(sortBy);
     if (rows.length === 0 && format !== 'json' && format !== 'yaml') {
       console.log('no clusters registered (fleetscope cluster register adds one)');
@@ -180,7 +203,8 @@ function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
 }
 
 function clusterTable(rows: ListRow[], wide: boolean): string[] {
-  const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED'];
+  const now = Date.now();
+  const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS'];
   if (wide) head.push('OBSERVED AT (WALL TIME)', 'REGISTERED AT', 'KUBECONFIG', 'ERROR');
   return textTable([
     [...head, 'OWNER', 'LABELS'],
@@ -188,11 +212,10 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
       cluster.name,
       claims?.id ?? '-',
       claims?.clusterSet ?? '-',
-      status ? (status.reachable ? 'yes' : 'no') : '-',
+      reachabilityText(status, now),
       status?.serverVersion ?? '-',
       status?.nodeCount?.toString() ?? '-',
       status?.metricsApi ?? '-',
-      status ? age(status.observedAt) : 'never',
       ...(wide
         ? [
             status?.observedAt ?? '-',
@@ -244,13 +267,4 @@ async function adopt(values: Flags): Promise<number> {
     console.log(`cluster ${name}: owner ${from ?? '(none)'} -> ${me}`);
     return 0;
   });
-}
-
-/** How long ago an inventory was taken: the REACHABLE column is only as fresh as this. */
-function age(iso: string, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (s < 120) return `${s}s ago`;
-  if (s < 7200) return `${Math.round(s / 60)}m ago`;
-  if (s < 172800) return `${Math.round(s / 3600)}h ago`;
-  return `${Math.round(s / 86400)}d ago`;
 }

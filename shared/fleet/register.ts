@@ -7,6 +7,14 @@ export class RegistrationError extends Error {
   override name = 'RegistrationError';
 }
 
+/** The name is taken: carries the registration that holds it, so the caller can say what to do. */
+export class AlreadyRegisteredError extends RegistrationError {
+  override name = 'AlreadyRegisteredError';
+  constructor(readonly existing: RegisteredCluster) {
+    super(`cluster "${existing.name}" is already registered`);
+  }
+}
+
 export interface RegistrationPorts {
   store: RegistryStore;
   publisher: EventPublisher;
@@ -37,9 +45,8 @@ export async function registerCluster(
     const problem = labelProblem(k, v);
     if (problem) throw new RegistrationError(problem);
   }
-  if (await ports.store.get(input.name)) {
-    throw new RegistrationError(`cluster "${input.name}" is already registered`);
-  }
+  const existing = await ports.store.get(input.name);
+  if (existing) throw new AlreadyRegisteredError(existing);
   const { kubeSystemUid } = await ports.verify(input.name, input.kubeconfig);
   const cluster: RegisteredCluster = {
     name: input.name,

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalControlPlane, startControlPlane } from '../../local/start.js';
+import { compactSummary, fullSummary, summarySections } from '../../local/summary.js';
 import { FeatureStore } from '../../shared/features/store.js';
 
 const SPEEDUP = 60;
@@ -50,4 +51,25 @@ describe('npm start at --speedup 60, on the demo clusters clock', () => {
     expect(ran.filter((id) => id === 'cycle').length).toBeGreaterThanOrEqual(2);
     expect(sim.clock.now() - t0).toBeLessThanOrEqual(30 * 60_000);
   }, 240_000);
+
+  it('prints, after the first full summary, what changed in a screenful', async () => {
+    const { runtime, fleet } = plane;
+    const first = await summarySections(runtime);
+    const full = fullSummary('summary 1', first);
+    fleet.demo!.sim.clock.advance(5 * 60_000);
+    await runtime.scheduler.runDue();
+    const next = await summarySections(runtime);
+    const compact = compactSummary('summary 2', first, next);
+    // The full tables run to several screens; what changed fits one, headline first.
+    expect(full.length).toBeGreaterThan(compact.length);
+    expect(compact.length).toBeLessThanOrEqual(40);
+    expect(compact[0]).toBe('--- summary 2 ---');
+    // A section that did not change is left out: the features all stayed On.
+    expect(compact.some((l) => l.startsWith('features:'))).toBe(false);
+    // Nothing changed at all is said in one line.
+    expect(compactSummary('summary 3', next, next)).toEqual([
+      '--- summary 3 ---',
+      'no change since the last summary',
+    ]);
+  }, 120_000);
 });
