@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { setFeatureClock } from '../shared/features/clock.js';
@@ -59,6 +59,7 @@ const ENV_TOUCHED = [
   ENV.bus,
   ENV.reportDir,
   'POWERTOOLS_SERVICE_NAME',
+  'FLEETSCOPE_OWNER_ID',
 ];
 
 /**
@@ -102,6 +103,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   env[ENV.idempotencyTable] = tables.idempotencyTable;
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
+  // The control plane as clusters' owner leases name it: one per state directory (two state directories
+  // are two control planes, each with its own registry), unless the user names it.
+  env.FLEETSCOPE_OWNER_ID ||= opts.stateDir
+    ? `local:${resolve(opts.stateDir)}`
+    : `local:memory:${process.pid}`;
   const throwawayReports = placeReports(env, opts.stateDir);
 
   const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);

@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { joinDemoClusterSets } from '../shared/claims/summary.js';
 import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { registerCluster } from '../shared/fleet/register.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { describeKubeconfigRef, type KubeconfigRef, kubeconfigRefKey } from '../shared/k8s/kubeconfig-ref.js';
@@ -136,7 +137,12 @@ async function registerTargets(runtime: LocalRuntime, targets: Target[], say: (l
     try {
       await registerCluster(
         { name: t.name, kubeconfig: t.ref, labels: { 'fleetscope.io/source': 'local' } },
-        { store, publisher: deps().publisher, verify: (n, r) => access.verify(n, r) },
+        {
+          store,
+          publisher: deps().publisher,
+          verify: (n, r) => access.verify(n, r),
+          holdOwner: async (n, r) => ownerRefusal(n, await access.client(n, r), runtime.clock()),
+        },
       );
       say(`registered ${t.name}`);
     } catch (err) {

@@ -20,6 +20,10 @@ const usage = `usage:
                                                          inventory now, and what changed
   fleetscope cluster deregister --name NAME
   fleetscope cluster adopt --name NAME [--from OWNER]   make this control plane the cluster's owner
+  fleetscope cluster adopt --name NAME --force [--kubeconfig FILE [--context CTX]]
+                                                         take the cluster over from another control plane
+                                                         (another stack or state directory), registering
+                                                         it here when it is not yet
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
@@ -36,6 +40,7 @@ const options = {
   'assume-role': { type: 'string' },
   'external-id': { type: 'string' },
   from: { type: 'string' },
+  force: { type: 'boolean' },
   label: { type: 'string', multiple: true },
   cluster: { type: 'string', multiple: true },
   ...outputOptions,
@@ -117,6 +122,18 @@ async function register(values: Flags): Promise<number> {
           : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
+        // Locally: the cluster itself says whether another control plane owns it (a deployed stack's
+        // verify function does not write to clusters; its first cycle takes the lease).
+        ...(ctx.verifyFunction
+          ? {}
+          : {
+              holdOwner: async (n: string, r: KubeconfigRef) =>
+                (await import('../../shared/fleet/owner-lease.js')).ownerRefusal(
+                  n,
+                  await access.client(n, r),
+                  Date.now(),
+                ),
+            }),
       },
     ).catch((err) => {
       throw err instanceof AlreadyRegisteredError
@@ -124,6 +141,49 @@ async function register(values: Flags): Promise<number> {
         : err;
     });
     console.log(`registered cluster ${cluster.name}`);
+    return 0;
+  });
+}
+
+/**
+ * `adopt --force`: the cluster's owner lease taken from whichever control plane holds it (the old one
+ * sees it at its next cycle and stops writing); registered here first when it is not yet.
+ */
+async function takeOver(name: string, values: Flags): Promise<number> {
+  const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
+  const { holdOwnerLease, controlPlaneIdentity } = await import('../../shared/fleet/owner-lease.js');
+  const access = clusterAccess();
+  return withContext(values, async (ctx) => {
+    const me = controlPlaneIdentity(); // the runtime names this state's control plane
+    let from = 'no control plane';
+    const take = async (n: string, ref: KubeconfigRef) => {
+      const r = await holdOwnerLease(await access.client(n, ref), me, Date.now(), { force: true });
+      if (r.before.kind === 'other' || r.before.kind === 'expired')
+        from = `control plane "${r.before.holder}"`;
+      return r.held ? undefined : `cluster "${n}": the owner lease changed meanwhile; try again`;
+    };
+    const existing = await ctx.registry.get(name);
+    if (existing) {
+      const refused = await take(name, existing.kubeconfig);
+      if (refused) throw new Error(refused);
+    } else {
+      if (!values.kubeconfig && !values['secret-id'])
+        throw new UsageError(
+          `cluster "${name}" is not registered here: give --kubeconfig FILE (and --context) to take it over`,
+        );
+      await registerCluster(
+        { name, kubeconfig: kubeconfigRefOf(values), labels: parseLabels(values.label ?? []) },
+        {
+          store: ctx.registry,
+          publisher: ctx.publisher,
+          verify: (n, r) => access.verify(n, r),
+          warn: (m) => console.error(`warning: ${m}`),
+          owner: readConfig().controlPlane,
+          holdOwner: take,
+        },
+      );
+    }
+    console.log(`cluster ${name}: taken over from ${from} by ${me}${existing ? '' : ' (registered here)'}`);
     return 0;
   });
 }
@@ -247,6 +307,7 @@ async function deregister(values: Flags): Promise<number> {
 
 async function adopt(values: Flags): Promise<number> {
   const name = need(values.name, 'adopt needs --name');
+  if (values.force) return takeOver(name, values);
   return withContext(values, async (ctx) => {
     const me = readConfig().controlPlane;
     const cluster = await ctx.registry.get(name);

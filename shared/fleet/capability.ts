@@ -1,5 +1,6 @@
 import type { FeaturedCapability } from '../features/spec.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
+import { OWNER_LEASE } from './ownership.js';
 
 /** Every capability that needs the cluster ID reads it from the kube-system namespace. */
 export const readKubeSystem: KubePermission = {
@@ -42,5 +43,29 @@ export const fleetCapability: FeaturedCapability = {
   ],
   schedules: [],
   rules: [],
-  kubernetes: [{ ...readKubeSystem, why: 'registration reads the kube-system namespace UID' }],
+  kubernetes: [
+    { ...readKubeSystem, why: 'registration reads the kube-system namespace UID' },
+    // The owner lease (ownership.ts): taken at registration, renewed by every cycle and claims sync.
+    {
+      group: 'coordination.k8s.io',
+      resources: ['leases'],
+      verbs: ['get', 'update'],
+      names: [OWNER_LEASE.name],
+      namespace: OWNER_LEASE.namespace,
+      why: 'reads and renews the owner lease: which control plane acts on the cluster',
+    },
+    {
+      group: 'coordination.k8s.io',
+      resources: ['leases'],
+      verbs: ['create'],
+      namespace: OWNER_LEASE.namespace,
+      why: 'creates the owner lease at registration',
+    },
+    {
+      group: '',
+      resources: ['namespaces'],
+      verbs: ['create'],
+      why: `creates ${OWNER_LEASE.namespace} for the owner lease on a new cluster`,
+    },
+  ],
 };

@@ -27,6 +27,11 @@ export interface RegistrationPorts {
   warn?: (message: string) => void;
   /** The control plane that will act on the cluster (recorded as its owner). */
   owner?: string;
+  /**
+   * Takes the cluster's owner lease for this control plane (ownership.ts); returns why not when another
+   * live control plane holds it. Absent: the cluster is not asked.
+   */
+  holdOwner?: (name: string, ref: KubeconfigRef) => Promise<string | undefined>;
 }
 
 /**
@@ -48,6 +53,8 @@ export async function registerCluster(
   const existing = await ports.store.get(input.name);
   if (existing) throw new AlreadyRegisteredError(existing);
   const { kubeSystemUid } = await ports.verify(input.name, input.kubeconfig);
+  const refused = await ports.holdOwner?.(input.name, input.kubeconfig);
+  if (refused) throw new RegistrationError(refused);
   const cluster: RegisteredCluster = {
     name: input.name,
     kubeconfig: input.kubeconfig,
