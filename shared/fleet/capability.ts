@@ -51,15 +51,13 @@ export const fleetCapability: FeaturedCapability = {
       resources: ['leases'],
       verbs: ['get', 'update'],
       names: [OWNER_LEASE.name],
-      namespace: OWNER_LEASE.namespace,
-      why: 'reads and renews the owner lease: which control plane acts on the cluster',
+      why: `reads and renews the owner lease (${OWNER_LEASE.namespace}): which control plane acts on the cluster`,
     },
     {
       group: 'coordination.k8s.io',
       resources: ['leases'],
       verbs: ['create'],
-      namespace: OWNER_LEASE.namespace,
-      why: 'creates the owner lease at registration',
+      why: `creates the owner lease in ${OWNER_LEASE.namespace} at registration (cluster-wide like the Feature objects there: a Role could not be bound before fleetscope creates the namespace)`,
     },
     {
       group: '',
