@@ -65,14 +65,19 @@ export function compareShapes(sim: J, real: J, path: string, out: string[]): voi
     if (!Array.isArray(real)) out.push(`${path}: the real server answered no array`);
     else if (sim.length !== real.length)
       out.push(`${path}: ${sim.length} items in the simulator, ${real.length} in the real server`);
-    else sim.forEach((s: J, i: number) => compareShapes(s, real[i], `${path}[${i}]`, out));
+    else
+      sim.forEach((s: J, i: number) => {
+        compareShapes(s, real[i], `${path}[${i}]`, out);
+      });
   }
 }
 
 function compareKey(k: string, sim: J, real: J, path: string, out: string[]): void {
   // Conditions are keyed by type; their order is whichever controller ran first.
-  if (k === 'conditions' && Array.isArray(sim) && Array.isArray(real))
-    return compareShapes(byType(sim), byType(real), path, out);
+  if (k === 'conditions' && Array.isArray(sim) && Array.isArray(real)) {
+    compareShapes(byType(sim), byType(real), path, out);
+    return;
+  }
   if (DEEP_VALUE_KEYS.has(k)) {
     if (JSON.stringify(sim) !== JSON.stringify(real))
       out.push(

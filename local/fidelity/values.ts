@@ -26,7 +26,9 @@ export class Values {
         else this.learn(s, r);
       }
     } else if (Array.isArray(sim) && Array.isArray(real) && sim.length === real.length) {
-      sim.forEach((s: J, i: number) => this.learn(s, real[i]));
+      sim.forEach((s: J, i: number) => {
+        this.learn(s, real[i]);
+      });
     }
   }
 
