@@ -6,12 +6,13 @@
  *   npm run fidelity [-- --versions 1.33,1.36] [--recordings DIR] [--json FILE] [SUITE...]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRealApiserver } from '../envtest/apiserver.js';
 import { findKubeAssets, type KubeAssets } from '../envtest/assets.js';
+import { DEFAULT_VERSION_ENV } from '../sim/cluster.js';
 import { RECORD_ENV } from '../sim/recorder.js';
 import { type ReplayResult, replayRecording } from './replay.js';
 import { printReport, type VersionReport } from './report.js';
@@ -40,25 +41,26 @@ async function main(): Promise<number> {
     process.stderr.write(`fidelity: ${lookup.why}; it needs real kube-apiserver binaries and etcd\n`);
     return 2;
   }
-  const dir = values.recordings ?? record(positionals.length ? positionals : CAPABILITY_SUITES);
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .sort()
-    .map((f) => join(dir, f));
+  const suites = positionals.length ? positionals : CAPABILITY_SUITES;
   const versions = values.versions?.split(',') ?? [...lookup.assets.apiservers.keys()].reverse();
   const reports: VersionReport[] = [];
-  for (const version of versions) reports.push(await replayAll(lookup.assets, version, files));
+  for (const version of versions) {
+    const full = [...lookup.assets.apiservers.keys()].find((v) => v === version || v.startsWith(`${version}.`)) ?? version;
+    // The simulator answers as the version it is told to be: record at the real server's own.
+    const dir = values.recordings ?? record(suites, full);
+    reports.push(await replayAll(lookup.assets, full, recordingsAt(dir, full)));
+  }
   printReport(reports, process.stdout);
   if (values.json) writeFileSync(values.json, JSON.stringify(reports, mapsAsObjects, 2));
   return 0;
 }
 
-function record(suites: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fleetscope-fidelity-'));
-  process.stdout.write(`recording the simulator's traffic of ${suites.join(' ')} into ${dir}\n`);
+function record(suites: string[], version: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `fleetscope-fidelity-${version}-`));
+  process.stdout.write(`recording the simulator's traffic (as ${version}) of ${suites.join(' ')} into ${dir}\n`);
   const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...suites], {
     cwd: ROOT,
-    env: { ...process.env, [RECORD_ENV]: dir },
+    env: { ...process.env, [RECORD_ENV]: dir, [DEFAULT_VERSION_ENV]: version },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   if (run.status !== 0)
@@ -66,7 +68,28 @@ function record(suites: string[]): string {
   return dir;
 }
 
-async function replayAll(assets: KubeAssets, version: string, files: string[]): Promise<VersionReport> {
+/**
+ * The recordings made by a simulated cluster of the same minor version: a suite that pins its cluster
+ * to another version (1.32's resize rules, say) is judged only by a server of that version.
+ */
+function recordingsAt(dir: string, version: string): { files: string[]; otherVersions: number } {
+  const minor = (v: string) => v.split('.').slice(0, 2).join('.');
+  const all = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => join(dir, f));
+  const files = all.filter((f) => {
+    const start = JSON.parse(readFileSync(f, 'utf8').split('\n', 1)[0] ?? '{}') as { version?: string };
+    return minor(start.version ?? '') === minor(version);
+  });
+  return { files, otherVersions: all.length - files.length };
+}
+
+async function replayAll(
+  assets: KubeAssets,
+  version: string,
+  { files, otherVersions }: { files: string[]; otherVersions: number },
+): Promise<VersionReport> {
   const results: ReplayResult[] = [];
   const queue = [...files];
   let done = 0;
@@ -83,7 +106,7 @@ async function replayAll(assets: KubeAssets, version: string, files: string[]): 
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));
   process.stdout.write('\n');
-  return { version, results };
+  return { version, results, otherVersions };
 }
 
 function mapsAsObjects(_key: string, value: unknown): unknown {

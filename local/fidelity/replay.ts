@@ -51,7 +51,13 @@ export async function replayRecording(file: string, api: RealApiserver): Promise
     refusedWrites: world.refused,
   };
   const who = identities(api);
+  let seeded = false;
   for (const line of worldFirst(lines)) {
+    if (!seeded && line.t !== 'world') {
+      seeded = true;
+      // Admission reads nodes and namespaces from the server's informer caches, a moment behind etcd.
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     if (line.t === 'world' || (line.t === 'write' && line.type === 'ADDED'))
       await world.added(line.collection, line.object);
     else if (line.t === 'write' && line.type === 'MODIFIED')
