@@ -87,9 +87,9 @@ export function daemonSetCharts(ds: DaemonSetReport, index: number): ChartSpec[]
         true,
       ),
       dataset(
-        'requests today',
+        "pod's requests today",
         r,
-        ds.nodes.map(() => ds.current[r]),
+        ds.nodes.map((n) => n.requests[r]),
         COLORS.current,
         true,
       ),
