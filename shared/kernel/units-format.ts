@@ -36,6 +36,17 @@ export function readableMemory(b: number): string {
   return `${sign}${Math.round(a / 2 ** 20)}Mi`;
 }
 
+/**
+ * An amount in a sentence, where a bare "500" could be cores or millicores: "500m", "2 cores",
+ * "1 core", "512Mi", "1.5Gi".
+ */
+export function amountWords(r: 'cpu' | 'memory', v: number): string {
+  if (r === 'memory') return readableMemory(v);
+  const text = readableCpu(v);
+  if (text.endsWith('m') || text === 'unbounded') return text;
+  return `${text} ${text === '1' ? 'core' : 'cores'}`;
+}
+
 /** What an absent value reads in every table: one placeholder, never a blank cell. */
 export const NONE = '-';
 

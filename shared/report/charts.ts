@@ -34,15 +34,15 @@ export interface ChartSpec {
   horizontal?: boolean;
 }
 
-/** Rows of a horizontal chart get this many pixels each; a chart is never lower than MIN_HEIGHT. */
-const ROW_PX = 26;
+/** Rows of a horizontal chart get this many pixels each, beside room for the axis and the legend. */
+const ROW_PX = 30;
 const MIN_HEIGHT = 240;
 
 /** The canvas height a chart needs to stay readable (its plot area, legend and axis). */
 export function canvasHeight(c: ChartSpec): number {
   if (c.kind === 'doughnut') return MIN_HEIGHT;
   if (!c.horizontal) return 280;
-  return Math.max(MIN_HEIGHT, 110 + ROW_PX * c.labels.length);
+  return Math.max(280, 150 + ROW_PX * c.labels.length);
 }
 
 /** Bars across when the labels would not fit under the bars level: many of them, or long ones. */
