@@ -78,6 +78,17 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     });
     const nodeNames = await registerNodes(cluster, api, opts.nodes);
     const pass = async () => {
+      // Resizes the server has shown as in progress since the last pass are actuated now (in
+      // process the kubelet does it on the next read): each stays visible for one pass.
+      cluster.kubelet.beforeRequest();
+      cluster.settle();
+      try {
+        await rounds();
+      } finally {
+        cluster.kubelet.markObserved();
+      }
+    };
+    const rounds = async () => {
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const sent = await writes.flush((c, k, o) => mirror.remember(c, k, o));
         cluster.settle();
