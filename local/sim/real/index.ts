@@ -35,6 +35,8 @@ export interface SimulatedNodesOptions {
   metrics?: boolean;
   /** Also run a pass every this many wall-clock milliseconds (default 0: only when sync() is called). */
   intervalMs?: number;
+  /** Told of each write the server refused or that failed (a message without credentials). */
+  onProblem?: (message: string) => void;
 }
 
 export interface SimulatedNodes {
@@ -42,6 +44,8 @@ export interface SimulatedNodes {
   clock: ManualClock;
   /** The server's version (`v1.36.2`): the simulated kubelets behave as that version's. */
   version: string;
+  /** The server's URL. */
+  server: string;
   nodeNames: string[];
   metricsPort?: number;
   /** Runs passes until the server and the simulated components agree. */
@@ -69,7 +73,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       clock,
     );
     const versions = new RemoteVersions();
-    const writes = new RealApiWrites(cluster, api, versions);
+    const writes = new RealApiWrites(cluster, api, versions, opts.onProblem);
     const mirror = new ApiMirror(cluster, api, versions);
     cluster.mirrorRealApiserver(writes, caPemOf(client), opts.nodes);
     clock.onChange((now) => {
@@ -115,7 +119,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
         if (busy) return;
         busy = true;
         sync()
-          .catch((err) => writes.problems.push(`pass failed: ${(err as Error).message}`))
+          .catch((err) => writes.report(`pass failed: ${(err as Error).message}`))
           .finally(() => {
             busy = false;
           });
@@ -127,6 +131,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       cluster,
       clock,
       version,
+      server: client.server,
       nodeNames,
       metricsPort: metrics?.port,
       sync,

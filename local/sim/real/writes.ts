@@ -46,6 +46,7 @@ export class RealApiWrites implements ControllerWrites {
     private readonly cluster: ClusterState,
     private readonly api: RealApi,
     private readonly versions: RemoteVersions,
+    private readonly onProblem?: (message: string) => void,
   ) {}
 
   get pending(): number {
@@ -98,8 +99,13 @@ export class RealApiWrites implements ControllerWrites {
   private note(op: Op, status: number | undefined, err: unknown): void {
     // AlreadyExists on a create is the normal answer when another writer was first.
     if (op.method === 'POST' && status === 409) return;
-    this.problems.push(`${op.method} ${op.path}: ${(err as Error).message}`);
+    this.report(`${op.method} ${op.path}: ${(err as Error).message}`);
+  }
+
+  report(message: string): void {
+    this.problems.push(message);
     if (this.problems.length > 100) this.problems.shift();
+    this.onProblem?.(message);
   }
 
   private translate(collection: string, key: string, prev: Json, next: JsonObject): Op | undefined {
