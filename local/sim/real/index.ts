@@ -13,7 +13,9 @@ import { ClusterClient } from '../../../shared/k8s/client.js';
 import { ManualClock } from '../clock.js';
 import { ClusterState } from '../cluster.js';
 import type { JsonObject } from '../json.js';
+import { setNodeCapacity } from '../node-admin.js';
 import { buildNode, nodeShape } from '../nodes.js';
+import type { SimNodeCapacity } from '../types.js';
 import { type RealApi, realApi, statusOf } from './api.js';
 import { type MetricsApi, serveMetricsApi } from './metrics-api.js';
 import { ApiMirror, SIMULATED_NODE_LABEL } from './mirror.js';
@@ -48,6 +50,8 @@ export interface SimulatedNodes {
   server: string;
   nodeNames: string[];
   metricsPort?: number;
+  /** New capacity for a simulated node (hotplug, a VM resized): its kubelet reports it at the next pass. */
+  setNodeCapacity(node: string, change: SimNodeCapacity): void;
   /** Runs passes until the server and the simulated components agree. */
   sync(): Promise<void>;
   /** Writes the server refused or that failed, newest last. */
@@ -134,6 +138,10 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       server: client.server,
       nodeNames,
       metricsPort: metrics?.port,
+      setNodeCapacity(node, change) {
+        setNodeCapacity(cluster, node, change);
+        cluster.settle();
+      },
       sync,
       problems: () => writes.problems,
       stop,
