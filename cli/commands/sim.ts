@@ -45,7 +45,7 @@ against an existing kube-apiserver (as kwok does):
                           resizes and DaemonSet status written through the API (the server judges every
                           write). The kubeconfig's user needs what those components do (system:masters
                           in a test cluster). metrics.k8s.io is served from a loopback HTTPS port behind
-                          an APIService and an ExternalName Service 'localhost' (the server must run on
+                          an APIService and an ExternalName Service 127.0.0.1 (the server must run on
                           this machine, with the front-proxy flags); --metrics absent leaves it out.
                           The simulated clock follows wall time. Not with --clusters, --kubeconfig-out,
                           --port-base, --rbac, --demo or --manual-clock.

@@ -5,9 +5,9 @@
  *
  * How the aggregator reaches a loopback port: it resolves an APIService's service reference to a URL.
  * A ClusterIP Service resolves to its cluster IP (nothing routes it without kube-proxy), and Endpoints
- * or EndpointSlices may not hold a loopback address (validation refuses 127.0.0.0/8), but an
- * ExternalName Service resolves to `https://<externalName>:<APIService port>`: so the Service is
- * ExternalName `localhost` and the APIService's port is ours. The aggregator verifies our certificate
+ * may not hold a loopback address (422: "may not be in the loopback range"), but an ExternalName
+ * Service resolves to `https://<externalName>:<APIService port>`: so the Service is ExternalName
+ * `127.0.0.1` (the server accepts an address there) and the APIService's port is ours. The aggregator verifies our certificate
  * (caBundle, name `<service>.<namespace>.svc`), and we accept only clients signed by the front-proxy CA
  * the server publishes in kube-system/extension-apiserver-authentication, i.e. the aggregator itself.
  */
@@ -120,7 +120,7 @@ async function register(api: RealApi, port: number, caPem: string): Promise<void
       namespace: NAMESPACE,
       labels: { 'app.kubernetes.io/managed-by': 'fleetscope-sim' },
     },
-    spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ name: 'https', port }] },
+    spec: { type: 'ExternalName', externalName: '127.0.0.1', ports: [{ name: 'https', port }] },
   };
   await upsert(api, `/api/v1/namespaces/${NAMESPACE}/services`, METRICS_SERVICE, service);
   const apiService = {
