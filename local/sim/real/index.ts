@@ -17,8 +17,9 @@ import { setNodeCapacity } from '../node-admin.js';
 import { buildNode, nodeShape } from '../nodes.js';
 import type { SimNodeCapacity } from '../types.js';
 import { type RealApi, realApi, statusOf } from './api.js';
-import { type MetricsApi, serveMetricsApi } from './metrics-api.js';
+import { serveMetricsApi } from './metrics-api.js';
 import { ApiMirror, SIMULATED_NODE_LABEL } from './mirror.js';
+import { Passes } from './passes.js';
 import { RealApiWrites, RemoteVersions } from './writes.js';
 
 export { SIMULATED_NODE_LABEL } from './mirror.js';
@@ -59,8 +60,6 @@ export interface SimulatedNodes {
   stop(): Promise<void>;
 }
 
-const MAX_ROUNDS = 50;
-
 export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<SimulatedNodes> {
   const name = opts.name ?? 'real';
   const client = ClusterClient.fromKubeconfig(opts.kubeconfig, { cluster: name, context: opts.context });
@@ -78,59 +77,18 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
     );
     const versions = new RemoteVersions();
     const writes = new RealApiWrites(cluster, api, versions, opts.onProblem);
-    const mirror = new ApiMirror(cluster, api, versions);
     cluster.mirrorRealApiserver(writes, caPemOf(client), opts.nodes);
     clock.onChange((now) => {
       cluster.onClock(now);
       cluster.settle();
     });
     const nodeNames = await registerNodes(cluster, api, opts.nodes);
-    const pass = async () => {
-      // Resizes the server has shown as in progress since the last pass are actuated now (in
-      // process the kubelet does it on the next read): each stays visible for one pass.
-      cluster.kubelet.beforeRequest();
-      cluster.settle();
-      try {
-        await rounds();
-      } finally {
-        cluster.kubelet.markObserved();
-      }
-    };
-    const rounds = async () => {
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const sent = await writes.flush((c, k, o) => mirror.remember(c, k, o));
-        cluster.settle();
-        const changed = await mirror.read();
-        cluster.settle();
-        if (sent === 0 && !changed && writes.pending === 0) return;
-      }
-    };
-    let chain: Promise<void> = Promise.resolve();
-    const sync = () => {
-      const next = chain.then(pass);
-      chain = next.catch(() => undefined);
-      return next;
-    };
-    await sync();
-    let metrics: MetricsApi | undefined;
-    if (opts.metrics !== false) {
-      metrics = await serveMetricsApi(cluster, api);
-      stops.push(() => (metrics as MetricsApi).stop());
-    }
-    if (opts.intervalMs) {
-      let busy = false;
-      const timer = setInterval(() => {
-        if (busy) return;
-        busy = true;
-        sync()
-          .catch((err) => writes.report(`pass failed: ${(err as Error).message}`))
-          .finally(() => {
-            busy = false;
-          });
-      }, opts.intervalMs);
-      stops.push(async () => clearInterval(timer));
-    }
-    stops.push(() => chain);
+    const passes = new Passes(cluster, writes, new ApiMirror(cluster, api, versions));
+    stops.push(() => passes.stop());
+    await passes.sync();
+    const metrics = opts.metrics === false ? undefined : await serveMetricsApi(cluster, api);
+    if (metrics) stops.push(() => metrics.stop());
+    if (opts.intervalMs) passes.every(opts.intervalMs);
     return {
       cluster,
       clock,
@@ -142,7 +100,7 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
         setNodeCapacity(cluster, node, change);
         cluster.settle();
       },
-      sync,
+      sync: () => passes.sync(),
       problems: () => writes.problems,
       stop,
     };
