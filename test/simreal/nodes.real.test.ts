@@ -161,6 +161,10 @@ describeRealApiserver(
       expect(pendingOf(infeasible)?.message).toMatch(/^Node didn't have enough capacity: cpu/);
       const fits = await resize('200m');
       expect(pendingOf(fits)).toBeUndefined();
+      expect(fits.status?.conditions?.find((c) => c.type === 'PodResizeInProgress')).toMatchObject({
+        status: 'True',
+        observedGeneration: fits.metadata?.generation,
+      });
       expect(fits.status?.containerStatuses?.[0]?.allocatedResources).toEqual({
         cpu: '200m',
         memory: '64Mi',
