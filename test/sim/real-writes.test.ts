@@ -10,6 +10,7 @@ import { ClusterState } from '../../local/sim/cluster.js';
 import type { Json } from '../../local/sim/json.js';
 import { buildNode, nodeShape } from '../../local/sim/nodes.js';
 import type { RealApi } from '../../local/sim/real/api.js';
+import { ApiMirror } from '../../local/sim/real/mirror.js';
 import { RealApiWrites, RemoteVersions } from '../../local/sim/real/writes.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 
@@ -53,7 +54,7 @@ function setup(refuse?: (c: Call) => number | undefined) {
     cluster.store.put(collection, key, obj);
     cluster.settle();
   };
-  return { calls, cluster, writes, versions, read };
+  return { api, calls, cluster, writes, versions, read };
 }
 
 const node = (cluster: ClusterState) => {
@@ -145,5 +146,23 @@ describe('the simulated components writing to a real apiserver', () => {
     ]);
     expect(versions.get('nodes', n.metadata.name)).toBeUndefined();
     expect(versions.get('serviceaccounts', 'extra/default')).toBeUndefined();
+  });
+
+  it('a read of the server keeps what is still to be sent, and drops what the server no longer has', async () => {
+    const { api, cluster, writes, versions, read } = setup();
+    const mirror = new ApiMirror(cluster, api, versions, (c, k) => writes.queued(c, k));
+    read('configmaps', 'default/gone', {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: 'gone', namespace: 'default' },
+    });
+    cluster.internalWrite('configmaps', 'default/new', {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { name: 'new', namespace: 'default' },
+    });
+    await mirror.read(); // the server lists nothing yet
+    expect(cluster.store.get('configmaps', 'default/new')).toBeDefined();
+    expect(cluster.store.get('configmaps', 'default/gone')).toBeUndefined();
   });
 });

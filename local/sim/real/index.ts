@@ -83,7 +83,11 @@ export async function startSimulatedNodes(opts: SimulatedNodesOptions): Promise<
       cluster.settle();
     });
     const nodeNames = await registerNodes(cluster, api, opts.nodes);
-    const passes = new Passes(cluster, writes, new ApiMirror(cluster, api, versions));
+    const passes = new Passes(
+      cluster,
+      writes,
+      new ApiMirror(cluster, api, versions, (c, k) => writes.queued(c, k)),
+    );
     stops.push(() => passes.stop());
     await passes.sync();
     const metrics = opts.metrics === false ? undefined : await serveMetricsApi(cluster, api);

@@ -50,6 +50,8 @@ export class ApiMirror {
     private readonly cluster: ClusterState,
     private readonly api: RealApi,
     private readonly versions: RemoteVersions,
+    /** Objects with a write still queued: the cache keeps them until the server answers it. */
+    private readonly queued: (collection: string, key: string) => boolean,
   ) {}
 
   /** Stores an object the server returned (its resourceVersion kept aside: the store stamps its own). */
@@ -76,6 +78,7 @@ export class ApiMirror {
     for (const item of items) {
       const key = objectKey(def.namespaced ? item.metadata.namespace : undefined, item.metadata.name);
       seen.add(key);
+      if (this.queued(m.collection, key)) continue;
       if (
         this.versions.get(m.collection, key) === item.metadata.resourceVersion &&
         store.get(m.collection, key)
@@ -85,7 +88,7 @@ export class ApiMirror {
       changed = true;
     }
     for (const key of [...store.collection(m.collection).keys()]) {
-      if (seen.has(key)) continue;
+      if (seen.has(key) || this.queued(m.collection, key)) continue;
       this.versions.set(m.collection, key, undefined);
       store.delete(m.collection, key);
       changed = true;

@@ -53,6 +53,11 @@ export class RealApiWrites implements ControllerWrites {
     return this.queue.length;
   }
 
+  /** Whether a write of this object waits to be sent (the cache is ahead of the server there). */
+  queued(collection: string, key: string): boolean {
+    return this.queue.some((o) => o.collection === collection && o.key === key);
+  }
+
   put(collection: string, key: string, obj: JsonObject): Json {
     const prev = this.cluster.store.get(collection, key);
     const op = this.translate(collection, key, prev, obj);
