@@ -92,6 +92,15 @@ describe('the simulated components writing to a real apiserver', () => {
     expect(update?.body.spec.taints).toBeUndefined();
   });
 
+  it('an update is never sent without the version it was decided from', async () => {
+    const { calls, cluster, writes } = setup();
+    const n = node(cluster);
+    cluster.store.put('nodes', n.metadata.name, n); // in the cache, version unknown (a write failed)
+    cluster.settle();
+    await writes.flush(() => {});
+    expect(calls.filter((c) => c.path.startsWith('/api/v1/nodes'))).toEqual([]);
+  });
+
   it('a DaemonSet pod: created as the controller sends it, bound through pods/binding, started by a /status update', async () => {
     const { calls, cluster, writes, read } = setup();
     const n = node(cluster);

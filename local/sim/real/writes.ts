@@ -145,11 +145,11 @@ export class RealApiWrites implements ControllerWrites {
       // A status write, as a kubelet's or controller's: unconditional (they own the status).
       return { collection, key, method: 'PUT', path: path('status'), body: strip(next), returnsObject: true };
     }
-    // Anything else is conditional on the version the decision was made from.
-    const body = {
-      ...next,
-      metadata: { ...next.metadata, resourceVersion: this.versions.get(collection, key) },
-    };
+    // Anything else is conditional on the version the decision was made from; without one (a write
+    // failed since), nothing is sent: the next read brings the object back and the decision is redone.
+    const resourceVersion = this.versions.get(collection, key);
+    if (resourceVersion === undefined) return undefined;
+    const body = { ...next, metadata: { ...next.metadata, resourceVersion } };
     delete body.metadata.managedFields;
     return { collection, key, method: 'PUT', path: path(), body, returnsObject: true };
   }
