@@ -108,6 +108,23 @@ export const DEFAULT_VERSION_ENV = 'FLEETSCOPE_SIM_KUBE_VERSION';
 
 const HOUR = 3_600_000;
 
+/**
+ * Where the simulated control plane's own writes go (controllers, kubelets, scheduler). In process they
+ * are stored at once; against a real apiserver (local/sim/real/) the store is the informer-like cache
+ * the same decision code reads, and each write is also sent to the server, which judges it.
+ */
+export interface ControllerWrites {
+  put(collection: string, key: string, obj: JsonObject): Json;
+  delete(collection: string, key: string): void;
+}
+
+const storeWrites = (store: Store): ControllerWrites => ({
+  put: (collection, key, obj) => store.put(collection, key, obj),
+  delete: (collection, key) => {
+    store.delete(collection, key);
+  },
+});
+
 export class ClusterState {
   readonly name: string;
   readonly seed: number;
@@ -131,6 +148,8 @@ export class ClusterState {
   private readonly loadCache = new WeakMap<object, Map<string, ContainerLoad>>();
   private queue: StoreEvent[] = [];
   private draining = false;
+  /** The in-process store, unless {@link mirrorRealApiserver} points the writes elsewhere. */
+  writes: ControllerWrites = storeWrites(this.store);
 
   constructor(
     readonly spec: SimClusterSpec,
@@ -310,11 +329,21 @@ export class ClusterState {
     const m = obj.metadata;
     if (!m.uid) m.uid = this.newUid(collection, key);
     if (!m.creationTimestamp) m.creationTimestamp = rfc3339(this.clock.now());
-    return this.store.put(collection, key, obj);
+    return this.writes.put(collection, key, obj);
   }
 
   internalDelete(collection: string, key: string): void {
-    this.store.delete(collection, key);
+    this.writes.delete(collection, key);
+  }
+
+  /**
+   * Runs this cluster's controllers and kubelets for a real apiserver's objects (local/sim/real/): no
+   * start-up fleet; the store is filled from the server and `writes` sends the decisions there.
+   */
+  mirrorRealApiserver(writes: ControllerWrites, caPem: string, nodeCount: number): void {
+    this.writes = writes;
+    this.caPem = caPem;
+    this.nodeCountAtStart = nodeCount;
   }
 
   /** A scope for writes made by the simulator itself (controllers, the test-facing store). */
