@@ -87,7 +87,7 @@ describe('fleetscope balloons', () => {
       '1Gi',
     ]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/min.cpu: 5000 exceeds max.cpu 4000/);
+    expect(bad.err).toMatch(/min.cpu: 5 cores exceeds max.cpu 4 cores/);
     expect(
       (
         await run([
@@ -137,7 +137,11 @@ describe('fleetscope balloons', () => {
     // line is malformed (README, exit codes).
     const cases: [string[], RegExp, number][] = [
       [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/, 1],
-      [['--node', node, '--cpu', '999', '--memory', '1Gi'], /cpu: 999 exceeds node .* allocatable/, 1],
+      [
+        ['--node', node, '--cpu', '999', '--memory', '1Gi'],
+        /cpu: 999 cores exceeds node .* allocatable \d+(\.\d+)? cores/,
+        1,
+      ],
       [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/, 2],
       [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/, 2],
       // A negative value after a space is that flag's value, not "ambiguous".
@@ -173,7 +177,7 @@ describe('fleetscope balloons', () => {
       'test',
     ]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/requested: node .* offers cpu 1, memory 2Gi/);
+    expect(r.out).toMatch(/requested: node .* offers cpu 1 core, memory 2Gi/);
     const json = JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
     const row = json.clusters[0].nodes.find((n: { node: string }) => n.node === node);
     expect(row).toMatchObject({ pool: 'explicit', desired: { cpuMillicores: 1000, memory: '2Gi' } });
