@@ -1,7 +1,9 @@
 /**
  * Third-party features declared in a file (`fleetscope features register --file F`), made of the
  * built-in tasks only (a file carries no code, so no hooks). A bad file is refused whole, with every
- * problem named by its field ("features[0].disable[2].selector: ..."), and nothing is written.
+ * problem named by its field ("features[0].disable[2].selector: ..."), and nothing is written. What a
+ * declared task may not do even when well-formed (delete every Pod, touch kube-system, bind
+ * cluster-admin, clear another feature's state) is ./harmless.ts.
  *
  *   features:
  *     - namespace: widgets            # the third party's own namespace (fleetscope-system is fleetscope's)
@@ -28,12 +30,10 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { rfc1123LabelProblem } from '../kernel/names.js';
 import { formatPath } from '../platform/validation.js';
+import { harmOf, isSystemNamespace } from './harmless.js';
 import { FLEETSCOPE_NAMESPACE } from './model.js';
 import { DEFAULT_USES_WAIT_SECONDS, type FeatureSpec } from './spec.js';
 import { parseTask, type TaskProblem, type TaskSpec } from './task-kinds.js';
-
-/** Key prefixes of fleetscope's own items: a declared clear-state may not touch them. */
-export const RESERVED_PREFIXES = ['feature#', 'claims#', 'nodescope#', 'balloons#', 'META', 'STATUS'];
 
 const VERSION = /^v?\d+\.\d+(\.\d+)?$/;
 const label = (what: string) =>
@@ -44,9 +44,13 @@ const label = (what: string) =>
 
 const declSchema = z
   .object({
-    namespace: label('namespace').refine((n) => n !== FLEETSCOPE_NAMESPACE, {
-      message: `${FLEETSCOPE_NAMESPACE} holds fleetscope's own features; use your own namespace`,
-    }),
+    namespace: label('namespace')
+      .refine((n) => n !== FLEETSCOPE_NAMESPACE, {
+        message: `${FLEETSCOPE_NAMESPACE} holds fleetscope's own features; use your own namespace`,
+      })
+      .refine((n) => !isSystemNamespace(n), {
+        message: "kube-* namespaces are the cluster's own; use your own namespace",
+      }),
     name: label('feature name'),
     description: z.string().max(1024).default(''),
     default: z.enum(['on', 'off']).default('off'),
@@ -114,11 +118,12 @@ function declared(item: unknown, at: string, file: string, problems: TaskProblem
     for (const i of parsed.error.issues)
       problems.push({ path: `${at}.${formatPath(i.path)}`, message: i.message });
   // The tasks are checked even when other fields are bad: one run names every problem of the file.
-  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown };
+  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown; namespace?: unknown; name?: unknown };
+  const ref = { namespace: String(raw.namespace), name: String(raw.name) };
   const tasks = (list: unknown, which: string): TaskSpec[] =>
     (Array.isArray(list) ? list : []).flatMap((t, j) => {
       const r = parseTask(t, `${at}.${which}[${j}]`, { allowHooks: false });
-      problems.push(...r.problems, ...reserved(r.task, `${at}.${which}[${j}]`));
+      problems.push(...r.problems, ...(r.task ? harmOf(ref, r.task, `${at}.${which}[${j}]`) : []));
       return r.task ? [r.task] : [];
     });
   const enable = tasks(raw.enable, 'enable');
@@ -126,15 +131,6 @@ function declared(item: unknown, at: string, file: string, problems: TaskProblem
   if (!parsed.success) return undefined;
   const { enable: _e, disable: _d, kubernetes, ...rest } = parsed.data;
   return { ...rest, ...(kubernetes ? { kubernetes } : {}), enable, disable, origin: { file } };
-}
-
-function reserved(task: TaskSpec | undefined, at: string): TaskProblem[] {
-  if (task?.task !== 'clear-state') return [];
-  return task.prefixes.flatMap((p, k) =>
-    RESERVED_PREFIXES.some((r) => p.startsWith(r) || r.startsWith(p))
-      ? [{ path: `${at}.prefixes[${k}]`, message: `"${p}" is fleetscope's own state` }]
-      : [],
-  );
 }
 
 /** A declaration as stored: the spec without code (a declared feature has none). */
