@@ -4,8 +4,9 @@ import { danglingOf } from '../../shared/features/dangling.js';
 import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
-import { type FeatureRef, refKey, type Value } from '../../shared/features/model.js';
+import { type FeatureRef, finalOf, refKey, type Value } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
+import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
@@ -16,10 +17,12 @@ import {
   featureJson,
   historyLines,
   listTable,
+  planLines,
   transitionJson,
 } from '../../shared/features/views.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { clusterPk, SK, Table } from '../../shared/platform/dynamo.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
@@ -32,6 +35,7 @@ const usage = `usage:
   fleetscope features get      --cluster NAME --feature F [--offline] [-o table|json|yaml]
   fleetscope features set      --cluster NAME --feature F --desired on|off|default [--keep-state]
   fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
+  fleetscope features plan     --cluster NAME --feature F --desired on|off [--keep-state] [-o table|json|yaml]
   fleetscope features register --file FILE|-
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
   fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
@@ -48,6 +52,8 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  or uses reporting on is shown DANGLING, with what dangles (--offline: no cluster reads)
   set            the desired value (default: follow the feature's default); --keep-state keeps stored
                  state for its history window instead of deleting it (nodescope)
+  plan           what turning it on or off would create, change and delete in the cluster, checked
+                 by the API server as a dry run (dryRun=All); nothing is written
   register       declare third-party features from a file made of the built-in tasks
   check-upgrade  whether any feature blocks an upgrade or downgrade of fleetscope (--fleetscope) or of
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
@@ -85,6 +91,7 @@ export const command: CliCommand = {
     get: 'data',
     set: 'action',
     history: 'data',
+    plan: 'data',
     register: 'action',
     'check-upgrade': 'data',
     reconcile: 'data',
@@ -101,6 +108,7 @@ export const command: CliCommand = {
       get: () => get(values),
       set: () => set(values),
       history: () => history(values),
+      plan: () => plan(values),
       register: () => register(values),
       'check-upgrade': () => checkUpgrade(values),
       reconcile: () => reconcile(values),
@@ -315,6 +323,27 @@ async function history(values: Flags): Promise<number> {
       },
       () => historyLines(record),
     );
+    return 0;
+  });
+}
+
+async function plan(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  const desired = values.desired;
+  if (desired !== 'on' && desired !== 'off')
+    throw new UsageError(`plan needs --desired on|off${desired ? ` ("${desired}" is neither)` : ''}`);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, 'plan');
+    const c = await registeredCluster(ctx, cluster);
+    const objects = new ObjectsApi(await clusterAccess().client(cluster, c.kubeconfig));
+    const table = new Table(ctx.db, ctx.table);
+    const result = await planTransition(spec, cluster, await store.get(cluster, spec), finalOf(desired), {
+      objects,
+      items: async (prefix) =>
+        (await table.query(clusterPk(cluster), { beginsWith: prefix })).map((i) => String(i[SK])),
+      keepState: Boolean(values['keep-state']),
+    });
+    print(format, result, () => planLines(result));
     return 0;
   });
 }

@@ -2,8 +2,10 @@
  * Features as people read them (CLI, JSON/YAML): one row per (cluster, feature) and the detail of one,
  * with the task list and what each task waits for, the uses, and what dangles.
  */
+
 import { textTable } from '../kernel/text-table.js';
 import { type FeatureRecord, refKey, type TaskRecord, type Transition, targetOf, type Use } from './model.js';
+import type { TransitionPlan } from './plan.js';
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -168,4 +170,22 @@ export function historyLines(r: FeatureRecord): string[] {
       t.reason,
     ]),
   ]);
+}
+
+/** `features plan`: one row per object touched, in the order the tasks would touch them. */
+export function planLines(p: TransitionPlan): string[] {
+  const head = `${p.feature} in ${p.cluster}: ${p.state} -> ${p.to} (dry run, nothing written)`;
+  if (p.note) return [head, p.note];
+  return [
+    head,
+    ...textTable([
+      ['ACTION', 'OBJECT', 'DETAIL', 'TASK'],
+      ...p.steps.map((s) => [
+        s.refused ? `${s.action} REFUSED` : s.action,
+        s.object,
+        s.refused ? `${s.detail ? `${s.detail}; ` : ''}the server refused: ${s.refused}` : (s.detail ?? ''),
+        s.task,
+      ]),
+    ]),
+  ];
 }
