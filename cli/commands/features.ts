@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
-import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
-import { setDesired } from '../../shared/features/desired.js';
+import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
+import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
 import { type FeatureRef, finalOf, refKey, type Value } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
@@ -177,7 +177,8 @@ async function gather(
               { live },
             ).catch((err) => [`unknown: cannot read the cluster (${describeAccessError(err)})`])
           : undefined;
-      out.rows.push(featureJson(view.record, uses, dangling));
+      const order = orderOf(catalog, spec);
+      out.rows.push({ ...featureJson(view.record, uses, dangling), ...(order ? { order } : {}) });
     }
   }
   return out;
@@ -235,8 +236,8 @@ async function one(ctx: CliContext, values: Flags, what: string) {
 async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const { cluster, spec } = await one(ctx, values, 'get');
-    const { rows } = await gather(ctx, new FeatureCatalog([spec]), [cluster], spec, !values.offline);
+    const { cluster, spec, store } = await one(ctx, values, 'get');
+    const { rows } = await gather(ctx, await loadCatalog(store), [cluster], spec, !values.offline);
     const row = rows[0];
     if (!row) {
       // Not announced yet: the reconciler has not reached this cluster; its workers use the default.
@@ -262,8 +263,9 @@ async function set(values: Flags): Promise<number> {
     const { cluster, spec, store } = await one(ctx, values, 'set');
     const value = desired === 'default' ? undefined : (desired as Value);
     const options = values['keep-state'] ? { keepState: true } : {};
-    const { record, changed } = await setDesired(
+    const changes = await setDesiredInOrder(
       store,
+      await loadCatalog(store),
       spec,
       cluster,
       value,
@@ -271,25 +273,31 @@ async function set(values: Flags): Promise<number> {
       options,
       Date.now(),
     );
-    if (!changed) {
+    const { record } = changes.at(-1)!.change;
+    for (const c of changes.slice(0, -1))
+      if (c.change.changed)
+        console.log(`${refKey(c.spec)} in ${cluster}: desired on first (${refKey(spec)} requires it)`);
+    if (!changes.some((c) => c.change.changed)) {
       console.log(`${refKey(spec)} in ${cluster} is already desired ${desired} (${record.state})`);
       return 0;
     }
-    await ctx.publisher.publish([
-      {
-        detailType: 'FeatureDesiredChanged',
-        detail: {
-          cluster,
-          namespace: spec.namespace,
-          feature: spec.name,
-          desired: desired as (typeof DESIRED)[number],
-          by: 'operator',
-          ...(values['keep-state'] ? { keepState: true } : {}),
-          at: new Date().toISOString(),
-        },
-        resources: [`cluster/${cluster}`],
-      },
-    ]);
+    await ctx.publisher.publish(
+      changes
+        .filter((c) => c.change.changed)
+        .map((c) => ({
+          detailType: 'FeatureDesiredChanged' as const,
+          detail: {
+            cluster,
+            namespace: c.spec.namespace,
+            feature: c.spec.name,
+            desired: (c.spec === spec ? desired : 'on') as (typeof DESIRED)[number],
+            by: c.spec === spec ? 'operator' : `requires/${refKey(spec)}`,
+            ...(c.spec === spec && values['keep-state'] ? { keepState: true } : {}),
+            at: new Date().toISOString(),
+          },
+          resources: [`cluster/${cluster}`],
+        })),
+    );
     await ctx.runtime?.bus.drain(); // local: the transition has started (and gone as far as it can)
     const now = (await store.view(cluster, spec)).record ?? record;
     const f = featureJson(now, []);
@@ -359,6 +367,12 @@ async function register(values: Flags): Promise<number> {
   }
   return withContext(values, async (ctx) => {
     const store = new FeatureStore(ctx.db, ctx.table);
+    try {
+      checkRequires(specs, (await loadCatalog(store)).specs, values.file!);
+    } catch (err) {
+      if (err instanceof DeclarationError) throw new UsageError(err.message);
+      throw err;
+    }
     const now = Date.now();
     for (const s of specs) await store.putDeclaration({ ...s, registeredAt: now });
     for (const s of specs)

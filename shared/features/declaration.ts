@@ -31,7 +31,7 @@ import { z } from 'zod';
 import { rfc1123LabelProblem } from '../kernel/names.js';
 import { formatPath } from '../platform/validation.js';
 import { harmOf, isSystemNamespace } from './harmless.js';
-import { FLEETSCOPE_NAMESPACE } from './model.js';
+import { FLEETSCOPE_NAMESPACE, parseRef, refKey } from './model.js';
 import { DEFAULT_USES_WAIT_SECONDS, type FeatureSpec } from './spec.js';
 import { parseTask, type TaskProblem, type TaskSpec } from './task-kinds.js';
 
@@ -73,6 +73,18 @@ const declSchema = z
       .strict()
       .optional(),
     since: z.string().regex(VERSION, 'a version such as 0.1.0').default('0.1.0'),
+    /** Features that must be On first: "balloons" (fleetscope's own) or "namespace/name". */
+    requires: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+            'a feature: NAME or NAMESPACE/NAME',
+          ),
+      )
+      .max(20)
+      .default([]),
     enable: z.array(z.unknown()).max(50).default([]),
     disable: z.array(z.unknown()).max(50).default([]),
   })
@@ -112,6 +124,52 @@ export function parseDeclarations(text: string, file: string): FeatureSpec[] {
   return specs as FeatureSpec[];
 }
 
+/**
+ * The file's `requires` against every feature there will be (the catalog and the file): each names a
+ * known feature, and no chain of requirements comes back to where it started. Throws naming the field.
+ */
+export function checkRequires(
+  declared: readonly FeatureSpec[],
+  known: readonly FeatureSpec[],
+  file: string,
+): void {
+  const all = new Map<string, FeatureSpec>();
+  for (const s of [...known, ...declared]) all.set(refKey(s), s);
+  const problems: TaskProblem[] = [];
+  declared.forEach((s, i) => {
+    (s.requires ?? []).forEach((r, j) => {
+      const at = `features[${i}].requires[${j}]`;
+      if (!all.has(refKey(r)))
+        problems.push({
+          path: at,
+          message: `unknown feature "${refKey(r)}" (known: ${[...all.keys()].sort().join(', ')})`,
+        });
+      else {
+        const loop = pathBack(refKey(r), refKey(s), all);
+        if (loop) problems.push({ path: at, message: `a cycle: ${[refKey(s), ...loop].join(' -> ')}` });
+      }
+    });
+  });
+  if (problems.length) throw new DeclarationError(file, problems);
+}
+
+/** The chain of requirements from `from` that reaches `to`, if one does. */
+function pathBack(
+  from: string,
+  to: string,
+  all: Map<string, FeatureSpec>,
+  seen = new Set<string>(),
+): string[] | undefined {
+  if (from === to) return [from];
+  if (seen.has(from)) return undefined;
+  seen.add(from);
+  for (const r of all.get(from)?.requires ?? []) {
+    const rest = pathBack(refKey(r), to, all, seen);
+    if (rest) return [from, ...rest];
+  }
+  return undefined;
+}
+
 function declared(item: unknown, at: string, file: string, problems: TaskProblem[]): FeatureSpec | undefined {
   const parsed = declSchema.safeParse(item);
   if (!parsed.success)
@@ -129,8 +187,15 @@ function declared(item: unknown, at: string, file: string, problems: TaskProblem
   const enable = tasks(raw.enable, 'enable');
   const disable = tasks(raw.disable, 'disable');
   if (!parsed.success) return undefined;
-  const { enable: _e, disable: _d, kubernetes, ...rest } = parsed.data;
-  return { ...rest, ...(kubernetes ? { kubernetes } : {}), enable, disable, origin: { file } };
+  const { enable: _e, disable: _d, kubernetes, requires, ...rest } = parsed.data;
+  return {
+    ...rest,
+    ...(kubernetes ? { kubernetes } : {}),
+    ...(requires.length ? { requires: requires.map(parseRef) } : {}),
+    enable,
+    disable,
+    origin: { file },
+  };
 }
 
 /** A declaration as stored: the spec without code (a declared feature has none). */

@@ -118,6 +118,8 @@ async function planTask(t: TaskSpec, dry: DryRun, ports: PlanPorts): Promise<Ste
         ...(keep ? { detail: `kept ${t.keepDays} days (a TTL)` } : {}),
       }));
     }
+    case 'wait-for-features':
+      return [{ action: 'wait', object: t.features.join(', '), detail: `until ${t.state} (requires)` }];
     case 'hook':
       return [{ action: 'run', object: t.title ?? t.hook, detail: "fleetscope's own code: not previewed" }];
   }

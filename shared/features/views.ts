@@ -22,6 +22,8 @@ export interface FeatureJson {
   uses: { component: string; value: string; at: string; source: string }[];
   /** What an Off feature still leaves (absent when not checked). */
   dangling?: string[];
+  /** With requirements or dependants: the order features turn on, and off (this one last in each). */
+  order?: { on: string[]; off: string[] };
   version: number;
   updatedAt: string;
 }
@@ -131,6 +133,7 @@ export function detailLines(f: FeatureJson): string[] {
     `state:    ${f.state}${f.transition ? ` (since ${f.transition.startedAt}: ${f.transition.reason})` : ''}`,
     `desired:  ${f.desired}${f.desiredBy ? ` (set by ${f.desiredBy})` : ''}   default: ${f.default}   target: ${f.target}`,
   ];
+  if (f.order) lines.push(`order on:  ${f.order.on.join(' -> ')}`, `order off: ${f.order.off.join(' -> ')}`);
   if (f.tasks.length) {
     lines.push('tasks:');
     f.tasks.forEach((t, i) => {

@@ -80,6 +80,12 @@ describe('fleetscope features', () => {
     const refused = await run('features', 'register', '--file', bad);
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/features\[0\]\.disable\[1\]\.task: unknown task kind "wait-for-nothing"/);
+    // A requirement that names no feature is refused before anything is stored.
+    const requiring = join(dir, 'requires.yaml');
+    await writeFile(requiring, 'features:\n  - namespace: acme\n    name: app\n    requires: [acme/nope]\n');
+    const unknown = await run('features', 'register', '--file', requiring);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/features\[0\]\.requires\[0\]: unknown feature "acme\/nope"/);
     expect((await run('features', 'list', '--feature', 'widgets/widgets')).err).toMatch(
       /--feature: unknown feature "widgets\/widgets"/,
     );

@@ -5,7 +5,10 @@
  * and the requirements (`requires`) that name nothing or go round in a cycle.
  */
 import { describe, expect, it } from 'vitest';
-import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
+import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
+import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
+import { orderOf } from '../../shared/features/desired.js';
+import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 
 /** The fields a file is refused for (none when it is accepted). */
 function refusedFields(features: unknown[]): string[] {
@@ -169,6 +172,68 @@ describe('a third-party declaration cannot do harm', () => {
         'features[0].disable[1].prefixes[0]',
         'features[0].enable[0].manifests[0].roleRef.name',
       ]),
+    );
+  });
+});
+
+describe('requires: the order features turn on and off in', () => {
+  const file = (features: unknown[]) => parseDeclarations(JSON.stringify({ features }), 'f.yaml');
+  const decl = (name: string, requires: string[] = []) => ({ namespace: 'acme', name, requires });
+  const problems = (declared: FeatureSpec[], known: FeatureSpec[] = builtinFeatures()) => {
+    try {
+      checkRequires(declared, known, 'f.yaml');
+      return [];
+    } catch (err) {
+      if (!(err instanceof DeclarationError)) throw err;
+      return err.problems.map((p) => `${p.path}: ${p.message}`);
+    }
+  };
+
+  it('refuses an unknown requirement and a cycle, naming the field', () => {
+    expect(problems(file([decl('app', ['acme/nope'])]))).toEqual([
+      expect.stringMatching(/^features\[0\]\.requires\[0\]: unknown feature "acme\/nope" \(known: /),
+    ]);
+    expect(problems(file([decl('a', ['acme/b']), decl('b', ['balloons', 'acme/a'])]))).toEqual([
+      'features[0].requires[0]: a cycle: acme/a -> acme/b -> acme/a',
+      'features[1].requires[1]: a cycle: acme/b -> acme/a -> acme/b',
+    ]);
+    expect(problems(file([decl('self', ['acme/self'])]))).toEqual([
+      'features[0].requires[0]: a cycle: acme/self -> acme/self',
+    ]);
+    expect(problems(file([decl('app', ['acme/base', 'balloons']), decl('base')]))).toEqual([]);
+    expect(refusedFields([{ ...decl('app'), requires: ['Not A Name'] }])).toEqual([
+      'features[0].requires[0]',
+    ]);
+    // The wait is derived from requires, never declared by hand.
+    expect(
+      refusedFields([feature([{ task: 'wait-for-features', features: ['acme/x'], state: 'Off' }])]),
+    ).toEqual(['features[0].disable[0].task']);
+  });
+
+  it('waits for requirements first when turning on and for dependants first when turning off; get shows both orders', () => {
+    const catalog = new FeatureCatalog([
+      ...file([decl('app', ['acme/base']), decl('base', ['balloons'])]),
+      ...builtinFeatures(),
+    ]);
+    const app = catalog.need({ namespace: 'acme', name: 'app' });
+    const base = catalog.need({ namespace: 'acme', name: 'base' });
+    expect(tasksOf(app, 'On')[0]).toEqual({
+      task: 'wait-for-features',
+      features: ['acme/base'],
+      state: 'On',
+    });
+    expect(tasksOf(base, 'Off')[0]).toEqual({
+      task: 'wait-for-features',
+      features: ['acme/app'],
+      state: 'Off',
+    });
+    expect(tasksOf(app, 'Off')[0]).toEqual({ task: 'wait-for-uses' }); // nothing requires app
+    expect(orderOf(catalog, app)).toEqual({
+      on: ['fleetscope-system/balloons', 'acme/base', 'acme/app'],
+      off: ['acme/app'],
+    });
+    expect(orderOf(catalog, catalog.need({ namespace: 'fleetscope-system', name: 'balloons' }))!.off).toEqual(
+      ['acme/app', 'acme/base', 'fleetscope-system/balloons'],
     );
   });
 });
