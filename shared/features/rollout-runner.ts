@@ -9,7 +9,7 @@ import type { ClusterStatus, RegisteredCluster } from '../fleet/cluster.js';
 import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
-import { setDesired } from './desired.js';
+import { setDesiredInOrder } from './desired.js';
 import { type FeatureRef, refKey, type Value } from './model.js';
 import {
   clustersOfWave,
@@ -50,11 +50,6 @@ export interface RolloutInput {
 export async function startRollout(p: RolloutPorts, input: RolloutInput): Promise<Rollout> {
   const spec = p.catalog.need(input.feature);
   const waves = parseWaves(input.waves);
-  const running = (await p.rollouts.list()).find(
-    (r) => r.status === 'running' && r.namespace === spec.namespace && r.feature === spec.name,
-  );
-  if (running)
-    throw new RolloutInputError(`rollout ${running.id} of ${refKey(spec)} is running: halt it first`);
   const reqs = input.selector ? parseLabelSelector(input.selector) : [];
   const selected = (await p.registry.list()).filter((c) => matchesLabels(reqs, c.labels)).map((c) => c.name);
   if (selected.length === 0)
@@ -85,6 +80,12 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
     log: [{ at: now, message: `started by ${input.by}: ${clusters.length} cluster(s) in ${input.waves}` }],
   };
   if (!(await p.rollouts.create(rollout))) throw new Error(`rollout ${id} exists already; try again`);
+  // Stored, then made the feature's rollout by one conditional write: of two started at once, one runs.
+  const holder = await p.rollouts.take(rollout);
+  if (holder) {
+    await p.rollouts.discard(rollout);
+    throw new RolloutInputError(`rollout ${holder} of ${refKey(spec)} is running: halt it first`);
+  }
   await publish(p, [rolloutEvent(rollout, 'started', 0, [])]);
   return rollout;
 }
@@ -99,7 +100,8 @@ export async function advanceRollout(
     const r = await p.rollouts.get(id);
     if (!r) return { last: `no rollout ${id}` };
     const now = p.now();
-    const action = decideRollout(r, await observe(p, r), now);
+    if (r.status === 'running' && !(await p.rollouts.holds(r))) return orphan(p, r, now);
+    const action = decideRollout(r, await finishWave(p, r, await observe(p, r), now), now);
     if (action.kind === 'none') return { rollout: r, last: action.why };
     const stored = await act(p, r, action, now);
     if (!stored) continue; // another reconciler advanced it: look again
@@ -151,15 +153,12 @@ async function act(
   }
 }
 
-/** Sets the wave's clusters to the rollout's value, then records the wave as started. */
+/**
+ * Records the wave as started, then sets its clusters to the rollout's value: a halt stored before the
+ * wave lands makes the save fail, and no cluster is touched. A crash after the save leaves values unset
+ * that the next pass sets (finishWave).
+ */
 async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
-  const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
-  const events: OutgoingEvent[] = [];
-  // Desired first, then the rollout: a crash in between sets the same values again, which writes nothing.
-  for (const cluster of clusters) {
-    const set = await setDesired(p.store, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
-    if (set.changed) events.push(desiredEvent(r, cluster, now));
-  }
   const wave = r.wave + 1;
   const s = await p.rollouts.save(
     r,
@@ -167,9 +166,79 @@ async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: n
     `wave ${wave} started: ${clusters.join(', ')}`,
     now,
   );
-  if (s) await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, clusters)]);
+  if (!s) return undefined;
+  const events = await setWave(p, s, clusters, now);
+  await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, clusters)]);
   return s;
 }
+
+async function setWave(
+  p: RolloutPorts,
+  r: Rollout,
+  clusters: string[],
+  now: number,
+): Promise<OutgoingEvent[]> {
+  const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
+  const events: OutgoingEvent[] = [];
+  for (const cluster of clusters) {
+    const set = await setDesiredInOrder(p.store, p.catalog, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
+    for (const c of set)
+      if (c.change.changed)
+        events.push(
+          desiredEvent(
+            { ...r, namespace: c.spec.namespace, feature: c.spec.name, to: c.change.record.desired ?? r.to },
+            cluster,
+            now,
+          ),
+        );
+  }
+  return events;
+}
+
+/**
+ * The clusters of a started wave whose value nobody set since it started (the wave's own writes cut
+ * short by a crash) are set now; one that someone else set since is left for decideRollout to halt on.
+ */
+async function finishWave(
+  p: RolloutPorts,
+  r: Rollout,
+  seen: Observation[],
+  now: number,
+): Promise<Observation[]> {
+  if (r.status !== 'running' || r.waveStartedAt === undefined) return seen;
+  const unset = seen.filter((o) => o.desired !== r.to && (o.desiredAt ?? 0) <= r.waveStartedAt!);
+  if (unset.length === 0) return seen;
+  await publish(
+    p,
+    await setWave(
+      p,
+      r,
+      unset.map((o) => o.cluster),
+      now,
+    ),
+  );
+  return observe(p, r);
+}
+
+/** A running rollout that does not hold its feature: its start never finished, or another took the feature. */
+async function orphan(
+  p: RolloutPorts,
+  r: Rollout,
+  now: number,
+): Promise<{ rollout?: Rollout; last: string }> {
+  if (now - (r.resumedAt ?? r.createdAt) < ORPHAN_MS)
+    return { rollout: r, last: 'not yet the rollout of its feature' };
+  const s = await halt(
+    p,
+    r,
+    `not the rollout of ${r.namespace}/${r.feature}: another one took it, or its start did not finish`,
+    now,
+  );
+  return { ...(s ? { rollout: s } : {}), last: 'halt' };
+}
+
+/** How long a start or resume may take between storing a rollout and making it its feature's. */
+const ORPHAN_MS = 5 * 60_000;
 
 async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {
   const s = await p.rollouts.save(r, { status: 'halted', reason }, `halted: ${reason}`, now);
@@ -194,8 +263,15 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
             `resumed by ${by}`,
             now,
           );
-    if (s && to === 'running')
+    if (s && to === 'running') {
+      const holder = await p.rollouts.take(s);
+      if (holder) {
+        const why = `rollout ${holder} of ${r.namespace}/${r.feature} is running: halt it first`;
+        await halt(p, s, `resume refused: ${why}`, now);
+        throw new RolloutInputError(why);
+      }
       await publish(p, [rolloutEvent(s, 'resumed', s.wave + 1, clustersOfWave(s, s.wave))]);
+    }
     if (s) return s;
   }
   throw new Error(`rollout ${id} kept changing; try again`);
@@ -214,6 +290,7 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
         ...(rec ? { state: rec.state } : {}),
         ...(rec?.desired ? { desired: rec.desired } : {}),
         ...(rec?.desiredBy ? { desiredBy: rec.desiredBy } : {}),
+        ...(rec?.desiredAt ? { desiredAt: rec.desiredAt } : {}),
         ...(rec?.transition ? { transitionStartedAt: rec.transition.startedAt } : {}),
         ...(t
           ? {

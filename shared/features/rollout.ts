@@ -93,6 +93,7 @@ export interface Observation {
   state?: FeatureState;
   desired?: Value;
   desiredBy?: string;
+  desiredAt?: number;
   reachable: boolean;
   transitionStartedAt?: number;
   task?: { title: string; attempts: number; lastError?: string; failedAt?: number; waitingFor?: string };
@@ -138,7 +139,8 @@ export function decideRollout(r: Rollout, seen: readonly Observation[], now: num
 /** Why one cluster of the wave halts the rollout, if it does. */
 function problemOf(r: Rollout, o: Observation, now: number): string | undefined {
   const since = r.resumedAt ?? r.waveStartedAt ?? 0;
-  if (o.desired !== r.to)
+  // Set by someone else since the wave started (a value the wave has not written yet is not a problem).
+  if (o.desired !== r.to && (o.desiredAt ?? 0) > (r.waveStartedAt ?? 0))
     return `its desired value is ${o.desired ?? 'the default'}${o.desiredBy ? ` (set by ${o.desiredBy})` : ''}, not the rollout's ${r.to}`;
   const t = o.task;
   if (t && t.attempts >= r.failAfterAttempts && (t.failedAt ?? 0) > since)

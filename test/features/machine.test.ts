@@ -333,7 +333,13 @@ describe('rollout waves', () => {
     expect(decideRollout(paused, [{ ...on('a'), state: 'TurningOff' }], T0 + 1)).toMatchObject({
       kind: 'halt',
     });
-    expect(decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op' }], T0)).toMatchObject({
+    // A value the wave has not written yet (set before it started) is the wave's to write, not a halt.
+    expect(
+      decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op', desiredAt: T0 - 1 }], T0).kind,
+    ).not.toBe('halt');
+    expect(
+      decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op', desiredAt: T0 + 1 }], T0),
+    ).toMatchObject({
       reason: "cluster a: its desired value is off (set by op), not the rollout's on",
     });
     // After a resume, only a new failure halts it again.
