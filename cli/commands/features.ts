@@ -40,9 +40,10 @@ const usage = `usage:
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
   fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
   fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
-                               [--selector k=v] [--stuck-after 30m] [--fail-after N] [-o ...]
+                               [--selector k=v] [--stuck-after 30m] [--fail-after N] [--no-rollback]
+                               [--approval] [-o ...]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
-  fleetscope features rollout halt|resume --id ID
+  fleetscope features rollout halt|resume|approve --id ID
 
 Every capability is a feature of each cluster (KEP-3920): On, Off, or TurningOn/TurningOff while the
 tasks of the transition are performed in order (each shown with what it waits for). F is a feature
@@ -59,7 +60,9 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
                  every waiting task at once
-  rollout        turn a feature on or off across the fleet in waves (docs/features.md)
+  rollout        turn a feature on or off across the fleet in waves; a failing wave is rolled back
+                 (its clusters set back) unless --no-rollback; --approval waits for approve between
+                 waves (docs/features.md)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -99,6 +102,7 @@ export const command: CliCommand = {
     'rollout status': 'data',
     'rollout halt': 'action',
     'rollout resume': 'action',
+    'rollout approve': 'action',
   },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);

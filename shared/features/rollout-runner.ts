@@ -9,11 +9,13 @@ import type { ClusterStatus, RegisteredCluster } from '../fleet/cluster.js';
 import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
-import { setDesiredInOrder } from './desired.js';
-import { type FeatureRef, refKey, type Value } from './model.js';
+import { setDesired, setDesiredInOrder } from './desired.js';
+import { type FeatureRef, finalOf, refKey, type Value } from './model.js';
 import {
   clustersOfWave,
   decideRollout,
+  type Health,
+  isActive,
   type Observation,
   parseWaves,
   type Rollout,
@@ -33,6 +35,8 @@ export interface RolloutPorts {
     getStatus(name: string): Promise<ClusterStatus | undefined>;
   };
   publish?(events: OutgoingEvent[]): Promise<void>;
+  /** The capabilities' health signals of a cluster (default: the inventory's reachability alone). */
+  health?(cluster: string): Promise<Health>;
   now(): number;
 }
 
@@ -44,6 +48,10 @@ export interface RolloutInput {
   selector?: string;
   stuckAfterMs?: number;
   failAfterAttempts?: number;
+  /** false: a failing wave halts the rollout and stays as it is (--no-rollback). */
+  rollback?: boolean;
+  /** Each next wave waits for `features rollout approve --id`. */
+  approval?: boolean;
   by: string;
 }
 
@@ -71,6 +79,8 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
     pauseMs: input.pauseMs,
     stuckAfterMs: input.stuckAfterMs ?? 30 * 60_000,
     failAfterAttempts: input.failAfterAttempts ?? 3,
+    rollback: input.rollback ?? true,
+    ...(input.approval ? { approval: true } : {}),
     status: 'running',
     wave: 0,
     createdAt: now,
@@ -100,7 +110,7 @@ export async function advanceRollout(
     const r = await p.rollouts.get(id);
     if (!r) return { last: `no rollout ${id}` };
     const now = p.now();
-    if (r.status === 'running' && !(await p.rollouts.holds(r))) return orphan(p, r, now);
+    if (isActive(r) && !(await p.rollouts.holds(r))) return orphan(p, r, now);
     const action = decideRollout(r, await finishWave(p, r, await observe(p, r), now), now);
     if (action.kind === 'none') return { rollout: r, last: action.why };
     const stored = await act(p, r, action, now);
@@ -150,7 +160,47 @@ async function act(
     }
     case 'halt':
       return halt(p, r, a.reason, now);
+    case 'rollback':
+      return rollBack(p, r, a.reason, now);
+    case 'rolled-back': {
+      const s = await p.rollouts.save(r, { status: 'rolled-back' }, `wave ${wave} rolled back`, now);
+      if (s) await publish(p, [rolloutEvent(s, 'rolled-back', wave, clustersOfWave(r, r.wave), r.reason)]);
+      return s;
+    }
   }
+}
+
+/**
+ * A failed wave: stored as rolling back first (so no later wave can start), then each of its clusters
+ * the rollout set is set back to the value it had before; their reconcilers turn them back.
+ */
+async function rollBack(p: RolloutPorts, r: Rollout, reason: string, now: number) {
+  const s = await p.rollouts.save(r, { status: 'rolling-back', reason }, `rolling back: ${reason}`, now);
+  if (!s) return undefined;
+  const events = await setBack(p, s, await observe(p, s), now);
+  await publish(p, [
+    ...events,
+    rolloutEvent(s, 'rolling-back', s.wave + 1, clustersOfWave(s, s.wave), reason),
+  ]);
+  return s;
+}
+
+/** Sets back the clusters of the wave that still carry the rollout's value (someone else's is left). */
+async function setBack(
+  p: RolloutPorts,
+  r: Rollout,
+  seen: Observation[],
+  now: number,
+): Promise<OutgoingEvent[]> {
+  const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
+  const events: OutgoingEvent[] = [];
+  for (const o of seen.filter((x) => x.desiredBy === `rollout/${r.id}` && x.desired === r.to)) {
+    const was = r.previous?.[o.cluster] ?? 'default';
+    const value = was === 'default' ? undefined : was;
+    const set = await setDesired(p.store, spec, o.cluster, value, `rollout/${r.id}/rollback`, {}, now);
+    if (set.changed) events.push(desiredEvent({ ...r, to: value ?? spec.default }, o.cluster, now));
+  }
+  return events;
 }
 
 /**
@@ -160,9 +210,17 @@ async function act(
  */
 async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
   const wave = r.wave + 1;
+  const ref = { namespace: r.namespace, name: r.feature };
+  const previous = { ...r.previous };
+  const baseline = { ...r.baseline };
+  for (const c of clusters) {
+    const [rec, health] = await Promise.all([p.store.get(c, ref), healthOf(p, c)]);
+    previous[c] = rec?.desired ?? 'default';
+    baseline[c] = health;
+  }
   const s = await p.rollouts.save(
     r,
-    { waveStartedAt: now },
+    { waveStartedAt: now, previous, baseline },
     `wave ${wave} started: ${clusters.join(', ')}`,
     now,
   );
@@ -251,7 +309,10 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
     if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
-    if (r.status === 'completed') throw new RolloutInputError(`rollout ${id} has completed`);
+    if (r.status === 'completed' || r.status === 'rolled-back')
+      throw new RolloutInputError(
+        `rollout ${id} has ${r.status === 'completed' ? 'completed' : 'been rolled back'}`,
+      );
     if (r.status === to) return r;
     const now = p.now();
     const s =
@@ -277,16 +338,45 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
   throw new Error(`rollout ${id} kept changing; try again`);
 }
 
+/** The port's signals, or what the inventory says (no status: not healthy). */
+async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
+  if (p.health) return p.health(cluster);
+  const status = await p.registry.getStatus(cluster);
+  return { inventory: status !== undefined, reachable: status?.reachable ?? false };
+}
+
+/** The operator's approval of the next wave (rollouts started with approval gates). */
+export async function approveWave(p: RolloutPorts, id: string, by: string): Promise<Rollout> {
+  for (let i = 0; i < 5; i++) {
+    const r = await p.rollouts.get(id);
+    if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
+    if (!r.approval) throw new RolloutInputError(`rollout ${id} was started without approval gates`);
+    if (r.status !== 'running') throw new RolloutInputError(`rollout ${id} is ${r.status}, not running`);
+    if (r.wave >= r.bounds.length - 1) throw new RolloutInputError(`rollout ${id} is in its last wave`);
+    if ((r.approvedWave ?? -1) >= r.wave) return r;
+    const now = p.now();
+    const s = await p.rollouts.save(r, { approvedWave: r.wave }, `wave ${r.wave + 2} approved by ${by}`, now);
+    if (s) {
+      await publish(p, [rolloutEvent(s, 'approved', r.wave + 2, clustersOfWave(s, r.wave + 1))]);
+      return s;
+    }
+  }
+  throw new Error(`rollout ${id} kept changing; try again`);
+}
+
 async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
   if (r.waveStartedAt === undefined) return [];
   const ref = { namespace: r.namespace, name: r.feature };
   return Promise.all(
     clustersOfWave(r, r.wave).map(async (cluster): Promise<Observation> => {
-      const [rec, status] = await Promise.all([p.store.get(cluster, ref), p.registry.getStatus(cluster)]);
+      const [rec, health] = await Promise.all([p.store.get(cluster, ref), healthOf(p, cluster)]);
       const t = rec?.tasks[0];
+      const was = r.previous?.[cluster];
       return {
         cluster,
-        reachable: status?.reachable ?? true,
+        reachable: health.reachable,
+        health,
+        ...(rec && was ? { previousFinal: finalOf(was === 'default' ? rec.default : was) } : {}),
         ...(rec ? { state: rec.state } : {}),
         ...(rec?.desired ? { desired: rec.desired } : {}),
         ...(rec?.desiredBy ? { desiredBy: rec.desiredBy } : {}),
@@ -310,7 +400,16 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
 
 function rolloutEvent(
   r: Rollout,
-  phase: 'started' | 'wave-started' | 'wave-reached' | 'halted' | 'resumed' | 'completed',
+  phase:
+    | 'started'
+    | 'wave-started'
+    | 'wave-reached'
+    | 'approved'
+    | 'halted'
+    | 'resumed'
+    | 'rolling-back'
+    | 'rolled-back'
+    | 'completed',
   wave: number,
   clusters: string[],
   reason?: string,

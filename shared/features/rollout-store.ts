@@ -5,7 +5,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IF_ABSENT, ifVersion, keyOf, Table, withoutKeys } from '../platform/dynamo.js';
-import type { Rollout } from './rollout.js';
+import { isActive, type Rollout } from './rollout.js';
 import { FEATURES_PK } from './store.js';
 
 const PREFIX = 'rollout#';
@@ -39,7 +39,8 @@ export class RolloutStore {
   async take(r: Rollout): Promise<string | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const lock = await this.lock(r);
-      if (lock && lock.id !== r.id && (await this.get(lock.id))?.status === 'running') return lock.id;
+      if (lock && lock.id !== r.id && isActive((await this.get(lock.id)) ?? { status: 'completed' }))
+        return lock.id;
       const next = { ...lockKey(r), id: r.id, version: (lock?.version ?? 0) + 1 };
       if (await this.table.put(next, lock ? ifVersion(lock.version) : IF_ABSENT)) return undefined;
     }
