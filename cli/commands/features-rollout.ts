@@ -7,6 +7,7 @@ import {
   type Rollout,
   RolloutInputError,
 } from '../../shared/features/rollout.js';
+import { clusterHealth } from '../../shared/features/rollout-health.js';
 import {
   approveWave,
   type RolloutPorts,
@@ -17,6 +18,7 @@ import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
@@ -43,6 +45,10 @@ async function ports(ctx: CliContext): Promise<RolloutPorts> {
     catalog: await loadCatalog(store),
     registry: ctx.registry,
     publish: (e) => ctx.publisher.publish(e),
+    health: clusterHealth({
+      getStatus: (c) => ctx.registry.getStatus(c),
+      getCluster: (c) => new NodeScopeStore(ctx.db, ctx.table).getCluster(c),
+    }),
     now: Date.now,
   };
 }

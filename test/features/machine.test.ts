@@ -22,7 +22,14 @@ import {
   withDesired,
 } from '../../shared/features/machine.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
-import { decideRollout, parseWaves, type Rollout, waveBounds } from '../../shared/features/rollout.js';
+import {
+  decideRollout,
+  parseWaves,
+  type Rollout,
+  unhealthy,
+  waveBounds,
+} from '../../shared/features/rollout.js';
+import { clusterHealth } from '../../shared/features/rollout-health.js';
 import { hashOrder, ownerOf } from '../../shared/features/sharding.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { parseTask, type TaskSpec } from '../../shared/features/task-kinds.js';
@@ -422,6 +429,29 @@ describe('rollout rollback, approval and health', () => {
     ).toMatchObject({
       reason: 'cluster a: unreachable during the pause',
     });
+  });
+
+  it("reads health from the inventory and node scope's last cycle; a cluster without inventory is not healthy", async () => {
+    const cycle = { errors: ['x', 'y'], resizes: { requested: 3, completed: 1, refused: 2 } };
+    const health = clusterHealth({
+      getStatus: async (c) =>
+        c === 'gone'
+          ? undefined
+          : { cluster: c, reachable: c !== 'down', metricsApi: 'available', observedAt: '' },
+      getCluster: async (c) => (c === 'a' ? ({ lastCycle: cycle } as never) : undefined),
+    });
+    expect(await health('a')).toEqual({
+      inventory: true,
+      reachable: true,
+      cycleErrors: 2,
+      refusedResizes: 2,
+    });
+    expect(await health('gone')).toEqual({ inventory: false, reachable: false });
+    expect(unhealthy(await health('gone'), undefined)).toMatch(/no inventory/);
+    expect(unhealthy(await health('down'), undefined)).toBe('unreachable');
+    expect(
+      unhealthy(await health('a'), { inventory: true, reachable: true, cycleErrors: 2, refusedResizes: 2 }),
+    ).toBeUndefined();
   });
 
   it('waits for approval between waves when asked to', () => {
