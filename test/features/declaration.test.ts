@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { orderOf } from '../../shared/features/desired.js';
+import { blank } from '../../shared/features/machine.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
+import { detailLines, featureJson } from '../../shared/features/views.js';
 
 /** The fields a file is refused for (none when it is accepted). */
 function refusedFields(features: unknown[]): string[] {
