@@ -310,5 +310,9 @@ describe('fleetscope features', () => {
       `rollout ${id}: running, wave 1 of 1`,
     );
     expect((await run('features', 'rollout', 'halt', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
+    expect((await run('features', 'rollout', 'approve', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
+    expect((await run('features', 'rollout', 'approve', '--id', id)).err).toMatch(
+      `rollout ${id} was started without approval gates`,
+    );
   });
 });
