@@ -110,7 +110,10 @@ export async function advanceRollout(
     const r = await p.rollouts.get(id);
     if (!r) return { last: `no rollout ${id}` };
     const now = p.now();
-    if (isActive(r) && !(await p.rollouts.holds(r))) return orphan(p, r, now);
+    if (isActive(r) && !(await p.rollouts.holds(r))) {
+      const stopped = await unheld(p, r, now);
+      if (stopped) return stopped;
+    }
     const action = decideRollout(r, await finishWave(p, r, await observe(p, r), now), now);
     if (action.kind === 'none') return { rollout: r, last: action.why };
     const stored = await act(p, r, action, now);
@@ -278,25 +281,21 @@ async function finishWave(
   return observe(p, r);
 }
 
-/** A running rollout that does not hold its feature: its start never finished, or another took the feature. */
-async function orphan(
+/**
+ * An active rollout that does not hold its feature (stored before pointers existed, or its start
+ * stopped between storing it and taking the feature) takes it now, unless another active one holds it:
+ * then it is halted naming that one. Either way at most one acts.
+ */
+async function unheld(
   p: RolloutPorts,
   r: Rollout,
   now: number,
-): Promise<{ rollout?: Rollout; last: string }> {
-  if (now - (r.resumedAt ?? r.createdAt) < ORPHAN_MS)
-    return { rollout: r, last: 'not yet the rollout of its feature' };
-  const s = await halt(
-    p,
-    r,
-    `not the rollout of ${r.namespace}/${r.feature}: another one took it, or its start did not finish`,
-    now,
-  );
+): Promise<{ rollout?: Rollout; last: string } | undefined> {
+  const holder = await p.rollouts.take(r);
+  if (!holder) return undefined;
+  const s = await halt(p, r, `rollout ${holder} of ${r.namespace}/${r.feature} is running`, now);
   return { ...(s ? { rollout: s } : {}), last: 'halt' };
 }
-
-/** How long a start or resume may take between storing a rollout and making it its feature's. */
-const ORPHAN_MS = 5 * 60_000;
 
 async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {
   const s = await p.rollouts.save(r, { status: 'halted', reason }, `halted: ${reason}`, now);

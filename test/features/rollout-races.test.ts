@@ -17,7 +17,7 @@ import {
 } from '../../shared/features/rollout-runner.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { FEATURES_PK, FeatureStore } from '../../shared/features/store.js';
-import { SK, Table } from '../../shared/platform/dynamo.js';
+import { keyOf, PK, SK, Table } from '../../shared/platform/dynamo.js';
 
 const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
 const CLUSTERS = ['c0', 'c1', 'c2', 'c3'];
@@ -47,10 +47,10 @@ beforeEach(async () => {
   // Each test starts with no rollout and no feature record.
   const table = new Table(runtime.db, runtime.table);
   for (const item of await table.query(FEATURES_PK, undefined))
-    await table.delete({ pk: item.pk, [SK]: item[SK] } as never);
+    await table.delete(keyOf(String(item[PK]), String(item[SK])));
   for (const c of CLUSTERS)
     for (const item of await table.query(`CLUSTER#${c}`, undefined))
-      await table.delete({ pk: item.pk, [SK]: item[SK] } as never);
+      await table.delete(keyOf(String(item[PK]), String(item[SK])));
 });
 
 const input = { feature: BALLOONS, to: 'off' as const, waves: '1,50%,100%', pauseMs: 60_000, by: 'test' };
@@ -141,6 +141,33 @@ describe('rollout races', () => {
     expect(await store.get(canary!, BALLOONS)).toMatchObject({
       desired: 'off',
       desiredBy: `rollout/${r.id}`,
+    });
+  });
+
+  it('a running rollout that does not hold its feature takes it, or is halted naming the one that holds it', async () => {
+    const plain = new RolloutStore(runtime.db, runtime.table);
+    const table = new Table(runtime.db, runtime.table);
+    const unlock = async () =>
+      table.delete({ pk: FEATURES_PK, [SK]: 'rollout-lock#fleetscope-system/balloons' } as never);
+    // Stored before pointers existed: no pointer at all. The next pass takes it and starts the wave.
+    const old = await startRollout(ports(plain), input);
+    await unlock();
+    await advanceRollout(ports(plain), old.id);
+    expect(await plain.holds((await plain.get(old.id))!)).toBe(true);
+    expect((await plain.get(old.id))!.waveStartedAt).toBeDefined();
+    // Another running rollout of the feature (its start stopped before taking the pointer): halted, naming the holder.
+    const stray: Rollout = {
+      ...(await plain.get(old.id))!,
+      id: 'stray',
+      version: 1,
+      waveStartedAt: undefined,
+      log: [],
+    };
+    expect(await plain.create(stray)).toBe(true);
+    await advanceRollout(ports(plain), 'stray');
+    expect(await plain.get('stray')).toMatchObject({
+      status: 'halted',
+      reason: `rollout ${old.id} of fleetscope-system/balloons is running`,
     });
   });
 });
