@@ -234,6 +234,10 @@ describe('requires: the order features turn on and off in', () => {
       on: ['fleetscope-system/balloons', 'acme/base', 'acme/app'],
       off: ['acme/app'],
     });
+    // features get shows them.
+    const lines = detailLines({ ...featureJson(blank('c', app, 0), []), order: orderOf(catalog, app)! });
+    expect(lines).toContain('order on:  fleetscope-system/balloons -> acme/base -> acme/app');
+    expect(lines).toContain('order off: acme/app');
     expect(orderOf(catalog, catalog.need({ namespace: 'fleetscope-system', name: 'balloons' }))!.off).toEqual(
       ['acme/app', 'acme/base', 'fleetscope-system/balloons'],
     );
