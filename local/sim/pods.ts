@@ -3,6 +3,7 @@
  * (ServiceAccount, Priority, DefaultTolerationSeconds), QoS class, and ValidatePodUpdate's rule that the
  * main endpoint may change little more than images.
  */
+import { withTopologyLabels } from './topology-labels.js';
 import { parseQuantity } from '../../shared/kernel/quantity.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -372,13 +373,14 @@ export function podStrategy(cluster: ClusterState): Strategy {
   return {
     nameRule: 'subdomain',
     prepareCreate(pod, scope: Scope) {
-      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.resize });
+      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.defaultResizePolicy });
       if (!scope.internal)
         admitPod(
           cluster,
           pod,
           cluster.suffix('pods/volume', pod.metadata.namespace, pod.metadata.name ?? ''),
         );
+      if (pod.spec?.nodeName) pod.metadata = withTopologyLabels(cluster, pod, pod.spec.nodeName).metadata;
       const status: JsonObject = { phase: 'Pending' };
       pod.status = status;
       status.qosClass = computeQos(pod.spec);
@@ -388,7 +390,7 @@ export function podStrategy(cluster: ClusterState): Strategy {
     },
     prepareUpdate(pod, old) {
       pod.status = clone(old.status);
-      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.resize });
+      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.defaultResizePolicy });
     },
     validateUpdate(pod, old, scope) {
       if (scope.subresource === 'status') return [];
