@@ -5,7 +5,6 @@
  * Start-up builds the whole fleet in memory (nodes, DaemonSets, their pods) with deterministic ids.
  */
 
-import { admitResizeOnNode } from './resize-admission.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import {
   apiServiceAvailability,
@@ -33,6 +32,7 @@ import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js
 import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
+import { admitResizeOnNode } from './resize-admission.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
@@ -158,7 +158,9 @@ export class ClusterState {
     this.name = spec.name;
     this.seed = spec.seed ?? 1;
     this.seedHash = fnv1a(`${spec.name}\u0000${this.seed}`);
-    this.version = parseVersion(spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION);
+    this.version = parseVersion(
+      spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
+    );
     this.features = featuresFor(this.version, spec.resizeSubresource);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
@@ -230,7 +232,8 @@ export class ClusterState {
         if (scope.subresource === 'resize') {
           const errors = validateResize(pod, old, f);
           // Validating admission runs after the strategy's validation: a 422 wins over this 403.
-          if (errors.length === 0 && f.resizeNodeAdmission) admitResizeOnNode(pod, this.store.get('nodes', pod.spec?.nodeName ?? ''));
+          if (errors.length === 0 && f.resizeNodeAdmission)
+            admitResizeOnNode(pod, this.store.get('nodes', pod.spec?.nodeName ?? ''));
           return errors;
         }
         if (scope.subresource === 'status') return [];

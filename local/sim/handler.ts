@@ -3,7 +3,7 @@
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
  * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
  */
-import { withTopologyLabels } from './topology-labels.js';
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
 import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
@@ -46,6 +46,7 @@ import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } fr
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 import type { RequestKind } from './types.js';
 

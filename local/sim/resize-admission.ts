@@ -11,7 +11,11 @@ import { schedulerRequests } from './pod-requests.js';
 export function admitResizeOnNode(pod: Json, node: Json | undefined): void {
   const name = pod.metadata?.name;
   const forbidden = (why: string, causes?: { reason: string }[]) =>
-    new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, { name, kind: 'pods', ...(causes ? { causes } : {}) });
+    new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, {
+      name,
+      kind: 'pods',
+      ...(causes ? { causes } : {}),
+    });
   if (!node) throw forbidden(`node "${pod.spec?.nodeName}" not found`);
   const wanted = schedulerRequests({ spec: pod.spec });
   const allocatable = node.status?.allocatable;
@@ -20,6 +24,8 @@ export function admitResizeOnNode(pod: Json, node: Json | undefined): void {
     { name: 'memory', requested: wanted.mem, allocatable: amountOr0(allocatable?.memory, 'mem') },
   ].filter((r) => r.requested > r.allocatable);
   if (short.length === 0) return;
-  const list = short.map((r) => `${r.name}, requested: ${r.requested}, allocatable: ${r.allocatable}`).join('; ');
+  const list = short
+    .map((r) => `${r.name}, requested: ${r.requested}, allocatable: ${r.allocatable}`)
+    .join('; ');
   throw forbidden(`node didn't have enough allocatable resources: ${list}`, [{ reason: 'NodeCapacity' }]);
 }

@@ -8,7 +8,7 @@
  * appeared: a bound pod deleted, finished or shrunk (resize completed, reverted or found Infeasible),
  * any node change, a clock advance.
  */
-import { withTopologyLabels } from './topology-labels.js';
+
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fitErrorMessage } from './fit-error.js';
@@ -25,6 +25,7 @@ import { type Amounts, isTerminal, schedulerRequests, UNBOUND } from './pod-requ
 import { normalizePod } from './pods.js';
 import { type BoundPod, type Filtered, preempt } from './preemption.js';
 import type { Collection, StoreEvent } from './store.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 const DEFAULT_SCHEDULER = 'default-scheduler';
 
@@ -222,7 +223,11 @@ export class Scheduler {
     const cond: JsonObject = { type: 'PodScheduled', status: 'True', lastProbeTime: null };
     cond.lastTransitionTime = rfc3339(this.cluster.clock.now());
     const status = { ...pod.status, conditions: withCondition(pod.status?.conditions, cond) };
-    const next = withTopologyLabels(this.cluster, { ...pod, spec: { ...pod.spec, nodeName: node }, status }, node);
+    const next = withTopologyLabels(
+      this.cluster,
+      { ...pod, spec: { ...pod.spec, nodeName: node }, status },
+      node,
+    );
     this.cluster.internalWrite('pods', key, normalizePod(next));
     usage.add(node, want);
     this.arrival.delete(key);
