@@ -2,6 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
+import { isActive } from '../shared/features/rollout.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { hashOrder, ownerOf } from '../shared/features/sharding.js';
@@ -59,7 +60,7 @@ export const handler = scheduledHandler({
       done++;
     }
     const active = (await rollouts.rollouts.list()).filter(
-      (r) => r.status === 'running' && ownerOf(r.id, shards) === shard,
+      (r) => isActive(r) && ownerOf(r.id, shards) === shard,
     );
     for (const r of active) {
       const { last } = await advanceRollout(rollouts, r.id);

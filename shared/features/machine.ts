@@ -243,5 +243,7 @@ export function valueFor(record: FeatureRecord | undefined, fallback: Value): Va
   if (record.state === 'On') return 'on';
   if (record.state === 'TurningOn')
     return record.tasks.every((t) => t.spec.task === 'wait-for-uses') ? 'on' : 'off';
+  // Turning off, held until the features that require it are off: nothing is stopped yet, they still use it.
+  if (record.state === 'TurningOff' && record.tasks[0]?.spec.task === 'wait-for-features') return 'on';
   return 'off';
 }

@@ -6,7 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
 import type { Capability } from '../platform/catalogue.js';
-import type { DesiredOptions, FeatureRef, Final, Use, Value } from './model.js';
+import { type DesiredOptions, type FeatureRef, type Final, refKey, type Use, type Value } from './model.js';
 import type { ObjectsApi } from './objects.js';
 import type { TaskKind, TaskSpec } from './task-kinds.js';
 
@@ -86,17 +86,31 @@ export interface FeatureSpec extends FeatureRef {
   /** What an Off feature may have left that the checks derived from its tasks cannot see. */
   leftovers?: (ctx: LeftoverContext) => Promise<string[]>;
   origin: { capability: string } | { file: string };
+  /** Features that must be On before this one turns on (and stay On until it is Off). */
+  requires?: FeatureRef[];
+  /** The features that require this one (derived by the catalog from their `requires`). */
+  requiredBy?: FeatureRef[];
 }
 
 export const DEFAULT_USES_WAIT_SECONDS = 600;
 
-/** The task list of a transition: the author's, with the wait for uses every transition needs. */
-export function tasksOf(spec: Pick<FeatureSpec, 'enable' | 'disable'>, to: Final): TaskSpec[] {
+/**
+ * The task list of a transition: the author's, with the wait for uses every transition needs, after a
+ * wait for its requirements to be On (turning on) or for its dependants to be Off (turning off).
+ */
+export function tasksOf(
+  spec: Pick<FeatureSpec, 'enable' | 'disable' | 'requires' | 'requiredBy'>,
+  to: Final,
+): TaskSpec[] {
   const list = to === 'On' ? spec.enable : spec.disable;
-  if (list.some((t) => t.task === 'wait-for-uses')) return [...list];
+  const others = (to === 'On' ? spec.requires : spec.requiredBy) ?? [];
+  const order: TaskSpec[] = others.length
+    ? [{ task: 'wait-for-features', features: others.map(refKey), state: to }]
+    : [];
+  if (list.some((t) => t.task === 'wait-for-uses')) return [...order, ...list];
   const wait: TaskSpec = { task: 'wait-for-uses' };
   // Off: stop every use before removing what it relies on. On: every component uses it before "On".
-  return to === 'On' ? [...list, wait] : [wait, ...list];
+  return to === 'On' ? [...order, ...list, wait] : [...order, wait, ...list];
 }
 
 export const kindsOf = (spec: FeatureSpec): Set<TaskKind> =>

@@ -4,9 +4,10 @@
  * either finishes, says what it waits for, or throws (a failure the reconciler retries with back-off).
  */
 import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
-import type { Use } from './model.js';
+import { parseRef, type Use } from './model.js';
 import { fieldAt, removalPatch } from './objects.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
+import { FeatureStore } from './store.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
 export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContext): Promise<TaskOutcome> {
@@ -23,6 +24,8 @@ export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContex
       return applyManifests(task, ctx);
     case 'clear-state':
       return clearState(task, ctx);
+    case 'wait-for-features':
+      return waitForFeatures(task, ctx);
     case 'hook': {
       const hook = spec.hooks?.[task.hook];
       if (!hook) throw new Error(`feature ${spec.namespace}/${spec.name} has no hook "${task.hook}"`);
@@ -68,6 +71,22 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
   return restart(
     `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (${at(u.at)})`).join(', ')}; `,
   );
+}
+
+/** A feature's requirements On before it turns on; its dependants Off before it turns off (requires). */
+async function waitForFeatures(t: TaskOf<'wait-for-features'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const store = new FeatureStore(ctx.db, ctx.table);
+  const states = await Promise.all(
+    t.features.map(async (f) => ({ f, state: (await store.get(ctx.cluster, parseRef(f)))?.state ?? 'Off' })),
+  );
+  const behind = states.filter((s) => s.state !== t.state);
+  if (behind.length === 0) return { done: true };
+  const why = t.state === 'On' ? 'it requires them' : 'they require this feature: turn them off first';
+  return {
+    done: false,
+    waitingFor: `${behind.map((b) => `${b.f} (${b.state})`).join(', ')} to be ${t.state} (${why})`,
+    pollMs: 60_000,
+  };
 }
 
 /** Never deletes: the objects are someone's to remove (the KEP's volume-type story). */

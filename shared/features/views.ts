@@ -2,8 +2,10 @@
  * Features as people read them (CLI, JSON/YAML): one row per (cluster, feature) and the detail of one,
  * with the task list and what each task waits for, the uses, and what dangles.
  */
+
 import { textTable } from '../kernel/text-table.js';
 import { type FeatureRecord, refKey, type TaskRecord, type Transition, targetOf, type Use } from './model.js';
+import type { TransitionPlan } from './plan.js';
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -20,6 +22,8 @@ export interface FeatureJson {
   uses: { component: string; value: string; at: string; source: string }[];
   /** What an Off feature still leaves (absent when not checked). */
   dangling?: string[];
+  /** With requirements or dependants: the order features turn on, and off (this one last in each). */
+  order?: { on: string[]; off: string[] };
   version: number;
   updatedAt: string;
 }
@@ -129,6 +133,7 @@ export function detailLines(f: FeatureJson): string[] {
     `state:    ${f.state}${f.transition ? ` (since ${f.transition.startedAt}: ${f.transition.reason})` : ''}`,
     `desired:  ${f.desired}${f.desiredBy ? ` (set by ${f.desiredBy})` : ''}   default: ${f.default}   target: ${f.target}`,
   ];
+  if (f.order) lines.push(`order on:  ${f.order.on.join(' -> ')}`, `order off: ${f.order.off.join(' -> ')}`);
   if (f.tasks.length) {
     lines.push('tasks:');
     f.tasks.forEach((t, i) => {
@@ -168,4 +173,22 @@ export function historyLines(r: FeatureRecord): string[] {
       t.reason,
     ]),
   ]);
+}
+
+/** `features plan`: one row per object touched, in the order the tasks would touch them. */
+export function planLines(p: TransitionPlan): string[] {
+  const head = `${p.feature} in ${p.cluster}: ${p.state} -> ${p.to} (dry run, nothing written)`;
+  if (p.note) return [head, p.note];
+  return [
+    head,
+    ...textTable([
+      ['ACTION', 'OBJECT', 'DETAIL', 'TASK'],
+      ...p.steps.map((s) => [
+        s.refused ? `${s.action} REFUSED` : s.action,
+        s.object,
+        s.refused ? `${s.detail ? `${s.detail}; ` : ''}the server refused: ${s.refused}` : (s.detail ?? ''),
+        s.task,
+      ]),
+    ]),
+  ];
 }

@@ -72,7 +72,17 @@ export const featureDetailSchemas = {
       namespace: z.string().min(1).max(63),
       feature: z.string().min(1).max(63),
       to: onOff,
-      phase: z.enum(['started', 'wave-started', 'wave-reached', 'halted', 'resumed', 'completed']),
+      phase: z.enum([
+        'started',
+        'wave-started',
+        'wave-reached',
+        'approved',
+        'halted',
+        'resumed',
+        'rolling-back',
+        'rolled-back',
+        'completed',
+      ]),
       /** The wave concerned (1-based) and how many there are. */
       wave: z.number().int().nonnegative(),
       waves: z.number().int().positive(),
