@@ -143,14 +143,14 @@ export function claimed(r: FeatureRecord, by: string, now: number, leaseMs = CLA
   if (!first) return r;
   const task: TaskRecord = {
     ...first,
-    claim: { by, until: now + leaseMs },
+    claim: { by, until: now + leaseMs, token: `${by}@${r.version + 1}` },
     startedAt: first.startedAt ?? now,
   };
   return bump(r, now, { tasks: [task, ...rest] });
 }
 
-/** Whether `by` still holds the first task (its outcome may be stored). */
-export const holds = (r: FeatureRecord, by: string): boolean => r.tasks[0]?.claim?.by === by;
+/** Whether the claim `token` still holds the first task (its outcome may be stored). */
+export const holds = (r: FeatureRecord, token: string): boolean => r.tasks[0]?.claim?.token === token;
 
 /** The first task is done: removed; the last one also sets the final state. */
 export function taskDone(r: FeatureRecord, writes: number, now: number): FeatureRecord {

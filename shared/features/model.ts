@@ -47,9 +47,16 @@ export interface TaskRecord {
   notBefore?: number;
   /** What the task keeps between attempts (wait for uses: when the uses were cleared). */
   progress?: Record<string, number | string>;
-  /** The reconciler performing it right now, and until when that claim holds (a crash lets it lapse). */
-  claim?: { by: string; until: number };
-  /** Writes (to the cluster or to DynamoDB) the task's attempts made: the evidence that no step ran twice. */
+  /**
+   * The reconciler performing it right now, and until when that claim holds (renewed while the task
+   * runs; a crash lets it lapse). `token` names this one claim: every cluster write of the task is
+   * fenced to it, so a holder whose claim lapsed (and was taken over) cannot write.
+   */
+  claim?: { by: string; until: number; token: string };
+  /**
+   * Writes (to the cluster or to DynamoDB) the task's attempts made, counted in the record as each is
+   * made (a killed attempt's writes are kept): the evidence that no step ran twice.
+   */
   writes: number;
   startedAt?: number;
 }

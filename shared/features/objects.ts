@@ -25,6 +25,8 @@ export interface KObject {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     [k: string]: unknown;
@@ -121,16 +123,25 @@ export class ObjectsApi {
     }
   }
 
-  /** Deletes one object; false when it was already gone. */
+  /**
+   * Deletes one object as it was read (its uid and resourceVersion are preconditions: an object changed
+   * since, by someone else or by a newer holder of the task, is refused with 409); false when it was
+   * already gone.
+   */
   async delete(q: ObjectsQuery, obj: KObject): Promise<boolean> {
     const r = await this.resolve(q);
     if (!r) return false;
+    const { uid, resourceVersion } = obj.metadata ?? {};
     try {
       await this.raw.send(
         `delete ${r.resource}`,
         'DELETE',
         this.path(r, obj.metadata?.namespace, obj.metadata?.name),
-        undefined,
+        {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+        },
         'application/json',
         { expected: [404] },
       );
@@ -142,15 +153,24 @@ export class ObjectsApi {
     }
   }
 
-  /** A JSON merge patch of one object (or of its status). */
-  async mergePatch(q: ObjectsQuery, obj: KObject, patch: unknown, subresource?: 'status'): Promise<void> {
+  /**
+   * A JSON merge patch of one object (or of its status), made on the object as it was read: its
+   * resourceVersion goes with the patch as a precondition, so a patch computed from what another writer
+   * changed since is refused (409) instead of undoing their change.
+   */
+  async mergePatch(
+    q: ObjectsQuery,
+    obj: KObject,
+    patch: Record<string, unknown>,
+    subresource?: 'status',
+  ): Promise<void> {
     const r = await this.resolve(q);
     if (!r) return;
     await this.raw.send(
       `patch ${r.resource}${subresource ? `/${subresource}` : ''}`,
       'PATCH',
       this.path(r, obj.metadata?.namespace, obj.metadata?.name, subresource),
-      patch,
+      asRead(obj, patch),
       'application/merge-patch+json',
     );
     this.writes++;
@@ -185,12 +205,20 @@ export class ObjectsApi {
       `update ${r.resource}`,
       'PATCH',
       this.path(r, ns, name),
-      wanted,
+      asRead(live, wanted),
       'application/merge-patch+json',
     );
     this.writes++;
     return 'updated';
   }
+}
+
+/** `patch` with the object's resourceVersion as read: the server applies it only to that version. */
+function asRead(obj: KObject, patch: Record<string, unknown>): Record<string, unknown> {
+  const resourceVersion = obj.metadata?.resourceVersion;
+  if (!resourceVersion) return patch;
+  const meta = (patch.metadata ?? {}) as Record<string, unknown>;
+  return { ...patch, metadata: { ...meta, resourceVersion } };
 }
 
 interface DiscoveryList {

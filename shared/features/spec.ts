@@ -25,7 +25,7 @@ export interface TaskContext {
   client(): Promise<ClusterClient>;
   /** Objects of any kind in the cluster; its writes are counted as the task's. */
   objects(): Promise<ObjectsApi>;
-  /** Counts writes made other than through objects() (DynamoDB, a capability's own client calls). */
+  /** Counts writes made other than to the cluster (DynamoDB); every cluster write is counted by its fence. */
   wrote(n: number): void;
   db: DynamoDBDocumentClient;
   table: string;

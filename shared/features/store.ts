@@ -11,12 +11,13 @@
  * Uses are items of their own, so that a worker's report never races the reconciler's conditional write
  * of the record; one query (sk begins with feature#<ns>/<name>#) reads a feature's record and uses.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   clusterPk,
   gsi1Of,
   IF_ABSENT,
   type Item,
+  isConditionFailure,
   ifVersion,
   keyOf,
   SK,
@@ -34,6 +35,17 @@ const featurePrefix = (r: FeatureRef) => `${FEATURE_PREFIX}${refKey(r)}#`;
 const recordSk = (r: FeatureRef) => `${featurePrefix(r)}record`;
 const useSk = (r: FeatureRef, component: string) => `${featurePrefix(r)}use#${component}`;
 const mirrorSk = (r: FeatureRef) => `${featurePrefix(r)}mirror`;
+
+/** The attribute names of the first task's claim and writes, in update expressions. */
+const NAMES = {
+  '#t': 'tasks',
+  '#c': 'claim',
+  '#u': 'until',
+  '#k': 'token',
+  '#w': 'writes',
+  '#v': 'version',
+  '#ua': 'updatedAt',
+};
 
 export interface Mirror {
   version: number;
@@ -114,6 +126,63 @@ export class FeatureStore {
     if (ok) this.stats.writes++;
     else this.stats.conflicts++;
     return ok;
+  }
+
+  /**
+   * Renews the claim `token` holds on the first task until `until`, if it still holds it at `now` (not
+   * lapsed, not taken over): the fence every cluster write of the task passes, and its heartbeat. A
+   * changed record gets a new version, so a record read before it is not written back over it.
+   */
+  async renewClaim(cluster: string, ref: FeatureRef, token: string, now: number, until: number) {
+    return this.updateFirstTask(
+      cluster,
+      ref,
+      'SET #t[0].#c.#u = :until',
+      '#t[0].#c.#k = :token AND #t[0].#c.#u > :now',
+      { ':token': token, ':now': now, ':until': until },
+    );
+  }
+
+  /**
+   * Adds `n` writes to the first task while the claim `token` is on it (lapsed or not: the writes were
+   * made), as each is made, so that an attempt killed midway leaves its writes counted.
+   */
+  async countWrites(cluster: string, ref: FeatureRef, token: string, n: number, now: number) {
+    return this.updateFirstTask(cluster, ref, 'SET #t[0].#w = #t[0].#w + :n', '#t[0].#c.#k = :token', {
+      ':token': token,
+      ':n': n,
+      ':now': now,
+    });
+  }
+
+  private async updateFirstTask(
+    cluster: string,
+    ref: FeatureRef,
+    set: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(clusterPk(cluster), recordSk(ref)),
+          UpdateExpression: `${set}, #v = #v + :one, #ua = :now`,
+          ConditionExpression: condition,
+          // Only the names the expressions use (DynamoDB refuses unused ones).
+          ExpressionAttributeNames: Object.fromEntries(
+            Object.entries(NAMES).filter(([k]) => `${set} ${condition}`.includes(k) || k === '#v' || k === '#ua'),
+          ),
+          ExpressionAttributeValues: { ...values, ':one': 1 },
+        }),
+      );
+      this.stats.writes++;
+      return true;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      this.stats.conflicts++;
+      return false;
+    }
   }
 
   /** Records a use unless a newer one of the same component is stored. */

@@ -149,7 +149,13 @@ describe('a reconciler paused past its claim mid-task', () => {
     const count = (m: string) => {
       if (m === 'FeatureClaimsLost') lost.push(m);
     };
-    const first = env.reconcile(cluster, GADGETS, { catalog, mirror: false, heartbeatMs: 0, onStep, count });
+    const first = env.reconcile(cluster, GADGETS, {
+      catalog,
+      mirror: false,
+      heartbeatMs: 0,
+      onFence: onStep,
+      count,
+    });
     await stopped.opened;
     env.sim.clock.advance(CLAIM_MS + MINUTE);
     await env.reconcile(cluster, GADGETS, { catalog, mirror: false });
