@@ -52,7 +52,8 @@ export class ClaimFence implements WriteGuard {
   start(): this {
     if (this.p.heartbeatMs > 0) {
       this.timer = setInterval(() => {
-        if (this.p.now() - this.renewedAt >= this.p.leaseMs / 3) this.pending.push(this.renew().catch(() => {}));
+        if (this.p.now() - this.renewedAt >= this.p.leaseMs / 3)
+          this.pending.push(this.renew().catch(() => {}));
       }, this.p.heartbeatMs);
       this.timer.unref?.();
     }

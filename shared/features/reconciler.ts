@@ -10,9 +10,9 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
+import { withWriteGuard } from '../k8s/write-guard.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
-import { withWriteGuard } from '../k8s/write-guard.js';
 import { ClaimFence } from './claim-fence.js';
 import { taskEvent, transitionEvent } from './events.js';
 import {

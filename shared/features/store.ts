@@ -17,8 +17,8 @@ import {
   gsi1Of,
   IF_ABSENT,
   type Item,
-  isConditionFailure,
   ifVersion,
+  isConditionFailure,
   keyOf,
   SK,
   Table,
@@ -171,7 +171,9 @@ export class FeatureStore {
           ConditionExpression: condition,
           // Only the names the expressions use (DynamoDB refuses unused ones).
           ExpressionAttributeNames: Object.fromEntries(
-            Object.entries(NAMES).filter(([k]) => `${set} ${condition}`.includes(k) || k === '#v' || k === '#ua'),
+            Object.entries(NAMES).filter(
+              ([k]) => `${set} ${condition}`.includes(k) || k === '#v' || k === '#ua',
+            ),
           ),
           ExpressionAttributeValues: { ...values, ':one': 1 },
         }),

@@ -5,7 +5,7 @@
  */
 import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
 import type { Use } from './model.js';
-import { fieldAt, removalPatch } from './objects.js';
+import { fieldAt, type KObject, removalPatch } from './objects.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
@@ -84,7 +84,8 @@ async function waitForNoObjects(t: TaskOf<'wait-for-no-objects'>, ctx: TaskConte
 async function clearField(t: TaskOf<'clear-field'>, ctx: TaskContext): Promise<TaskOutcome> {
   const api = await ctx.objects();
   const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
-  for (const o of having) await api.mergePatch(t, o, removalPatch(t.field), t.subresource);
+  const patchOf = (o: KObject) => (fieldAt(o, t.field) === undefined ? undefined : removalPatch(t.field));
+  for (const o of having) await api.patchAsRead(t, o, patchOf, t.subresource);
   return { done: true };
 }
 

@@ -129,7 +129,10 @@ export class RawReader {
             headers: {
               ...auth,
               accept: 'application/json',
-              ...(write ? { 'content-type': write.contentType } : {}),
+              // A length, not chunks: Node sends a DELETE's body unframed unless told its length.
+              ...(write
+                ? { 'content-type': write.contentType, 'content-length': Buffer.byteLength(write.body ?? '') }
+                : {}),
             },
             signal,
           },

@@ -114,6 +114,10 @@ describe('feature transitions over the simulator', () => {
       expect(run.off.state, where).toBe('Off');
       expect(run.perTask, `writes per task, ${where}`).toEqual(baseline.perTask);
       expect(run.total, `cluster writes, ${where}`).toBe(baseline.total);
+      // The history counts every cluster write once, a crashed attempt's included (DynamoDB-only tasks aside).
+      for (const d of run.off.history.at(-1)!.done)
+        if (d.task !== 'clear-state' && d.task !== 'wait-for-uses')
+          expect(d.writes, `history's writes of "${d.title}", ${where}`).toBe(baseline.perTask[d.title] ?? 0);
       const titles = (r: typeof run) => r.off.history.at(-1)!.done.map((d) => d.title);
       expect(titles(run), where).toEqual(titles(baseline));
       expect(
