@@ -102,6 +102,11 @@ export interface FeatureRecord extends FeatureRef {
   transition?: Transition;
   /** Finished and reversed transitions, newest last (at most HISTORY_LIMIT). */
   history: Transition[];
+  /**
+   * The epoch of the last clearing of uses: a use counts in a wait for uses only if it echoes it (a
+   * component's own clock never decides). Published to in-cluster components in the Feature status.
+   */
+  usesEpoch?: number;
   /** Optimistic lock: every change is a conditional write on it. */
   version: number;
   updatedAt: number;
@@ -114,6 +119,8 @@ export interface Use {
   component: string;
   value: Value;
   at: number;
+  /** The uses epoch the component read with the value (absent: it echoed none). */
+  epoch?: number;
   /** fleetscope: a fleetscope worker; cluster: an in-cluster component, via the Feature object's status. */
   source: 'fleetscope' | 'cluster';
 }

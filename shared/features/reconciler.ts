@@ -340,17 +340,25 @@ function taskContext(
   };
 }
 
-/** The uses fleetscope's workers stored and those in-cluster components wrote into the Feature object. */
+/**
+ * The uses fleetscope's workers stored and those in-cluster components wrote into the Feature object.
+ * A clearing issues the next epoch in the record (fenced to the task's claim), then forgets the uses
+ * that do not echo it, in DynamoDB and in the Feature status (which publishes the epoch).
+ */
 function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesPort {
   const inCluster = async () => new FeatureMirror(await access.objects());
   const stored = async () => (await p.store.view(ref.cluster, ref)).uses;
   return {
     list: async (): Promise<Use[]> => [...(await stored()), ...(await (await inCluster()).readUses(ref))],
-    // The in-cluster clear's writes go through objects() and are counted there; only DynamoDB's are returned.
-    clear: async (at) => {
-      const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), at);
-      await (await inCluster()).clearUses(ref, at);
-      return cleared;
+    // The in-cluster clear's writes are counted by the task's fence; DynamoDB's are returned.
+    clear: async () => {
+      const token = ref.tasks[0]?.claim?.token ?? '';
+      const epoch = await p.store.issueEpoch(ref.cluster, ref, token, p.now());
+      if (epoch === undefined)
+        throw new Error(`the claim on "${ref.tasks[0]?.title}" was lost: no uses epoch issued`);
+      const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), epoch);
+      await (await inCluster()).clearUses(ref, epoch);
+      return { epoch, writes: cleared + 1 };
     },
   };
 }

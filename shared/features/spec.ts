@@ -38,8 +38,11 @@ export interface TaskContext {
 export interface UsesPort {
   /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
   list(): Promise<Use[]>;
-  /** Forgets the uses reported up to `at` (a report after it is kept); returns the writes made. */
-  clear(at: number): Promise<number>;
+  /**
+   * Issues a new uses epoch (fenced to the task's claim) and forgets the uses that do not echo it;
+   * returns the epoch and the writes made other than to the cluster.
+   */
+  clear(): Promise<{ epoch: number; writes: number }>;
 }
 
 /** How a performed task ended (a thrown error is a failure, retried with back-off). */

@@ -187,27 +187,68 @@ export class FeatureStore {
     }
   }
 
-  /** Records a use unless a newer one of the same component is stored. */
+  /** Records a use unless a newer one of the same component is stored (a later epoch, or time). */
   async reportUse(cluster: string, ref: FeatureRef, use: Use): Promise<boolean> {
+    const epoch = use.epoch === undefined ? '' : ' OR attribute_not_exists(#e) OR #e < :e';
     return this.write(
       { ...keyOf(clusterPk(cluster), useSk(ref, use.component)), ...use },
       {
-        ConditionExpression: 'attribute_not_exists(#at) OR #at < :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':at': use.at },
+        ConditionExpression: `attribute_not_exists(#at) OR #at < :at${epoch}`,
+        ExpressionAttributeNames: { '#at': 'at', ...(epoch ? { '#e': 'epoch' } : {}) },
+        ExpressionAttributeValues: { ':at': use.at, ...(epoch ? { ':e': use.epoch } : {}) },
       },
     );
   }
 
-  /** Forgets the uses reported up to `upTo`; a report after it survives. Returns how many went. */
-  async clearUses(cluster: string, ref: FeatureRef, uses: readonly Use[], upTo: number): Promise<number> {
+  /**
+   * Issues the next uses epoch, while the claim `token` holds the first task (a wait for uses); the new
+   * epoch, or undefined when the claim is no longer this one.
+   */
+  async issueEpoch(
+    cluster: string,
+    ref: FeatureRef,
+    token: string,
+    now: number,
+  ): Promise<number | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(clusterPk(cluster), recordSk(ref)),
+          UpdateExpression: 'SET #e = if_not_exists(#e, :zero) + :one, #v = #v + :one, #ua = :now',
+          ConditionExpression: '#t[0].#c.#k = :token',
+          ExpressionAttributeNames: {
+            '#e': 'usesEpoch',
+            '#t': 'tasks',
+            '#c': 'claim',
+            '#k': 'token',
+            '#v': 'version',
+            '#ua': 'updatedAt',
+          },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': now, ':token': token },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      this.stats.writes++;
+      return Number(out.Attributes?.usesEpoch);
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * Forgets the uses that do not echo `epoch`; a report echoing it (made after the epoch was issued)
+   * survives, whenever it came. Returns how many went.
+   */
+  async clearUses(cluster: string, ref: FeatureRef, uses: readonly Use[], epoch: number): Promise<number> {
     let cleared = 0;
     for (const u of uses) {
-      if (u.at > upTo) continue;
+      if (u.epoch === epoch) continue;
       const gone = await this.table.delete(keyOf(clusterPk(cluster), useSk(ref, u.component)), {
-        ConditionExpression: '#at <= :t',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':t': upTo },
+        ConditionExpression: 'attribute_not_exists(#e) OR #e <> :e',
+        ExpressionAttributeNames: { '#e': 'epoch' },
+        ExpressionAttributeValues: { ':e': epoch },
       });
       if (gone) cleared++;
     }
