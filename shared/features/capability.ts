@@ -82,7 +82,12 @@ function featuresPermissions(): KubePermission[] {
   const crds = { group: 'apiextensions.k8s.io', resources: ['customresourcedefinitions'] };
   const features = { group: FEATURE_CRD.group, resources: [FEATURE_CRD.plural] };
   return [
-    { ...crds, verbs: ['get'], names: [FEATURE_CRD.crdName], why: 'whether the Feature CRD is installed' },
+    {
+      ...crds,
+      verbs: ['get', 'patch'],
+      names: [FEATURE_CRD.crdName],
+      why: 'whether the Feature CRD is installed, and bringing it up to this version (uses epochs)',
+    },
     { ...crds, verbs: ['create'], why: 'installs the Feature CRD where it is absent' },
     {
       group: '',

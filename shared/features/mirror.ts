@@ -10,7 +10,6 @@ import { type FeatureRecord, type FeatureRef, FLEETSCOPE_NAMESPACE, type Use, ty
 import { contains, type KObject, type ObjectsApi } from './objects.js';
 
 const MANAGED = { 'app.kubernetes.io/managed-by': 'fleetscope' };
-const CRD_QUERY = { apiVersion: 'apiextensions.k8s.io/v1', resource: 'customresourcedefinitions' };
 const featureQuery = (ref: FeatureRef) => ({
   apiVersion: FEATURE_API_VERSION,
   resource: FEATURE_CRD.plural,
