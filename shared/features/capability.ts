@@ -109,5 +109,11 @@ function featuresPermissions(): KubePermission[] {
       verbs: ['patch'],
       why: "the Feature's state and tasks; clears the uses components reported",
     },
+    {
+      group: '',
+      resources: ['events'],
+      verbs: ['create'],
+      why: 'a Warning Event on a Feature whose transition is stuck',
+    },
   ];
 }

@@ -118,6 +118,34 @@ export class FeatureMirror {
     return this.api.writes - before;
   }
 
+  /**
+   * A Warning Event on the Feature object (`kubectl describe feature`, `kubectl get events`), for what
+   * people must act on: a stuck transition.
+   */
+  async recordEvent(r: FeatureRecord, reason: string, message: string, now: number): Promise<void> {
+    const live = await this.read(r);
+    const at = new Date(now).toISOString();
+    await this.api.apply({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${r.name}.${now.toString(16)}`, namespace: r.namespace, labels: MANAGED },
+      involvedObject: {
+        apiVersion: FEATURE_API_VERSION,
+        kind: FEATURE_CRD.kind,
+        name: r.name,
+        namespace: r.namespace,
+        ...(live?.metadata?.uid ? { uid: live.metadata.uid } : {}),
+      },
+      type: 'Warning',
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: 'fleetscope-features' },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    });
+  }
+
   /** The uses in-cluster components wrote into the Feature object's status (none if it is absent). */
   async readUses(ref: FeatureRef): Promise<Use[]> {
     const live = await this.read(ref);

@@ -59,6 +59,20 @@ export interface TaskRecord {
    */
   writes: number;
   startedAt?: number;
+  /** When it became the transition's first task (or an operator retried it): its deadline runs from here. */
+  since?: number;
+  /** Past its deadline and not done: the transition is stuck here, and why (until done or acted on). */
+  stuck?: { at: number; reason: string };
+}
+
+/** An operator's verb on a stuck transition, as history keeps it: who, when, why. */
+export interface OperatorAction {
+  verb: 'retry' | 'skip' | 'abandon';
+  task: string;
+  /** The caller's identity (an AWS principal's ARN, or local:<user>). */
+  by: string;
+  at: number;
+  reason: string;
 }
 
 /** A task of a finished (or reversed) transition, as history keeps it. */
@@ -68,17 +82,24 @@ export interface TaskSummary {
   attempts: number;
   writes: number;
   doneAt: number;
+  /** Not performed: an operator skipped it (the action says who and why). */
+  skipped?: boolean;
 }
 
 export interface Transition {
   to: Final;
   startedAt: number;
   endedAt?: number;
-  /** completed: reached `to`; reversed: the desired value flipped and the opposite transition began. */
-  outcome?: 'completed' | 'reversed';
+  /**
+   * completed: reached `to`; reversed: the desired value flipped and the opposite transition began;
+   * abandoned: an operator gave it up (the opposite transition began).
+   */
+  outcome?: 'completed' | 'reversed' | 'abandoned';
   /** Why it started: "desired on (set by ...)", "default on", "announced", "reverses TurningOff". */
   reason: string;
   done: TaskSummary[];
+  /** What operators did to it (retry, skip, abandon). */
+  actions?: OperatorAction[];
 }
 
 /** Options the operator gave with the desired value (kept with it: a transition reads them). */

@@ -26,6 +26,7 @@ import {
   reversed,
   type Step,
   started,
+  stuckMarked,
   taskDone,
   taskFailed,
   taskWaiting,
@@ -64,6 +65,7 @@ export type FeatureMetric =
   | 'FeatureTasksFailed'
   | 'FeatureStepConflicts'
   | 'FeatureClaimsLost'
+  | 'FeatureTransitionsStuck'
   | 'FeatureMirrorErrors';
 
 export interface ReconcilerPorts {
@@ -172,7 +174,9 @@ async function reconcileFeature(
         ? await adoptDefault(p, spec, record)
         : step.kind === 'perform'
           ? await perform(p, access, spec, record)
-          : await transition(p, spec, record, step);
+          : step.kind === 'stuck'
+            ? await markStuck(p, access, record, step.reason)
+            : await transition(p, spec, record, step);
     record = result ?? (await p.store.get(cluster, spec))!;
   }
   const first = record.tasks[0];
@@ -228,6 +232,27 @@ async function transition(
     1,
   );
   await mark(p, next, name);
+  return next;
+}
+
+/**
+ * A task past its deadline: the transition is marked stuck with the reason (one write), announced
+ * (FeatureTransitionChanged phase stuck, the FeatureTransitionsStuck metric, a Warning Event on the
+ * Feature object in the cluster), and shown by `features list` until the task is done or an operator
+ * retries, skips or abandons it. The reconciler keeps trying it meanwhile.
+ */
+async function markStuck(p: ReconcilerPorts, access: Access, record: FeatureRecord, reason: string) {
+  const next = stuckMarked(record, reason, p.now());
+  if (!(await save(p, next, record))) return undefined;
+  p.count?.('FeatureTransitionsStuck', 1);
+  p.warn?.('a feature transition is stuck', { cluster: record.cluster, feature: refKey(record), reason });
+  await publish(p, [transitionEvent(next, 'stuck', reason)]);
+  try {
+    await new FeatureMirror(await access.objects()).recordEvent(next, 'TransitionStuck', reason, p.now());
+  } catch (err) {
+    // Visibility only, like the mirror: the record, the bus event and the metric say it already.
+    p.warn?.('could not record the stuck transition as an Event', { error: String(err).slice(0, 256) });
+  }
   return next;
 }
 
