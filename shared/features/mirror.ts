@@ -160,6 +160,12 @@ export class FeatureMirror {
       }));
   }
 
+  /** Publishes `epoch` in the status where it is not yet (an attempt died between issuing and publishing). */
+  async publishEpoch(ref: FeatureRef, epoch: number): Promise<void> {
+    const live = await this.read(ref);
+    if (live && live.status?.usesEpoch !== epoch) await this.clearUses(ref, epoch);
+  }
+
   /**
    * Publishes the uses epoch in the status and clears the in-cluster components' uses that do not echo
    * it, on the object as read (a use reported in between is not erased: the patch is refused and made

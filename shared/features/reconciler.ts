@@ -378,13 +378,14 @@ function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesP
     // The in-cluster clear's writes are counted by the task's fence; DynamoDB's are returned.
     clear: async () => {
       const token = ref.tasks[0]?.claim?.token ?? '';
-      const epoch = await p.store.issueEpoch(ref.cluster, ref, token, p.now());
+      const epoch = await p.store.issueEpoch(ref.cluster, ref, token, ref.usesEpoch, p.now());
       if (epoch === undefined)
         throw new Error(`the claim on "${ref.tasks[0]?.title}" was lost: no uses epoch issued`);
       const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), epoch);
       await (await inCluster()).clearUses(ref, epoch);
       return { epoch, writes: cleared + 1 };
     },
+    published: async (epoch) => (await inCluster()).publishEpoch(ref, epoch),
   };
 }
 

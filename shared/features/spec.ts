@@ -43,6 +43,8 @@ export interface UsesPort {
    * returns the epoch and the writes made other than to the cluster.
    */
   clear(): Promise<{ epoch: number; writes: number }>;
+  /** Makes sure `epoch` is published where components read it (an attempt may have died before). */
+  published(epoch: number): Promise<void>;
 }
 
 /** How a performed task ended (a thrown error is a failure, retried with back-off). */

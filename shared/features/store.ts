@@ -201,36 +201,47 @@ export class FeatureStore {
   }
 
   /**
-   * Issues the next uses epoch, while the claim `token` holds the first task (a wait for uses); the new
-   * epoch, or undefined when the claim is no longer this one.
+   * Issues the next uses epoch after `previous`, while the claim `token` holds the first task (a wait for
+   * uses), and stores it with the clearing's time as that task's progress in the same write: an attempt
+   * that dies after it leaves the wait to resume, not to clear (and write) again. The new epoch, or
+   * undefined when the claim is no longer this one.
    */
   async issueEpoch(
     cluster: string,
     ref: FeatureRef,
     token: string,
+    previous: number | undefined,
     now: number,
   ): Promise<number | undefined> {
+    const epoch = (previous ?? 0) + 1;
     try {
-      const out = await this.db.send(
+      await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf(clusterPk(cluster), recordSk(ref)),
-          UpdateExpression: 'SET #e = if_not_exists(#e, :zero) + :one, #v = #v + :one, #ua = :now',
-          ConditionExpression: '#t[0].#c.#k = :token',
+          UpdateExpression: 'SET #e = :e, #t[0].#p = :progress, #v = #v + :one, #ua = :now',
+          ConditionExpression: `#t[0].#c.#k = :token AND ${previous === undefined ? 'attribute_not_exists(#e)' : '#e = :prev'}`,
           ExpressionAttributeNames: {
             '#e': 'usesEpoch',
             '#t': 'tasks',
+            '#p': 'progress',
             '#c': 'claim',
             '#k': 'token',
             '#v': 'version',
             '#ua': 'updatedAt',
           },
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':now': now, ':token': token },
-          ReturnValues: 'UPDATED_NEW',
+          ExpressionAttributeValues: {
+            ':e': epoch,
+            ':progress': { clearedAt: now, epoch },
+            ':one': 1,
+            ':now': now,
+            ':token': token,
+            ...(previous === undefined ? {} : { ':prev': previous }),
+          },
         }),
       );
       this.stats.writes++;
-      return Number(out.Attributes?.usesEpoch);
+      return epoch;
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
       return undefined;

@@ -60,6 +60,7 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
   };
   // A wait begun before epochs (an upgrade mid-transition) starts over with one.
   if (!Number.isFinite(clearedAt) || !Number.isFinite(epoch)) return restart('');
+  await ctx.uses.published(epoch);
   if (ctx.now < clearedAt + waitMs)
     return {
       done: false,

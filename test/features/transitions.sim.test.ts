@@ -187,8 +187,9 @@ describe('feature transitions over the simulator', () => {
         t.title,
       ).toHaveLength(1);
     expect(performed.filter((p) => p === 'wait for uses')).toHaveLength(2);
-    // Two balloons deflated (a resize and an Event each), the DaemonSet, the PriorityClass.
-    expect(env.writes(cluster) - before).toBe(2 * 2 + 1 + 1);
+    // Two balloons deflated (a resize and an Event each), the uses epoch published in the Feature
+    // status, the DaemonSet, the PriorityClass.
+    expect(env.writes(cluster) - before).toBe(2 * 2 + 1 + 1 + 1);
   });
 
   it('a desired value flipped mid-transition reverses it instead of leaving it half done', async () => {
