@@ -6,6 +6,7 @@ import { balloonResizeNotResent, balloonWithinFree, noPreemptionForBalloons } fr
 import { guardsExplained, idsUniqueInSets } from './invariants/claims.js';
 import { noPodEvicted } from './invariants/evictions.js';
 import {
+  featureEpochUses,
   featureMirrorAgrees,
   featureOffClean,
   featureStepsOnce,
@@ -35,7 +36,13 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
   },
   {
     id: 'features',
-    invariants: [featureTransitionsEnd, featureStepsOnce, featureOffClean, featureMirrorAgrees],
+    invariants: [
+      featureTransitionsEnd,
+      featureStepsOnce,
+      featureEpochUses,
+      featureOffClean,
+      featureMirrorAgrees,
+    ],
   },
   { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
 ];
