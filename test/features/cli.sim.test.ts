@@ -119,6 +119,26 @@ describe('fleetscope features', () => {
       expect(r.code).not.toBe(0);
       expect(r.err).toMatch(message);
     }
+    // The operator verbs on a stuck transition name what is wrong, and write nothing.
+    for (const [args, message] of [
+      [
+        ['retry', '--cluster', 'nope', '--feature', 'balloons', '--reason', 'r'],
+        /cluster "nope" is not registered/,
+      ],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'ballons', '--reason', 'r'],
+        /unknown feature "fleetscope-system\/ballons"/,
+      ],
+      [['abandon', '--cluster', 'tp', '--feature', 'balloons'], /abandon needs --reason/],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'balloons', '--task', 'x', '--reason', 'r'],
+        /fleetscope-system\/balloons in cluster tp .*(no transition in progress to skip|nothing to skip)/,
+      ],
+    ] as const) {
+      const r = await run('features', ...args);
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.err).toMatch(message);
+    }
     const balloons = JSON.parse(
       (await run('features', 'get', '--cluster', 'tp', '--feature', 'balloons', '-o', 'json')).out,
     );
