@@ -1,10 +1,10 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
+import { ClusterPass, ReconcilerRing } from '../shared/features/members.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { ClusterPass, ReconcilerRing } from '../shared/features/members.js';
 import { hashOrder, ownerAmong } from '../shared/features/sharding.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { describeAccessError } from '../shared/fleet/cluster-access.js';

@@ -1,9 +1,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { UnknownFeatureError } from '../shared/features/catalog.js';
+import { ClusterPass } from '../shared/features/members.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { ClusterPass } from '../shared/features/members.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { eventHandler } from '../shared/handlers.js';

@@ -11,6 +11,7 @@ import {
   featureOffClean,
   featureStepsOnce,
   featureTransitionsEnd,
+  featureWritesOnce,
 } from './invariants/features.js';
 import { historyContinuous } from './invariants/history.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
@@ -40,6 +41,7 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
       featureTransitionsEnd,
       featureStepsOnce,
       featureEpochUses,
+      featureWritesOnce,
       featureOffClean,
       featureMirrorAgrees,
     ],

@@ -293,7 +293,9 @@ async function perform(
   let outcome: TaskOutcome | undefined;
   let error: string | undefined;
   try {
-    const ctx = taskContext(p, access, spec, mine, p.now(), (n) => fence.wrote(n));
+    const ctx = taskContext({ ...p, db: fence.fenced(p.db) }, access, spec, mine, p.now(), (n) =>
+      fence.wrote(n),
+    );
     outcome = await withWriteGuard(fence, () => runTask(spec, task.spec, ctx));
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);

@@ -30,6 +30,7 @@ import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import type { FlipDone } from '../features.js';
+import type { PausedOutcome } from '../paused.js';
 import type { Invariant, ObjectDelete, Outcome, SoakState } from '../types.js';
 
 const MINUTE = 60_000;
@@ -182,6 +183,33 @@ export const featureStepsOnce: Invariant = {
     const nodes = (cluster: string) => state.sim?.cluster(cluster).store.list('nodes').length ?? 0;
     return judgeStepsOnce(await records(state), specs, nodes, state.objectDeletes);
   },
+};
+
+/**
+ * No task's writes seen twice, for the reconciler the soak paused past its claim: it froze (the fault
+ * was hit: a run where it never froze proves nothing and fails), and once resumed no write of it passed
+ * its fence (each would have reached the cluster or the table a second time).
+ */
+export function judgePaused(p: PausedOutcome | undefined): Outcome {
+  if (!p) return { checked: 0, unit: 'paused reconcilers (no flip started one)', violations: [] };
+  const key = `${p.cluster} ${p.feature}`;
+  const violations: string[] = [];
+  if (!p.froze)
+    violations.push(`${key}: the paused reconciler never froze holding a claim (the fault was not hit)`);
+  if (p.fencedAfter > 0)
+    violations.push(
+      `${key}: ${p.fencedAfter} write(s) of the reconciler paused past its claim passed their fence after it resumed`,
+    );
+  return {
+    checked: 1,
+    unit: `paused reconcilers (froze at "${p.task ?? '?'}", ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
+    violations,
+  };
+}
+
+export const featureWritesOnce: Invariant = {
+  name: "no task's writes seen twice",
+  check: async (state) => judgePaused(state.paused),
 };
 
 export const featureEpochUses: Invariant = {

@@ -132,7 +132,7 @@ describe('fleetscope features', () => {
       [['abandon', '--cluster', 'tp', '--feature', 'balloons'], /abandon needs --reason/],
       [
         ['skip', '--cluster', 'tp', '--feature', 'balloons', '--task', 'x', '--reason', 'r'],
-        /fleetscope-system\/balloons in cluster tp .*(no transition in progress to skip|nothing to skip)/,
+        /--task "x": no such task in the transition of fleetscope-system\/balloons in cluster tp \(its tasks: "wait for uses"\)/,
       ],
     ] as const) {
       const r = await run('features', ...args);
