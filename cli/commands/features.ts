@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
-import { type FeatureRef, finalOf, refKey, type Value } from '../../shared/features/model.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  refKey,
+  type Value,
+} from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
+import { actOnTransition, OperatorError, VERBS, type Verb } from '../../shared/features/operator.js';
 import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
@@ -39,6 +48,7 @@ const usage = `usage:
   fleetscope features register --file FILE|-
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
   fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
+  fleetscope features retry|skip|abandon --cluster NAME --feature F [--task T] --reason "..." 
   fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
                                [--selector k=v] [--stuck-after 30m] [--fail-after N] [--no-rollback]
                                [--approval] [-o ...]
@@ -60,6 +70,11 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
                  every waiting task at once
+  retry          a stuck transition's current task is looked at again now (back-off and deadline anew)
+  skip           its current task is recorded as skipped, not performed; the next one goes on
+  abandon        the transition is given up; the feature turns back to the value it came from
+                 (each recorded in the history with who, when and --reason; --task names the task
+                 it is meant for, refused when it is not the current one)
   rollout        turn a feature on or off across the fleet in waves; a failing wave is rolled back
                  (its clusters set back) unless --no-rollback; --approval waits for approve between
                  waves (docs/features.md)
@@ -81,6 +96,8 @@ const options = {
   fleetscope: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
+  task: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -98,6 +115,9 @@ export const command: CliCommand = {
     register: 'action',
     'check-upgrade': 'data',
     reconcile: 'data',
+    retry: 'action',
+    skip: 'action',
+    abandon: 'action',
     rollout: 'data',
     'rollout status': 'data',
     'rollout halt': 'action',
@@ -116,6 +136,7 @@ export const command: CliCommand = {
       register: () => register(values),
       'check-upgrade': () => checkUpgrade(values),
       reconcile: () => reconcile(values),
+      ...Object.fromEntries(VERBS.map((v) => [v, () => operate(values, v)])),
     });
   },
 };
@@ -417,6 +438,56 @@ async function checkUpgrade(values: Flags): Promise<number> {
     );
     return blockers.length ? 1 : 0;
   });
+}
+
+/** retry | skip | abandon a stuck transition, recorded with the caller's identity, the time and --reason. */
+async function operate(values: Flags, verb: Verb): Promise<number> {
+  if (!values.reason?.trim())
+    throw new UsageError(`${verb} needs --reason "why" (it is kept in the history)`);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, verb);
+    const by = await callerIdentity(ctx, values);
+    let record: FeatureRecord;
+    try {
+      record = await actOnTransition(
+        store,
+        spec,
+        cluster,
+        { verb, reason: values.reason!, by, ...(values.task ? { task: values.task } : {}) },
+        Date.now(),
+      );
+    } catch (err) {
+      if (err instanceof OperatorError) throw new UsageError(err.message);
+      throw err;
+    }
+    // The reconciler looks at the feature at once (the event it reacts to for any operator change).
+    await ctx.publisher.publish([
+      {
+        detailType: 'FeatureDesiredChanged',
+        detail: {
+          cluster,
+          namespace: spec.namespace,
+          feature: spec.name,
+          desired: record.desired ?? 'default',
+          by: `${verb} by ${by}`.slice(0, 256),
+          at: new Date().toISOString(),
+        },
+        resources: [`cluster/${cluster}`],
+      },
+    ]);
+    await ctx.runtime?.bus.drain();
+    const now = (await store.view(cluster, spec)).record ?? record;
+    console.log(`${refKey(spec)} in ${cluster}: ${verb} recorded (by ${by}); now ${now.state}`);
+    return 0;
+  });
+}
+
+/** Who acts: the AWS principal (aws mode), or the local user. */
+async function callerIdentity(ctx: CliContext, values: Flags): Promise<string> {
+  if (ctx.mode === 'local') return `local:${userInfo().username}`;
+  const sts = new STSClient(values.region ? { region: values.region } : {});
+  const me = await sts.send(new GetCallerIdentityCommand({}));
+  return me.Arn ?? `aws:${me.UserId ?? 'unknown'}`;
 }
 
 const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>

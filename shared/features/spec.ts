@@ -25,7 +25,7 @@ export interface TaskContext {
   client(): Promise<ClusterClient>;
   /** Objects of any kind in the cluster; its writes are counted as the task's. */
   objects(): Promise<ObjectsApi>;
-  /** Counts writes made other than through objects() (DynamoDB, a capability's own client calls). */
+  /** Counts writes made other than to the cluster (DynamoDB); every cluster write is counted by its fence. */
   wrote(n: number): void;
   db: DynamoDBDocumentClient;
   table: string;
@@ -38,8 +38,13 @@ export interface TaskContext {
 export interface UsesPort {
   /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
   list(): Promise<Use[]>;
-  /** Forgets the uses reported up to `at` (a report after it is kept); returns the writes made. */
-  clear(at: number): Promise<number>;
+  /**
+   * Issues a new uses epoch (fenced to the task's claim) and forgets the uses that do not echo it;
+   * returns the epoch and the writes made other than to the cluster.
+   */
+  clear(): Promise<{ epoch: number; writes: number }>;
+  /** Makes sure `epoch` is published where components read it (an attempt may have died before). */
+  published(epoch: number): Promise<void>;
 }
 
 /** How a performed task ended (a thrown error is a failure, retried with back-off). */

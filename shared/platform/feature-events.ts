@@ -39,8 +39,11 @@ export const featureDetailSchemas = {
   FeatureTransitionChanged: z
     .object({
       ...feature,
-      /** started, reversed (the desired value flipped mid-transition), completed. */
-      phase: z.enum(['started', 'reversed', 'completed']),
+      /**
+       * started, reversed (the desired value flipped mid-transition), completed; stuck (a task past its
+       * deadline: the reason says which and why); abandoned (an operator gave it up, the opposite began).
+       */
+      phase: z.enum(['started', 'reversed', 'completed', 'stuck', 'abandoned']),
       state,
       to: z.enum(['On', 'Off']),
       reason: z.string().max(512),

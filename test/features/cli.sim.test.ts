@@ -22,8 +22,19 @@ let client: ClusterClient;
 const run = (...args: string[]) => runFleetscopeInProcess(args, { stateDir: join(dir, 'state') });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The widget agent: reports the value it sees into its key of the Feature status, as kubectl patch would. */
+/**
+ * The widget agent: reports a value into its key of the Feature status, as kubectl patch would, echoing
+ * the uses epoch it read there (a use counts in a wait only with the current one).
+ */
 async function agentReports(value: 'on' | 'off') {
+  const feature = (await client.custom.getNamespacedCustomObject({
+    group: FEATURE_CRD.group,
+    version: FEATURE_CRD.version,
+    plural: FEATURE_CRD.plural,
+    namespace: 'widgets',
+    name: 'widgets',
+  })) as { status?: { usesEpoch?: number } };
+  const epoch = feature.status?.usesEpoch;
   await client.patch('agent reports its use', 'merge', (o) =>
     client.custom.patchNamespacedCustomObjectStatus(
       {
@@ -32,7 +43,7 @@ async function agentReports(value: 'on' | 'off') {
         plural: FEATURE_CRD.plural,
         namespace: 'widgets',
         name: 'widgets',
-        body: { status: { uses: { 'widget-agent': { value, time: new Date().toISOString() } } } },
+        body: { status: { uses: { 'widget-agent': { value, time: new Date().toISOString(), epoch } } } },
       },
       o,
     ),
@@ -112,6 +123,26 @@ describe('fleetscope features', () => {
     ] as const) {
       const r = await run('features', 'set', ...args);
       expect(r.code).not.toBe(0);
+      expect(r.err).toMatch(message);
+    }
+    // The operator verbs on a stuck transition name what is wrong, and write nothing.
+    for (const [args, message] of [
+      [
+        ['retry', '--cluster', 'nope', '--feature', 'balloons', '--reason', 'r'],
+        /cluster "nope" is not registered/,
+      ],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'ballons', '--reason', 'r'],
+        /unknown feature "fleetscope-system\/ballons"/,
+      ],
+      [['abandon', '--cluster', 'tp', '--feature', 'balloons'], /abandon needs --reason/],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'balloons', '--task', 'x', '--reason', 'r'],
+        /--task "x": no such task in the transition of fleetscope-system\/balloons in cluster tp \(its tasks: "wait for uses"\)/,
+      ],
+    ] as const) {
+      const r = await run('features', ...args);
+      expect(r.code, r.out).not.toBe(0);
       expect(r.err).toMatch(message);
     }
     const balloons = JSON.parse(

@@ -140,13 +140,18 @@ async function agentCheckIn(env: FeatureEnv, cluster: string): Promise<void> {
     name: 'widgets',
   };
   const c = env.client(cluster);
-  const f = (await c.custom.getNamespacedCustomObject(ref)) as { status?: { value?: 'on' | 'off' } };
+  const f = (await c.custom.getNamespacedCustomObject(ref)) as {
+    status?: { value?: 'on' | 'off'; usesEpoch?: number };
+  };
   const value = f.status?.value ?? 'off';
+  const epoch = f.status?.usesEpoch; // echoed: a use counts in a wait only with the current epoch
   await c.patch('widget agent reports', 'merge', (o) =>
     c.custom.patchNamespacedCustomObjectStatus(
       {
         ...ref,
-        body: { status: { uses: { 'widget-agent': { value, time: new Date(env.now()).toISOString() } } } },
+        body: {
+          status: { uses: { 'widget-agent': { value, time: new Date(env.now()).toISOString(), epoch } } },
+        },
       },
       o,
     ),
