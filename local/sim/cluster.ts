@@ -350,6 +350,7 @@ export class ClusterState {
   onClock(now: number): void {
     if (!this.controllers) return;
     this.kubelet.onClock(now);
+    this.daemonsets.onClock(now);
     this.scheduler.onClock();
   }
 

@@ -4,11 +4,13 @@
  * (Infeasible) and against the other pods' allocated requests (Deferred, retried when capacity frees),
  * accepted resizes show PodResizeInProgress until actuated (on the next read or clock advance), and
  * containers whose load profile reaches their memory limit are OOM-killed. On 1.32 the outcome is
- * reported through status.resize instead of conditions.
+ * reported through status.resize instead of conditions. With `lags` (lags.ts) a kubelet admits a newly
+ * bound pod, or answers a resize, some time later on the simulated clock.
  */
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
+import { DueQueue } from './lags.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
 import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
@@ -100,6 +102,8 @@ export class Kubelet {
   private readonly allocated = new Map<string, Record<string, Json>>();
   private readonly oom = new Map<string, OomState>();
   private readonly oomCandidates = new Set<string>();
+  /** Admissions and resize answers a lagging kubelet has not got to yet (keyed `admit|pod`, `resize|pod`). */
+  private readonly late = new DueQueue<{ kind: 'admit' | 'resize'; pod: string }>();
   private lastTick: number;
 
   constructor(private readonly cluster: ClusterState) {
@@ -215,7 +219,7 @@ export class Kubelet {
       }
       const pod = ev.object;
       if (this.needsStart(pod)) {
-        this.start(key);
+        this.soon('admit', key, this.cluster.spec.lags?.admitMs);
         return;
       }
       // A pod that finished or was evicted no longer holds its allocation.
@@ -225,7 +229,7 @@ export class Kubelet {
         return;
       }
       if (ev.type === 'MODIFIED' && pod.status?.phase === 'Running' && resourcesChanged(ev.prev, pod))
-        this.resize(key);
+        this.soon('resize', key, this.cluster.spec.lags?.resizeMs);
       return;
     }
     if (ev.collection === 'nodes' && ev.type !== 'DELETED') {
@@ -234,7 +238,27 @@ export class Kubelet {
     }
   }
 
+  /** Admits a pod or answers its resize now, or `lagMs` later on the simulated clock. */
+  private soon(kind: 'admit' | 'resize', key: string, lagMs = 0): void {
+    if (lagMs <= 0 && !this.late.has(`${kind}|${key}`)) {
+      if (kind === 'admit') this.start(key);
+      else this.resize(key);
+      return;
+    }
+    this.late.add(`${kind}|${key}`, this.cluster.clock.now() + lagMs, { kind, pod: key });
+  }
+
+  /** The lagging kubelet's work that is due: admissions and resize answers, in the order they came. */
+  private catchUp(now: number): void {
+    for (const { item } of this.late.take(now)) {
+      if (item.kind === 'resize') this.resize(item.pod);
+      else if (this.needsStart(this.cluster.store.get('pods', item.pod))) this.start(item.pod);
+    }
+  }
+
   private forget(key: string): void {
+    this.late.delete(`admit|${key}`);
+    this.late.delete(`resize|${key}`);
     this.inProgress.delete(key);
     this.deferred.delete(key);
     this.allocated.delete(key);
@@ -543,6 +567,7 @@ export class Kubelet {
 
   /** The simulated clock moved: actuate pending resizes, retry deferred ones, run OOM kills. */
   onClock(now: number): void {
+    this.catchUp(now);
     for (const k of [...this.inProgress.keys()]) this.complete(k);
     const nodes = new Set<string>();
     const pods = this.cluster.store.collection('pods');
