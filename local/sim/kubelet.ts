@@ -10,8 +10,8 @@
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
-import { DueQueue } from './lags.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
+import { DueQueue } from './lags.js';
 import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
 import { objectKey } from './rest.js';
