@@ -10,6 +10,7 @@
  */
 import type { PodLike, ResizeApi, ResizeRecord, ResizeReport, Resizer } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
+import { noteAutoscalers } from './autoscalers.js';
 import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
@@ -133,6 +134,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     requests: items.requests,
     previous,
   });
+  noteAutoscalers(decisions, nodes);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,
