@@ -32,6 +32,7 @@ import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js
 import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
+import { nodePreemptionPolicy } from './resize-preemption.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
@@ -49,6 +50,8 @@ export interface Features {
   forbidMemoryLimitDecrease: boolean;
   /** 1.33+: resizePolicy may not change through /resize. */
   resizePolicyImmutable: boolean;
+  /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
+  resizePreemption: boolean;
 }
 
 export interface KubeVersion {
@@ -75,10 +78,17 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podGeneration: minor >= 34,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
+    resizePreemption: minor >= 37,
   };
 }
 
-const GO_VERSION: Record<number, string> = { 32: 'go1.23.5', 33: 'go1.24.4', 34: 'go1.24.6', 35: 'go1.25.3' };
+const GO_VERSION: Record<number, string> = {
+  32: 'go1.23.5',
+  33: 'go1.24.4',
+  34: 'go1.24.6',
+  35: 'go1.25.3',
+  37: 'go1.26.1',
+};
 
 const HOUR = 3_600_000;
 
@@ -187,7 +197,11 @@ export class ClusterState {
         return validatePodUpdate(pod, old);
       },
     });
-    this.strategies.set('nodes', nodeStrategy());
+    this.strategies.set('nodes', {
+      ...nodeStrategy(),
+      validateCreate: (node) => nodePreemptionPolicy(node, f),
+      validateUpdate: (node) => nodePreemptionPolicy(node, f),
+    });
     this.strategies.set('namespaces', namespaceStrategy());
     this.strategies.set('daemonsets.apps', daemonSetStrategy());
     this.strategies.set('priorityclasses.scheduling.k8s.io', priorityClassStrategy(this));

@@ -14,6 +14,7 @@ import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.
 import { DueQueue } from './lags.js';
 import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
+import { DISABLED_CONDITION, preemptionDisabledCondition } from './resize-preemption.js';
 import { objectKey } from './rest.js';
 import type { StoreEvent } from './store.js';
 import {
@@ -460,7 +461,9 @@ export class Kubelet {
     const status: JsonObject = { ...pod.status };
     const t = rfc3339(now);
     if (this.conditions) {
-      let conds: Json[] = (status.conditions ?? []).filter((c: Json) => c.type !== 'PodResizePending');
+      let conds: Json[] = (status.conditions ?? []).filter(
+        (c: Json) => c.type !== 'PodResizePending' && c.type !== DISABLED_CONDITION,
+      );
       if (pending) {
         const prev = (pod.status.conditions ?? []).find((c: Json) => c.type === 'PodResizePending');
         const cond: JsonObject = { type: 'PodResizePending', status: 'True' };
@@ -472,6 +475,18 @@ export class Kubelet {
           message: pending.message,
         });
         conds = [...conds, cond];
+        // 1.37 (KEP-5836): a Deferred resize on a node that opted out of resize preemption says so.
+        const node = this.cluster.store.get('nodes', pod.spec.nodeName);
+        const off = pending.reason === 'Deferred' && preemptionDisabledCondition(node, this.cluster.features);
+        if (off)
+          conds.push({
+            type: off.type,
+            status: off.status,
+            lastProbeTime: null,
+            lastTransitionTime: cond.lastTransitionTime,
+            reason: off.reason,
+            message: off.message,
+          });
       }
       status.conditions = conds;
     } else if (pending) {
