@@ -18,6 +18,7 @@ import { podView } from '../cycle/views.js';
 import type { PodObject } from '../cycle/wire.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { RawReader } from '../k8s/raw-reader.js';
+import { RESOURCES } from './amounts.js';
 import type { BalloonCycleResult } from './cycle.js';
 import { loadBalloonItems, runBalloonPhase } from './phase.js';
 import { readNode } from './read.js';
@@ -113,6 +114,21 @@ export interface GrowResult {
   configured: boolean;
   demand?: Demand;
   results: BalloonCycleResult[];
+}
+
+/**
+ * How many waiting pods a pass served with a deflate (a counter): the pending pods and Deferred resizes
+ * it found, when a sizing it ran deflated at least one balloon.
+ */
+export function waitingServedByDeflate(g: GrowResult): number {
+  const deflated = g.results.some((r) =>
+    r.decisions.some((d) => {
+      const to = d.resizeTo;
+      const from = d.balloon?.requests;
+      return to !== undefined && from !== undefined && RESOURCES.some((x) => to[x] < from[x]);
+    }),
+  );
+  return deflated ? (g.demand?.pending.length ?? 0) + (g.demand?.deferred.length ?? 0) : 0;
 }
 
 /** One pass for one cluster: nothing asks for balloons -> one query; no demand -> two lists more. */

@@ -10,7 +10,7 @@
  * the scheduler keeps using the node throughout.
  */
 import { type Amounts, add, amounts, equal, RESOURCES, sub, ZERO } from './amounts.js';
-import type { BalloonPod, CycleLedger } from './cycle.js';
+import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { CountedPod, NodeDecision } from './decide.js';
 import { BALLOON_CONTAINER } from './manifests.js';
 import { BALLOON_FLOOR } from './sizing.js';
@@ -33,6 +33,10 @@ export function fitBack(allocatable: Amounts, others: Amounts, balloon: Amounts)
 }
 
 const podName = (p: CountedPod) => `${p.namespace}/${p.name}`;
+
+/** How many pods a cycle found bound or nominated between its read and its inflates (a counter). */
+export const podsBoundSinceRead = (r: { reverts: readonly Revert[] }): number =>
+  r.reverts.reduce((n, v) => n + (v.boundSinceRead?.length ?? 0), 0);
 
 /**
  * Re-reads each node inflated this cycle and deflates its balloon back where pods that arrived since

@@ -5,7 +5,7 @@
  * policy-sized pool grows a node the same way. A cluster where nothing asks for balloons is not read.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveDemand } from '../../shared/balloons/grow.js';
+import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
 import { resizePod } from '../sim/pod-helpers.js';
 import {
@@ -78,6 +78,7 @@ describe('grow on demand', () => {
     const r = await pass();
     expect(r.demand?.deferred).toEqual([{ node: n1!.name, pod: `kube-system/${agent.metadata.name}` }]);
     expect(r.results.map((x) => x.decisions.map((d) => d.node))).toEqual([[n1!.name]]);
+    expect(waitingServedByDeflate(r)).toBe(1);
     const after = (await balloonOn(env, n1!.name))!;
     // requests (1500m) plus the policy's 500m headroom: the balloon gave back 1 cpu
     expect(after.spec.cpu).toBe(n1!.allocatable.cpu - 2000);
@@ -117,6 +118,7 @@ describe('grow on demand', () => {
     env.sim.clock.advance(MINUTE);
     const r = await pass();
     expect(r.demand?.pending).toEqual(['default/wants-room']);
+    expect(waitingServedByDeflate(r)).toBe(1);
     expect(r.results).toHaveLength(1);
     env.sim.clock.advance(1_000);
     expect(await podPhase(env, 'wants-room')).toBe('Running');

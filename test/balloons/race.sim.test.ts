@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SimClusterSpec } from '../../local/sim/index.js';
 import { type Amounts, add, amounts } from '../../shared/balloons/amounts.js';
 import type { ClusterRead } from '../../shared/balloons/cycle.js';
-import { fitBack } from '../../shared/balloons/recheck.js';
+import { fitBack, podsBoundSinceRead } from '../../shared/balloons/recheck.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
 import { type BalloonEnv, balloonOn, nodesOf, podPhase, startBalloonEnv } from './helpers.js';
 
@@ -77,6 +77,7 @@ describe('the bind race', () => {
     expect(await podPhase(env, 'late')).toBe('Running');
     const back = r.reverts.find((v) => v.node === n1.name);
     expect(back?.boundSinceRead).toEqual(['default/late']);
+    expect(podsBoundSinceRead(r)).toBe(1);
     // the balloon holds only what is left beside "late": everything on the node fits its allocatable
     const b = (await balloonOn(env, n1.name))!;
     expect(b.actual).toEqual(b.spec);
