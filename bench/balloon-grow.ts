@@ -39,13 +39,16 @@ async function pass(id: string) {
 }
 
 const idle = await pass('idle');
-// A workload pod on the first node asks for the node's allocatable less 100m: the kubelet Defers it.
+// A pod on the first node asks for the node's allocatable less 100m: the kubelet Defers it.
 const nodes = await client.core.listNode({ limit: 1 });
 const node = nodes.items[0]!;
 const pods = await client.core.listPodForAllNamespaces({
   fieldSelector: `spec.nodeName=${node.metadata!.name}`,
 });
-const pod = pods.items.find((p) => p.metadata!.namespace === 'default') ?? pods.items[0]!;
+// A DaemonSet's pod (its spec is as the apiserver defaults it; the bench's workload pods are loaded raw).
+const pod = pods.items.find(
+  (p) => p.spec!.containers[0]!.resizePolicy && !p.metadata!.labels?.['fleetscope.io/balloon'],
+)!;
 const cpuM = Math.round(Number.parseFloat(String(node.status!.allocatable!.cpu)) * 1000) - 100;
 const container = pod.spec!.containers[0]!;
 await rawResizeApi(new RawReader(client)).patchResize(pod.metadata!.namespace!, pod.metadata!.name!, {
