@@ -5,6 +5,7 @@
  * node alone. Prints one JSON line per pass: wall, CPU, requests, bytes read, whether it was served.
  */
 import { serveDemand } from '../shared/balloons/grow.js';
+import { BalloonStore } from '../shared/balloons/store.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { rawResizeApi } from '../shared/resize/raw-api.js';
 import { env, invocation } from './invocation.js';
@@ -30,7 +31,7 @@ async function pass(id: string) {
   return {
     wallMs: performance.now() - t0,
     cpuMs: (cpu.user + cpu.system) / 1000,
-    requests: client.stats().requests - before,
+    clientRequests: client.stats().requests - before,
     deferred: r.demand?.deferred.length ?? 0,
     pending: r.demand?.pending.length ?? 0,
     served: r.results.length,
@@ -38,6 +39,9 @@ async function pass(id: string) {
   };
 }
 
+// Warm: the DynamoDB client's lazily loaded parts and the cluster connection, as in a warm Lambda.
+await new BalloonStore(db, 'fleetscope').state('warm-up');
+await client.core.listNode({ limit: 1 });
 const idle = await pass('idle');
 // A pod on the first node asks for the node's allocatable less 100m: the kubelet Defers it.
 const nodes = await client.core.listNode({ limit: 1 });

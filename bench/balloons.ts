@@ -144,7 +144,7 @@ export async function balloonBench(): Promise<void> {
 interface GrowPass {
   wallMs: number;
   cpuMs: number;
-  requests: number;
+  clientRequests: number;
   deferred: number;
   pending: number;
   served: number;
@@ -161,7 +161,7 @@ const worstOf = (runs: BalloonRun[]) => runs.reduce((a, r) => (r.cpuMs > a.cpuMs
 function growReport(g: { idle: GrowPass; deferred: GrowPass; node: string }, stateBytes: number): void {
   const { idle, deferred } = g;
   console.log(
-    `\n  grow on demand (every minute): idle pass ${n(idle.wallMs)} ms wall, ${n(idle.cpuMs)} ms CPU, ${idle.requests} requests (pending pods, ResizeDeferred events); a Deferred resize on ${g.node}: found ${deferred.deferred}, served by that node alone in ${n(deferred.wallMs)} ms wall (${deferred.requests} requests, ${deferred.resizes} resize${deferred.resizes === 1 ? '' : 's'})`,
+    `\n  grow on demand (every minute): idle pass (one query, the pending pods and the ResizeDeferred events listed) ${n(idle.wallMs)} ms wall, ${n(idle.cpuMs)} ms CPU; with a Deferred resize on ${g.node}: ${deferred.deferred} Deferred pod(s) found, ${deferred.served} node(s) sized alone in ${n(deferred.wallMs)} ms wall, ${deferred.resizes} balloon resize(s)`,
   );
   console.log(
     `    latency: at most 60 s (30 s on average) from the Deferred answer to the pass, plus ${n(deferred.wallMs / 1000, 2)} s to serve: ${verdict(deferred.served > 0 && deferred.wallMs < 60_000)} (within a minute of the next pass)`,
