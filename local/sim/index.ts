@@ -8,6 +8,7 @@
  * conditions, allocatedResources, pod generation). `kubernetesVersion: '1.32.13'` reproduces the
  * recording; 1.33 and 1.34 get their own differences (features in cluster.ts).
  */
+
 import { writeFile } from 'node:fs/promises';
 import { createCertificates, type SimCertificates } from './certs.js';
 import { ManualClock } from './clock.js';
@@ -18,6 +19,7 @@ import type { Json } from './json.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { validateLags } from './lags.js';
 import { addNode, removeNode, setNodeCapacity } from './node-admin.js';
+import { Recorder } from './recorder.js';
 import { collectionId } from './registry.js';
 import { objectKey } from './rest.js';
 import { ClusterServer } from './server.js';
@@ -130,6 +132,7 @@ class SimulatorImpl implements Simulator {
       port: this.basePort === undefined ? 0 : this.basePort + this.entries.length,
       faults: this.faults,
       stats,
+      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store),
       clock: this.clock,
       onClock: () => {
         /* the clock's listeners already ran every kubelet */
