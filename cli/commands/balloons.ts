@@ -7,6 +7,7 @@ import {
   pairText,
   quantitiesOf,
 } from '../../shared/balloons/amounts.js';
+import { autoscalerWarnings } from '../../shared/balloons/autoscalers.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
 import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
@@ -109,6 +110,7 @@ function nodeJson(node: string, s: NodeState) {
     node,
     pool: poolOf(s),
     ...(s.source ? { source: s.source } : {}),
+    ...(s.autoscaler ? { autoscaler: s.autoscaler } : {}),
     allocatable: capacityOf(f.allocatable),
     balloon: capacityOf(f.balloon),
     workloads: capacityOf(f.workloads),
@@ -211,6 +213,9 @@ async function status(values: Flags): Promise<number> {
       return 0;
     }
     print(format, data, (wide) => statusTable(states, wide));
+    if (format !== 'json' && format !== 'yaml')
+      for (const c of data.clusters)
+        for (const w of autoscalerWarnings(c.nodes)) console.log(`${c.cluster}: ${w}`);
     return 0;
   });
 }

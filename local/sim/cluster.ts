@@ -33,6 +33,7 @@ import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { admitResizeOnNode } from './resize-admission.js';
+import { nodePreemptionPolicy } from './resize-preemption.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
@@ -54,6 +55,8 @@ export interface Features {
   forbidMemoryLimitDecrease: boolean;
   /** 1.33+: resizePolicy may not change through /resize. */
   resizePolicyImmutable: boolean;
+  /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
+  resizePreemption: boolean;
 }
 
 export interface KubeVersion {
@@ -89,6 +92,7 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
+    resizePreemption: minor >= 37,
   };
 }
 
@@ -240,7 +244,11 @@ export class ClusterState {
         return validatePodUpdate(pod, old);
       },
     });
-    this.strategies.set('nodes', nodeStrategy());
+    this.strategies.set('nodes', {
+      ...nodeStrategy(),
+      validateCreate: (node) => nodePreemptionPolicy(node, f),
+      validateUpdate: (node) => nodePreemptionPolicy(node, f),
+    });
     this.strategies.set('namespaces', namespaceStrategy());
     this.strategies.set('daemonsets.apps', daemonSetStrategy());
     this.strategies.set('priorityclasses.scheduling.k8s.io', priorityClassStrategy(this));
@@ -413,6 +421,7 @@ export class ClusterState {
   onClock(now: number): void {
     if (!this.controllers) return;
     this.kubelet.onClock(now);
+    this.daemonsets.onClock(now);
     this.scheduler.onClock();
   }
 

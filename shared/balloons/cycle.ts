@@ -10,12 +10,14 @@
  */
 import type { PodLike, ResizeApi, ResizeRecord, ResizeReport, Resizer } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
+import { noteAutoscalers } from './autoscalers.js';
 import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
+import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
 import type { BalloonItems, BalloonStore } from './store.js';
@@ -44,6 +46,8 @@ export interface BalloonCycleContext {
   /** The resizer's calls, for reading inflated balloons back. */
   api: ResizeApi;
   read: ClusterRead;
+  /** Each inflated node's pods read afresh after the inflate (the bind race, ./recheck.ts). */
+  fresh: FreshPods;
   settings?: Partial<BalloonSettings>;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -65,6 +69,8 @@ export interface Revert {
   from: Amounts;
   to: Amounts;
   message: string;
+  /** Pods bound or nominated to the node between the cycle's read and its inflate (./recheck.ts). */
+  boundSinceRead?: string[];
 }
 
 export interface BalloonCycleResult {
@@ -128,12 +134,20 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     requests: items.requests,
     previous,
   });
+  noteAutoscalers(decisions, nodes);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,
     decisions.filter((d) => !l.reverted.has(d.node)),
   );
-  if (inflated.length > 0) await settle(l, inflated);
+  if (inflated.length > 0) {
+    // The bind race: once right away (before a kubelet admits what was bound meanwhile), once after
+    // the settle wait (a scheduler that bound from a view older than the inflate).
+    const known = new Set(pods.map((p) => p.uid));
+    await recheckInflates(l, inflated, known);
+    await settle(l, inflated);
+    await recheckInflates(l, inflated, known);
+  }
   await recordClusterEvents(ctx.objects, decisions, l.reports, l.reverts, l.now);
   const summary = await saveCycle(l, decisions, previous, items.state?.version);
   return {

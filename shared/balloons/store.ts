@@ -59,6 +59,8 @@ export interface NodeState {
   /** The effective size fleetscope settled on, and when it last shrank the node (the cool-down). */
   size?: Amounts;
   lastShrinkAt?: number;
+  /** The node autoscaler that manages the node, from its labels (./autoscalers.ts). */
+  autoscaler?: string;
 }
 
 export interface ClusterBalloons {

@@ -195,6 +195,25 @@ describe('fleetscope balloons', () => {
     expect((await stored()).requests).toEqual([]);
   });
 
+  it('status warns of a ballooned pool a node autoscaler manages (Karpenter, from its node label)', async () => {
+    const c = sim.cluster('c1');
+    const n = c.store.get('nodes', node);
+    c.store.put('nodes', {
+      ...n,
+      metadata: { ...n.metadata, labels: { ...n.metadata.labels, 'karpenter.sh/nodepool': 'general' } },
+    });
+    const args = ['--cluster', 'c1', '--node', node];
+    expect((await run(['balloons', 'resize', ...args, '--cpu', '1', '--memory', '2Gi'])).code).toBe(0);
+    const json = JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
+    expect(json.clusters[0].nodes.find((x: { node: string }) => x.node === node).autoscaler).toBe(
+      'Karpenter (karpenter.sh/nodepool=general)',
+    );
+    expect((await run(['balloons', 'status', '--cluster', 'c1'])).out).toMatch(
+      /c1: warning: pool explicit: 1 ballooned node\(s\) managed by Karpenter \(karpenter.sh\/nodepool=general\): it counts the balloon's requests as used/,
+    );
+    expect((await run(['balloons', 'resize', ...args, '--clear'])).code).toBe(0);
+  });
+
   it('resize: says what a size needs, and that a node without one had nothing to clear', async () => {
     const resize = (...args: string[]) => run(['balloons', 'resize', '--cluster', 'c1', ...args]);
     for (const [args, usage] of [

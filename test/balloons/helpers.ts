@@ -3,10 +3,12 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type Amounts, amounts } from '../../shared/balloons/amounts.js';
 import { type BalloonCycleResult, type ClusterRead, runBalloonCycle } from '../../shared/balloons/cycle.js';
+import { freshPods } from '../../shared/balloons/fresh-read.js';
 import { BalloonObjects } from '../../shared/balloons/incluster.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { snapshotRead } from '../../shared/balloons/read.js';
+import type { FreshPods } from '../../shared/balloons/recheck.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -51,6 +53,8 @@ export interface BalloonEnv {
   /** One balloon cycle (fresh snapshot), optionally with the read altered (to stage a race). */
   cycle(opts?: {
     alterRead?: (r: ClusterRead) => ClusterRead;
+    /** The re-read after an inflate (the bind race), altered. */
+    alterFresh?: (f: FreshPods) => FreshPods;
     onlyNode?: string;
     drain?: boolean;
   }): Promise<BalloonCycleResult>;
@@ -85,6 +89,7 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
         resizer: new Resizer(api, { now: () => sim.clock.now() }),
         api,
         read: opts.alterRead ? opts.alterRead(read) : read,
+        fresh: opts.alterFresh ? opts.alterFresh(freshPods(snapshot.reader)) : freshPods(snapshot.reader),
         settings: { settleMs: 0 },
         now: () => sim.clock.now(),
         ...(opts.onlyNode ? { onlyNode: opts.onlyNode } : {}),
