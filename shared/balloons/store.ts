@@ -25,6 +25,7 @@ import {
 } from '../platform/dynamo.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
+import type { Impostor } from './cycle.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
 import type { PodInTheWay } from './sizing.js';
@@ -59,6 +60,11 @@ export interface NodeState {
   /** The effective size fleetscope settled on, and when it last shrank the node (the cool-down). */
   size?: Amounts;
   lastShrinkAt?: number;
+  /**
+   * What the node's pods and balloon hold beyond its allocatable (the VM shrank under them, a hot-unplug):
+   * the balloon deflates and waits for the kubelet; nothing is evicted.
+   */
+  overcommitted?: Amounts;
 }
 
 export interface ClusterBalloons {
@@ -71,6 +77,8 @@ export interface ClusterBalloons {
   unsupportedUntil?: number;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
+  /** Pods labelled as balloons that fleetscope does not own, seen by the last cycle. */
+  impostors?: Impostor[];
   version: number;
 }
 
