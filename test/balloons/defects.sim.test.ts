@@ -92,6 +92,39 @@ describe('issue 15 defects, over the simulator', () => {
     );
   });
 
+  it('1. a copy of the balloon DaemonSet in another namespace makes impostors, not balloons', async () => {
+    const [n1] = await nodesOf(env);
+    await sized(env, n1!.name, amounts(1000, 2 * GI));
+    const labels = { app: 'copy', 'fleetscope.io/balloon': 'true' };
+    await env.client.apps.createNamespacedDaemonSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'fleetscope-balloon' },
+        spec: {
+          selector: { matchLabels: { app: 'copy' } },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [
+                { name: 'balloon', image: PAUSE, resources: { requests: { cpu: '100m', memory: '128Mi' } } },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(2000, 4 * GI)));
+    const r = await env.cycle();
+    const copies = await env.core.listNamespacedPod({ namespace: 'default' });
+    expect(copies.items.length).toBeGreaterThan(0);
+    for (const p of copies.items) {
+      expect(p.spec?.containers[0]?.resources?.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+      expect(p.metadata?.generation ?? 1).toBe(1);
+    }
+    expect(r.impostors.map((p) => p.namespace)).toContain('default');
+    expect(r.decisions.find((x) => x.node === n1!.name)?.balloon?.namespace).toBe(BALLOON_NAMESPACE);
+  });
+
   it('2. a sidecar counts as the scheduler counts it: no inflate into it, no Deferred, a blocked reclaim', async () => {
     const [n1] = await nodesOf(env);
     await sized(env, n1!.name, n1!.allocatable);
