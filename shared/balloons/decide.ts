@@ -6,6 +6,7 @@
 import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
 import { pendingDemand } from './pending.js';
+import { nodePrice } from './prices.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
 
@@ -186,8 +187,20 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     ...(o.desired ? { desired: o.desired.size, source: o.desired.source } : {}),
     ...(o.balloon ? { podUid: o.balloon.uid } : {}),
     ...(o.blocked ? { blocked: o.blocked } : {}),
+    ...priceOf(node, input.policies, o.desired),
     ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),
   };
+}
+
+/** The node's price: its own policy's override first, then the other policies' (by name), then the table. */
+function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired: Desired | undefined) {
+  const own = desired?.source.kind === 'policy' ? desired.source.policy : undefined;
+  const ordered = [...policies].sort((a, b) => Number(b.policy.name === own) - Number(a.policy.name === own));
+  const price = nodePrice(
+    node.labels,
+    ordered.map((p) => p.policy.prices),
+  );
+  return price ? { price } : {};
 }
 
 /** How far the node's pods and balloon hold beyond its allocatable, when they do. */

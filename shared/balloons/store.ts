@@ -28,6 +28,7 @@ import type { Amounts } from './amounts.js';
 import type { Impostor } from './cycle.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
+import type { NodePrice } from './prices.js';
 import type { PodInTheWay } from './sizing.js';
 
 const PREFIX = 'balloons#';
@@ -65,6 +66,8 @@ export interface NodeState {
    * the balloon deflates and waits for the kubelet; nothing is evicted.
    */
   overcommitted?: Amounts;
+  /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
+  price?: NodePrice;
 }
 
 export interface ClusterBalloons {

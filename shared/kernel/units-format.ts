@@ -25,6 +25,12 @@ export function readableMemory(b: number): string {
   return `${Math.round(b / 2 ** 20)}Mi`;
 }
 
+/** US dollars for people: "$1,234.56" (cents below $1,000, whole dollars above). */
+export function readableUsd(usd: number): string {
+  const digits = Math.abs(usd) >= 1000 ? 0 : 2;
+  return `${usd < 0 ? '-' : ''}$${Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+}
+
 /** A table cell for an amount that may be absent. */
 export const cpuCell = (m: number | undefined): string => (m === undefined ? '-' : readableCpu(m));
 export const memoryCell = (b: number | undefined): string => (b === undefined ? '-' : readableMemory(b));
