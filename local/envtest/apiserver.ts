@@ -1,0 +1,277 @@
+/**
+ * A real etcd and kube-apiserver on free loopback ports, as envtest starts them for Go projects: generated
+ * certificates (TLS verified by every client), RBAC on, a service-account key pair and the front-proxy
+ * certificates of the aggregation layer. Only the API server runs: no controllers, scheduler or kubelet.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createCertificates } from '../sim/certs.js';
+import { kubeconfigYaml } from '../sim/kubeconfig.js';
+import { apiserverFor, type KubeAssets } from './assets.js';
+
+export interface RealApiserver {
+  /** The server's own version (`v1.36.2`), read from /version. */
+  version: string;
+  url: string;
+  caPem: string;
+  /** A kubeconfig for a `system:masters` user (the cluster's admin). */
+  adminKubeconfig: string;
+  /** A kubeconfig for any user and groups, authenticated by a client certificate and judged by RBAC. */
+  kubeconfigFor(user: string, groups?: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** `1.36` or `1.36.2`; the newest in the assets when unset. */
+  version?: string;
+  /** Extra kube-apiserver flags (`--feature-gates=...`). */
+  flags?: string[];
+  /** Where etcd's data and the certificates live; a new temporary directory when unset. */
+  dir?: string;
+  /** Seconds to wait for /readyz (default 90: a loaded 2-core machine is slow to start it). */
+  readyWithinSeconds?: number;
+}
+
+const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+export async function startRealApiserver(
+  assets: KubeAssets,
+  opts: StartOptions = {},
+): Promise<RealApiserver> {
+  const binary = opts.version ? apiserverFor(assets, opts.version) : [...assets.apiservers.values()][0];
+  if (!binary)
+    throw new Error(`no kube-apiserver ${opts.version} among ${[...assets.apiservers.keys()].join(', ')}`);
+  const dir = opts.dir ?? mkdtempSync(join(shmOrTmp(), 'fleetscope-envtest-'));
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of children.reverse()) await terminate(child);
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const files = await writeCertificates(dir);
+    const etcdUrl = await startEtcd(assets.etcd, dir, children);
+    const port = await freePort();
+    const url = `https://127.0.0.1:${port}`;
+    children.push(
+      launch(binary, apiserverFlags(port, etcdUrl, files, opts.flags ?? []), join(dir, 'apiserver.log')),
+    );
+    const admin = await files.issue('fleetscope-envtest-admin', ['system:masters']);
+    const version = await waitReady(url, files.caPem, admin, children[children.length - 1], opts, dir);
+    const kubeconfigFor = async (user: string, groups: string[] = []) =>
+      kubeconfigYaml([
+        { name: 'envtest', server: url, caPem: files.caPem, client: await files.issue(user, groups) },
+      ]);
+    return {
+      version,
+      url,
+      caPem: files.caPem,
+      adminKubeconfig: kubeconfigYaml([{ name: 'envtest', server: url, caPem: files.caPem, client: admin }]),
+      kubeconfigFor,
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+interface CertFiles {
+  caPem: string;
+  paths: Record<'ca' | 'cert' | 'key' | 'saPub' | 'saKey' | 'proxyCa' | 'proxyCert' | 'proxyKey', string>;
+  issue(user: string, groups: string[]): Promise<{ certPem: string; keyPem: string }>;
+}
+
+async function writeCertificates(dir: string): Promise<CertFiles> {
+  const pki = join(dir, 'pki');
+  mkdirSync(pki, { recursive: true });
+  const serving = await createCertificates();
+  const frontProxy = await createCertificates();
+  const proxyClient = await frontProxy.issueClient('front-proxy-client', []);
+  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const write = (name: string, text: string) => {
+    const path = join(pki, name);
+    writeFileSync(path, text, { mode: 0o600 });
+    return path;
+  };
+  return {
+    caPem: serving.caPem,
+    paths: {
+      ca: write('ca.crt', serving.caPem),
+      cert: write('apiserver.crt', serving.certPem),
+      key: write('apiserver.key', serving.keyPem),
+      saPub: write('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
+      saKey: write('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+      proxyCa: write('front-proxy-ca.crt', frontProxy.caPem),
+      proxyCert: write('front-proxy-client.crt', proxyClient.certPem),
+      proxyKey: write('front-proxy-client.key', proxyClient.keyPem),
+    },
+    issue: (user, groups) => serving.issueClient(user, groups),
+  };
+}
+
+function apiserverFlags(port: number, etcdUrl: string, f: CertFiles, extra: string[]): string[] {
+  const p = f.paths;
+  return [
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--etcd-servers=${etcdUrl}`,
+    `--tls-cert-file=${p.cert}`,
+    `--tls-private-key-file=${p.key}`,
+    `--client-ca-file=${p.ca}`,
+    '--authorization-mode=Node,RBAC',
+    '--allow-privileged=true',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--endpoint-reconciler-type=none',
+    `--service-account-issuer=${SA_ISSUER}`,
+    `--api-audiences=${SA_ISSUER}`,
+    `--service-account-key-file=${p.saPub}`,
+    `--service-account-signing-key-file=${p.saKey}`,
+    `--requestheader-client-ca-file=${p.proxyCa}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${p.proxyCert}`,
+    `--proxy-client-key-file=${p.proxyKey}`,
+    ...extra,
+  ];
+}
+
+async function startEtcd(etcd: string, dir: string, children: ChildProcess[]): Promise<string> {
+  const [client, peer] = [await freePort(), await freePort()];
+  const clientUrl = `http://127.0.0.1:${client}`;
+  const peerUrl = `http://127.0.0.1:${peer}`;
+  const child = launch(
+    etcd,
+    [
+      '--name=envtest',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${clientUrl}`,
+      `--advertise-client-urls=${clientUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=envtest=${peerUrl}`,
+      // Tests write and throw away: no need for etcd's default 10k-entry snapshots or metrics.
+      '--snapshot-count=100000',
+      '--log-level=error',
+    ],
+    join(dir, 'etcd.log'),
+  );
+  children.push(child);
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode} (see ${dir}/etcd.log)`);
+    if (await httpOk(`${clientUrl}/health`)) return clientUrl;
+    await sleep(100);
+  }
+  throw new Error(`etcd did not become healthy in 30 s (see ${dir}/etcd.log)`);
+}
+
+async function waitReady(
+  url: string,
+  caPem: string,
+  admin: { certPem: string; keyPem: string },
+  child: ChildProcess | undefined,
+  opts: StartOptions,
+  dir: string,
+): Promise<string> {
+  const deadline = (opts.readyWithinSeconds ?? 90) * 10;
+  const tls = { ca: caPem, cert: admin.certPem, key: admin.keyPem };
+  for (let i = 0; i < deadline; i++) {
+    if (child?.exitCode !== null)
+      throw new Error(`kube-apiserver exited with ${child?.exitCode} (see ${dir}/apiserver.log)`);
+    if ((await getText(`${url}/readyz`, tls))?.status === 200) {
+      const version = await getText(`${url}/version`, tls);
+      return (JSON.parse(version?.body ?? '{}') as { gitVersion?: string }).gitVersion ?? 'unknown';
+    }
+    await sleep(100);
+  }
+  throw new Error(
+    `kube-apiserver was not ready in ${opts.readyWithinSeconds ?? 90} s (see ${dir}/apiserver.log)`,
+  );
+}
+
+type Tls = { ca: string; cert: string; key: string };
+
+function getText(url: string, tls: Tls): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((done) => {
+    const req = request(url, { ...tls, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', () => done(undefined));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(1000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** A child whose output goes to a log file, killed with this process if the test runner dies first. */
+function launch(binary: string, args: string[], log: string): ChildProcess {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+  writeFileSync(log, '');
+  const child = spawn('sh', ['-c', 'exec "$0" "$@" >>"$LOG" 2>&1', binary, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG: log },
+    stdio: 'ignore',
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** etcd is faster on tmpfs; /dev/shm is one where it exists. */
+function shmOrTmp(): string {
+  try {
+    const probe = mkdtempSync('/dev/shm/fleetscope-probe-');
+    rmSync(probe, { recursive: true });
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}
