@@ -3,7 +3,7 @@
  * first (they give capacity back and never wait), inflates within the write budget, the inflated ones
  * read back once the kubelet had time to answer, and a Deferred inflate reverted at once.
  */
-import { observeResize, type PodLike, pairOf } from '../resize/index.js';
+import { desiredDigest, observeResize, type PodLike, pairOf } from '../resize/index.js';
 import { type Amounts, amounts, min, RESOURCES } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
@@ -125,7 +125,7 @@ export function heldIncrease(
  * A Deferred or Infeasible increase goes back to the size the kubelet allocated (a decrease in the same
  * request is kept): left pending, the scheduler would keep counting the larger request and turn new pods
  * away from a node that never shrank, and the kubelet would apply it on its own later, whatever had been
- * decided since. An Infeasible request's back-off survives the revert.
+ * decided since. fleetscope's own Infeasible request keeps its back-off through the revert.
  */
 async function revert(l: CycleLedger, pod: BalloonPod): Promise<Revert | undefined> {
   const held = heldIncrease(pod.like, pod.allocated);
@@ -136,7 +136,9 @@ async function revert(l: CycleLedger, pod: BalloonPod): Promise<Revert | undefin
     const done: Revert = { node: pod.node, pod: pod.name, podUid: pod.uid, ...held };
     l.reverts.push(done);
     if (res.report) l.reports.push(res.report);
-    const keep = refused?.state === 'infeasible' || refused?.state === 'rejected';
+    // Our own refused request keeps its back-off; another writer's refusal must not hold ours back.
+    const ours = refused !== undefined && refused.desired === desiredDigest(desiredOf(held.from));
+    const keep = ours && (refused.state === 'infeasible' || refused.state === 'rejected');
     l.records.set(pod.node, keep ? refused : res.record);
     return done;
   } catch (err) {

@@ -270,6 +270,34 @@ describe('issue 15 defects, over the simulator', () => {
     expect(floor).toEqual(BALLOON_FLOOR);
   });
 
+  it("3. another writer's Infeasible increase is reverted, and its refusal does not hold fleetscope's next inflate back", async () => {
+    const [n1] = await nodesOf(env);
+    await sized(env, n1!.name, amounts(3000, 6 * GI));
+    // fleetscope's own request is still on record when another writer asks more than the node has
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(2500, 6 * GI)));
+    await env.cycle();
+    const b = (await balloonOn(env, n1!.name))!;
+    await patch(
+      env,
+      podPath(BALLOON_NAMESPACE, b.name, 'resize'),
+      {
+        spec: {
+          containers: [
+            { name: 'balloon', resources: { requests: { cpu: `${n1!.allocatable.cpu + 1000}m` } } },
+          ],
+        },
+      },
+      'application/strategic-merge-patch+json',
+    );
+    expect((await balloonOn(env, n1!.name))?.pending?.reason).toBe('Infeasible');
+    const r = await env.cycle();
+    expect(r.reverts.map((v) => v.node)).toEqual([n1!.name]);
+    expect((await balloonOn(env, n1!.name))?.spec).toEqual(b.spec);
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(2000, 6 * GI)));
+    await env.cycle();
+    expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(2000, 6 * GI)));
+  });
+
   it('4. a resize condition older than the spec is not the outcome of the current request', async () => {
     const [n1] = await nodesOf(env);
     await sized(env, n1!.name, amounts(2000, 4 * GI));
