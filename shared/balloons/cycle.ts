@@ -177,7 +177,11 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     repairs: l.repairs,
     now: l.now,
   });
-  const summary = await saveCycle(l, decisions, previous, items.state?.version, impostors);
+  // A cycle of one node (an explicit request) saw only that node's pods: keep the others' impostors.
+  const kept = ctx.onlyNode
+    ? [...impostors, ...(items.state?.impostors ?? []).filter((p) => p.node !== ctx.onlyNode)]
+    : impostors;
+  const summary = await saveCycle(l, decisions, previous, items.state?.version, kept);
   return {
     cluster: ctx.cluster,
     at: l.now,
