@@ -355,8 +355,12 @@ describe('balloons, property: never evict, never preempt, reach the desired size
             const got = balloon.allocated[r];
             if (got === target[r]) continue;
             if (got > target[r]) {
-              // a deflate the kubelet holds back: only on a node over-committed from below
-              expect(balloon.spec[r], `cycle ${cycle}: ${d.node} ${r} deflate not requested`).toBe(target[r]);
+              // a deflate the kubelet holds back (to the target or deeper): only on a node over-committed
+              // from below, where a shallower one would not fit either
+              expect(
+                balloon.spec[r],
+                `cycle ${cycle}: ${d.node} ${r} deflate not requested`,
+              ).toBeLessThanOrEqual(target[r]);
               expect(d.state.overcommitted, `cycle ${cycle}: ${d.node} ${r} deflate held`).toBeDefined();
               continue;
             }
