@@ -59,7 +59,11 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     const pod = d.balloon as BalloonPod;
     const desired = desiredOf(d.resizeTo);
     const record = l.records.get(d.node);
-    if (!ctx.resizer.mayRequest(pod.like, desired, record).ok) continue;
+    // A deeper deflate replaces a Deferred one at once: it gives back at least as much, never waits.
+    const pending = specOf(pod.like);
+    const deeper =
+      record?.state === 'deferred' && pending && RESOURCES.every((r) => d.resizeTo![r] <= pending[r]);
+    if (!ctx.resizer.mayRequest(pod.like, desired, deeper ? undefined : record).ok) continue;
     if (budget-- <= 0) break;
     try {
       const res = await ctx.resizer.resize({ pod: pod.like, desired }, record);
