@@ -3,21 +3,26 @@ import {
   type Amounts,
   amounts,
   capacityOf,
+  describeAmounts,
   pairText,
   quantitiesOf,
-  readableCpu,
-  readableMemory,
 } from '../../shared/balloons/amounts.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
 import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
 import { BalloonStore, type ClusterBalloons, type NodeState } from '../../shared/balloons/store.js';
-import { figuresOf, monthlyValue, poolOf, poolValues } from '../../shared/balloons/summary-model.js';
+import {
+  CAPACITY_COLUMNS,
+  figuresOf,
+  monthlyValue,
+  poolOf,
+  poolValues,
+} from '../../shared/balloons/summary-model.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { readableUsd } from '../../shared/kernel/units-format.js';
+import { NONE, readableUsd } from '../../shared/kernel/units-format.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
@@ -177,16 +182,27 @@ function moneyLines(states: ClusterBalloons[]): string[] {
 }
 
 function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
-  const head = [
+  const K = CAPACITY_COLUMNS;
+  const head: string[] = [
     'CLUSTER',
-    'NODE',
-    'POOL',
-    'ALLOCATABLE',
-    "BALLOON (DOESN'T EXIST)",
-    'WORKLOADS',
-    'FREE',
-    'BLOCKED',
+    K.node,
+    K.pool,
+    K.allocatable,
+    K.balloon,
+    K.workloads,
+    K.free,
+    K.blocked,
   ];
+  if (wide)
+    head.push(
+      K.offers,
+      K.used,
+      K.desired,
+      'RESIZE',
+      'PODS IN THE WAY',
+      'OVER-COMMITTED BY',
+      'BALLOON $/MONTH',
+    );
   const rows: string[][] = [];
   for (const c of states)
     for (const [node, s] of Object.entries(c.nodes)) {
@@ -199,20 +215,20 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
         pairText(f.balloon),
         pairText(f.workloads),
         pairText(f.free),
-        s.blocked ? pairText(s.blocked.missing) : '',
+        pairText(s.blocked?.missing),
       ];
       if (wide)
         row.push(
+          pairText(s.size),
           pairText(f.used),
           pairText(s.desired),
-          s.resize?.state ?? '',
-          s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? '',
-          s.overcommitted ? pairText(s.overcommitted) : '',
-          s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : '',
+          s.resize?.state ?? NONE,
+          s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
+          s.overcommitted ? pairText(s.overcommitted) : NONE,
+          s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : NONE,
         );
       rows.push(row);
     }
-  if (wide) head.push('USED', 'DESIRED', 'RESIZE', 'PODS IN THE WAY', 'OVER-COMMITTED BY', 'BALLOON $/MONTH');
   const impostors = states.flatMap((c) =>
     (c.impostors ?? []).map(
       (p) =>
@@ -328,21 +344,25 @@ async function clearSize(store: BalloonStore, cluster: string, node: string, val
   );
 }
 
-/** --cpu and --memory as amounts, refused (as a usage error) when the node could not offer them. */
+/**
+ * --cpu and --memory as amounts: a value that does not parse is a usage error (exit 2); a node that does
+ * not exist or cannot offer the size is the cluster saying no (exit 1, as for an unknown cluster).
+ */
 async function checkedSize(ctx: CliContext, cluster: string, node: string, values: Flags): Promise<Amounts> {
   if (values.cpu === undefined || values.memory === undefined)
     throw new UsageError('resize needs --cpu and --memory (or --clear)');
+  let size: Amounts;
   try {
-    const { size } = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory });
-    const reg = (await ctx.registry.get(cluster))!;
-    const client = await clusterAccess().client(cluster, reg.kubeconfig);
-    const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
-    checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
-    return size;
+    size = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory }).size;
   } catch (err) {
     if (err instanceof ResizeRequestError) throw new UsageError(err.message);
     throw err;
   }
+  const reg = (await ctx.registry.get(cluster))!;
+  const client = await clusterAccess().client(cluster, reg.kubeconfig);
+  const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
+  checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
+  return size;
 }
 
 async function requestSize(
@@ -365,9 +385,7 @@ async function requestSize(
       resources: [`cluster/${cluster}`],
     },
   ]);
-  console.log(
-    `requested: node ${node} of cluster ${cluster} offers cpu ${readableCpu(size.cpu)}, memory ${readableMemory(size.memory)}`,
-  );
+  console.log(`requested: node ${node} of cluster ${cluster} offers ${describeAmounts(size)}`);
 }
 
 /** The node's balloon after the cycle: its size, or what blocked it; nothing if the node has none. */
