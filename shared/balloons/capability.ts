@@ -141,7 +141,12 @@ function balloonsPermissions(): KubePermission[] {
       why: "the kubelet's ResizeDeferred events (grow on demand)",
     },
     { group: 'metrics.k8s.io', resources: ['nodes'], verbs: ['list'], why: "each node's usage" },
-    { ...pcs, verbs: ['get', 'delete'], names: [PRIORITY_CLASS], why: "the balloons' PriorityClass" },
+    {
+      ...pcs,
+      verbs: ['get', 'patch', 'delete'],
+      names: [PRIORITY_CLASS],
+      why: "the balloons' PriorityClass (drift repaired: globalDefault patched back, an immutable field replaced)",
+    },
     { ...pcs, verbs: ['create'], why: "creates the balloons' PriorityClass where it is absent" },
     { ...ds, verbs: ['get', 'patch', 'delete'], names: [BALLOON_NAME], why: 'the balloon DaemonSet' },
     { ...ds, verbs: ['create'], why: 'creates the balloon DaemonSet where it is absent' },
@@ -159,6 +164,12 @@ function balloonsPermissions(): KubePermission[] {
       verbs: ['patch'],
       why: 'inflates and deflates balloon pods in place',
     },
-    { ...inKubeSystem, group: '', resources: ['events'], verbs: ['create'], why: 'Events on balloon pods' },
+    {
+      ...inKubeSystem,
+      group: '',
+      resources: ['events'],
+      verbs: ['create'],
+      why: 'Events on balloon pods and the DaemonSet',
+    },
   ];
 }

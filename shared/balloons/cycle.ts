@@ -73,6 +73,14 @@ export interface Revert {
   boundSinceRead?: string[];
 }
 
+/** A pod labelled as a balloon that fleetscope does not own (a workload; never written). */
+export interface Impostor {
+  namespace: string;
+  name: string;
+  uid: string;
+  node: string;
+}
+
 export interface BalloonCycleResult {
   cluster: string;
   at: number;
@@ -83,6 +91,10 @@ export interface BalloonCycleResult {
   reverts: Revert[];
   unknownNodes: string[];
   errors: string[];
+  /** Labelled pods that are not fleetscope's balloons, counted as workloads. */
+  impostors: Impostor[];
+  /** Drift of fleetscope's objects found and repaired this cycle (the PriorityClass). */
+  repairs: string[];
 }
 
 /** What one cycle gathers as it goes: every report, revert, error and resize record. */
@@ -93,6 +105,9 @@ export class CycleLedger {
   readonly records = new Map<string, ResizeRecord | undefined>();
   /** Nodes whose inflate was reverted this cycle: they wait for the next cycle's fresh read. */
   readonly reverted = new Set<string>();
+  readonly repairs: string[] = [];
+  /** Why no balloon may grow this cycle (the PriorityClass is not sound); deflates still go. */
+  inflatesHeld: string | undefined;
   constructor(
     readonly ctx: BalloonCycleContext,
     readonly settings: BalloonSettings,
@@ -100,15 +115,34 @@ export class CycleLedger {
   ) {}
 }
 
-/** The balloons' priority class and DaemonSet, the DaemonSet on the nodes the policies and requests name. */
-async function ensureBalloonObjects(ctx: BalloonCycleContext, items: BalloonItems): Promise<void> {
+/**
+ * The balloons' priority class and DaemonSet, the DaemonSet on the nodes the policies and requests name.
+ * A broken object is recorded and the cycle goes on (nodes still grow): without a sound PriorityClass no
+ * balloon grows.
+ */
+async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<void> {
+  const { ctx } = l;
   const selection: Selection = {
     policies: items.policies,
     explicitNodes: items.requests.map((r) => r.node),
   };
-  await ctx.objects.ensurePriorityClass();
-  await ctx.objects.ensureDaemonSet(selection);
+  try {
+    l.repairs.push(...(await ctx.objects.ensurePriorityClass()).repaired);
+  } catch (err) {
+    l.inflatesHeld = (err as Error).message;
+    l.errors.push(`${l.inflatesHeld}; balloons only deflate until it is fixed`);
+  }
+  try {
+    await ctx.objects.ensureDaemonSet(selection);
+  } catch (err) {
+    l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
+  }
 }
+
+const impostorsOf = (pods: readonly BalloonPod[]): Impostor[] =>
+  pods
+    .filter((p) => p.impostor)
+    .map((p) => ({ namespace: p.namespace, name: p.name, uid: p.uid, node: p.node }));
 
 export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<BalloonCycleResult> {
   const l = new CycleLedger(ctx, { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings }, (ctx.now ?? Date.now)());
@@ -119,8 +153,9 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
-  if (!ctx.drain) await ensureBalloonObjects(ctx, items);
+  if (!ctx.drain) await ensureBalloonObjects(l, items);
   const pods = await ctx.read.pods();
+  const impostors = impostorsOf(pods);
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};
   await followUp(l, pods, previous);
@@ -148,8 +183,19 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     await settle(l, inflated);
     await recheckInflates(l, inflated, known);
   }
-  await recordClusterEvents(ctx.objects, decisions, l.reports, l.reverts, l.now);
-  const summary = await saveCycle(l, decisions, previous, items.state?.version);
+  await recordClusterEvents(ctx.objects, {
+    decisions,
+    reports: l.reports,
+    reverts: l.reverts,
+    impostors: newImpostors(impostors, items.state?.impostors),
+    repairs: l.repairs,
+    now: l.now,
+  });
+  // A cycle of one node (an explicit request) saw only that node's pods: keep the others' impostors.
+  const kept = ctx.onlyNode
+    ? [...impostors, ...(items.state?.impostors ?? []).filter((p) => p.node !== ctx.onlyNode)]
+    : impostors;
+  const summary = await saveCycle(l, decisions, previous, items.state?.version, kept);
   return {
     cluster: ctx.cluster,
     at: l.now,
@@ -160,5 +206,13 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     reverts: l.reverts,
     unknownNodes,
     errors: l.errors,
+    impostors,
+    repairs: l.repairs,
   };
 }
+
+/** Impostors not reported by the last cycle (one Event each, not one per cycle). */
+const newImpostors = (now: Impostor[], before: readonly Impostor[] | undefined): Impostor[] => {
+  const seen = new Set((before ?? []).map((p) => p.uid));
+  return now.filter((p) => !seen.has(p.uid));
+};

@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
+import { EC2_HOURLY_USD } from '../../shared/balloons/prices.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { START } from './helpers.js';
 
@@ -212,6 +214,63 @@ describe('fleetscope balloons', () => {
       /c1: warning: pool explicit: 1 ballooned node\(s\) managed by Karpenter \(karpenter.sh\/nodepool=general\): it counts the balloon's requests as used/,
     );
     expect((await run(['balloons', 'resize', ...args, '--clear'])).code).toBe(0);
+  });
+
+  it("values ballooned capacity at the node's price per node, pool and cluster; a policy's price wins", async () => {
+    await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--cpu', '1', '--memory', '2Gi']);
+    const status = async () =>
+      JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
+    const k8sNode = sim.cluster('c1').store.get('nodes', node);
+    const type = k8sNode.metadata.labels['node.kubernetes.io/instance-type'];
+    const cap = {
+      cpu: parseCpu(k8sNode.status.capacity.cpu),
+      memory: parseMemory(k8sNode.status.capacity.memory),
+    };
+    const expected = (row: { balloon: { cpuMillicores: number; memoryBytes: number } }, hourly: number) =>
+      ((row.balloon.cpuMillicores / cap.cpu + row.balloon.memoryBytes / cap.memory) / 2) * hourly * 730;
+    const json = await status();
+    const row = json.clusters[0].nodes.find((n: { node: string }) => n.node === node);
+    expect(row).toMatchObject({ instanceType: type, priceFrom: 'table', hourlyUsd: EC2_HOURLY_USD[type] });
+    expect(row.balloonMonthlyUsd).toBeGreaterThan(0);
+    expect(row.balloonMonthlyUsd).toBeCloseTo(expected(row, EC2_HOURLY_USD[type]!), 1);
+    expect(json.clusters[0].pools).toEqual([
+      { pool: 'explicit', balloonMonthlyUsd: row.balloonMonthlyUsd, unpricedNodes: 0 },
+    ]);
+    expect(json.clusters[0].balloonMonthlyUsd).toBe(row.balloonMonthlyUsd);
+    const wide = (await run(['balloons', 'status', '--cluster', 'c1', '-o', 'wide'])).out;
+    expect(wide).toMatch(/BALLOON \$\/MONTH/);
+    expect(wide).toMatch(/c1: ballooned capacity worth \$[\d,.]+\/month/);
+    expect(wide).toMatch(/pool explicit: \$[\d,.]+\/month/);
+    // a pool's negotiated price overrides the table
+    const file = join(dir, 'priced.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'priced',
+        selector: 'kubernetes.io/os=linux',
+        max: { cpu: '1', memory: '2Gi' },
+        prices: { [type]: 2 },
+      }),
+    );
+    expect((await run(['balloons', 'policy', 'set', '--cluster', 'c1', '--file', file])).code).toBe(0);
+    await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--clear']);
+    expect((await run(['run', '--once', '--cluster', 'c1'])).code).toBe(0);
+    const priced = (await status()).clusters[0].nodes.find((n: { node: string }) => n.node === node);
+    expect(priced).toMatchObject({ pool: 'priced', priceFrom: 'policy', hourlyUsd: 2 });
+    expect(priced.balloonMonthlyUsd).toBeCloseTo(expected(priced, 2), 1);
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'priced',
+        selector: 'a=b',
+        max: { cpu: '1', memory: '2Gi' },
+        prices: { [type]: -1 },
+      }),
+    );
+    expect((await run(['balloons', 'policy', 'set', '--cluster', 'c1', '--file', file])).err).toMatch(
+      new RegExp(`prices\\.${type.replace('.', '\\.')}: must be a number from 0 to 1000`),
+    );
+    await run(['balloons', 'policy', 'delete', '--cluster', 'c1', '--name', 'priced']);
   });
 
   it('resize: says what a size needs, and that a node without one had nothing to clear', async () => {

@@ -57,6 +57,8 @@ export interface BalloonEnv {
     alterFresh?: (f: FreshPods) => FreshPods;
     onlyNode?: string;
     drain?: boolean;
+    /** The kubelet answers after the settle window: the cycle's read-back sees no answer yet. */
+    lateKubelet?: boolean;
   }): Promise<BalloonCycleResult>;
   stop(): Promise<void>;
 }
@@ -79,7 +81,8 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
     async cycle(opts = {}) {
       sim.clock.advance(60_000);
       const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true });
-      const api = rawResizeApi(snapshot.reader);
+      const direct = rawResizeApi(snapshot.reader);
+      const api = opts.lateKubelet ? { ...direct, readPod: async () => undefined } : direct;
       const read = snapshotRead(snapshot);
       return runBalloonCycle({
         cluster,
