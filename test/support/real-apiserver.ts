@@ -4,9 +4,10 @@
  * line saying how to enable them; under CI=true a missing server fails the run instead of hiding it.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { type RealApiserver, type StartOptions, startRealApiserver } from '../../local/envtest/apiserver.js';
 import { ASSETS_ENV, findKubeAssets } from '../../local/envtest/assets.js';
+import { describeNeeding } from './needs-tool.js';
 
 /** The supported versions the shipped binaries cover, oldest first; each real suite runs on all of them. */
 export const REAL_VERSIONS = ['1.33', '1.36'] as const;
@@ -29,7 +30,8 @@ export function describeRealApiserver(
   opts: { versions?: readonly string[]; start?: Omit<StartOptions, 'version'> } = {},
 ): void {
   if (!lookup.ok) {
-    skipOrFail(name, lookup.why);
+    const enable = `set ${ASSETS_ENV} to a directory of kube-apiserver binaries (.ci/run installs etcd-server and sets it)`;
+    describeNeeding({ tool: 'a real kube-apiserver', missing: lookup.why, enable }, name, () => {});
     return;
   }
   const { assets } = lookup;
@@ -59,21 +61,4 @@ export function describeRealApiserver(
       );
     });
   }
-}
-
-function skipOrFail(name: string, why: string): void {
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs a real kube-apiserver', () => {
-        throw new Error(`CI=true and ${why}: .ci/run installs etcd-server and sets ${ASSETS_ENV}`);
-      });
-    });
-    return;
-  }
-  process.stdout.write(
-    `skipped: ${name} (real kube-apiserver): ${why}; to run it, set ${ASSETS_ENV} to a directory of kube-apiserver binaries\n`,
-  );
-  describe.skip(name, () => {
-    it('needs a real kube-apiserver', () => {});
-  });
 }
