@@ -44,10 +44,15 @@ export function realBackend(server: RealServer): ApiBackend {
   };
 }
 
-/** A simulated cluster of the same version as `like` (`v1.36.2`), empty unless `spec` says otherwise. */
+/**
+ * A simulated cluster of the same version as `like` (`v1.36.2`), like a bare kube-apiserver (no nodes,
+ * no controllers: no default ServiceAccount, no scheduler or kubelet) unless `spec` says otherwise.
+ */
 export async function simBackend(like: string, spec: Partial<SimClusterSpec> = {}): Promise<ApiBackend> {
   const kubernetesVersion = like.replace(/^v/, '');
-  const sim = await startSimulator({ clusters: [{ name: 'mirror', nodes: 0, kubernetesVersion, ...spec }] });
+  const sim = await startSimulator({
+    clusters: [{ name: 'mirror', nodes: 0, controllers: false, kubernetesVersion, ...spec }],
+  });
   const cluster = sim.cluster('mirror');
   const clients: ClusterClient[] = [];
   return {
