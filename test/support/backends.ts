@@ -21,8 +21,9 @@ export interface ApiBackend {
   stop(): Promise<void>;
 }
 
+/** fleetscope's client on a kubeconfig's context, named alike for both backends (errors name it). */
 const clientOf = (kubeconfig: string, context: string) =>
-  ClusterClient.fromKubeconfig(kubeconfig, { cluster: context, context, retry: { maxAttempts: 1 } });
+  ClusterClient.fromKubeconfig(kubeconfig, { cluster: 'under-test', context, retry: { maxAttempts: 1 } });
 
 /** The real server of a describeRealApiserver suite, as a backend (stopping it is the suite's). */
 export function realBackend(server: RealServer): ApiBackend {
