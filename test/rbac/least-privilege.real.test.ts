@@ -11,19 +11,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { validatePolicy } from '../../shared/balloons/policy.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import { CLUSTER_PROPERTY, clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
+import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
 import { deps } from '../../shared/platform/deps.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
+import { vpaObject } from '../nodescope/helpers.js';
 import { busEvent } from '../support/bus-event.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
-const CAPS = ['inventory', 'claims'] as const;
+const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
 type Cap = (typeof CAPS)[number];
 const userOf = (cap: Cap) => `fs-${cap}`;
 const work = (cluster: string, capability: string) =>
@@ -66,6 +71,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
 
   beforeAll(async () => {
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
+    process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-rbac-real-'));
     for (const node of ['node-a', 'node-b'])
       await admin('POST', '/api/v1/nodes', {
@@ -74,6 +80,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     // The hub's ClusterClaim CRD (OCM installs it, not fleetscope): claims are mirrored where it exists.
     await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
     await server.established(OCM_CLUSTER_CLAIM.crdName);
+    await startAgentDaemonSet(admin, server.established);
     const registry = new RegistryStore(runtime.db, runtime.table);
     for (const cap of CAPS) {
       const caps = withRequired(CAPABILITIES, ['fleet', cap]);
@@ -93,6 +100,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     }
   }, 120_000);
   afterAll(async () => {
+    delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
     await resetClusterConnector();
     await runtime?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -148,6 +156,46 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     expect(runtime.invoker.deadLetters).toEqual([]);
   });
 
+  /** One cluster cycle (node scope, then balloons) through the real handler. */
+  const clusterCycle = async (cap: Cap) => {
+    const out = (await runtime.invoker.invoke('cycle', work(`real-${cap}`, 'cycle'))) as Record<
+      string,
+      unknown
+    >;
+    expect(out.error, 'the cycle failed').toBeUndefined();
+    return out;
+  };
+
+  it('nodescope: a cycle reads the scoped CRD, the DaemonSet, its VPA and pods with no refusal', async () => {
+    // No metrics API on a bare server, so no history and nothing to write yet: this covers node scope's
+    // reads under its role; its writes (annotations, VPA status, resizes) need usage samples.
+    const out = (await clusterCycle('nodescope')).nodescope;
+    expect(out).toMatchObject({
+      vpaCrd: 'scoped',
+      metricsApi: 'absent',
+      daemonSets: 1,
+      nodes: 2,
+      errors: [],
+    });
+    expect(runtime.invoker.deadLetters).toEqual([]);
+  });
+
+  it('balloons: the DaemonSet and PriorityClass created under the role', async () => {
+    const store = new BalloonStore(runtime.db, runtime.table);
+    const policy = { name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } };
+    await store.putPolicy('real-balloons', validatePolicy(policy));
+    await clusterCycle('balloons');
+    await clusterCycle('balloons');
+    expect(
+      (await admin('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon')).metadata
+        .name,
+    ).toBe('fleetscope-balloon');
+    expect(
+      (await admin('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/fleetscope-balloon')).value,
+    ).toBeTypeOf('number');
+    expect(runtime.invoker.deadLetters).toEqual([]);
+  });
+
   it('refuses what no capability needs, with the real 403 Status', async () => {
     const as = (cap: Cap) => ({ user: userOf(cap) });
     const secrets = await server.raw('GET', '/api/v1/namespaces/kube-system/secrets', as('claims'));
@@ -179,3 +227,73 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     );
   });
 });
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON of arbitrary shape
+type Admin = (method: string, path: string, body?: unknown, contentType?: string) => Promise<any>;
+
+/**
+ * What node scope works on, made by the admin as the missing controllers and kubelet would: the scoped
+ * VPA CRD, a DaemonSet with a VPA, and one Running pod of it per node (status written as a kubelet).
+ */
+async function startAgentDaemonSet(admin: Admin, established: (crd: string) => Promise<void>): Promise<void> {
+  await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', scopedVpaCrd());
+  await established(VPA_CRD_NAME);
+  await admin('POST', '/api/v1/namespaces', { metadata: { name: 'monitoring' } });
+  await admin('POST', '/api/v1/namespaces/monitoring/serviceaccounts', { metadata: { name: 'default' } });
+  const labels = { app: 'agent' };
+  const container = {
+    name: 'collector',
+    image: 'busybox',
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+  };
+  const ds = await admin('POST', '/apis/apps/v1/namespaces/monitoring/daemonsets', {
+    metadata: { name: 'agent' },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [container] } },
+    },
+  });
+  const owner = {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    name: 'agent',
+    uid: ds.metadata.uid,
+    controller: true,
+  };
+  for (const node of ['node-a', 'node-b']) {
+    const path = '/api/v1/namespaces/monitoring/pods';
+    const name = `agent-${node}`;
+    await admin('POST', path, {
+      metadata: { name, labels, ownerReferences: [owner] },
+      spec: { nodeName: node, containers: [container] },
+    });
+    await admin(
+      'PATCH',
+      `${path}/${name}/status`,
+      {
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True' }],
+          containerStatuses: [
+            {
+              name: 'collector',
+              image: 'busybox',
+              imageID: '',
+              ready: true,
+              restartCount: 0,
+              started: true,
+              state: { running: { startedAt: new Date().toISOString() } },
+              resources: container.resources,
+            },
+          ],
+        },
+      },
+      'application/strategic-merge-patch+json',
+    );
+  }
+  await admin(
+    'POST',
+    '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers',
+    vpaObject({ mode: 'Off' }),
+  );
+}
