@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `npx fleetscope ...`: runs the CLI's bundle (dist/, built by scripts/build-cli.mjs) on the project's
-// Node 24, rebuilding it first when it is missing or older than the sources.
+// Runs the CLI's bundle (dist/, built by scripts/build-cli.mjs) on the project's Node 24, rebuilding it
+// first when it is missing or older than the sources. bin/fleetscope (what `npm link` puts on PATH, and
+// what `npx fleetscope` runs) starts it on that Node.
 const major = Number(process.versions.node.split('.')[0]);
 if (major !== 24) {
   console.error(
-    `fleetscope needs Node 24; this is Node ${process.versions.node}. Run it through npx from the project (npx puts node_modules/.bin first on PATH) after npm ci.`,
+    `fleetscope needs Node 24; this is Node ${process.versions.node}. Run it as fleetscope (after npm link) or ./bin/fleetscope from the checkout, after npm ci: both use the project's Node 24.`,
   );
   process.exit(1);
 }

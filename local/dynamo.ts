@@ -6,7 +6,6 @@ import {
   DynamoDBClient,
   ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
 import { createIdempotencyTableInput, createTableInput } from '../shared/platform/table.js';
 
 export interface LocalDynamo {
@@ -20,6 +19,9 @@ export interface LocalDynamo {
  */
 export async function startLocalDynamo(opts: { path?: string } = {}): Promise<LocalDynamo> {
   if (opts.path) await mkdir(opts.path, { recursive: true });
+  // Loaded here, not at the top: a CLI command that reaches a running state server never needs it, and
+  // loading dynalite and its LevelDB stack was a good part of a command's start.
+  const { default: dynalite } = await import('dynalite');
   const server = dynalite({ path: opts.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>

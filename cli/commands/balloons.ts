@@ -3,20 +3,20 @@ import {
   type Amounts,
   amounts,
   capacityOf,
+  describeAmounts,
   pairText,
   quantitiesOf,
-  readableCpu,
-  readableMemory,
 } from '../../shared/balloons/amounts.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
 import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
 import { BalloonStore, type ClusterBalloons, type NodeState } from '../../shared/balloons/store.js';
-import { figuresOf, poolOf } from '../../shared/balloons/summary-model.js';
+import { CAPACITY_COLUMNS, figuresOf, poolOf } from '../../shared/balloons/summary-model.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { NONE } from '../../shared/kernel/units-format.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
@@ -135,16 +135,18 @@ function nodeJson(node: string, s: NodeState) {
 }
 
 function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
-  const head = [
+  const K = CAPACITY_COLUMNS;
+  const head: string[] = [
     'CLUSTER',
-    'NODE',
-    'POOL',
-    'ALLOCATABLE',
-    "BALLOON (DOESN'T EXIST)",
-    'WORKLOADS',
-    'FREE',
-    'BLOCKED',
+    K.node,
+    K.pool,
+    K.allocatable,
+    K.balloon,
+    K.workloads,
+    K.free,
+    K.blocked,
   ];
+  if (wide) head.push(K.offers, K.used, K.desired, 'RESIZE', 'PODS IN THE WAY');
   const rows: string[][] = [];
   for (const c of states)
     for (const [node, s] of Object.entries(c.nodes)) {
@@ -157,18 +159,18 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
         pairText(f.balloon),
         pairText(f.workloads),
         pairText(f.free),
-        s.blocked ? pairText(s.blocked.missing) : '',
+        pairText(s.blocked?.missing),
       ];
       if (wide)
         row.push(
+          pairText(s.size),
           pairText(f.used),
           pairText(s.desired),
-          s.resize?.state ?? '',
-          s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? '',
+          s.resize?.state ?? NONE,
+          s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
         );
       rows.push(row);
     }
-  if (wide) head.push('USED', 'DESIRED', 'RESIZE', 'PODS IN THE WAY');
   return textTable([head, ...rows]);
 }
 
@@ -313,9 +315,7 @@ async function requestSize(
       resources: [`cluster/${cluster}`],
     },
   ]);
-  console.log(
-    `requested: node ${node} of cluster ${cluster} offers cpu ${readableCpu(size.cpu)}, memory ${readableMemory(size.memory)}`,
-  );
+  console.log(`requested: node ${node} of cluster ${cluster} offers ${describeAmounts(size)}`);
 }
 
 /** The node's balloon after the cycle: its size, or what blocked it; nothing if the node has none. */

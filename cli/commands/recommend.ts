@@ -10,6 +10,8 @@ import {
   change,
   cpuCell,
   memoryCell,
+  NONE,
+  pairCell,
   readableCpu,
   readableMemory,
 } from '../../shared/kernel/units-format.js';
@@ -409,8 +411,8 @@ function recommendTable(output: RecommendOutput, wide: boolean): string[] {
     ];
     if (wide)
       row.push(
-        `${cpuCell(c.uncappedTarget?.cpuMillicores)}/${memoryCell(c.uncappedTarget?.memoryBytes)}`,
-        `${cpuCell(c.limits?.cpuMillicores)}/${memoryCell(c.limits?.memoryBytes)}`,
+        pairCell({ cpu: c.uncappedTarget?.cpuMillicores, memory: c.uncappedTarget?.memoryBytes }),
+        c.limits ? pairCell({ cpu: c.limits.cpuMillicores, memory: c.limits.memoryBytes }) : NONE,
       );
     return row;
   });

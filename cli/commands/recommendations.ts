@@ -3,11 +3,13 @@ import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-a
 import { textTable } from '../../shared/kernel/text-table.js';
 import {
   amountFields,
+  asOfCell,
   change,
-  cpuCell,
-  memoryCell,
+  NONE,
+  pairCell,
   readableCpu,
   readableMemory,
+  timeCell,
 } from '../../shared/kernel/units-format.js';
 import {
   exportCheckpoints,
@@ -16,6 +18,11 @@ import {
 } from '../../shared/nodescope/checkpoints.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
+import {
+  type DaemonSetFigures,
+  daemonSetFigures,
+  daemonSetFiguresOf,
+} from '../../shared/nodescope/figures.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import {
   type DaemonSetRecommendations,
@@ -32,15 +39,17 @@ import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
-  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--live] [-o table|wide|json|yaml]
+  fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--stored] [-o table|wide|json|yaml]
   fleetscope recommendations install-crd --cluster NAME
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o json|yaml|table|wide]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|- [-o ...]
 
-  list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster
-  get          per-node recommendations next to the DaemonSet-wide one, each beside the template's current
-               requests with the change (current → target (delta, %)); --live recomputes them from the
-               stored states (what the next cycle would compute), else what the last fold stored
+  list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster: what their pods
+               request today beside the per-node targets, the same figures as the report's
+  get          per-node recommendations next to the DaemonSet-wide one, each beside what the node's pod
+               requests now with the change (current → target (delta, %)), recomputed from the stored
+               states as the next cycle would (the report's figures); --stored shows what the last
+               fold stored instead. Both say as of when.
   install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
   checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
                -o yaml, or -o table|wide for a summary per checkpoint):
@@ -58,6 +67,7 @@ const options = {
   node: { type: 'string' },
   file: { type: 'string' },
   live: { type: 'boolean' },
+  stored: { type: 'boolean' },
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
   ...outputOptions,
@@ -88,10 +98,6 @@ export const command: CliCommand = {
 
 type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
-// Tables in the units people read (m or cores, Mi or Gi); VPA's uncapped 1e14 reads "unbounded".
-const cpu = (a: Amounts | undefined) => cpuCell(a?.cpu);
-const mem = (a: Amounts | undefined) => memoryCell(a?.memory);
-
 /** One container's recommendation in the JSON/YAML vocabulary (unit-named numbers and quantities). */
 function recFields(r: ContainerRec) {
   return Object.fromEntries(Object.entries(r).map(([k, a]) => [k, amountFields(a as Amounts)]));
@@ -111,35 +117,48 @@ function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Recor
   return { ...recs, dsWide: containersView(recs.dsWide), nodes };
 }
 
+/** One listed DaemonSet: its head and the figures every view shares (live, as the report reads them). */
+interface Listed {
+  head: DsHead;
+  figures: DaemonSetFigures;
+}
+
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
-const HEAD_SORTS: Record<string, (a: DsHead, b: DsHead) => number> = {
+const SORTS: Record<string, (a: Listed, b: Listed) => number> = {
   name: () => 0,
-  nodes: (a, b) => b.stats.eligibleNodes - a.stats.eligibleNodes,
-  scopes: (a, b) => b.stats.scopes - a.stats.scopes,
-  'as-of': (a, b) => b.baseAt - a.baseAt,
+  nodes: (a, b) => b.figures.nodes.length - a.figures.nodes.length,
+  scopes: (a, b) => b.head.stats.scopes - a.head.stats.scopes,
+  'as-of': (a, b) => b.figures.asOf.localeCompare(a.figures.asOf),
 };
 
 async function list(values: Flags): Promise<number> {
-  const sort = HEAD_SORTS[values['sort-by'] ?? 'name'];
+  const sort = SORTS[values['sort-by'] ?? 'name'];
   if (!sort)
-    throw new UsageError(`--sort-by ${values['sort-by']}: use one of ${Object.keys(HEAD_SORTS).join(', ')}`);
+    throw new UsageError(`--sort-by ${values['sort-by']}: use one of ${Object.keys(SORTS).join(', ')}`);
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     if (values.cluster) await registeredCluster(ctx, values.cluster);
-    const all = await listDaemonSets(new NodeScopeStore(ctx.db, ctx.table), values.cluster);
-    const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace).sort(sort);
+    const store = new NodeScopeStore(ctx.db, ctx.table);
+    const all = await listDaemonSets(store, values.cluster);
+    const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace);
     if (heads.length === 0 && format !== 'json' && format !== 'yaml') {
       if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
       else console.log(await whyNoNodeScope(ctx, values.cluster));
       return 0;
     }
-    print(format, heads.map(headView), (wide) => headTable(heads, wide));
+    const listed = (await Promise.all(heads.map((h) => listedOf(store, h)))).sort(sort);
+    print(format, listed.map(headView), (wide) => headTable(listed, wide, Date.now()));
     return 0;
   });
 }
 
+async function listedOf(store: NodeScopeStore, head: DsHead): Promise<Listed> {
+  const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
+  return { head, figures: daemonSetFiguresOf(head, recs) };
+}
+
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView(h: DsHead) {
+function headView({ head: h, figures: f }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -149,47 +168,52 @@ function headView(h: DsHead) {
     updateMode: h.updateMode,
     containers: h.containers,
     requests: Object.fromEntries(h.template.map((c) => [c.name, amountFields(c.requests)])),
-    nodes: st.nodes,
-    eligibleNodes: st.eligibleNodes,
-    fallbackNodes: st.fallbackNodes,
+    nodes: f.nodes.length,
+    fallbackNodes: f.nodes.filter((n) => n.source === 'fallback').length,
     scopes: st.scopes,
-    perNode: amountFields({ cpu: st.perNodeCpu, memory: st.perNodeMemory }),
-    dsWide: amountFields({ cpu: st.dsWideCpu, memory: st.dsWideMemory }),
-    perNodeVsDsWidePercent: {
-      cpu: percent(st.perNodeCpu, st.dsWideCpu),
-      memory: percent(st.perNodeMemory, st.dsWideMemory),
+    requestsNow: amountFields(f.requestsTotal),
+    perNode: amountFields(f.perNodeTotal),
+    dsWide: amountFields(f.dsWideTotal),
+    perNodeVsRequestsNowPercent: {
+      cpu: percent(f.perNodeTotal.cpu, f.requestsTotal.cpu),
+      memory: percent(f.perNodeTotal.memory, f.requestsTotal.memory),
     },
-    asOf: new Date(h.baseAt).toISOString(),
+    perNodeVsDsWidePercent: {
+      cpu: percent(f.perNodeTotal.cpu, f.dsWideTotal.cpu),
+      memory: percent(f.perNodeTotal.memory, f.dsWideTotal.memory),
+    },
+    asOf: f.asOf,
     foldedThrough: h.foldedThrough,
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
   };
 }
 
-function headTable(heads: DsHead[], wide: boolean): string[] {
+function headTable(listed: Listed[], wide: boolean, now: number): string[] {
   const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'NODES', 'FALLBACK', 'SCOPES'];
-  head.push('PER-NODE VS DS-WIDE (CPU, MEM)');
-  if (wide) head.push('PER-NODE SUM', 'DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
+  head.push('CPU (TODAY → PER-NODE)', 'MEMORY (TODAY → PER-NODE)', 'VS DS-WIDE (CPU, MEM)');
+  if (wide) head.push('DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
   head.push('AS OF');
   return textTable([
     head,
-    ...heads.map((h) => [
+    ...listed.map(({ head: h, figures: f }) => [
       h.cluster,
       `${h.namespace}/${h.name}`,
       h.vpa.name,
       h.updateMode,
-      String(h.stats.eligibleNodes),
-      String(h.stats.fallbackNodes),
+      String(f.nodes.length),
+      String(f.nodes.filter((n) => n.source === 'fallback').length),
       String(h.stats.scopes),
-      `${delta(h.stats.perNodeCpu, h.stats.dsWideCpu)}, ${delta(h.stats.perNodeMemory, h.stats.dsWideMemory)}`,
+      change(f.requestsTotal.cpu, f.perNodeTotal.cpu, readableCpu),
+      change(f.requestsTotal.memory, f.perNodeTotal.memory, readableMemory),
+      `${delta(f.perNodeTotal.cpu, f.dsWideTotal.cpu)}, ${delta(f.perNodeTotal.memory, f.dsWideTotal.memory)}`,
       ...(wide
         ? [
-            `${cpuCell(h.stats.perNodeCpu)}/${memoryCell(h.stats.perNodeMemory)}`,
-            `${cpuCell(h.stats.dsWideCpu)}/${memoryCell(h.stats.dsWideMemory)}`,
+            pairCell(f.dsWideTotal),
             h.containers.join(','),
-            h.stats.lastSampleAt ? new Date(h.stats.lastSampleAt).toISOString() : '-',
+            h.stats.lastSampleAt ? timeCell(h.stats.lastSampleAt) : NONE,
           ]
         : []),
-      new Date(h.baseAt).toISOString(),
+      asOfCell(Date.parse(f.asOf), now),
     ]),
   ]);
 }
@@ -201,7 +225,7 @@ function percent(a: number, b: number): number | null {
 
 function delta(a: number, b: number): string {
   const p = percent(a, b);
-  return p === null ? '-' : `${p >= 0 ? '+' : ''}${p}%`;
+  return p === null ? NONE : `${p >= 0 ? '+' : ''}${p}%`;
 }
 
 /** The DaemonSet a command is about: --cluster and --daemonset NAMESPACE/NAME (`ds`). */
@@ -248,8 +272,8 @@ function checkpointTable(items: VerticalPodAutoscalerCheckpoint[], wide: boolean
       c.spec.scopeValue ?? '(DaemonSet-wide)',
       c.spec.containerName,
       String(c.status.totalSamplesCount ?? 0),
-      c.status.lastUpdateTime ?? '-',
-      ...(wide ? [c.status.firstSampleStart ?? '-', c.status.lastSampleStart ?? '-'] : []),
+      c.status.lastUpdateTime ?? NONE,
+      ...(wide ? [c.status.firstSampleStart ?? NONE, c.status.lastSampleStart ?? NONE] : []),
     ]),
   ]);
 }
@@ -341,12 +365,13 @@ async function placementOf(
 
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
+  if (values.live && values.stored) throw new UsageError('--live and --stored: choose one');
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
     const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
-      live: values.live ?? false,
+      live: !values.stored,
     });
     if (!recs) {
       console.error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
@@ -358,12 +383,20 @@ async function get(values: Flags): Promise<number> {
       );
       return 1;
     }
-    const view = {
-      ...recsView(recs),
+    const figures = daemonSetFigures(recs);
+    const byNode = new Map(figures.nodes.map((n) => [n.node, n]));
+    const view = recsView(recs);
+    for (const [node, rec] of Object.entries(view.nodes)) {
+      const f = byNode.get(node);
+      if (f) Object.assign(rec, { requests: amountFields(f.requests), requestsFrom: f.requestsFrom });
+    }
+    const { podRequests: _, ...doc } = {
+      ...view,
       requests: Object.fromEntries(Object.entries(recs.requests).map(([c, a]) => [c, amountFields(a)])),
     };
-    print(format, view, (wide) => [
-      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${recs.mode} as of ${recs.asOf} (the cluster's clock: sim time on a simulator)`,
+    const what = recs.mode === 'live' ? 'live (recomputed from the stored states)' : 'stored (the last fold)';
+    print(format, doc, (wide) => [
+      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
       ...recsTable(recs, wide),
     ]);
     return 0;
@@ -374,17 +407,18 @@ async function get(values: Flags): Promise<number> {
 function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
   const head = ['NODE', 'SOURCE', 'CONTAINER', 'CPU (REQUEST → TARGET)', 'MEMORY (REQUEST → TARGET)'];
   head.push('LOWER', 'UPPER', ...(wide ? ['UNCAPPED'] : []));
+  // A node's row starts from what its pod requests now; the DaemonSet-wide row from the template.
   const line = (node: string, source: string, c: string, r: ContainerRec) => {
-    const now = recs.requests[c];
+    const now = recs.podRequests[node]?.[c] ?? recs.requests[c];
     return [
       node,
       source,
       c,
       change(now?.cpu, r.target?.cpu, readableCpu),
       change(now?.memory, r.target?.memory, readableMemory),
-      `${cpu(r.lowerBound)}/${mem(r.lowerBound)}`,
-      `${cpu(r.upperBound)}/${mem(r.upperBound)}`,
-      ...(wide ? [`${cpu(r.uncappedTarget)}/${mem(r.uncappedTarget)}`] : []),
+      pairCell(r.lowerBound),
+      pairCell(r.upperBound),
+      ...(wide ? [pairCell(r.uncappedTarget)] : []),
     ];
   };
   const rows: string[][] = [head];

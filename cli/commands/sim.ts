@@ -11,8 +11,10 @@ import { type SimClusterSpec, type Simulator, startSimulator } from '../../local
 import type { CliCommand } from '../command.js';
 import { decimalFlag, UsageError } from '../command.js';
 import { type OutputFormat, outputFormat, print } from '../output.js';
+import { runOnApiserver } from './sim-apiserver.js';
 
 const USAGE = `usage: fleetscope sim --clusters N --nodes M --kubeconfig-out FILE [options]
+       fleetscope sim --apiserver KUBECONFIG --nodes M [--context C] [--seed S] [--metrics MODE]
 
 Runs simulated Kubernetes clusters demo-1..demo-N over HTTPS on 127.0.0.1, each with M nodes and two
 DaemonSets whose load differs widely from node to node, and writes a kubeconfig (one context per
@@ -34,7 +36,20 @@ options:
                           cluster register + run --once gives recommendations (recommendations list)
   --force                 overwrite FILE if it exists (otherwise an existing file is refused)
   -o FORMAT               table (default), wide, json or yaml: what is printed at start (clusters, servers,
-                          kubeconfig path, clock)`;
+                          kubeconfig path, clock)
+
+against an existing kube-apiserver (as kwok does):
+  --apiserver KUBECONFIG  run M simulated nodes, their kubelets, the scheduler, the DaemonSet controller,
+                          the namespace defaults and metrics.k8s.io for that server instead of a simulated
+                          one: Node objects are registered, pods bound through pods/binding, pod status,
+                          resizes and DaemonSet status written through the API (the server judges every
+                          write). The kubeconfig's user needs what those components do (system:masters
+                          in a test cluster). metrics.k8s.io is served from a loopback HTTPS port behind
+                          an APIService and an ExternalName Service 127.0.0.1 (the server must run on
+                          this machine, with the front-proxy flags); --metrics absent leaves it out.
+                          The simulated clock follows wall time. Not with --clusters, --kubeconfig-out,
+                          --port-base, --rbac, --demo or --manual-clock.
+  --context C             the kubeconfig's context (default: its current context)`;
 
 interface Options {
   clusters: number;
@@ -48,6 +63,9 @@ interface Options {
   force: boolean;
   rbac?: boolean;
   demo?: boolean;
+  apiserver?: string;
+  context?: string;
+  versionGiven?: boolean;
   output?: string;
   json?: boolean;
   format?: OutputFormat;
@@ -107,8 +125,15 @@ const VALUED: Record<string, (o: Partial<Options>, v: string, flag: string) => v
   '--metrics': (o, v) => {
     o.metrics = metricsOf(v);
   },
+  '--apiserver': (o, v) => {
+    o.apiserver = v;
+  },
+  '--context': (o, v) => {
+    o.context = v;
+  },
   '--kubernetes-version': (o, v) => {
     o.version = versionOf(v);
+    o.versionGiven = true;
   },
   '-o': (o, v) => {
     o.output = v;
@@ -140,11 +165,30 @@ export function parseSimArgs(args: string[]): Options {
       valued(o, v, flag);
     } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
+  o.format = outputFormat({ output: o.output, json: o.json });
+  if (o.apiserver !== undefined) return apiserverMode(o);
+  if (o.context !== undefined) throw new UsageError('--context goes with --apiserver');
   if (o.clusters === undefined) throw new UsageError('--clusters is required');
   if (o.nodes === undefined) throw new UsageError('--nodes is required');
   if (!o.out) throw new UsageError('--kubeconfig-out is required');
-  o.format = outputFormat({ output: o.output, json: o.json });
   return o as Options;
+}
+
+/** --apiserver: the nodes' count is needed; the options of a simulated server are refused, not ignored. */
+function apiserverMode(o: Partial<Options>): Options {
+  if (o.nodes === undefined) throw new UsageError('--nodes is required');
+  const clash = [
+    ['--clusters', o.clusters !== undefined],
+    ['--kubeconfig-out', o.out !== undefined],
+    ['--port-base', o.portBase !== undefined],
+    ['--rbac', o.rbac],
+    ['--demo', o.demo],
+    ['--manual-clock', o.manualClock],
+    ['--kubernetes-version', o.versionGiven],
+    ['--metrics unavailable', o.metrics === 'unavailable'],
+  ].find(([, set]) => set);
+  if (clash) throw new UsageError(`${clash[0]} does not apply with --apiserver`);
+  return { ...o, clusters: 0, out: '' } as Options;
 }
 
 /** The demo fleet: two DaemonSets per cluster with node-to-node load spreads of 16x. */
@@ -273,6 +317,8 @@ export const command: CliCommand = {
   outputs: { '': 'data' },
   async run(args: string[]): Promise<number> {
     const o = parseSimArgs(args);
+    if (o.apiserver !== undefined)
+      return runOnApiserver({ ...o, kubeconfig: o.apiserver, metrics: o.metrics !== 'absent' });
     // A kubeconfig is often someone's real one: never replaced unless asked.
     if (!o.force && existsSync(o.out)) throw new Error(`${o.out} exists; pass --force to overwrite it`);
     const clusters = withDemo(o, demoFleet(o)).map((c) => (o.rbac ? { ...c, rbac: true } : c));

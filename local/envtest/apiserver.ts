@@ -24,7 +24,14 @@ export interface RealApiserver {
   adminKubeconfig: string;
   /** A kubeconfig for any user and groups, authenticated by a client certificate and judged by RBAC. */
   kubeconfigFor(user: string, groups?: string[]): Promise<string>;
+  /** The client certificate behind kubeconfigFor (raw HTTPS clients; no certificate means the admin). */
+  credentials(user?: string, groups?: string[]): Promise<ClientCredentials>;
   stop(): Promise<void>;
+}
+
+export interface ClientCredentials {
+  certPem: string;
+  keyPem: string;
 }
 
 export interface StartOptions {
@@ -73,6 +80,7 @@ export async function startRealApiserver(
       caPem: files.caPem,
       adminKubeconfig: kubeconfigYaml([{ name: 'envtest', server: url, caPem: files.caPem, client: admin }]),
       kubeconfigFor,
+      credentials: async (user, groups = []) => (user ? files.issue(user, groups) : admin),
       stop,
     };
   } catch (e) {

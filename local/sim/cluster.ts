@@ -32,6 +32,7 @@ import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js
 import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
+import { admitResizeOnNode } from './resize-admission.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
@@ -45,6 +46,10 @@ export interface Features {
   resizeConditions: boolean;
   /** 1.34+: pods carry metadata.generation and status.observedGeneration (KEP-5067). */
   podGeneration: boolean;
+  observedGeneration: boolean;
+  defaultResizePolicy: boolean;
+  resizeNodeAdmission: boolean;
+  podTopologyLabels: boolean;
   /** 1.33 only: memory limit decreases need resizePolicy RestartContainer. */
   forbidMemoryLimitDecrease: boolean;
   /** 1.33+: resizePolicy may not change through /resize. */
@@ -72,15 +77,53 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
   return {
     resize: minor >= 32 && resizeSubresource !== false,
     resizeConditions: minor >= 33,
-    podGeneration: minor >= 34,
+    // metadata.generation on pods from 1.33 (seen on a real 1.33.13); the kubelet and scheduler echo it
+    // in status.observedGeneration and the resize conditions from 1.34 (PodObservedGenerationTracking).
+    podGeneration: minor >= 33,
+    observedGeneration: minor >= 34,
+    // Missing resizePolicy entries were defaulted to NotRequired up to 1.32; 1.33 and 1.36 leave them unset.
+    defaultResizePolicy: minor === 32 && resizeSubresource !== false,
+    // Seen on a real 1.36.2 and not on 1.33.13 (1.34 and 1.35 untested): a resize past the node's
+    // allocatable, or of a pod on a node that does not exist, is refused with 403 at admission.
+    resizeNodeAdmission: minor >= 36,
+    podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
   };
 }
 
-const GO_VERSION: Record<number, string> = { 32: 'go1.23.5', 33: 'go1.24.4', 34: 'go1.24.6', 35: 'go1.25.3' };
+const GO_VERSION: Record<number, string> = {
+  32: 'go1.23.5',
+  33: 'go1.24.4',
+  34: 'go1.24.6',
+  35: 'go1.25.3',
+  36: 'go1.26.2',
+  37: 'go1.26.2',
+};
+
+/** A supported version: what a simulated cluster reports when its spec names none. */
+export const DEFAULT_VERSION = '1.35.0';
+/** Overrides DEFAULT_VERSION for a whole run: npm run fidelity records at each real server's version. */
+export const DEFAULT_VERSION_ENV = 'FLEETSCOPE_SIM_KUBE_VERSION';
 
 const HOUR = 3_600_000;
+
+/**
+ * Where the simulated control plane's own writes go (controllers, kubelets, scheduler). In process they
+ * are stored at once; against a real apiserver (local/sim/real/) the store is the informer-like cache
+ * the same decision code reads, and each write is also sent to the server, which judges it.
+ */
+export interface ControllerWrites {
+  put(collection: string, key: string, obj: JsonObject): Json;
+  delete(collection: string, key: string): void;
+}
+
+const storeWrites = (store: Store): ControllerWrites => ({
+  put: (collection, key, obj) => store.put(collection, key, obj),
+  delete: (collection, key) => {
+    store.delete(collection, key);
+  },
+});
 
 export class ClusterState {
   readonly name: string;
@@ -105,6 +148,8 @@ export class ClusterState {
   private readonly loadCache = new WeakMap<object, Map<string, ContainerLoad>>();
   private queue: StoreEvent[] = [];
   private draining = false;
+  /** The in-process store, unless {@link mirrorRealApiserver} points the writes elsewhere. */
+  writes: ControllerWrites = storeWrites(this.store);
 
   constructor(
     readonly spec: SimClusterSpec,
@@ -113,7 +158,9 @@ export class ClusterState {
     this.name = spec.name;
     this.seed = spec.seed ?? 1;
     this.seedHash = fnv1a(`${spec.name}\u0000${this.seed}`);
-    this.version = parseVersion(spec.kubernetesVersion ?? '1.35.0');
+    this.version = parseVersion(
+      spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
+    );
     this.features = featuresFor(this.version, spec.resizeSubresource);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
@@ -182,7 +229,13 @@ export class ClusterState {
         else pods.prepareUpdate?.(pod, old, scope);
       },
       validateUpdate: (pod, old, scope) => {
-        if (scope.subresource === 'resize') return validateResize(pod, old, f);
+        if (scope.subresource === 'resize') {
+          const errors = validateResize(pod, old, f);
+          // Validating admission runs after the strategy's validation: a 422 wins over this 403.
+          if (errors.length === 0 && f.resizeNodeAdmission)
+            admitResizeOnNode(pod, this.store.get('nodes', pod.spec?.nodeName ?? ''));
+          return errors;
+        }
         if (scope.subresource === 'status') return [];
         return validatePodUpdate(pod, old);
       },
@@ -279,11 +332,21 @@ export class ClusterState {
     const m = obj.metadata;
     if (!m.uid) m.uid = this.newUid(collection, key);
     if (!m.creationTimestamp) m.creationTimestamp = rfc3339(this.clock.now());
-    return this.store.put(collection, key, obj);
+    return this.writes.put(collection, key, obj);
   }
 
   internalDelete(collection: string, key: string): void {
-    this.store.delete(collection, key);
+    this.writes.delete(collection, key);
+  }
+
+  /**
+   * Runs this cluster's controllers and kubelets for a real apiserver's objects (local/sim/real/): no
+   * start-up fleet; the store is filled from the server and `writes` sends the decisions there.
+   */
+  mirrorRealApiserver(writes: ControllerWrites, caPem: string, nodeCount: number): void {
+    this.writes = writes;
+    this.caPem = caPem;
+    this.nodeCountAtStart = nodeCount;
   }
 
   /** A scope for writes made by the simulator itself (controllers, the test-facing store). */

@@ -283,7 +283,8 @@ export function resourceFromCrd(crd: Json): ResourceDef {
       ? [{ name: 'status', kind: spec.names.kind, verbs: ['get', 'patch', 'update'] }]
       : [],
     hasGeneration: true,
-    returnDeletedObject: true,
+    // A custom resource's delete answers a Success Status, not the object (npm run fidelity).
+    returnDeletedObject: false,
     allowUnconditionalUpdate: false,
     allowCreateOnUpdate: false,
     custom: versions,

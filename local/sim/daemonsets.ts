@@ -194,7 +194,7 @@ export class DaemonSetController {
     if (hit && hit.rv === ds.metadata.resourceVersion) return hit;
     const tpl = ds.spec.template;
     const f = this.cluster.features;
-    const base = defaultPodSpec(clone(tpl.spec), { resizePolicy: f.resize });
+    const base = defaultPodSpec(clone(tpl.spec), { resizePolicy: f.defaultResizePolicy });
     base.tolerations = addDefaultTolerations(daemonTolerations(base));
     const saName = base.serviceAccountName || 'default';
     base.serviceAccountName = saName;

@@ -8,6 +8,12 @@ import { GROUP_ORDER, type ResourceDef, storageVersionHash } from './registry.js
 const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
 /** Kubernetes version priority: GA > beta > alpha, higher numbers first, then the rest alphabetically. */
+/**
+ * Resources a real server still keeps in etcd at an older version than it serves: the hash names that
+ * encoding (seen on 1.33 and 1.36 by npm run fidelity).
+ */
+const ETCD_VERSION: Record<string, string> = { customresourcedefinitions: 'v1beta1' };
+
 export function compareKubeVersions(a: string, b: string): number {
   const parse = (v: string): [number, number, number] | undefined => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
@@ -94,7 +100,11 @@ export function apiResourceList(group: string, version: string, resources: Resou
     if (r.shortNames?.length) entry.shortNames = r.shortNames;
     if (r.categories?.length) entry.categories = r.categories;
     if (!r.virtual && r.group !== 'metrics.k8s.io')
-      entry.storageVersionHash = storageVersionHash(r.group, r.storageVersion, r.kind);
+      entry.storageVersionHash = storageVersionHash(
+        r.group,
+        ETCD_VERSION[r.resource] ?? r.storageVersion,
+        r.kind,
+      );
     list.push(entry);
     for (const s of r.subresources) {
       if (r.custom && s.name === 'status' && !r.custom.versions[version]?.status) continue;

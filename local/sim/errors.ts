@@ -7,7 +7,8 @@ import type { JsonObject } from './json.js';
 export interface StatusCause {
   /** Absent in an internal error's cause (NewInternalError). */
   reason?: string;
-  message: string;
+  /** Absent where the server gives only a reason (a resize refused for NodeCapacity). */
+  message?: string;
   field?: string;
 }
 

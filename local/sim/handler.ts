@@ -3,6 +3,7 @@
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
  * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
 import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
@@ -45,6 +46,7 @@ import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } fr
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 import type { RequestKind } from './types.js';
 
@@ -692,7 +694,8 @@ export class ApiHandler {
         `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${pod.spec.nodeName}"`,
         { name, kind: 'pods/binding' },
       );
-    this.cluster.internalWrite('pods', key, { ...pod, spec: { ...pod.spec, nodeName: target } });
+    const bound = { ...pod, spec: { ...pod.spec, nodeName: target } };
+    this.cluster.internalWrite('pods', key, withTopologyLabels(this.cluster, bound, target));
     return {
       status: 201,
       json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 },

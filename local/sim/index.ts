@@ -8,6 +8,7 @@
  * conditions, allocatedResources, pod generation). `kubernetesVersion: '1.32.13'` reproduces the
  * recording; 1.33 and 1.34 get their own differences (features in cluster.ts).
  */
+
 import { writeFile } from 'node:fs/promises';
 import { createCertificates, type SimCertificates } from './certs.js';
 import { ManualClock } from './clock.js';
@@ -17,6 +18,7 @@ import { sha256 } from './ids.js';
 import type { Json } from './json.js';
 import { kubeconfigYaml } from './kubeconfig.js';
 import { addNode, removeNode, setNodeCapacity } from './node-admin.js';
+import { Recorder } from './recorder.js';
 import { collectionId } from './registry.js';
 import { objectKey } from './rest.js';
 import { ClusterServer } from './server.js';
@@ -129,6 +131,7 @@ class SimulatorImpl implements Simulator {
       port: this.basePort === undefined ? 0 : this.basePort + this.entries.length,
       faults: this.faults,
       stats,
+      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store),
       clock: this.clock,
       onClock: () => {
         /* the clock's listeners already ran every kubelet */

@@ -131,7 +131,7 @@ export class Kubelet {
     const hostIP = node?.status?.addresses?.find((a: Json) => a.type === 'InternalIP')?.address ?? '10.0.0.1';
     const podIP = `10.${100 + (uidHash % 100)}.${(uidHash >>> 8) & 255}.${(uidHash >>> 16) & 255}`;
     const status: JsonObject = {};
-    if (this.cluster.features.podGeneration) status.observedGeneration = pod.metadata.generation ?? 1;
+    if (this.cluster.features.observedGeneration) status.observedGeneration = pod.metadata.generation ?? 1;
     status.phase = 'Running';
     status.conditions = this.sharedPart(`conditions|${t}`, () =>
       ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(
@@ -440,7 +440,7 @@ export class Kubelet {
       if (pending) {
         const prev = (pod.status.conditions ?? []).find((c: Json) => c.type === 'PodResizePending');
         const cond: JsonObject = { type: 'PodResizePending', status: 'True' };
-        if (this.cluster.features.podGeneration) cond.observedGeneration = pod.metadata.generation;
+        if (this.cluster.features.observedGeneration) cond.observedGeneration = pod.metadata.generation;
         Object.assign(cond, {
           lastProbeTime: null,
           lastTransitionTime: prev?.reason === pending.reason ? prev.lastTransitionTime : t,
@@ -455,7 +455,7 @@ export class Kubelet {
     } else if (!this.inProgress.has(key)) {
       delete status.resize;
     }
-    if (this.cluster.features.podGeneration) status.observedGeneration = pod.metadata.generation;
+    if (this.cluster.features.observedGeneration) status.observedGeneration = pod.metadata.generation;
     this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
   }
 
@@ -468,7 +468,7 @@ export class Kubelet {
         (c: Json) => c.type !== 'PodResizePending' && c.type !== 'PodResizeInProgress',
       );
       const cond: JsonObject = { type: 'PodResizeInProgress', status: 'True' };
-      if (this.cluster.features.podGeneration) cond.observedGeneration = pod.metadata.generation;
+      if (this.cluster.features.observedGeneration) cond.observedGeneration = pod.metadata.generation;
       Object.assign(cond, { lastProbeTime: null, lastTransitionTime: t });
       status.conditions = [...conds, cond];
       status.containerStatuses = (status.containerStatuses ?? []).map((s: Json) =>
@@ -479,7 +479,7 @@ export class Kubelet {
     } else {
       status.resize = 'InProgress';
     }
-    if (this.cluster.features.podGeneration) status.observedGeneration = pod.metadata.generation;
+    if (this.cluster.features.observedGeneration) status.observedGeneration = pod.metadata.generation;
     this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
     this.inProgress.set(key, { observed: false });
   }

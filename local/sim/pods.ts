@@ -3,6 +3,7 @@
  * (ServiceAccount, Priority, DefaultTolerationSeconds), QoS class, and ValidatePodUpdate's rule that the
  * main endpoint may change little more than images.
  */
+
 import { parseQuantity } from '../../shared/kernel/quantity.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -16,6 +17,7 @@ import {
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { isDns1123Label, orderPodSpec, orderTop, POD_STATUS_ORDER } from './objects.js';
 import type { Scope, Strategy } from './rest.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
@@ -372,13 +374,14 @@ export function podStrategy(cluster: ClusterState): Strategy {
   return {
     nameRule: 'subdomain',
     prepareCreate(pod, scope: Scope) {
-      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.resize });
+      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.defaultResizePolicy });
       if (!scope.internal)
         admitPod(
           cluster,
           pod,
           cluster.suffix('pods/volume', pod.metadata.namespace, pod.metadata.name ?? ''),
         );
+      if (pod.spec?.nodeName) pod.metadata = withTopologyLabels(cluster, pod, pod.spec.nodeName).metadata;
       const status: JsonObject = { phase: 'Pending' };
       pod.status = status;
       status.qosClass = computeQos(pod.spec);
@@ -388,7 +391,7 @@ export function podStrategy(cluster: ClusterState): Strategy {
     },
     prepareUpdate(pod, old) {
       pod.status = clone(old.status);
-      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.resize });
+      pod.spec = defaultPodSpec(pod.spec, { resizePolicy: cluster.features.defaultResizePolicy });
     },
     validateUpdate(pod, old, scope) {
       if (scope.subresource === 'status') return [];

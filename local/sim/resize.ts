@@ -17,7 +17,7 @@ const isSidecar = (c: Json) => c?.restartPolicy === 'Always';
 
 /** Rewrites `pod` (the request, defaulted) into old + the resize-relevant parts of the request. */
 export function prepareResize(pod: JsonObject, old: Json, f: Features): void {
-  const incoming = defaultPodSpec(pod.spec, { resizePolicy: f.resize });
+  const incoming = defaultPodSpec(pod.spec, { resizePolicy: f.defaultResizePolicy });
   const next = clone(old);
   for (const field of ['containers', 'initContainers']) {
     const olds: Json[] = next.spec[field] ?? [];

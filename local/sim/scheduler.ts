@@ -8,6 +8,7 @@
  * appeared: a bound pod deleted, finished or shrunk (resize completed, reverted or found Infeasible),
  * any node change, a clock advance.
  */
+
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fitErrorMessage } from './fit-error.js';
@@ -24,6 +25,7 @@ import { type Amounts, isTerminal, schedulerRequests, UNBOUND } from './pod-requ
 import { normalizePod } from './pods.js';
 import { type BoundPod, type Filtered, preempt } from './preemption.js';
 import type { Collection, StoreEvent } from './store.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 const DEFAULT_SCHEDULER = 'default-scheduler';
 
@@ -221,7 +223,11 @@ export class Scheduler {
     const cond: JsonObject = { type: 'PodScheduled', status: 'True', lastProbeTime: null };
     cond.lastTransitionTime = rfc3339(this.cluster.clock.now());
     const status = { ...pod.status, conditions: withCondition(pod.status?.conditions, cond) };
-    const next = { ...pod, spec: { ...pod.spec, nodeName: node }, status };
+    const next = withTopologyLabels(
+      this.cluster,
+      { ...pod, spec: { ...pod.spec, nodeName: node }, status },
+      node,
+    );
     this.cluster.internalWrite('pods', key, normalizePod(next));
     usage.add(node, want);
     this.arrival.delete(key);
@@ -231,7 +237,7 @@ export class Scheduler {
     const prev = (pod.status?.conditions ?? []).find((c: Json) => c.type === 'PodScheduled');
     if (prev?.status === 'False' && prev.reason === 'Unschedulable' && prev.message === message) return;
     const cond: JsonObject = { type: 'PodScheduled', status: 'False' };
-    if (this.cluster.features.podGeneration) cond.observedGeneration = pod.metadata.generation;
+    if (this.cluster.features.observedGeneration) cond.observedGeneration = pod.metadata.generation;
     cond.lastProbeTime = null;
     cond.lastTransitionTime =
       prev?.status === 'False' ? prev.lastTransitionTime : rfc3339(this.cluster.clock.now());
@@ -247,7 +253,7 @@ export class Scheduler {
     const t = rfc3339(this.cluster.clock.now());
     for (const { key, pod } of victims) {
       const cond: JsonObject = { type: 'DisruptionTarget', status: 'True' };
-      if (this.cluster.features.podGeneration) cond.observedGeneration = pod.metadata.generation;
+      if (this.cluster.features.observedGeneration) cond.observedGeneration = pod.metadata.generation;
       Object.assign(cond, {
         lastProbeTime: null,
         lastTransitionTime: t,

@@ -18,6 +18,7 @@ import { impersonate } from './impersonation.js';
 import type { Json } from './json.js';
 import { nodeControl } from './node-admin.js';
 import { decodeProtobuf, PROTOBUF } from './protobuf.js';
+import type { Recorder, RequestRecord } from './recorder.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
 
@@ -34,9 +35,17 @@ export interface ServerOptions {
   port: number;
   faults: Faults;
   stats: Stats;
+  /** Set when FLEETSCOPE_SIM_RECORD asks for a recording (npm run fidelity). */
+  recorder?: Recorder;
   clock: ManualClock;
   /** Applies a clock change to every cluster of the simulator. */
   onClock: () => void;
+}
+
+/** What the recorder needs of a request that ends in an error before the handler ran. */
+interface Seen {
+  request?: RequestRecord;
+  handled?: boolean;
 }
 
 /** What a simulator endpoint answers. */
@@ -75,7 +84,13 @@ export class ClusterServer {
     const tls = { key: this.o.keyPem, cert: this.o.certPem, ca: this.o.caPem, requestCert: true };
     // rejectUnauthorized: false, as kube-apiserver: a client without a certificate may still use a token.
     const server = createServer({ ...tls, rejectUnauthorized: false }, (req, res) => {
-      this.onRequest(req, res).catch((err) => this.fail(res, err));
+      const seen: Seen = {};
+      this.onRequest(req, res, seen).catch((err) => {
+        this.fail(res, err);
+        // Refused before the handler (authentication, authorization): the handler records the rest.
+        if (seen.request && !seen.handled && err instanceof ApiError)
+          this.o.recorder?.request(seen.request, err.code, { json: err.toStatus() });
+      });
     });
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
@@ -119,7 +134,7 @@ export class ClusterServer {
     return got.length === want.length && timingSafeEqual(got, want);
   }
 
-  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async onRequest(req: IncomingMessage, res: ServerResponse, seen: Seen): Promise<void> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const cluster = this.o.cluster;
@@ -137,6 +152,7 @@ export class ClusterServer {
       throw new ApiError(401, 'Unauthorized', 'Unauthorized');
     }
     const user = actor && impersonateOrRefuse(cluster, actor, req);
+    seen.request = { method, path: url, user: user && { username: user.username, groups: user.groups } };
     if (user && cluster.spec.rbac) {
       const attrs = attributesOf(info, user);
       const decision = authorize(cluster, attrs);
@@ -147,9 +163,18 @@ export class ClusterServer {
       }
     }
     const body = requestText(req, await readBody(req));
+    const record = {
+      ...seen.request,
+      method,
+      path: url,
+      body: body || undefined,
+      contentType: req.headers['content-type'],
+    };
     if (cluster.controllers) cluster.kubelet.beforeRequest();
     cluster.settle();
-    const reply = this.handler.handle(info, req, body, user);
+    const handle = () => this.handler.handle(info, req, body, user);
+    seen.handled = true;
+    const reply = this.o.recorder ? this.o.recorder.serve(record, handle) : handle();
     cluster.settle();
     this.write(res, reply, method === 'HEAD');
   }

@@ -157,6 +157,11 @@ export class Store {
     this.compactedRv = startRv;
   }
 
+  /** Every collection's objects, in key order (what a recording starts from). */
+  *contents(): Generator<[string, Json[]]> {
+    for (const [id, c] of this.collections) yield [id, c.keys().map((k) => c.get(k) as Json)];
+  }
+
   currentRv(): number {
     return this.rv;
   }

@@ -5,6 +5,7 @@
  * it and every other process speaks the DynamoDB protocol to it over loopback.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 
 export interface ServerRecord {
@@ -73,21 +74,30 @@ export function liveLeases(stateDir: string): number[] {
   return live;
 }
 
-/** Whether a DynamoDB-protocol server answers at the endpoint (any AWS JSON answer will do). */
-export async function answers(endpoint: string): Promise<boolean> {
-  try {
-    const res = await fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        'x-amz-target': 'DynamoDB_20120810.ListTables',
-        'content-type': 'application/x-amz-json-1.0',
+/**
+ * Whether a DynamoDB-protocol server answers at the endpoint (any AWS JSON answer will do). Through
+ * node:http, which the SDK loads anyway: fetch would load undici, a tenth of a command's start.
+ */
+export function answers(endpoint: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      endpoint,
+      {
+        method: 'POST',
+        headers: {
+          'x-amz-target': 'DynamoDB_20120810.ListTables',
+          'content-type': 'application/x-amz-json-1.0',
+        },
+        timeout: 2000,
       },
-      body: '{}',
-      signal: AbortSignal.timeout(2000),
-    });
-    await res.arrayBuffer();
-    return res.headers.has('x-amzn-requestid');
-  } catch {
-    return false;
-  }
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers['x-amzn-requestid'] !== undefined));
+        res.on('error', () => resolve(false));
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end('{}');
+  });
 }

@@ -4,7 +4,7 @@
  */
 import { formatCpu, formatMemory, parseCpu, parseMemory, QuantityError } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
-import { readableCpu, readableMemory } from '../kernel/units-format.js';
+import { amountWords, pairCell, readableCpu, readableMemory } from '../kernel/units-format.js';
 
 export interface Amounts {
   cpu: Millicores;
@@ -39,15 +39,14 @@ export const capacityOf = (a: Amounts) => ({ ...unitsOf(a), ...quantitiesOf(a) }
 export const fromUnits = (u: { cpuMillicores: number; memoryBytes: number }): Amounts =>
   amounts(u.cpuMillicores, u.memoryBytes);
 
-/** "cpu / memory" for tables and messages ('' when absent). */
-export const pairText = (a: Amounts | undefined) =>
-  a ? `${readableCpu(a.cpu)} / ${readableMemory(a.memory)}` : '';
+/** "cpu / memory" for tables and messages ("-" when absent): the one pair formatter. */
+export const pairText = pairCell;
 
-/** Human form for tables and messages: cores or millicores, Mi or Gi. */
+/** Human form for messages: "cpu 500m, memory 2Gi", "cpu 31.9 cores, memory 119.4Gi". */
 export function describeAmounts(a: Amounts): string {
-  return `cpu ${readableCpu(a.cpu)}, memory ${readableMemory(a.memory)}`;
+  return `cpu ${amountWords('cpu', a.cpu)}, memory ${amountWords('memory', a.memory)}`;
 }
-export { readableCpu, readableMemory };
+export { amountWords, readableCpu, readableMemory };
 
 export class AmountError extends Error {
   override name = 'AmountError';

@@ -110,15 +110,15 @@ function decideNode(
   const prev = input.previous[node.name];
   const workloads = pods?.requests ?? ZERO;
   const balloon = pods?.balloon;
-  const desired = input.drain
-    ? undefined
-    : desiredSize(
-        { ...node, workloads: add(workloads, demand) },
-        explicit,
-        input.policies,
-        { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
-        input.now,
-      );
+  const sized = desiredSize(
+    { ...node, workloads: add(workloads, demand) },
+    explicit,
+    input.policies,
+    { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
+    input.now,
+  );
+  // Draining gives the node its capacity back, but it stays in its pool (the report groups by it).
+  const desired = input.drain ? undefined : sized;
   if (!desired && !balloon) return undefined;
   const current = balloon?.requests ?? BALLOON_FLOOR;
   // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.
@@ -137,7 +137,15 @@ function decideNode(
     ...(desired ? { desired } : {}),
     plan,
     ...(balloon && !equal(plan.next, current) ? { resizeTo: plan.next } : {}),
-    state: nodeState(node, input, { workloads, current, plan, balloon, desired, blocked }),
+    state: nodeState(node, input, {
+      workloads,
+      current,
+      plan,
+      balloon,
+      desired,
+      blocked,
+      pool: sized?.source,
+    }),
     ...(capacityChanged ? { capacityChanged } : {}),
     newlyBlocked: changed,
   };
@@ -152,6 +160,8 @@ interface NodeOutcome {
   balloon?: CountedPod;
   desired?: Desired;
   blocked?: BlockedReclaim;
+  /** What sizes the node when balloons are on (kept while draining: the node's pool). */
+  pool?: Desired['source'];
 }
 
 /** The node's state for the next cycle; a resize in flight is kept only while it is this balloon's. */
@@ -167,7 +177,8 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     size: sub(node.allocatable, o.current),
     ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(used ? { used } : {}),
-    ...(o.desired ? { desired: o.desired.size, source: o.desired.source } : {}),
+    ...(o.desired ? { desired: o.desired.size } : {}),
+    ...(o.pool ? { source: o.pool } : {}),
     ...(o.balloon ? { podUid: o.balloon.uid } : {}),
     ...(o.blocked ? { blocked: o.blocked } : {}),
     ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),

@@ -5,7 +5,15 @@
  */
 import { parseLabelSelector, SelectorError } from '../kernel/label-selector.js';
 import { rfc1123LabelProblem } from '../kernel/names.js';
-import { AmountError, type Amounts, amounts, parseAmounts, RESOURCES, type Resource } from './amounts.js';
+import {
+  AmountError,
+  type Amounts,
+  amounts,
+  amountWords,
+  parseAmounts,
+  RESOURCES,
+  type Resource,
+} from './amounts.js';
 
 export interface BalloonPolicy {
   /** DNS label, unique in the cluster. */
@@ -93,7 +101,9 @@ export function validatePolicy(input: PolicyInput): BalloonPolicy {
   };
   for (const r of RESOURCES) {
     if (policy.min[r] > policy.max[r])
-      throw new PolicyError(`min.${r}: ${policy.min[r]} exceeds max.${r} ${policy.max[r]}`);
+      throw new PolicyError(
+        `min.${r}: ${amountWords(r, policy.min[r])} exceeds max.${r} ${amountWords(r, policy.max[r])}`,
+      );
     if (policy.step[r] <= 0) throw new PolicyError(`step.${r}: must be greater than zero`);
   }
   return policy;

@@ -3,15 +3,7 @@
  * before anything is stored. The error names the field and the rule it broke.
  */
 import { rfc1123SubdomainProblem } from '../kernel/names.js';
-import {
-  AmountError,
-  type Amounts,
-  amounts,
-  parseAmount,
-  RESOURCES,
-  readableCpu,
-  readableMemory,
-} from './amounts.js';
+import { AmountError, type Amounts, amounts, amountWords, parseAmount, RESOURCES } from './amounts.js';
 import type { ExplicitRequest } from './desired.js';
 
 export class ResizeRequestError extends Error {
@@ -44,9 +36,8 @@ export function checkAgainstNode(size: Amounts, node: string, allocatable: Amoun
   if (!allocatable) throw new ResizeRequestError(`node: "${node}" does not exist in the cluster`);
   for (const r of RESOURCES) {
     if (size[r] > allocatable[r]) {
-      const show = r === 'cpu' ? readableCpu : readableMemory;
       throw new ResizeRequestError(
-        `${r}: ${show(size[r])} exceeds node ${node}'s allocatable ${show(allocatable[r])} (a node cannot offer more than it has; resize the VM first)`,
+        `${r}: ${amountWords(r, size[r])} exceeds node ${node}'s allocatable ${amountWords(r, allocatable[r])} (a node cannot offer more than it has; resize the VM first)`,
       );
     }
   }

@@ -5,6 +5,24 @@
 import { type Amounts, add, amounts, max, sub, ZERO } from './amounts.js';
 import type { NodeState } from './store.js';
 
+/**
+ * The column names of a node's figures, the same in `balloons status` and `npm start`'s summary (one
+ * vocabulary: what workloads request is WORKLOADS everywhere, the size asked for DESIRED).
+ */
+export const CAPACITY_COLUMNS = {
+  node: 'NODE',
+  pool: 'POOL',
+  source: 'SIZE FROM',
+  allocatable: 'ALLOCATABLE',
+  offers: 'OFFERS',
+  balloon: "BALLOON (DOESN'T EXIST)",
+  workloads: 'WORKLOADS',
+  used: 'USED',
+  free: 'FREE',
+  desired: 'DESIRED',
+  blocked: 'BLOCKED',
+} as const;
+
 export interface CapacityFigures {
   allocatable: Amounts;
   balloon: Amounts;

@@ -8,7 +8,7 @@ import { RegistryStore } from '../fleet/registry-store.js';
 import { textTable } from '../kernel/text-table.js';
 import { pairText } from './amounts.js';
 import { BalloonStore, type NodeState } from './store.js';
-import { figuresOf, poolOf, summarize } from './summary-model.js';
+import { figuresOf, CAPACITY_COLUMNS as K, poolOf, summarize } from './summary-model.js';
 
 export function sourceText(s: NodeState): string {
   switch (s.source?.kind) {
@@ -51,7 +51,7 @@ export async function balloonSummaryLines(target: {
       state.at,
     );
     lines.push(
-      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, requested ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}`,
+      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, workloads ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}`,
     );
     const rows = nodes.map(([n, s]) => {
       const f = figuresOf(s);
@@ -68,7 +68,7 @@ export async function balloonSummaryLines(target: {
     });
     lines.push(
       ...textTable([
-        ['    NODE', 'POOL', 'SIZE FROM', 'ALLOCATABLE', 'OFFERS', "DOESN'T EXIST", 'REQUESTED', 'FREE'],
+        [`    ${K.node}`, K.pool, K.source, K.allocatable, K.offers, K.balloon, K.workloads, K.free],
         ...rows.map((r) => [`    ${r[0]}`, ...r.slice(1)]),
       ]),
     );

@@ -215,18 +215,26 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
  * A pod that has finished (Succeeded, Failed) holds nothing. Millicores and bytes.
  */
 export function effectiveRequests(p: PodView): { cpu: number; memory: number } {
-  if (p.phase === 'Succeeded' || p.phase === 'Failed') return { cpu: 0, memory: 0 };
-  const infeasible = p.resize.state === 'infeasible';
   let cpu = 0;
   let memory = 0;
-  for (const c of p.containers) {
-    if (!c.hasActual) {
-      cpu += c.reqCpu ?? 0;
-      memory += c.reqMem ?? 0;
-      continue;
-    }
-    cpu += Math.max(infeasible ? 0 : (c.reqCpu ?? 0), c.allocCpu ?? 0, c.actCpu ?? 0);
-    memory += Math.max(infeasible ? 0 : (c.reqMem ?? 0), c.allocMem ?? 0, c.actMem ?? 0);
+  for (const c of effectiveContainerRequests(p)) {
+    cpu += c.cpu;
+    memory += c.memory;
   }
   return { cpu, memory };
+}
+
+/** effectiveRequests per container, in the pod's container order. */
+export function effectiveContainerRequests(p: PodView): { name: string; cpu: number; memory: number }[] {
+  const done = p.phase === 'Succeeded' || p.phase === 'Failed';
+  const infeasible = p.resize.state === 'infeasible';
+  return p.containers.map((c) => {
+    if (done) return { name: c.name, cpu: 0, memory: 0 };
+    if (!c.hasActual) return { name: c.name, cpu: c.reqCpu ?? 0, memory: c.reqMem ?? 0 };
+    return {
+      name: c.name,
+      cpu: Math.max(infeasible ? 0 : (c.reqCpu ?? 0), c.allocCpu ?? 0, c.actCpu ?? 0),
+      memory: Math.max(infeasible ? 0 : (c.reqMem ?? 0), c.allocMem ?? 0, c.actMem ?? 0),
+    };
+  });
 }

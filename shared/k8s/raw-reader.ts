@@ -128,7 +128,11 @@ export class RawReader {
             headers: {
               ...auth,
               accept: 'application/json',
-              ...(write ? { 'content-type': write.contentType } : {}),
+              // Always a length: Node sends a DELETE's body unframed otherwise, and the server reads
+              // it as the start of the next request on the kept-alive connection (400 Bad Request).
+              ...(write
+                ? { 'content-type': write.contentType, 'content-length': Buffer.byteLength(write.body ?? '') }
+                : {}),
             },
             signal,
           },

@@ -11,23 +11,74 @@ import type { Bytes, Millicores } from './units.js';
 export const UNBOUNDED_AMOUNT = 1e14;
 export const isUnbounded = (n: number): boolean => n >= UNBOUNDED_AMOUNT;
 
-/** Cores or millicores: 2000 → "2", 250 → "250m", 12345 → "12.3". */
+/** Up to `digits` decimals, trailing zeros dropped: 2.50 → "2.5", 2.00 → "2". */
+const trimmed = (v: number, digits: number) => String(Number(v.toFixed(digits)));
+
+/**
+ * Millicores below a core, cores from there on (one vocabulary in every table and message: never
+ * "7910m" beside "31.9"): 250 → "250m", 2000 → "2", 2009 → "2.01", 12345 → "12.3".
+ */
 export function readableCpu(m: number): string {
   if (isUnbounded(m)) return 'unbounded';
-  return m % 1000 === 0 ? String(m / 1000) : m >= 10_000 ? (m / 1000).toFixed(1) : `${m}m`;
+  const sign = m < 0 ? '-' : '';
+  const a = Math.abs(Math.round(m));
+  if (a < 1000) return `${sign}${a}m`;
+  return `${sign}${trimmed(a / 1000, a < 10_000 ? 2 : 1)}`;
 }
 
-/** Mi below a gibibyte, Gi from there on. */
+/** Mi below a gibibyte, Gi from there on: 128Mi, 1.5Gi, 29.6Gi. */
 export function readableMemory(b: number): string {
   if (isUnbounded(b)) return 'unbounded';
-  const gi = b / 2 ** 30;
-  if (gi >= 1) return `${Number.isInteger(gi) ? gi : gi.toFixed(1)}Gi`;
-  return `${Math.round(b / 2 ** 20)}Mi`;
+  const sign = b < 0 ? '-' : '';
+  const a = Math.abs(b);
+  const gi = a / 2 ** 30;
+  if (Math.round(a / 2 ** 20) >= 1024) return `${sign}${trimmed(gi, gi < 10 ? 2 : 1)}Gi`;
+  return `${sign}${Math.round(a / 2 ** 20)}Mi`;
 }
 
+/**
+ * An amount in a sentence, where a bare "500" could be cores or millicores: "500m", "2 cores",
+ * "1 core", "512Mi", "1.5Gi".
+ */
+export function amountWords(r: 'cpu' | 'memory', v: number): string {
+  if (r === 'memory') return readableMemory(v);
+  const text = readableCpu(v);
+  if (text.endsWith('m') || text === 'unbounded') return text;
+  return `${text} ${text === '1' ? 'core' : 'cores'}`;
+}
+
+/** What an absent value reads in every table: one placeholder, never a blank cell. */
+export const NONE = '-';
+
 /** A table cell for an amount that may be absent. */
-export const cpuCell = (m: number | undefined): string => (m === undefined ? '-' : readableCpu(m));
-export const memoryCell = (b: number | undefined): string => (b === undefined ? '-' : readableMemory(b));
+export const cpuCell = (m: number | undefined): string => (m === undefined ? NONE : readableCpu(m));
+export const memoryCell = (b: number | undefined): string => (b === undefined ? NONE : readableMemory(b));
+
+/** CPU and memory in one cell: "250m / 512Mi", "31.9 / 119.4Gi", "unbounded / unbounded". */
+export const pairCell = (a: { cpu?: number; memory?: number } | undefined): string =>
+  a ? `${cpuCell(a.cpu)} / ${memoryCell(a.memory)}` : NONE;
+
+/** A time in tables: RFC 3339 to the second, UTC. */
+export const timeCell = (ms: number | undefined): string =>
+  ms === undefined || !Number.isFinite(ms) ? NONE : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** How long ago: "45s", "12m", "3h", "2d" (ahead of `now`: "in 5m"). */
+export function age(ms: number, now: number): string {
+  const d = now - ms;
+  const a = Math.abs(d) / 1000;
+  const text =
+    a < 60
+      ? `${Math.round(a)}s`
+      : a < 3600
+        ? `${Math.round(a / 60)}m`
+        : a < 86_400
+          ? `${Math.round(a / 3600)}h`
+          : `${Math.round(a / 86_400)}d`;
+  return d >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** "2026-11-26T16:53:22Z (3m ago)": a stored value says how old it is. */
+export const asOfCell = (ms: number, now: number): string => `${timeCell(ms)} (${age(ms, now)})`;
 
 /** "250m → 300m (+50m, +20%)": current next to recommended, with the change as a delta and a percentage. */
 export function change(

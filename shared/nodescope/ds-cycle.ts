@@ -9,9 +9,10 @@ import type { CycleRun, DsOutcome } from './cycle-run.js';
 import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
 import type { VpaObject } from './k8s-types.js';
+import { podRequestsOf } from './pod-requests.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
-import { resizePods } from './resize-pods.js';
+import { recordPodRequests, resizePods } from './resize-pods.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
 import { type DsHead, dsKeyOf } from './store.js';
@@ -57,6 +58,7 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
     });
   if (target.apply !== 'off')
     await applyAndPublish(run, cluster, plan, { pods, eligible, loaded, observed, stored }, outcome);
+  else await recordPodRequests(run, ds, podRequestsOf(pods));
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
   if (run.ctx.keepRecommendations === false) outcome.recs = new Map();
@@ -80,7 +82,13 @@ async function applyAndPublish(
   const { recs } = c.stored;
   const { target } = plan;
   const ooms = c.observed.entry.ooms;
-  const resized = await resizePods(run, cluster.resizer, { target, pods: c.pods, recs, ooms }, outcome);
+  const requests = podRequestsOf(c.pods);
+  const resized = await resizePods(
+    run,
+    cluster.resizer,
+    { target, pods: c.pods, recs, ooms, requests },
+    outcome,
+  );
   await annotatePods(run, c.pods, recs.recs, resized, outcome);
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>

@@ -6,6 +6,7 @@
  */
 import { nodeRecommendation, recommendDsWide } from './engine.js';
 import type { ContainerRec, NodeRec } from './model.js';
+import type { PodRequests } from './pod-requests.js';
 import { loadDs } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -16,14 +17,16 @@ export interface DaemonSetRecommendations {
   name: string;
   vpa: string;
   updateMode: string;
-  /** As of: the base's time (stored) or the last stored cycle (live). */
+  /** As of (RFC 3339, the cluster's clock): the base's time (stored) or the last stored cycle's (live). */
   asOf: string;
   mode: 'stored' | 'live';
   dsWide: Record<string, ContainerRec>;
   nodes: Record<string, NodeRec>;
   stats: DsHead['stats'];
-  /** What the DaemonSet's template requests now, per container: what the recommendations would change. */
+  /** What the DaemonSet's template requests, per container: what a new pod starts with. */
   requests: Record<string, { cpu?: number; memory?: number }>;
+  /** What each node's pod requests now (the pods, not the template), as the last cycle saw them. */
+  podRequests: PodRequests;
 }
 
 /** The target as the head recorded it (enough to recommend exactly as the cycle did). */
@@ -59,7 +62,10 @@ export async function getRecommendations(
   const ds = dsKeyOf(namespace, name);
   const head = await store.getHead(cluster, ds);
   if (!head) return undefined;
-  const loaded = await loadDs(store, head, cluster, ds, head.containers, { replay: opts.live ?? false });
+  const [loaded, apply] = await Promise.all([
+    loadDs(store, head, cluster, ds, head.containers, { replay: opts.live ?? false }),
+    store.getApply(cluster, ds),
+  ]);
   const nodes: Record<string, NodeRec> = {};
   let dsWide = head.dsWide;
   let asOf = new Date(head.baseAt).toISOString();
@@ -75,7 +81,9 @@ export async function getRecommendations(
       const r = nodeRecommendation(target, rec, dsWide);
       if (r) nodes[n] = r;
     }
-    if (loaded.logCycles.length > 0) asOf = loaded.logCycles[loaded.logCycles.length - 1] as string;
+    // The last cycle's own time (the cluster's clock), not its key: a key may come from another clock.
+    const lastAt = Math.max(head.baseAt, ...loaded.logs.map((l) => l.at));
+    asOf = new Date(lastAt).toISOString();
   } else {
     for (const [n, r] of loaded.model.nodes) {
       if (opts.node && n !== opts.node) continue;
@@ -94,5 +102,6 @@ export async function getRecommendations(
     nodes,
     stats: head.stats,
     requests: Object.fromEntries(head.template.map((c) => [c.name, c.requests])),
+    podRequests: apply.requests ?? {},
   };
 }

@@ -12,6 +12,7 @@ import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import type { OomEvent } from './model.js';
+import { type PodRequests, sameRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
 import { type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -48,6 +49,8 @@ interface ApplyInput {
   recs: DsRecommendations;
   /** This cycle's OOM kills: they raise the node's memory, so its fresh recommendation decides. */
   ooms: readonly OomEvent[];
+  /** What the pods request as this cycle saw them: stored beside the records when it changed. */
+  requests: PodRequests;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -71,10 +74,23 @@ export async function resizePods(
     else outcome.resizes.refused++;
   }
   const resized = await request(run, resizer, input, decide(run, input), records, outcome);
-  if (records.changed && !(await run.store.putApply(run.cluster, ds, records.all, stored.version)))
+  const requestsChanged = !sameRequests(stored.requests, input.requests);
+  const apply = { records: records.all, requests: input.requests };
+  if (
+    (records.changed || requestsChanged) &&
+    !(await run.store.putApply(run.cluster, ds, apply, stored.version))
+  )
     run.ctx.logger?.warn('resize records changed underneath; this cycle’s are dropped', { daemonSet: ds });
   run.phases.mark('resize');
   return resized;
+}
+
+/** A DaemonSet that is not applied (mode Off) still records what its pods request, when it changed. */
+export async function recordPodRequests(run: CycleRun, ds: string, requests: PodRequests): Promise<void> {
+  const stored = await run.store.getApply(run.cluster, ds);
+  if (sameRequests(stored.requests, requests)) return;
+  if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))
+    run.ctx.logger?.warn('pod requests changed underneath; this cycle’s are dropped', { daemonSet: ds });
 }
 
 /** The pods worth resizing now, in upstream's order. */

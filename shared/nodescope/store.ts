@@ -33,6 +33,7 @@ import type { Detail } from '../platform/events.js';
 import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { ContainerRec } from './model.js';
+import type { PodRequests } from './pod-requests.js';
 import type { TemplateContainer } from './targets.js';
 
 export const CLUSTER_SK = 'nodescope#cluster';
@@ -100,6 +101,8 @@ export interface ClusterRecord {
 
 export interface ApplyRecord {
   records: Record<string, ResizeRecord>;
+  /** What each node's pod requested at the last cycle that saw them change. */
+  requests?: PodRequests;
   version: number;
 }
 
@@ -325,10 +328,10 @@ export class NodeScopeStore {
   async putApply(
     cluster: string,
     ds: string,
-    records: Record<string, ResizeRecord>,
+    apply: Pick<ApplyRecord, 'records' | 'requests'>,
     prev: number,
   ): Promise<boolean> {
-    const item = { ...keyOf(clusterPk(cluster), applySk(ds)), records, version: prev + 1 };
+    const item = { ...keyOf(clusterPk(cluster), applySk(ds)), ...apply, version: prev + 1 };
     return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
   }
 

@@ -4,16 +4,15 @@
  * per-node sizing saves or adds in total. Read from DynamoDB only, like the CLI.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import { textTable } from '../kernel/text-table.js';
-import type { Bytes, Millicores } from '../kernel/units.js';
+import { cpuCell, memoryCell } from '../kernel/units-format.js';
 import type { Amounts, NodeRec } from './model.js';
 import { getRecommendations, listDaemonSets } from './query.js';
 import { type ClusterRecord, type DsHead, NodeScopeStore } from './store.js';
 
-const cpu = (v: number | undefined) => (v === undefined ? '-' : formatCpu(Math.round(v) as Millicores));
-const mem = (v: number | undefined) =>
-  v === undefined ? '-' : formatMemory((Math.round(v / 2 ** 20) * 2 ** 20) as Bytes);
+// The tables' one vocabulary (m below a core, Mi below a Gi), as in the CLI and the report.
+const cpu = cpuCell;
+const mem = memoryCell;
 
 function sum(recs: Iterable<NodeRec>): Amounts & { cpu: number; memory: number } {
   let c = 0;

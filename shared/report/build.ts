@@ -9,7 +9,8 @@ import type { StoredIdentity, SyncStatus } from '../claims/store.js';
 import type { FeatureRecord } from '../features/model.js';
 import { refKey } from '../features/model.js';
 import type { ClusterStatus } from '../fleet/cluster.js';
-import type { ContainerRec, NodeRec } from '../nodescope/model.js';
+import { daemonSetFiguresOf } from '../nodescope/figures.js';
+import type { DaemonSetRecommendations } from '../nodescope/query.js';
 import type { DsHead } from '../nodescope/store.js';
 import {
   addPair,
@@ -19,11 +20,9 @@ import {
   type ClusterSummary,
   type DaemonSetReport,
   type FeatureCell,
-  type Pair,
   type PoolCapacity,
   type ReportModel,
   type Section,
-  scalePair,
   subPair,
   ZERO_PAIR,
 } from './model.js';
@@ -36,7 +35,8 @@ export interface ReportInputs {
   nodescopeCycled: Set<string>;
   daemonSets: {
     head: DsHead;
-    recs?: { nodes: Record<string, NodeRec>; dsWide: Record<string, ContainerRec> };
+    /** The same live recommendations the CLI reads (getRecommendations). */
+    recs?: Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'>;
   }[];
   balloons: { cluster: string; state?: ClusterBalloons; policies: number }[];
   identities: StoredIdentity[];
@@ -45,39 +45,21 @@ export interface ReportInputs {
   features: { record: FeatureRecord; dangling: string[] }[];
 }
 
-const containerSum = (cs: Record<string, ContainerRec>): Pair =>
-  Object.values(cs).reduce(
-    (s, c) => addPair(s, { cpu: c.target.cpu ?? 0, memory: c.target.memory ?? 0 }),
-    ZERO_PAIR,
-  );
-
 function daemonSetReport(
   { head, recs }: ReportInputs['daemonSets'][number],
   cycled: boolean,
 ): DaemonSetReport {
-  const current = head.template.reduce(
-    (s, c) => addPair(s, { cpu: c.requests.cpu ?? 0, memory: c.requests.memory ?? 0 }),
-    ZERO_PAIR,
-  );
-  const nodes = Object.entries(recs?.nodes ?? {})
-    .map(([node, r]) => ({ node, source: r.source, target: containerSum(r.containers) }))
-    .sort((a, b) => b.target.cpu - a.target.cpu || a.node.localeCompare(b.node));
-  const dsWide = recs ? containerSum(recs.dsWide) : ZERO_PAIR;
-  const perNodeTotal = nodes.reduce((s, n) => addPair(s, n.target), ZERO_PAIR);
-  const dsWideTotal = scalePair(dsWide, nodes.length);
+  const figures = daemonSetFiguresOf(head, recs);
   return {
     cluster: head.cluster,
     namespace: head.namespace,
     name: head.name,
     vpa: `${head.vpa.namespace}/${head.vpa.name}`,
     updateMode: head.updateMode,
-    nodes,
-    dsWide,
-    current,
-    perNodeTotal,
-    dsWideTotal,
-    delta: subPair(perNodeTotal, dsWideTotal),
-    ...(nodes.length === 0
+    ...figures,
+    change: subPair(figures.perNodeTotal, figures.requestsTotal),
+    delta: subPair(figures.perNodeTotal, figures.dsWideTotal),
+    ...(figures.nodes.length === 0
       ? {
           empty: cycled
             ? 'no recommendation yet: no samples so far (is the metrics API there?)'
@@ -99,7 +81,7 @@ function requestsByCluster(daemonSets: DaemonSetReport[]): ClusterRequests[] {
     };
     by.set(ds.cluster, {
       ...row,
-      current: addPair(row.current, scalePair(ds.current, ds.nodes.length)),
+      current: addPair(row.current, ds.requestsTotal),
       recommended: addPair(row.recommended, ds.perNodeTotal),
       daemonSets: row.daemonSets + 1,
     });
@@ -289,6 +271,14 @@ function summaryOf(clusters: ClusterSummary[], sections: Sections): ReportModel[
     balloonNodes: sections.balloons.pools.reduce((n, p) => n + p.nodes, 0),
     featuresMoving: cells.filter((c) => c.moving).length,
     featuresDangling: cells.filter((c) => c.dangling.length > 0).length,
+    ...fleetChange(sections.requests.clusters),
     perNodeDelta: daemonSets.reduce((s, d) => addPair(s, d.delta), ZERO_PAIR),
   };
+}
+
+/** What applying the per-node targets changes against what the pods request today, fleet-wide. */
+function fleetChange(rows: ClusterRequests[]) {
+  const requestsToday = rows.reduce((s, r) => addPair(s, r.current), ZERO_PAIR);
+  const recommended = rows.reduce((s, r) => addPair(s, r.recommended), ZERO_PAIR);
+  return { requestsToday, recommended, change: subPair(recommended, requestsToday) };
 }

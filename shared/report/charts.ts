@@ -15,6 +15,8 @@ export interface ChartDataset {
   color: string;
   /** Drawn as a line over the bars (a reference level, such as the DaemonSet-wide target). */
   line?: boolean;
+  /** A dashed line (what is requested today, beside the targets). */
+  dashed?: boolean;
 }
 
 export interface ChartSpec {
@@ -25,7 +27,26 @@ export interface ChartSpec {
   labels: string[];
   datasets: ChartDataset[];
   stacked?: boolean;
+  /**
+   * Bars run across and the labels (node names, pools) read level on the left, one row each: rotated
+   * names squeezed the plot to a strip. The canvas grows with the rows (canvasHeight).
+   */
+  horizontal?: boolean;
 }
+
+/** Rows of a horizontal chart get this many pixels each, beside room for the axis and the legend. */
+const ROW_PX = 30;
+const MIN_HEIGHT = 240;
+
+/** The canvas height a chart needs to stay readable (its plot area, legend and axis). */
+export function canvasHeight(c: ChartSpec): number {
+  if (c.kind === 'doughnut') return MIN_HEIGHT;
+  if (!c.horizontal) return 280;
+  return Math.max(280, 150 + ROW_PX * c.labels.length);
+}
+
+/** Bars across when the labels would not fit under the bars level: many of them, or long ones. */
+const acrossWhen = (labels: string[]) => labels.length > 6 || labels.some((l) => l.length > 14);
 
 export const COLORS = {
   perNode: '#2563eb',
@@ -51,13 +72,20 @@ export const axisValue = (r: Resource, v: number): number =>
 export const readable = (r: Resource, v: number): string =>
   r === 'cpu' ? readableCpu(Math.round(v)) : readableMemory(Math.round(v));
 
-function dataset(label: string, r: Resource, values: number[], color: string, line = false): ChartDataset {
+function dataset(
+  label: string,
+  r: Resource,
+  values: number[],
+  color: string,
+  style: { line?: boolean; dashed?: boolean } = {},
+): ChartDataset {
   return {
     label,
     data: values.map((v) => axisValue(r, v)),
     readable: values.map((v) => readable(r, v)),
     color,
-    ...(line ? { line } : {}),
+    ...(style.line ? { line: true } : {}),
+    ...(style.dashed ? { dashed: true } : {}),
   };
 }
 
@@ -66,12 +94,14 @@ const resourceTitle = (r: Resource) => (r === 'cpu' ? 'CPU' : 'memory');
 /** The charts of one DaemonSet's card: its nodes' targets, the DaemonSet-wide one, today's requests. */
 export function daemonSetCharts(ds: DaemonSetReport, index: number): ChartSpec[] {
   if (ds.nodes.length === 0) return [];
+  const labels = ds.nodes.map((n) => (n.source === 'fallback' ? `${n.node} (fallback)` : n.node));
   return RESOURCES.map((r) => ({
     id: `ds-${index}-${r}`,
     title: `${resourceTitle(r)} target per node`,
     kind: 'bar' as const,
     unit: r,
-    labels: ds.nodes.map((n) => (n.source === 'fallback' ? `${n.node} (fallback)` : n.node)),
+    labels,
+    ...(acrossWhen(labels) ? { horizontal: true } : {}),
     datasets: [
       dataset(
         'per-node target',
@@ -84,14 +114,14 @@ export function daemonSetCharts(ds: DaemonSetReport, index: number): ChartSpec[]
         r,
         ds.nodes.map(() => ds.dsWide[r]),
         COLORS.dsWide,
-        true,
+        { line: true },
       ),
       dataset(
-        'requests today',
+        "pod's requests today",
         r,
-        ds.nodes.map(() => ds.current[r]),
+        ds.nodes.map((n) => n.requests[r]),
         COLORS.current,
-        true,
+        { line: true, dashed: true },
       ),
     ],
   }));
@@ -127,13 +157,15 @@ function balloonCharts(m: ReportModel): ChartSpec[] {
   const pools = m.balloons.pools;
   if (pools.length === 0) return [];
   const of = (r: Resource, pick: (p: (typeof pools)[number]) => Pair) => pools.map((p) => pick(p)[r]);
+  const labels = pools.map((p) => `${p.cluster} / ${p.pool} (${p.nodes} node${p.nodes === 1 ? '' : 's'})`);
   return RESOURCES.map((r) => ({
     id: `balloons-${r}`,
     title: `${resourceTitle(r)} per node pool`,
     kind: 'bar' as const,
     unit: r,
     stacked: true,
-    labels: pools.map((p) => `${p.cluster} / ${p.pool} (${p.nodes})`),
+    labels,
+    ...(acrossWhen(labels) ? { horizontal: true } : {}),
     datasets: [
       dataset(
         'used by workloads (requests)',

@@ -43,7 +43,7 @@ async function nodescopeInputs(src: ReportSource, clusters: string[], wanted: Se
   const cycles = await mapLimit(clusters, READS_IN_FLIGHT, (c) => store.getCluster(c));
   const daemonSets = await mapLimit(heads, READS_IN_FLIGHT, async (head) => {
     const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
-    return { head, ...(recs ? { recs: { nodes: recs.nodes, dsWide: recs.dsWide } } : {}) };
+    return { head, ...(recs ? { recs } : {}) };
   });
   return {
     daemonSets,

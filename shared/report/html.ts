@@ -3,7 +3,7 @@
  * passed in), the model's charts as JSON. A Content-Security-Policy forbids every network fetch, so the
  * file shows the same on a laptop without network as in a browser behind a proxy.
  */
-import { type ChartSpec, chartsOf, daemonSetCharts, readable } from './charts.js';
+import { type ChartSpec, canvasHeight, chartsOf, daemonSetCharts, readable } from './charts.js';
 import type { DaemonSetReport, FeatureCell, Pair, ReportModel } from './model.js';
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.js';
 
@@ -22,15 +22,22 @@ const scriptJson = (v: unknown) =>
 
 const pair = (p: Pair) => `${readable('cpu', p.cpu)} CPU, ${readable('memory', p.memory)} memory`;
 
-/** "saves 1.2 (−30%)" / "adds 256Mi (+12%)" / "unchanged". */
-function deltaText(r: 'cpu' | 'memory', delta: number, base: number): string {
-  if (Math.round(delta) === 0) return 'unchanged';
+/**
+ * What a change does, as a phrase: "saves 1.2 CPU (−30%)", "adds 256Mi memory (+12%)", "leaves CPU
+ * unchanged". Against `base` (the figure it changes) for the percentage.
+ */
+export function changePhrase(r: 'cpu' | 'memory', delta: number, base: number): string {
+  const what = r === 'cpu' ? 'CPU' : 'memory';
+  if (readable(r, Math.abs(delta)) === readable(r, 0)) return `leaves ${what} unchanged`;
   const pct = base ? ` (${delta < 0 ? '−' : '+'}${Math.abs(Math.round((delta / base) * 100))}%)` : '';
-  return `${delta < 0 ? 'saves' : 'adds'} ${readable(r, Math.abs(delta))}${pct}`;
+  return `${delta < 0 ? 'saves' : 'adds'} ${readable(r, Math.abs(delta))} ${what}${pct}`;
 }
 
+/** A tile's class for a change: an increase warns, a saving is good. */
+const changeClass = (delta: number) => (delta > 0 ? 'warn' : delta < 0 ? 'good' : '');
+
 const canvas = (c: ChartSpec) =>
-  `<figure class="chart ${c.kind}"><figcaption>${esc(c.title)}</figcaption><div class="canvas-box"><canvas id="chart-${esc(c.id)}" data-chart="${esc(c.id)}" role="img" aria-label="${esc(c.title)}"></canvas></div></figure>`;
+  `<figure class="chart ${c.kind}"><figcaption>${esc(c.title)}</figcaption><div class="canvas-box" style="height:${canvasHeight(c)}px"><canvas id="chart-${esc(c.id)}" data-chart="${esc(c.id)}" role="img" aria-label="${esc(c.title)}"></canvas></div></figure>`;
 
 const empty = (why: string) => `<p class="empty">${esc(why)}</p>`;
 
@@ -42,10 +49,18 @@ function table(head: string[], rows: string[][], cls = ''): string {
 
 function header(m: ReportModel): string {
   const s = m.summary;
-  const tile = (value: string | number, label: string, cls = '') =>
-    `<div class="tile ${cls}"><div class="value">${esc(value)}</div><div class="label">${esc(label)}</div></div>`;
-  const cpu = deltaText('cpu', s.perNodeDelta.cpu, 0);
-  const mem = deltaText('memory', s.perNodeDelta.memory, 0);
+  const tile = (value: string | number, label: string, cls = '', id = '') =>
+    `<div class="tile ${cls}"${id ? ` data-headline="${id}"` : ''}><div class="value">${esc(value)}</div><div class="label">${esc(label)}</div></div>`;
+  // The headline compares with what the pods request today (what the fleet pays now); the comparison
+  // with a DaemonSet-wide VPA is a tile of its own, labelled as such.
+  const today = (r: 'cpu' | 'memory') =>
+    tile(
+      `${readable(r, s.requestsToday[r])} → ${readable(r, s.recommended[r])}`,
+      `${r === 'cpu' ? 'CPU' : 'memory'} requested today → with per-node targets: ${changePhrase(r, s.change[r], s.requestsToday[r])}`,
+      changeClass(s.change[r]),
+      `today-${r}`,
+    );
+  const vsWide = `${changePhrase('cpu', s.perNodeDelta.cpu, 0)}, ${changePhrase('memory', s.perNodeDelta.memory, 0)}`;
   return `<header>
   <div class="title"><h1>fleetscope fleet report</h1>
   <p class="meta">${m.scope ? `cluster <b>${esc(m.scope)}</b> · ` : ''}generated <time datetime="${esc(m.generatedAt)}">${esc(m.generatedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time></p></div>
@@ -53,8 +68,9 @@ function header(m: ReportModel): string {
     ${tile(`${s.reachable}/${s.clusters}`, 'clusters reachable')}
     ${tile(s.clusterSets, 'ClusterSets')}
     ${tile(s.nodeScopedDaemonSets, 'node-scoped DaemonSets')}
-    ${tile(`${cpu} CPU`, 'per-node sizing', s.perNodeDelta.cpu > 0 ? 'warn' : 'good')}
-    ${tile(`${mem} memory`, 'per-node sizing', s.perNodeDelta.memory > 0 ? 'warn' : 'good')}
+    ${today('cpu')}
+    ${today('memory')}
+    ${tile(vsWide, 'per-node sizing compared with a DaemonSet-wide VPA (one target for every pod), not with today', '', 'vs-ds-wide')}
     ${tile(s.balloonNodes, 'nodes with balloons')}
     ${tile(s.featuresMoving, 'feature transitions in progress', s.featuresMoving ? 'info' : '')}
     ${tile(s.featuresDangling, 'features Off with dangling state', s.featuresDangling ? 'bad' : 'good')}
@@ -82,7 +98,8 @@ function clustersSection(m: ReportModel): string {
 function daemonSetCard(ds: DaemonSetReport, i: number): string {
   const title = `<h3>${esc(ds.cluster)} · ${esc(ds.namespace)}/${esc(ds.name)} <span class="sub">VPA ${esc(ds.vpa)}, updateMode ${esc(ds.updateMode)}</span></h3>`;
   if (ds.empty) return `<article class="card">${title}${empty(ds.empty)}</article>`;
-  const saves = `Over ${ds.nodes.length} node(s), per-node sizing needs ${esc(pair(ds.perNodeTotal))} where the DaemonSet-wide target on every node would need ${esc(pair(ds.dsWideTotal))}: it <b>${esc(deltaText('cpu', ds.delta.cpu, ds.dsWideTotal.cpu))}</b> CPU and <b>${esc(deltaText('memory', ds.delta.memory, ds.dsWideTotal.memory))}</b> memory.`;
+  const n = ds.nodes.length;
+  const saves = `Over ${n} node${n === 1 ? '' : 's'}, the pods request ${esc(pair(ds.requestsTotal))} today and the per-node targets total ${esc(pair(ds.perNodeTotal))}: applying them <b>${esc(changePhrase('cpu', ds.change.cpu, ds.requestsTotal.cpu))}</b> and <b>${esc(changePhrase('memory', ds.change.memory, ds.requestsTotal.memory))}</b>. A DaemonSet-wide VPA (the same target for every pod) would need ${esc(pair(ds.dsWideTotal))}; per-node sizing ${esc(changePhrase('cpu', ds.delta.cpu, ds.dsWideTotal.cpu))} and ${esc(changePhrase('memory', ds.delta.memory, ds.dsWideTotal.memory))} against it. <span class="sub">As of ${esc(ds.asOf)}.</span>`;
   return `<article class="card">${title}<p>${saves}</p><div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
 }
 
@@ -91,7 +108,7 @@ function nodescopeSection(m: ReportModel): string {
     ? empty(m.nodescope.empty)
     : m.nodescope.daemonSets.map(daemonSetCard).join('');
   return `<section id="nodescope"><h2>Node-scoped DaemonSets <span class="sub">KEP-4943</span></h2>
-<p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the grey line what the template requests today.</p>${body}</section>`;
+<p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the dashed grey line what each node's pod requests today.</p>${body}</section>`;
 }
 
 function chartsSection(
@@ -116,7 +133,7 @@ function requestsSection(m: ReportModel, charts: ChartSpec[]): string {
   return chartsSection(
     'requests',
     'Requests before and after, per cluster',
-    "The node-scoped DaemonSets' requests today (template requests on every node) against their per-node recommendations.",
+    "What the node-scoped DaemonSets' pods request today (each pod as it runs, resized or not) against their per-node recommendations.",
     m.requests.empty,
     charts.filter((c) => c.id.startsWith('requests-')),
     table(['cluster', 'DaemonSets', 'requests today', 'recommended'], rows),

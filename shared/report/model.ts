@@ -5,16 +5,9 @@
  * Amounts are numbers in the units the rest of fleetscope computes in: CPU in millicores, memory in
  * bytes. Renderers turn them into words with shared/kernel/units-format.ts.
  */
-/** CPU (millicores) and memory (bytes). */
-export interface Pair {
-  cpu: number;
-  memory: number;
-}
+import type { DaemonSetFigures, NodeFigures, Pair } from '../nodescope/figures.js';
 
-export const ZERO_PAIR: Pair = { cpu: 0, memory: 0 };
-export const addPair = (a: Pair, b: Pair): Pair => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory });
-export const subPair = (a: Pair, b: Pair): Pair => ({ cpu: a.cpu - b.cpu, memory: a.memory - b.memory });
-export const scalePair = (a: Pair, k: number): Pair => ({ cpu: a.cpu * k, memory: a.memory * k });
+export { addPair, type Pair, scalePair, subPair, ZERO_PAIR } from '../nodescope/figures.js';
 
 /** A section with nothing to show says why ("no cycle has run yet", ...). */
 export interface Section {
@@ -30,30 +23,21 @@ export interface ClusterSummary {
   clusterSet?: string;
 }
 
-export interface NodeTarget {
-  node: string;
-  /** node: from the node's own history; fallback: the DaemonSet-wide one (no history yet). */
-  source: 'node' | 'fallback';
-  target: Pair;
-}
+export type NodeTarget = NodeFigures;
 
-/** One node-scoped DaemonSet (KEP-4943): each node's target next to the DaemonSet-wide one. */
-export interface DaemonSetReport {
+/**
+ * One node-scoped DaemonSet (KEP-4943): each node's target next to the DaemonSet-wide one and to what
+ * its pod requests today. The figures are shared/nodescope/figures.ts's, the same as the CLI's.
+ */
+export interface DaemonSetReport extends DaemonSetFigures {
   cluster: string;
   namespace: string;
   name: string;
   vpa: string;
   updateMode: string;
-  /** Sum over the pod's containers, per node. Empty when no node has a recommendation yet. */
-  nodes: NodeTarget[];
-  /** What upstream VPA would give every pod (sum over containers). */
-  dsWide: Pair;
-  /** What the template requests today (sum over containers). */
-  current: Pair;
-  /** Totals over the nodes: per-node sizing, and the DaemonSet-wide target on each of them. */
-  perNodeTotal: Pair;
-  dsWideTotal: Pair;
-  /** perNodeTotal - dsWideTotal: negative saves, positive adds. */
+  /** perNodeTotal - requestsTotal: what per-node sizing changes against what the pods request today. */
+  change: Pair;
+  /** perNodeTotal - dsWideTotal: against a DaemonSet-wide VPA giving every pod the same target. */
   delta: Pair;
   /** Why there is nothing to draw yet. */
   empty?: string;
@@ -61,7 +45,7 @@ export interface DaemonSetReport {
 
 export interface ClusterRequests {
   cluster: string;
-  /** The templates' requests on every node they run on. */
+  /** What the DaemonSets' pods request today, on the nodes with a recommendation. */
   current: Pair;
   /** The per-node recommendations summed. */
   recommended: Pair;
@@ -118,7 +102,12 @@ export interface ReportModel {
     balloonNodes: number;
     featuresMoving: number;
     featuresDangling: number;
-    /** Per-node sizing over the fleet's node-scoped DaemonSets vs the DaemonSet-wide target. */
+    /** Requests today and per-node targets, summed over the fleet's node-scoped DaemonSets. */
+    requestsToday: Pair;
+    recommended: Pair;
+    /** recommended - requestsToday: what applying the per-node targets changes (negative saves). */
+    change: Pair;
+    /** Per-node sizing vs a DaemonSet-wide VPA's target on every node (negative saves). */
     perNodeDelta: Pair;
   };
   clusters: ClusterSummary[];

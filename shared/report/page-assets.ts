@@ -61,13 +61,14 @@ export const PAGE_SCRIPT = `
         var palette = d.color === 'palette';
         return {
           type: d.line ? 'line' : undefined,
+          indexAxis: s.horizontal ? 'y' : 'x',
           label: d.label,
           data: d.data,
           readable: d.readable,
           backgroundColor: palette ? PALETTE.slice(0, d.data.length) : d.color,
           borderColor: palette ? '#ffffff' : d.color,
           borderWidth: d.line ? 2 : palette ? 2 : 0,
-          borderDash: d.line && d.label === 'requests today' ? [6, 4] : undefined,
+          borderDash: d.dashed ? [6, 4] : undefined,
           pointRadius: 0,
           order: d.line ? 0 : 1,
           borderRadius: d.line || palette ? 0 : 3
@@ -89,11 +90,18 @@ export const PAGE_SCRIPT = `
           }
         }
       };
-      if (s.kind === 'bar')
-        options.scales = {
-          x: { stacked: !!s.stacked, ticks: { autoSkip: true, maxRotation: 60 } },
-          y: { stacked: !!s.stacked, beginAtZero: true, title: { display: true, text: UNITS[s.unit] } }
+      if (s.kind === 'bar') {
+        // Labels read level (never rotated: that squeezed the plot); counts tick on whole numbers.
+        var category = { stacked: !!s.stacked, ticks: { autoSkip: !s.horizontal, maxRotation: 0 } };
+        var value = {
+          stacked: !!s.stacked,
+          beginAtZero: true,
+          title: { display: true, text: UNITS[s.unit] },
+          ticks: s.unit === 'count' ? { precision: 0, stepSize: 1 } : {}
         };
+        options.indexAxis = s.horizontal ? 'y' : 'x';
+        options.scales = s.horizontal ? { x: value, y: category } : { x: category, y: value };
+      }
       var chart = new Chart(document.getElementById('chart-' + s.id), {
         type: s.kind,
         data: { labels: s.labels, datasets: datasets },
@@ -101,7 +109,15 @@ export const PAGE_SCRIPT = `
       });
       var points = 0;
       chart.getSortedVisibleDatasetMetas().forEach(function (m) { points += m.data.length; });
-      drawn.push({ id: s.id, datasets: chart.getSortedVisibleDatasetMetas().length, points: points });
+      var area = chart.chartArea || { top: 0, bottom: 0, left: 0, right: 0 };
+      var valueScale = chart.scales[s.horizontal ? 'x' : 'y'];
+      drawn.push({
+        id: s.id,
+        datasets: chart.getSortedVisibleDatasetMetas().length,
+        points: points,
+        plot: { width: Math.round(area.right - area.left), height: Math.round(area.bottom - area.top) },
+        ticks: valueScale ? valueScale.ticks.map(function (t) { return t.value; }) : []
+      });
     } catch (err) {
       console.error('chart ' + s.id + ' could not be drawn: ' + (err && err.message));
     }

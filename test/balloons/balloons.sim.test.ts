@@ -237,8 +237,11 @@ describe('balloons over the simulator', () => {
     expect((await balloonOn(env, nodes[0]!.name))?.spec).toEqual(
       sub(nodes[0]!.allocatable, amounts(1000, 2 * GI)),
     );
-    await env.cycle({ drain: true });
+    const drained = await env.cycle({ drain: true });
     for (const n of nodes) expect((await balloonOn(env, n.name))?.spec).toEqual(BALLOON_FLOOR);
+    // Drained, each node stays in its pool (what would size it), so no view calls it unmanaged.
+    expect(drained.decisions.map((d) => d.state.source?.kind)).toEqual(nodes.map(() => 'explicit'));
+    expect(drained.decisions.every((d) => d.state.desired === undefined)).toBe(true);
   });
 });
 

@@ -87,7 +87,7 @@ describe('fleetscope balloons', () => {
       '1Gi',
     ]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/min.cpu: 5000 exceeds max.cpu 4000/);
+    expect(bad.err).toMatch(/min.cpu: 5 cores exceeds max.cpu 4 cores/);
     expect(
       (
         await run([
@@ -135,7 +135,10 @@ describe('fleetscope balloons', () => {
   it('refuses an explicit size for an unknown node, above allocatable, or malformed, writing nothing', async () => {
     const cases: [string[], RegExp][] = [
       [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/],
-      [['--node', node, '--cpu', '999', '--memory', '1Gi'], /cpu: 999 exceeds node .* allocatable/],
+      [
+        ['--node', node, '--cpu', '999', '--memory', '1Gi'],
+        /cpu: 999 cores exceeds node .* allocatable \d+(\.\d+)? cores/,
+      ],
       [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/],
       [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/],
       [
@@ -167,7 +170,7 @@ describe('fleetscope balloons', () => {
       'test',
     ]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/requested: node .* offers cpu 1, memory 2Gi/);
+    expect(r.out).toMatch(/requested: node .* offers cpu 1 core, memory 2Gi/);
     const json = JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
     const row = json.clusters[0].nodes.find((n: { node: string }) => n.node === node);
     expect(row).toMatchObject({ pool: 'explicit', desired: { cpuMillicores: 1000, memory: '2Gi' } });

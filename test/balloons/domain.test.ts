@@ -42,7 +42,7 @@ describe('policies', () => {
     expect(p.min).toEqual(amounts(500, 512 * MI));
     expect(p.headroomPercent).toBe(10);
     expect(() => validatePolicy({ ...base, min: { cpu: '9', memory: '1Gi' } })).toThrow(
-      /min.cpu: 9000 exceeds max.cpu 8000/,
+      /min.cpu: 9 cores exceeds max.cpu 8 cores/,
     );
     expect(() => validatePolicy({ ...base, selector: 'pool in ()' })).toThrow(/^selector: /);
     expect(() => validatePolicy({ ...base, name: 'Bad_Name' })).toThrow(/^name: /);

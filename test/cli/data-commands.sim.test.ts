@@ -15,6 +15,7 @@ import { addElasticPool } from '../../local/demo-balloons.js';
 import { demoFleetSpecs, demoVpas } from '../../local/demo-fleet.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { runFleetscopeInProcess, startFleetscope } from '../support/cli.js';
+import { tableProblems } from '../support/table-vocabulary.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: documents of many shapes, read by each case
 type Doc = any;
@@ -309,6 +310,9 @@ describe('-o on every data command', () => {
       const rows = c.rows(json);
       for (const row of rows) expect(table).toContain(row);
       expect(table).not.toMatch(/^\s*[[{]/); // a table, not a document
+      // One vocabulary: units and empty cells, in the table and in its wide form.
+      expect(tableProblems(table)).toEqual([]);
+      if (!c.mutates) expect(tableProblems(await output(c, 'wide'))).toEqual([]);
     },
   );
 

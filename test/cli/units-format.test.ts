@@ -1,10 +1,51 @@
 import { describe, expect, it } from 'vitest';
-import { amountFields, change, readableCpu, readableMemory } from '../../shared/kernel/units-format.js';
+import { textTable } from '../../shared/kernel/text-table.js';
+import {
+  amountFields,
+  amountWords,
+  change,
+  pairCell,
+  readableCpu,
+  readableMemory,
+} from '../../shared/kernel/units-format.js';
 
 describe('amounts for people and machines', () => {
   it('reads cores or millicores, Mi or Gi', () => {
     expect([readableCpu(250), readableCpu(2000), readableCpu(12_345)]).toEqual(['250m', '2', '12.3']);
     expect([readableMemory(128 * 2 ** 20), readableMemory(1.5 * 2 ** 30)]).toEqual(['128Mi', '1.5Gi']);
+  });
+
+  it('uses one unit per magnitude: m only below a core, Mi only below a Gi', () => {
+    expect([readableCpu(999), readableCpu(1000), readableCpu(2009), readableCpu(7910)]).toEqual([
+      '999m',
+      '1',
+      '2.01',
+      '7.91',
+    ]);
+    expect(readableCpu(31_900)).toBe('31.9');
+    expect([readableMemory(1023 * 2 ** 20), readableMemory(29.6 * 2 ** 30)]).toEqual(['1023Mi', '29.6Gi']);
+    expect(readableMemory(1023.7 * 2 ** 20)).toBe('1Gi');
+    expect(pairCell({ cpu: 1e14, memory: 1e14 })).toBe('unbounded / unbounded');
+    expect(pairCell({ cpu: 7910, memory: 29.6 * 2 ** 30 })).toBe('7.91 / 29.6Gi');
+    expect(pairCell(undefined)).toBe('-');
+  });
+
+  it('says the unit of an amount in a sentence, where a bare number could be cores or millicores', () => {
+    expect([amountWords('cpu', 500_000), amountWords('cpu', 1000), amountWords('cpu', 250)]).toEqual([
+      '500 cores',
+      '1 core',
+      '250m',
+    ]);
+    expect(amountWords('memory', 2 ** 30)).toBe('1Gi');
+  });
+
+  it('fills an empty table cell with "-", never a blank', () => {
+    expect(
+      textTable([
+        ['A', 'B', 'C'],
+        ['x', '', 'z'],
+      ]),
+    ).toEqual(['A  B  C', 'x  -  z']);
   });
 
   it("shows VPA's uncapped upper bound (1e14) as unbounded, not 100G or 97656250000Ki", () => {

@@ -63,7 +63,8 @@ function startSim(args: string[], cwd: string): Promise<ChildProcess> {
 
 describe('the README walkthrough', () => {
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const commands = walkthroughCommands(readme);
+  // `fleetscope ...` (on PATH after npm link) or `npx fleetscope ...`: the same bin either way.
+  const commands = walkthroughCommands(readme).map((a) => (a[0] === 'npx' ? a.slice(1) : a));
   const dir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   const state = join(dir, '.fleetscope');
   const ran: { argv: string[]; run: CliRun }[] = [];
@@ -73,9 +74,9 @@ describe('the README walkthrough', () => {
 
   beforeAll(async () => {
     for (const argv of commands) {
-      if (argv[0] !== 'npx' || argv[1] !== 'fleetscope')
+      if (argv[0] !== 'fleetscope')
         throw new Error(`walkthrough line is not a fleetscope command: ${argv.join(' ')}`);
-      const args = argv.slice(2);
+      const args = argv.slice(1);
       if (args[0] === 'sim') {
         sim = await startSim(args, dir);
         continue;
@@ -103,8 +104,8 @@ describe('the README walkthrough', () => {
 
   /** What a command of the walkthrough showed when it ran, as JSON. */
   const again = (...prefix: string[]): CliRun => {
-    const argv = commands.find((c) => prefix.every((p, i) => c[i + 2] === p));
-    const shown = argv && snapshots.get(argv.slice(2).join(' '));
+    const argv = commands.find((c) => prefix.every((p, i) => c[i + 1] === p));
+    const shown = argv && snapshots.get(argv.slice(1).join(' '));
     if (!shown) throw new Error(`the walkthrough has no "fleetscope ${prefix.join(' ')}"`);
     return shown;
   };

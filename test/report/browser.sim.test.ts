@@ -11,12 +11,13 @@
  * nobody checked renders is not a tested report.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/runtime.js';
+import { readableCpu, readableMemory } from '../../shared/kernel/units-format.js';
 import { chartsOf } from '../../shared/report/charts.js';
 import type { ReportModel } from '../../shared/report/model.js';
 import { runFleetscope } from '../support/cli.js';
@@ -46,7 +47,8 @@ function runDemoCycle(stateDir: string): Promise<string> {
   for (const k of Object.keys(env))
     if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
   const tsx = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-  const args = [tsx, 'local/main.ts', '--once', '--clusters', '2', '--nodes', '4', '--state-dir', stateDir];
+  // Ten nodes: enough node names that rotated labels once squeezed the per-node plots to a strip.
+  const args = [tsx, 'local/main.ts', '--once', '--clusters', '2', '--nodes', '10', '--state-dir', stateDir];
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
@@ -58,13 +60,27 @@ function runDemoCycle(stateDir: string): Promise<string> {
   );
 }
 
+interface Drawn {
+  id: string;
+  datasets: number;
+  points: number;
+  /** The chart's plot area (pixels) and the values its value axis ticks at. */
+  plot: { width: number; height: number };
+  ticks: number[];
+}
+
 interface Opened {
   expected: number;
-  drawn: { id: string; datasets: number; points: number }[];
+  drawn: Drawn[];
   canvases: { id: string; width: number; height: number; painted: number }[];
   consoleErrors: string[];
   pageErrors: string[];
   requests: string[];
+  /** What the page shows as text: the headline tiles, the requests table's rows. */
+  headline: Record<string, { value: string; label: string }>;
+  requestRows: string[][];
+  /** Screenshots taken (header and each section), when asked for. */
+  shots: string[];
 }
 
 /**
@@ -79,11 +95,31 @@ const IN_PAGE = `(() => {
     for (let i = 3; i < data.length; i += 4) if (data[i] > 0) painted++;
     return { id: c.id, width: c.width, height: c.height, painted };
   });
-  return { expected: report ? report.expected : -1, drawn: report ? report.drawn : [], canvases };
+  const headline = {};
+  document.querySelectorAll('[data-headline]').forEach((t) => {
+    headline[t.getAttribute('data-headline')] = {
+      value: t.querySelector('.value').textContent,
+      label: t.querySelector('.label').textContent,
+    };
+  });
+  const requestRows = [...document.querySelectorAll('#requests tbody tr')].map((tr) =>
+    [...tr.querySelectorAll('td')].map((td) => td.textContent),
+  );
+  return {
+    expected: report ? report.expected : -1,
+    drawn: report ? report.drawn : [],
+    canvases,
+    headline,
+    requestRows,
+  };
 })()`;
 
-/** Opens the file in a fresh profile; every request other than the file itself is recorded and refused. */
-async function open(browser: BrowserContext, file: string): Promise<Opened> {
+/**
+ * Opens the file in a fresh profile; every request other than the file itself is recorded and refused.
+ * With `shots`, screenshots of the header and of each section go there (look at them: a DOM that
+ * checks out can still draw an unreadable plot).
+ */
+async function open(browser: BrowserContext, file: string, shots?: string): Promise<Opened> {
   const page = await browser.newPage();
   const consoleErrors: string[] = [];
   const pageErrors: string[] = [];
@@ -99,9 +135,43 @@ async function open(browser: BrowserContext, file: string): Promise<Opened> {
     return route.abort();
   });
   await page.goto(`file://${file}`, { waitUntil: 'load' });
-  const state = (await page.evaluate(IN_PAGE)) as Pick<Opened, 'expected' | 'drawn' | 'canvases'>;
+  const state = (await page.evaluate(IN_PAGE)) as Omit<
+    Opened,
+    'consoleErrors' | 'pageErrors' | 'requests' | 'shots'
+  >;
+  const taken: string[] = [];
+  if (shots) {
+    mkdirSync(shots, { recursive: true });
+    for (const part of ['header', ...SECTIONS.map((id) => `section#${id}`)]) {
+      const path = join(shots, `${part.replace(/^section#/, '')}.png`);
+      await page.locator(part).screenshot({ path });
+      taken.push(path);
+    }
+  }
   await page.close();
-  return { ...state, consoleErrors, pageErrors, requests };
+  return { ...state, consoleErrors, pageErrors, requests, shots: taken };
+}
+
+const SECTIONS = ['clusters', 'nodescope', 'requests', 'balloons', 'claims', 'features'];
+
+/** Where the screenshots of the full report go (FLEETSCOPE_REPORT_SHOTS, else a temporary directory). */
+const SHOTS = process.env.FLEETSCOPE_REPORT_SHOTS ?? join(tmpdir(), 'fleetscope-report-screenshots');
+
+/** Readable plots: a plot area people can read, and counts that tick on whole numbers only. */
+function expectReadablePlots(opened: Opened, model: ReportModel) {
+  const units = new Map(chartsOf(model).map((c) => [c.id, c]));
+  for (const d of opened.drawn) {
+    const spec = units.get(d.id);
+    if (spec?.kind !== 'bar') continue;
+    expect(d.plot.height, `${d.id}: plot height`).toBeGreaterThanOrEqual(150);
+    expect(d.plot.width, `${d.id}: plot width`).toBeGreaterThanOrEqual(250);
+    if (spec.horizontal)
+      expect(d.plot.height / spec.labels.length, `${d.id}: pixels per row`).toBeGreaterThanOrEqual(14);
+    if (spec.unit === 'count') {
+      expect(d.ticks.length, `${d.id}: ticks`).toBeGreaterThan(1);
+      for (const t of d.ticks) expect(Number.isInteger(t), `${d.id}: tick ${t} on a count`).toBe(true);
+    }
+  }
 }
 
 function expectEveryChartDrawn(opened: Opened, model: ReportModel) {
@@ -187,7 +257,48 @@ describeNeeding(CHROMIUM_NEED, 'the fleet report in a browser', () => {
     const html = readFileSync(file, 'utf8');
     expect(html).toContain('Chart.js v4');
     expect(html).toContain('class="cell moving"');
-    expectEveryChartDrawn(await open(browser, file), model);
+    const opened = await open(browser, file, SHOTS);
+    expectEveryChartDrawn(opened, model);
+    expectReadablePlots(opened, model);
+    for (const shot of opened.shots) expect(statSync(shot).size, shot).toBeGreaterThan(2_000);
+    // Ten nodes per DaemonSet: the per-node charts lay their node names out across, one row each.
+    expect(
+      chartsOf(model)
+        .filter((c) => c.id.startsWith('ds-'))
+        .every((c) => c.horizontal),
+    ).toBe(true);
+    expect(model.balloons.pools.some((p) => p.pool === 'unmanaged')).toBe(false);
+
+    // The headline compares with what the pods request today: the requests table's own totals.
+    const rows = model.requests.clusters;
+    const sum = (pick: (r: (typeof rows)[number]) => number) => rows.reduce((s, r) => s + pick(r), 0);
+    expect(model.summary.requestsToday).toEqual({
+      cpu: sum((r) => r.current.cpu),
+      memory: sum((r) => r.current.memory),
+    });
+    expect(model.summary.recommended).toEqual({
+      cpu: sum((r) => r.recommended.cpu),
+      memory: sum((r) => r.recommended.memory),
+    });
+    const { cpu, memory } = model.summary.requestsToday;
+    expect(opened.headline['today-cpu']?.value).toBe(
+      `${readableCpu(cpu)} → ${readableCpu(model.summary.recommended.cpu)}`,
+    );
+    expect(opened.headline['today-memory']?.value).toBe(
+      `${readableMemory(memory)} → ${readableMemory(model.summary.recommended.memory)}`,
+    );
+    const verb = (d: number) => (d > 0 ? /adds/ : d < 0 ? /saves/ : /unchanged/);
+    expect(opened.headline['today-cpu']?.label).toMatch(verb(model.summary.change.cpu));
+    expect(opened.headline['vs-ds-wide']?.label).toMatch(/DaemonSet-wide VPA/);
+    // The table the headline sums shows the same figures, cluster by cluster.
+    expect(opened.requestRows.map((r) => [r[0], r[2], r[3]])).toEqual(
+      rows.map((r) => [
+        r.cluster,
+        `${readableCpu(r.current.cpu)} CPU, ${readableMemory(r.current.memory)} memory`,
+        `${readableCpu(r.recommended.cpu)} CPU, ${readableMemory(r.recommended.memory)} memory`,
+      ]),
+    );
+    expect(html).not.toMatch(/it <b>(unchanged|saves|adds)/);
   });
 
   it('draws the one-cluster report, and refuses an unknown cluster in one line', async () => {

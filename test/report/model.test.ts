@@ -29,6 +29,7 @@ const head = (cluster: string, name: string): DsHead =>
     name,
     vpa: { namespace: 'monitoring', name, uid: 'u' },
     updateMode: 'Auto',
+    baseAt: NOW.getTime() - 3_600_000,
     containers: ['agent'],
     template: [{ name: 'agent', requests: { cpu: 200, memory: 256 * MI }, limits: {} }],
   }) as unknown as DsHead;
@@ -79,6 +80,13 @@ function inputs(over: Partial<ReportInputs> = {}): ReportInputs {
             n3: { source: 'fallback', containers: { agent: rec(400, 512 * MI) } },
           },
           dsWide: { agent: rec(400, 512 * MI) },
+          requests: { agent: { cpu: 200, memory: 256 * MI } },
+          // n1's pod was resized in place to 300m; n3's pod was not seen yet (the template counts).
+          podRequests: {
+            n1: { agent: { cpu: 300, memory: 256 * MI } },
+            n2: { agent: { cpu: 200, memory: 256 * MI } },
+          },
+          asOf: '2026-11-24T04:55:00.000Z',
         },
       },
       { head: head('b', 'agent') },
@@ -145,15 +153,29 @@ describe('the report model', () => {
     expect(ds.dsWideTotal).toEqual({ cpu: 1200, memory: 1536 * MI });
     expect(ds.delta).toEqual({ cpu: -350, memory: -448 * MI });
     expect(m.summary.perNodeDelta).toEqual(ds.delta);
+    // Requests today are the pods' (n1 resized to 300m), the template's where no pod was seen yet.
+    expect(ds.nodes.map((n) => [n.node, n.requests.cpu, n.requestsFrom])).toEqual([
+      ['n1', 300, 'pod'],
+      ['n3', 200, 'template'],
+      ['n2', 200, 'pod'],
+    ]);
+    expect(ds.requestsTotal).toEqual({ cpu: 700, memory: 768 * MI });
+    expect(ds.change).toEqual({ cpu: 150, memory: 320 * MI });
+    expect(ds.asOf).toBe('2026-11-24T04:55:00.000Z');
     // Cluster b's cycle never ran: its DaemonSet says so instead of drawing nothing.
     expect(m.nodescope.daemonSets[1]!.empty).toMatch(/no cycle has run/);
   });
 
-  it('sums requests today (template x nodes) against the recommendations per cluster', () => {
+  it("sums requests today (the pods' requests) against the recommendations per cluster, and the headline compares the same", () => {
+    expect(m.summary).toMatchObject({
+      requestsToday: { cpu: 700, memory: 768 * MI },
+      recommended: { cpu: 850, memory: 1088 * MI },
+      change: { cpu: 150, memory: 320 * MI },
+    });
     expect(m.requests.clusters).toEqual([
       {
         cluster: 'a',
-        current: { cpu: 600, memory: 768 * MI },
+        current: { cpu: 700, memory: 768 * MI },
         recommended: { cpu: 850, memory: 1088 * MI },
         daemonSets: 1,
       },

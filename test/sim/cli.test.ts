@@ -46,9 +46,28 @@ describe('fleetscope sim arguments', () => {
     [['--clusters', '1', '--nodes', '1'], '--kubeconfig-out is required'],
     [['--clusters', '1', '--nodes', '1', '--kubeconfig-out', 'x', '--metrics', 'maybe'], '--metrics must be'],
     [['--clusters', '1', '--nodes', '1', '--kubeconfig-out', 'x', '--bogus'], 'unknown option'],
+    [['--apiserver', 'k.yaml'], '--nodes is required'],
+    [
+      ['--apiserver', 'k.yaml', '--nodes', '2', '--clusters', '1'],
+      '--clusters does not apply with --apiserver',
+    ],
+    [['--apiserver', 'k.yaml', '--nodes', '2', '--kubeconfig-out', 'x'], '--kubeconfig-out does not apply'],
+    [['--apiserver', 'k.yaml', '--nodes', '2', '--manual-clock'], '--manual-clock does not apply'],
+    [
+      ['--apiserver', 'k.yaml', '--nodes', '2', '--kubernetes-version', '1.35'],
+      '--kubernetes-version does not',
+    ],
+    [['--apiserver', 'k.yaml', '--nodes', '2', '--metrics', 'unavailable'], '--metrics unavailable does not'],
+    [['--clusters', '1', '--nodes', '1', '--kubeconfig-out', 'x', '--context', 'c'], '--context goes with'],
   ])('rejects %j', (args, message) => {
     expect(() => parseSimArgs(args)).toThrow(UsageError);
     expect(() => parseSimArgs(args)).toThrow(message);
+  });
+
+  it('parses --apiserver: nodes for an existing server, no simulated cluster', () => {
+    expect(
+      parseSimArgs(['--apiserver', 'k.yaml', '--context', 'test', '--nodes', '4', '--metrics', 'absent']),
+    ).toMatchObject({ apiserver: 'k.yaml', context: 'test', nodes: 4, metrics: 'absent', seed: 1 });
   });
 
   it('builds demo-1..demo-N with DaemonSets whose load spreads across nodes', () => {

@@ -313,7 +313,8 @@ describe('resize on older servers', () => {
       message: 'Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer',
       field: 'spec.containers[0].resources.limits[memory]',
     });
-    expect((await read('v133', 'm')).metadata?.generation).toBeUndefined();
+    // A real 1.33.13 sets metadata.generation on pods (npm run fidelity); the refused resize left it at 1.
+    expect((await read('v133', 'm')).metadata?.generation).toBe(1);
   });
 
   it('1.32 reports status.resize (Proposed, then InProgress, then cleared) and no conditions', async () => {

@@ -1,0 +1,105 @@
+/**
+ * The fidelity replay itself (npm run fidelity): a simulated cluster's recording of ordinary requests
+ * (reads, writes, a stale update, a custom resource, a pod and its in-place resize) replays against the
+ * real server with no divergence, and a recording whose answer was falsified is caught.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { replayRecording } from '../../local/fidelity/replay.js';
+import { startSimulator } from '../../local/sim/index.js';
+import { RECORD_ENV } from '../../local/sim/recorder.js';
+import { raw } from '../sim/helpers.js';
+import { describeRealApiserver } from '../support/real-apiserver.js';
+
+const pod = (nodeName: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'agent', namespace: 'fidelity' },
+  spec: {
+    nodeName,
+    containers: [
+      {
+        name: 'agent',
+        image: 'registry.k8s.io/pause:3.10',
+        resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+        resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
+      },
+    ],
+  },
+});
+
+describeRealApiserver('fidelity replay', (server, version) => {
+  let dir: string;
+  let recording: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fleetscope-fidelity-test-'));
+    process.env[RECORD_ENV] = dir;
+    const sim = await startSimulator({
+      clusters: [{ name: 'recorded', nodes: 1, kubernetesVersion: `${version}.0` }],
+    });
+    delete process.env[RECORD_ENV];
+    try {
+      const c = sim.cluster('recorded');
+      const ns = '/api/v1/namespaces/fidelity';
+      await raw(c, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'fidelity' } } });
+      const cm = await raw(c, 'POST', `${ns}/configmaps`, {
+        body: { metadata: { name: 'cm' }, data: { a: '1' } },
+      });
+      await raw(c, 'PUT', `${ns}/configmaps/cm`, { body: { ...cm.json, data: { a: '2' } } });
+      await raw(c, 'PUT', `${ns}/configmaps/cm`, { body: { ...cm.json, data: { a: '3' } } }); // stale: 409
+      await raw(c, 'PATCH', `${ns}/configmaps/cm`, {
+        body: { data: { b: '2' } },
+        contentType: 'application/merge-patch+json',
+      });
+      await raw(c, 'GET', `${ns}/configmaps?limit=1`);
+      const node = c.store.list('nodes')[0]?.metadata.name;
+      await raw(c, 'POST', `${ns}/pods`, { body: pod(node) });
+      await raw(c, 'POST', `${ns}/pods`, {
+        body: { ...pod('no-such-node'), metadata: { name: 'lost', namespace: 'fidelity' } },
+      });
+      const resize = (name: string, cpu: string) =>
+        raw(c, 'PATCH', `${ns}/pods/${name}/resize`, {
+          body: { spec: { containers: [{ name: 'agent', resources: { requests: { cpu } } }] } },
+          contentType: 'application/strategic-merge-patch+json',
+        });
+      await resize('agent', '200m');
+      await resize('agent', '4000'); // past the node's allocatable: refused at admission from 1.36
+      await resize('lost', '200m'); // its node does not exist: refused at admission from 1.36
+      await raw(c, 'GET', `${ns}/pods/agent`);
+      await raw(c, 'DELETE', `${ns}/configmaps/cm`);
+      await raw(c, 'GET', `${ns}/configmaps/cm`);
+    } finally {
+      await sim.stop();
+    }
+    recording = join(dir, readdirSync(dir)[0] as string);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('replays a recording with no divergence from the real server', async () => {
+    const result = await replayRecording(recording, server.api());
+    expect([...result.refusedWrites.keys()]).toEqual([]);
+    expect(result.divergences.map((d) => `${d.request}: ${d.problems.join('; ')}`)).toEqual([]);
+    expect(result.replayed).toBeGreaterThanOrEqual(14);
+  });
+
+  it('catches a recorded answer that the real server does not give', async () => {
+    // In a namespace of its own, so that it does not meet the first replay's objects on the same server.
+    const lines = readFileSync(recording, 'utf8')
+      .replaceAll('fidelity', 'forged')
+      .split('\n')
+      .filter(Boolean);
+    // Pretend the simulator accepted the stale update.
+    const stale = lines.findIndex((l) => l.includes('"status":409'));
+    expect(stale).toBeGreaterThan(0);
+    lines[stale] = (lines[stale] as string).replace('"status":409', '"status":200');
+    const forged = join(dir, 'forged.jsonl');
+    writeFileSync(forged, `${lines.join('\n')}\n`);
+    const result = await replayRecording(forged, server.api());
+    expect(result.divergences.map((d) => d.signature)).toEqual([
+      'PUT /api/v1/namespaces/{ns}/configmaps/{name}: 200 in the simulator, 409 in the real server',
+    ]);
+  });
+});

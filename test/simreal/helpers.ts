@@ -1,0 +1,52 @@
+/**
+ * The capability suites' environment on a real kube-apiserver: the simulated nodes of
+ * local/sim/real/ (what `fleetscope sim --apiserver` runs) under the server, dynalite for the state,
+ * a client for the capability code as in the simulator suites.
+ */
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { ManualClock } from '../../local/sim/clock.js';
+import { type SimulatedNodes, startSimulatedNodes } from '../../local/sim/real/index.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import type { RealServer } from '../support/real-apiserver.js';
+
+export interface RealEnv {
+  nodes: SimulatedNodes;
+  client: ClusterClient;
+  runtime: LocalRuntime;
+  clock: ManualClock;
+  stop(): Promise<void>;
+}
+
+/** A whole minute near now: the server stamps objects with real time, the simulated clock starts there. */
+const startOfMinute = (ms: number) => ms - (ms % 60_000);
+
+export async function startRealEnv(server: RealServer, cluster: string, nodeCount: number): Promise<RealEnv> {
+  const kubeconfig = server.api().adminKubeconfig;
+  const clock = new ManualClock(startOfMinute(Date.now()));
+  const nodes = await startSimulatedNodes({ kubeconfig, nodes: nodeCount, name: cluster, clock });
+  const runtime = await startLocalRuntime({ retryDelayMs: 5 });
+  const client = ClusterClient.fromKubeconfig(kubeconfig, { cluster });
+  return {
+    nodes,
+    client,
+    runtime,
+    clock,
+    async stop() {
+      await client.close();
+      await runtime.stop();
+      await nodes.stop();
+    },
+  };
+}
+
+/** Creates a CRD and waits until the server serves it. */
+export async function installCrd(client: ClusterClient, crd: Record<string, unknown>): Promise<void> {
+  const name = (crd.metadata as { name: string }).name;
+  await client.apiextensions.createCustomResourceDefinition({ body: crd as never });
+  for (let i = 0; i < 300; i++) {
+    const got = await client.apiextensions.readCustomResourceDefinition({ name });
+    if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`CRD ${name} was not Established in 30 s`);
+}
