@@ -278,21 +278,25 @@ async function clearSize(store: BalloonStore, cluster: string, node: string, val
   );
 }
 
-/** --cpu and --memory as amounts, refused (as a usage error) when the node could not offer them. */
+/**
+ * --cpu and --memory as amounts: a value that does not parse is a usage error (exit 2); a node that does
+ * not exist or cannot offer the size is the cluster saying no (exit 1, as for an unknown cluster).
+ */
 async function checkedSize(ctx: CliContext, cluster: string, node: string, values: Flags): Promise<Amounts> {
   if (values.cpu === undefined || values.memory === undefined)
     throw new UsageError('resize needs --cpu and --memory (or --clear)');
+  let size: Amounts;
   try {
-    const { size } = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory });
-    const reg = (await ctx.registry.get(cluster))!;
-    const client = await clusterAccess().client(cluster, reg.kubeconfig);
-    const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
-    checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
-    return size;
+    size = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory }).size;
   } catch (err) {
     if (err instanceof ResizeRequestError) throw new UsageError(err.message);
     throw err;
   }
+  const reg = (await ctx.registry.get(cluster))!;
+  const client = await clusterAccess().client(cluster, reg.kubeconfig);
+  const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
+  checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
+  return size;
 }
 
 async function requestSize(

@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { type CallOptions, type ClusterClient, followPages } from './client.js';
+import { writeGuard } from './write-guard.js';
 
 /** A list response as it comes off the wire: the items and the continue token. */
 export interface ListObject<T> {
@@ -210,7 +211,10 @@ export class RawReader {
       async (signal) => {
         this.count(operation);
         this.stats.writes++;
+        const guard = writeGuard();
+        await guard?.before(operation);
         const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
+        await guard?.after(operation);
         return JSON.parse(out) as T;
       },
       { idempotent: method !== 'POST', ...call },

@@ -133,23 +133,30 @@ describe('fleetscope balloons', () => {
   });
 
   it('refuses an explicit size for an unknown node, above allocatable, or malformed, writing nothing', async () => {
-    const cases: [string[], RegExp][] = [
-      [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/],
+    // Exit 1: the cluster said no (a node that does not exist, like an unknown cluster); 2: the command
+    // line is malformed (README, exit codes).
+    const cases: [string[], RegExp, number][] = [
+      [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/, 1],
       [
         ['--node', node, '--cpu', '999', '--memory', '1Gi'],
         /cpu: 999 cores exceeds node .* allocatable \d+(\.\d+)? cores/,
+        1,
       ],
-      [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/],
-      [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/],
+      [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/, 2],
+      [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/, 2],
+      // A negative value after a space is that flag's value, not "ambiguous".
+      [['--node', node, '--cpu', '-2', '--memory', '1Gi'], /cpu: "-2" is negative/, 2],
       [
         ['--node', 'Bad_Node', '--cpu', '1', '--memory', '1Gi'],
         /node "Bad_Node" is not an RFC 1123 subdomain/,
+        2,
       ],
     ];
-    for (const [args, why] of cases) {
+    for (const [args, why, code] of cases) {
       const r = await run(['balloons', 'resize', '--cluster', 'c1', ...args]);
-      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.code, args.join(' ')).toBe(code);
       expect(r.err).toMatch(why);
+      expect(r.err).not.toMatch(/ambiguous/);
     }
     expect((await stored()).requests).toEqual([]);
   });
