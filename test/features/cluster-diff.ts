@@ -19,13 +19,15 @@ export interface Allowed {
   keeps?: RegExp[];
 }
 
-/** fleetscope's own mirror of the records (the Feature CRD, its objects, its namespace) and Events. */
+/** fleetscope's own mirror of the records (the Feature CRD, its objects, its namespace), its owner lease and Events. */
 const ALWAYS_OUTLIVES = [
   /^events\//,
   /^customresourcedefinitions\.apiextensions\.k8s\.io\/features\.fleetscope\.io$/,
   /^features\.fleetscope\.io\//,
   /^namespaces\/fleetscope-system$/,
   /^[a-z.]+\/fleetscope-system\//, // what the namespace's controllers put in it (ServiceAccount, CA bundle)
+  // The control plane's claim on the cluster (one owner per cluster), held whatever features are on.
+  /^leases\.coordination\.k8s\.io\/fleetscope-system\/fleetscope-owner$/,
 ];
 
 type Obj = { metadata?: { labels?: object; annotations?: object }; spec?: object };
