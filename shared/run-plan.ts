@@ -23,8 +23,12 @@ export function runnableCapabilities(caps: Capability[] = CAPABILITIES): string[
 export function runnableFor(id: string, caps: Capability[] = CAPABILITIES): string | undefined {
   const runnable = runnableCapabilities(caps);
   if (runnable.includes(id)) return id;
-  if (!caps.some((c) => c.id === id)) return undefined;
-  return caps.find((c) => runnable.includes(c.id) && c.requires?.includes(id))?.id;
+  const self = caps.find((c) => c.id === id);
+  if (!self) return undefined;
+  // The host is the runnable capability it requires and that requires it (node scope <-> the cycle);
+  // balloons' own minute schedule (grow on demand) also requires node scope but does not host it.
+  const hosts = caps.filter((c) => runnable.includes(c.id) && c.requires?.includes(id));
+  return (hosts.find((c) => self.requires?.includes(c.id)) ?? hosts[0])?.id;
 }
 
 /** The steps of one pass over `capabilities` (all when empty), in the scheduler's dependency order. */

@@ -30,7 +30,8 @@ cluster and capability as each completes (a live progress line too when standard
   --once            one pass, then a summary; exit 1 when any cycle failed (a cluster unreachable, a
                     worker that failed every attempt, a cycle that reported errors)
                     without it: one pass now, then each schedule on its period until Ctrl-C
-  --capability ID   only this capability (repeatable; nodescope and balloons run in the cycle)
+  --capability ID   only this capability (repeatable; nodescope runs in the cycle; balloons is its
+                    minute pass, grow on demand, and its sizing runs in the cycle)
   --cluster NAME    only this registered cluster (repeatable); fleet-wide schedules (claims-reconcile,
                     features-reconcile) then do not run
   --speedup X       divide the schedules' periods by X (the clusters' clocks and the waits inside the

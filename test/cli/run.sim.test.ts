@@ -114,7 +114,7 @@ describe('sim --demo, cluster register, run --once', () => {
   it('an unknown capability is a usage error naming the valid ones; an unknown cluster is not registered', async () => {
     const bad = await cli(['run', '--once', '--capability', 'nope']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/--capability nope: use one of inventory, claims, cycle, features/);
+    expect(bad.err).toMatch(/--capability nope: use one of inventory, claims, balloons, cycle, features/);
     const unknown = await cli(['run', '--once', '--cluster', 'nope']);
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/cluster "nope" is not registered/);
