@@ -7,6 +7,7 @@
  * one that does not fit stays Pending (Unschedulable) until room appears; start-up places them directly.
  * With `lags.daemonSetMs` (lags.ts) a missing pod is created that long after the controller noticed it.
  */
+
 import {
   DAEMON_POD_TOLERATIONS,
   HOST_NETWORK_TOLERATION,
@@ -14,6 +15,7 @@ import {
   placementOf,
   placementProblem,
 } from '../../shared/nodescope/eligibility.js';
+import { validateNodeAffinity } from './affinity-validation.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
@@ -137,6 +139,7 @@ function validateDaemonSet(ds: Json): FieldError[] {
     );
   if (!Array.isArray(ds.spec?.template?.spec?.containers) || ds.spec.template.spec.containers.length === 0)
     errs.push(fieldRequired('spec.template.spec.containers'));
+  errs.push(...validateNodeAffinity(ds.spec?.template?.spec, 'spec.template.spec'));
   return errs;
 }
 

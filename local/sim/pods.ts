@@ -5,6 +5,7 @@
  */
 
 import { parseQuantity } from '../../shared/kernel/quantity.js';
+import { validateNodeAffinity } from './affinity-validation.js';
 import type { ClusterState } from './cluster.js';
 import {
   type FieldError,
@@ -301,6 +302,7 @@ export function validatePodSpec(spec: Json, path = 'spec'): FieldError[] {
       }
     });
   }
+  errs.push(...validateNodeAffinity(spec, path));
   return errs;
 }
 

@@ -66,10 +66,10 @@ export function nodeSelectorTerms(sel: Selection) {
         ? toMatchExpressions(reqs)
         : [{ key: 'kubernetes.io/hostname', operator: 'Exists' }],
     }));
-  if (sel.explicitNodes.length)
-    terms.push({
-      matchFields: [{ key: 'metadata.name', operator: 'In', values: [...sel.explicitNodes].sort() }],
-    });
+  // One term per node: a real apiserver refuses a node-field requirement with more than one value
+  // (found by npm run fidelity: 422 on 1.33 and 1.36), and terms are ORed.
+  for (const node of [...sel.explicitNodes].sort())
+    terms.push({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] });
   terms.push({
     matchExpressions: [
       { key: HOST_ID_LABEL, operator: 'Exists' },

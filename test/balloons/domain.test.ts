@@ -190,7 +190,7 @@ describe('balloon plans: deflate always, inflate only into free capacity', () =>
 });
 
 describe('the DaemonSet runs where a source speaks', () => {
-  it('one term per policy, the explicit nodes by name, and shared hosts', () => {
+  it('one term per policy, one per explicit node by name, and shared hosts', () => {
     const terms = nodeSelectorTerms({
       policies: [
         { name: 'b', selector: 'pool=b' },
@@ -201,7 +201,9 @@ describe('the DaemonSet runs where a source speaks', () => {
     expect(terms).toEqual([
       { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'Exists' }] },
       { matchExpressions: [{ key: 'pool', operator: 'In', values: ['b'] }] },
-      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1', 'n2'] }] },
+      // One node per term: a real apiserver takes one value per node-field requirement.
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n2'] }] },
       {
         matchExpressions: [
           { key: 'fleetscope.io/host-id', operator: 'Exists' },

@@ -30,6 +30,28 @@ const pod = (nodeName: string) => ({
   },
 });
 
+const twoNodeDaemonSet = {
+  metadata: { name: 'pinned' },
+  spec: {
+    selector: { matchLabels: { app: 'pinned' } },
+    template: {
+      metadata: { labels: { app: 'pinned' } },
+      spec: {
+        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }],
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['a', 'b'] }] },
+              ],
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 describeRealApiserver('fidelity replay', (server, version) => {
   let dir: string;
   let recording: string;
@@ -69,6 +91,9 @@ describeRealApiserver('fidelity replay', (server, version) => {
       await resize('agent', '4000'); // past the node's allocatable: refused at admission from 1.36
       await resize('lost', '200m'); // its node does not exist: refused at admission from 1.36
       await raw(c, 'GET', `${ns}/pods/agent`);
+      // A node-field requirement with two values: refused (422) by both, as fleetscope's balloon
+      // DaemonSet once sent it.
+      await raw(c, 'POST', '/apis/apps/v1/namespaces/fidelity/daemonsets', { body: twoNodeDaemonSet });
       await raw(c, 'DELETE', `${ns}/configmaps/cm`);
       await raw(c, 'GET', `${ns}/configmaps/cm`);
     } finally {
@@ -82,7 +107,7 @@ describeRealApiserver('fidelity replay', (server, version) => {
     const result = await replayRecording(recording, server.api());
     expect([...result.refusedWrites.keys()]).toEqual([]);
     expect(result.divergences.map((d) => `${d.request}: ${d.problems.join('; ')}`)).toEqual([]);
-    expect(result.replayed).toBeGreaterThanOrEqual(14);
+    expect(result.replayed).toBeGreaterThanOrEqual(15);
   });
 
   it('catches a recorded answer that the real server does not give', async () => {
