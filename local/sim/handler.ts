@@ -3,12 +3,13 @@
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
  * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
  */
-import { withTopologyLabels } from './topology-labels.js';
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
 import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
+import type { BodyWriter } from './compression.js';
 import {
   AGGREGATED_CONTENT_TYPE,
   aggregatedDiscovery,
@@ -46,6 +47,7 @@ import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } fr
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 import type { RequestKind } from './types.js';
 
@@ -190,9 +192,10 @@ export function classify(info: RequestInfo, cluster?: ClusterState): RequestKind
 export interface Reply {
   status: number;
   headers?: Record<string, string | string[]>;
-  /** A JSON document, or plain text, or a function that streams the body. */
+  /** A JSON document, or plain text, or a document written in pieces (a list), or a watch stream. */
   json?: Json;
   text?: string;
+  body?: (out: BodyWriter) => void;
   stream?: (res: ServerResponse) => void;
   contentType?: string;
 }
@@ -256,7 +259,7 @@ function listReply(def: ResourceDef, version: string, r: ListResult): Reply {
   };
   return {
     status: 200,
-    stream: (res) => {
+    body: (res) => {
       res.write(head);
       const items = r.items;
       for (let i = 0; i < items.length; i += 256) {
