@@ -6,8 +6,8 @@
  *  - only for API objects (gets, lists, discovery), never for watches, logs or health checks;
  *  - only when the body is MORE than 128 KiB (`len(p) > defaultGzipThresholdBytes`): a streamed body
  *    is buffered until it passes the threshold, then everything goes through gzip at level 1;
- *  - headers `Content-Encoding: gzip` and `Vary: Accept-Encoding`, and no Content-Length (the
- *    compressed length is not known when the headers go out: the body is chunked).
+ *  - headers `Content-Encoding: gzip` and `Vary: Accept-Encoding`; a Content-Length only when the
+ *    compressed body is small enough for Go's net/http to know it (see GoFraming).
  */
 import type { ServerResponse } from 'node:http';
 import { constants, createGzip, type Gzip } from 'node:zlib';
@@ -33,14 +33,59 @@ export interface BodyWriter {
 }
 
 /**
+ * Go's net/http framing, which kube-apiserver's responses get: the first 2048 bytes a handler writes are
+ * buffered (bufferBeforeChunkingSize); a handler that ends within them gets a Content-Length, any
+ * longer body is sent chunked. So a list compressed to 500 bytes has a length, a 130 KB one not.
+ */
+class GoFraming {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private started = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly status: number,
+    private readonly headers: Record<string, string | string[]>,
+  ) {}
+
+  write(b: Buffer): void {
+    if (this.started) {
+      this.res.write(b);
+      return;
+    }
+    this.pending.push(b);
+    this.pendingBytes += b.length;
+    if (this.pendingBytes <= GO_CHUNKING_BUFFER_BYTES) return;
+    this.started = true;
+    this.res.writeHead(this.status, this.headers);
+    for (const p of this.pending) this.res.write(p);
+    this.pending = [];
+  }
+
+  end(): void {
+    if (this.started) {
+      this.res.end();
+      return;
+    }
+    const body = Buffer.concat(this.pending, this.pendingBytes);
+    this.res.writeHead(this.status, { ...this.headers, 'Content-Length': body.length });
+    this.res.end(body);
+  }
+}
+
+/** net/http's bufferBeforeChunkingSize. */
+const GO_CHUNKING_BUFFER_BYTES = 2048;
+
+/**
  * A response body written in pieces, compressed as upstream does: held back while it is at most the
- * threshold, sent as it is (with its length) when it ends there, gzip-compressed from the start once
- * it passes it. Without `compress`, the pieces go out as they are written.
+ * threshold, sent as it is when it ends there, gzip-compressed from the start once it passes it.
+ * Without `compress`, the pieces go out as they are written.
  */
 export class DeferredBody implements BodyWriter {
   private held: Buffer[] = [];
   private heldBytes = 0;
   private gzip?: Gzip;
+  private plain?: GoFraming;
 
   constructor(
     private readonly res: ServerResponse,
@@ -50,16 +95,15 @@ export class DeferredBody implements BodyWriter {
   ) {}
 
   write(chunk: string): void {
-    if (!this.compress) {
-      this.startPlain();
-      this.res.write(chunk);
-      return;
-    }
     if (this.gzip) {
       this.gzip.write(chunk);
       return;
     }
     const b = Buffer.from(chunk, 'utf8');
+    if (!this.compress) {
+      this.plainFraming().write(b);
+      return;
+    }
     this.held.push(b);
     this.heldBytes += b.length;
     if (this.heldBytes > GZIP_THRESHOLD_BYTES) this.startGzip();
@@ -71,28 +115,26 @@ export class DeferredBody implements BodyWriter {
       this.gzip.end();
       return;
     }
-    if (this.res.headersSent) {
-      this.res.end();
-      return;
-    }
-    const body = Buffer.concat(this.held, this.heldBytes);
-    this.res.writeHead(this.status, { ...this.headers, 'Content-Length': body.length });
-    this.res.end(body);
+    const out = this.plainFraming();
+    for (const b of this.held) out.write(b);
+    this.held = [];
+    out.end();
   }
 
-  /** Without gzip nothing is held back: the pieces go out as they come (chunked). */
-  private startPlain(): void {
-    if (!this.res.headersSent) this.res.writeHead(this.status, this.headers);
+  private plainFraming(): GoFraming {
+    this.plain ??= new GoFraming(this.res, this.status, this.headers);
+    return this.plain;
   }
 
   private startGzip(): void {
-    this.res.writeHead(this.status, {
+    const out = new GoFraming(this.res, this.status, {
       ...this.headers,
       'Content-Encoding': 'gzip',
       Vary: 'Accept-Encoding',
     });
     const gzip = createGzip({ level: GZIP_LEVEL, flush: constants.Z_NO_FLUSH });
-    gzip.pipe(this.res);
+    gzip.on('data', (b: Buffer) => out.write(b));
+    gzip.on('end', () => out.end());
     gzip.on('error', () => this.res.destroy());
     for (const b of this.held) gzip.write(b);
     this.held = [];

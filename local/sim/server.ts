@@ -320,8 +320,9 @@ export class ClusterServer {
     gzip = false,
   ): void {
     const text = `${JSON.stringify(body)}\n`;
-    if (gzip && !head) {
-      new DeferredBody(res, status, { ...headers, 'Content-Type': contentType }, true).end(text);
+    if (!head) {
+      // Framed (and compressed when asked) as kube-apiserver's Go server does.
+      new DeferredBody(res, status, { ...headers, 'Content-Type': contentType }, gzip).end(text);
       return;
     }
     res.writeHead(status, {
