@@ -53,6 +53,8 @@ interface CycleReport {
   events: number;
   byOperation: Record<string, number>;
   phases: Record<string, number>;
+  wireBytes: number;
+  decodedBytes: number;
   store: {
     reads: number;
     writes: number;
@@ -188,6 +190,9 @@ async function main(): Promise<void> {
     console.log(`    by kind: ${JSON.stringify(first.sim.byMethodAndKind)}`);
     console.log(
       `    list requests (pages): pods ${listsOf(r, 'list pods')}, nodes ${listsOf(r, 'list nodes')} (fleetscope's count; each object read once)`,
+    );
+    console.log(
+      `    bytes read: ${n(r.wireBytes / 1e6, 1)} MB on the wire (gzip, as kube-apiserver compresses bodies over 128 KiB), ${n(r.decodedBytes / 1e6, 1)} MB decoded`,
     );
     console.log(
       `  fleetscope CPU time       ${n(r.cpuMs / 1000, 2).padStart(8)} s (garbage collection ${n(r.gcMs / 1000, 2)} s; whole process incl. module loading ${n(r.processCpuMs / 1000, 2)} s; wall ${n(r.wallMs / 1000, 2)} s)`,
