@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 
 /**
  * One `fleetscope <name> ...` command. Each lives in cli/commands/<name>.ts and is listed in cli/main.ts.
@@ -47,7 +48,8 @@ export function runSubcommand(
 
 /** A file's text, or standard input's for "-". */
 export async function readInput(path: string): Promise<string> {
-  if (path !== '-') return readFile(path, 'utf8');
+  if (path !== '-')
+    return readFile(path, 'utf8').catch((err) => Promise.reject(fileError('read', path, err)));
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
@@ -69,4 +71,31 @@ export function decimalFlag(
     throw new UsageError(`${name} needs ${what} from ${min} to ${max}, got ${JSON.stringify(v ?? '')}`);
   }
   return n;
+}
+
+/** Writes a file the command produces (`--out`); a path that cannot be written says why, in words. */
+export async function writeOutput(
+  path: string,
+  text: string,
+  opts: { mode?: number; flag?: string } = {},
+): Promise<void> {
+  await writeFile(path, text, { encoding: 'utf8', ...opts }).catch((err) =>
+    Promise.reject(fileError('write', path, err)),
+  );
+}
+
+/** A file system error as a sentence naming the file, instead of "ENOENT: no such file or directory, open ...". */
+function fileError(action: 'read' | 'write', path: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why: Record<string, string> =
+    action === 'read'
+      ? { ENOENT: 'no such file', EISDIR: 'it is a directory', EACCES: 'permission denied' }
+      : {
+          ENOENT: `the directory ${dirname(resolve(path))} does not exist`,
+          EISDIR: 'it is a directory',
+          EACCES: 'permission denied',
+          EEXIST: 'it already exists (--force overwrites it)',
+        };
+  const reason = (code && why[code]) ?? (err instanceof Error ? err.message : String(err));
+  return new Error(`cannot ${action} ${path}: ${reason}`);
 }

@@ -49,13 +49,37 @@ export function stateDirOf(flags: TargetFlags): string {
 /** Parses a command's flags, turning node:util's errors into usage errors. */
 export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: true });
+    return parseArgs({
+      args: negativeValuesJoined(args, options),
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     // node:util's text for an unknown flag carries a hint about positionals that does not apply here.
     const unknown = /^Unknown option '([^']+)'/.exec(message);
     throw new UsageError(unknown ? `unknown option ${unknown[1]}` : message);
   }
+}
+
+/**
+ * `--cpu -2` as `--cpu=-2`: node:util reads a value starting with "-" as another flag and calls it
+ * ambiguous; a negative number after a flag that takes a value is that flag's value (and its own check
+ * then says what is wrong with it).
+ */
+function negativeValuesJoined(args: string[], options: ParseArgsOptionsConfig): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const takesValue = arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 export async function openContext(flags: TargetFlags): Promise<CliContext> {
@@ -94,8 +118,10 @@ export async function readStackOutputs(
     );
     return { stackName, outputs };
   } catch (err) {
+    // The SDK's message is the cause the operator can act on (no credentials, no region, stack missing).
+    const cause = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new Error(
-      `cannot read the outputs of stack "${stackName}" (${err instanceof Error ? err.name : 'error'}): deploy it first, or pass --stack/--region`,
+      `cannot read the outputs of stack "${stackName}" (${cause}): deploy it first, or check credentials and --stack/--region`,
     );
   } finally {
     cfn.destroy();

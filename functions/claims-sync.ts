@@ -8,8 +8,10 @@ import type { SyncResult } from '../shared/claims/sync.js';
 import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
+import { nodescopeClock } from '../shared/nodescope/clock.js';
 
 /**
  * Writes one cluster's claims into it: on ClusterRegistered (creating id.k8s.io from the kube-system UID),
@@ -48,6 +50,17 @@ export const handler = eventHandler({
       return { cluster: name, forgotten: out.forgotten };
     }
 
+    // Another control plane owns the cluster (its owner lease): its claims are that one's to write.
+    const registered = await ports.registry.get(name);
+    const refused =
+      registered &&
+      (await ownerRefusal(name, await c.get(name, registered.kubeconfig), nodescopeClock()()).catch(
+        () => undefined,
+      ));
+    if (refused) {
+      logger.warn('cluster owned by another control plane: claims not written', { refused });
+      return { cluster: name, skipped: refused };
+    }
     const out = await writeClaims(ports, name);
     if (out.kind === 'not-registered') {
       logger.info('cluster is not registered: nothing to write');

@@ -7,6 +7,7 @@ import { type ClusterCycleResult, runClusterCycle } from '../shared/cycle/cluste
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
@@ -46,11 +47,18 @@ export const handler = eventHandler({
     };
     if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
     try {
+      const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+      // Each cycle renews this control plane's owner lease; a cluster another one owns is left alone.
+      const refused = await ownerRefusal(name, client, nodescopeClock()());
+      if (refused) {
+        logger.warn('cluster owned by another control plane: nothing written', { refused });
+        return { cluster: name, skipped: refused };
+      }
       const cycle = await runClusterCycle({
         cluster: name,
         cycleId,
         cycleKey: requestedAt,
-        client: await clusterAccess().client(cluster.name, cluster.kubeconfig),
+        client,
         db: deps.db,
         table: deps.config.table,
         pageSize: nodescopeSettings.pageSize,

@@ -1,10 +1,12 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
+import { ClusterPass, ReconcilerRing } from '../shared/features/members.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
+import { isActive } from '../shared/features/rollout.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { hashOrder, ownerOf } from '../shared/features/sharding.js';
+import { hashOrder, ownerAmong } from '../shared/features/sharding.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { describeAccessError } from '../shared/fleet/cluster-access.js';
 import { scheduledHandler } from '../shared/handlers.js';
@@ -34,11 +36,16 @@ export const handler = scheduledHandler({
     // A different starting point every pass: clusters that eat the time budget (unreachable ones wait
     // for their timeouts) never starve the same others twice.
     const pass = String(Math.floor(reconciler.now() / (RECONCILE_EVERY_MINUTES * 60_000)));
-    // Clusters of this control plane only (another region's owns the rest), then this shard's.
+    // This reconciler announces itself; the ring is the reconcilers alive now (a dead one's share is
+    // taken over within a claim period; `shards` only names the schedules).
+    const members = new ReconcilerRing(deps.db, deps.config.table, `shard-${shard}`, reconciler.now);
+    await members.announce();
+    const ring = [...new Set([...(await members.live()), members.id])];
+    const owns = (key: string) => ownerAmong(key, ring) === members.id;
+    const passes = new ClusterPass(deps.db, deps.config.table, reconciler.now);
+    // Clusters of this control plane only (another region's owns the rest), then this reconciler's.
     const mine = hashOrder(
-      (await registry.list()).filter(
-        (c) => ownedBy(c, deps.config.controlPlane) && ownerOf(c.name, shards) === shard,
-      ),
+      (await registry.list()).filter((c) => ownedBy(c, deps.config.controlPlane) && owns(c.name)),
       (c) => c.name,
       pass,
     );
@@ -47,7 +54,9 @@ export const handler = scheduledHandler({
     for (const c of mine) {
       if (Date.now() - started > BUDGET_MS) break;
       try {
-        const outcomes = await reconcileCluster(reconciler, c.name);
+        // One pass over a cluster at a time (the event-triggered function may be on it right now).
+        const outcomes =
+          (await passes.run(c.name, reconciler.id, () => reconcileCluster(reconciler, c.name))) ?? [];
         inTransition += outcomes.filter((o) => o.state === 'TurningOn' || o.state === 'TurningOff').length;
       } catch (err) {
         count('FeatureReconcileErrors', 1);
@@ -58,9 +67,7 @@ export const handler = scheduledHandler({
       }
       done++;
     }
-    const active = (await rollouts.rollouts.list()).filter(
-      (r) => r.status === 'running' && ownerOf(r.id, shards) === shard,
-    );
+    const active = (await rollouts.rollouts.list()).filter((r) => isActive(r) && owns(r.id));
     for (const r of active) {
       const { last } = await advanceRollout(rollouts, r.id);
       logger.info('rollout', { rollout: r.id, last });
@@ -69,7 +76,14 @@ export const handler = scheduledHandler({
     count('FeatureTransitionsInProgress', inTransition);
     if (done < mine.length)
       logger.warn('out of time: clusters left for the next pass', { left: mine.length - done });
-    logger.info('features reconciled', { shard, clusters: done, inTransition, rollouts: active.length });
+    logger.info('features reconciled', {
+      shard,
+      shards,
+      ring,
+      clusters: done,
+      inTransition,
+      rollouts: active.length,
+    });
     return { shard, clusters: done, left: mine.length - done, inTransition, rollouts: active.length };
   },
 });

@@ -1,5 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { UnknownFeatureError } from '../shared/features/catalog.js';
+import { ClusterPass } from '../shared/features/members.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
@@ -46,8 +47,17 @@ export const handler = eventHandler({
         if (!ownedBy(registered, deps.config.controlPlane))
           return { cluster: d.cluster, skipped: `owned by ${registered.owner}` };
         const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
+        // Respects the ring: a pass over the cluster under way (its owner's, or another event's) is left
+        // to finish; it, or the owner's next pass, sees what this event announced.
+        const pass = new ClusterPass(deps.db, deps.config.table, reconciler.now);
         try {
-          const outcomes = await reconcileCluster(reconciler, d.cluster, only);
+          const outcomes = await pass.run(d.cluster, reconciler.id, () =>
+            reconcileCluster(reconciler, d.cluster, only),
+          );
+          if (!outcomes) {
+            count('FeatureEventsDeferred', 1);
+            return { cluster: d.cluster, skipped: 'a pass over the cluster is under way' };
+          }
           return { cluster: d.cluster, features: outcomes.map((o) => `${o.feature}: ${o.state}`) };
         } catch (err) {
           if (err instanceof UnknownFeatureError) return { cluster: d.cluster, skipped: err.message };

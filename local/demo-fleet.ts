@@ -80,7 +80,8 @@ export async function startDemoFleet(opts: {
   kubeconfigPath: string;
   /**
    * Simulated seconds per real second (default 60, npm start's default --speedup): the clusters' clock,
-   * which metrics, loads and kubelets read, moves on by itself so each cycle sees new samples.
+   * which metrics, loads and kubelets read, moves on by itself so each cycle sees new samples. 0: the
+   * clock stands still until the caller advances `sim.clock` (tests).
    */
   clockSpeedup?: number;
 }): Promise<DemoFleet> {
@@ -92,12 +93,15 @@ export async function startDemoFleet(opts: {
   await sim.writeKubeconfig(opts.kubeconfigPath);
   const speedup = opts.clockSpeedup ?? 60;
   let last = Date.now();
-  const ticker = setInterval(() => {
-    const now = Date.now();
-    sim.clock.advance((now - last) * speedup);
-    last = now;
-  }, 1000);
-  ticker.unref();
+  const ticker =
+    speedup > 0
+      ? setInterval(() => {
+          const now = Date.now();
+          sim.clock.advance((now - last) * speedup);
+          last = now;
+        }, 1000)
+      : undefined;
+  ticker?.unref();
   // nodescope's worker runs in this process: its "now" is the clusters' clock.
   setNodeScopeClock(() => sim.clock.now());
   return {

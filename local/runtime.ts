@@ -1,15 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { setFeatureClock } from '../shared/features/clock.js';
+import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
 import { resetDeps } from '../shared/platform/deps.js';
 import { LocalBus } from './bus.js';
 import { ensureTables, startLocalDynamo } from './dynamo.js';
 import { LocalInvoker } from './invoker.js';
 import { REPO_ROOT } from './root.js';
-import { LocalScheduler } from './scheduler.js';
+import { LocalScheduler, type ScheduleClock } from './scheduler.js';
 import { connectState } from './state/connect.js';
 
 export { REPO_ROOT };
@@ -24,6 +26,12 @@ export interface LocalRuntimeOptions {
   retryDelayMs?: number;
   /** Concurrent invocations per function (reserved concurrency); default one (see LocalInvoker). */
   concurrency?: (functionId: string) => number;
+  /**
+   * The clock the schedules run on, and with them every wait, lease and backoff of the handlers in this
+   * process (features' waits for uses, node scope's and balloons' resize backoffs and cool-downs): the
+   * simulated clusters' clock in the demo, so `--speedup` compresses them all alike. Default: the wall.
+   */
+  clock?: ScheduleClock;
 }
 
 export interface LocalRuntime {
@@ -35,6 +43,8 @@ export interface LocalRuntime {
   bus: LocalBus;
   invoker: LocalInvoker;
   scheduler: LocalScheduler;
+  /** The schedule clock (see LocalRuntimeOptions.clock). */
+  clock: ScheduleClock;
   stop(): Promise<void>;
 }
 
@@ -49,6 +59,7 @@ const ENV_TOUCHED = [
   ENV.bus,
   ENV.reportDir,
   'POWERTOOLS_SERVICE_NAME',
+  'FLEETSCOPE_OWNER_ID',
 ];
 
 /**
@@ -92,6 +103,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   env[ENV.idempotencyTable] = tables.idempotencyTable;
   env[ENV.bus] ??= DEFAULTS.bus;
   env.POWERTOOLS_SERVICE_NAME ??= DEFAULTS.serviceName;
+  // The control plane as clusters' owner leases name it: one per state directory (two state directories
+  // are two control planes, each with its own registry), unless the user names it.
+  env.FLEETSCOPE_OWNER_ID ||= opts.stateDir
+    ? `local:${resolve(opts.stateDir)}`
+    : `local:memory:${process.pid}`;
   const throwawayReports = placeReports(env, opts.stateDir);
 
   const invoker = new LocalInvoker(REPO_ROOT, opts.retryDelayMs, opts.concurrency);
@@ -101,7 +117,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
   const client = new DynamoDBClient({});
   const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const scheduler = new LocalScheduler(invoker, bus);
+  const clock = opts.clock ?? Date.now;
+  // Only a runtime given a clock sets the handlers' (a test may have set them itself).
+  if (opts.clock) useClock(opts.clock);
+  const scheduler = new LocalScheduler(invoker, bus, clock);
   return {
     dynamoEndpoint: dynamo.endpoint,
     ...tables,
@@ -109,8 +128,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     bus,
     invoker,
     scheduler,
+    clock,
     async stop() {
       scheduler.stop();
+      if (opts.clock) useClock(undefined);
       await bus.stop();
       resetDeps();
       client.destroy();
@@ -119,6 +140,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       restoreEnv();
     },
   };
+}
+
+/** Points the handlers' clocks at the schedule clock (undefined: back to the wall clock). */
+function useClock(clock: ScheduleClock | undefined): void {
+  setFeatureClock(clock);
+  setNodeScopeClock(clock);
 }
 
 /** The values of ENV_TOUCHED now, and a function that puts them back. */

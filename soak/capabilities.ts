@@ -6,10 +6,12 @@ import { balloonResizeNotResent, balloonWithinFree, noPreemptionForBalloons } fr
 import { guardsExplained, idsUniqueInSets } from './invariants/claims.js';
 import { noPodEvicted } from './invariants/evictions.js';
 import {
+  featureEpochUses,
   featureMirrorAgrees,
   featureOffClean,
   featureStepsOnce,
   featureTransitionsEnd,
+  featureWritesOnce,
 } from './invariants/features.js';
 import { historyContinuous } from './invariants/history.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
@@ -35,7 +37,14 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
   },
   {
     id: 'features',
-    invariants: [featureTransitionsEnd, featureStepsOnce, featureOffClean, featureMirrorAgrees],
+    invariants: [
+      featureTransitionsEnd,
+      featureStepsOnce,
+      featureEpochUses,
+      featureWritesOnce,
+      featureOffClean,
+      featureMirrorAgrees,
+    ],
   },
   { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
 ];

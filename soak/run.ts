@@ -15,6 +15,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import { connectState } from '../local/state/connect.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
+import { CLAIM_MS } from '../shared/features/machine.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
@@ -27,6 +28,7 @@ import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
 import { type BalloonSample, sampleBalloons } from './invariants/balloons.js';
 import { Ledger } from './ledger.js';
+import { PausedReconciler } from './paused.js';
 import { RuntimeProcess } from './runtimes.js';
 import type {
   ObjectDelete,
@@ -101,6 +103,9 @@ interface World {
   besideBalloons: Set<string>;
   workloads: { added: number; removed: number };
   operator: FeatureOperator;
+  /** A reconciler paused past its claim (./paused.ts), started at the first flip. */
+  paused: PausedReconciler;
+  pausedAt?: number;
   close(keep?: boolean): Promise<void>;
 }
 
@@ -179,6 +184,7 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     besideBalloons: new Set<string>(),
     workloads: { added: 0, removed: 0 },
     operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
+    paused: new PausedReconciler(db, DEFAULTS.table, sim),
   };
   const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
   const unwatch = observePreemptions(sim, w.preemptions);
@@ -234,6 +240,11 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   }
   sim.clock.advance(w.period);
   if (!settling) await w.operator.flip(cycle, sim.clock.now());
+  const flipped = w.operator.done[0];
+  if (flipped && !w.paused.started) {
+    w.paused.start(flipped.cluster, flipped.feature); // frozen holding its first claim
+    w.pausedAt = cycle;
+  }
   await w.operator.restorePolicies();
   const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
   const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, w.names) : [];
@@ -245,6 +256,8 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     else rt.racer = await startRuntime(run);
   }
   run.cli.push(...(await Promise.all(ops)));
+  // Resumed once its claim has lapsed (and the runtimes' reconcilers took the task over).
+  if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
   w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
 }
 
@@ -268,6 +281,7 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     flips: w.operator.done,
     balloonClusters: w.withBalloons,
     objectDeletes: w.deletes,
+    paused: w.paused.outcome,
     settleMinutes: (w.cfg.settleCycles * w.period) / 60_000,
   };
   const invariants = await checkInvariants(state);

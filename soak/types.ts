@@ -7,6 +7,7 @@ import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
 import type { FlipDone } from './features.js';
 import type { BalloonSample } from './invariants/balloons.js';
+import type { PausedOutcome } from './paused.js';
 
 /** One resize request that reached a simulated apiserver's handler (faults answer before it). */
 export interface ResizeRequest {
@@ -84,6 +85,8 @@ export interface SoakState {
   flips: FlipDone[];
   balloonClusters: string[];
   objectDeletes: ObjectDelete[];
+  /** The reconciler the soak paused past its claim (./paused.ts), if a flip started it. */
+  paused?: PausedOutcome;
   /** Clean minutes at the end (no faults, kills or race) before the checks. */
   settleMinutes: number;
 }

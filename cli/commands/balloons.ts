@@ -7,16 +7,23 @@ import {
   pairText,
   quantitiesOf,
 } from '../../shared/balloons/amounts.js';
+import { autoscalerWarnings } from '../../shared/balloons/autoscalers.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
 import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
 import { BalloonStore, type ClusterBalloons, type NodeState } from '../../shared/balloons/store.js';
-import { CAPACITY_COLUMNS, figuresOf, poolOf } from '../../shared/balloons/summary-model.js';
+import {
+  CAPACITY_COLUMNS,
+  figuresOf,
+  monthlyValue,
+  poolOf,
+  poolValues,
+} from '../../shared/balloons/summary-model.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { NONE } from '../../shared/kernel/units-format.js';
+import { NONE, readableUsd } from '../../shared/kernel/units-format.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
@@ -109,6 +116,7 @@ function nodeJson(node: string, s: NodeState) {
     node,
     pool: poolOf(s),
     ...(s.source ? { source: s.source } : {}),
+    ...(s.autoscaler ? { autoscaler: s.autoscaler } : {}),
     allocatable: capacityOf(f.allocatable),
     balloon: capacityOf(f.balloon),
     workloads: capacityOf(f.workloads),
@@ -131,7 +139,48 @@ function nodeJson(node: string, s: NodeState) {
     ...(s.resize
       ? { resize: { state: s.resize.state, ...(s.resize.message ? { message: s.resize.message } : {}) } }
       : {}),
+    ...(s.overcommitted ? { overcommitted: capacityOf(s.overcommitted) } : {}),
+    ...(s.price
+      ? {
+          instanceType: s.price.instanceType,
+          hourlyUsd: s.price.hourlyUsd,
+          priceFrom: s.price.from,
+          balloonMonthlyUsd: round2(monthlyValue(s) ?? 0),
+        }
+      : {}),
   };
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** A cluster's money: the monthly value of its ballooned capacity, per pool and in all. */
+function clusterMoney(c: ClusterBalloons) {
+  const pools = poolValues(Object.values(c.nodes));
+  return {
+    balloonMonthlyUsd: round2(pools.reduce((a, p) => a + p.monthlyUsd, 0)),
+    pools: pools.map((p) => ({
+      pool: p.pool,
+      balloonMonthlyUsd: round2(p.monthlyUsd),
+      unpricedNodes: p.unpriced,
+    })),
+  };
+}
+
+/** The wide table's money lines: per cluster, then per pool; unpriced nodes said, not counted as $0. */
+function moneyLines(states: ClusterBalloons[]): string[] {
+  const lines: string[] = [];
+  for (const c of states) {
+    const m = clusterMoney(c);
+    if (m.pools.length === 0) continue;
+    lines.push(
+      `${c.cluster}: ballooned capacity worth ${readableUsd(m.balloonMonthlyUsd)}/month at the nodes' prices`,
+    );
+    for (const p of m.pools)
+      lines.push(
+        `  pool ${p.pool}: ${readableUsd(p.balloonMonthlyUsd)}/month${p.unpricedNodes ? ` (${p.unpricedNodes} node(s) without a known price: set prices in the policy)` : ''}`,
+      );
+  }
+  return lines;
 }
 
 function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
@@ -146,7 +195,16 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
     K.free,
     K.blocked,
   ];
-  if (wide) head.push(K.offers, K.used, K.desired, 'RESIZE', 'PODS IN THE WAY');
+  if (wide)
+    head.push(
+      K.offers,
+      K.used,
+      K.desired,
+      'RESIZE',
+      'PODS IN THE WAY',
+      'OVER-COMMITTED BY',
+      'BALLOON $/MONTH',
+    );
   const rows: string[][] = [];
   for (const c of states)
     for (const [node, s] of Object.entries(c.nodes)) {
@@ -168,10 +226,18 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
           pairText(s.desired),
           s.resize?.state ?? NONE,
           s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
+          s.overcommitted ? pairText(s.overcommitted) : NONE,
+          s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : NONE,
         );
       rows.push(row);
     }
-  return textTable([head, ...rows]);
+  const impostors = states.flatMap((c) =>
+    (c.impostors ?? []).map(
+      (p) =>
+        `${c.cluster}: impostor ${p.namespace}/${p.name}${p.node ? ` on ${p.node}` : ''} carries the balloon label but is not fleetscope's (counted as a workload, never resized)`,
+    ),
+  );
+  return [...textTable([head, ...rows]), ...(wide ? moneyLines(states) : []), ...impostors];
 }
 
 /** --sort-by keys of balloons status: node rows within each cluster (default: by name). */
@@ -203,6 +269,8 @@ async function status(values: Flags): Promise<number> {
         cluster: s.cluster,
         at: new Date(s.at).toISOString(),
         nodes: Object.entries(s.nodes).map(([n, st]) => nodeJson(n, st)),
+        ...clusterMoney(s),
+        ...(s.impostors?.length ? { impostors: s.impostors } : {}),
         errors: s.errors,
       })),
     };
@@ -211,6 +279,9 @@ async function status(values: Flags): Promise<number> {
       return 0;
     }
     print(format, data, (wide) => statusTable(states, wide));
+    if (format !== 'json' && format !== 'yaml')
+      for (const c of data.clusters)
+        for (const w of autoscalerWarnings(c.nodes)) console.log(`${c.cluster}: ${w}`);
     return 0;
   });
 }
@@ -278,21 +349,25 @@ async function clearSize(store: BalloonStore, cluster: string, node: string, val
   );
 }
 
-/** --cpu and --memory as amounts, refused (as a usage error) when the node could not offer them. */
+/**
+ * --cpu and --memory as amounts: a value that does not parse is a usage error (exit 2); a node that does
+ * not exist or cannot offer the size is the cluster saying no (exit 1, as for an unknown cluster).
+ */
 async function checkedSize(ctx: CliContext, cluster: string, node: string, values: Flags): Promise<Amounts> {
   if (values.cpu === undefined || values.memory === undefined)
     throw new UsageError('resize needs --cpu and --memory (or --clear)');
+  let size: Amounts;
   try {
-    const { size } = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory });
-    const reg = (await ctx.registry.get(cluster))!;
-    const client = await clusterAccess().client(cluster, reg.kubeconfig);
-    const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
-    checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
-    return size;
+    size = parseResizeRequest({ node, cpu: values.cpu, memory: values.memory }).size;
   } catch (err) {
     if (err instanceof ResizeRequestError) throw new UsageError(err.message);
     throw err;
   }
+  const reg = (await ctx.registry.get(cluster))!;
+  const client = await clusterAccess().client(cluster, reg.kubeconfig);
+  const facts = await readNode(new ClusterSnapshot(new RawReader(client), { pageSize: 500 }), node);
+  checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
+  return size;
 }
 
 async function requestSize(

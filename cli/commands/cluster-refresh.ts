@@ -11,7 +11,7 @@ import { type CliContext, registeredCluster, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
 import type { Flags } from './cluster.js';
 
-interface Refreshed {
+export interface Refreshed {
   cluster: string;
   changes: StatusChange[];
   before: ClusterStatus | null;
@@ -64,16 +64,22 @@ async function inventory(ctx: CliContext, clusters: RegisteredCluster[], at: Dat
   }
 }
 
-function refreshTable(rows: Refreshed[], wide: boolean): string[] {
+export function refreshTable(rows: Refreshed[], wide: boolean): string[] {
   return textTable([
     ['NAME', 'REACHABLE', ...(wide ? ['OBSERVED (WALL TIME)'] : []), 'CHANGES'],
     ...rows.map((r) => [
       r.cluster,
       r.after ? (r.after.reachable ? 'yes' : 'no') : 'no result',
       ...(wide ? [r.after?.observedAt ?? ''] : []),
-      r.after
-        ? `${describeChanges(r.changes, r.before === null)}${r.after.error ? ` (${r.after.error})` : ''}`
-        : 'the inventory did not report back (see the inventory function log)',
+      r.after ? changesCell(r) : 'the inventory did not report back (see the inventory function log)',
     ]),
   ]);
+}
+
+/** What changed, the error said once: as the change that made it, or after the changes when it is not new. */
+function changesCell(r: Refreshed): string {
+  const changes = describeChanges(r.changes, r.before === null);
+  const error = r.after?.error;
+  if (!error || r.changes.some((c) => c.field === 'error')) return changes;
+  return `${changes}; error: ${error}`;
 }

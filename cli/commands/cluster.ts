@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
-import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
+import { isStale, reachabilityText } from '../../shared/fleet/reachability.js';
+import { AlreadyRegisteredError, deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import { describeKubeconfigRef, type KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
+import { parseFlags, registeredCluster, stateDirOf, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
@@ -19,6 +20,10 @@ const usage = `usage:
                                                          inventory now, and what changed
   fleetscope cluster deregister --name NAME
   fleetscope cluster adopt --name NAME [--from OWNER]   make this control plane the cluster's owner
+  fleetscope cluster adopt --name NAME --force [--kubeconfig FILE [--context CTX]]
+                                                         take the cluster over from another control plane
+                                                         (another stack or state directory), registering
+                                                         it here when it is not yet
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)
@@ -35,6 +40,7 @@ const options = {
   'assume-role': { type: 'string' },
   'external-id': { type: 'string' },
   from: { type: 'string' },
+  force: { type: 'boolean' },
   label: { type: 'string', multiple: true },
   cluster: { type: 'string', multiple: true },
   ...outputOptions,
@@ -116,11 +122,83 @@ async function register(values: Flags): Promise<number> {
           : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
+        // Locally: the cluster itself says whether another control plane owns it (a deployed stack's
+        // verify function does not write to clusters; its first cycle takes the lease).
+        ...(ctx.verifyFunction
+          ? {}
+          : {
+              holdOwner: async (n: string, r: KubeconfigRef) =>
+                (await import('../../shared/fleet/owner-lease.js')).ownerRefusal(
+                  n,
+                  await access.client(n, r),
+                  Date.now(),
+                ),
+            }),
       },
-    );
+    ).catch((err) => {
+      throw err instanceof AlreadyRegisteredError
+        ? new Error(alreadyRegistered(err.existing, ctx.mode === 'local' ? stateDirOf(values) : undefined))
+        : err;
+    });
     console.log(`registered cluster ${cluster.name}`);
     return 0;
   });
+}
+
+/**
+ * `adopt --force`: the cluster's owner lease taken from whichever control plane holds it (the old one
+ * sees it at its next cycle and stops writing); registered here first when it is not yet.
+ */
+async function takeOver(name: string, values: Flags): Promise<number> {
+  const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
+  const { holdOwnerLease, controlPlaneIdentity } = await import('../../shared/fleet/owner-lease.js');
+  const access = clusterAccess();
+  return withContext(values, async (ctx) => {
+    const me = controlPlaneIdentity(); // the runtime names this state's control plane
+    let from = 'no control plane';
+    const take = async (n: string, ref: KubeconfigRef) => {
+      const r = await holdOwnerLease(await access.client(n, ref), me, Date.now(), { force: true });
+      if (r.before.kind === 'other' || r.before.kind === 'expired')
+        from = `control plane "${r.before.holder}"`;
+      return r.held ? undefined : `cluster "${n}": the owner lease changed meanwhile; try again`;
+    };
+    const existing = await ctx.registry.get(name);
+    if (existing) {
+      const refused = await take(name, existing.kubeconfig);
+      if (refused) throw new Error(refused);
+    } else {
+      if (!values.kubeconfig && !values['secret-id'])
+        throw new UsageError(
+          `cluster "${name}" is not registered here: give --kubeconfig FILE (and --context) to take it over`,
+        );
+      await registerCluster(
+        { name, kubeconfig: kubeconfigRefOf(values), labels: parseLabels(values.label ?? []) },
+        {
+          store: ctx.registry,
+          publisher: ctx.publisher,
+          verify: (n, r) => access.verify(n, r),
+          warn: (m) => console.error(`warning: ${m}`),
+          owner: readConfig().controlPlane,
+          holdOwner: take,
+        },
+      );
+    }
+    console.log(`cluster ${name}: taken over from ${from} by ${me}${existing ? '' : ' (registered here)'}`);
+    return 0;
+  });
+}
+
+/**
+ * The name is taken (by `npm start`'s demo, or an earlier walkthrough): where the registration points and
+ * the three ways on, the command for each.
+ */
+function alreadyRegistered(existing: RegisteredCluster, stateDir: string | undefined): string {
+  const where = stateDir ? ` in ${stateDir}` : '';
+  return (
+    `cluster "${existing.name}" is already registered${where} (${describeKubeconfigRef(existing.kubeconfig)}, ` +
+    `since ${existing.registeredAt}): deregister it first (fleetscope cluster deregister --name ${existing.name}), ` +
+    'register this one under another --name, or keep separate state (--state-dir DIR or FLEETSCOPE_STATE_DIR)'
+  );
 }
 
 async function list(values: Flags): Promise<number> {
@@ -136,11 +214,16 @@ async function list(values: Flags): Promise<number> {
       clusters.map((c) => c.name),
     );
     const statuses = await ctx.registry.statuses(clusters.map((c) => c.name));
-    const rows = clusters.map((c) => ({
-      cluster: printable(c),
-      claims: ids[c.name],
-      status: statuses.get(c.name),
-    }));
+    const now = Date.now();
+    const rows = clusters.map((c) => {
+      const status = statuses.get(c.name);
+      // An observation carries its staleness: JSON readers get the same judgement as the table.
+      return {
+        cluster: printable(c),
+        claims: ids[c.name],
+        status: status && { ...status, stale: isStale(status, now) },
+      };
+    });
     rows.sort(sortBy);
     if (rows.length === 0 && format !== 'json' && format !== 'yaml') {
       console.log('no clusters registered (fleetscope cluster register adds one)');
@@ -180,7 +263,8 @@ function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
 }
 
 function clusterTable(rows: ListRow[], wide: boolean): string[] {
-  const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS', 'OBSERVED'];
+  const now = Date.now();
+  const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS'];
   if (wide) head.push('OBSERVED AT (WALL TIME)', 'REGISTERED AT', 'KUBECONFIG', 'ERROR');
   return textTable([
     [...head, 'OWNER', 'LABELS'],
@@ -188,11 +272,10 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
       cluster.name,
       claims?.id ?? '-',
       claims?.clusterSet ?? '-',
-      status ? (status.reachable ? 'yes' : 'no') : '-',
+      reachabilityText(status, now),
       status?.serverVersion ?? '-',
       status?.nodeCount?.toString() ?? '-',
       status?.metricsApi ?? '-',
-      status ? age(status.observedAt) : 'never',
       ...(wide
         ? [
             status?.observedAt ?? '-',
@@ -224,6 +307,7 @@ async function deregister(values: Flags): Promise<number> {
 
 async function adopt(values: Flags): Promise<number> {
   const name = need(values.name, 'adopt needs --name');
+  if (values.force) return takeOver(name, values);
   return withContext(values, async (ctx) => {
     const me = readConfig().controlPlane;
     const cluster = await ctx.registry.get(name);
@@ -244,13 +328,4 @@ async function adopt(values: Flags): Promise<number> {
     console.log(`cluster ${name}: owner ${from ?? '(none)'} -> ${me}`);
     return 0;
   });
-}
-
-/** How long ago an inventory was taken: the REACHABLE column is only as fresh as this. */
-function age(iso: string, now = Date.now()): string {
-  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (s < 120) return `${s}s ago`;
-  if (s < 7200) return `${Math.round(s / 60)}m ago`;
-  if (s < 172800) return `${Math.round(s / 3600)}h ago`;
-  return `${Math.round(s / 86400)}d ago`;
 }

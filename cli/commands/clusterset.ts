@@ -6,7 +6,7 @@ import {
   moveClusterSet,
 } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
-import { claimsView, clusterSetLines, describeClaims } from '../../shared/claims/summary.js';
+import { claimsView, clusterSetLines } from '../../shared/claims/summary.js';
 import { type CliCommand, need, runSubcommand } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, structured } from '../output.js';
@@ -76,18 +76,22 @@ async function change(
       out({ ...r, claims: view.claims, inCluster: view.sync });
       return 0;
     }
-    console.log(
-      r.changed
-        ? r.clusterSet
-          ? `cluster ${cluster} is now a member of ClusterSet ${r.clusterSet} (id.k8s.io ${r.clusterId})`
-          : `cluster ${cluster} left its ClusterSet (id.k8s.io ${r.clusterId} stays)`
-        : r.clusterSet
-          ? `cluster ${cluster} already is a member of ClusterSet ${r.clusterSet}`
-          : `cluster ${cluster} is not a member of any ClusterSet`,
-    );
-    for (const line of describeClaims(view)) console.log(line);
-    if (ctx.mode === 'aws')
-      console.log('(the claims worker writes the change into the cluster within seconds)');
+    // One line, as every changing command prints: what changed, and where the cluster's copy stands
+    // (`claims get --cluster NAME` shows every claim).
+    const what = r.changed
+      ? r.clusterSet
+        ? `cluster ${cluster} is now a member of ClusterSet ${r.clusterSet} (id.k8s.io ${r.clusterId})`
+        : `cluster ${cluster} left its ClusterSet (id.k8s.io ${r.clusterId} stays)`
+      : r.clusterSet
+        ? `cluster ${cluster} already is a member of ClusterSet ${r.clusterSet}`
+        : `cluster ${cluster} is not a member of any ClusterSet`;
+    const where =
+      ctx.mode === 'aws'
+        ? 'the claims worker writes it into the cluster within seconds'
+        : view.sync
+          ? `in-cluster ${view.sync.state}${view.sync.error ? ` (${view.sync.error})` : ''}`
+          : 'in-cluster not written yet';
+    console.log(`${what}; ${where}`);
     return 0;
   });
 }

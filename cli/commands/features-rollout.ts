@@ -7,11 +7,18 @@ import {
   type Rollout,
   RolloutInputError,
 } from '../../shared/features/rollout.js';
-import { type RolloutPorts, setRolloutStatus, startRollout } from '../../shared/features/rollout-runner.js';
+import { clusterHealth } from '../../shared/features/rollout-health.js';
+import {
+  approveWave,
+  type RolloutPorts,
+  setRolloutStatus,
+  startRollout,
+} from '../../shared/features/rollout-runner.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
@@ -26,6 +33,8 @@ export const rolloutOptions = {
   'stuck-after': { type: 'string' },
   'fail-after': { type: 'string' },
   id: { type: 'string' },
+  'no-rollback': { type: 'boolean' },
+  approval: { type: 'boolean' },
 } as const;
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
@@ -36,6 +45,10 @@ async function ports(ctx: CliContext): Promise<RolloutPorts> {
     catalog: await loadCatalog(store),
     registry: ctx.registry,
     publish: (e) => ctx.publisher.publish(e),
+    health: clusterHealth({
+      getStatus: (c) => ctx.registry.getStatus(c),
+      getCluster: (c) => new NodeScopeStore(ctx.db, ctx.table).getCluster(c),
+    }),
     now: Date.now,
   };
 }
@@ -55,6 +68,7 @@ export function rolloutCommand(values: Flags, positionals: string[]): Promise<nu
   return runSubcommand(positionals, {
     status: () => status(values),
     halt: () => change(values, 'halted'),
+    approve: () => approve(values),
     resume: () => change(values, 'running'),
   });
 }
@@ -85,6 +99,8 @@ async function start(values: Flags): Promise<number> {
         ...(values.selector ? { selector: values.selector } : {}),
         ...(stuckAfterMs !== undefined ? { stuckAfterMs } : {}),
         ...(failAfter !== undefined ? { failAfterAttempts: failAfter } : {}),
+        ...(values['no-rollback'] ? { rollback: false } : {}),
+        ...(values.approval ? { approval: true } : {}),
         by: 'operator',
       }),
     );
@@ -110,6 +126,8 @@ function rolloutJson(r: Rollout) {
     to: r.to,
     status: r.status,
     ...(r.reason ? { reason: r.reason } : {}),
+    rollback: r.rollback !== false,
+    ...(r.approval ? { approval: true, approvedWave: (r.approvedWave ?? -1) + 2 } : {}),
     wave: r.wave + 1,
     waves: r.bounds.map((_, w) => clustersOfWave(r, w)),
     pause: `${Math.round(r.pauseMs / 1000)}s`,
@@ -162,6 +180,16 @@ function rolloutTable(all: Rollout[], wide: boolean): string[] {
       ];
     }),
   ]);
+}
+
+async function approve(values: Flags): Promise<number> {
+  if (!values.id) throw new UsageError('approve needs --id');
+  return withContext(values, async (ctx) => {
+    const r = await asUsage(async () => approveWave(await ports(ctx), values.id!, 'operator'));
+    await ctx.runtime?.bus.drain();
+    console.log(`rollout ${r.id}: wave ${r.wave + 2} of ${r.bounds.length} approved`);
+    return 0;
+  });
 }
 
 async function change(values: Flags, to: 'halted' | 'running'): Promise<number> {

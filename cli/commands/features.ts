@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { userInfo } from 'node:os';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
-import { DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
-import { setDesired } from '../../shared/features/desired.js';
+import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
+import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
-import { type FeatureRef, refKey, type Value } from '../../shared/features/model.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  refKey,
+  type Value,
+} from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
+import { actOnTransition, OperatorError, VERBS, type Verb } from '../../shared/features/operator.js';
+import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
@@ -16,10 +26,12 @@ import {
   featureJson,
   historyLines,
   listTable,
+  planLines,
   transitionJson,
 } from '../../shared/features/views.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
+import { clusterPk, SK, Table } from '../../shared/platform/dynamo.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
@@ -32,13 +44,16 @@ const usage = `usage:
   fleetscope features get      --cluster NAME --feature F [--offline] [-o table|json|yaml]
   fleetscope features set      --cluster NAME --feature F --desired on|off|default [--keep-state]
   fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
+  fleetscope features plan     --cluster NAME --feature F --desired on|off [--keep-state] [-o table|json|yaml]
   fleetscope features register --file FILE|-
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
   fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
+  fleetscope features retry|skip|abandon --cluster NAME --feature F [--task T] --reason "..." 
   fleetscope features rollout  --feature F --to on|off --waves 1,10%,50%,100% --pause 10m
-                               [--selector k=v] [--stuck-after 30m] [--fail-after N] [-o ...]
+                               [--selector k=v] [--stuck-after 30m] [--fail-after N] [--no-rollback]
+                               [--approval] [-o ...]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
-  fleetscope features rollout halt|resume --id ID
+  fleetscope features rollout halt|resume|approve --id ID
 
 Every capability is a feature of each cluster (KEP-3920): On, Off, or TurningOn/TurningOff while the
 tasks of the transition are performed in order (each shown with what it waits for). F is a feature
@@ -48,12 +63,21 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  or uses reporting on is shown DANGLING, with what dangles (--offline: no cluster reads)
   set            the desired value (default: follow the feature's default); --keep-state keeps stored
                  state for its history window instead of deleting it (nodescope)
+  plan           what turning it on or off would create, change and delete in the cluster, checked
+                 by the API server as a dry run (dryRun=All); nothing is written
   register       declare third-party features from a file made of the built-in tasks
   check-upgrade  whether any feature blocks an upgrade or downgrade of fleetscope (--fleetscope) or of
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
                  every waiting task at once
-  rollout        turn a feature on or off across the fleet in waves (docs/features.md)
+  retry          a stuck transition's current task is looked at again now (back-off and deadline anew)
+  skip           its current task is recorded as skipped, not performed; the next one goes on
+  abandon        the transition is given up; the feature turns back to the value it came from
+                 (each recorded in the history with who, when and --reason; --task names the task
+                 it is meant for, refused when it is not the current one)
+  rollout        turn a feature on or off across the fleet in waves; a failing wave is rolled back
+                 (its clusters set back) unless --no-rollback; --approval waits for approve between
+                 waves (docs/features.md)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -72,6 +96,8 @@ const options = {
   fleetscope: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
+  task: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
@@ -85,13 +111,18 @@ export const command: CliCommand = {
     get: 'data',
     set: 'action',
     history: 'data',
+    plan: 'data',
     register: 'action',
     'check-upgrade': 'data',
     reconcile: 'data',
+    retry: 'action',
+    skip: 'action',
+    abandon: 'action',
     rollout: 'data',
     'rollout status': 'data',
     'rollout halt': 'action',
     'rollout resume': 'action',
+    'rollout approve': 'action',
   },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
@@ -101,9 +132,11 @@ export const command: CliCommand = {
       get: () => get(values),
       set: () => set(values),
       history: () => history(values),
+      plan: () => plan(values),
       register: () => register(values),
       'check-upgrade': () => checkUpgrade(values),
       reconcile: () => reconcile(values),
+      ...Object.fromEntries(VERBS.map((v) => [v, () => operate(values, v)])),
     });
   },
 };
@@ -169,7 +202,8 @@ async function gather(
               { live },
             ).catch((err) => [`unknown: cannot read the cluster (${describeAccessError(err)})`])
           : undefined;
-      out.rows.push(featureJson(view.record, uses, dangling));
+      const order = orderOf(catalog, spec);
+      out.rows.push({ ...featureJson(view.record, uses, dangling), ...(order ? { order } : {}) });
     }
   }
   return out;
@@ -227,8 +261,8 @@ async function one(ctx: CliContext, values: Flags, what: string) {
 async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const { cluster, spec } = await one(ctx, values, 'get');
-    const { rows } = await gather(ctx, new FeatureCatalog([spec]), [cluster], spec, !values.offline);
+    const { cluster, spec, store } = await one(ctx, values, 'get');
+    const { rows } = await gather(ctx, await loadCatalog(store), [cluster], spec, !values.offline);
     const row = rows[0];
     if (!row) {
       // Not announced yet: the reconciler has not reached this cluster; its workers use the default.
@@ -254,8 +288,9 @@ async function set(values: Flags): Promise<number> {
     const { cluster, spec, store } = await one(ctx, values, 'set');
     const value = desired === 'default' ? undefined : (desired as Value);
     const options = values['keep-state'] ? { keepState: true } : {};
-    const { record, changed } = await setDesired(
+    const changes = await setDesiredInOrder(
       store,
+      await loadCatalog(store),
       spec,
       cluster,
       value,
@@ -263,25 +298,31 @@ async function set(values: Flags): Promise<number> {
       options,
       Date.now(),
     );
-    if (!changed) {
+    const { record } = changes.at(-1)!.change;
+    for (const c of changes.slice(0, -1))
+      if (c.change.changed)
+        console.log(`${refKey(c.spec)} in ${cluster}: desired on first (${refKey(spec)} requires it)`);
+    if (!changes.some((c) => c.change.changed)) {
       console.log(`${refKey(spec)} in ${cluster} is already desired ${desired} (${record.state})`);
       return 0;
     }
-    await ctx.publisher.publish([
-      {
-        detailType: 'FeatureDesiredChanged',
-        detail: {
-          cluster,
-          namespace: spec.namespace,
-          feature: spec.name,
-          desired: desired as (typeof DESIRED)[number],
-          by: 'operator',
-          ...(values['keep-state'] ? { keepState: true } : {}),
-          at: new Date().toISOString(),
-        },
-        resources: [`cluster/${cluster}`],
-      },
-    ]);
+    await ctx.publisher.publish(
+      changes
+        .filter((c) => c.change.changed)
+        .map((c) => ({
+          detailType: 'FeatureDesiredChanged' as const,
+          detail: {
+            cluster,
+            namespace: c.spec.namespace,
+            feature: c.spec.name,
+            desired: (c.spec === spec ? desired : 'on') as (typeof DESIRED)[number],
+            by: c.spec === spec ? 'operator' : `requires/${refKey(spec)}`,
+            ...(c.spec === spec && values['keep-state'] ? { keepState: true } : {}),
+            at: new Date().toISOString(),
+          },
+          resources: [`cluster/${cluster}`],
+        })),
+    );
     await ctx.runtime?.bus.drain(); // local: the transition has started (and gone as far as it can)
     const now = (await store.view(cluster, spec)).record ?? record;
     const f = featureJson(now, []);
@@ -319,6 +360,27 @@ async function history(values: Flags): Promise<number> {
   });
 }
 
+async function plan(values: Flags): Promise<number> {
+  const format = outputFormat(values);
+  const desired = values.desired;
+  if (desired !== 'on' && desired !== 'off')
+    throw new UsageError(`plan needs --desired on|off${desired ? ` ("${desired}" is neither)` : ''}`);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, 'plan');
+    const c = await registeredCluster(ctx, cluster);
+    const objects = new ObjectsApi(await clusterAccess().client(cluster, c.kubeconfig));
+    const table = new Table(ctx.db, ctx.table);
+    const result = await planTransition(spec, cluster, await store.get(cluster, spec), finalOf(desired), {
+      objects,
+      items: async (prefix) =>
+        (await table.query(clusterPk(cluster), { beginsWith: prefix })).map((i) => String(i[SK])),
+      keepState: Boolean(values['keep-state']),
+    });
+    print(format, result, () => planLines(result));
+    return 0;
+  });
+}
+
 async function register(values: Flags): Promise<number> {
   if (!values.file) throw new UsageError('register needs --file FILE (or - for standard input)');
   let specs: FeatureSpec[];
@@ -330,6 +392,12 @@ async function register(values: Flags): Promise<number> {
   }
   return withContext(values, async (ctx) => {
     const store = new FeatureStore(ctx.db, ctx.table);
+    try {
+      checkRequires(specs, (await loadCatalog(store)).specs, values.file!);
+    } catch (err) {
+      if (err instanceof DeclarationError) throw new UsageError(err.message);
+      throw err;
+    }
     const now = Date.now();
     for (const s of specs) await store.putDeclaration({ ...s, registeredAt: now });
     for (const s of specs)
@@ -370,6 +438,56 @@ async function checkUpgrade(values: Flags): Promise<number> {
     );
     return blockers.length ? 1 : 0;
   });
+}
+
+/** retry | skip | abandon a stuck transition, recorded with the caller's identity, the time and --reason. */
+async function operate(values: Flags, verb: Verb): Promise<number> {
+  if (!values.reason?.trim())
+    throw new UsageError(`${verb} needs --reason "why" (it is kept in the history)`);
+  return withContext(values, async (ctx) => {
+    const { cluster, spec, store } = await one(ctx, values, verb);
+    const by = await callerIdentity(ctx, values);
+    let record: FeatureRecord;
+    try {
+      record = await actOnTransition(
+        store,
+        spec,
+        cluster,
+        { verb, reason: values.reason!, by, ...(values.task ? { task: values.task } : {}) },
+        Date.now(),
+      );
+    } catch (err) {
+      if (err instanceof OperatorError) throw new UsageError(err.message);
+      throw err;
+    }
+    // The reconciler looks at the feature at once (the event it reacts to for any operator change).
+    await ctx.publisher.publish([
+      {
+        detailType: 'FeatureDesiredChanged',
+        detail: {
+          cluster,
+          namespace: spec.namespace,
+          feature: spec.name,
+          desired: record.desired ?? 'default',
+          by: `${verb} by ${by}`.slice(0, 256),
+          at: new Date().toISOString(),
+        },
+        resources: [`cluster/${cluster}`],
+      },
+    ]);
+    await ctx.runtime?.bus.drain();
+    const now = (await store.view(cluster, spec)).record ?? record;
+    console.log(`${refKey(spec)} in ${cluster}: ${verb} recorded (by ${by}); now ${now.state}`);
+    return 0;
+  });
+}
+
+/** Who acts: the AWS principal (aws mode), or the local user. */
+async function callerIdentity(ctx: CliContext, values: Flags): Promise<string> {
+  if (ctx.mode === 'local') return `local:${userInfo().username}`;
+  const sts = new STSClient(values.region ? { region: values.region } : {});
+  const me = await sts.send(new GetCallerIdentityCommand({}));
+  return me.Arn ?? `aws:${me.UserId ?? 'unknown'}`;
 }
 
 const describeTarget = (t: { kubernetes?: string; fleetscope?: string }) =>

@@ -361,15 +361,7 @@ export const command: CliCommand = {
     const format = outputFormat({ ...values, output: values.output ?? 'json' });
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
     if (!values.input) throw new UsageError('--input FILE is required ("-" for standard input)');
-    let text: string;
-    try {
-      text = await readInput(values.input);
-    } catch (err) {
-      console.error(
-        `fleetscope recommend: cannot read ${values.input}: ${err instanceof Error ? err.message : err}`,
-      );
-      return 1;
-    }
+    const text = await readInput(values.input); // its error names the file, and why (exit 1)
     let json: unknown;
     try {
       json = JSON.parse(text);

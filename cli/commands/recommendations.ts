@@ -253,10 +253,8 @@ async function checkpoints(values: Flags): Promise<number> {
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
     });
-    if (!items) {
-      console.error(`no node-scoped history for ${ds} in cluster ${cluster}`);
-      return 1;
-    }
+    // Thrown, not printed: every failure reads "fleetscope recommendations: ..." (cli/main.ts), exit 1.
+    if (!items) throw new Error(`no node-scoped history for ${ds} in cluster ${cluster}`);
     print(format, { apiVersion: 'v1', kind: 'List', items }, (wide) => checkpointTable(items, wide));
     return 0;
   });
@@ -373,16 +371,11 @@ async function get(values: Flags): Promise<number> {
       ...(values.node ? { node: values.node } : {}),
       live: !values.stored,
     });
-    if (!recs) {
-      console.error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
-      return 1;
-    }
-    if (values.node && !recs.nodes[values.node]) {
-      console.error(
+    if (!recs) throw new Error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
+    if (values.node && !recs.nodes[values.node])
+      throw new Error(
         `no recommendation for node ${values.node} (the DaemonSet does not run there, or it is new)`,
       );
-      return 1;
-    }
     const figures = daemonSetFigures(recs);
     const byNode = new Map(figures.nodes.map((n) => [n.node, n]));
     const view = recsView(recs);

@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildReportModel } from '../../shared/report/build.js';
 import { chartLibrarySource } from '../../shared/report/chart-library.js';
 import { chartsOf } from '../../shared/report/charts.js';
 import { gatherReportInputs } from '../../shared/report/gather.js';
 import { renderReportHtml } from '../../shared/report/html.js';
-import { type CliCommand, decimalFlag, UsageError } from '../command.js';
+import { type CliCommand, decimalFlag, UsageError, writeOutput } from '../command.js';
 import {
   parseFlags,
   readStackOutputs,
@@ -84,7 +83,7 @@ async function fromState(values: Flags): Promise<number> {
       return 0;
     }
     const out = resolve(values.out!);
-    await writeFile(out, renderReportHtml(model, chartLibrarySource()), 'utf8');
+    await writeOutput(out, renderReportHtml(model, chartLibrarySource()));
     const s = model.summary;
     console.log(
       `wrote ${out}: ${s.clusters} cluster(s), ${s.nodeScopedDaemonSets} node-scoped DaemonSet(s), ${chartsOf(model).length} chart(s)`,
@@ -116,7 +115,7 @@ async function fromBucket(values: Flags): Promise<number> {
     return 0;
   }
   const out = resolve(values.out!);
-  await writeFile(out, await fetchLatestReport(bucket, region), 'utf8');
+  await writeOutput(out, await fetchLatestReport(bucket, region));
   console.log(`wrote ${out} (the latest report of s3://${bucket})`);
   return 0;
 }

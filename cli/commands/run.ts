@@ -33,7 +33,8 @@ cluster and capability as each completes (a live progress line too when standard
   --capability ID   only this capability (repeatable; nodescope and balloons run in the cycle)
   --cluster NAME    only this registered cluster (repeatable); fleet-wide schedules (claims-reconcile,
                     features-reconcile) then do not run
-  --speedup X       compress the schedules' periods X times (sim time; the summary shows wall time)
+  --speedup X       divide the schedules' periods by X (the clusters' clocks and the waits inside the
+                    cycles, such as a feature's wait for uses, keep their own time)
   -o FORMAT         table (default), wide (adds schedule and time), json or yaml (the results at the end)
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR), shared with npm start
                     (local only: a deployed stack runs its own schedules)
@@ -199,7 +200,7 @@ function schedulesLine(plan: RunStep[], speedup: number): string {
   const each = [...new Map(plan.map((s) => [s.schedule.id, s.schedule])).values()].map((s) =>
     speedup === 1
       ? `${s.id} every ${s.everyMinutes} min`
-      : `${s.id} every ${s.everyMinutes} min sim time (${wallSeconds((s.everyMinutes * 60_000) / speedup)} wall time)`,
+      : `${s.id} every ${wallSeconds((s.everyMinutes * 60_000) / speedup)} (${s.everyMinutes} min / ${speedup})`,
   );
   return `running on the schedules until Ctrl-C${speedup === 1 ? '' : ` at --speedup ${speedup}`}: ${each.join(', ')}`;
 }

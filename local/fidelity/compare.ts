@@ -79,7 +79,12 @@ function compareKey(k: string, sim: J, real: J, path: string, out: string[]): vo
     return;
   }
   if (k === 'sources' && Array.isArray(real)) {
-    compareShapes(sim, real.filter((x: J) => !OPENSHIFT_ONLY(x)), path, out);
+    compareShapes(
+      sim,
+      real.filter((x: J) => !OPENSHIFT_ONLY(x)),
+      path,
+      out,
+    );
     return;
   }
   if (DEEP_VALUE_KEYS.has(k)) {

@@ -45,7 +45,9 @@ async function main(): Promise<number> {
   const versions = values.versions?.split(',') ?? [...lookup.assets.apiservers.keys()].reverse();
   const reports: VersionReport[] = [];
   for (const version of versions) {
-    const full = [...lookup.assets.apiservers.keys()].find((v) => v === version || v.startsWith(`${version}.`)) ?? version;
+    const full =
+      [...lookup.assets.apiservers.keys()].find((v) => v === version || v.startsWith(`${version}.`)) ??
+      version;
     // The simulator answers as the version it is told to be: record at the real server's own.
     const dir = values.recordings ?? record(suites, full);
     reports.push(await replayAll(lookup.assets, full, recordingsAt(dir, full)));
@@ -57,7 +59,9 @@ async function main(): Promise<number> {
 
 function record(suites: string[], version: string): string {
   const dir = mkdtempSync(join(tmpdir(), `fleetscope-fidelity-${version}-`));
-  process.stdout.write(`recording the simulator's traffic (as ${version}) of ${suites.join(' ')} into ${dir}\n`);
+  process.stdout.write(
+    `recording the simulator's traffic (as ${version}) of ${suites.join(' ')} into ${dir}\n`,
+  );
   const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', ...suites], {
     cwd: ROOT,
     env: { ...process.env, [RECORD_ENV]: dir, [DEFAULT_VERSION_ENV]: version },

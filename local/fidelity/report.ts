@@ -53,7 +53,10 @@ export function printReport(reports: VersionReport[], out: Writable): void {
         out.write(`     ${n}× ${p}\n`);
     }
     for (const [why, n] of s.skipped) out.write(`  not compared: ${n} ${why}\n`);
-    if (report.otherVersions) out.write(`  not replayed here: ${report.otherVersions} recordings of clusters pinned to another version\n`);
+    if (report.otherVersions)
+      out.write(
+        `  not replayed here: ${report.otherVersions} recordings of clusters pinned to another version\n`,
+      );
     for (const [what, n] of s.refused)
       out.write(`  simulator-side write refused by the real server ${n}×: ${what}\n`);
   }

@@ -5,7 +5,6 @@
  * Start-up builds the whole fleet in memory (nodes, DaemonSets, their pods) with deterministic ids.
  */
 
-import { admitResizeOnNode } from './resize-admission.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import {
   apiServiceAvailability,
@@ -33,6 +32,8 @@ import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js
 import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
+import { admitResizeOnNode } from './resize-admission.js';
+import { nodePreemptionPolicy } from './resize-preemption.js';
 import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
 import { Scheduler } from './scheduler.js';
 import { Store, type StoreEvent } from './store.js';
@@ -54,6 +55,8 @@ export interface Features {
   forbidMemoryLimitDecrease: boolean;
   /** 1.33+: resizePolicy may not change through /resize. */
   resizePolicyImmutable: boolean;
+  /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
+  resizePreemption: boolean;
 }
 
 export interface KubeVersion {
@@ -89,6 +92,7 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
+    resizePreemption: minor >= 37,
   };
 }
 
@@ -158,7 +162,9 @@ export class ClusterState {
     this.name = spec.name;
     this.seed = spec.seed ?? 1;
     this.seedHash = fnv1a(`${spec.name}\u0000${this.seed}`);
-    this.version = parseVersion(spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION);
+    this.version = parseVersion(
+      spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
+    );
     this.features = featuresFor(this.version, spec.resizeSubresource);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
@@ -230,14 +236,19 @@ export class ClusterState {
         if (scope.subresource === 'resize') {
           const errors = validateResize(pod, old, f);
           // Validating admission runs after the strategy's validation: a 422 wins over this 403.
-          if (errors.length === 0 && f.resizeNodeAdmission) admitResizeOnNode(pod, this.store.get('nodes', pod.spec?.nodeName ?? ''));
+          if (errors.length === 0 && f.resizeNodeAdmission)
+            admitResizeOnNode(pod, this.store.get('nodes', pod.spec?.nodeName ?? ''));
           return errors;
         }
         if (scope.subresource === 'status') return [];
         return validatePodUpdate(pod, old);
       },
     });
-    this.strategies.set('nodes', nodeStrategy());
+    this.strategies.set('nodes', {
+      ...nodeStrategy(),
+      validateCreate: (node) => nodePreemptionPolicy(node, f),
+      validateUpdate: (node) => nodePreemptionPolicy(node, f),
+    });
     this.strategies.set('namespaces', namespaceStrategy());
     this.strategies.set('daemonsets.apps', daemonSetStrategy());
     this.strategies.set('priorityclasses.scheduling.k8s.io', priorityClassStrategy(this));
@@ -410,6 +421,7 @@ export class ClusterState {
   onClock(now: number): void {
     if (!this.controllers) return;
     this.kubelet.onClock(now);
+    this.daemonsets.onClock(now);
     this.scheduler.onClock();
   }
 

@@ -15,6 +15,7 @@ import {
   fieldInvalid,
   fieldNotSupported,
   fieldRequired,
+  GoLiteral,
   invalid,
 } from './errors.js';
 import { clone, isObject, type Json, type JsonObject, orderKeys, sortKeysDeep } from './json.js';
@@ -451,6 +452,19 @@ export function prune(schema: Json, value: Json, path: string, removed: string[]
   return out;
 }
 
+/** Whether a schema has any x-kubernetes-validations rule (the apiserver then builds a CEL validator). */
+function hasRules(schema: Json): boolean {
+  if (!isObject(schema)) return false;
+  if (Array.isArray(schema['x-kubernetes-validations']) && schema['x-kubernetes-validations'].length)
+    return true;
+  const children = [
+    ...Object.values(isObject(schema.properties) ? schema.properties : {}),
+    schema.items,
+    schema.additionalProperties,
+  ];
+  return children.some((c) => hasRules(c as Json));
+}
+
 export function customResourceStrategy(def: ResourceDef): Strategy {
   return {
     nameRule: 'subdomain',
@@ -478,16 +492,21 @@ export function customResourceStrategy(def: ResourceDef): Strategy {
         properties: { ...props, apiVersion: undefined, kind: undefined, metadata: undefined },
       };
       validateSchema(rootSchema, body, '', errs);
-      // As the apiextensions strategy: type errors block the validation rules (hasBlockingErr).
-      if (errs.some((e) => e.type === 'FieldValueTypeInvalid'))
+      // As the apiextensions strategy: where the schema has validation rules, type and enum errors
+      // block them (hasBlockingErr) and say so. The nil value prints as "null" on 1.33.13 and as a bare
+      // null on 1.36.2 (both seen on real servers; 1.34 and 1.35 are unverified and kept as before).
+      const blocking = errs.some(
+        (e) => e.type === 'FieldValueTypeInvalid' || e.type === 'FieldValueNotSupported',
+      );
+      if (blocking && hasRules(schema))
         errs.push({
           type: 'FieldValueInvalid',
           field: '<nil>',
-          value: 'null',
+          value: scope.cluster.version.minor >= 36 ? new GoLiteral('null') : 'null',
           detail:
             'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
         });
-      else validateRules(schema, { apiVersion, kind, metadata, ...body }, old, '', errs);
+      else if (!blocking) validateRules(schema, { apiVersion, kind, metadata, ...body }, old, '', errs);
       if (errs.length) throw invalid(def.kind, def.group, metadata?.name ?? '', errs);
       return { apiVersion: `${def.group}/${def.storageVersion}`, kind, metadata, ...body };
     },

@@ -5,6 +5,7 @@
  * with a new name and uid; a template change replaces the pods (the rolling update collapsed into one
  * step; with updateStrategy OnDelete, a pod is replaced only once someone deletes it). Pods created at run time are left for the scheduler to bind, as a real controller's are, so
  * one that does not fit stays Pending (Unschedulable) until room appears; start-up places them directly.
+ * With `lags.daemonSetMs` (lags.ts) a missing pod is created that long after the controller noticed it.
  */
 import {
   DAEMON_POD_TOLERATIONS,
@@ -18,6 +19,7 @@ import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
+import { DueQueue } from './lags.js';
 import { nodeNamesFromAffinity } from './node-fit.js';
 import { orderPodSpec, orderTop } from './objects.js';
 import { UNBOUND } from './pod-requests.js';
@@ -185,8 +187,27 @@ export class DaemonSetController {
   private readonly cache = new Map<string, PodTemplateCache>();
   private readonly attempts = new Map<string, number>();
   private readonly affinities = new Map<string, JsonObject>();
+  /** Daemon pods a lagging controller will create, keyed `<ds key>|<node>`. */
+  private readonly late = new DueQueue<{ ds: string; node: string }>();
 
   constructor(private readonly cluster: ClusterState) {}
+
+  /** Whether the controller creates the missing pod of `ds` on `node` now (else it is due later). */
+  private createsNow(dsKey: string, node: string): boolean {
+    const lag = this.cluster.spec.lags?.daemonSetMs ?? 0;
+    if (lag <= 0) return true;
+    const key = `${dsKey}|${node}`;
+    const now = this.cluster.clock.now();
+    this.late.add(key, now + lag, { ds: dsKey, node });
+    if ((this.late.at(key) ?? now) > now) return false;
+    this.late.delete(key);
+    return true;
+  }
+
+  /** The simulated clock moved: a lagging controller creates the pods now due. */
+  onClock(now: number): void {
+    for (const { item } of this.late.take(now)) this.reconcile(item.ds, item.node, true);
+  }
 
   private template(ds: Json): PodTemplateCache {
     const key = objectKey(ds.metadata.namespace, ds.metadata.name);
@@ -333,7 +354,7 @@ export class DaemonSetController {
   }
 
   /** Brings one DaemonSet to one pod per eligible node (optionally only for one node). */
-  reconcile(dsKey: string, onlyNode?: string): void {
+  reconcile(dsKey: string, onlyNode?: string, due = false): void {
     const ds = this.cluster.store.get('daemonsets.apps', dsKey);
     if (!ds) return;
     const nodes = this.cluster.store.collection('nodes');
@@ -348,6 +369,7 @@ export class DaemonSetController {
       existing.delete(n);
       const live = list.filter(({ pod }) => !pod.metadata.deletionTimestamp);
       if (!want) {
+        this.late.delete(`${dsKey}|${n}`);
         for (const { key } of live) this.cluster.internalDelete('pods', key);
         continue;
       }
@@ -359,7 +381,7 @@ export class DaemonSetController {
       for (const { key } of live)
         if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
       for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);
-      if (current.length === 0) {
+      if (current.length === 0 && (due || this.createsNow(dsKey, n))) {
         const pod = this.buildPod(ds, n, now, undefined, false);
         this.cluster.internalWrite('pods', objectKey(pod.metadata.namespace, pod.metadata.name), pod);
       }

@@ -27,6 +27,7 @@ import { listOptions } from './list-options.js';
 import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import { APPLY_PATCH } from './patch.js';
 import { collectionId, type ResourceDef } from './registry.js';
+import { coreSchemas } from './resize-preemption.js';
 import {
   createObject,
   type DeleteOptions,
@@ -322,7 +323,8 @@ export class ApiHandler {
     const resources = this.cluster.resources();
     if (parts.length === 2) return { status: 200, json: openApiRoot(resources) };
     const [group, version] = parts[2] === 'api' ? ['', parts[3]] : [parts[3], parts[4]];
-    const doc = version ? openApiGroupVersion(resources, group ?? '', version) : undefined;
+    const schemas = !group && version === 'v1' ? coreSchemas(this.cluster.features) : undefined;
+    const doc = version ? openApiGroupVersion(resources, group ?? '', version, schemas) : undefined;
     if (!doc) throw PAGE_NOT_FOUND();
     return { status: 200, json: doc };
   }

@@ -17,6 +17,7 @@ import { Faults } from './faults.js';
 import { sha256 } from './ids.js';
 import type { Json } from './json.js';
 import { kubeconfigYaml } from './kubeconfig.js';
+import { validateLags } from './lags.js';
 import { addNode, removeNode, setNodeCapacity } from './node-admin.js';
 import { Recorder } from './recorder.js';
 import { collectionId } from './registry.js';
@@ -180,6 +181,7 @@ function validateSpec(spec: SimClusterSpec): void {
     throw new Error(`cluster ${spec.name}: nodes must be an integer from 0 to 100000`);
   if (spec.metricsApi && !['available', 'absent', 'unavailable'].includes(spec.metricsApi))
     throw new Error(`cluster ${spec.name}: metricsApi must be available, absent or unavailable`);
+  validateLags(spec.name, spec.lags);
 }
 
 function storeFacade(state: ClusterState): SimStore {

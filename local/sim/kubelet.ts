@@ -4,14 +4,17 @@
  * (Infeasible) and against the other pods' allocated requests (Deferred, retried when capacity frees),
  * accepted resizes show PodResizeInProgress until actuated (on the next read or clock advance), and
  * containers whose load profile reaches their memory limit are OOM-killed. On 1.32 the outcome is
- * reported through status.resize instead of conditions.
+ * reported through status.resize instead of conditions. With `lags` (lags.ts) a kubelet admits a newly
+ * bound pod, or answers a resize, some time later on the simulated clock.
  */
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
+import { DueQueue } from './lags.js';
 import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
+import { DISABLED_CONDITION, preemptionDisabledCondition } from './resize-preemption.js';
 import { objectKey } from './rest.js';
 import type { StoreEvent } from './store.js';
 import {
@@ -100,6 +103,8 @@ export class Kubelet {
   private readonly allocated = new Map<string, Record<string, Json>>();
   private readonly oom = new Map<string, OomState>();
   private readonly oomCandidates = new Set<string>();
+  /** Admissions and resize answers a lagging kubelet has not got to yet (keyed `admit|pod`, `resize|pod`). */
+  private readonly late = new DueQueue<{ kind: 'admit' | 'resize'; pod: string }>();
   private lastTick: number;
 
   constructor(private readonly cluster: ClusterState) {
@@ -215,7 +220,7 @@ export class Kubelet {
       }
       const pod = ev.object;
       if (this.needsStart(pod)) {
-        this.start(key);
+        this.soon('admit', key, this.cluster.spec.lags?.admitMs);
         return;
       }
       // A pod that finished or was evicted no longer holds its allocation.
@@ -225,7 +230,7 @@ export class Kubelet {
         return;
       }
       if (ev.type === 'MODIFIED' && pod.status?.phase === 'Running' && resourcesChanged(ev.prev, pod))
-        this.resize(key);
+        this.soon('resize', key, this.cluster.spec.lags?.resizeMs);
       return;
     }
     if (ev.collection === 'nodes' && ev.type !== 'DELETED') {
@@ -234,7 +239,27 @@ export class Kubelet {
     }
   }
 
+  /** Admits a pod or answers its resize now, or `lagMs` later on the simulated clock. */
+  private soon(kind: 'admit' | 'resize', key: string, lagMs = 0): void {
+    if (lagMs <= 0 && !this.late.has(`${kind}|${key}`)) {
+      if (kind === 'admit') this.start(key);
+      else this.resize(key);
+      return;
+    }
+    this.late.add(`${kind}|${key}`, this.cluster.clock.now() + lagMs, { kind, pod: key });
+  }
+
+  /** The lagging kubelet's work that is due: admissions and resize answers, in the order they came. */
+  private catchUp(now: number): void {
+    for (const { item } of this.late.take(now)) {
+      if (item.kind === 'resize') this.resize(item.pod);
+      else if (this.needsStart(this.cluster.store.get('pods', item.pod))) this.start(item.pod);
+    }
+  }
+
   private forget(key: string): void {
+    this.late.delete(`admit|${key}`);
+    this.late.delete(`resize|${key}`);
     this.inProgress.delete(key);
     this.deferred.delete(key);
     this.allocated.delete(key);
@@ -436,7 +461,9 @@ export class Kubelet {
     const status: JsonObject = { ...pod.status };
     const t = rfc3339(now);
     if (this.conditions) {
-      let conds: Json[] = (status.conditions ?? []).filter((c: Json) => c.type !== 'PodResizePending');
+      let conds: Json[] = (status.conditions ?? []).filter(
+        (c: Json) => c.type !== 'PodResizePending' && c.type !== DISABLED_CONDITION,
+      );
       if (pending) {
         const prev = (pod.status.conditions ?? []).find((c: Json) => c.type === 'PodResizePending');
         const cond: JsonObject = { type: 'PodResizePending', status: 'True' };
@@ -448,6 +475,18 @@ export class Kubelet {
           message: pending.message,
         });
         conds = [...conds, cond];
+        // 1.37 (KEP-5836): a Deferred resize on a node that opted out of resize preemption says so.
+        const node = this.cluster.store.get('nodes', pod.spec.nodeName);
+        const off = pending.reason === 'Deferred' && preemptionDisabledCondition(node, this.cluster.features);
+        if (off)
+          conds.push({
+            type: off.type,
+            status: off.status,
+            lastProbeTime: null,
+            lastTransitionTime: cond.lastTransitionTime,
+            reason: off.reason,
+            message: off.message,
+          });
       }
       status.conditions = conds;
     } else if (pending) {
@@ -543,6 +582,7 @@ export class Kubelet {
 
   /** The simulated clock moved: actuate pending resizes, retry deferred ones, run OOM kills. */
   onClock(now: number): void {
+    this.catchUp(now);
     for (const k of [...this.inProgress.keys()]) this.complete(k);
     const nodes = new Set<string>();
     const pods = this.cluster.store.collection('pods');

@@ -38,6 +38,7 @@ export function openApiGroupVersion(
   resources: ResourceDef[],
   group: string,
   version: string,
+  schemas: JsonObject = {},
 ): JsonObject | undefined {
   const rs = resources.filter((r) => r.group === group && r.versions.includes(version) && !r.virtual);
   if (rs.length === 0) return undefined;
@@ -82,6 +83,6 @@ export function openApiGroupVersion(
     openapi: '3.0.0',
     info: { title: 'Kubernetes', version: 'unversioned' },
     paths,
-    components: { schemas: {} },
+    components: { schemas },
   };
 }

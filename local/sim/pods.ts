@@ -3,7 +3,7 @@
  * (ServiceAccount, Priority, DefaultTolerationSeconds), QoS class, and ValidatePodUpdate's rule that the
  * main endpoint may change little more than images.
  */
-import { withTopologyLabels } from './topology-labels.js';
+
 import { parseQuantity } from '../../shared/kernel/quantity.js';
 import type { ClusterState } from './cluster.js';
 import {
@@ -17,6 +17,7 @@ import {
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { isDns1123Label, orderPodSpec, orderTop, POD_STATUS_ORDER } from './objects.js';
 import type { Scope, Strategy } from './rest.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 

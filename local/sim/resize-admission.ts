@@ -2,6 +2,8 @@
  * The apiserver's admission check of a resize against the pod's node (seen on a real 1.36.2; not on
  * 1.33.13): the pod's new requests in all may not exceed the node's allocatable (other pods are not
  * counted: that is the kubelet's Deferred), and the node must exist. Both refusals are 403 Forbidden.
+ * A pod not bound to a node yet is not checked (a real 1.36.2 accepts its resize:
+ * test/k8s/patch-semantics.real.test.ts).
  */
 import { ApiError } from './errors.js';
 import type { Json } from './json.js';
@@ -11,7 +13,12 @@ import { schedulerRequests } from './pod-requests.js';
 export function admitResizeOnNode(pod: Json, node: Json | undefined): void {
   const name = pod.metadata?.name;
   const forbidden = (why: string, causes?: { reason: string }[]) =>
-    new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, { name, kind: 'pods', ...(causes ? { causes } : {}) });
+    new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, {
+      name,
+      kind: 'pods',
+      ...(causes ? { causes } : {}),
+    });
+  if (!pod.spec?.nodeName) return;
   if (!node) throw forbidden(`node "${pod.spec?.nodeName}" not found`);
   const wanted = schedulerRequests({ spec: pod.spec });
   const allocatable = node.status?.allocatable;
@@ -20,6 +27,8 @@ export function admitResizeOnNode(pod: Json, node: Json | undefined): void {
     { name: 'memory', requested: wanted.mem, allocatable: amountOr0(allocatable?.memory, 'mem') },
   ].filter((r) => r.requested > r.allocatable);
   if (short.length === 0) return;
-  const list = short.map((r) => `${r.name}, requested: ${r.requested}, allocatable: ${r.allocatable}`).join('; ');
+  const list = short
+    .map((r) => `${r.name}, requested: ${r.requested}, allocatable: ${r.allocatable}`)
+    .join('; ');
   throw forbidden(`node didn't have enough allocatable resources: ${list}`, [{ reason: 'NodeCapacity' }]);
 }

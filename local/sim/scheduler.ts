@@ -8,7 +8,7 @@
  * appeared: a bound pod deleted, finished or shrunk (resize completed, reverted or found Infeasible),
  * any node change, a clock advance.
  */
-import { withTopologyLabels } from './topology-labels.js';
+
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { fitErrorMessage } from './fit-error.js';
@@ -21,10 +21,13 @@ import {
   REASON,
   resourceReasons,
 } from './node-fit.js';
+import { nodeAllocatable } from './nodes.js';
 import { type Amounts, isTerminal, schedulerRequests, UNBOUND } from './pod-requests.js';
 import { normalizePod } from './pods.js';
 import { type BoundPod, type Filtered, preempt } from './preemption.js';
+import { resizeVictims } from './resize-preemption.js';
 import type { Collection, StoreEvent } from './store.js';
+import { withTopologyLabels } from './topology-labels.js';
 
 const DEFAULT_SCHEDULER = 'default-scheduler';
 
@@ -74,11 +77,16 @@ function freesRoom(prev: Json, pod: Json): boolean {
 
 const priorityOf = (p: Json): number => p?.spec?.priority ?? 0;
 
+const isDeferred = (p: Json): boolean =>
+  (p?.status?.conditions ?? []).some((c: Json) => c?.type === 'PodResizePending' && c.reason === 'Deferred');
+
 export class Scheduler {
   private dirty = false;
   /** Queue order of pending pods (PrioritySort breaks priority ties by time of arrival). */
   private readonly arrival = new Map<string, number>();
   private seq = 0;
+  /** Bound pods whose resize the kubelet just Deferred (KEP-5836 preemption, 1.37+). */
+  private readonly deferredResizes = new Set<string>();
 
   constructor(private readonly cluster: ClusterState) {}
 
@@ -114,6 +122,38 @@ export class Scheduler {
       return;
     }
     if (this.pods.indexed(UNBOUND).size > 0 && freesRoom(ev.prev, pod)) this.dirty = true;
+    if (this.cluster.features.resizePreemption && isDeferred(pod) && !isDeferred(ev.prev)) {
+      this.deferredResizes.add(ev.key);
+      this.dirty = true;
+    }
+  }
+
+  /**
+   * KEP-5836 (1.37): a Deferred resize may preempt lower-priority pods on its node, unless the node
+   * opted out or the pod's preemptionPolicy is Never (resize-preemption.ts); the kubelet then admits it.
+   */
+  private preemptForResizes(usage: NodeUsage): void {
+    const keys = [...this.deferredResizes];
+    this.deferredResizes.clear();
+    for (const key of keys) {
+      const pod = this.pods.get(key);
+      if (!pod || !isDeferred(pod)) continue;
+      const nodeName = pod.spec.nodeName;
+      const node = this.cluster.store.get('nodes', nodeName);
+      const alloc = nodeAllocatable(node);
+      const want = schedulerRequests(pod);
+      const others = usage.podsOn(nodeName).filter((b) => b.key !== key);
+      const used = others.reduce((u, b) => ({ cpuM: u.cpuM + b.req.cpuM, mem: u.mem + b.req.mem }), {
+        cpuM: 0,
+        mem: 0,
+      });
+      const need = { cpuM: used.cpuM + want.cpuM - alloc.cpuM, mem: used.mem + want.mem - alloc.mem };
+      const residents = others.map((b) => ({ ...b, cpuM: b.req.cpuM, mem: b.req.mem }));
+      const victims = resizeVictims(pod, node, need, residents, this.cluster.features);
+      if (!victims || victims.length === 0) continue;
+      this.evict(victims, pod);
+      usage.forget(nodeName);
+    }
   }
 
   onClock(): void {
@@ -132,6 +172,7 @@ export class Scheduler {
     );
     const usage = new NodeUsage(pods);
     for (const key of queue) this.scheduleOne(key, usage);
+    if (this.deferredResizes.size > 0) this.preemptForResizes(usage);
     return true;
   }
 
@@ -222,7 +263,11 @@ export class Scheduler {
     const cond: JsonObject = { type: 'PodScheduled', status: 'True', lastProbeTime: null };
     cond.lastTransitionTime = rfc3339(this.cluster.clock.now());
     const status = { ...pod.status, conditions: withCondition(pod.status?.conditions, cond) };
-    const next = withTopologyLabels(this.cluster, { ...pod, spec: { ...pod.spec, nodeName: node }, status }, node);
+    const next = withTopologyLabels(
+      this.cluster,
+      { ...pod, spec: { ...pod.spec, nodeName: node }, status },
+      node,
+    );
     this.cluster.internalWrite('pods', key, normalizePod(next));
     usage.add(node, want);
     this.arrival.delete(key);

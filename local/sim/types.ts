@@ -1,7 +1,9 @@
 /** Public types of the Kubernetes API simulator (re-exported by local/sim/index.ts). */
 import type { Json } from './json.js';
+import type { SimLags } from './lags.js';
 import type { LoadProfile } from './workload.js';
 
+export type { SimLags } from './lags.js';
 export type { LoadProfile } from './workload.js';
 
 export interface SimClusterSpec {
@@ -31,6 +33,11 @@ export interface SimClusterSpec {
   rbac?: boolean;
   /** Static users (a token file, or what an EKS access entry maps an IAM role to). */
   users?: SimUserSpec[];
+  /**
+   * Components that answer late, timed on the simulated clock (each off by default): the kubelet's
+   * admission of a bound pod, its answer to a resize, the DaemonSet controller's creation of a pod.
+   */
+  lags?: SimLags;
 }
 
 export interface SimUserSpec {

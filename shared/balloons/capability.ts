@@ -27,8 +27,28 @@ export const balloonsCapability: FeaturedCapability = {
       access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },
       reservedConcurrency: 5,
     },
+    {
+      id: 'balloons-grow',
+      entry: 'functions/balloons-grow.ts',
+      description:
+        'Every minute per cluster: finds pods Pending for resources and Deferred resizes, and sizes the balloons at once',
+      memoryMb: 1769,
+      timeoutSeconds: 60,
+      access: { table: 'readwrite', putEvents: true, kubeconfigSecrets: true, idempotency: true },
+      reservedConcurrency: 10,
+    },
   ],
-  schedules: [],
+  // Grow on demand within a minute (shared/balloons/grow.ts): the 5-minute cycle is too slow for work
+  // that waits. The pass is light where nothing waits: one query, or one query and two small lists.
+  schedules: [
+    {
+      id: 'balloons-grow',
+      description: 'Grow on demand: pending pods and Deferred resizes on ballooned nodes, every minute',
+      everyMinutes: 1,
+      target: 'dispatch',
+      input: { capability: BALLOONS },
+    },
+  ],
   /**
    * Turning balloons off must not leave capacity that doesn't exist: every balloon is deflated first,
    * then (no cycle inflating any more) again, and only then do the DaemonSet and PriorityClass go.
@@ -38,7 +58,7 @@ export const balloonsCapability: FeaturedCapability = {
     name: BALLOONS,
     description: 'Balloon pods that resize nodes in place (KEP-5620)',
     default: 'on',
-    components: ['cycle/balloons', 'balloons/request'],
+    components: ['cycle/balloons', 'balloons/request', 'balloons/grow'],
     // A cycle every 5 minutes that runs at most 5: a cycle that saw "on" has ended after 10.
     usesWaitSeconds: 600,
     kubernetes: { min: '1.33', why: 'balloons are resized in place (pods/resize, on by default from 1.33)' },
@@ -85,6 +105,12 @@ export const balloonsCapability: FeaturedCapability = {
       pattern: pattern(['NodeResizeRequested']),
       target: 'balloons',
     },
+    {
+      id: 'balloons-grow-on-dispatch',
+      description: "A cluster's grow-on-demand pass",
+      pattern: pattern(['ClusterWorkRequested'], { capability: [BALLOONS] }),
+      target: 'balloons-grow',
+    },
   ],
   kubernetes: balloonsPermissions(),
   // Its sizing runs in the cluster cycle, after node scope.
@@ -102,9 +128,25 @@ function balloonsPermissions(): KubePermission[] {
       verbs: ['list', 'get'],
       why: 'each node, and the node of an explicit request',
     },
-    { group: '', resources: ['pods'], verbs: ['list'], why: 'what runs on each node' },
+    {
+      group: '',
+      resources: ['pods'],
+      verbs: ['list'],
+      why: 'what runs on each node, pending pods, a pod of a ResizeDeferred event',
+    },
+    {
+      group: '',
+      resources: ['events'],
+      verbs: ['list'],
+      why: "the kubelet's ResizeDeferred events (grow on demand)",
+    },
     { group: 'metrics.k8s.io', resources: ['nodes'], verbs: ['list'], why: "each node's usage" },
-    { ...pcs, verbs: ['get', 'delete'], names: [PRIORITY_CLASS], why: "the balloons' PriorityClass" },
+    {
+      ...pcs,
+      verbs: ['get', 'patch', 'delete'],
+      names: [PRIORITY_CLASS],
+      why: "the balloons' PriorityClass (drift repaired: globalDefault patched back, an immutable field replaced)",
+    },
     { ...pcs, verbs: ['create'], why: "creates the balloons' PriorityClass where it is absent" },
     { ...ds, verbs: ['get', 'patch', 'delete'], names: [BALLOON_NAME], why: 'the balloon DaemonSet' },
     { ...ds, verbs: ['create'], why: 'creates the balloon DaemonSet where it is absent' },
@@ -122,6 +164,12 @@ function balloonsPermissions(): KubePermission[] {
       verbs: ['patch'],
       why: 'inflates and deflates balloon pods in place',
     },
-    { ...inKubeSystem, group: '', resources: ['events'], verbs: ['create'], why: 'Events on balloon pods' },
+    {
+      ...inKubeSystem,
+      group: '',
+      resources: ['events'],
+      verbs: ['create'],
+      why: 'Events on balloon pods and the DaemonSet',
+    },
   ];
 }

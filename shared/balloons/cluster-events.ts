@@ -5,34 +5,44 @@
  * by the cycle's resizes: at most one Event per resize, revert or new block.
  */
 import type { ResizeReport } from '../resize/index.js';
-import { pairText, sub } from './amounts.js';
-import type { Revert } from './cycle.js';
+import { max, pairText, sub, ZERO } from './amounts.js';
+import type { Impostor, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import type { BalloonObjects } from './incluster.js';
+import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE } from './manifests.js';
 import { blockedText } from './summary.js';
+
+export interface ClusterEventsInput {
+  decisions: readonly NodeDecision[];
+  reports: readonly ResizeReport[];
+  reverts: readonly Revert[];
+  /** Impostors not reported before. */
+  impostors: readonly Impostor[];
+  repairs: readonly string[];
+  now: number;
+}
+
+const DAEMONSET = { kind: 'DaemonSet', name: BALLOON_NAME } as const;
 
 export async function recordClusterEvents(
   objects: BalloonObjects,
-  decisions: readonly NodeDecision[],
-  reports: readonly ResizeReport[],
-  reverts: readonly Revert[],
-  now: number,
+  input: ClusterEventsInput,
 ): Promise<number> {
   let written = 0;
   const note = async (
-    pod: { name: string; uid: string } | undefined,
+    on: { name: string; uid?: string; kind?: 'Pod' | 'DaemonSet' } | undefined,
     type: 'Normal' | 'Warning',
     reason: string,
     message: string,
   ) => {
-    if (pod && (await objects.event(pod, type, reason, message, now))) written++;
+    if (on && (await objects.event(on, type, reason, message, input.now))) written++;
   };
-  const byNode = new Map(decisions.map((d) => [d.node, d]));
-  for (const r of reports) {
+  const byNode = new Map(input.decisions.map((d) => [d.node, d]));
+  for (const r of input.reports) {
     if (r.kind !== 'resized' || r.outcome !== 'Requested' || !r.node) continue;
     const d = byNode.get(r.node);
     if (!d?.balloon) continue;
-    const offers = sub(d.state.allocatable, d.state.balloon);
+    const offers = max(ZERO, sub(d.state.allocatable, d.state.balloon));
     await note(
       d.balloon,
       'Normal',
@@ -40,17 +50,29 @@ export async function recordClusterEvents(
       `balloon resized to ${pairText(d.state.balloon)}: node ${r.node} offers ${pairText(offers)}`,
     );
   }
-  for (const v of reverts)
+  for (const v of input.reverts)
     await note(
       { name: v.pod, uid: v.podUid },
       'Warning',
       'BalloonInflateReverted',
-      `inflate to ${pairText(v.from)} deferred by the kubelet (${v.message}); reverted to ${pairText(v.to)}`,
+      `inflate to ${pairText(v.from)} held back by the kubelet (${v.message}); reverted to ${pairText(v.to)}`,
     );
-  for (const d of decisions) {
-    if (!d.newlyBlocked || !d.balloon) continue;
-    const text = blockedText(d.node, d.state);
+  for (const d of input.decisions) {
+    const text = d.newlyBlocked ? blockedText(d.node, d.state) : undefined;
     if (text) await note(d.balloon, 'Warning', 'BalloonReclaimBlocked', text);
+    if (d.newlyOvercommitted) await note(d.balloon, 'Warning', 'BalloonNodeOvercommitted', overcommitText(d));
   }
+  for (const p of input.impostors)
+    await note(
+      DAEMONSET,
+      'Warning',
+      'BalloonImpostor',
+      `pod ${p.namespace}/${p.name}${p.node ? ` on node ${p.node}` : ''} carries ${BALLOON_LABEL}=true but is not fleetscope's (a balloon is a pod in ${BALLOON_NAMESPACE} owned by DaemonSet ${BALLOON_NAME}): counted as a workload, never resized`,
+    );
+  for (const r of input.repairs) await note(DAEMONSET, 'Warning', 'BalloonPriorityClassRepaired', r);
   return written;
 }
+
+/** "node X over-committed by ...": its pods and balloon hold more than its allocatable. */
+export const overcommitText = (d: NodeDecision): string =>
+  `node ${d.node} over-committed by ${pairText(d.state.overcommitted)} (allocatable ${pairText(d.state.allocatable)} is below what its pods and balloon hold): the balloon deflates and waits for the kubelet, nothing is evicted`;

@@ -1,7 +1,7 @@
 /** What a cycle stores: every decided node with its resize record, conditionally on the version read. */
 import type { ResizeRecord } from '../resize/index.js';
-import { RESOURCES, sub } from './amounts.js';
-import type { CycleLedger } from './cycle.js';
+import { max, RESOURCES, sub, ZERO } from './amounts.js';
+import type { CycleLedger, Impostor } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import type { NodeState } from './store.js';
 import { type BalloonSummary, summarize } from './summary-model.js';
@@ -11,7 +11,8 @@ import { type BalloonSummary, summarize } from './summary-model.js';
  * shrank: the cool-down counts from inflates that were made, not from those only wanted.
  */
 function settled(d: NodeDecision, now: number): Pick<NodeState, 'size' | 'lastShrinkAt'> {
-  const size = sub(d.state.allocatable, d.state.balloon);
+  // Never negative: a node over-committed from below offers nothing, it does not offer "-3 cpu".
+  const size = max(ZERO, sub(d.state.allocatable, d.state.balloon));
   const grew = d.balloon !== undefined && RESOURCES.some((r) => d.state.balloon[r] > d.balloon!.requests[r]);
   return grew
     ? { size, lastShrinkAt: now }
@@ -42,6 +43,7 @@ export async function saveCycle(
   decisions: readonly NodeDecision[],
   previous: Readonly<Record<string, NodeState>>,
   version: number | undefined,
+  impostors: readonly Impostor[] = [],
 ): Promise<BalloonSummary> {
   const state = stateOf(decisions, l.records, previous, l.ctx.onlyNode, l.now);
   const gone = l.ctx.resizer.unsupported;
@@ -52,6 +54,7 @@ export async function saveCycle(
       cycleId: l.ctx.cycleId,
       nodes: state,
       errors: l.errors,
+      ...(impostors.length ? { impostors: [...impostors] } : {}),
       ...(gone ? { unsupported: gone, unsupportedUntil: l.now + l.settings.unsupportedRecheckMs } : {}),
     },
     version,

@@ -10,12 +10,14 @@
  */
 import type { PodLike, ResizeApi, ResizeRecord, ResizeReport, Resizer } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
+import { noteAutoscalers } from './autoscalers.js';
 import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
+import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
 import type { BalloonItems, BalloonStore } from './store.js';
@@ -44,6 +46,8 @@ export interface BalloonCycleContext {
   /** The resizer's calls, for reading inflated balloons back. */
   api: ResizeApi;
   read: ClusterRead;
+  /** Each inflated node's pods read afresh after the inflate (the bind race, ./recheck.ts). */
+  fresh: FreshPods;
   settings?: Partial<BalloonSettings>;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -65,6 +69,16 @@ export interface Revert {
   from: Amounts;
   to: Amounts;
   message: string;
+  /** Pods bound or nominated to the node between the cycle's read and its inflate (./recheck.ts). */
+  boundSinceRead?: string[];
+}
+
+/** A pod labelled as a balloon that fleetscope does not own (a workload; never written). */
+export interface Impostor {
+  namespace: string;
+  name: string;
+  uid: string;
+  node: string;
 }
 
 export interface BalloonCycleResult {
@@ -77,6 +91,10 @@ export interface BalloonCycleResult {
   reverts: Revert[];
   unknownNodes: string[];
   errors: string[];
+  /** Labelled pods that are not fleetscope's balloons, counted as workloads. */
+  impostors: Impostor[];
+  /** Drift of fleetscope's objects found and repaired this cycle (the PriorityClass). */
+  repairs: string[];
 }
 
 /** What one cycle gathers as it goes: every report, revert, error and resize record. */
@@ -87,6 +105,9 @@ export class CycleLedger {
   readonly records = new Map<string, ResizeRecord | undefined>();
   /** Nodes whose inflate was reverted this cycle: they wait for the next cycle's fresh read. */
   readonly reverted = new Set<string>();
+  readonly repairs: string[] = [];
+  /** Why no balloon may grow this cycle (the PriorityClass is not sound); deflates still go. */
+  inflatesHeld: string | undefined;
   constructor(
     readonly ctx: BalloonCycleContext,
     readonly settings: BalloonSettings,
@@ -94,15 +115,34 @@ export class CycleLedger {
   ) {}
 }
 
-/** The balloons' priority class and DaemonSet, the DaemonSet on the nodes the policies and requests name. */
-async function ensureBalloonObjects(ctx: BalloonCycleContext, items: BalloonItems): Promise<void> {
+/**
+ * The balloons' priority class and DaemonSet, the DaemonSet on the nodes the policies and requests name.
+ * A broken object is recorded and the cycle goes on (nodes still grow): without a sound PriorityClass no
+ * balloon grows.
+ */
+async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<void> {
+  const { ctx } = l;
   const selection: Selection = {
     policies: items.policies,
     explicitNodes: items.requests.map((r) => r.node),
   };
-  await ctx.objects.ensurePriorityClass();
-  await ctx.objects.ensureDaemonSet(selection);
+  try {
+    l.repairs.push(...(await ctx.objects.ensurePriorityClass()).repaired);
+  } catch (err) {
+    l.inflatesHeld = (err as Error).message;
+    l.errors.push(`${l.inflatesHeld}; balloons only deflate until it is fixed`);
+  }
+  try {
+    await ctx.objects.ensureDaemonSet(selection);
+  } catch (err) {
+    l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
+  }
 }
+
+const impostorsOf = (pods: readonly BalloonPod[]): Impostor[] =>
+  pods
+    .filter((p) => p.impostor)
+    .map((p) => ({ namespace: p.namespace, name: p.name, uid: p.uid, node: p.node }));
 
 export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<BalloonCycleResult> {
   const l = new CycleLedger(ctx, { ...DEFAULT_BALLOON_SETTINGS, ...ctx.settings }, (ctx.now ?? Date.now)());
@@ -113,8 +153,9 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
-  if (!ctx.drain) await ensureBalloonObjects(ctx, items);
+  if (!ctx.drain) await ensureBalloonObjects(l, items);
   const pods = await ctx.read.pods();
+  const impostors = impostorsOf(pods);
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};
   await followUp(l, pods, previous);
@@ -128,14 +169,33 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     requests: items.requests,
     previous,
   });
+  noteAutoscalers(decisions, nodes);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,
     decisions.filter((d) => !l.reverted.has(d.node)),
   );
-  if (inflated.length > 0) await settle(l, inflated);
-  await recordClusterEvents(ctx.objects, decisions, l.reports, l.reverts, l.now);
-  const summary = await saveCycle(l, decisions, previous, items.state?.version);
+  if (inflated.length > 0) {
+    // The bind race: once right away (before a kubelet admits what was bound meanwhile), once after
+    // the settle wait (a scheduler that bound from a view older than the inflate).
+    const known = new Set(pods.map((p) => p.uid));
+    await recheckInflates(l, inflated, known);
+    await settle(l, inflated);
+    await recheckInflates(l, inflated, known);
+  }
+  await recordClusterEvents(ctx.objects, {
+    decisions,
+    reports: l.reports,
+    reverts: l.reverts,
+    impostors: newImpostors(impostors, items.state?.impostors),
+    repairs: l.repairs,
+    now: l.now,
+  });
+  // A cycle of one node (an explicit request) saw only that node's pods: keep the others' impostors.
+  const kept = ctx.onlyNode
+    ? [...impostors, ...(items.state?.impostors ?? []).filter((p) => p.node !== ctx.onlyNode)]
+    : impostors;
+  const summary = await saveCycle(l, decisions, previous, items.state?.version, kept);
   return {
     cluster: ctx.cluster,
     at: l.now,
@@ -146,5 +206,13 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     reverts: l.reverts,
     unknownNodes,
     errors: l.errors,
+    impostors,
+    repairs: l.repairs,
   };
 }
+
+/** Impostors not reported by the last cycle (one Event each, not one per cycle). */
+const newImpostors = (now: Impostor[], before: readonly Impostor[] | undefined): Impostor[] => {
+  const seen = new Set((before ?? []).map((p) => p.uid));
+  return now.filter((p) => !seen.has(p.uid));
+};

@@ -3,9 +3,10 @@
  * else: which nodes are managed, what each should offer, what its balloon becomes, and what is blocked.
  * Pure: the cycle (./cycle.ts) reads, calls this, and acts on the answer.
  */
-import { type Amounts, add, equal, RESOURCES, sub, ZERO } from './amounts.js';
+import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
 import { pendingDemand } from './pending.js';
+import { nodePrice } from './prices.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
 
@@ -27,7 +28,14 @@ export interface CountedPod {
   requests: Amounts;
   /** Not scheduled yet ('' node): the nodes it asks for, so a pool's policy can grow to take it. */
   nodeSelector?: Readonly<Record<string, string>>;
+  /** Not bound yet, but nominated to this node by the scheduler's preemption: it holds room there. */
+  nominated?: string;
+  /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */
+  impostor?: boolean;
 }
+
+/** The node a pod holds room on: where it is bound, else where the scheduler nominated it ('' none). */
+export const heldNode = (p: CountedPod): string => p.node || p.nominated || '';
 
 export interface NodeDecision {
   node: string;
@@ -42,6 +50,8 @@ export interface NodeDecision {
   capacityChanged?: { from: Amounts; to: Amounts };
   /** A reclaim newly blocked, or blocked for a different amount than last cycle. */
   newlyBlocked: boolean;
+  /** The node became over-committed (allocatable below what is held), or by a different amount. */
+  newlyOvercommitted?: boolean;
 }
 
 export interface DecideInput {
@@ -65,14 +75,15 @@ interface NodePods {
 function podsByNode(pods: readonly CountedPod[]): Map<string, NodePods> {
   const out = new Map<string, NodePods>();
   for (const p of pods) {
-    if (p.node === '') continue; // waiting to be scheduled: demand (./pending.ts), not load
-    let n = out.get(p.node);
+    const node = heldNode(p);
+    if (node === '') continue; // waiting to be scheduled: demand (./pending.ts), not load
+    let n = out.get(node);
     if (!n) {
       n = { others: [], requests: ZERO };
-      out.set(p.node, n);
+      out.set(node, n);
     }
     // Two balloon pods on a node (a replacement racing its predecessor): size the newer, count the other.
-    if (p.balloon && !n.balloon) n.balloon = p;
+    if (p.balloon && p.node !== '' && !n.balloon) n.balloon = p;
     else {
       n.others.push(p);
       n.requests = add(n.requests, p.requests);
@@ -131,21 +142,26 @@ function decideNode(
     prev && !equal(prev.allocatable, node.allocatable)
       ? { from: prev.allocatable, to: node.allocatable }
       : undefined;
+  const state = nodeState(node, input, {
+    workloads,
+    current,
+    plan,
+    balloon,
+    desired,
+    blocked,
+    pool: sized?.source,
+  });
+  const over = state.overcommitted;
   return {
     node: node.name,
+    ...(over && !(prev?.overcommitted && equal(prev.overcommitted, over))
+      ? { newlyOvercommitted: true }
+      : {}),
     ...(balloon ? { balloon } : {}),
     ...(desired ? { desired } : {}),
     plan,
     ...(balloon && !equal(plan.next, current) ? { resizeTo: plan.next } : {}),
-    state: nodeState(node, input, {
-      workloads,
-      current,
-      plan,
-      balloon,
-      desired,
-      blocked,
-      pool: sized?.source,
-    }),
+    state,
     ...(capacityChanged ? { capacityChanged } : {}),
     newlyBlocked: changed,
   };
@@ -174,15 +190,34 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     workloads: o.workloads,
     balloon: o.current,
     target: o.plan.target,
-    size: sub(node.allocatable, o.current),
+    size: max(ZERO, sub(node.allocatable, o.current)),
+    ...overcommit(node.allocatable, add(o.workloads, o.current)),
     ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(used ? { used } : {}),
     ...(o.desired ? { desired: o.desired.size } : {}),
     ...(o.pool ? { source: o.pool } : {}),
     ...(o.balloon ? { podUid: o.balloon.uid } : {}),
     ...(o.blocked ? { blocked: o.blocked } : {}),
+    ...priceOf(node, input.policies, o.desired),
     ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),
   };
+}
+
+/** The node's price: its own policy's override first, then the other policies' (by name), then the table. */
+function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired: Desired | undefined) {
+  const own = desired?.source.kind === 'policy' ? desired.source.policy : undefined;
+  const ordered = [...policies].sort((a, b) => Number(b.policy.name === own) - Number(a.policy.name === own));
+  const price = nodePrice(
+    node.labels,
+    ordered.map((p) => p.policy.prices),
+  );
+  return price ? { price } : {};
+}
+
+/** How far the node's pods and balloon hold beyond its allocatable, when they do. */
+function overcommit(allocatable: Amounts, held: Amounts): { overcommitted?: Amounts } {
+  const over = max(ZERO, sub(held, allocatable));
+  return isZero(over) ? {} : { overcommitted: over };
 }
 
 export function decide(input: DecideInput): { decisions: NodeDecision[]; unknownNodes: string[] } {
@@ -192,7 +227,7 @@ export function decide(input: DecideInput): { decisions: NodeDecision[]; unknown
   const demand = input.drain
     ? new Map<string, Amounts>()
     : pendingDemand(
-        input.pods.filter((p) => p.node === ''),
+        input.pods.filter((p) => heldNode(p) === ''),
         input.nodes,
         new Map([...byNode].map(([n, p]) => [n, p.requests])),
         input.policies,

@@ -126,5 +126,9 @@ export function balloonMetrics(
     ['BalloonCapacityBytes', 'None', s.balloon.memory],
     ['BalloonFreeMillicores', 'None', s.free.cpu],
     ['BalloonErrors', 'Count', r.errors.length],
+    ['BalloonImpostors', 'Count', r.impostors.length],
+    ['BalloonObjectRepairs', 'Count', r.repairs.length],
+    // The monthly value of the ballooned capacity at the nodes' prices (USD; nodes with no price count 0).
+    ['BalloonMonthlyValueUsd', 'None', Math.round(s.monthlyUsd * 100) / 100],
   ];
 }

@@ -21,9 +21,8 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
     now: () => ctx.now,
     drain: true,
   });
-  // The resizes it requested (each also gets a best-effort Event on the pod, not counted here); the
+  // Its cluster writes (the resizes and their Events) are counted by the task's write fence; the
   // balloon state it stores is cleared by a later task of the same transition.
-  ctx.wrote(result.reports.filter((r) => r.kind === 'resized' && r.outcome === 'Requested').length);
   if (result.errors.length) throw new Error(result.errors.slice(0, 3).join('; '));
   const left = result.decisions.filter((d) => d.resizeTo && !equal(d.state.balloon, d.resizeTo));
   if (left.length === 0) return { done: true };

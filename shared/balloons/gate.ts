@@ -30,6 +30,8 @@ export function idleResult(l: CycleLedger): BalloonCycleResult {
     reverts: [],
     unknownNodes: [],
     errors: l.errors,
+    impostors: [],
+    repairs: [],
   };
 }
 

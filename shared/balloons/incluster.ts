@@ -17,6 +17,8 @@ import {
   BALLOON_NAMESPACE,
   BALLOON_PRIORITY,
   balloonDaemonSet,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
   PRIORITY_CLASS,
   priorityClass,
   SELECTION_ANNOTATION,
@@ -38,6 +40,21 @@ export class BalloonObjectError extends Error {
   override name = 'BalloonObjectError';
 }
 
+/** What differs from the class balloons need, one phrase per field ("value 1000"). */
+export function priorityClassDrift(pc: {
+  value?: number;
+  preemptionPolicy?: string;
+  globalDefault?: boolean;
+}) {
+  const drift: string[] = [];
+  if (pc.value !== BALLOON_PRIORITY) drift.push(`value ${pc.value}`);
+  // The API defaults preemptionPolicy to PreemptLowerPriority.
+  if (pc.preemptionPolicy !== 'Never')
+    drift.push(`preemptionPolicy ${pc.preemptionPolicy ?? 'PreemptLowerPriority'}`);
+  if (pc.globalDefault === true) drift.push('globalDefault true');
+  return drift;
+}
+
 export class BalloonObjects {
   constructor(
     private readonly client: ClusterClient,
@@ -45,22 +62,60 @@ export class BalloonObjects {
     private readonly image: string,
   ) {}
 
-  async ensurePriorityClass(): Promise<Ensured> {
+  /**
+   * The PriorityClass as balloons need it: value 1e9, preemptionPolicy Never, globalDefault false.
+   * Drift of fleetscope's own class is repaired and returned (globalDefault patched back; value and
+   * preemptionPolicy are immutable, so the class is replaced, fenced on the uid read); a class of that
+   * name fleetscope does not own is never touched: that throws, naming what is wrong.
+   */
+  async ensurePriorityClass(): Promise<{ ensured: Ensured | 'repaired'; repaired: string[] }> {
+    const pc = await this.readPriorityClass();
+    if (!pc) {
+      await this.createPriorityClass();
+      return { ensured: 'created', repaired: [] };
+    }
+    const drift = priorityClassDrift(pc);
+    if (drift.length === 0) return { ensured: 'present', repaired: [] };
+    const what = `PriorityClass ${PRIORITY_CLASS} has ${drift.join(', ')}`;
+    if (pc.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE)
+      throw new BalloonObjectError(
+        `${what} and is not fleetscope's (no ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE} label): left alone; balloons need value ${BALLOON_PRIORITY}, preemptionPolicy Never, globalDefault false (delete it and fleetscope recreates it)`,
+      );
+    if (pc.value !== BALLOON_PRIORITY || pc.preemptionPolicy !== 'Never') {
+      await this.client.call(
+        'replace balloon PriorityClass',
+        () =>
+          this.client.scheduling.deletePriorityClass({
+            name: PRIORITY_CLASS,
+            body: { preconditions: { uid: pc.metadata?.uid } },
+          }),
+        { expected: [404, 409] },
+      );
+      await this.createPriorityClass();
+    } else
+      await this.client.patch('repair balloon PriorityClass', 'merge', (options) =>
+        this.client.scheduling.patchPriorityClass(
+          { name: PRIORITY_CLASS, body: { globalDefault: false } },
+          options,
+        ),
+      );
+    return { ensured: 'repaired', repaired: [`${what}: repaired`] };
+  }
+
+  private async readPriorityClass() {
     try {
-      const pc = await this.client.call(
+      return await this.client.call(
         'read balloon PriorityClass',
         () => this.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS }),
         { expected: [404] },
       );
-      // value and preemptionPolicy are immutable: a class someone else made is reported, never replaced.
-      if (pc.value !== BALLOON_PRIORITY || pc.preemptionPolicy !== 'Never')
-        throw new BalloonObjectError(
-          `PriorityClass ${PRIORITY_CLASS} exists with value ${pc.value} and preemptionPolicy ${pc.preemptionPolicy}; balloons need ${BALLOON_PRIORITY} and Never (delete it and fleetscope recreates it)`,
-        );
-      return 'present';
     } catch (err) {
-      if (!is(err, 404)) throw err;
+      if (is(err, 404)) return undefined;
+      throw err;
     }
+  }
+
+  private async createPriorityClass(): Promise<void> {
     await this.client
       .call(
         'create balloon PriorityClass',
@@ -70,7 +125,6 @@ export class BalloonObjects {
       .catch((err) => {
         if (!is(err, 409)) throw err;
       });
-    return 'created';
   }
 
   /** Whether the server has pods/resize (discovery, one request): without it a balloon cannot move. */
@@ -185,9 +239,12 @@ export class BalloonObjects {
     }
   }
 
-  /** A Kubernetes Event on a balloon pod (best effort: an Event that cannot be written loses nothing). */
+  /**
+   * A Kubernetes Event on a balloon pod, or on the balloon DaemonSet for what concerns the cluster (best
+   * effort: an Event that cannot be written loses nothing).
+   */
   async event(
-    pod: { name: string; uid: string },
+    pod: { name: string; uid?: string; kind?: 'Pod' | 'DaemonSet' },
     type: 'Normal' | 'Warning',
     reason: string,
     message: string,
@@ -199,11 +256,11 @@ export class BalloonObjects {
       kind: 'Event',
       metadata: { generateName: `${pod.name}.`, namespace: BALLOON_NAMESPACE },
       involvedObject: {
-        apiVersion: 'v1',
-        kind: 'Pod',
+        apiVersion: pod.kind === 'DaemonSet' ? 'apps/v1' : 'v1',
+        kind: pod.kind ?? 'Pod',
         namespace: BALLOON_NAMESPACE,
         name: pod.name,
-        uid: pod.uid,
+        ...(pod.uid ? { uid: pod.uid } : {}),
       },
       type,
       reason,

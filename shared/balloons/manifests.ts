@@ -30,7 +30,9 @@ export const BALLOON_CONTAINER = 'balloon';
 export const PRIORITY_CLASS = 'fleetscope-balloon';
 export const BALLOON_PRIORITY = 1_000_000_000;
 export const DEFAULT_BALLOON_IMAGE = 'registry.k8s.io/pause:3.10';
-const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'fleetscope' };
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'fleetscope';
+const MANAGED_BY = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 const APP = { 'app.kubernetes.io/name': BALLOON_NAME };
 /** The selection the DaemonSet was written for, to tell whether it must be updated. */
 export const SELECTION_ANNOTATION = 'fleetscope.io/balloon-selection';

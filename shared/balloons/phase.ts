@@ -9,6 +9,7 @@ import type { NodeFacts } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { Resizer, rawResizeApi } from '../resize/index.js';
 import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
+import { freshPods } from './fresh-read.js';
 import { wanted } from './gate.js';
 import { BalloonObjects } from './incluster.js';
 import { nodeRead, snapshotRead } from './read.js';
@@ -48,6 +49,7 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
     read: input.onlyNode
       ? nodeRead(input.snapshot, input.onlyNode)
       : snapshotRead(input.snapshot, input.growth),
+    fresh: freshPods(input.snapshot.reader),
     settings,
     now,
     ...(input.onlyNode ? { onlyNode: input.onlyNode.name } : {}),

@@ -30,6 +30,8 @@ export interface BalloonPolicy {
   step: Amounts;
   /** A node is shrunk at most once per cool-down; it grows at once. */
   shrinkCooldownMinutes: number;
+  /** USD per hour by instance type, over the shipped EC2 table (./prices.ts), to value ballooned capacity. */
+  prices?: Record<string, number>;
 }
 
 export class PolicyError extends Error {
@@ -99,6 +101,7 @@ export function validatePolicy(input: PolicyInput): BalloonPolicy {
       7 * 24 * 60,
     ),
   };
+  if (input.prices !== undefined) policy.prices = prices(input.prices);
   for (const r of RESOURCES) {
     if (policy.min[r] > policy.max[r])
       throw new PolicyError(
@@ -107,6 +110,25 @@ export function validatePolicy(input: PolicyInput): BalloonPolicy {
     if (policy.step[r] <= 0) throw new PolicyError(`step.${r}: must be greater than zero`);
   }
   return policy;
+}
+
+const INSTANCE_TYPE = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/i;
+
+/** prices: instance type -> USD per hour, each named in the error when it is not one. */
+function prices(v: unknown): Record<string, number> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new PolicyError(
+      'prices: a map of instance type to USD per hour is required (for example {"m5.large": 0.096})',
+    );
+  const out: Record<string, number> = {};
+  for (const [type, price] of Object.entries(v)) {
+    if (!INSTANCE_TYPE.test(type))
+      throw new PolicyError(
+        `prices: ${JSON.stringify(type)} is not an instance type (node.kubernetes.io/instance-type value)`,
+      );
+    out[type] = number(`prices.${type}`, price, 0, 1000);
+  }
+  return out;
 }
 
 const roundUp = (v: number, step: number) => Math.ceil(v / step) * step;

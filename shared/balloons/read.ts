@@ -11,7 +11,7 @@ import { ClusterAccessError } from '../k8s/errors.js';
 import { amounts } from './amounts.js';
 import type { BalloonPod, ClusterRead } from './cycle.js';
 import type { BalloonNode } from './decide.js';
-import { BALLOON_CONTAINER } from './manifests.js';
+import { BALLOON_CONTAINER, BALLOON_NAME, BALLOON_NAMESPACE } from './manifests.js';
 
 export const balloonNode = (n: NodeFacts): BalloonNode => ({
   name: n.name,
@@ -25,6 +25,17 @@ const bound = (p: PodView) => p.node !== '' && holding(p);
 /** Bound pods, and pods waiting to be scheduled (the demand a pool may be grown for). */
 const boundOrWaiting = (p: PodView) => holding(p) && (p.node !== '' || !p.terminating);
 
+/**
+ * A balloon is a pod in the balloon namespace whose controller is fleetscope's balloon DaemonSet. The
+ * label alone proves nothing (anyone can set it in any namespace): a labelled pod that is not ours is a
+ * workload, never written, and reported as an impostor.
+ */
+export const ownedBalloon = (v: PodView): boolean =>
+  v.balloon &&
+  v.namespace === BALLOON_NAMESPACE &&
+  v.owner?.kind === 'DaemonSet' &&
+  v.owner.name === BALLOON_NAME;
+
 /** A pod as balloons count it; `growth` is what earlier phases of the cycle added to it (node scope). */
 export function balloonPod(
   v: PodView,
@@ -33,16 +44,19 @@ export function balloonPod(
   const e = effectiveRequests(v);
   const g = growth?.get(v.uid);
   const requests = amounts(e.cpu + (g?.cpu ?? 0), e.memory + (g?.memory ?? 0));
-  const c = v.balloon ? v.containers.find((x) => x.name === BALLOON_CONTAINER) : undefined;
+  const balloon = ownedBalloon(v);
+  const c = balloon ? v.containers.find((x) => x.name === BALLOON_CONTAINER) : undefined;
   return {
     namespace: v.namespace,
     name: v.name,
     uid: v.uid,
     node: v.node,
-    balloon: v.balloon,
+    balloon,
+    ...(v.balloon && !balloon ? { impostor: true } : {}),
     requests,
     ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {} } : {}),
-    like: v.balloon ? podLikeOf(v) : {},
+    ...(v.nominated ? { nominated: v.nominated } : {}),
+    like: balloon ? podLikeOf(v) : {},
     ...(c && (c.allocCpu !== undefined || c.allocMem !== undefined)
       ? { allocated: amounts(c.allocCpu ?? c.reqCpu ?? 0, c.allocMem ?? c.reqMem ?? 0) }
       : {}),

@@ -3,8 +3,8 @@
  * first (they give capacity back and never wait), inflates within the write budget, the inflated ones
  * read back once the kubelet had time to answer, and a Deferred inflate reverted at once.
  */
-import { type PodLike, pairOf, type ResizeRecord } from '../resize/index.js';
-import { type Amounts, amounts, equal, RESOURCES } from './amounts.js';
+import { desiredDigest, observeResize, type PodLike, pairOf } from '../resize/index.js';
+import { type Amounts, amounts, min, RESOURCES } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import { BALLOON_CONTAINER } from './manifests.js';
@@ -20,7 +20,11 @@ const amountsOfList = (l: { [r: string]: string | undefined } | undefined): Amou
   return amounts(p.cpu ?? 0, p.memory ?? 0);
 };
 
-/** Follows up what earlier cycles requested; a Deferred inflate goes back to what the kubelet allocated. */
+/**
+ * Follows up what earlier cycles requested, and reverts any increase of a balloon the kubelet holds
+ * back (Deferred or Infeasible), decided from the pod as it is: whoever wrote it, whether or not a
+ * record of it survived.
+ */
 export async function followUp(
   l: CycleLedger,
   pods: BalloonPod[],
@@ -31,8 +35,7 @@ export async function followUp(
     const seen = l.ctx.resizer.observe(pod.like, previous[pod.node]?.resize);
     if (seen.report) l.reports.push(seen.report);
     l.records.set(pod.node, seen.record);
-    if (seen.record?.state !== 'deferred') continue;
-    const r = await revert(l, pod, seen.record);
+    const r = await revert(l, pod);
     if (!r) continue;
     l.reverted.add(pod.node);
     pod.requests = r.to;
@@ -50,11 +53,17 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
   );
   for (const d of order) {
     if (!d.resizeTo || !d.balloon) continue;
+    // Without a sound PriorityClass an inflated balloon could be preempted or preempt: deflates only.
+    if (l.inflatesHeld && isInflate(d)) continue;
     if (ctx.onlyNode !== undefined && d.node !== ctx.onlyNode) continue;
     const pod = d.balloon as BalloonPod;
     const desired = desiredOf(d.resizeTo);
     const record = l.records.get(d.node);
-    if (!ctx.resizer.mayRequest(pod.like, desired, record).ok) continue;
+    // A deeper deflate replaces a Deferred one at once: it gives back at least as much, never waits.
+    const pending = specOf(pod.like);
+    const deeper =
+      record?.state === 'deferred' && pending && RESOURCES.every((r) => d.resizeTo![r] <= pending[r]);
+    if (!ctx.resizer.mayRequest(pod.like, desired, deeper ? undefined : record).ok) continue;
     if (budget-- <= 0) break;
     try {
       const res = await ctx.resizer.resize({ pod: pod.like, desired }, record);
@@ -88,12 +97,7 @@ export async function settle(l: CycleLedger, inflated: NodeDecision[]): Promise<
       const seen = ctx.resizer.observe(fresh, l.records.get(d.node));
       if (seen.report) l.reports.push(seen.report);
       l.records.set(d.node, seen.record);
-      if (seen.record?.state !== 'deferred') continue;
-      const r = await revert(
-        l,
-        { ...pod, like: fresh, allocated: allocatedOf(fresh) ?? pod.allocated },
-        seen.record,
-      );
+      const r = await revert(l, { ...pod, like: fresh, allocated: allocatedOf(fresh) ?? pod.allocated });
       if (r) d.state.balloon = r.to;
     } catch (err) {
       l.errors.push(`node ${d.node}: reading the balloon back failed: ${(err as Error).message}`);
@@ -107,31 +111,42 @@ export function allocatedOf(pod: PodLike): Amounts | undefined {
   return list ? amountsOfList(list) : undefined;
 }
 
+/** An increase of the balloon that the kubelet holds back, from the pod's status; undefined for none. */
+export function heldIncrease(
+  pod: PodLike,
+  allocated: Amounts | undefined,
+): { from: Amounts; to: Amounts; message: string } | undefined {
+  const obs = observeResize(pod);
+  if (obs.state !== 'deferred' && obs.state !== 'infeasible') return undefined;
+  const from = specOf(pod);
+  const to = allocated ?? allocatedOf(pod);
+  // A deflate is never reverted: it gives capacity back, and the kubelet applies it once it can.
+  if (!from || !to || !RESOURCES.some((r) => from[r] > to[r])) return undefined;
+  return { from, to: min(from, to), message: obs.message ?? `${obs.reason ?? obs.state} by the kubelet` };
+}
+
 /**
- * A Deferred inflate goes back to the size the kubelet allocated: left pending, the scheduler would
- * keep counting the larger request and turn new pods away from a node that never shrank, and the
- * kubelet would apply it on its own later, whatever had been decided since.
+ * A Deferred or Infeasible increase goes back to the size the kubelet allocated (a decrease in the same
+ * request is kept): left pending, the scheduler would keep counting the larger request and turn new pods
+ * away from a node that never shrank, and the kubelet would apply it on its own later, whatever had been
+ * decided since. fleetscope's own Infeasible request keeps its back-off through the revert.
  */
-async function revert(l: CycleLedger, pod: BalloonPod, record: ResizeRecord): Promise<Revert | undefined> {
-  const to = pod.allocated ?? allocatedOf(pod.like);
-  const from = specOf(pod.like);
-  if (!to || !from || equal(to, from)) return undefined;
+async function revert(l: CycleLedger, pod: BalloonPod): Promise<Revert | undefined> {
+  const held = heldIncrease(pod.like, pod.allocated);
+  if (!held) return undefined;
+  const refused = l.records.get(pod.node);
   try {
-    const res = await l.ctx.resizer.resize({ pod: pod.like, desired: desiredOf(to) }, undefined);
-    const done: Revert = {
-      node: pod.node,
-      pod: pod.name,
-      podUid: pod.uid,
-      from,
-      to,
-      message: record.message ?? 'deferred by the kubelet',
-    };
+    const res = await l.ctx.resizer.resize({ pod: pod.like, desired: desiredOf(held.to) }, undefined);
+    const done: Revert = { node: pod.node, pod: pod.name, podUid: pod.uid, ...held };
     l.reverts.push(done);
     if (res.report) l.reports.push(res.report);
-    l.records.set(pod.node, res.record);
+    // Our own refused request keeps its back-off; another writer's refusal must not hold ours back.
+    const ours = refused !== undefined && refused.desired === desiredDigest(desiredOf(held.from));
+    const keep = ours && (refused.state === 'infeasible' || refused.state === 'rejected');
+    l.records.set(pod.node, keep ? refused : res.record);
     return done;
   } catch (err) {
-    l.errors.push(`node ${pod.node}: reverting a deferred inflate failed: ${(err as Error).message}`);
+    l.errors.push(`node ${pod.node}: reverting a held-back inflate failed: ${(err as Error).message}`);
     return undefined;
   }
 }

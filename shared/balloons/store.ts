@@ -25,8 +25,10 @@ import {
 } from '../platform/dynamo.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
+import type { Impostor } from './cycle.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
+import type { NodePrice } from './prices.js';
 import type { PodInTheWay } from './sizing.js';
 
 const PREFIX = 'balloons#';
@@ -59,6 +61,15 @@ export interface NodeState {
   /** The effective size fleetscope settled on, and when it last shrank the node (the cool-down). */
   size?: Amounts;
   lastShrinkAt?: number;
+  /** The node autoscaler that manages the node, from its labels (./autoscalers.ts). */
+  autoscaler?: string;
+  /**
+   * What the node's pods and balloon hold beyond its allocatable (the VM shrank under them, a hot-unplug):
+   * the balloon deflates and waits for the kubelet; nothing is evicted.
+   */
+  overcommitted?: Amounts;
+  /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
+  price?: NodePrice;
 }
 
 export interface ClusterBalloons {
@@ -71,6 +82,8 @@ export interface ClusterBalloons {
   unsupportedUntil?: number;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
+  /** Pods labelled as balloons that fleetscope does not own, seen by the last cycle. */
+  impostors?: Impostor[];
   version: number;
 }
 

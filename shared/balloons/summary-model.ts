@@ -3,6 +3,7 @@
  * exist"), requested by workloads, used (metrics API, when present) and free.
  */
 import { type Amounts, add, amounts, max, sub, ZERO } from './amounts.js';
+import { balloonedMonthlyUsd } from './prices.js';
 import type { NodeState } from './store.js';
 
 /**
@@ -33,6 +34,9 @@ export interface CapacityFigures {
 
 export interface BalloonSummary extends CapacityFigures {
   nodes: number;
+  /** Monthly value of the ballooned capacity of the nodes with a known price, and how many had none. */
+  monthlyUsd: number;
+  unpricedNodes: number;
   blockedNodes: number;
   blocked: Amounts;
   reverts: number;
@@ -57,6 +61,8 @@ export function summarize(states: readonly NodeState[], at: number, reverts = 0)
     blocked: ZERO,
     reverts,
     at,
+    monthlyUsd: 0,
+    unpricedNodes: 0,
     allocatable: ZERO,
     balloon: ZERO,
     workloads: ZERO,
@@ -69,6 +75,8 @@ export function summarize(states: readonly NodeState[], at: number, reverts = 0)
       ...total,
       nodes: total.nodes + 1,
       blockedNodes: total.blockedNodes + (s.blocked ? 1 : 0),
+      monthlyUsd: total.monthlyUsd + (monthlyValue(s) ?? 0),
+      unpricedNodes: total.unpricedNodes + (s.price ? 0 : 1),
       blocked: s.blocked ? add(total.blocked, s.blocked.missing) : total.blocked,
       allocatable: add(total.allocatable, f.allocatable),
       balloon: add(total.balloon, f.balloon),
@@ -78,6 +86,28 @@ export function summarize(states: readonly NodeState[], at: number, reverts = 0)
     if (f.used) used = add(used ?? amounts(0, 0), f.used);
   }
   return used ? { ...total, used } : total;
+}
+
+/** The monthly value of the node's ballooned capacity at its price; undefined when its price is unknown. */
+export const monthlyValue = (s: NodeState): number | undefined =>
+  s.price ? balloonedMonthlyUsd(s.price, s.balloon, s.capacity) : undefined;
+
+/** Monthly values per pool (and their unpriced nodes), for status -o wide and the report. */
+export function poolValues(
+  states: readonly NodeState[],
+): { pool: string; monthlyUsd: number; unpriced: number }[] {
+  const by = new Map<string, { pool: string; monthlyUsd: number; unpriced: number }>();
+  for (const s of states) {
+    const pool = poolOf(s);
+    const p = by.get(pool) ?? { pool, monthlyUsd: 0, unpriced: 0 };
+    const v = monthlyValue(s);
+    by.set(pool, {
+      pool,
+      monthlyUsd: p.monthlyUsd + (v ?? 0),
+      unpriced: p.unpriced + (v === undefined ? 1 : 0),
+    });
+  }
+  return [...by.values()].sort((a, b) => a.pool.localeCompare(b.pool));
 }
 
 /** The pool a node belongs to for reports: its policy, "explicit", "host <id>", or "unmanaged". */

@@ -6,6 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RegistryStore } from '../fleet/registry-store.js';
 import { textTable } from '../kernel/text-table.js';
+import { readableUsd } from '../kernel/units-format.js';
 import { pairText } from './amounts.js';
 import { BalloonStore, type NodeState } from './store.js';
 import { figuresOf, CAPACITY_COLUMNS as K, poolOf, summarize } from './summary-model.js';
@@ -51,7 +52,7 @@ export async function balloonSummaryLines(target: {
       state.at,
     );
     lines.push(
-      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, workloads ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}`,
+      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, workloads ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}; ballooned capacity worth ${readableUsd(total.monthlyUsd)}/month`,
     );
     const rows = nodes.map(([n, s]) => {
       const f = figuresOf(s);
@@ -75,7 +76,12 @@ export async function balloonSummaryLines(target: {
     for (const [n, s] of nodes) {
       const b = blockedText(n, s);
       if (b) lines.push(`    ${b}`);
+      if (s.overcommitted) lines.push(`    ${n}: over-committed by ${pairText(s.overcommitted)}`);
     }
+    for (const p of state.impostors ?? [])
+      lines.push(
+        `    impostor ${p.namespace}/${p.name}: carries the balloon label, not fleetscope's (never resized)`,
+      );
   }
   return lines.length ? ["balloons (KEP-5620): capacity that doesn't exist, per node", ...lines] : [];
 }

@@ -5,6 +5,7 @@
  * properties added later), quantities are integers (millicores, bytes), and nothing of the raw object is
  * retained.
  */
+import { type ParseList, podOccupancy } from '../kernel/pod-requests.js';
 import { observeResize, type ResizeObservation } from '../resize/index.js';
 import { cpuMillis, memoryBytes } from './quantities.js';
 import type {
@@ -105,8 +106,15 @@ export interface PodView {
   startTime?: number;
   /** Node scope's recommendation annotation, as written. */
   annotation?: string;
-  /** Regular containers only (init containers and pod overhead are not kept). */
+  /** Regular containers only (init containers and pod overhead are not kept: see `occupancy`). */
   containers: ContainerView[];
+  /**
+   * What the scheduler counts for the whole pod (sidecars, init containers, pod-level resources,
+   * overhead, mid-resize maxima; shared/kernel/pod-requests.ts); absent on views built by hand.
+   */
+  occupancy?: { cpu: number; memory: number };
+  /** status.nominatedNodeName of a pod not bound yet: it holds room on that node. */
+  nominated?: string;
   /** Where a resize of the pod stands (shared/resize's reading of its status). */
   resize: ResizeObservation;
 }
@@ -182,6 +190,7 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
   const name = meta?.name;
   if (!name) return undefined;
   const statuses = p.status?.containerStatuses ?? [];
+  const resize = observeResize(p, sameList);
   return {
     name,
     namespace: meta.namespace ?? '',
@@ -204,17 +213,27 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
         statuses.find((x) => x.name === c.name),
       ),
     ),
-    resize: observeResize(p, sameList),
+    resize,
+    occupancy: podOccupancy(p, parseList, resize.state === 'infeasible'),
+    nominated: p.spec?.nodeName ? undefined : p.status?.nominatedNodeName || undefined,
   };
 }
 
+const parseList: ParseList = (l) => ({
+  cpu: cpuMillis(l?.cpu) ?? 0,
+  memory: memoryBytes(l?.memory) ?? 0,
+});
+
 /**
- * What the scheduler counts for the pod while a resize may be pending (KEP-1287; component-helpers
- * determineContainerReqs): per container max(spec request, allocated, actual), without the spec request
+ * What the scheduler counts for the pod while a resize may be pending: its `occupancy` (the whole
+ * formula) when the view was read from a pod; for a view built by hand, the regular containers (KEP-1287;
+ * component-helpers determineContainerReqs): per container max(spec request, allocated, actual), without the spec request
  * when the resize is Infeasible, and the spec request alone while the node reports no actual resources.
  * A pod that has finished (Succeeded, Failed) holds nothing. Millicores and bytes.
  */
 export function effectiveRequests(p: PodView): { cpu: number; memory: number } {
+  if (p.phase === 'Succeeded' || p.phase === 'Failed') return { cpu: 0, memory: 0 };
+  if (p.occupancy) return p.occupancy;
   let cpu = 0;
   let memory = 0;
   for (const c of effectiveContainerRequests(p)) {

@@ -43,6 +43,8 @@ export interface NodeObject {
 
 export interface ContainerSpec {
   name: string;
+  /** "Always" on an init container: a sidecar (KEP-753). */
+  restartPolicy?: string;
   resources?: { requests?: Quantities; limits?: Quantities };
 }
 
@@ -64,9 +66,16 @@ export interface PodObject {
     priority?: number;
     nodeSelector?: Record<string, string>;
     containers?: ContainerSpec[];
+    initContainers?: ContainerSpec[];
+    /** A RuntimeClass's per-pod overhead. */
+    overhead?: Quantities;
+    /** Pod-level resources (KEP-2837, 1.34+). */
+    resources?: { requests?: Quantities; limits?: Quantities };
   };
   status?: {
     phase?: string;
+    /** Set by the scheduler's preemption: the node the pod waits to be bound to. */
+    nominatedNodeName?: string;
     startTime?: string;
     qosClass?: string;
     resize?: string;
@@ -78,5 +87,9 @@ export interface PodObject {
       observedGeneration?: number;
     }[];
     containerStatuses?: ContainerStatusLike[];
+    initContainerStatuses?: ContainerStatusLike[];
+    /** Pod-level resources as the kubelet admitted and enacted them (1.35+, pod-level resize). */
+    resources?: { requests?: Quantities; limits?: Quantities };
+    allocatedResources?: Quantities;
   };
 }

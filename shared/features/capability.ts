@@ -82,7 +82,12 @@ function featuresPermissions(): KubePermission[] {
   const crds = { group: 'apiextensions.k8s.io', resources: ['customresourcedefinitions'] };
   const features = { group: FEATURE_CRD.group, resources: [FEATURE_CRD.plural] };
   return [
-    { ...crds, verbs: ['get'], names: [FEATURE_CRD.crdName], why: 'whether the Feature CRD is installed' },
+    {
+      ...crds,
+      verbs: ['get', 'patch'],
+      names: [FEATURE_CRD.crdName],
+      why: 'whether the Feature CRD is installed, and bringing it up to this version (uses epochs)',
+    },
     { ...crds, verbs: ['create'], why: 'installs the Feature CRD where it is absent' },
     {
       group: '',
@@ -103,6 +108,12 @@ function featuresPermissions(): KubePermission[] {
       resources: [`${FEATURE_CRD.plural}/status`],
       verbs: ['patch'],
       why: "the Feature's state and tasks; clears the uses components reported",
+    },
+    {
+      group: '',
+      resources: ['events'],
+      verbs: ['create'],
+      why: 'a Warning Event on a Feature whose transition is stuck',
     },
   ];
 }

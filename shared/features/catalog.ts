@@ -22,9 +22,12 @@ export function builtinFeatures(): FeatureSpec[] {
 
 export class FeatureCatalog {
   private readonly byKey: Map<string, FeatureSpec>;
+  /** Every spec, with the features that require it (its `requiredBy`) derived from their `requires`. */
+  readonly specs: readonly FeatureSpec[];
 
-  constructor(readonly specs: readonly FeatureSpec[]) {
-    this.byKey = new Map(specs.map((s) => [refKey(s), s]));
+  constructor(specs: readonly FeatureSpec[]) {
+    this.specs = withDependants(specs);
+    this.byKey = new Map(this.specs.map((s) => [refKey(s), s]));
   }
 
   get(ref: FeatureRef): FeatureSpec | undefined {
@@ -40,6 +43,16 @@ export class FeatureCatalog {
       );
     return spec;
   }
+}
+
+function withDependants(specs: readonly FeatureSpec[]): FeatureSpec[] {
+  return specs.map((s) => {
+    const by = specs.filter((o) => o.requires?.some((r) => refKey(r) === refKey(s)));
+    const { requiredBy: _, ...rest } = s;
+    return by.length
+      ? { ...rest, requiredBy: by.map((o) => ({ namespace: o.namespace, name: o.name })) }
+      : rest;
+  });
 }
 
 export class UnknownFeatureError extends Error {

@@ -46,6 +46,8 @@ const schema = {
         /** What a component should use now (on: On, or TurningOn once only waits for uses are left). */
         value: onOff,
         observedVersion: { type: 'integer' },
+        /** The epoch of the last clearing of uses: a component echoes it with its use. */
+        usesEpoch: { type: 'integer' },
         transition: loose,
         tasks: { type: 'array', items: loose },
         dangling: { type: 'array', items: { type: 'string' } },
@@ -53,7 +55,12 @@ const schema = {
           type: 'object',
           additionalProperties: {
             type: 'object',
-            properties: { value: onOff, time: { type: 'string' }, source: { type: 'string' } },
+            properties: {
+              value: onOff,
+              time: { type: 'string' },
+              epoch: { type: 'integer' },
+              source: { type: 'string' },
+            },
             required: ['value', 'time'],
           },
         },

@@ -1,7 +1,9 @@
 /**
  * Third-party features declared in a file (`fleetscope features register --file F`), made of the
  * built-in tasks only (a file carries no code, so no hooks). A bad file is refused whole, with every
- * problem named by its field ("features[0].disable[2].selector: ..."), and nothing is written.
+ * problem named by its field ("features[0].disable[2].selector: ..."), and nothing is written. What a
+ * declared task may not do even when well-formed (delete every Pod, touch kube-system, bind
+ * cluster-admin, clear another feature's state) is ./harmless.ts.
  *
  *   features:
  *     - namespace: widgets            # the third party's own namespace (fleetscope-system is fleetscope's)
@@ -28,12 +30,10 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { rfc1123LabelProblem } from '../kernel/names.js';
 import { formatPath } from '../platform/validation.js';
-import { FLEETSCOPE_NAMESPACE } from './model.js';
+import { harmOf, isSystemNamespace } from './harmless.js';
+import { FLEETSCOPE_NAMESPACE, parseRef, refKey } from './model.js';
 import { DEFAULT_USES_WAIT_SECONDS, type FeatureSpec } from './spec.js';
 import { parseTask, type TaskProblem, type TaskSpec } from './task-kinds.js';
-
-/** Key prefixes of fleetscope's own items: a declared clear-state may not touch them. */
-export const RESERVED_PREFIXES = ['feature#', 'claims#', 'nodescope#', 'balloons#', 'META', 'STATUS'];
 
 const VERSION = /^v?\d+\.\d+(\.\d+)?$/;
 const label = (what: string) =>
@@ -44,9 +44,13 @@ const label = (what: string) =>
 
 const declSchema = z
   .object({
-    namespace: label('namespace').refine((n) => n !== FLEETSCOPE_NAMESPACE, {
-      message: `${FLEETSCOPE_NAMESPACE} holds fleetscope's own features; use your own namespace`,
-    }),
+    namespace: label('namespace')
+      .refine((n) => n !== FLEETSCOPE_NAMESPACE, {
+        message: `${FLEETSCOPE_NAMESPACE} holds fleetscope's own features; use your own namespace`,
+      })
+      .refine((n) => !isSystemNamespace(n), {
+        message: "kube-* namespaces are the cluster's own; use your own namespace",
+      }),
     name: label('feature name'),
     description: z.string().max(1024).default(''),
     default: z.enum(['on', 'off']).default('off'),
@@ -69,6 +73,18 @@ const declSchema = z
       .strict()
       .optional(),
     since: z.string().regex(VERSION, 'a version such as 0.1.0').default('0.1.0'),
+    /** Features that must be On first: "balloons" (fleetscope's own) or "namespace/name". */
+    requires: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+            'a feature: NAME or NAMESPACE/NAME',
+          ),
+      )
+      .max(20)
+      .default([]),
     enable: z.array(z.unknown()).max(50).default([]),
     disable: z.array(z.unknown()).max(50).default([]),
   })
@@ -108,33 +124,78 @@ export function parseDeclarations(text: string, file: string): FeatureSpec[] {
   return specs as FeatureSpec[];
 }
 
+/**
+ * The file's `requires` against every feature there will be (the catalog and the file): each names a
+ * known feature, and no chain of requirements comes back to where it started. Throws naming the field.
+ */
+export function checkRequires(
+  declared: readonly FeatureSpec[],
+  known: readonly FeatureSpec[],
+  file: string,
+): void {
+  const all = new Map<string, FeatureSpec>();
+  for (const s of [...known, ...declared]) all.set(refKey(s), s);
+  const problems: TaskProblem[] = [];
+  declared.forEach((s, i) => {
+    (s.requires ?? []).forEach((r, j) => {
+      const at = `features[${i}].requires[${j}]`;
+      if (!all.has(refKey(r)))
+        problems.push({
+          path: at,
+          message: `unknown feature "${refKey(r)}" (known: ${[...all.keys()].sort().join(', ')})`,
+        });
+      else {
+        const loop = pathBack(refKey(r), refKey(s), all);
+        if (loop) problems.push({ path: at, message: `a cycle: ${[refKey(s), ...loop].join(' -> ')}` });
+      }
+    });
+  });
+  if (problems.length) throw new DeclarationError(file, problems);
+}
+
+/** The chain of requirements from `from` that reaches `to`, if one does. */
+function pathBack(
+  from: string,
+  to: string,
+  all: Map<string, FeatureSpec>,
+  seen = new Set<string>(),
+): string[] | undefined {
+  if (from === to) return [from];
+  if (seen.has(from)) return undefined;
+  seen.add(from);
+  for (const r of all.get(from)?.requires ?? []) {
+    const rest = pathBack(refKey(r), to, all, seen);
+    if (rest) return [from, ...rest];
+  }
+  return undefined;
+}
+
 function declared(item: unknown, at: string, file: string, problems: TaskProblem[]): FeatureSpec | undefined {
   const parsed = declSchema.safeParse(item);
   if (!parsed.success)
     for (const i of parsed.error.issues)
       problems.push({ path: `${at}.${formatPath(i.path)}`, message: i.message });
   // The tasks are checked even when other fields are bad: one run names every problem of the file.
-  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown };
+  const raw = (item ?? {}) as { enable?: unknown; disable?: unknown; namespace?: unknown; name?: unknown };
+  const ref = { namespace: String(raw.namespace), name: String(raw.name) };
   const tasks = (list: unknown, which: string): TaskSpec[] =>
     (Array.isArray(list) ? list : []).flatMap((t, j) => {
       const r = parseTask(t, `${at}.${which}[${j}]`, { allowHooks: false });
-      problems.push(...r.problems, ...reserved(r.task, `${at}.${which}[${j}]`));
+      problems.push(...r.problems, ...(r.task ? harmOf(ref, r.task, `${at}.${which}[${j}]`) : []));
       return r.task ? [r.task] : [];
     });
   const enable = tasks(raw.enable, 'enable');
   const disable = tasks(raw.disable, 'disable');
   if (!parsed.success) return undefined;
-  const { enable: _e, disable: _d, kubernetes, ...rest } = parsed.data;
-  return { ...rest, ...(kubernetes ? { kubernetes } : {}), enable, disable, origin: { file } };
-}
-
-function reserved(task: TaskSpec | undefined, at: string): TaskProblem[] {
-  if (task?.task !== 'clear-state') return [];
-  return task.prefixes.flatMap((p, k) =>
-    RESERVED_PREFIXES.some((r) => p.startsWith(r) || r.startsWith(p))
-      ? [{ path: `${at}.prefixes[${k}]`, message: `"${p}" is fleetscope's own state` }]
-      : [],
-  );
+  const { enable: _e, disable: _d, kubernetes, requires, ...rest } = parsed.data;
+  return {
+    ...rest,
+    ...(kubernetes ? { kubernetes } : {}),
+    ...(requires.length ? { requires: requires.map(parseRef) } : {}),
+    enable,
+    disable,
+    origin: { file },
+  };
 }
 
 /** A declaration as stored: the spec without code (a declared feature has none). */

@@ -3,8 +3,10 @@
  * one conditional write of the record, retried on a fresh read when the reconciler wrote in between. A
  * cluster that has no record yet gets one (Off) carrying the value; the reconciler starts the transition.
  */
+
+import type { FeatureCatalog } from './catalog.js';
 import { blank, withDesired } from './machine.js';
-import type { DesiredOptions, FeatureRecord, Value } from './model.js';
+import { type DesiredOptions, type FeatureRecord, refKey, targetOf, type Value } from './model.js';
 import type { FeatureSpec } from './spec.js';
 import type { FeatureStore } from './store.js';
 
@@ -33,6 +35,79 @@ export async function setDesired(
       return { record: next, changed: true };
   }
   throw new Error(`feature ${spec.namespace}/${spec.name} of cluster ${cluster} kept changing; try again`);
+}
+
+/**
+ * Sets the desired value of a feature and, when that turns it on, first turns on each of its
+ * requirements (theirs before them) that would otherwise be off, by `requires/<feature>`: the feature's
+ * own transition waits for them to be On. Turning a feature off sets only it: its requirements stay on,
+ * and a requirement turned off waits for its dependants to be Off. Returns every change, in order.
+ */
+export async function setDesiredInOrder(
+  store: FeatureStore,
+  catalog: FeatureCatalog,
+  spec: FeatureSpec,
+  cluster: string,
+  desired: Value | undefined,
+  by: string,
+  options: DesiredOptions,
+  now: number,
+): Promise<{ spec: FeatureSpec; change: DesiredChange }[]> {
+  const out: { spec: FeatureSpec; change: DesiredChange }[] = [];
+  if ((desired ?? spec.default) === 'on')
+    for (const req of requirementsInOrder(catalog, spec)) {
+      const record = await store.get(cluster, req);
+      if (targetOf(record ?? req) === 'on') continue;
+      out.push({
+        spec: req,
+        change: await setDesired(store, req, cluster, 'on', `requires/${refKey(spec)}`, {}, now),
+      });
+    }
+  out.push({ spec, change: await setDesired(store, spec, cluster, desired, by, options, now) });
+  return out;
+}
+
+/** Every feature `spec` requires, directly or not, each after its own requirements (cycles are refused at registration). */
+export function requirementsInOrder(
+  catalog: FeatureCatalog,
+  spec: FeatureSpec,
+  seen = new Set<string>(),
+): FeatureSpec[] {
+  const out: FeatureSpec[] = [];
+  for (const r of spec.requires ?? []) {
+    const req = catalog.get(r);
+    if (!req || seen.has(refKey(req))) continue;
+    seen.add(refKey(req));
+    out.push(...requirementsInOrder(catalog, req, seen), req);
+  }
+  return out;
+}
+
+/** The features that require `spec`, directly or not, each after those that require it. */
+export function dependantsInOrder(
+  catalog: FeatureCatalog,
+  spec: FeatureSpec,
+  seen = new Set<string>(),
+): FeatureSpec[] {
+  const out: FeatureSpec[] = [];
+  for (const d of spec.requiredBy ?? []) {
+    const dep = catalog.get(d);
+    if (!dep || seen.has(refKey(dep))) continue;
+    seen.add(refKey(dep));
+    out.push(...dependantsInOrder(catalog, dep, seen), dep);
+  }
+  return out;
+}
+
+/** The order `features get` shows: what turns on before it, and what turns off before it. */
+export function orderOf(
+  catalog: FeatureCatalog,
+  spec: FeatureSpec,
+): { on: string[]; off: string[] } | undefined {
+  const on = requirementsInOrder(catalog, spec);
+  const off = dependantsInOrder(catalog, spec);
+  if (!on.length && !off.length) return undefined;
+  return { on: [...on, spec].map(refKey), off: [...off, spec].map(refKey) };
 }
 
 const sameOptions = (a: DesiredOptions | undefined, b: DesiredOptions) =>

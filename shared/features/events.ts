@@ -7,7 +7,8 @@ const resources = (r: FeatureRecord) => [`cluster/${r.cluster}`, `feature/${r.na
 
 export function transitionEvent(
   r: FeatureRecord,
-  phase: 'started' | 'reversed' | 'completed',
+  phase: 'started' | 'reversed' | 'completed' | 'stuck' | 'abandoned',
+  why?: string,
 ): OutgoingEvent<'FeatureTransitionChanged'> {
   const t = phase === 'completed' ? r.history.at(-1) : r.transition;
   return {
@@ -19,7 +20,7 @@ export function transitionEvent(
       phase,
       state: r.state,
       to: t?.to ?? (r.state === 'On' || r.state === 'TurningOn' ? 'On' : 'Off'),
-      reason: (t?.reason ?? '').slice(0, 512),
+      reason: (why ?? t?.reason ?? '').slice(0, 512),
       tasks: phase === 'completed' ? (t?.done.length ?? 0) : r.tasks.length,
       at: iso(r.updatedAt),
     },

@@ -67,9 +67,17 @@ export async function checkFeature(
   const value = valueFor(view.record, feature.default);
   const now = (ports.now ?? featureNow)();
   const mine = view.uses.find((u) => u.component === component);
-  if (!mine || mine.value !== value || now - mine.at >= USE_REFRESH_MS) {
+  // The use echoes the epoch of the last clearing it read with the value (a wait for uses counts it by that).
+  const epoch = view.record?.usesEpoch;
+  if (!mine || mine.value !== value || mine.epoch !== epoch || now - mine.at >= USE_REFRESH_MS) {
     try {
-      await store.reportUse(cluster, feature, { component, value, at: now, source: 'fleetscope' });
+      await store.reportUse(cluster, feature, {
+        component,
+        value,
+        at: now,
+        ...(epoch !== undefined ? { epoch } : {}),
+        source: 'fleetscope',
+      });
       if (mine?.value !== value && view.record && inTransition(view.record.state))
         await ports.publish?.([useEvent(cluster, feature, component, value, now)]);
     } catch (err) {

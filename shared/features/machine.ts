@@ -16,7 +16,9 @@ import {
   finalOf,
   HISTORY_LIMIT,
   inTransition,
+  type OperatorAction,
   type TaskRecord,
+  type TaskSummary,
   type Transition,
   targetOf,
   turningTo,
@@ -30,11 +32,15 @@ export type Step =
   | { kind: 'reverse'; to: Final }
   | { kind: 'perform'; task: TaskRecord }
   | { kind: 'finish' }
+  /** The first task is past its deadline: the transition is marked stuck (and goes on trying). */
+  | { kind: 'stuck'; reason: string }
   /** Nothing to do before `until`: another reconciler holds the task, or it is backing off or polling. */
   | { kind: 'later'; until: number; why: string };
 
 /** How long a claim on a task holds: longer than any reconciler invocation runs. */
 export const CLAIM_MS = 5 * 60_000;
+/** How long a task may take (from when it became first) before the transition is shown as stuck. */
+export const TASK_DEADLINE_MS = 60 * 60_000;
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 30 * 60_000;
 
@@ -62,6 +68,7 @@ export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean 
       : { kind: 'reverse', to: target };
   if (!first) return { kind: 'finish' };
   if (claim) return { kind: 'later', until: claim.until, why: `"${first.title}" in progress (${claim.by})` };
+  if (!first.stuck && now >= deadlineOf(first, r)) return { kind: 'stuck', reason: stuckReason(first) };
   const polled = opts.eager && first.waitingFor !== undefined && first.lastError === undefined;
   if (first.notBefore !== undefined && first.notBefore > now && !polled)
     return {
@@ -71,6 +78,21 @@ export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean 
     };
   return { kind: 'perform', task: first };
 }
+
+/** When the task should be done by: its deadline runs from when it became first (or was retried). */
+export const deadlineOf = (t: TaskRecord, r: FeatureRecord): number =>
+  (t.since ?? t.startedAt ?? r.transition?.startedAt ?? r.updatedAt) + TASK_DEADLINE_MS;
+
+function stuckReason(t: TaskRecord): string {
+  const past = `"${t.title}" not done after ${TASK_DEADLINE_MS / 60_000} minutes`;
+  if (t.lastError) return `${past}: failing (${t.attempts} attempts): ${t.lastError}`;
+  if (t.waitingFor) return `${past}: still waiting for ${t.waitingFor}`;
+  return past;
+}
+
+/** The first task is marked stuck with its reason (shown; the reconciler keeps trying it). */
+export const stuckMarked = (r: FeatureRecord, reason: string, now: number): FeatureRecord =>
+  replaceFirst(r, now, (t) => ({ ...t, stuck: { at: now, reason } }));
 
 const bump = (r: FeatureRecord, now: number, change: Partial<FeatureRecord>): FeatureRecord => ({
   ...r,
@@ -115,7 +137,7 @@ export function announced(
 export function started(r: FeatureRecord, to: Final, tasks: TaskSpec[], reason: string, now: number) {
   return bump(r, now, {
     state: turningTo(to),
-    tasks: tasks.map(taskRecord),
+    tasks: tasks.map(taskRecord).map((t, i) => (i === 0 ? { ...t, since: now } : t)),
     transition: { to, startedAt: now, reason, done: [] },
   });
 }
@@ -143,14 +165,14 @@ export function claimed(r: FeatureRecord, by: string, now: number, leaseMs = CLA
   if (!first) return r;
   const task: TaskRecord = {
     ...first,
-    claim: { by, until: now + leaseMs },
+    claim: { by, until: now + leaseMs, token: `${by}@${r.version + 1}` },
     startedAt: first.startedAt ?? now,
   };
   return bump(r, now, { tasks: [task, ...rest] });
 }
 
-/** Whether `by` still holds the first task (its outcome may be stored). */
-export const holds = (r: FeatureRecord, by: string): boolean => r.tasks[0]?.claim?.by === by;
+/** Whether the claim `token` still holds the first task (its outcome may be stored). */
+export const holds = (r: FeatureRecord, token: string): boolean => r.tasks[0]?.claim?.token === token;
 
 /** The first task is done: removed; the last one also sets the final state. */
 export function taskDone(r: FeatureRecord, writes: number, now: number): FeatureRecord {
@@ -164,7 +186,9 @@ export function taskDone(r: FeatureRecord, writes: number, now: number): Feature
     doneAt: now,
   };
   const transition: Transition = { ...r.transition, done: [...r.transition.done, summary] };
-  return rest.length === 0 ? ended({ ...r, transition }, now) : bump(r, now, { tasks: rest, transition });
+  return rest.length === 0
+    ? ended({ ...r, transition }, now)
+    : bump(r, now, { tasks: [{ ...rest[0]!, since: now }, ...rest.slice(1)], transition });
 }
 
 function ended(r: FeatureRecord, now: number): FeatureRecord {
@@ -212,6 +236,59 @@ function replaceFirst(r: FeatureRecord, now: number, f: (t: TaskRecord) => TaskR
   return bump(r, now, { tasks: [f(unclaimed), ...rest] });
 }
 
+/** An operator's verb recorded in the transition in progress. */
+const withAction = (t: Transition, a: OperatorAction): Transition => ({
+  ...t,
+  actions: [...(t.actions ?? []), a],
+});
+
+/** retry: the first task is looked at again now, its back-off and deadline starting over. */
+export function retried(r: FeatureRecord, a: OperatorAction, now: number): FeatureRecord {
+  const next = replaceFirst(r, now, (t) => {
+    const { notBefore: _n, stuck: _s, ...rest } = t;
+    return { ...rest, since: now };
+  });
+  return { ...next, transition: withAction(r.transition!, a) };
+}
+
+/** skip: the first task is recorded as skipped, not performed; the transition goes on with the next. */
+export function skipped(r: FeatureRecord, a: OperatorAction, now: number): FeatureRecord {
+  const first = r.tasks[0]!;
+  const summary: TaskSummary = {
+    title: first.title,
+    task: first.spec.task,
+    attempts: first.attempts,
+    writes: first.writes,
+    doneAt: now,
+    skipped: true,
+  };
+  return withSummary(taskDone({ ...r, transition: withAction(r.transition!, a) }, 0, now), summary);
+}
+
+/** Replaces the summary taskDone just added (the last done task, in progress or in history) by `s`. */
+function withSummary(r: FeatureRecord, s: TaskSummary): FeatureRecord {
+  const fix = (t: Transition): Transition => ({ ...t, done: [...t.done.slice(0, -1), s] });
+  if (r.transition) return { ...r, transition: fix(r.transition) };
+  return { ...r, history: [...r.history.slice(0, -1), fix(r.history.at(-1)!)] };
+}
+
+/**
+ * abandon: the transition is given up and closed as abandoned; the operator's desired value becomes the
+ * value it came from, and the opposite transition starts from where the cluster stands.
+ */
+export function abandoned(
+  r: FeatureRecord,
+  a: OperatorAction,
+  tasks: TaskSpec[],
+  now: number,
+): FeatureRecord {
+  const to: Final = r.transition!.to === 'On' ? 'Off' : 'On';
+  const back = withDesired(r, to === 'On' ? 'on' : 'off', a.by, r.options ?? {}, now);
+  const closed: Transition = { ...withAction(r.transition!, a), endedAt: now, outcome: 'abandoned' };
+  const next = started(back, to, tasks, `abandoned ${r.state} by ${a.by}: ${a.reason}`, now);
+  return { ...next, version: r.version + 1, history: withHistory(r, closed) };
+}
+
 /** The feature's default as this fleetscope (or the latest registration) declares it. */
 export const withDefault = (r: FeatureRecord, value: Value, now: number): FeatureRecord =>
   bump(r, now, { default: value });
@@ -243,5 +320,7 @@ export function valueFor(record: FeatureRecord | undefined, fallback: Value): Va
   if (record.state === 'On') return 'on';
   if (record.state === 'TurningOn')
     return record.tasks.every((t) => t.spec.task === 'wait-for-uses') ? 'on' : 'off';
+  // Turning off, held until the features that require it are off: nothing is stopped yet, they still use it.
+  if (record.state === 'TurningOff' && record.tasks[0]?.spec.task === 'wait-for-features') return 'on';
   return 'off';
 }

@@ -10,7 +10,6 @@ import { type FeatureRecord, type FeatureRef, FLEETSCOPE_NAMESPACE, type Use, ty
 import { contains, type KObject, type ObjectsApi } from './objects.js';
 
 const MANAGED = { 'app.kubernetes.io/managed-by': 'fleetscope' };
-const CRD_QUERY = { apiVersion: 'apiextensions.k8s.io/v1', resource: 'customresourcedefinitions' };
 const featureQuery = (ref: FeatureRef) => ({
   apiVersion: FEATURE_API_VERSION,
   resource: FEATURE_CRD.plural,
@@ -21,12 +20,14 @@ const featureQuery = (ref: FeatureRef) => ({
 interface InClusterUse {
   value: Value;
   time: string;
+  /** The status.usesEpoch the component read with the value (it echoes it). */
+  epoch?: number;
   source?: string;
 }
 
 interface FeatureObject extends KObject {
   spec?: Record<string, unknown>;
-  status?: { observedVersion?: number; uses?: Record<string, InClusterUse> };
+  status?: { observedVersion?: number; usesEpoch?: number; uses?: Record<string, InClusterUse> };
 }
 
 export interface MirrorSpec {
@@ -46,11 +47,8 @@ export class FeatureMirror {
   /** The CRD, created where absent, and served (a new CRD takes a moment to be established). */
   async ensureCrd(): Promise<void> {
     if (this.crdReady) return;
-    const present = await this.api.list({ ...CRD_QUERY, name: FEATURE_CRD.crdName });
-    if (present.length === 0) {
-      await this.api.apply(featureCrd());
-      this.api.forget(FEATURE_API_VERSION);
-    }
+    // Created, or brought up to this fleetscope's schema (apply writes nothing when it already says so).
+    if ((await this.api.apply(featureCrd())) !== 'unchanged') this.api.forget(FEATURE_API_VERSION);
     const deadline = Date.now() + (this.opts.crdWaitMs ?? 10_000);
     const sleep = this.opts.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
     while (!(await this.api.resolve(featureQuery(FLEETSCOPE_REF)))) {
@@ -96,14 +94,56 @@ export class FeatureMirror {
         spec: wantedSpec,
       });
       live = await this.read(record);
-    } else if (!sameSpec(live.spec, wantedSpec)) {
+    } else if (
       // desired: null removes an operator's value that went back to the default.
-      await this.api.mergePatch(featureQuery(record), live, { spec: { desired: null, ...wantedSpec } });
-    }
-    const status = statusOf(record, uses, live?.status?.uses ?? {}, dangling);
-    if (live && !contains(live.status, status.compare))
-      await this.api.mergePatch(featureQuery(record), live, { status: status.patch }, 'status');
+      await this.api.patchAsRead(featureQuery(record), live, (o) =>
+        sameSpec((o as FeatureObject).spec, wantedSpec)
+          ? undefined
+          : { spec: { desired: null, ...wantedSpec } },
+      )
+    )
+      live = await this.read(record);
+    // Computed again from the object as it is if a component reported meanwhile (409).
+    if (live)
+      await this.api.patchAsRead(
+        featureQuery(record),
+        live,
+        (o) => {
+          const s = (o as FeatureObject).status;
+          const status = statusOf(record, uses, s?.uses ?? {}, dangling);
+          return contains(s, status.compare) ? undefined : { status: status.patch };
+        },
+        'status',
+      );
     return this.api.writes - before;
+  }
+
+  /**
+   * A Warning Event on the Feature object (`kubectl describe feature`, `kubectl get events`), for what
+   * people must act on: a stuck transition.
+   */
+  async recordEvent(r: FeatureRecord, reason: string, message: string, now: number): Promise<void> {
+    const live = await this.read(r);
+    const at = new Date(now).toISOString();
+    await this.api.apply({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${r.name}.${now.toString(16)}`, namespace: r.namespace, labels: MANAGED },
+      involvedObject: {
+        apiVersion: FEATURE_API_VERSION,
+        kind: FEATURE_CRD.kind,
+        name: r.name,
+        namespace: r.namespace,
+        ...(live?.metadata?.uid ? { uid: live.metadata.uid } : {}),
+      },
+      type: 'Warning',
+      reason,
+      message: message.slice(0, 1024),
+      source: { component: 'fleetscope-features' },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    });
   }
 
   /** The uses in-cluster components wrote into the Feature object's status (none if it is absent). */
@@ -115,20 +155,40 @@ export class FeatureMirror {
         component,
         value: u.value,
         at: Date.parse(u.time) || 0,
+        ...(typeof u.epoch === 'number' ? { epoch: u.epoch } : {}),
         source: 'cluster' as const,
       }));
   }
 
-  /** Clears the in-cluster components' uses reported up to `upTo`; returns the writes made. */
-  async clearUses(ref: FeatureRef, upTo: number): Promise<number> {
+  /** Publishes `epoch` in the status where it is not yet (an attempt died between issuing and publishing). */
+  async publishEpoch(ref: FeatureRef, epoch: number): Promise<void> {
     const live = await this.read(ref);
-    const old = Object.entries(live?.status?.uses ?? {}).filter(
-      ([, u]) => u.source !== 'fleetscope' && (Date.parse(u.time) || 0) <= upTo,
-    );
-    if (!live || old.length === 0) return 0;
+    if (live && live.status?.usesEpoch !== epoch) await this.clearUses(ref, epoch);
+  }
+
+  /**
+   * Publishes the uses epoch in the status and clears the in-cluster components' uses that do not echo
+   * it, on the object as read (a use reported in between is not erased: the patch is refused and made
+   * again from the object as it now is); returns the writes made.
+   */
+  async clearUses(ref: FeatureRef, epoch: number): Promise<number> {
+    const live = await this.read(ref);
+    if (!live) return 0; // no object yet: no in-cluster component can have reported
     const before = this.api.writes;
-    const uses = Object.fromEntries(old.map(([component]) => [component, null]));
-    await this.api.mergePatch(featureQuery(ref), live, { status: { uses } }, 'status');
+    await this.api.patchAsRead(
+      featureQuery(ref),
+      live,
+      (o) => {
+        const s = (o as FeatureObject).status;
+        const old = Object.entries(s?.uses ?? {}).filter(
+          ([, u]) => u.source !== 'fleetscope' && u.epoch !== epoch,
+        );
+        if (s?.usesEpoch === epoch && old.length === 0) return undefined;
+        const uses = Object.fromEntries(old.map(([component]) => [component, null]));
+        return { status: { usesEpoch: epoch, ...(old.length ? { uses } : {}) } };
+      },
+      'status',
+    );
     return this.api.writes - before;
   }
 }
@@ -149,7 +209,12 @@ function statusOf(
   const mine = Object.fromEntries(
     uses.map((u) => [
       u.component,
-      { value: u.value, time: new Date(u.at).toISOString(), source: 'fleetscope' },
+      {
+        value: u.value,
+        time: new Date(u.at).toISOString(),
+        ...(u.epoch !== undefined ? { epoch: u.epoch } : {}),
+        source: 'fleetscope',
+      },
     ]),
   );
   const stale = Object.entries(liveUses)
@@ -160,6 +225,7 @@ function statusOf(
     // What a component should use now: the client flow's rule, so in-cluster components need not know it.
     value: valueFor(r, r.default),
     observedVersion: r.version,
+    ...(r.usesEpoch !== undefined ? { usesEpoch: r.usesEpoch } : {}),
     tasks: r.tasks.map((t) => ({
       title: t.title,
       task: t.spec.task,

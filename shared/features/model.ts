@@ -47,11 +47,32 @@ export interface TaskRecord {
   notBefore?: number;
   /** What the task keeps between attempts (wait for uses: when the uses were cleared). */
   progress?: Record<string, number | string>;
-  /** The reconciler performing it right now, and until when that claim holds (a crash lets it lapse). */
-  claim?: { by: string; until: number };
-  /** Writes (to the cluster or to DynamoDB) the task's attempts made: the evidence that no step ran twice. */
+  /**
+   * The reconciler performing it right now, and until when that claim holds (renewed while the task
+   * runs; a crash lets it lapse). `token` names this one claim: every cluster write of the task is
+   * fenced to it, so a holder whose claim lapsed (and was taken over) cannot write.
+   */
+  claim?: { by: string; until: number; token: string };
+  /**
+   * Writes (to the cluster or to DynamoDB) the task's attempts made, counted in the record as each is
+   * made (a killed attempt's writes are kept): the evidence that no step ran twice.
+   */
   writes: number;
   startedAt?: number;
+  /** When it became the transition's first task (or an operator retried it): its deadline runs from here. */
+  since?: number;
+  /** Past its deadline and not done: the transition is stuck here, and why (until done or acted on). */
+  stuck?: { at: number; reason: string };
+}
+
+/** An operator's verb on a stuck transition, as history keeps it: who, when, why. */
+export interface OperatorAction {
+  verb: 'retry' | 'skip' | 'abandon';
+  task: string;
+  /** The caller's identity (an AWS principal's ARN, or local:<user>). */
+  by: string;
+  at: number;
+  reason: string;
 }
 
 /** A task of a finished (or reversed) transition, as history keeps it. */
@@ -61,17 +82,24 @@ export interface TaskSummary {
   attempts: number;
   writes: number;
   doneAt: number;
+  /** Not performed: an operator skipped it (the action says who and why). */
+  skipped?: boolean;
 }
 
 export interface Transition {
   to: Final;
   startedAt: number;
   endedAt?: number;
-  /** completed: reached `to`; reversed: the desired value flipped and the opposite transition began. */
-  outcome?: 'completed' | 'reversed';
+  /**
+   * completed: reached `to`; reversed: the desired value flipped and the opposite transition began;
+   * abandoned: an operator gave it up (the opposite transition began).
+   */
+  outcome?: 'completed' | 'reversed' | 'abandoned';
   /** Why it started: "desired on (set by ...)", "default on", "announced", "reverses TurningOff". */
   reason: string;
   done: TaskSummary[];
+  /** What operators did to it (retry, skip, abandon). */
+  actions?: OperatorAction[];
 }
 
 /** Options the operator gave with the desired value (kept with it: a transition reads them). */
@@ -95,6 +123,11 @@ export interface FeatureRecord extends FeatureRef {
   transition?: Transition;
   /** Finished and reversed transitions, newest last (at most HISTORY_LIMIT). */
   history: Transition[];
+  /**
+   * The epoch of the last clearing of uses: a use counts in a wait for uses only if it echoes it (a
+   * component's own clock never decides). Published to in-cluster components in the Feature status.
+   */
+  usesEpoch?: number;
   /** Optimistic lock: every change is a conditional write on it. */
   version: number;
   updatedAt: number;
@@ -107,6 +140,8 @@ export interface Use {
   component: string;
   value: Value;
   at: number;
+  /** The uses epoch the component read with the value (absent: it echoed none). */
+  epoch?: number;
   /** fleetscope: a fleetscope worker; cluster: an in-cluster component, via the Feature object's status. */
   source: 'fleetscope' | 'cluster';
 }

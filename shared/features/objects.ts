@@ -25,6 +25,8 @@ export interface KObject {
   metadata?: {
     name?: string;
     namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     [k: string]: unknown;
@@ -121,37 +123,87 @@ export class ObjectsApi {
     }
   }
 
-  /** Deletes one object; false when it was already gone. */
+  /**
+   * Deletes one object as it was read (its uid and resourceVersion are preconditions). An object changed
+   * since (a controller's status update) is read again and deleted if the query still selects it; one
+   * recreated meanwhile (a new uid) is not this one. False when it was already gone.
+   */
   async delete(q: ObjectsQuery, obj: KObject): Promise<boolean> {
     const r = await this.resolve(q);
     if (!r) return false;
-    try {
-      await this.raw.send(
-        `delete ${r.resource}`,
-        'DELETE',
-        this.path(r, obj.metadata?.namespace, obj.metadata?.name),
-        undefined,
-        'application/json',
-        { expected: [404] },
-      );
-      this.writes++;
-      return true;
-    } catch (err) {
-      if (is(err, 404)) return false;
-      throw err;
+    let current: KObject | undefined = obj;
+    for (let attempt = 1; current; attempt++) {
+      try {
+        await this.raw.send(
+          `delete ${r.resource}`,
+          'DELETE',
+          this.path(r, current.metadata?.namespace, current.metadata?.name),
+          deleteOptions(current),
+          'application/json',
+          { expected: [404, 409] },
+        );
+        this.writes++;
+        return true;
+      } catch (err) {
+        if (is(err, 404)) return false;
+        if (!is(err, 409) || attempt >= CONFLICT_ATTEMPTS) throw err;
+        const fresh = await this.get(r, current.metadata?.namespace, String(current.metadata?.name));
+        current =
+          fresh?.metadata?.uid === obj.metadata?.uid && matches(fresh!, q.selector) ? fresh : undefined;
+      }
     }
+    return false;
   }
 
-  /** A JSON merge patch of one object (or of its status). */
-  async mergePatch(q: ObjectsQuery, obj: KObject, patch: unknown, subresource?: 'status'): Promise<void> {
+  /**
+   * Patches an object with what `patchOf` computes from it as it was read, that version as the
+   * precondition (./objects.ts asRead); when another writer changed it since (409), the patch is
+   * computed again from the object as it now is, and nothing is written once `patchOf` finds nothing to
+   * change (or the object is gone). So a change made in between is never undone by a stale patch.
+   */
+  async patchAsRead(
+    q: ObjectsQuery,
+    obj: KObject,
+    patchOf: (live: KObject) => Record<string, unknown> | undefined,
+    subresource?: 'status',
+  ): Promise<boolean> {
+    const r = await this.resolve(q);
+    if (!r) return false;
+    let live: KObject | undefined = obj;
+    for (let attempt = 1; live; attempt++) {
+      const patch = patchOf(live);
+      if (!patch) return false;
+      try {
+        await this.mergePatch(q, live, patch, subresource);
+        return true;
+      } catch (err) {
+        if (!is(err, 409) || attempt >= CONFLICT_ATTEMPTS) throw err;
+        live = await this.get(r, obj.metadata?.namespace, String(obj.metadata?.name));
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A JSON merge patch of one object (or of its status), made on the object as it was read: its
+   * resourceVersion goes with the patch as a precondition, so a patch computed from what another writer
+   * changed since is refused (409) instead of undoing their change.
+   */
+  async mergePatch(
+    q: ObjectsQuery,
+    obj: KObject,
+    patch: Record<string, unknown>,
+    subresource?: 'status',
+  ): Promise<void> {
     const r = await this.resolve(q);
     if (!r) return;
     await this.raw.send(
       `patch ${r.resource}${subresource ? `/${subresource}` : ''}`,
       'PATCH',
       this.path(r, obj.metadata?.namespace, obj.metadata?.name, subresource),
-      patch,
+      asRead(obj, patch),
       'application/merge-patch+json',
+      { expected: [409] },
     );
     this.writes++;
   }
@@ -185,12 +237,32 @@ export class ObjectsApi {
       `update ${r.resource}`,
       'PATCH',
       this.path(r, ns, name),
-      wanted,
+      asRead(live, wanted),
       'application/merge-patch+json',
     );
     this.writes++;
     return 'updated';
   }
+}
+
+/** Conflicts met by one write before it gives up (and the task fails, to be retried later). */
+const CONFLICT_ATTEMPTS = 5;
+
+const deleteOptions = (obj: KObject) => {
+  const { uid, resourceVersion } = obj.metadata ?? {};
+  return {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    preconditions: { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+  };
+};
+
+/** `patch` with the object's resourceVersion as read: the server applies it only to that version. */
+function asRead(obj: KObject, patch: Record<string, unknown>): Record<string, unknown> {
+  const resourceVersion = obj.metadata?.resourceVersion;
+  if (!resourceVersion) return patch;
+  const meta = (patch.metadata ?? {}) as Record<string, unknown>;
+  return { ...patch, metadata: { ...meta, resourceVersion } };
 }
 
 interface DiscoveryList {

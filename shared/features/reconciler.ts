@@ -10,8 +10,10 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
+import { withWriteGuard } from '../k8s/write-guard.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
+import { ClaimFence } from './claim-fence.js';
 import { taskEvent, transitionEvent } from './events.js';
 import {
   announced,
@@ -24,6 +26,7 @@ import {
   reversed,
   type Step,
   started,
+  stuckMarked,
   taskDone,
   taskFailed,
   taskWaiting,
@@ -39,7 +42,17 @@ import { runTask } from './tasks.js';
 export interface StepMark {
   cluster: string;
   feature: string;
-  step: 'announced' | 'default' | 'started' | 'reversed' | 'finished' | 'claimed' | 'performed' | 'stored';
+  step:
+    | 'announced'
+    | 'default'
+    | 'started'
+    | 'reversed'
+    | 'finished'
+    | 'claimed'
+    | 'performed'
+    | 'stored'
+    /** A cluster write's fence held; the write is about to be sent (onFence only). */
+    | 'fenced';
   task?: string;
 }
 
@@ -51,6 +64,8 @@ export type FeatureMetric =
   | 'FeatureTasksWaiting'
   | 'FeatureTasksFailed'
   | 'FeatureStepConflicts'
+  | 'FeatureClaimsLost'
+  | 'FeatureTransitionsStuck'
   | 'FeatureMirrorErrors';
 
 export interface ReconcilerPorts {
@@ -67,6 +82,10 @@ export interface ReconcilerPorts {
   leaseMs?: number;
   /** Called after every stored step and after each task is performed: tests crash the reconciler here. */
   onStep?(mark: StepMark): void | Promise<void>;
+  /** Called when a task's cluster write passed its fence, before it is sent: tests freeze it here. */
+  onFence?(mark: StepMark): void | Promise<void>;
+  /** How often (real ms) a running task's heartbeat looks at the clock to renew its claim; 0: never. */
+  heartbeatMs?: number;
   warn?(message: string, fields: Record<string, unknown>): void;
   count?(metric: FeatureMetric, n: number): void;
   /** Write the records into the cluster as Feature objects (default true). */
@@ -89,6 +108,8 @@ export const MIRROR_RESYNC_MS = 60 * 60_000;
 /** A cluster whose Feature objects could not be written is tried again after this long. */
 export const MIRROR_RETRY_MS = 15 * 60_000;
 const DEFAULT_POLL_MS = 60_000;
+/** The heartbeat looks at the feature clock this often and renews a claim a third of the way through. */
+const HEARTBEAT_MS = 1000;
 
 /** One cluster's pass: every feature of the catalog, or only `only`. */
 export async function reconcileCluster(
@@ -112,7 +133,6 @@ export async function reconcileCluster(
 function clusterOf(p: ReconcilerPorts, cluster: string) {
   let client: Promise<ClusterClient> | undefined;
   let objects: Promise<ObjectsApi> | undefined;
-  let api: ObjectsApi | undefined;
   const connect = () => {
     client ??= p.connect(cluster);
     client.catch(() => {
@@ -124,14 +144,9 @@ function clusterOf(p: ReconcilerPorts, cluster: string) {
   return {
     client: connect,
     objects: () => {
-      objects ??= connect().then((c) => {
-        api = new ObjectsApi(c);
-        return api;
-      });
+      objects ??= connect().then((c) => new ObjectsApi(c));
       return objects;
     },
-    /** Writes made through objects() so far in this pass (none before the first use). */
-    writes: () => api?.writes ?? 0,
   };
 }
 type Access = ReturnType<typeof clusterOf>;
@@ -159,7 +174,9 @@ async function reconcileFeature(
         ? await adoptDefault(p, spec, record)
         : step.kind === 'perform'
           ? await perform(p, access, spec, record)
-          : await transition(p, spec, record, step);
+          : step.kind === 'stuck'
+            ? await markStuck(p, access, record, step.reason)
+            : await transition(p, spec, record, step);
     record = result ?? (await p.store.get(cluster, spec))!;
   }
   const first = record.tasks[0];
@@ -218,6 +235,27 @@ async function transition(
   return next;
 }
 
+/**
+ * A task past its deadline: the transition is marked stuck with the reason (one write), announced
+ * (FeatureTransitionChanged phase stuck, the FeatureTransitionsStuck metric, a Warning Event on the
+ * Feature object in the cluster), and shown by `features list` until the task is done or an operator
+ * retries, skips or abandons it. The reconciler keeps trying it meanwhile.
+ */
+async function markStuck(p: ReconcilerPorts, access: Access, record: FeatureRecord, reason: string) {
+  const next = stuckMarked(record, reason, p.now());
+  if (!(await save(p, next, record))) return undefined;
+  p.count?.('FeatureTransitionsStuck', 1);
+  p.warn?.('a feature transition is stuck', { cluster: record.cluster, feature: refKey(record), reason });
+  await publish(p, [transitionEvent(next, 'stuck', reason)]);
+  try {
+    await new FeatureMirror(await access.objects()).recordEvent(next, 'TransitionStuck', reason, p.now());
+  } catch (err) {
+    // Visibility only, like the mirror: the record, the bus event and the metric say it already.
+    p.warn?.('could not record the stuck transition as an Event', { error: String(err).slice(0, 256) });
+  }
+  return next;
+}
+
 async function save(p: ReconcilerPorts, next: FeatureRecord, read: FeatureRecord): Promise<boolean> {
   const ok = await p.store.save(next, read.version);
   if (!ok) p.count?.('FeatureStepConflicts', 1);
@@ -225,8 +263,10 @@ async function save(p: ReconcilerPorts, next: FeatureRecord, read: FeatureRecord
 }
 
 /**
- * Claims the first task, performs it, and stores its outcome. The outcome is stored on a fresh read when
- * the record moved meanwhile (an operator set the desired value), as long as the claim is still ours.
+ * Claims the first task, performs it under its claim (renewed by a heartbeat; every cluster write fenced
+ * to it and counted in the record as it is made: ./claim-fence.ts), and stores its outcome on a fresh
+ * read, as long as the claim is still ours. A claim lost meanwhile stores nothing: the holder's is what
+ * counts, and this attempt's writes are already in the record.
  */
 async function perform(
   p: ReconcilerPorts,
@@ -234,43 +274,69 @@ async function perform(
   spec: FeatureSpec,
   record: FeatureRecord,
 ): Promise<FeatureRecord | undefined> {
-  const mine = claimed(record, p.id, p.now(), p.leaseMs ?? CLAIM_MS);
+  const leaseMs = p.leaseMs ?? CLAIM_MS;
+  const mine = claimed(record, p.id, p.now(), leaseMs);
   if (!(await save(p, mine, record))) return undefined;
   const task = mine.tasks[0]!;
   await mark(p, mine, 'claimed', task.title);
 
-  const writesBefore = access.writes();
-  let otherWrites = 0;
+  const fence = new ClaimFence(
+    {
+      store: p.store,
+      now: p.now,
+      leaseMs,
+      heartbeatMs: p.heartbeatMs ?? HEARTBEAT_MS,
+      ...(p.onFence ? { onFenced: () => p.onFence!(stepMark(mine, 'fenced', task.title)) } : {}),
+    },
+    mine,
+  ).start();
   let outcome: TaskOutcome | undefined;
   let error: string | undefined;
-  const now = p.now();
   try {
-    outcome = await runTask(
-      spec,
-      task.spec,
-      taskContext(p, access, spec, mine, now, (n) => (otherWrites += n)),
+    const ctx = taskContext({ ...p, db: fence.fenced(p.db) }, access, spec, mine, p.now(), (n) =>
+      fence.wrote(n),
     );
+    outcome = await withWriteGuard(fence, () => runTask(spec, task.spec, ctx));
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);
+  } finally {
+    await fence.stop();
   }
-  const writes = access.writes() - writesBefore + otherWrites;
   await mark(p, mine, 'performed', task.title);
+  return storeOutcome(p, mine, fence.lost, { error, outcome });
+}
 
-  let current = mine;
+/** Stores a performed task's outcome while its claim holds; undefined when it was lost. */
+async function storeOutcome(
+  p: ReconcilerPorts,
+  mine: FeatureRecord,
+  lost: boolean,
+  r: { error: string | undefined; outcome: TaskOutcome | undefined },
+): Promise<FeatureRecord | undefined> {
+  const token = mine.tasks[0]!.claim!.token;
   for (;;) {
-    const next = error
-      ? taskFailed(current, error, writes, p.now())
-      : outcome!.done
-        ? taskDone(current, writes, p.now())
-        : taskWaiting(current, outcome!, writes, DEFAULT_POLL_MS, p.now());
+    // Fresh: the heartbeat and the counted writes changed the record since the claim.
+    const current = lost ? undefined : await p.store.get(mine.cluster, mine);
+    if (!current || !holds(current, token)) {
+      p.count?.('FeatureClaimsLost', 1);
+      p.warn?.('a task outlived its claim; another reconciler holds it', {
+        cluster: mine.cluster,
+        feature: refKey(mine),
+        task: mine.tasks[0]!.title,
+      });
+      return undefined;
+    }
+    const now = p.now();
+    const next = r.error
+      ? taskFailed(current, r.error, 0, now)
+      : r.outcome!.done
+        ? taskDone(current, 0, now)
+        : taskWaiting(current, r.outcome!, 0, DEFAULT_POLL_MS, now);
     if (await save(p, next, current)) {
-      await reportTask(p, current, next, { error, outcome, writes });
-      await mark(p, next, 'stored', task.title);
+      await reportTask(p, current, next, { ...r, writes: current.tasks[0]!.writes });
+      await mark(p, next, 'stored', current.tasks[0]!.title);
       return next;
     }
-    const fresh = await p.store.get(record.cluster, record);
-    if (!fresh || !holds(fresh, p.id)) return undefined; // our claim lapsed and another took over
-    current = fresh;
   }
 }
 
@@ -301,18 +367,27 @@ function taskContext(
   };
 }
 
-/** The uses fleetscope's workers stored and those in-cluster components wrote into the Feature object. */
+/**
+ * The uses fleetscope's workers stored and those in-cluster components wrote into the Feature object.
+ * A clearing issues the next epoch in the record (fenced to the task's claim), then forgets the uses
+ * that do not echo it, in DynamoDB and in the Feature status (which publishes the epoch).
+ */
 function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesPort {
   const inCluster = async () => new FeatureMirror(await access.objects());
   const stored = async () => (await p.store.view(ref.cluster, ref)).uses;
   return {
     list: async (): Promise<Use[]> => [...(await stored()), ...(await (await inCluster()).readUses(ref))],
-    // The in-cluster clear's writes go through objects() and are counted there; only DynamoDB's are returned.
-    clear: async (at) => {
-      const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), at);
-      await (await inCluster()).clearUses(ref, at);
-      return cleared;
+    // The in-cluster clear's writes are counted by the task's fence; DynamoDB's are returned.
+    clear: async () => {
+      const token = ref.tasks[0]?.claim?.token ?? '';
+      const epoch = await p.store.issueEpoch(ref.cluster, ref, token, ref.usesEpoch, p.now());
+      if (epoch === undefined)
+        throw new Error(`the claim on "${ref.tasks[0]?.title}" was lost: no uses epoch issued`);
+      const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), epoch);
+      await (await inCluster()).clearUses(ref, epoch);
+      return { epoch, writes: cleared + 1 };
     },
+    published: async (epoch) => (await inCluster()).publishEpoch(ref, epoch),
   };
 }
 
@@ -350,8 +425,15 @@ async function publish(p: ReconcilerPorts, events: OutgoingEvent[]): Promise<voi
     .catch((err) => p.warn?.('could not publish feature events', { error: String(err) }));
 }
 
+const stepMark = (r: FeatureRecord, step: StepMark['step'], task?: string): StepMark => ({
+  cluster: r.cluster,
+  feature: refKey(r),
+  step,
+  ...(task ? { task } : {}),
+});
+
 async function mark(p: ReconcilerPorts, r: FeatureRecord, step: StepMark['step'], task?: string) {
-  await p.onStep?.({ cluster: r.cluster, feature: refKey(r), step, ...(task ? { task } : {}) });
+  await p.onStep?.(stepMark(r, step, task));
 }
 
 /** Writes the records that changed (or were not written for an hour) into the cluster. */

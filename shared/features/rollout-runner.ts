@@ -9,11 +9,13 @@ import type { ClusterStatus, RegisteredCluster } from '../fleet/cluster.js';
 import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
-import { setDesired } from './desired.js';
-import { type FeatureRef, refKey, type Value } from './model.js';
+import { setDesired, setDesiredInOrder } from './desired.js';
+import { type FeatureRef, finalOf, refKey, type Value } from './model.js';
 import {
   clustersOfWave,
   decideRollout,
+  type Health,
+  isActive,
   type Observation,
   parseWaves,
   type Rollout,
@@ -33,6 +35,8 @@ export interface RolloutPorts {
     getStatus(name: string): Promise<ClusterStatus | undefined>;
   };
   publish?(events: OutgoingEvent[]): Promise<void>;
+  /** The capabilities' health signals of a cluster (default: the inventory's reachability alone). */
+  health?(cluster: string): Promise<Health>;
   now(): number;
 }
 
@@ -44,17 +48,16 @@ export interface RolloutInput {
   selector?: string;
   stuckAfterMs?: number;
   failAfterAttempts?: number;
+  /** false: a failing wave halts the rollout and stays as it is (--no-rollback). */
+  rollback?: boolean;
+  /** Each next wave waits for `features rollout approve --id`. */
+  approval?: boolean;
   by: string;
 }
 
 export async function startRollout(p: RolloutPorts, input: RolloutInput): Promise<Rollout> {
   const spec = p.catalog.need(input.feature);
   const waves = parseWaves(input.waves);
-  const running = (await p.rollouts.list()).find(
-    (r) => r.status === 'running' && r.namespace === spec.namespace && r.feature === spec.name,
-  );
-  if (running)
-    throw new RolloutInputError(`rollout ${running.id} of ${refKey(spec)} is running: halt it first`);
   const reqs = input.selector ? parseLabelSelector(input.selector) : [];
   const selected = (await p.registry.list()).filter((c) => matchesLabels(reqs, c.labels)).map((c) => c.name);
   if (selected.length === 0)
@@ -76,6 +79,8 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
     pauseMs: input.pauseMs,
     stuckAfterMs: input.stuckAfterMs ?? 30 * 60_000,
     failAfterAttempts: input.failAfterAttempts ?? 3,
+    rollback: input.rollback ?? true,
+    ...(input.approval ? { approval: true } : {}),
     status: 'running',
     wave: 0,
     createdAt: now,
@@ -85,6 +90,12 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
     log: [{ at: now, message: `started by ${input.by}: ${clusters.length} cluster(s) in ${input.waves}` }],
   };
   if (!(await p.rollouts.create(rollout))) throw new Error(`rollout ${id} exists already; try again`);
+  // Stored, then made the feature's rollout by one conditional write: of two started at once, one runs.
+  const holder = await p.rollouts.take(rollout);
+  if (holder) {
+    await p.rollouts.discard(rollout);
+    throw new RolloutInputError(`rollout ${holder} of ${refKey(spec)} is running: halt it first`);
+  }
   await publish(p, [rolloutEvent(rollout, 'started', 0, [])]);
   return rollout;
 }
@@ -99,7 +110,11 @@ export async function advanceRollout(
     const r = await p.rollouts.get(id);
     if (!r) return { last: `no rollout ${id}` };
     const now = p.now();
-    const action = decideRollout(r, await observe(p, r), now);
+    if (isActive(r) && !(await p.rollouts.holds(r))) {
+      const stopped = await unheld(p, r, now);
+      if (stopped) return stopped;
+    }
+    const action = decideRollout(r, await finishWave(p, r, await observe(p, r), now), now);
     if (action.kind === 'none') return { rollout: r, last: action.why };
     const stored = await act(p, r, action, now);
     if (!stored) continue; // another reconciler advanced it: look again
@@ -148,27 +163,138 @@ async function act(
     }
     case 'halt':
       return halt(p, r, a.reason, now);
+    case 'rollback':
+      return rollBack(p, r, a.reason, now);
+    case 'rolled-back': {
+      const s = await p.rollouts.save(r, { status: 'rolled-back' }, `wave ${wave} rolled back`, now);
+      if (s) await publish(p, [rolloutEvent(s, 'rolled-back', wave, clustersOfWave(r, r.wave), r.reason)]);
+      return s;
+    }
   }
 }
 
-/** Sets the wave's clusters to the rollout's value, then records the wave as started. */
-async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
+/**
+ * A failed wave: stored as rolling back first (so no later wave can start), then each of its clusters
+ * the rollout set is set back to the value it had before; their reconcilers turn them back.
+ */
+async function rollBack(p: RolloutPorts, r: Rollout, reason: string, now: number) {
+  const s = await p.rollouts.save(r, { status: 'rolling-back', reason }, `rolling back: ${reason}`, now);
+  if (!s) return undefined;
+  const events = await setBack(p, s, await observe(p, s), now);
+  await publish(p, [
+    ...events,
+    rolloutEvent(s, 'rolling-back', s.wave + 1, clustersOfWave(s, s.wave), reason),
+  ]);
+  return s;
+}
+
+/** Sets back the clusters of the wave that still carry the rollout's value (someone else's is left). */
+async function setBack(
+  p: RolloutPorts,
+  r: Rollout,
+  seen: Observation[],
+  now: number,
+): Promise<OutgoingEvent[]> {
   const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
   const events: OutgoingEvent[] = [];
-  // Desired first, then the rollout: a crash in between sets the same values again, which writes nothing.
-  for (const cluster of clusters) {
-    const set = await setDesired(p.store, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
-    if (set.changed) events.push(desiredEvent(r, cluster, now));
+  for (const o of seen.filter((x) => x.desiredBy === `rollout/${r.id}` && x.desired === r.to)) {
+    const was = r.previous?.[o.cluster] ?? 'default';
+    const value = was === 'default' ? undefined : was;
+    const set = await setDesired(p.store, spec, o.cluster, value, `rollout/${r.id}/rollback`, {}, now);
+    if (set.changed) events.push(desiredEvent({ ...r, to: value ?? spec.default }, o.cluster, now));
   }
+  return events;
+}
+
+/**
+ * Records the wave as started, then sets its clusters to the rollout's value: a halt stored before the
+ * wave lands makes the save fail, and no cluster is touched. A crash after the save leaves values unset
+ * that the next pass sets (finishWave).
+ */
+async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
   const wave = r.wave + 1;
+  const ref = { namespace: r.namespace, name: r.feature };
+  const previous = { ...r.previous };
+  const baseline = { ...r.baseline };
+  for (const c of clusters) {
+    const [rec, health] = await Promise.all([p.store.get(c, ref), healthOf(p, c)]);
+    previous[c] = rec?.desired ?? 'default';
+    baseline[c] = health;
+  }
   const s = await p.rollouts.save(
     r,
-    { waveStartedAt: now },
+    { waveStartedAt: now, previous, baseline },
     `wave ${wave} started: ${clusters.join(', ')}`,
     now,
   );
-  if (s) await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, clusters)]);
+  if (!s) return undefined;
+  const events = await setWave(p, s, clusters, now);
+  await publish(p, [...events, rolloutEvent(s, 'wave-started', wave, clusters)]);
   return s;
+}
+
+async function setWave(
+  p: RolloutPorts,
+  r: Rollout,
+  clusters: string[],
+  now: number,
+): Promise<OutgoingEvent[]> {
+  const spec = p.catalog.need({ namespace: r.namespace, name: r.feature });
+  const events: OutgoingEvent[] = [];
+  for (const cluster of clusters) {
+    const set = await setDesiredInOrder(p.store, p.catalog, spec, cluster, r.to, `rollout/${r.id}`, {}, now);
+    for (const c of set)
+      if (c.change.changed)
+        events.push(
+          desiredEvent(
+            { ...r, namespace: c.spec.namespace, feature: c.spec.name, to: c.change.record.desired ?? r.to },
+            cluster,
+            now,
+          ),
+        );
+  }
+  return events;
+}
+
+/**
+ * The clusters of a started wave whose value nobody set since it started (the wave's own writes cut
+ * short by a crash) are set now; one that someone else set since is left for decideRollout to halt on.
+ */
+async function finishWave(
+  p: RolloutPorts,
+  r: Rollout,
+  seen: Observation[],
+  now: number,
+): Promise<Observation[]> {
+  if (r.status !== 'running' || r.waveStartedAt === undefined) return seen;
+  const unset = seen.filter((o) => o.desired !== r.to && (o.desiredAt ?? 0) <= r.waveStartedAt!);
+  if (unset.length === 0) return seen;
+  await publish(
+    p,
+    await setWave(
+      p,
+      r,
+      unset.map((o) => o.cluster),
+      now,
+    ),
+  );
+  return observe(p, r);
+}
+
+/**
+ * An active rollout that does not hold its feature (stored before pointers existed, or its start
+ * stopped between storing it and taking the feature) takes it now, unless another active one holds it:
+ * then it is halted naming that one. Either way at most one acts.
+ */
+async function unheld(
+  p: RolloutPorts,
+  r: Rollout,
+  now: number,
+): Promise<{ rollout?: Rollout; last: string } | undefined> {
+  const holder = await p.rollouts.take(r);
+  if (!holder) return undefined;
+  const s = await halt(p, r, `rollout ${holder} of ${r.namespace}/${r.feature} is running`, now);
+  return { ...(s ? { rollout: s } : {}), last: 'halt' };
 }
 
 async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {
@@ -182,7 +308,10 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
     if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
-    if (r.status === 'completed') throw new RolloutInputError(`rollout ${id} has completed`);
+    if (r.status === 'completed' || r.status === 'rolled-back')
+      throw new RolloutInputError(
+        `rollout ${id} has ${r.status === 'completed' ? 'completed' : 'been rolled back'}`,
+      );
     if (r.status === to) return r;
     const now = p.now();
     const s =
@@ -194,9 +323,42 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
             `resumed by ${by}`,
             now,
           );
-    if (s && to === 'running')
+    if (s && to === 'running') {
+      const holder = await p.rollouts.take(s);
+      if (holder) {
+        const why = `rollout ${holder} of ${r.namespace}/${r.feature} is running: halt it first`;
+        await halt(p, s, `resume refused: ${why}`, now);
+        throw new RolloutInputError(why);
+      }
       await publish(p, [rolloutEvent(s, 'resumed', s.wave + 1, clustersOfWave(s, s.wave))]);
+    }
     if (s) return s;
+  }
+  throw new Error(`rollout ${id} kept changing; try again`);
+}
+
+/** The port's signals, or what the inventory says (no status: not healthy). */
+async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
+  if (p.health) return p.health(cluster);
+  const status = await p.registry.getStatus(cluster);
+  return { inventory: status !== undefined, reachable: status?.reachable ?? false };
+}
+
+/** The operator's approval of the next wave (rollouts started with approval gates). */
+export async function approveWave(p: RolloutPorts, id: string, by: string): Promise<Rollout> {
+  for (let i = 0; i < 5; i++) {
+    const r = await p.rollouts.get(id);
+    if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
+    if (!r.approval) throw new RolloutInputError(`rollout ${id} was started without approval gates`);
+    if (r.status !== 'running') throw new RolloutInputError(`rollout ${id} is ${r.status}, not running`);
+    if (r.wave >= r.bounds.length - 1) throw new RolloutInputError(`rollout ${id} is in its last wave`);
+    if ((r.approvedWave ?? -1) >= r.wave) return r;
+    const now = p.now();
+    const s = await p.rollouts.save(r, { approvedWave: r.wave }, `wave ${r.wave + 2} approved by ${by}`, now);
+    if (s) {
+      await publish(p, [rolloutEvent(s, 'approved', r.wave + 2, clustersOfWave(s, r.wave + 1))]);
+      return s;
+    }
   }
   throw new Error(`rollout ${id} kept changing; try again`);
 }
@@ -206,14 +368,18 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
   const ref = { namespace: r.namespace, name: r.feature };
   return Promise.all(
     clustersOfWave(r, r.wave).map(async (cluster): Promise<Observation> => {
-      const [rec, status] = await Promise.all([p.store.get(cluster, ref), p.registry.getStatus(cluster)]);
+      const [rec, health] = await Promise.all([p.store.get(cluster, ref), healthOf(p, cluster)]);
       const t = rec?.tasks[0];
+      const was = r.previous?.[cluster];
       return {
         cluster,
-        reachable: status?.reachable ?? true,
+        reachable: health.reachable,
+        health,
+        ...(rec && was ? { previousFinal: finalOf(was === 'default' ? rec.default : was) } : {}),
         ...(rec ? { state: rec.state } : {}),
         ...(rec?.desired ? { desired: rec.desired } : {}),
         ...(rec?.desiredBy ? { desiredBy: rec.desiredBy } : {}),
+        ...(rec?.desiredAt ? { desiredAt: rec.desiredAt } : {}),
         ...(rec?.transition ? { transitionStartedAt: rec.transition.startedAt } : {}),
         ...(t
           ? {
@@ -233,7 +399,16 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
 
 function rolloutEvent(
   r: Rollout,
-  phase: 'started' | 'wave-started' | 'wave-reached' | 'halted' | 'resumed' | 'completed',
+  phase:
+    | 'started'
+    | 'wave-started'
+    | 'wave-reached'
+    | 'approved'
+    | 'halted'
+    | 'resumed'
+    | 'rolling-back'
+    | 'rolled-back'
+    | 'completed',
   wave: number,
   clusters: string[],
   reason?: string,

@@ -5,10 +5,14 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IF_ABSENT, ifVersion, keyOf, Table, withoutKeys } from '../platform/dynamo.js';
-import type { Rollout } from './rollout.js';
+import { isActive, type Rollout } from './rollout.js';
 import { FEATURES_PK } from './store.js';
 
 const PREFIX = 'rollout#';
+/** One per feature: the rollout that may act on it (a pointer, versioned so that taking it is one conditional write). */
+const LOCK_PREFIX = 'rollout-lock#';
+const lockKey = (r: Pick<Rollout, 'namespace' | 'feature'>) =>
+  keyOf(FEATURES_PK, `${LOCK_PREFIX}${r.namespace}/${r.feature}`);
 const LOG_LIMIT = 30;
 
 export class RolloutStore {
@@ -25,6 +29,37 @@ export class RolloutStore {
 
   async list(): Promise<Rollout[]> {
     return (await this.table.query(FEATURES_PK, { beginsWith: PREFIX })).map((i) => withoutKeys<Rollout>(i));
+  }
+
+  /**
+   * Makes `r` the rollout of its feature, unless another one that is running holds it: returns that one's
+   * id. Every taking bumps the pointer's version, so two that read the same pointer cannot both take it,
+   * and a resume racing a start is one of the two. A rollout acts only while it holds its feature.
+   */
+  async take(r: Rollout): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const lock = await this.lock(r);
+      if (lock && lock.id !== r.id && isActive((await this.get(lock.id)) ?? { status: 'completed' }))
+        return lock.id;
+      const next = { ...lockKey(r), id: r.id, version: (lock?.version ?? 0) + 1 };
+      if (await this.table.put(next, lock ? ifVersion(lock.version) : IF_ABSENT)) return undefined;
+    }
+    throw new Error(`the rollout of ${r.namespace}/${r.feature} kept changing hands; try again`);
+  }
+
+  /** Whether `r` is the rollout of its feature. */
+  async holds(r: Rollout): Promise<boolean> {
+    return (await this.lock(r))?.id === r.id;
+  }
+
+  private async lock(r: Rollout): Promise<{ id: string; version: number } | undefined> {
+    const item = await this.table.get(lockKey(r), { consistent: true });
+    return item ? { id: String(item.id), version: Number(item.version) } : undefined;
+  }
+
+  /** Removes a rollout that never got to hold its feature (its start was refused); conditional on its version. */
+  discard(r: Rollout): Promise<boolean> {
+    return this.table.delete(keyOf(FEATURES_PK, PREFIX + r.id), ifVersion(r.version));
   }
 
   create(r: Rollout): Promise<boolean> {

@@ -70,7 +70,20 @@ export interface Rollout {
   /** A transition older than this halts the rollout (stuck); a task failing this often halts it (failed). */
   stuckAfterMs: number;
   failAfterAttempts: number;
-  status: 'running' | 'halted' | 'completed';
+  /**
+   * running; halted (an operator, or a failure with --no-rollback); rolling-back (a wave failed: its
+   * clusters are set back to their previous values and turn back); rolled-back; completed.
+   */
+  status: 'running' | 'halted' | 'rolling-back' | 'rolled-back' | 'completed';
+  /** A failing wave is rolled back (absent on rollouts stored before rollbacks existed: true). */
+  rollback?: boolean;
+  /** Each wave after the pause waits for `features rollout approve --id` (approvedWave: the last approved). */
+  approval?: boolean;
+  approvedWave?: number;
+  /** Each started cluster's desired value before its wave set it ("default" when it had none). */
+  previous?: Record<string, Value | 'default'>;
+  /** Each started cluster's health signals when its wave started: worse than these fails the wave. */
+  baseline?: Record<string, Health>;
   reason?: string;
   /** The current wave (0-based), when it started, and when all its clusters reached the final state. */
   wave: number;
@@ -87,13 +100,51 @@ export interface Rollout {
 export const clustersOfWave = (r: Rollout, wave: number): string[] =>
   r.clusters.slice(wave === 0 ? 0 : r.bounds[wave - 1], r.bounds[wave]);
 
+/** A rollout still acting on its feature (holding it against another rollout). */
+export const isActive = (r: Pick<Rollout, 'status'>) => r.status === 'running' || r.status === 'rolling-back';
+
+/**
+ * A cluster's health as a rollout judges it: the inventory (none means not healthy: nothing shows it
+ * works) and the capabilities' own signals, counters that must not grow while a wave is out.
+ */
+export interface Health {
+  /** The inventory has a status for it, and the last one reached the API server. */
+  inventory: boolean;
+  reachable: boolean;
+  cycleErrors?: number;
+  refusedResizes?: number;
+  notReadyNodes?: number;
+}
+
+const SIGNALS = [
+  ['cycleErrors', 'cycle errors'],
+  ['refusedResizes', 'refused resizes'],
+  ['notReadyNodes', 'nodes NotReady'],
+] as const;
+
+/** Why a cluster is not healthy now, against its health when its wave started (undefined: healthy). */
+export function unhealthy(now: Health, base: Health | undefined): string | undefined {
+  if (!now.inventory) return 'no inventory (nothing shows the cluster works)';
+  if (!now.reachable) return 'unreachable';
+  for (const [k, what] of SIGNALS) {
+    const was = base?.[k] ?? 0;
+    const is = now[k];
+    if (is !== undefined && is > was) return `${what} rose from ${was} to ${is}`;
+  }
+  return undefined;
+}
+
 /** What the rollout sees of one cluster of its current wave. */
 export interface Observation {
   cluster: string;
   state?: FeatureState;
   desired?: Value;
   desiredBy?: string;
+  desiredAt?: number;
   reachable: boolean;
+  health?: Health;
+  /** The final state of the value it had before the wave (for a rollback). */
+  previousFinal?: FeatureState;
   transitionStartedAt?: number;
   task?: { title: string; attempts: number; lastError?: string; failedAt?: number; waitingFor?: string };
 }
@@ -104,15 +155,29 @@ export type RolloutAction =
   | { kind: 'reached' }
   | { kind: 'next-wave' }
   | { kind: 'complete' }
-  | { kind: 'halt'; reason: string };
+  | { kind: 'halt'; reason: string }
+  | { kind: 'rollback'; reason: string }
+  | { kind: 'rolled-back' };
 
 export function decideRollout(r: Rollout, seen: readonly Observation[], now: number): RolloutAction {
+  if (r.status === 'rolling-back') {
+    const back = seen.filter((o) => o.state !== o.previousFinal);
+    if (back.length)
+      return {
+        kind: 'none',
+        why: `rolling back: ${back.map((o) => `${o.cluster} (${o.state})`).join(', ')}`,
+      };
+    return { kind: 'rolled-back' };
+  }
   if (r.status !== 'running') return { kind: 'none', why: r.status };
   if (r.waveStartedAt === undefined) return { kind: 'start-wave', clusters: clustersOfWave(r, r.wave) };
   const final = finalOf(r.to);
   for (const o of seen) {
     const problem = problemOf(r, o, now);
-    if (problem) return { kind: 'halt', reason: `cluster ${o.cluster}: ${problem}` };
+    if (problem) {
+      const reason = `cluster ${o.cluster}: ${problem}`;
+      return r.rollback === false ? { kind: 'halt', reason } : { kind: 'rollback', reason };
+    }
   }
   const behind = seen.filter((o) => o.state !== final);
   if (behind.length) {
@@ -128,18 +193,28 @@ export function decideRollout(r: Rollout, seen: readonly Observation[], now: num
   }
   const last = r.wave >= r.bounds.length - 1;
   if (r.waveReachedAt === undefined) return last ? { kind: 'complete' } : { kind: 'reached' };
-  const down = seen.find((o) => !o.reachable);
-  if (down) return { kind: 'halt', reason: `cluster ${down.cluster}: unreachable during the pause` };
   if (now - r.waveReachedAt < r.pauseMs)
     return { kind: 'none', why: `pause until ${new Date(r.waveReachedAt + r.pauseMs).toISOString()}` };
+  if (r.approval && (r.approvedWave ?? -1) < r.wave)
+    return {
+      kind: 'none',
+      why: `waiting for approval of wave ${r.wave + 2}: fleetscope features rollout approve --id ${r.id}`,
+    };
   return { kind: 'next-wave' };
 }
 
 /** Why one cluster of the wave halts the rollout, if it does. */
 function problemOf(r: Rollout, o: Observation, now: number): string | undefined {
   const since = r.resumedAt ?? r.waveStartedAt ?? 0;
-  if (o.desired !== r.to)
+  // Set by someone else since the wave started (a value the wave has not written yet is not a problem).
+  if (o.desired !== r.to && (o.desiredAt ?? 0) > (r.waveStartedAt ?? 0))
     return `its desired value is ${o.desired ?? 'the default'}${o.desiredBy ? ` (set by ${o.desiredBy})` : ''}, not the rollout's ${r.to}`;
+  const sick = o.health
+    ? unhealthy(o.health, r.baseline?.[o.cluster])
+    : o.reachable
+      ? undefined
+      : 'unreachable';
+  if (sick) return `${sick}${r.waveReachedAt !== undefined ? ' during the pause' : ''}`;
   const t = o.task;
   if (t && t.attempts >= r.failAfterAttempts && (t.failedAt ?? 0) > since)
     return `task "${t.title}" failed ${t.attempts} times: ${t.lastError ?? 'unknown error'}`;

@@ -6,10 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { clusterAccess } from '../fleet/cluster-access.js';
 import { RegistryStore } from '../fleet/registry-store.js';
+import { NodeScopeStore } from '../nodescope/store.js';
 import type { Deps } from '../platform/deps.js';
 import { loadCatalog } from './catalog.js';
 import { featureNow } from './clock.js';
 import type { FeatureMetric, ReconcilerPorts } from './reconciler.js';
+import { clusterHealth } from './rollout-health.js';
 import type { RolloutPorts } from './rollout-runner.js';
 import { RolloutStore } from './rollout-store.js';
 import { FeatureStore } from './store.js';
@@ -54,6 +56,10 @@ export async function serverPorts(
     catalog,
     registry,
     publish,
+    health: clusterHealth({
+      getStatus: (c) => registry.getStatus(c),
+      getCluster: (c) => new NodeScopeStore(deps.db, deps.config.table).getCluster(c),
+    }),
     now: featureNow,
   };
   return { reconciler, rollouts, registry };

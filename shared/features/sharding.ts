@@ -28,6 +28,23 @@ export function ownerOf(key: string, shards: number): number {
   return best;
 }
 
+/**
+ * The member of `members` (the live reconcilers' ids) that owns `key`, by the same rendezvous hashing:
+ * when a member joins or leaves, only the keys it takes or held move. Undefined with no member.
+ */
+export function ownerAmong(key: string, members: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestWeight = -1n;
+  for (const m of members) {
+    const w = createHash('sha256').update(`${m}\u0000${key}`).digest().readBigUInt64BE(0);
+    if (w > bestWeight || (w === bestWeight && best !== undefined && m < best)) {
+      best = m;
+      bestWeight = w;
+    }
+  }
+  return best;
+}
+
 /** A stable order of keys for `seed` (a rollout's waves): the same seed orders them the same way. */
 export function hashOrder<T>(items: readonly T[], keyOf: (t: T) => string, seed: string): T[] {
   const keyed = items.map((t) => ({ t, w: weight(`${seed}/${keyOf(t)}`, 0) }));

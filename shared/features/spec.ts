@@ -6,7 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
 import type { Capability } from '../platform/catalogue.js';
-import type { DesiredOptions, FeatureRef, Final, Use, Value } from './model.js';
+import { type DesiredOptions, type FeatureRef, type Final, refKey, type Use, type Value } from './model.js';
 import type { ObjectsApi } from './objects.js';
 import type { TaskKind, TaskSpec } from './task-kinds.js';
 
@@ -25,7 +25,7 @@ export interface TaskContext {
   client(): Promise<ClusterClient>;
   /** Objects of any kind in the cluster; its writes are counted as the task's. */
   objects(): Promise<ObjectsApi>;
-  /** Counts writes made other than through objects() (DynamoDB, a capability's own client calls). */
+  /** Counts writes made other than to the cluster (DynamoDB); every cluster write is counted by its fence. */
   wrote(n: number): void;
   db: DynamoDBDocumentClient;
   table: string;
@@ -38,8 +38,13 @@ export interface TaskContext {
 export interface UsesPort {
   /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
   list(): Promise<Use[]>;
-  /** Forgets the uses reported up to `at` (a report after it is kept); returns the writes made. */
-  clear(at: number): Promise<number>;
+  /**
+   * Issues a new uses epoch (fenced to the task's claim) and forgets the uses that do not echo it;
+   * returns the epoch and the writes made other than to the cluster.
+   */
+  clear(): Promise<{ epoch: number; writes: number }>;
+  /** Makes sure `epoch` is published where components read it (an attempt may have died before). */
+  published(epoch: number): Promise<void>;
 }
 
 /** How a performed task ended (a thrown error is a failure, retried with back-off). */
@@ -86,17 +91,31 @@ export interface FeatureSpec extends FeatureRef {
   /** What an Off feature may have left that the checks derived from its tasks cannot see. */
   leftovers?: (ctx: LeftoverContext) => Promise<string[]>;
   origin: { capability: string } | { file: string };
+  /** Features that must be On before this one turns on (and stay On until it is Off). */
+  requires?: FeatureRef[];
+  /** The features that require this one (derived by the catalog from their `requires`). */
+  requiredBy?: FeatureRef[];
 }
 
 export const DEFAULT_USES_WAIT_SECONDS = 600;
 
-/** The task list of a transition: the author's, with the wait for uses every transition needs. */
-export function tasksOf(spec: Pick<FeatureSpec, 'enable' | 'disable'>, to: Final): TaskSpec[] {
+/**
+ * The task list of a transition: the author's, with the wait for uses every transition needs, after a
+ * wait for its requirements to be On (turning on) or for its dependants to be Off (turning off).
+ */
+export function tasksOf(
+  spec: Pick<FeatureSpec, 'enable' | 'disable' | 'requires' | 'requiredBy'>,
+  to: Final,
+): TaskSpec[] {
   const list = to === 'On' ? spec.enable : spec.disable;
-  if (list.some((t) => t.task === 'wait-for-uses')) return [...list];
+  const others = (to === 'On' ? spec.requires : spec.requiredBy) ?? [];
+  const order: TaskSpec[] = others.length
+    ? [{ task: 'wait-for-features', features: others.map(refKey), state: to }]
+    : [];
+  if (list.some((t) => t.task === 'wait-for-uses')) return [...order, ...list];
   const wait: TaskSpec = { task: 'wait-for-uses' };
   // Off: stop every use before removing what it relies on. On: every component uses it before "On".
-  return to === 'On' ? [...list, wait] : [wait, ...list];
+  return to === 'On' ? [...order, ...list, wait] : [...order, wait, ...list];
 }
 
 export const kindsOf = (spec: FeatureSpec): Set<TaskKind> =>

@@ -11,13 +11,14 @@
  * Uses are items of their own, so that a worker's report never races the reconciler's conditional write
  * of the record; one query (sk begins with feature#<ns>/<name>#) reads a feature's record and uses.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   clusterPk,
   gsi1Of,
   IF_ABSENT,
   type Item,
   ifVersion,
+  isConditionFailure,
   keyOf,
   SK,
   Table,
@@ -34,6 +35,17 @@ const featurePrefix = (r: FeatureRef) => `${FEATURE_PREFIX}${refKey(r)}#`;
 const recordSk = (r: FeatureRef) => `${featurePrefix(r)}record`;
 const useSk = (r: FeatureRef, component: string) => `${featurePrefix(r)}use#${component}`;
 const mirrorSk = (r: FeatureRef) => `${featurePrefix(r)}mirror`;
+
+/** The attribute names of the first task's claim and writes, in update expressions. */
+const NAMES = {
+  '#t': 'tasks',
+  '#c': 'claim',
+  '#u': 'until',
+  '#k': 'token',
+  '#w': 'writes',
+  '#v': 'version',
+  '#ua': 'updatedAt',
+};
 
 export interface Mirror {
   version: number;
@@ -116,27 +128,138 @@ export class FeatureStore {
     return ok;
   }
 
-  /** Records a use unless a newer one of the same component is stored. */
+  /**
+   * Renews the claim `token` holds on the first task until `until`, if it still holds it at `now` (not
+   * lapsed, not taken over): the fence every cluster write of the task passes, and its heartbeat. A
+   * changed record gets a new version, so a record read before it is not written back over it.
+   */
+  async renewClaim(cluster: string, ref: FeatureRef, token: string, now: number, until: number) {
+    return this.updateFirstTask(
+      cluster,
+      ref,
+      'SET #t[0].#c.#u = :until',
+      '#t[0].#c.#k = :token AND #t[0].#c.#u > :now',
+      { ':token': token, ':now': now, ':until': until },
+    );
+  }
+
+  /**
+   * Adds `n` writes to the first task while the claim `token` is on it (lapsed or not: the writes were
+   * made), as each is made, so that an attempt killed midway leaves its writes counted.
+   */
+  async countWrites(cluster: string, ref: FeatureRef, token: string, n: number, now: number) {
+    return this.updateFirstTask(cluster, ref, 'SET #t[0].#w = #t[0].#w + :n', '#t[0].#c.#k = :token', {
+      ':token': token,
+      ':n': n,
+      ':now': now,
+    });
+  }
+
+  private async updateFirstTask(
+    cluster: string,
+    ref: FeatureRef,
+    set: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(clusterPk(cluster), recordSk(ref)),
+          UpdateExpression: `${set}, #v = #v + :one, #ua = :now`,
+          ConditionExpression: condition,
+          // Only the names the expressions use (DynamoDB refuses unused ones).
+          ExpressionAttributeNames: Object.fromEntries(
+            Object.entries(NAMES).filter(
+              ([k]) => `${set} ${condition}`.includes(k) || k === '#v' || k === '#ua',
+            ),
+          ),
+          ExpressionAttributeValues: { ...values, ':one': 1 },
+        }),
+      );
+      this.stats.writes++;
+      return true;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      this.stats.conflicts++;
+      return false;
+    }
+  }
+
+  /** Records a use unless a newer one of the same component is stored (a later epoch, or time). */
   async reportUse(cluster: string, ref: FeatureRef, use: Use): Promise<boolean> {
+    const epoch = use.epoch === undefined ? '' : ' OR attribute_not_exists(#e) OR #e < :e';
     return this.write(
       { ...keyOf(clusterPk(cluster), useSk(ref, use.component)), ...use },
       {
-        ConditionExpression: 'attribute_not_exists(#at) OR #at < :at',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':at': use.at },
+        ConditionExpression: `attribute_not_exists(#at) OR #at < :at${epoch}`,
+        ExpressionAttributeNames: { '#at': 'at', ...(epoch ? { '#e': 'epoch' } : {}) },
+        ExpressionAttributeValues: { ':at': use.at, ...(epoch ? { ':e': use.epoch } : {}) },
       },
     );
   }
 
-  /** Forgets the uses reported up to `upTo`; a report after it survives. Returns how many went. */
-  async clearUses(cluster: string, ref: FeatureRef, uses: readonly Use[], upTo: number): Promise<number> {
+  /**
+   * Issues the next uses epoch after `previous`, while the claim `token` holds the first task (a wait for
+   * uses), and stores it with the clearing's time as that task's progress in the same write: an attempt
+   * that dies after it leaves the wait to resume, not to clear (and write) again. The new epoch, or
+   * undefined when the claim is no longer this one.
+   */
+  async issueEpoch(
+    cluster: string,
+    ref: FeatureRef,
+    token: string,
+    previous: number | undefined,
+    now: number,
+  ): Promise<number | undefined> {
+    const epoch = (previous ?? 0) + 1;
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keyOf(clusterPk(cluster), recordSk(ref)),
+          UpdateExpression: 'SET #e = :e, #t[0].#p = :progress, #v = #v + :one, #ua = :now',
+          ConditionExpression: `#t[0].#c.#k = :token AND ${previous === undefined ? 'attribute_not_exists(#e)' : '#e = :prev'}`,
+          ExpressionAttributeNames: {
+            '#e': 'usesEpoch',
+            '#t': 'tasks',
+            '#p': 'progress',
+            '#c': 'claim',
+            '#k': 'token',
+            '#v': 'version',
+            '#ua': 'updatedAt',
+          },
+          ExpressionAttributeValues: {
+            ':e': epoch,
+            ':progress': { clearedAt: now, epoch },
+            ':one': 1,
+            ':now': now,
+            ':token': token,
+            ...(previous === undefined ? {} : { ':prev': previous }),
+          },
+        }),
+      );
+      this.stats.writes++;
+      return epoch;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * Forgets the uses that do not echo `epoch`; a report echoing it (made after the epoch was issued)
+   * survives, whenever it came. Returns how many went.
+   */
+  async clearUses(cluster: string, ref: FeatureRef, uses: readonly Use[], epoch: number): Promise<number> {
     let cleared = 0;
     for (const u of uses) {
-      if (u.at > upTo) continue;
+      if (u.epoch === epoch) continue;
       const gone = await this.table.delete(keyOf(clusterPk(cluster), useSk(ref, u.component)), {
-        ConditionExpression: '#at <= :t',
-        ExpressionAttributeNames: { '#at': 'at' },
-        ExpressionAttributeValues: { ':t': upTo },
+        ConditionExpression: 'attribute_not_exists(#e) OR #e <> :e',
+        ExpressionAttributeNames: { '#e': 'epoch' },
+        ExpressionAttributeValues: { ':e': epoch },
       });
       if (gone) cleared++;
     }

@@ -11,6 +11,8 @@
  *   apply-manifests      create or update objects
  *   clear-state          delete what fleetscope stored for the cluster under some key prefixes
  *   hook                 a capability's own function (built-in features only: a file cannot carry code)
+ *   wait-for-features    done when other features of the cluster are On (requirements, before turning
+ *                        on) or Off (dependants, before turning off); added from `requires`, never declared
  */
 import { z } from 'zod';
 import { parseLabelSelector, SelectorError } from '../kernel/label-selector.js';
@@ -23,6 +25,7 @@ export const TASK_KINDS = [
   'apply-manifests',
   'clear-state',
   'hook',
+  'wait-for-features',
 ] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
@@ -103,6 +106,9 @@ export const TASK_PARAMS = {
     })
     .strict(),
   hook: z.object({ hook: z.string().min(1).max(100), title: z.string().max(200).optional() }).strict(),
+  'wait-for-features': z
+    .object({ features: z.array(z.string().min(1)).min(1), state: z.enum(['On', 'Off']) })
+    .strict(),
 } as const satisfies Record<TaskKind, z.ZodType>;
 
 type ParamsOf<K extends TaskKind> = z.output<(typeof TASK_PARAMS)[K]>;
@@ -146,6 +152,16 @@ export function parseTask(
         },
       ],
     };
+  if (kind === 'wait-for-features')
+    return {
+      problems: [
+        {
+          path: `${at}.task`,
+          message:
+            'task kind "wait-for-features" is added from the feature\'s requires: declare requires instead',
+        },
+      ],
+    };
   const parsed = TASK_PARAMS[kind as TaskKind].safeParse(params);
   if (!parsed.success)
     return {
@@ -182,5 +198,7 @@ export function titleOf(t: TaskSpec): string {
       return `clear stored state ${t.prefixes.join(', ')}`;
     case 'hook':
       return t.title ?? t.hook;
+    case 'wait-for-features':
+      return `wait for ${t.features.join(', ')} to be ${t.state}`;
   }
 }

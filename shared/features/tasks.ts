@@ -4,9 +4,10 @@
  * either finishes, says what it waits for, or throws (a failure the reconciler retries with back-off).
  */
 import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
-import type { Use } from './model.js';
-import { fieldAt, removalPatch } from './objects.js';
+import { parseRef, type Use } from './model.js';
+import { fieldAt, type KObject, removalPatch } from './objects.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
+import { FeatureStore } from './store.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
 export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContext): Promise<TaskOutcome> {
@@ -23,6 +24,8 @@ export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContex
       return applyManifests(task, ctx);
     case 'clear-state':
       return clearState(task, ctx);
+    case 'wait-for-features':
+      return waitForFeatures(task, ctx);
     case 'hook': {
       const hook = spec.hooks?.[task.hook];
       if (!hook) throw new Error(`feature ${spec.namespace}/${spec.name} has no hook "${task.hook}"`);
@@ -40,34 +43,57 @@ const namesOf = (items: { metadata?: { name?: string; namespace?: string } }[]) 
     .join(', ') + (items.length > 5 ? `, ... (${items.length} in all)` : '');
 
 /**
- * KEP-3920's wait for uses: clear the uses, wait, then done when no component reported the old value
- * since the clear. A component still reporting it has its uses cleared again and the wait starts over.
+ * KEP-3920's wait for uses: clear the uses (a new epoch), wait, then done when no component reported the
+ * old value echoing that epoch. A component still reporting it has its uses cleared again (another
+ * epoch) and the wait starts over.
  */
 async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promise<TaskOutcome> {
   const waitMs = (t.waitSeconds ?? ctx.usesWaitSeconds) * 1000;
   const clearedAt = Number(ctx.progress?.clearedAt);
+  const epoch = Number(ctx.progress?.epoch);
   const restart = async (why: string): Promise<TaskOutcome> => {
-    ctx.wrote(await ctx.uses.clear(ctx.now));
+    const cleared = await ctx.uses.clear();
+    ctx.wrote(cleared.writes);
     return {
       done: false,
-      waitingFor: `${why}uses cleared at ${at(ctx.now)}; waiting ${minutes(waitMs)} for components to report`,
-      progress: { clearedAt: ctx.now },
+      waitingFor: `${why}uses cleared at ${at(ctx.now)} (epoch ${cleared.epoch}); waiting ${minutes(waitMs)} for components to report`,
+      progress: { clearedAt: ctx.now, epoch: cleared.epoch },
       pollMs: waitMs,
     };
   };
-  if (!Number.isFinite(clearedAt)) return restart('');
+  // A wait begun before epochs (an upgrade mid-transition) starts over with one.
+  if (!Number.isFinite(clearedAt) || !Number.isFinite(epoch)) return restart('');
+  await ctx.uses.published(epoch);
   if (ctx.now < clearedAt + waitMs)
     return {
       done: false,
-      waitingFor: `uses cleared at ${at(clearedAt)}; ${minutes(clearedAt + waitMs - ctx.now)} left before checking`,
-      progress: { clearedAt },
+      waitingFor: `uses cleared at ${at(clearedAt)} (epoch ${epoch}); ${minutes(clearedAt + waitMs - ctx.now)} left before checking`,
+      progress: { clearedAt, epoch },
       pollMs: clearedAt + waitMs - ctx.now,
     };
-  const stale = (await ctx.uses.list()).filter((u: Use) => u.at >= clearedAt && u.value === ctx.old);
+  // The control plane's clock times the wait; whether a use is since the clearing is its epoch, never
+  // the time a component wrote (its clock may be anywhere).
+  const stale = (await ctx.uses.list()).filter((u: Use) => u.epoch === epoch && u.value === ctx.old);
   if (stale.length === 0) return { done: true };
   return restart(
-    `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (${at(u.at)})`).join(', ')}; `,
+    `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (its time ${at(u.at)})`).join(', ')}; `,
   );
+}
+
+/** A feature's requirements On before it turns on; its dependants Off before it turns off (requires). */
+async function waitForFeatures(t: TaskOf<'wait-for-features'>, ctx: TaskContext): Promise<TaskOutcome> {
+  const store = new FeatureStore(ctx.db, ctx.table);
+  const states = await Promise.all(
+    t.features.map(async (f) => ({ f, state: (await store.get(ctx.cluster, parseRef(f)))?.state ?? 'Off' })),
+  );
+  const behind = states.filter((s) => s.state !== t.state);
+  if (behind.length === 0) return { done: true };
+  const why = t.state === 'On' ? 'it requires them' : 'they require this feature: turn them off first';
+  return {
+    done: false,
+    waitingFor: `${behind.map((b) => `${b.f} (${b.state})`).join(', ')} to be ${t.state} (${why})`,
+    pollMs: 60_000,
+  };
 }
 
 /** Never deletes: the objects are someone's to remove (the KEP's volume-type story). */
@@ -84,7 +110,8 @@ async function waitForNoObjects(t: TaskOf<'wait-for-no-objects'>, ctx: TaskConte
 async function clearField(t: TaskOf<'clear-field'>, ctx: TaskContext): Promise<TaskOutcome> {
   const api = await ctx.objects();
   const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
-  for (const o of having) await api.mergePatch(t, o, removalPatch(t.field), t.subresource);
+  const patchOf = (o: KObject) => (fieldAt(o, t.field) === undefined ? undefined : removalPatch(t.field));
+  for (const o of having) await api.patchAsRead(t, o, patchOf, t.subresource);
   return { done: true };
 }
 

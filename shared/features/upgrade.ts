@@ -50,9 +50,14 @@ export function upgradeBlockers(
     const live = r.state !== 'Off' || on.length > 0;
     if (inTransition(r.state)) {
       const t = r.tasks[0];
-      block(
-        `${r.state} in progress${t ? ` at "${t.title}"${t.waitingFor ? ` (waiting for: ${t.waitingFor})` : t.lastError ? ` (failing: ${t.lastError})` : ''}` : ''}: let it finish first`,
-      );
+      if (t?.stuck)
+        block(
+          `${r.state} STUCK at "${t.title}" since ${new Date(t.stuck.at).toISOString()}: ${t.stuck.reason} (features retry|skip|abandon)`,
+        );
+      else
+        block(
+          `${r.state} in progress${t ? ` at "${t.title}"${t.waitingFor ? ` (waiting for: ${t.waitingFor})` : t.lastError ? ` (failing: ${t.lastError})` : ''}` : ''}: let it finish first`,
+        );
     }
     if (r.state === 'Off' && on.length)
       block(`Off, but ${on.map((u) => u.component).join(', ')} still report(s) on: a dangling use`);

@@ -2,8 +2,10 @@
  * Features as people read them (CLI, JSON/YAML): one row per (cluster, feature) and the detail of one,
  * with the task list and what each task waits for, the uses, and what dangles.
  */
+
 import { textTable } from '../kernel/text-table.js';
 import { type FeatureRecord, refKey, type TaskRecord, type Transition, targetOf, type Use } from './model.js';
+import type { TransitionPlan } from './plan.js';
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
@@ -20,6 +22,8 @@ export interface FeatureJson {
   uses: { component: string; value: string; at: string; source: string }[];
   /** What an Off feature still leaves (absent when not checked). */
   dangling?: string[];
+  /** With requirements or dependants: the order features turn on, and off (this one last in each). */
+  order?: { on: string[]; off: string[] };
   version: number;
   updatedAt: string;
 }
@@ -34,6 +38,7 @@ export function taskJson(t: TaskRecord) {
     ...(t.lastError ? { lastError: t.lastError } : {}),
     ...(t.notBefore ? { notBefore: iso(t.notBefore) } : {}),
     ...(t.claim ? { inProgress: { by: t.claim.by, until: iso(t.claim.until) } } : {}),
+    ...(t.stuck ? { stuck: { since: iso(t.stuck.at)!, reason: t.stuck.reason } } : {}),
   };
 }
 
@@ -49,7 +54,9 @@ export function transitionJson(t: Transition) {
       attempts: d.attempts,
       writes: d.writes,
       doneAt: iso(d.doneAt),
+      ...(d.skipped ? { skipped: true } : {}),
     })),
+    ...(t.actions?.length ? { actions: t.actions.map((a) => ({ ...a, at: iso(a.at)! })) } : {}),
   };
 }
 
@@ -75,6 +82,7 @@ export function featureJson(r: FeatureRecord, uses: readonly Use[], dangling?: s
 export function waitingCell(f: FeatureJson): string {
   const t = f.tasks[0];
   if (!t) return '';
+  if (t.stuck) return `STUCK since ${t.stuck.since}: ${t.stuck.reason}`;
   if (t.lastError) return `failing (${t.attempts}x): ${t.lastError}`;
   return t.waitingFor ?? (t.inProgress ? 'in progress' : 'next');
 }
@@ -105,7 +113,7 @@ export function listTable(rows: FeatureJson[], wide: boolean): string[] {
       const cells = [
         f.cluster,
         f.feature,
-        f.state,
+        f.tasks[0]?.stuck ? `${f.state} (stuck)` : f.state,
         f.desired,
         f.default,
         String(f.tasks.length),
@@ -129,11 +137,16 @@ export function detailLines(f: FeatureJson): string[] {
     `state:    ${f.state}${f.transition ? ` (since ${f.transition.startedAt}: ${f.transition.reason})` : ''}`,
     `desired:  ${f.desired}${f.desiredBy ? ` (set by ${f.desiredBy})` : ''}   default: ${f.default}   target: ${f.target}`,
   ];
+  if (f.order) lines.push(`order on:  ${f.order.on.join(' -> ')}`, `order off: ${f.order.off.join(' -> ')}`);
   if (f.tasks.length) {
     lines.push('tasks:');
     f.tasks.forEach((t, i) => {
       lines.push(`  ${i + 1}. ${t.title} [${t.task}] attempts ${t.attempts}, writes ${t.writes}`);
       if (t.inProgress) lines.push(`     in progress (${t.inProgress.by}, until ${t.inProgress.until})`);
+      if (t.stuck)
+        lines.push(
+          `     STUCK since ${t.stuck.since}: ${t.stuck.reason} (features retry|skip|abandon --reason "...")`,
+        );
       if (t.waitingFor) lines.push(`     waiting for: ${t.waitingFor}`);
       if (t.lastError)
         lines.push(`     last error: ${t.lastError}${t.notBefore ? ` (retry after ${t.notBefore})` : ''}`);
@@ -142,8 +155,12 @@ export function detailLines(f: FeatureJson): string[] {
   if (f.transition?.done.length) {
     lines.push('done in this transition:');
     for (const d of f.transition.done)
-      lines.push(`  - ${d.title} (${d.writes} write(s), ${d.attempts} failed attempt(s))`);
+      lines.push(
+        `  - ${d.title} (${d.skipped ? 'SKIPPED' : `${d.writes} write(s), ${d.attempts} failed attempt(s)`})`,
+      );
   }
+  for (const a of f.transition?.actions ?? [])
+    lines.push(`operator: ${a.verb} "${a.task}" by ${a.by} at ${a.at}: ${a.reason}`);
   lines.push(f.uses.length ? 'uses:' : 'uses: none reported');
   for (const u of f.uses) lines.push(`  ${u.component}: ${u.value} at ${u.at} (${u.source})`);
   if (f.state === 'Off' && f.dangling)
@@ -157,7 +174,7 @@ export function historyLines(r: FeatureRecord): string[] {
   const all = [...r.history, ...(r.transition ? [r.transition] : [])];
   if (all.length === 0) return [`${refKey(r)} in ${r.cluster}: no transition yet (${r.state})`];
   return textTable([
-    ['STARTED', 'TO', 'OUTCOME', 'ENDED', 'TASKS DONE', 'WRITES', 'REASON'],
+    ['STARTED', 'TO', 'OUTCOME', 'ENDED', 'TASKS DONE', 'WRITES', 'REASON', 'OPERATORS'],
     ...all.map((t) => [
       iso(t.startedAt)!,
       t.to,
@@ -166,6 +183,27 @@ export function historyLines(r: FeatureRecord): string[] {
       String(t.done.length),
       String(t.done.reduce((n, d) => n + d.writes, 0)),
       t.reason,
+      (t.actions ?? [])
+        .map((a) => `${a.verb} "${a.task}" by ${a.by} at ${iso(a.at)}: ${a.reason}`)
+        .join('; '),
     ]),
   ]);
+}
+
+/** `features plan`: one row per object touched, in the order the tasks would touch them. */
+export function planLines(p: TransitionPlan): string[] {
+  const head = `${p.feature} in ${p.cluster}: ${p.state} -> ${p.to} (dry run, nothing written)`;
+  if (p.note) return [head, p.note];
+  return [
+    head,
+    ...textTable([
+      ['ACTION', 'OBJECT', 'DETAIL', 'TASK'],
+      ...p.steps.map((s) => [
+        s.refused ? `${s.action} REFUSED` : s.action,
+        s.object,
+        s.refused ? `${s.detail ? `${s.detail}; ` : ''}the server refused: ${s.refused}` : (s.detail ?? ''),
+        s.task,
+      ]),
+    ]),
+  ];
 }

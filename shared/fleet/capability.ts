@@ -1,5 +1,6 @@
 import type { FeaturedCapability } from '../features/spec.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
+import { OWNER_LEASE } from './ownership.js';
 
 /** Every capability that needs the cluster ID reads it from the kube-system namespace. */
 export const readKubeSystem: KubePermission = {
@@ -42,5 +43,27 @@ export const fleetCapability: FeaturedCapability = {
   ],
   schedules: [],
   rules: [],
-  kubernetes: [{ ...readKubeSystem, why: 'registration reads the kube-system namespace UID' }],
+  kubernetes: [
+    { ...readKubeSystem, why: 'registration reads the kube-system namespace UID' },
+    // The owner lease (ownership.ts): taken at registration, renewed by every cycle and claims sync.
+    {
+      group: 'coordination.k8s.io',
+      resources: ['leases'],
+      verbs: ['get', 'update'],
+      names: [OWNER_LEASE.name],
+      why: `reads and renews the owner lease (${OWNER_LEASE.namespace}): which control plane acts on the cluster`,
+    },
+    {
+      group: 'coordination.k8s.io',
+      resources: ['leases'],
+      verbs: ['create'],
+      why: `creates the owner lease in ${OWNER_LEASE.namespace} at registration (cluster-wide like the Feature objects there: a Role could not be bound before fleetscope creates the namespace)`,
+    },
+    {
+      group: '',
+      resources: ['namespaces'],
+      verbs: ['create'],
+      why: `creates ${OWNER_LEASE.namespace} for the owner lease on a new cluster`,
+    },
+  ],
 };

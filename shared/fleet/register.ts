@@ -7,6 +7,14 @@ export class RegistrationError extends Error {
   override name = 'RegistrationError';
 }
 
+/** The name is taken: carries the registration that holds it, so the caller can say what to do. */
+export class AlreadyRegisteredError extends RegistrationError {
+  override name = 'AlreadyRegisteredError';
+  constructor(readonly existing: RegisteredCluster) {
+    super(`cluster "${existing.name}" is already registered`);
+  }
+}
+
 export interface RegistrationPorts {
   store: RegistryStore;
   publisher: EventPublisher;
@@ -19,6 +27,11 @@ export interface RegistrationPorts {
   warn?: (message: string) => void;
   /** The control plane that will act on the cluster (recorded as its owner). */
   owner?: string;
+  /**
+   * Takes the cluster's owner lease for this control plane (ownership.ts); returns why not when another
+   * live control plane holds it. Absent: the cluster is not asked.
+   */
+  holdOwner?: (name: string, ref: KubeconfigRef) => Promise<string | undefined>;
 }
 
 /**
@@ -37,10 +50,11 @@ export async function registerCluster(
     const problem = labelProblem(k, v);
     if (problem) throw new RegistrationError(problem);
   }
-  if (await ports.store.get(input.name)) {
-    throw new RegistrationError(`cluster "${input.name}" is already registered`);
-  }
+  const existing = await ports.store.get(input.name);
+  if (existing) throw new AlreadyRegisteredError(existing);
   const { kubeSystemUid } = await ports.verify(input.name, input.kubeconfig);
+  const refused = await ports.holdOwner?.(input.name, input.kubeconfig);
+  if (refused) throw new RegistrationError(refused);
   const cluster: RegisteredCluster = {
     name: input.name,
     kubeconfig: input.kubeconfig,

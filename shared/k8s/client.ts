@@ -36,6 +36,7 @@ import { CallTimeout, ClusterAccessError, toClusterAccessError } from './errors.
 import { type BuildKubeConfigOptions, buildKubeConfig, type KubeconfigInfo } from './kubeconfig.js';
 import { redact, redactFields } from './redact.js';
 import { DEFAULT_RETRY_POLICY, isRetryable, type RetryPolicy, retryDelay } from './retry.js';
+import { writeGuard } from './write-guard.js';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_PAGE_SIZE = 500;
@@ -128,6 +129,8 @@ export function patchOptions(type: PatchType, base?: ConfigurationOptions): Conf
 interface CallScope {
   signal: AbortSignal;
   operation: string;
+  /** A write was sent in this scope and its answer is awaited (the write guard learns the outcome). */
+  writing?: boolean;
 }
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
@@ -214,8 +217,14 @@ export class ClusterClient {
     this.sleep = opts.sleep ?? defaultSleep;
 
     const middleware: Middleware = {
-      pre: async (ctx) => this.beforeRequest(ctx),
-      post: async (rsp) => rsp,
+      pre: async (ctx) => this.guardWrite(this.beforeRequest(ctx)),
+      post: async (rsp) => {
+        const scope = this.scope.getStore();
+        if (scope?.writing && rsp.httpStatusCode >= 200 && rsp.httpStatusCode < 300)
+          await writeGuard()?.after(scope.operation);
+        if (scope) scope.writing = false;
+        return rsp;
+      },
     };
     const config = createConfiguration({
       baseServer: new ServerConfiguration(k8sCluster.server, {}),
@@ -248,6 +257,16 @@ export class ClusterClient {
     const fresh = ctx.getDispatcher();
     if (this.dispatcher) ctx.setDispatcher(this.dispatcher);
     else if (fresh) this.dispatcher = fresh;
+    return ctx;
+  }
+
+  /** A write (any method but GET) passes the guard of the code that sends it, if any (./write-guard.ts). */
+  private async guardWrite(ctx: RequestContext): Promise<RequestContext> {
+    const guard = writeGuard();
+    const scope = this.scope.getStore();
+    if (!guard || ctx.getHttpMethod() === 'GET') return ctx;
+    await guard.before(scope?.operation ?? '(outside call)');
+    if (scope) scope.writing = true;
     return ctx;
   }
 

@@ -14,6 +14,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { type CallOptions, type ClusterClient, followPages } from './client.js';
 import { ClusterAccessError } from './errors.js';
+import { writeGuard } from './write-guard.js';
 
 /** A list response as it comes off the wire: the items and the continue token. */
 export interface ListObject<T> {
@@ -278,11 +279,14 @@ export class RawReader {
       async (signal) => {
         this.count(operation);
         this.stats.writes++;
+        const guard = writeGuard();
+        await guard?.before(operation);
         const out = await this.fetch(operation, path, {}, signal, {
           method,
           body: JSON.stringify(body),
           contentType,
         });
+        await guard?.after(operation);
         return JSON.parse(out) as T;
       },
       { idempotent: method !== 'POST', ...call },

@@ -36,6 +36,12 @@ export function readableMemory(b: number): string {
   return `${sign}${Math.round(a / 2 ** 20)}Mi`;
 }
 
+/** US dollars for people: "$1,234.56" (cents below $1,000, whole dollars above). */
+export function readableUsd(usd: number): string {
+  const digits = Math.abs(usd) >= 1000 ? 0 : 2;
+  return `${usd < 0 ? '-' : ''}$${Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;
+}
+
 /**
  * An amount in a sentence, where a bare "500" could be cores or millicores: "500m", "2 cores",
  * "1 core", "512Mi", "1.5Gi".

@@ -28,14 +28,20 @@ const ours = (c: Condition) => c.type === CONDITION_TYPE && OURS.has(c.reason ??
 const carriesOurs = (v: Vpa) => v.status?.nodeScope !== undefined || (v.status?.conditions ?? []).some(ours);
 const nameOf = (o: KObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
-/** Removes fleetscope's RecommendationProvided condition and status.nodeScope from every VPA. */
+/**
+ * Removes fleetscope's RecommendationProvided condition and status.nodeScope from every VPA. The list is
+ * replaced whole (a merge patch cannot remove one entry), so it is computed from the VPA as read and
+ * written on that version only: a condition the recommender wrote in between makes the server refuse
+ * it, and it is computed again from the VPA as it now is.
+ */
 export async function clearVpaStatus(ctx: TaskContext): Promise<TaskOutcome> {
   const api = await ctx.objects();
-  for (const vpa of (await api.list(VPAS)) as Vpa[]) {
-    if (!carriesOurs(vpa)) continue;
-    const conditions = (vpa.status?.conditions ?? []).filter((c) => !ours(c));
-    await api.mergePatch(VPAS, vpa, { status: { conditions, nodeScope: null } }, 'status');
-  }
+  const patchOf = (vpa: Vpa) =>
+    carriesOurs(vpa)
+      ? { status: { conditions: (vpa.status?.conditions ?? []).filter((c) => !ours(c)), nodeScope: null } }
+      : undefined;
+  for (const vpa of (await api.list(VPAS)) as Vpa[])
+    if (carriesOurs(vpa)) await api.patchAsRead(VPAS, vpa, (o) => patchOf(o as Vpa), 'status');
   return { done: true };
 }
 
@@ -60,8 +66,7 @@ export async function revertScopedCrd(ctx: TaskContext): Promise<TaskOutcome> {
     'PUT',
     `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${VPA_CRD_NAME}`,
     { ...crd, metadata: { ...crd.metadata, annotations }, spec: { ...crd.spec, versions } },
-  );
-  ctx.wrote(1);
+  ); // counted by the task's write fence
   return { done: true };
 }
 

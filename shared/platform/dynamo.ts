@@ -59,7 +59,7 @@ export const ifVersion = (expected: number): Condition => ({
 });
 
 /** A write refused because its condition did not hold (by class, or by name from another SDK copy). */
-const isConditionFailure = (err: unknown): boolean =>
+export const isConditionFailure = (err: unknown): boolean =>
   err instanceof ConditionalCheckFailedException ||
   (err as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException';
 

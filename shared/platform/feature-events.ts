@@ -39,8 +39,11 @@ export const featureDetailSchemas = {
   FeatureTransitionChanged: z
     .object({
       ...feature,
-      /** started, reversed (the desired value flipped mid-transition), completed. */
-      phase: z.enum(['started', 'reversed', 'completed']),
+      /**
+       * started, reversed (the desired value flipped mid-transition), completed; stuck (a task past its
+       * deadline: the reason says which and why); abandoned (an operator gave it up, the opposite began).
+       */
+      phase: z.enum(['started', 'reversed', 'completed', 'stuck', 'abandoned']),
       state,
       to: z.enum(['On', 'Off']),
       reason: z.string().max(512),
@@ -72,7 +75,17 @@ export const featureDetailSchemas = {
       namespace: z.string().min(1).max(63),
       feature: z.string().min(1).max(63),
       to: onOff,
-      phase: z.enum(['started', 'wave-started', 'wave-reached', 'halted', 'resumed', 'completed']),
+      phase: z.enum([
+        'started',
+        'wave-started',
+        'wave-reached',
+        'approved',
+        'halted',
+        'resumed',
+        'rolling-back',
+        'rolled-back',
+        'completed',
+      ]),
       /** The wave concerned (1-based) and how many there are. */
       wave: z.number().int().nonnegative(),
       waves: z.number().int().positive(),

@@ -4,7 +4,7 @@
  */
 
 import type { ClusterBalloons } from '../balloons/store.js';
-import { figuresOf, poolOf } from '../balloons/summary-model.js';
+import { figuresOf, monthlyValue, poolOf } from '../balloons/summary-model.js';
 import type { StoredIdentity, SyncStatus } from '../claims/store.js';
 import type { FeatureRecord } from '../features/model.js';
 import { refKey } from '../features/model.js';
@@ -108,7 +108,10 @@ function pools(balloons: ReportInputs['balloons']): { pools: PoolCapacity[]; not
         free: ZERO_PAIR,
         balloon: ZERO_PAIR,
         blockedNodes: 0,
+        balloonMonthlyUsd: 0,
+        unpricedNodes: 0,
       };
+      const value = monthlyValue(s);
       out.set(key, {
         ...p,
         nodes: p.nodes + 1,
@@ -117,6 +120,8 @@ function pools(balloons: ReportInputs['balloons']): { pools: PoolCapacity[]; not
         free: addPair(p.free, f.free),
         balloon: addPair(p.balloon, f.balloon),
         blockedNodes: p.blockedNodes + (s.blocked ? 1 : 0),
+        balloonMonthlyUsd: p.balloonMonthlyUsd + (value ?? 0),
+        unpricedNodes: p.unpricedNodes + (value === undefined ? 1 : 0),
       });
     }
   }

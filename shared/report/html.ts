@@ -3,6 +3,8 @@
  * passed in), the model's charts as JSON. A Content-Security-Policy forbids every network fetch, so the
  * file shows the same on a laptop without network as in a browser behind a proxy.
  */
+
+import { readableUsd } from '../kernel/units-format.js';
 import { type ChartSpec, canvasHeight, chartsOf, daemonSetCharts, readable } from './charts.js';
 import type { DaemonSetReport, FeatureCell, Pair, ReportModel } from './model.js';
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.js';
@@ -145,9 +147,15 @@ function balloonsSection(m: ReportModel, charts: ChartSpec[]): string {
     ? `<ul class="notes">${m.balloons.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`
     : '';
   const blocked = m.balloons.pools.filter((p) => p.blockedNodes > 0);
-  const extra = blocked.length
-    ? `<p class="warn-text">Reclaim blocked on ${blocked.map((p) => `${esc(p.blockedNodes)} node(s) of ${esc(p.cluster)} / ${esc(p.pool)}`).join(', ')}.</p>`
+  const priced = m.balloons.pools.filter((p) => p.balloonMonthlyUsd > 0);
+  const money = priced.length
+    ? `<p>Ballooned capacity at the nodes' prices: ${priced.map((p) => `${esc(p.cluster)} / ${esc(p.pool)} ${esc(readableUsd(p.balloonMonthlyUsd))}/month`).join(', ')}.</p>`
     : '';
+  const extra =
+    money +
+    (blocked.length
+      ? `<p class="warn-text">Reclaim blocked on ${blocked.map((p) => `${esc(p.blockedNodes)} node(s) of ${esc(p.cluster)} / ${esc(p.pool)}`).join(', ')}.</p>`
+      : '');
   return chartsSection(
     'balloons',
     'Balloon capacity per node pool <span class="sub">KEP-5620</span>',

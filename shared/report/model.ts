@@ -63,6 +63,9 @@ export interface PoolCapacity {
   /** Held by balloons: capacity that doesn't exist (the VM is smaller than the node says). */
   balloon: Pair;
   blockedNodes: number;
+  /** Monthly value of the ballooned capacity at the nodes' prices (USD), and the nodes with no price. */
+  balloonMonthlyUsd: number;
+  unpricedNodes: number;
 }
 
 export interface ClusterSetReport {

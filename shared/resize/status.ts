@@ -61,11 +61,22 @@ export function actuated(pod: PodLike, same: SameQuantities = sameParsed): boole
 }
 
 /**
+ * Whether a condition speaks of the pod's current spec. From 1.34 the kubelet stamps its resize
+ * conditions with the generation it acted on (KEP-5067): one older than metadata.generation is the
+ * outcome of an earlier request, not of the one in the spec now. Without the field (before 1.34) every
+ * condition is current.
+ */
+const current = (pod: PodLike, c: { observedGeneration?: number }) =>
+  c.observedGeneration === undefined ||
+  pod.metadata?.generation === undefined ||
+  c.observedGeneration >= pod.metadata.generation;
+
+/**
  * Where the pod's resize stands. Pending (Deferred/Infeasible) wins over in-progress: it is the newest.
  * `same` compares resource lists for the final "spec equals what runs" test (see actuated).
  */
 export function observeResize(pod: PodLike, same: SameQuantities = sameParsed): ResizeObservation {
-  const conditions = pod.status?.conditions ?? [];
+  const conditions = (pod.status?.conditions ?? []).filter((c) => current(pod, c));
   const pending = conditions.find((c) => c.type === 'PodResizePending' && c.status === 'True');
   if (pending) {
     if (pending.reason === 'Infeasible')

@@ -7,6 +7,8 @@
  * - no task step done twice: no task appears twice among a transition's done tasks, no task wrote more
  *   than the objects it names (a delete, a deflate), and no delete of an object a task names reached an
  *   apiserver after the object was gone (a delete sent again);
+ * - no transition completed while a use of the current epoch reports the old value (a component's own
+ *   clock never decides: uses echo the epoch of the clearing they read);
  * - nothing dangling after Off: for every Off feature, what its off tasks remove is gone (objects,
  *   stored state, uses reporting on), read live from the cluster;
  * - the Feature objects in each cluster agree with the records in DynamoDB (state, desired, version).
@@ -20,6 +22,7 @@ import {
   refKey,
   type TaskSummary,
   targetOf,
+  type Use,
 } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
@@ -27,6 +30,7 @@ import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import type { FlipDone } from '../features.js';
+import type { PausedOutcome } from '../paused.js';
 import type { Invariant, ObjectDelete, Outcome, SoakState } from '../types.js';
 
 const MINUTE = 60_000;
@@ -92,7 +96,8 @@ export function writeBound(task: TaskSpec, objects: number): number | undefined 
     case 'wait-for-no-objects':
       return 0;
     case 'hook':
-      return task.hook === 'deflate' ? objects : undefined;
+      // Per balloon: its resize, and the Event recorded on the pod (every cluster write is counted).
+      return task.hook === 'deflate' ? 2 * objects : undefined;
     default:
       return undefined;
   }
@@ -138,6 +143,29 @@ export function judgeStepsOnce(
   };
 }
 
+/**
+ * No transition completed while a use of the current epoch reports the value it moved away from: a
+ * stable feature's uses that echo its record's usesEpoch (the last clearing, made by the completed
+ * transition's wait for uses) must not report the old value, whatever their times say. From fleetscope's
+ * workers (DynamoDB) and in-cluster components (the Feature status) alike.
+ */
+export function judgeEpochUses(features: { cluster: string; record: FeatureRecord; uses: Use[] }[]): Outcome {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const { cluster, record: r, uses } of features) {
+    if (inTransition(r.state) || r.usesEpoch === undefined || r.history.at(-1)?.outcome !== 'completed')
+      continue;
+    checked++;
+    const old = r.state === 'Off' ? 'on' : 'off';
+    for (const u of uses)
+      if (u.epoch === r.usesEpoch && u.value === old)
+        violations.push(
+          `${cluster} ${refKey(r)}: ${r.state}, but ${u.component} reports ${old} echoing the current epoch ${r.usesEpoch} (at ${new Date(u.at).toISOString()})`,
+        );
+  }
+  return { checked, unit: 'stable features with a uses epoch', violations };
+}
+
 function taskByTitle(spec: FeatureSpec, to: 'On' | 'Off', title: string): TaskSpec | undefined {
   return tasksOf(spec, to).find((t) => titleOf(t) === title);
 }
@@ -154,6 +182,57 @@ export const featureStepsOnce: Invariant = {
     const specs = new Map(catalog.specs.map((s) => [refKey(s), s]));
     const nodes = (cluster: string) => state.sim?.cluster(cluster).store.list('nodes').length ?? 0;
     return judgeStepsOnce(await records(state), specs, nodes, state.objectDeletes);
+  },
+};
+
+/**
+ * No task's writes seen twice, for the reconciler the soak paused past its claim: it froze (the fault
+ * was hit: a run where it never froze proves nothing and fails), and once resumed no write of it passed
+ * its fence (each would have reached the cluster or the table a second time).
+ */
+export function judgePaused(p: PausedOutcome | undefined): Outcome {
+  if (!p) return { checked: 0, unit: 'paused reconcilers (no flip started one)', violations: [] };
+  const key = `${p.cluster} ${p.feature}`;
+  const violations: string[] = [];
+  if (!p.froze)
+    violations.push(`${key}: the paused reconciler never froze holding a claim (the fault was not hit)`);
+  if (p.fencedAfter > 0)
+    violations.push(
+      `${key}: ${p.fencedAfter} write(s) of the reconciler paused past its claim passed their fence after it resumed`,
+    );
+  return {
+    checked: 1,
+    unit: `paused reconcilers (froze at "${p.task ?? '?'}", ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
+    violations,
+  };
+}
+
+export const featureWritesOnce: Invariant = {
+  name: "no task's writes seen twice",
+  check: async (state) => judgePaused(state.paused),
+};
+
+export const featureEpochUses: Invariant = {
+  name: 'no transition completed while a use of the current epoch reports on',
+  check: async (state) => {
+    const features: { cluster: string; record: FeatureRecord; uses: Use[] }[] = [];
+    for (const { cluster, view } of await views(state)) {
+      if (!view.record) continue;
+      const object = state.sim
+        ?.cluster(cluster)
+        .store.get('features.fleetscope.io', view.record.name, view.record.namespace) as Json;
+      const inCluster = Object.entries((object?.status?.uses ?? {}) as Record<string, Json>)
+        .filter(([, u]) => u.source !== 'fleetscope')
+        .map(([component, u]) => ({
+          component,
+          value: u.value,
+          at: Date.parse(u.time) || 0,
+          epoch: u.epoch,
+          source: 'cluster' as const,
+        }));
+      features.push({ cluster, record: view.record, uses: [...view.uses, ...inCluster] });
+    }
+    return judgeEpochUses(features);
   },
 };
 

@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
+import { EC2_HOURLY_USD } from '../../shared/balloons/prices.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { START } from './helpers.js';
 
@@ -133,23 +135,30 @@ describe('fleetscope balloons', () => {
   });
 
   it('refuses an explicit size for an unknown node, above allocatable, or malformed, writing nothing', async () => {
-    const cases: [string[], RegExp][] = [
-      [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/],
+    // Exit 1: the cluster said no (a node that does not exist, like an unknown cluster); 2: the command
+    // line is malformed (README, exit codes).
+    const cases: [string[], RegExp, number][] = [
+      [['--node', 'ghost', '--cpu', '1', '--memory', '1Gi'], /node: "ghost" does not exist/, 1],
       [
         ['--node', node, '--cpu', '999', '--memory', '1Gi'],
         /cpu: 999 cores exceeds node .* allocatable \d+(\.\d+)? cores/,
+        1,
       ],
-      [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/],
-      [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/],
+      [['--node', node, '--cpu', 'lots', '--memory', '1Gi'], /cpu: "lots" is not a cpu quantity/, 2],
+      [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/, 2],
+      // A negative value after a space is that flag's value, not "ambiguous".
+      [['--node', node, '--cpu', '-2', '--memory', '1Gi'], /cpu: "-2" is negative/, 2],
       [
         ['--node', 'Bad_Node', '--cpu', '1', '--memory', '1Gi'],
         /node "Bad_Node" is not an RFC 1123 subdomain/,
+        2,
       ],
     ];
-    for (const [args, why] of cases) {
+    for (const [args, why, code] of cases) {
       const r = await run(['balloons', 'resize', '--cluster', 'c1', ...args]);
-      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.code, args.join(' ')).toBe(code);
       expect(r.err).toMatch(why);
+      expect(r.err).not.toMatch(/ambiguous/);
     }
     expect((await stored()).requests).toEqual([]);
   });
@@ -186,6 +195,82 @@ describe('fleetscope balloons', () => {
     const cleared = await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--clear']);
     expect(cleared.out).toMatch(/cleared/);
     expect((await stored()).requests).toEqual([]);
+  });
+
+  it('status warns of a ballooned pool a node autoscaler manages (Karpenter, from its node label)', async () => {
+    const c = sim.cluster('c1');
+    const n = c.store.get('nodes', node);
+    c.store.put('nodes', {
+      ...n,
+      metadata: { ...n.metadata, labels: { ...n.metadata.labels, 'karpenter.sh/nodepool': 'general' } },
+    });
+    const args = ['--cluster', 'c1', '--node', node];
+    expect((await run(['balloons', 'resize', ...args, '--cpu', '1', '--memory', '2Gi'])).code).toBe(0);
+    const json = JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
+    expect(json.clusters[0].nodes.find((x: { node: string }) => x.node === node).autoscaler).toBe(
+      'Karpenter (karpenter.sh/nodepool=general)',
+    );
+    expect((await run(['balloons', 'status', '--cluster', 'c1'])).out).toMatch(
+      /c1: warning: pool explicit: 1 ballooned node\(s\) managed by Karpenter \(karpenter.sh\/nodepool=general\): it counts the balloon's requests as used/,
+    );
+    expect((await run(['balloons', 'resize', ...args, '--clear'])).code).toBe(0);
+  });
+
+  it("values ballooned capacity at the node's price per node, pool and cluster; a policy's price wins", async () => {
+    await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--cpu', '1', '--memory', '2Gi']);
+    const status = async () =>
+      JSON.parse((await run(['balloons', 'status', '--cluster', 'c1', '-o', 'json'])).out);
+    const k8sNode = sim.cluster('c1').store.get('nodes', node);
+    const type = k8sNode.metadata.labels['node.kubernetes.io/instance-type'];
+    const cap = {
+      cpu: parseCpu(k8sNode.status.capacity.cpu),
+      memory: parseMemory(k8sNode.status.capacity.memory),
+    };
+    const expected = (row: { balloon: { cpuMillicores: number; memoryBytes: number } }, hourly: number) =>
+      ((row.balloon.cpuMillicores / cap.cpu + row.balloon.memoryBytes / cap.memory) / 2) * hourly * 730;
+    const json = await status();
+    const row = json.clusters[0].nodes.find((n: { node: string }) => n.node === node);
+    expect(row).toMatchObject({ instanceType: type, priceFrom: 'table', hourlyUsd: EC2_HOURLY_USD[type] });
+    expect(row.balloonMonthlyUsd).toBeGreaterThan(0);
+    expect(row.balloonMonthlyUsd).toBeCloseTo(expected(row, EC2_HOURLY_USD[type]!), 1);
+    expect(json.clusters[0].pools).toEqual([
+      { pool: 'explicit', balloonMonthlyUsd: row.balloonMonthlyUsd, unpricedNodes: 0 },
+    ]);
+    expect(json.clusters[0].balloonMonthlyUsd).toBe(row.balloonMonthlyUsd);
+    const wide = (await run(['balloons', 'status', '--cluster', 'c1', '-o', 'wide'])).out;
+    expect(wide).toMatch(/BALLOON \$\/MONTH/);
+    expect(wide).toMatch(/c1: ballooned capacity worth \$[\d,.]+\/month/);
+    expect(wide).toMatch(/pool explicit: \$[\d,.]+\/month/);
+    // a pool's negotiated price overrides the table
+    const file = join(dir, 'priced.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'priced',
+        selector: 'kubernetes.io/os=linux',
+        max: { cpu: '1', memory: '2Gi' },
+        prices: { [type]: 2 },
+      }),
+    );
+    expect((await run(['balloons', 'policy', 'set', '--cluster', 'c1', '--file', file])).code).toBe(0);
+    await run(['balloons', 'resize', '--cluster', 'c1', '--node', node, '--clear']);
+    expect((await run(['run', '--once', '--cluster', 'c1'])).code).toBe(0);
+    const priced = (await status()).clusters[0].nodes.find((n: { node: string }) => n.node === node);
+    expect(priced).toMatchObject({ pool: 'priced', priceFrom: 'policy', hourlyUsd: 2 });
+    expect(priced.balloonMonthlyUsd).toBeCloseTo(expected(priced, 2), 1);
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: 'priced',
+        selector: 'a=b',
+        max: { cpu: '1', memory: '2Gi' },
+        prices: { [type]: -1 },
+      }),
+    );
+    expect((await run(['balloons', 'policy', 'set', '--cluster', 'c1', '--file', file])).err).toMatch(
+      new RegExp(`prices\\.${type.replace('.', '\\.')}: must be a number from 0 to 1000`),
+    );
+    await run(['balloons', 'policy', 'delete', '--cluster', 'c1', '--name', 'priced']);
   });
 
   it('resize: says what a size needs, and that a node without one had nothing to clear', async () => {

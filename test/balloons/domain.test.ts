@@ -4,8 +4,10 @@ import { decide } from '../../shared/balloons/decide.js';
 import { compilePolicies, desiredSize, hostShare } from '../../shared/balloons/desired.js';
 import { nodeSelectorTerms } from '../../shared/balloons/manifests.js';
 import { holdShrinks, PolicyError, policySize, validatePolicy } from '../../shared/balloons/policy.js';
+import { balloonedMonthlyUsd, nodePrice } from '../../shared/balloons/prices.js';
 import { BALLOON_FLOOR, planBalloon, podsInTheWay } from '../../shared/balloons/sizing.js';
 import { matchesLabels, parseLabelSelector, SelectorError } from '../../shared/kernel/label-selector.js';
+import { readableUsd } from '../../shared/kernel/units-format.js';
 
 const GI = 2 ** 30;
 const MI = 2 ** 20;
@@ -334,5 +336,46 @@ describe('pending pods are demand a policy-sized pool grows for', () => {
       previous: {},
     });
     expect(decisions[0]?.desired?.size).toEqual(amounts(1000, GI));
+  });
+});
+
+describe('money: ballooned capacity at the node price', () => {
+  const labels = { 'node.kubernetes.io/instance-type': 'm6i.xlarge' };
+  it('takes the first override naming the instance type, then the shipped table, and nothing for unknown types', () => {
+    expect(nodePrice(labels, [undefined, { 'm6i.xlarge': 0.5 }, { 'm6i.xlarge': 9 }])).toEqual({
+      instanceType: 'm6i.xlarge',
+      hourlyUsd: 0.5,
+      from: 'policy',
+    });
+    expect(nodePrice(labels, [])).toEqual({ instanceType: 'm6i.xlarge', hourlyUsd: 0.192, from: 'table' });
+    expect(nodePrice({ 'node.kubernetes.io/instance-type': 'x9.huge' }, [])).toBeUndefined();
+    expect(nodePrice({}, [{ 'm6i.xlarge': 1 }])).toBeUndefined();
+  });
+  it('values the share of capacity the balloon holds (mean of cpu and memory) over 730 hours', () => {
+    const price = { instanceType: 'm6i.xlarge', hourlyUsd: 1, from: 'table' as const };
+    const cap = amounts(4000, 16 * 2 ** 30);
+    expect(balloonedMonthlyUsd(price, amounts(2000, 4 * 2 ** 30), cap)).toBeCloseTo(((0.5 + 0.25) / 2) * 730);
+    expect(balloonedMonthlyUsd(price, amounts(0, 0), cap)).toBe(0);
+  });
+  it('one formatter for dollars', () => {
+    expect([readableUsd(0), readableUsd(12.345), readableUsd(1234.5)]).toEqual(['$0.00', '$12.35', '$1,235']);
+  });
+  it('refuses a policy price naming the field', () => {
+    expect(() =>
+      validatePolicy({
+        name: 'p',
+        selector: 'a=b',
+        max: { cpu: '1', memory: '1Gi' },
+        prices: { 'm5.large': 'x' },
+      }),
+    ).toThrow(/prices\.m5\.large: must be a number/);
+    expect(() =>
+      validatePolicy({
+        name: 'p',
+        selector: 'a=b',
+        max: { cpu: '1', memory: '1Gi' },
+        prices: { 'not a type!': 1 },
+      }),
+    ).toThrow(/prices: "not a type!" is not an instance type/);
   });
 });

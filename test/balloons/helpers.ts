@@ -3,10 +3,12 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type Amounts, amounts } from '../../shared/balloons/amounts.js';
 import { type BalloonCycleResult, type ClusterRead, runBalloonCycle } from '../../shared/balloons/cycle.js';
+import { freshPods } from '../../shared/balloons/fresh-read.js';
 import { BalloonObjects } from '../../shared/balloons/incluster.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { snapshotRead } from '../../shared/balloons/read.js';
+import type { FreshPods } from '../../shared/balloons/recheck.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -51,8 +53,12 @@ export interface BalloonEnv {
   /** One balloon cycle (fresh snapshot), optionally with the read altered (to stage a race). */
   cycle(opts?: {
     alterRead?: (r: ClusterRead) => ClusterRead;
+    /** The re-read after an inflate (the bind race), altered. */
+    alterFresh?: (f: FreshPods) => FreshPods;
     onlyNode?: string;
     drain?: boolean;
+    /** The kubelet answers after the settle window: the cycle's read-back sees no answer yet. */
+    lateKubelet?: boolean;
   }): Promise<BalloonCycleResult>;
   stop(): Promise<void>;
 }
@@ -75,7 +81,8 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
     async cycle(opts = {}) {
       sim.clock.advance(60_000);
       const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true });
-      const api = rawResizeApi(snapshot.reader);
+      const direct = rawResizeApi(snapshot.reader);
+      const api = opts.lateKubelet ? { ...direct, readPod: async () => undefined } : direct;
       const read = snapshotRead(snapshot);
       return runBalloonCycle({
         cluster,
@@ -85,6 +92,7 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
         resizer: new Resizer(api, { now: () => sim.clock.now() }),
         api,
         read: opts.alterRead ? opts.alterRead(read) : read,
+        fresh: opts.alterFresh ? opts.alterFresh(freshPods(snapshot.reader)) : freshPods(snapshot.reader),
         settings: { settleMs: 0 },
         now: () => sim.clock.now(),
         ...(opts.onlyNode ? { onlyNode: opts.onlyNode } : {}),

@@ -67,7 +67,10 @@ describe('fleetscope clusterset and claims', () => {
     const joined = await run('clusterset', 'join', '--cluster', 'cli-a', '--set', 'blue');
     expect(joined.code, joined.err).toBe(0);
     expect(joined.out).toMatch(`cluster cli-a is now a member of ClusterSet blue (id.k8s.io ${uid})`);
-    expect(joined.out).toMatch(/in-cluster\s+in-sync/);
+    // One line, as every changing command prints (issue 18).
+    expect(joined.out.split('\n')).toEqual([
+      `cluster cli-a is now a member of ClusterSet blue (id.k8s.io ${uid}); in-cluster in-sync`,
+    ]);
     expect(await properties('cli-a')).toEqual({
       'id.k8s.io': uid,
       'cluster.clusterset.k8s.io': uid,

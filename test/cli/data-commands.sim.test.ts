@@ -118,6 +118,10 @@ const CASES: Record<string, Case> = {
     args: () => ['features', 'history', '--cluster', C, '--feature', 'balloons'],
     rows: (d) => d.history.map((t: Doc) => t.startedAt),
   },
+  'features plan': {
+    args: () => ['features', 'plan', '--cluster', C, '--feature', 'balloons', '--desired', 'off'],
+    rows: (d) => [d.feature, ...d.steps.map((s: Doc) => s.object)],
+  },
   'features check-upgrade': {
     args: () => ['features', 'check-upgrade', '--kubernetes', '1.36.0'],
     rows: (d) => d.blockers.map((b: Doc) => b.reason.slice(0, 30)),

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { replayRecording } from '../../local/fidelity/replay.js';
-import { RECORD_ENV } from '../../local/sim/recorder.js';
 import { startSimulator } from '../../local/sim/index.js';
-import { describeRealApiserver } from '../support/real-apiserver.js';
+import { RECORD_ENV } from '../../local/sim/recorder.js';
 import { raw } from '../sim/helpers.js';
+import { describeRealApiserver } from '../support/real-apiserver.js';
 
 const pod = (nodeName: string) => ({
   apiVersion: 'v1',
@@ -37,13 +37,17 @@ describeRealApiserver('fidelity replay', (server, version) => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fleetscope-fidelity-test-'));
     process.env[RECORD_ENV] = dir;
-    const sim = await startSimulator({ clusters: [{ name: 'recorded', nodes: 1, kubernetesVersion: `${version}.0` }] });
+    const sim = await startSimulator({
+      clusters: [{ name: 'recorded', nodes: 1, kubernetesVersion: `${version}.0` }],
+    });
     delete process.env[RECORD_ENV];
     try {
       const c = sim.cluster('recorded');
       const ns = '/api/v1/namespaces/fidelity';
       await raw(c, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'fidelity' } } });
-      const cm = await raw(c, 'POST', `${ns}/configmaps`, { body: { metadata: { name: 'cm' }, data: { a: '1' } } });
+      const cm = await raw(c, 'POST', `${ns}/configmaps`, {
+        body: { metadata: { name: 'cm' }, data: { a: '1' } },
+      });
       await raw(c, 'PUT', `${ns}/configmaps/cm`, { body: { ...cm.json, data: { a: '2' } } });
       await raw(c, 'PUT', `${ns}/configmaps/cm`, { body: { ...cm.json, data: { a: '3' } } }); // stale: 409
       await raw(c, 'PATCH', `${ns}/configmaps/cm`, {
@@ -53,7 +57,9 @@ describeRealApiserver('fidelity replay', (server, version) => {
       await raw(c, 'GET', `${ns}/configmaps?limit=1`);
       const node = c.store.list('nodes')[0]?.metadata.name;
       await raw(c, 'POST', `${ns}/pods`, { body: pod(node) });
-      await raw(c, 'POST', `${ns}/pods`, { body: { ...pod('no-such-node'), metadata: { name: 'lost', namespace: 'fidelity' } } });
+      await raw(c, 'POST', `${ns}/pods`, {
+        body: { ...pod('no-such-node'), metadata: { name: 'lost', namespace: 'fidelity' } },
+      });
       const resize = (name: string, cpu: string) =>
         raw(c, 'PATCH', `${ns}/pods/${name}/resize`, {
           body: { spec: { containers: [{ name: 'agent', resources: { requests: { cpu } } }] } },
@@ -81,7 +87,10 @@ describeRealApiserver('fidelity replay', (server, version) => {
 
   it('catches a recorded answer that the real server does not give', async () => {
     // In a namespace of its own, so that it does not meet the first replay's objects on the same server.
-    const lines = readFileSync(recording, 'utf8').replaceAll('fidelity', 'forged').split('\n').filter(Boolean);
+    const lines = readFileSync(recording, 'utf8')
+      .replaceAll('fidelity', 'forged')
+      .split('\n')
+      .filter(Boolean);
     // Pretend the simulator accepted the stale update.
     const stale = lines.findIndex((l) => l.includes('"status":409'));
     expect(stale).toBeGreaterThan(0);

@@ -22,8 +22,19 @@ let client: ClusterClient;
 const run = (...args: string[]) => runFleetscopeInProcess(args, { stateDir: join(dir, 'state') });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The widget agent: reports the value it sees into its key of the Feature status, as kubectl patch would. */
+/**
+ * The widget agent: reports a value into its key of the Feature status, as kubectl patch would, echoing
+ * the uses epoch it read there (a use counts in a wait only with the current one).
+ */
 async function agentReports(value: 'on' | 'off') {
+  const feature = (await client.custom.getNamespacedCustomObject({
+    group: FEATURE_CRD.group,
+    version: FEATURE_CRD.version,
+    plural: FEATURE_CRD.plural,
+    namespace: 'widgets',
+    name: 'widgets',
+  })) as { status?: { usesEpoch?: number } };
+  const epoch = feature.status?.usesEpoch;
   await client.patch('agent reports its use', 'merge', (o) =>
     client.custom.patchNamespacedCustomObjectStatus(
       {
@@ -32,7 +43,7 @@ async function agentReports(value: 'on' | 'off') {
         plural: FEATURE_CRD.plural,
         namespace: 'widgets',
         name: 'widgets',
-        body: { status: { uses: { 'widget-agent': { value, time: new Date().toISOString() } } } },
+        body: { status: { uses: { 'widget-agent': { value, time: new Date().toISOString(), epoch } } } },
       },
       o,
     ),
@@ -80,6 +91,12 @@ describe('fleetscope features', () => {
     const refused = await run('features', 'register', '--file', bad);
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/features\[0\]\.disable\[1\]\.task: unknown task kind "wait-for-nothing"/);
+    // A requirement that names no feature is refused before anything is stored.
+    const requiring = join(dir, 'requires.yaml');
+    await writeFile(requiring, 'features:\n  - namespace: acme\n    name: app\n    requires: [acme/nope]\n');
+    const unknown = await run('features', 'register', '--file', requiring);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/features\[0\]\.requires\[0\]: unknown feature "acme\/nope"/);
     expect((await run('features', 'list', '--feature', 'widgets/widgets')).err).toMatch(
       /--feature: unknown feature "widgets\/widgets"/,
     );
@@ -108,6 +125,26 @@ describe('fleetscope features', () => {
       expect(r.code).not.toBe(0);
       expect(r.err).toMatch(message);
     }
+    // The operator verbs on a stuck transition name what is wrong, and write nothing.
+    for (const [args, message] of [
+      [
+        ['retry', '--cluster', 'nope', '--feature', 'balloons', '--reason', 'r'],
+        /cluster "nope" is not registered/,
+      ],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'ballons', '--reason', 'r'],
+        /unknown feature "fleetscope-system\/ballons"/,
+      ],
+      [['abandon', '--cluster', 'tp', '--feature', 'balloons'], /abandon needs --reason/],
+      [
+        ['skip', '--cluster', 'tp', '--feature', 'balloons', '--task', 'x', '--reason', 'r'],
+        /--task "x": no such task in the transition of fleetscope-system\/balloons in cluster tp \(its tasks: "wait for uses"\)/,
+      ],
+    ] as const) {
+      const r = await run('features', ...args);
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.err).toMatch(message);
+    }
     const balloons = JSON.parse(
       (await run('features', 'get', '--cluster', 'tp', '--feature', 'balloons', '-o', 'json')).out,
     );
@@ -123,6 +160,42 @@ describe('fleetscope features', () => {
       'widgets/widgets=Off',
     ]);
     expect(announced.features.every((f: { desired: string }) => f.desired === 'default')).toBe(true);
+
+    // Plan first: what on would write, each write checked by the server as a dry run; nothing written.
+    const plan = async (desired: string, ...more: string[]) =>
+      run(
+        'features',
+        'plan',
+        '--cluster',
+        'tp',
+        '--feature',
+        'widgets/widgets',
+        '--desired',
+        desired,
+        ...more,
+      );
+    expect((await plan('maybe')).err).toMatch(/plan needs --desired on\|off \("maybe" is neither\)/);
+    const onPlan = JSON.parse((await plan('on', '-o', 'json')).out);
+    expect(onPlan).toMatchObject({ feature: 'widgets/widgets', state: 'Off', to: 'On' });
+    expect(onPlan.steps).toEqual([
+      {
+        task: 'apply ConfigMap widget-agent-config',
+        action: 'create',
+        object: 'ConfigMap widgets/widget-agent-config',
+      },
+      expect.objectContaining({ task: 'wait for uses', action: 'wait', object: 'uses' }),
+    ]);
+    expect(await configMaps()).toEqual(['kube-root-ca.crt']);
+    // The server's refusal of the dry run is the real write's refusal, shown with the step.
+    const forbidden = sim.faults.inject({
+      cluster: 'tp',
+      match: { method: 'POST', pathIncludes: '/configmaps' },
+      fault: { type: 'status', code: 403 },
+    });
+    expect((await plan('on')).out).toMatch(
+      /create REFUSED\s+ConfigMap widgets\/widget-agent-config\s+the server refused: .*403/,
+    );
+    sim.faults.clear(forbidden);
 
     // On: the manifests are applied, and the transition waits for the agent to use it.
     const on = await run(
@@ -153,6 +226,15 @@ describe('fleetscope features', () => {
       namespace: 'widgets',
       body: { metadata: { name: 'widget-1', labels: { 'widgets.example.com/stamped': 'true' } } },
     });
+    const offPlan = JSON.parse((await plan('off', '-o', 'json')).out);
+    expect(offPlan.steps.map((p: { action: string; object: string }) => `${p.action} ${p.object}`)).toEqual([
+      'wait uses',
+      'wait ConfigMap in widgets (widgets.example.com/stamped=true)',
+      'delete ConfigMap widgets/widget-agent-config',
+    ]);
+    expect(offPlan.steps[1].detail).toBe('1 left: widgets/widget-1');
+    expect(await configMaps()).toEqual(['kube-root-ca.crt', 'widget-1', 'widget-agent-config']); // none deleted
+    expect((await plan('on')).out).toMatch(/already On: no transition/);
     await run('features', 'set', '--cluster', 'tp', '--feature', 'widgets/widgets', '--desired', 'off');
     await agentReports('on');
     await sleep(1100);
@@ -259,5 +341,9 @@ describe('fleetscope features', () => {
       `rollout ${id}: running, wave 1 of 1`,
     );
     expect((await run('features', 'rollout', 'halt', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
+    expect((await run('features', 'rollout', 'approve', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
+    expect((await run('features', 'rollout', 'approve', '--id', id)).err).toMatch(
+      `rollout ${id} was started without approval gates`,
+    );
   });
 });

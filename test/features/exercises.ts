@@ -25,6 +25,10 @@ export interface Exercise {
   byHand?(env: FeatureEnv, cluster: string): Promise<void>;
   /** Objects (collection/key) and items (sort keys) that may outlive the feature, and why. */
   outlives?: { objects?: RegExp[]; items?: RegExp[] };
+  /** "collection/key change" ("label k added", "spec.k changed") the feature may leave, and why. */
+  changes?: RegExp[];
+  /** Objects the user makes while using it: turning it off must leave them. */
+  keeps?: RegExp[];
 }
 
 export const EXERCISES: Record<string, Exercise> = {
@@ -68,6 +72,9 @@ export const EXERCISES: Record<string, Exercise> = {
     checkIn: (env, cluster) => env.cycle(cluster),
     // The user's VPA stays (its spec.scope and fleetscope's status are what must go).
     outlives: { objects: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/] },
+    // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
+    changes: [/^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/],
+    keeps: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/],
   },
   'fleetscope-system/claims': {
     cluster: { nodes: 1 },
@@ -133,13 +140,18 @@ async function agentCheckIn(env: FeatureEnv, cluster: string): Promise<void> {
     name: 'widgets',
   };
   const c = env.client(cluster);
-  const f = (await c.custom.getNamespacedCustomObject(ref)) as { status?: { value?: 'on' | 'off' } };
+  const f = (await c.custom.getNamespacedCustomObject(ref)) as {
+    status?: { value?: 'on' | 'off'; usesEpoch?: number };
+  };
   const value = f.status?.value ?? 'off';
+  const epoch = f.status?.usesEpoch; // echoed: a use counts in a wait only with the current epoch
   await c.patch('widget agent reports', 'merge', (o) =>
     c.custom.patchNamespacedCustomObjectStatus(
       {
         ...ref,
-        body: { status: { uses: { 'widget-agent': { value, time: new Date(env.now()).toISOString() } } } },
+        body: {
+          status: { uses: { 'widget-agent': { value, time: new Date(env.now()).toISOString(), epoch } } },
+        },
       },
       o,
     ),

@@ -22,7 +22,14 @@ import {
   withDesired,
 } from '../../shared/features/machine.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
-import { decideRollout, parseWaves, type Rollout, waveBounds } from '../../shared/features/rollout.js';
+import {
+  decideRollout,
+  parseWaves,
+  type Rollout,
+  unhealthy,
+  waveBounds,
+} from '../../shared/features/rollout.js';
+import { clusterHealth } from '../../shared/features/rollout-health.js';
 import { hashOrder, ownerOf } from '../../shared/features/sharding.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { parseTask, type TaskSpec } from '../../shared/features/task-kinds.js';
@@ -281,6 +288,7 @@ describe('rollout waves', () => {
     pauseMs: 600_000,
     stuckAfterMs: 1_800_000,
     failAfterAttempts: 3,
+    rollback: false,
     status: 'running',
     wave: 0,
     createdAt: T0,
@@ -333,11 +341,128 @@ describe('rollout waves', () => {
     expect(decideRollout(paused, [{ ...on('a'), state: 'TurningOff' }], T0 + 1)).toMatchObject({
       kind: 'halt',
     });
-    expect(decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op' }], T0)).toMatchObject({
+    // A value the wave has not written yet (set before it started) is the wave's to write, not a halt.
+    expect(
+      decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op', desiredAt: T0 - 1 }], T0).kind,
+    ).not.toBe('halt');
+    expect(
+      decideRollout(w0, [{ ...on('a'), desired: 'off', desiredBy: 'op', desiredAt: T0 + 1 }], T0),
+    ).toMatchObject({
       reason: "cluster a: its desired value is off (set by op), not the rollout's on",
     });
     // After a resume, only a new failure halts it again.
     expect(decideRollout({ ...w0, resumedAt: T0 + 5 }, [failing], T0 + 6).kind).toBe('none');
+  });
+});
+
+describe('rollout rollback, approval and health', () => {
+  const r: Rollout = {
+    id: 'r',
+    namespace: 'acme',
+    feature: 'widgets',
+    to: 'off',
+    waves: '1,100%',
+    bounds: [1, 3],
+    clusters: ['a', 'b', 'c'],
+    pauseMs: 60_000,
+    stuckAfterMs: 1_800_000,
+    failAfterAttempts: 3,
+    status: 'running',
+    wave: 0,
+    waveStartedAt: T0,
+    createdAt: T0,
+    createdBy: 'op',
+    updatedAt: T0,
+    version: 1,
+    log: [],
+    baseline: {
+      a: { inventory: true, reachable: true, cycleErrors: 1, refusedResizes: 0, notReadyNodes: 0 },
+    },
+  };
+  const healthy = { inventory: true, reachable: true, cycleErrors: 1, refusedResizes: 0, notReadyNodes: 0 };
+  const off = (health = healthy) => ({
+    cluster: 'a',
+    state: 'Off' as const,
+    desired: 'off' as const,
+    reachable: health.reachable,
+    health,
+  });
+
+  it('a failing wave rolls back (unless --no-rollback), and is rolled back once its clusters are back', () => {
+    const failing = {
+      ...off(),
+      state: 'TurningOff' as const,
+      task: { title: 't', attempts: 3, failedAt: T0 + 1 },
+    };
+    expect(decideRollout(r, [failing], T0 + 2)).toEqual({
+      kind: 'rollback',
+      reason: 'cluster a: task "t" failed 3 times: unknown error',
+    });
+    expect(decideRollout({ ...r, rollback: false }, [failing], T0 + 2).kind).toBe('halt');
+    const back = { ...r, status: 'rolling-back' as const };
+    expect(decideRollout(back, [{ ...failing, previousFinal: 'On' as const }], T0 + 3)).toMatchObject({
+      kind: 'none',
+      why: 'rolling back: a (TurningOff)',
+    });
+    expect(
+      decideRollout(back, [{ ...off(), state: 'On' as const, previousFinal: 'On' as const }], T0 + 3),
+    ).toEqual({ kind: 'rolled-back' });
+  });
+
+  it("judges health by the capabilities' signals against the wave's start, and no inventory is not healthy", () => {
+    const at = T0 + 1;
+    expect(decideRollout(r, [off()], at)).toEqual({ kind: 'reached' });
+    const cases: [Partial<typeof healthy>, string][] = [
+      [{ inventory: false }, 'cluster a: no inventory (nothing shows the cluster works)'],
+      [{ reachable: false }, 'cluster a: unreachable'],
+      [{ cycleErrors: 2 }, 'cluster a: cycle errors rose from 1 to 2'],
+      [{ refusedResizes: 4 }, 'cluster a: refused resizes rose from 0 to 4'],
+      [{ notReadyNodes: 1 }, 'cluster a: nodes NotReady rose from 0 to 1'],
+    ];
+    for (const [change, reason] of cases)
+      expect(decideRollout(r, [off({ ...healthy, ...change })], at), reason).toEqual({
+        kind: 'rollback',
+        reason,
+      });
+    expect(
+      decideRollout({ ...r, waveReachedAt: T0 }, [off({ ...healthy, reachable: false })], at),
+    ).toMatchObject({
+      reason: 'cluster a: unreachable during the pause',
+    });
+  });
+
+  it("reads health from the inventory and node scope's last cycle; a cluster without inventory is not healthy", async () => {
+    const cycle = { errors: ['x', 'y'], resizes: { requested: 3, completed: 1, refused: 2 } };
+    const health = clusterHealth({
+      getStatus: async (c) =>
+        c === 'gone'
+          ? undefined
+          : { cluster: c, reachable: c !== 'down', metricsApi: 'available', observedAt: '' },
+      getCluster: async (c) => (c === 'a' ? ({ lastCycle: cycle } as never) : undefined),
+    });
+    expect(await health('a')).toEqual({
+      inventory: true,
+      reachable: true,
+      cycleErrors: 2,
+      refusedResizes: 2,
+    });
+    expect(await health('gone')).toEqual({ inventory: false, reachable: false });
+    expect(unhealthy(await health('gone'), undefined)).toMatch(/no inventory/);
+    expect(unhealthy(await health('down'), undefined)).toBe('unreachable');
+    expect(
+      unhealthy(await health('a'), { inventory: true, reachable: true, cycleErrors: 2, refusedResizes: 2 }),
+    ).toBeUndefined();
+  });
+
+  it('waits for approval between waves when asked to', () => {
+    const paused = { ...r, approval: true, waveReachedAt: T0 };
+    expect(decideRollout(paused, [off()], T0 + 120_000)).toEqual({
+      kind: 'none',
+      why: 'waiting for approval of wave 2: fleetscope features rollout approve --id r',
+    });
+    expect(decideRollout({ ...paused, approvedWave: 0 }, [off()], T0 + 120_000)).toEqual({
+      kind: 'next-wave',
+    });
   });
 });
 

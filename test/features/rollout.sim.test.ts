@@ -32,8 +32,16 @@ describe('a rollout across the fleet', () => {
       'widgets.yaml',
     );
     await env.store.putDeclaration({ ...widgets!, registeredAt: env.now() });
-    for (const c of CLUSTERS)
+    for (const c of CLUSTERS) {
       await env.client(c).core.createNamespace({ body: { metadata: { name: 'widgets' } } });
+      // The inventory's word that each cluster works (a cluster without it is not healthy to a rollout).
+      await env.registry.putStatus({
+        cluster: c,
+        reachable: true,
+        metricsApi: 'available',
+        observedAt: new Date(env.now()).toISOString(),
+      });
+    }
     ports = {
       rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
       store: env.store,
@@ -58,7 +66,7 @@ describe('a rollout across the fleet', () => {
       (m) => m.metadata?.name === 'widget-agent-config',
     );
 
-  it('halts in the wave where a cluster fails, leaves later waves untouched, and completes when resumed', {
+  it('with --no-rollback, halts in the wave where a cluster fails, leaves later waves untouched, and completes when resumed', {
     timeout: 300_000,
   }, async () => {
     let r = await startRollout(ports, {
@@ -66,6 +74,7 @@ describe('a rollout across the fleet', () => {
       to: 'on',
       waves: '1,10%,50%,100%',
       pauseMs: 4 * MINUTE,
+      rollback: false,
       by: 'test',
     });
     expect(r.bounds).toEqual([1, 2, 10, 20]);
@@ -135,5 +144,67 @@ describe('a rollout across the fleet', () => {
         'completed: every cluster is on',
       ]),
     );
+  });
+
+  it('rolls back the wave where a cluster fails: its clusters turn back, waves 3+ never start', {
+    timeout: 300_000,
+  }, async () => {
+    // Every cluster is On, desired on by the first rollout.
+    const before = new Map<string, number>();
+    for (const c of CLUSTERS) before.set(c, (await env.store.get(c, WIDGETS))!.history.length);
+    let r = await startRollout(ports, {
+      feature: WIDGETS,
+      to: 'off',
+      waves: '1,10%,50%,100%',
+      pauseMs: 4 * MINUTE,
+      by: 'test',
+    });
+    const [canary] = clustersOfWave(r, 0);
+    const [failing] = clustersOfWave(r, 1);
+    const later = [...clustersOfWave(r, 2), ...clustersOfWave(r, 3)];
+    const fault = env.sim.faults.inject({
+      cluster: failing!,
+      match: { method: 'DELETE', pathIncludes: '/configmaps' },
+      fault: { type: 'status', code: 500 },
+    });
+    for (
+      let i = 0;
+      i < 30 && !['rolled-back', 'halted', 'completed'].includes((await rollout(r.id)).status);
+      i++
+    )
+      await tick();
+    env.sim.faults.clear(fault);
+    r = await rollout(r.id);
+    expect(r.status).toBe('rolled-back');
+    expect(r.wave).toBe(1);
+    expect(r.reason).toMatch(
+      new RegExp(`^cluster ${failing}: task "delete ConfigMap widgets/widget-agent-config" failed 3 times`),
+    );
+    // The failed wave's cluster is back where it was: desired on again, On, its ConfigMap in place.
+    const f = (await env.store.get(failing!, WIDGETS))!;
+    expect(f).toMatchObject({ state: 'On', desired: 'on', desiredBy: `rollout/${r.id}/rollback` });
+    expect(f.history.map((t) => `${t.to}:${t.outcome}`).slice(-2)).toEqual(['Off:reversed', 'On:completed']);
+    expect(await agentConfig(failing!)).toBe(true);
+    // The canary's wave passed: it stays off. Later waves were never touched.
+    expect((await env.store.get(canary!, WIDGETS))?.state).toBe('Off');
+    for (const c of later) {
+      const rec = (await env.store.get(c, WIDGETS))!;
+      expect(rec.desiredBy, c).not.toMatch(new RegExp(r.id));
+      expect(rec.state, c).toBe('On');
+      expect(rec.history.length, c).toBe(before.get(c));
+      expect(await agentConfig(c), c).toBe(true);
+    }
+    expect(r.log.map((l) => l.message)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^rolling back: cluster /), 'wave 2 rolled back']),
+    );
+    const phases = env.runtime.bus.log
+      .filter(
+        (e) => e.detailType === 'FeatureRolloutChanged' && (e.detail as { rollout: string }).rollout === r.id,
+      )
+      .map((e) => (e.detail as { phase: string }).phase);
+    expect(phases).toEqual(expect.arrayContaining(['rolling-back', 'rolled-back']));
+    expect(phases).not.toContain('completed');
+    // Rolled back is final: resume is refused, and a new rollout may start.
+    await expect(setRolloutStatus(ports, r.id, 'running', 'test')).rejects.toThrow(/has been rolled back/);
   });
 });

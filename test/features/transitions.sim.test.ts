@@ -114,6 +114,10 @@ describe('feature transitions over the simulator', () => {
       expect(run.off.state, where).toBe('Off');
       expect(run.perTask, `writes per task, ${where}`).toEqual(baseline.perTask);
       expect(run.total, `cluster writes, ${where}`).toBe(baseline.total);
+      // The history counts every cluster write once, a crashed attempt's included (DynamoDB-only tasks aside).
+      for (const d of run.off.history.at(-1)!.done)
+        if (d.task !== 'clear-state' && d.task !== 'wait-for-uses')
+          expect(d.writes, `history's writes of "${d.title}", ${where}`).toBe(baseline.perTask[d.title] ?? 0);
       const titles = (r: typeof run) => r.off.history.at(-1)!.done.map((d) => d.title);
       expect(titles(run), where).toEqual(titles(baseline));
       expect(
@@ -183,8 +187,9 @@ describe('feature transitions over the simulator', () => {
         t.title,
       ).toHaveLength(1);
     expect(performed.filter((p) => p === 'wait for uses')).toHaveLength(2);
-    // Two balloons deflated (a resize and an Event each), the DaemonSet, the PriorityClass.
-    expect(env.writes(cluster) - before).toBe(2 * 2 + 1 + 1);
+    // Two balloons deflated (a resize and an Event each), the uses epoch published in the Feature
+    // status, the DaemonSet, the PriorityClass.
+    expect(env.writes(cluster) - before).toBe(2 * 2 + 1 + 1 + 1);
   });
 
   it('a desired value flipped mid-transition reverses it instead of leaving it half done', async () => {

@@ -32,7 +32,7 @@ describe('fleetscope rbac', () => {
     expect(rules.flatMap((x) => x.resources)).not.toContain('secrets');
     // Write verbs only where a capability writes: pods (annotation), pods/resize, VPA status, claims,
     // CRDs, the balloons' DaemonSet, PriorityClass and Events; the Feature objects and their namespace;
-    // and, turning node scope off, a VPA's spec.scope.
+    // and, turning node scope off, a VPA's spec.scope; the owner lease of the cluster (fleet).
     const writes = rules
       .filter((x) => x.verbs.some((v: string) => ['create', 'update', 'patch', 'delete'].includes(v)))
       .map((x) => `${x.apiGroups[0]}/${x.resources.join(',')}`)
@@ -48,6 +48,7 @@ describe('fleetscope rbac', () => {
       'autoscaling.k8s.io/verticalpodautoscalers',
       'autoscaling.k8s.io/verticalpodautoscalers/status',
       'cluster.open-cluster-management.io/clusterclaims',
+      'coordination.k8s.io/leases',
       'fleetscope.io/features',
       'fleetscope.io/features/status',
       'scheduling.k8s.io/priorityclasses',

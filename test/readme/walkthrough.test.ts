@@ -1,17 +1,44 @@
 /**
  * The README's walkthrough, executed: every command between its walkthrough markers runs, in order, as
- * an operator would type it (`npx fleetscope ...` is this repository's bin on Node 24), in a fresh
- * directory with its own state. The simulator line runs in the background for the rest. Then the
+ * an operator would type it (`npx fleetscope ...` is this repository's bin on Node 24; `export` lines
+ * set the environment of the commands after them), in a directory where the quick start's
+ * `npm start -- --once` has already run, as it has for a reader who followed the README from the top.
+ * The simulator line runs in the background for the rest. Then the
  * walkthrough's claims are checked on what the commands left: recommendations, balloons, the feature
  * back on, a report with its charts. A command added to the README without working fails here.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/runtime.js';
 import { BIN, type CliRun, runFleetscope } from '../support/cli.js';
+
+/** The quick start's `npm start -- --once`, with the project directory's default state (`.fleetscope`). */
+async function quickStart(dir: string): Promise<void> {
+  const tsx = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  const env = { ...process.env };
+  for (const k of Object.keys(env))
+    if (k.startsWith('AWS_ENDPOINT_URL') || k.startsWith('FLEETSCOPE_')) delete env[k];
+  await promisify(execFile)(
+    process.execPath,
+    // `npm start` runs in the checkout (its state server imports tsx from there): the state is named.
+    [
+      tsx,
+      join(REPO_ROOT, 'local', 'main.ts'),
+      '--once',
+      '--clusters',
+      '2',
+      '--nodes',
+      '3',
+      '--state-dir',
+      join(dir, '.fleetscope'),
+    ],
+    { cwd: REPO_ROOT, env, timeout: 240_000, maxBuffer: 64 * 1024 * 1024 },
+  );
+}
 
 const BEGIN = '<!-- walkthrough:begin -->';
 const END = '<!-- walkthrough:end -->';
@@ -66,14 +93,23 @@ describe('the README walkthrough', () => {
   // `fleetscope ...` (on PATH after npm link) or `npx fleetscope ...`: the same bin either way.
   const commands = walkthroughCommands(readme).map((a) => (a[0] === 'npx' ? a.slice(1) : a));
   const dir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
-  const state = join(dir, '.fleetscope');
+  /** npm start's state: the default, `.fleetscope` in the project's directory. */
+  const quickStartState = join(dir, '.fleetscope');
   const ran: { argv: string[]; run: CliRun }[] = [];
   const snapshots = new Map<string, CliRun>();
   let sim: ChildProcess | undefined;
-  const cli = (args: string[]) => runFleetscope(args, { cwd: dir, stateDir: state });
+  /** What the walkthrough's `export` lines set. */
+  const env: Record<string, string> = {};
+  const cli = (args: string[]) => runFleetscope(args, { cwd: dir, env });
 
   beforeAll(async () => {
+    await quickStart(dir);
     for (const argv of commands) {
+      const exported = argv[0] === 'export' ? /^([A-Z_]+)=(.*)$/.exec(argv[1] ?? '') : null;
+      if (exported) {
+        env[exported[1]!] = exported[2]!;
+        continue;
+      }
       if (argv[0] !== 'fleetscope')
         throw new Error(`walkthrough line is not a fleetscope command: ${argv.join(' ')}`);
       const args = argv.slice(1);
@@ -89,7 +125,7 @@ describe('the README walkthrough', () => {
         snapshots.set(args.join(' '), await cli([...args, '-o', 'json']));
       if (run.code !== 0) throw new Error(`"${argv.join(' ')}" exited ${run.code}:\n${run.out}\n${run.err}`);
     }
-  }, 600_000);
+  }, 900_000);
 
   afterAll(() => {
     sim?.kill('SIGTERM');
@@ -149,6 +185,19 @@ describe('the README walkthrough', () => {
     );
     expect(now.state).toBe('TurningOn');
     expect(now.transition.reason).toMatch(/reverses TurningOff/);
+  });
+
+  it("kept its own state: npm start's registrations stand, and registering over one says how to go on", async () => {
+    expect(env.FLEETSCOPE_STATE_DIR).toBeDefined();
+    const theirs = (args: string[]) => runFleetscope(args, { cwd: dir, stateDir: quickStartState });
+    const listed = JSON.parse((await theirs(['cluster', 'list', '-o', 'json'])).out);
+    expect(listed.map((r: { cluster: { name: string } }) => r.cluster.name)).toEqual(['demo-1', 'demo-2']);
+    expect(JSON.stringify(listed)).toContain('demo-kubeconfig.yaml');
+    const again = await theirs(['cluster', 'register', '--name', 'demo-1', '--kubeconfig', 'sim.kubeconfig']);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/already registered in .*\.fleetscope .*demo-kubeconfig\.yaml/);
+    expect(again.err).toMatch(/fleetscope cluster deregister --name demo-1/);
+    expect(again.err).toMatch(/--state-dir DIR or FLEETSCOPE_STATE_DIR/);
   });
 
   it('wrote a self-contained report', () => {

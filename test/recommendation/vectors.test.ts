@@ -1,5 +1,5 @@
 /**
- * The public VPA test vectors (shared/reference/vpa-vectors.json, spec §7), one test each, dispatched by
+ * The public VPA test vectors (test/fixtures/vpa-vectors.json, spec §7), one test each, dispatched by
  * `kind`. Every key of a vector's `expected` must be checked by its handler (Expected.done), so a vector
  * whose expectations are not understood fails instead of passing silently.
  */
@@ -87,7 +87,7 @@ interface Vector {
   notes?: string;
 }
 
-const VECTORS_URL = new URL('../../../shared/reference/vpa-vectors.json', import.meta.url);
+const VECTORS_URL = new URL('../fixtures/vpa-vectors.json', import.meta.url);
 const vectors = JSON.parse(readFileSync(VECTORS_URL, 'utf8')) as Vector[];
 
 /** Go's time.Unix(1234567890, 0), the base time of upstream's util tests. */

@@ -6,22 +6,30 @@
  * console error, no page error and no request leaving the file. The scheduled report the cycle wrote
  * into the state directory (the local ReportSink) is opened the same way.
  *
- * Chromium is the Debian package (/usr/bin/chromium, or CHROMIUM_PATH); .ci/run installs it. Without
- * it this test fails and says so: a report nobody checked renders is not a tested report.
+ * Chromium is the Debian package (/usr/bin/chromium, or CHROMIUM_PATH); .ci/run installs it. Without it a
+ * developer's run skips this with a one-line notice; under CI=true its absence fails the run: a report
+ * nobody checked renders is not a tested report.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/runtime.js';
 import { readableCpu, readableMemory } from '../../shared/kernel/units-format.js';
 import { chartsOf } from '../../shared/report/charts.js';
 import type { ReportModel } from '../../shared/report/model.js';
 import { runFleetscope } from '../support/cli.js';
+import { describeNeeding, executableNeed } from '../support/needs-tool.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_NEED = executableNeed(
+  'Chromium',
+  [process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'],
+  existsSync,
+  'apt-get install -y chromium (.ci/run does) or set CHROMIUM_PATH',
+);
+const CHROMIUM = CHROMIUM_NEED.path as string;
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -185,7 +193,7 @@ function expectEveryChartDrawn(opened: Opened, model: ReportModel) {
   }
 }
 
-describe('the fleet report in a browser', () => {
+describeNeeding(CHROMIUM_NEED, 'the fleet report in a browser', () => {
   let stateDir: string;
   let profile: string;
   let browser: BrowserContext;
@@ -193,10 +201,6 @@ describe('the fleet report in a browser', () => {
   let started: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `Chromium is not installed at ${CHROMIUM}: install it (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`,
-      );
     stateDir = mkdtempSync(join(tmpdir(), 'fleetscope-report-'));
     profile = mkdtempSync(join(tmpdir(), 'fleetscope-chromium-'));
     started = await runDemoCycle(stateDir);

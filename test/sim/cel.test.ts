@@ -131,6 +131,36 @@ describe('CRD validation rules (CEL)', () => {
     );
   });
 
+  it('does not run the rules of an object with an enum error either (as seen on real 1.33 and 1.36)', async () => {
+    const body = {
+      apiVersion: 'autoscaling.k8s.io/v1',
+      kind: 'VerticalPodAutoscaler',
+      metadata: { name: 'zone', namespace: 'monitoring' },
+      spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, scope: 'zone' },
+    };
+    const r = await raw(
+      c,
+      'POST',
+      '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers',
+      {
+        body,
+      },
+    );
+    expect(r.json.details.causes).toEqual([
+      {
+        reason: 'FieldValueNotSupported',
+        message: 'Unsupported value: "zone": supported values: "node"',
+        field: 'spec.scope',
+      },
+      {
+        reason: 'FieldValueInvalid',
+        message:
+          'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        field: '<nil>',
+      },
+    ]);
+  });
+
   it('does not run the rules of an object with type errors', async () => {
     const r = await raw(c, 'POST', WIDGETS, { body: widget('c', { minReplicas: 'three', replicas: 2 }) });
     expect(r.json.message).toBe(

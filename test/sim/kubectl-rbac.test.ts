@@ -1,20 +1,22 @@
 /**
- * The real kubectl against `fleetscope sim --rbac` (skipped when kubectl is not installed): `kubectl
+ * The real kubectl against `fleetscope sim --rbac` (skipped with a notice when kubectl is not installed; a failure under CI=true): `kubectl
  * create` and `kubectl auth` send protobuf bodies, which must create exactly the object kubectl would
  * have sent as JSON; the manifests of `fleetscope rbac` load with `kubectl apply -f`, and kubectl, as the
  * ServiceAccount they bind, sees what it may and may not do.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { runFleetscopeInProcess } from '../support/cli.js';
+import { describeNeeding, kubectlNeed } from '../support/needs-tool.js';
 
 const run = promisify(execFile);
-const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
+const KUBECTL_NEED = kubectlNeed();
+const KUBECTL = KUBECTL_NEED.path;
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 let dir: string;
@@ -45,7 +47,7 @@ function kubectlIn(kubeconfig: string, args: string[], stdin: string) {
   });
 }
 
-describe.skipIf(!KUBECTL)('kubectl against fleetscope sim --rbac', () => {
+describeNeeding(KUBECTL_NEED, 'kubectl against fleetscope sim --rbac', () => {
   let admin: string;
 
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 /**
- * Fidelity replay: every exchange recorded from a real kube-apiserver 1.32.13 (shared/reference/
- * apiserver, beside the repository) is replayed in order against a fresh simulated cluster configured
+ * Fidelity replay: every exchange recorded from a real kube-apiserver 1.32.13 (test/fixtures/
+ * apiserver-1.32.13, copied from the shared reference) is replayed in order against a fresh simulated cluster configured
  * like the recorded server (1.32.13, no controller-manager or kubelets, no metrics-server), and the
  * answers are compared: status codes, content types, Status bodies field by field, and object shapes
  * (key sets, recursively) with the stable values (kinds, names, resources, phases...) compared exactly.
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster, type Simulator, startSimulator } from '../../local/sim/index.js';
 import { type RawResponse, raw } from './helpers.js';
 
-const REF_DIR = new URL('../../../shared/reference/apiserver/', import.meta.url);
+const REF_DIR = new URL('../fixtures/apiserver-1.32.13/', import.meta.url);
 
 interface Exchange {
   request: { method: string; path: string; body: unknown; contentType?: string };

@@ -11,6 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
 import { type BalloonCycleResult, runBalloonCycle } from '../../shared/balloons/cycle.js';
+import { freshPods } from '../../shared/balloons/fresh-read.js';
 import { BalloonObjects } from '../../shared/balloons/incluster.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { snapshotRead } from '../../shared/balloons/read.js';
@@ -51,6 +52,7 @@ describeRealApiserver(
         resizer: new Resizer(api, { now: () => env.clock.now() }),
         api,
         read: snapshotRead(snapshot),
+        fresh: freshPods(snapshot.reader),
         settings: { settleMs: 1 },
         sleep: () => env.nodes.sync(),
         now: () => env.clock.now(),

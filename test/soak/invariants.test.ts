@@ -12,7 +12,12 @@ import {
 } from '../../soak/invariants/balloons.js';
 import { judgeGuards, judgeUniqueIds } from '../../soak/invariants/claims.js';
 import { judgeRemovals } from '../../soak/invariants/evictions.js';
-import { judgeMirror, judgeStepsOnce, judgeTransitions } from '../../soak/invariants/features.js';
+import {
+  judgeEpochUses,
+  judgeMirror,
+  judgeStepsOnce,
+  judgeTransitions,
+} from '../../soak/invariants/features.js';
 import { judgeHistories } from '../../soak/invariants/history.js';
 import { judgeDeadLetters, judgeSecrets } from '../../soak/invariants/platform.js';
 import { judgeReplay } from '../../soak/invariants/replay.js';
@@ -294,6 +299,33 @@ describe('soak invariants fail on broken states', () => {
       { cluster: 'c', resource: 'daemonsets', name: 'b', status: 404 },
     ];
     expect(judgeStepsOnce([ok], specs, nodes, again).violations).toHaveLength(1);
+  });
+
+  it('features: a transition completed while a use echoing the current epoch reports the old value', () => {
+    const completed = {
+      to: 'Off' as const,
+      startedAt: 0,
+      endedAt: 1,
+      reason: '',
+      outcome: 'completed' as const,
+      done: [],
+    };
+    const off = record({ state: 'Off', usesEpoch: 3, history: [completed] });
+    const use = (value: 'on' | 'off', epoch: number) => ({
+      component: 'agent',
+      value,
+      at: 0,
+      epoch,
+      source: 'cluster' as const,
+    });
+    // An hour-old time does not matter; the epoch does.
+    expect(judgeEpochUses([{ cluster: 'c', record: off, uses: [use('on', 3)] }]).violations).toEqual([
+      'c fleetscope-system/balloons: Off, but agent reports on echoing the current epoch 3 (at 1970-01-01T00:00:00.000Z)',
+    ]);
+    expect(
+      judgeEpochUses([{ cluster: 'c', record: off, uses: [use('on', 2), use('off', 3)] }]).violations,
+    ).toEqual([]);
+    expect(judgeEpochUses([{ cluster: 'c', record: off, uses: [] }]).checked).toBe(1);
   });
 
   it('features: a Feature object missing or disagreeing with its record', () => {

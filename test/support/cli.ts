@@ -16,9 +16,9 @@ export const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
  */
 export function runFleetscope(
   args: string[],
-  opts: { stateDir?: string; stdin?: string; cwd?: string } = {},
+  opts: { stateDir?: string; stdin?: string; cwd?: string; env?: Record<string, string> } = {},
 ): Promise<CliRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   for (const k of Object.keys(env))
     if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
   const full = opts.stateDir ? [...args, '--state-dir', opts.stateDir] : args;

@@ -3,10 +3,13 @@
  * beforeAll and stopped in afterAll. Without FLEETSCOPE_KUBE_ASSETS a developer's run skips them with one
  * line saying how to enable them; under CI=true a missing server fails the run instead of hiding it.
  */
+import { type RequestOptions, request } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, vi } from 'vitest';
 import { type RealApiserver, type StartOptions, startRealApiserver } from '../../local/envtest/apiserver.js';
 import { ASSETS_ENV, findKubeAssets } from '../../local/envtest/assets.js';
+import type { RawResponse } from '../sim/helpers.js';
+import { describeNeeding } from './needs-tool.js';
 
 /** The supported versions the shipped binaries cover, oldest first; each real suite runs on all of them. */
 export const REAL_VERSIONS = ['1.33', '1.36'] as const;
@@ -17,6 +20,17 @@ export interface RealServer {
   api(): RealApiserver;
   /** A KubeConfig for the admin, or for a user judged by RBAC. */
   kubeConfig(user?: string, groups?: string[]): Promise<KubeConfig>;
+  /** One HTTP request as the admin, or as `opts.user` (a client certificate judged by RBAC). */
+  raw(method: string, path: string, opts?: RealRawOptions): Promise<RawResponse>;
+  /** Waits until the CRD `name` is Established (served), as a client must before using it. */
+  established(name: string): Promise<void>;
+}
+
+export interface RealRawOptions {
+  body?: unknown;
+  contentType?: string;
+  user?: string;
+  groups?: string[];
 }
 
 /**
@@ -29,7 +43,8 @@ export function describeRealApiserver(
   opts: { versions?: readonly string[]; start?: Omit<StartOptions, 'version'> } = {},
 ): void {
   if (!lookup.ok) {
-    skipOrFail(name, lookup.why);
+    const enable = `set ${ASSETS_ENV} to a directory of kube-apiserver binaries (.ci/run installs etcd-server and sets it)`;
+    describeNeeding({ tool: 'a real kube-apiserver', missing: lookup.why, enable }, name, () => {});
     return;
   }
   const { assets } = lookup;
@@ -46,34 +61,59 @@ export function describeRealApiserver(
         if (!api) throw new Error('the real kube-apiserver did not start (see beforeAll)');
         return api;
       };
-      fn(
-        {
-          api: handle,
-          kubeConfig: async (user, groups) => {
-            const kc = new KubeConfig();
-            kc.loadFromString(user ? await handle().kubeconfigFor(user, groups) : handle().adminKubeconfig);
-            return kc;
+      const kubeConfig = async (user?: string, groups?: string[]) => {
+        const kc = new KubeConfig();
+        kc.loadFromString(user ? await handle().kubeconfigFor(user, groups) : handle().adminKubeconfig);
+        return kc;
+      };
+      const raw = async (method: string, path: string, o: RealRawOptions = {}) =>
+        rawRequest(await kubeConfig(o.user, o.groups), method, path, o);
+      const established = (crd: string) =>
+        vi.waitFor(
+          async () => {
+            const r = await raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`);
+            const conditions: { type: string; status: string }[] = r.json?.status?.conditions ?? [];
+            if (!conditions.some((c) => c.type === 'Established' && c.status === 'True'))
+              throw new Error(`CRD ${crd} is not Established: ${r.status} ${JSON.stringify(conditions)}`);
           },
-        },
-        version,
-      );
+          { timeout: 30_000, interval: 100 },
+        );
+      fn({ api: handle, kubeConfig, raw, established }, version);
     });
   }
 }
 
-function skipOrFail(name: string, why: string): void {
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs a real kube-apiserver', () => {
-        throw new Error(`CI=true and ${why}: .ci/run installs etcd-server and sets ${ASSETS_ENV}`);
+/** One request through the kubeconfig's TLS and client certificate; the JSON body parsed when it is JSON. */
+async function rawRequest(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  o: RealRawOptions,
+): Promise<RawResponse> {
+  const url = new URL(path, kc.getCurrentCluster()?.server);
+  const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+  const options: RequestOptions = {
+    method,
+    headers: {
+      Accept: 'application/json',
+      ...(body === undefined ? {} : { 'Content-Type': o.contentType ?? 'application/json' }),
+    },
+  };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const req = request(url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {}
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
       });
     });
-    return;
-  }
-  process.stdout.write(
-    `skipped: ${name} (real kube-apiserver): ${why}; to run it, set ${ASSETS_ENV} to a directory of kube-apiserver binaries\n`,
-  );
-  describe.skip(name, () => {
-    it('needs a real kube-apiserver', () => {});
+    req.on('error', reject);
+    req.end(body);
   });
 }

@@ -1,0 +1,93 @@
+/**
+ * The bind race, closed. Between the cycle's read of a node and its inflate, the scheduler can bind a
+ * pod into the space the inflate takes (or nominate one there after preempting); a kubelet that has
+ * not admitted that pod yet accepts the inflate and then rejects the pod (OutOfcpu), and one that
+ * answers after the settle window leaves the inflate Deferred, counted by the scheduler, for a whole
+ * cycle. So each inflated node's pods are read afresh (bound to it or nominated to it) right after the
+ * inflates, and again after the settle wait; where they and the balloon no longer fit the node's
+ * allocatable, the balloon is deflated back at once to what fits. Deciding from the pods as they are
+ * covers both a kubelet that has not admitted the pod yet and one that has not answered yet. No taint:
+ * the scheduler keeps using the node throughout.
+ */
+import { type Amounts, add, amounts, equal, RESOURCES, sub, ZERO } from './amounts.js';
+import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
+import type { CountedPod, NodeDecision } from './decide.js';
+import { BALLOON_CONTAINER } from './manifests.js';
+import { BALLOON_FLOOR } from './sizing.js';
+
+/** A fresh read of one node's pods: bound to it, or nominated to it and not bound yet. */
+export interface FreshPods {
+  podsOn(node: string): Promise<CountedPod[]>;
+}
+
+/**
+ * The balloon size that fits beside `others` when `balloon` does not (undefined when it does): each
+ * resource that overflows goes back to what is left, never below the floor; the others stay.
+ */
+export function fitBack(allocatable: Amounts, others: Amounts, balloon: Amounts): Amounts | undefined {
+  const room = sub(allocatable, others);
+  if (RESOURCES.every((r) => balloon[r] <= room[r])) return undefined;
+  const one = (r: 'cpu' | 'memory') =>
+    balloon[r] <= room[r] ? balloon[r] : Math.max(BALLOON_FLOOR[r], Math.min(balloon[r], room[r]));
+  return amounts(one('cpu'), one('memory'));
+}
+
+const podName = (p: CountedPod) => `${p.namespace}/${p.name}`;
+
+/** How many pods a cycle found bound or nominated between its read and its inflates (a counter). */
+export const podsBoundSinceRead = (r: { reverts: readonly Revert[] }): number =>
+  r.reverts.reduce((n, v) => n + (v.boundSinceRead?.length ?? 0), 0);
+
+/**
+ * Re-reads each node inflated this cycle and deflates its balloon back where pods that arrived since
+ * the read no longer fit beside it. `known` holds the uids the cycle's read saw on each node.
+ */
+export async function recheckInflates(
+  l: CycleLedger,
+  inflated: readonly NodeDecision[],
+  known: ReadonlySet<string>,
+): Promise<void> {
+  for (const d of inflated) {
+    const pod = d.balloon as BalloonPod | undefined;
+    if (!pod || !d.balloon || !inflatedNow(d)) continue;
+    try {
+      const fresh = (await l.ctx.fresh.podsOn(d.node)).filter((p) => p.uid !== pod.uid);
+      const others = fresh.reduce((sum, p) => add(sum, p.requests), ZERO);
+      const back = fitBack(d.state.allocatable, others, d.state.balloon);
+      if (back) await deflateBack(l, d, pod, back, fresh.filter((p) => !known.has(p.uid)).map(podName));
+    } catch (err) {
+      l.errors.push(
+        `node ${d.node}: re-reading the node after the inflate failed: ${(err as Error).message}`,
+      );
+    }
+  }
+}
+
+/** Whether the balloon is still larger than before this cycle (not reverted since). */
+const inflatedNow = (d: NodeDecision) =>
+  d.balloon !== undefined && RESOURCES.some((r) => d.state.balloon[r] > d.balloon!.requests[r]);
+
+async function deflateBack(
+  l: CycleLedger,
+  d: NodeDecision,
+  pod: BalloonPod,
+  to: Amounts,
+  arrived: string[],
+): Promise<void> {
+  const from = d.state.balloon;
+  const desired = { [BALLOON_CONTAINER]: { requests: { cpu: to.cpu, memory: to.memory } } };
+  const res = await l.ctx.resizer.resize({ pod: pod.like, desired }, undefined);
+  if (res.report) l.reports.push(res.report);
+  l.records.set(d.node, res.record);
+  if (res.report?.kind !== 'resized' || equal(from, to)) return;
+  d.state.balloon = to;
+  l.reverts.push({
+    node: d.node,
+    pod: pod.name,
+    podUid: pod.uid,
+    from,
+    to,
+    message: `pods bound or nominated to the node since the read no longer fit beside the inflate: ${arrived.join(', ') || 'requests grew'}`,
+    boundSinceRead: arrived,
+  });
+}

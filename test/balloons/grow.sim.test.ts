@@ -1,0 +1,126 @@
+/**
+ * Grow on demand (grow.ts): a per-node upsize of a DaemonSet pod (the call node scope makes) Deferred
+ * on a full ballooned node is served by the next minute's pass: the balloon deflates by what it needs,
+ * the kubelet admits the resize on its own, nothing is preempted. A pod Pending for resources in a
+ * policy-sized pool grows a node the same way. A cluster where nothing asks for balloons is not read.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
+import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
+import { resizePod } from '../sim/pod-helpers.js';
+import {
+  type BalloonEnv,
+  balloonOn,
+  nodesOf,
+  podPhase,
+  startBalloonEnv,
+  WHOLE_CLUSTER_POLICY,
+} from './helpers.js';
+
+const MINUTE = 60_000;
+
+describe('grow on demand', () => {
+  let env: BalloonEnv;
+  beforeEach(async () => {
+    env = await startBalloonEnv({
+      daemonSets: [{ name: 'agent', containers: [{ name: 'a', requests: { cpu: '100m', memory: '64Mi' } }] }],
+    });
+  });
+  afterEach(async () => env.stop());
+
+  const pass = () =>
+    serveDemand({
+      cluster: env.cluster,
+      client: env.client,
+      db: env.runtime.db,
+      table: env.runtime.table,
+      settings: { ...balloonSettingsFromEnv({}), settleMs: 0 },
+      now: () => env.sim.clock.now(),
+      passId: String(env.sim.clock.now()),
+    });
+  const agentOn = (node: string) =>
+    env.sim
+      .cluster(env.cluster)
+      .store.list('pods', 'kube-system')
+      .find((p) => p.metadata.name.startsWith('agent-') && p.spec.nodeName === node);
+  const pending = (pod: { status?: { conditions?: { type: string; reason?: string }[] } }) =>
+    pod.status?.conditions?.find((c) => c.type === 'PodResizePending')?.reason;
+
+  it('reads nothing but its own items where nothing asks for balloons', async () => {
+    const before = env.sim.cluster(env.cluster).stats().total;
+    const r = await pass();
+    expect(r).toEqual({ configured: false, results: [] });
+    expect(env.sim.cluster(env.cluster).stats().total).toBe(before);
+  });
+
+  it("a DaemonSet pod's per-node upsize Deferred on a full ballooned node: the balloon deflates and the resize completes", async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    await env.cycle();
+    await env.cycle();
+    // the node offers the policy's minimum, 1 cpu: the agent's 100m and 900m free
+    const before = (await balloonOn(env, n1!.name))!;
+    expect(before.spec.cpu).toBe(n1!.allocatable.cpu - 1000);
+    const agent = agentOn(n1!.name);
+    const podsBefore = env.sim.cluster(env.cluster).store.list('pods').length;
+    await resizePod(
+      env.sim.cluster(env.cluster),
+      agent.metadata.name,
+      { cpu: '1500m', memory: '64Mi' },
+      undefined,
+      'kube-system',
+      'a',
+    );
+    expect(pending(agentOn(n1!.name))).toBe('Deferred');
+    // within the minute: the pass finds the Deferred resize and sizes that node alone
+    env.sim.clock.advance(MINUTE);
+    expect(pending(agentOn(n1!.name))).toBe('Deferred'); // nothing else grows the node meanwhile
+    const r = await pass();
+    expect(r.demand?.deferred).toEqual([{ node: n1!.name, pod: `kube-system/${agent.metadata.name}` }]);
+    expect(r.results.map((x) => x.decisions.map((d) => d.node))).toEqual([[n1!.name]]);
+    expect(waitingServedByDeflate(r)).toBe(1);
+    const after = (await balloonOn(env, n1!.name))!;
+    // requests (1500m) plus the policy's 500m headroom: the balloon gave back 1 cpu
+    expect(after.spec.cpu).toBe(n1!.allocatable.cpu - 2000);
+    env.sim.clock.advance(1_000);
+    const grown = agentOn(n1!.name);
+    expect(pending(grown)).toBeUndefined();
+    expect(grown.status.containerStatuses[0].resources.requests.cpu).toBe('1500m');
+    // nothing preempted, evicted or replaced
+    expect(grown.metadata.uid).toBe(agent.metadata.uid);
+    const pods = env.sim.cluster(env.cluster).store.list('pods');
+    expect(pods).toHaveLength(podsBefore);
+    expect(pods.filter((p) => p.status?.phase !== 'Running')).toEqual([]);
+    // served: the next pass finds nothing waiting
+    expect((await pass()).results).toEqual([]);
+  });
+
+  it('a pod Pending for resources in a policy-sized pool: the pass grows a node and the pod runs', async () => {
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    await env.cycle();
+    await env.cycle();
+    await env.core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'wants-room' },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '1500m', memory: '1Gi' } },
+            },
+          ],
+        },
+      },
+    });
+    expect(await podPhase(env, 'wants-room')).toBe('Pending');
+    env.sim.clock.advance(MINUTE);
+    const r = await pass();
+    expect(r.demand?.pending).toEqual(['default/wants-room']);
+    expect(waitingServedByDeflate(r)).toBe(1);
+    expect(r.results).toHaveLength(1);
+    env.sim.clock.advance(1_000);
+    expect(await podPhase(env, 'wants-room')).toBe('Running');
+  });
+});

@@ -1,0 +1,299 @@
+/**
+ * Least privilege on a real kube-apiserver: the RBAC `fleetscope rbac` generates for a capability (with
+ * the fleet core) is applied to the real server and bound to a user of its own, authenticated by a
+ * client certificate; the capability then runs through the real handlers under exactly that identity.
+ * Nothing it does is refused, and what no capability needs (secrets, deleting pods, writing nodes,
+ * resizing pods for inventory) is refused with the real server's 403, whose Status the simulator must
+ * answer word for word (test/rbac/least-privilege.sim.test.ts asserts the same bodies).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { validatePolicy } from '../../shared/balloons/policy.js';
+import { BalloonStore } from '../../shared/balloons/store.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
+import { CLUSTER_PROPERTY, clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
+import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
+import { ClaimsStore } from '../../shared/claims/store.js';
+import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
+import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
+import { deps } from '../../shared/platform/deps.js';
+import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
+import { vpaObject } from '../nodescope/helpers.js';
+import { busEvent } from '../support/bus-event.js';
+import { collectionPath } from '../support/rbac-paths.js';
+import { describeRealApiserver } from '../support/real-apiserver.js';
+
+const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
+type Cap = (typeof CAPS)[number];
+const userOf = (cap: Cap) => `fs-${cap}`;
+const work = (cluster: string, capability: string) =>
+  busEvent('ClusterWorkRequested', {
+    cluster,
+    capability,
+    cycleId: `${capability}/1`,
+    requestedAt: new Date().toISOString(),
+  });
+
+/** The 403 Status a real kube-apiserver answers for a request RBAC refuses. */
+export function forbidden(
+  user: string,
+  verb: string,
+  resource: string,
+  where: { namespace?: string; name?: string; group?: string },
+) {
+  const scope = where.namespace ? `in the namespace "${where.namespace}"` : 'at the cluster scope';
+  const subject = where.name ? `${resource.split('/')[0]} "${where.name}"` : resource;
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `${subject} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${where.group ?? ''}" ${scope}`,
+    reason: 'Forbidden',
+    details: { ...(where.name ? { name: where.name } : {}), kind: resource.split('/')[0] },
+    code: 403,
+  };
+}
+
+describeRealApiserver('least privilege under the generated RBAC', (server, version) => {
+  let runtime: LocalRuntime;
+  let dir: string;
+  const admin = async (method: string, path: string, body?: unknown, contentType?: string) => {
+    const r = await server.raw(method, path, { body, contentType });
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+
+  beforeAll(async () => {
+    runtime = await startLocalRuntime({ retryDelayMs: 5 });
+    process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-rbac-real-'));
+    for (const node of ['node-a', 'node-b'])
+      await admin('POST', '/api/v1/nodes', {
+        metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
+      });
+    // The hub's ClusterClaim CRD (OCM installs it, not fleetscope): claims are mirrored where it exists.
+    await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
+    await server.established(OCM_CLUSTER_CLAIM.crdName);
+    await startAgentDaemonSet(admin, server.established);
+    const registry = new RegistryStore(runtime.db, runtime.table);
+    for (const cap of CAPS) {
+      const caps = withRequired(CAPABILITIES, ['fleet', cap]);
+      for (const m of rbacManifests(caps, {
+        subjects: [{ kind: 'User', name: userOf(cap) }],
+        prefix: userOf(cap),
+      }))
+        await admin('POST', collectionPath(m.object as never), m.object);
+      const path = join(dir, `${cap}.yaml`);
+      await writeFile(path, await server.api().kubeconfigFor(userOf(cap)));
+      await registry.add({
+        name: `real-${cap}`,
+        kubeconfig: { kind: 'file', path, context: 'envtest' },
+        labels: {},
+        registeredAt: new Date().toISOString(),
+      });
+    }
+  }, 120_000);
+  afterAll(async () => {
+    delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
+    await resetClusterConnector();
+    await runtime?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('inventory: a full inventory of the cluster under its own role', async () => {
+    await runtime.invoker.invoke('inventory', work('real-inventory', 'inventory'));
+    const status = await new RegistryStore(runtime.db, runtime.table).getStatus('real-inventory');
+    expect(status).toMatchObject({ reachable: true, nodeCount: 2, serverVersion: server.api().version });
+    expect(status?.serverVersion).toMatch(new RegExp(`^v${version.replace('.', '\\.')}\\.`));
+  });
+
+  it('claims: registration creates the CRDs, then membership, custom claims and drift repair', async () => {
+    const c = 'real-claims';
+    const ports = {
+      store: new ClaimsStore(runtime.db, runtime.table),
+      registry: new RegistryStore(runtime.db, runtime.table),
+      publisher: deps().publisher,
+    };
+    await runtime.invoker.invoke(
+      'claims',
+      busEvent('ClusterRegistered', { cluster: c, labels: {}, registeredAt: new Date().toISOString() }),
+    );
+    await joinClusterSet(ports, c, 'blue');
+    await setCustomClaim(ports, c, 'zone.example.com', 'eu-1a');
+    await setCustomClaim(ports, c, 'gone.example.com', 'x');
+    await runtime.bus.drain();
+    await deleteCustomClaim(ports, c, 'gone.example.com');
+    await runtime.bus.drain();
+    const properties = `/apis/${CLUSTER_PROPERTY.group}/v1beta1/clusterproperties`;
+    // Drift, by an admin: an edited claim and a deleted one, repaired by the next check.
+    await admin(
+      'PATCH',
+      `${properties}/zone.example.com`,
+      { spec: { value: 'tampered' } },
+      'application/merge-patch+json',
+    );
+    await admin('DELETE', `${properties}/clusterset.k8s.io`);
+    await runtime.invoker.invoke('claims', work(c, 'claims'));
+    const values = (list: { items: { metadata: { name: string }; spec: { value: string } }[] }) =>
+      Object.fromEntries(list.items.map((o) => [o.metadata.name, o.spec.value]));
+    const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
+    const got = values(await admin('GET', properties));
+    expect(got).toMatchObject({
+      'id.k8s.io': kubeSystem.metadata.uid,
+      'clusterset.k8s.io': 'blue',
+      'zone.example.com': 'eu-1a',
+    });
+    expect(got['gone.example.com']).toBeUndefined();
+    const ocm = values(await admin('GET', `/apis/${OCM_CLUSTER_CLAIM.group}/v1alpha1/clusterclaims`));
+    expect(ocm['zone.example.com']).toBe('eu-1a');
+    expect((await ports.store.getSyncStatus(c))?.state).toMatch(/in-sync|repaired/);
+    expect(runtime.invoker.deadLetters).toEqual([]);
+  });
+
+  /** One cluster cycle (node scope, then balloons) through the real handler. */
+  const clusterCycle = async (cap: Cap) => {
+    const out = (await runtime.invoker.invoke('cycle', work(`real-${cap}`, 'cycle'))) as Record<
+      string,
+      unknown
+    >;
+    expect(out.error, 'the cycle failed').toBeUndefined();
+    return out;
+  };
+
+  it('nodescope: a cycle reads the scoped CRD, the DaemonSet, its VPA and pods with no refusal', async () => {
+    // No metrics API on a bare server, so no history and nothing to write yet: this covers node scope's
+    // reads under its role; its writes (annotations, VPA status, resizes) need usage samples.
+    const out = (await clusterCycle('nodescope')).nodescope;
+    expect(out).toMatchObject({
+      vpaCrd: 'scoped',
+      metricsApi: 'absent',
+      daemonSets: 1,
+      nodes: 2,
+      errors: [],
+    });
+    expect(runtime.invoker.deadLetters).toEqual([]);
+  });
+
+  it('balloons: the DaemonSet and PriorityClass created under the role', async () => {
+    const store = new BalloonStore(runtime.db, runtime.table);
+    const policy = { name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } };
+    await store.putPolicy('real-balloons', validatePolicy(policy));
+    await clusterCycle('balloons');
+    await clusterCycle('balloons');
+    expect(
+      (await admin('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon')).metadata
+        .name,
+    ).toBe('fleetscope-balloon');
+    expect(
+      (await admin('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/fleetscope-balloon')).value,
+    ).toBeTypeOf('number');
+    expect(runtime.invoker.deadLetters).toEqual([]);
+  });
+
+  it('refuses what no capability needs, with the real 403 Status', async () => {
+    const as = (cap: Cap) => ({ user: userOf(cap) });
+    const secrets = await server.raw('GET', '/api/v1/namespaces/kube-system/secrets', as('claims'));
+    expect(secrets.status).toBe(403);
+    expect(secrets.json).toEqual(
+      forbidden(userOf('claims'), 'list', 'secrets', { namespace: 'kube-system' }),
+    );
+    const del = await server.raw('DELETE', '/api/v1/namespaces/monitoring/pods/agent-1', as('claims'));
+    expect(del.json).toEqual(
+      forbidden(userOf('claims'), 'delete', 'pods', { namespace: 'monitoring', name: 'agent-1' }),
+    );
+    const patch = await server.raw('PATCH', '/api/v1/nodes/node-a', {
+      ...as('inventory'),
+      body: { metadata: { labels: { x: 'y' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    expect(patch.json).toEqual(forbidden(userOf('inventory'), 'patch', 'nodes', { name: 'node-a' }));
+    const resize = await server.raw('PATCH', '/api/v1/namespaces/monitoring/pods/agent-1/resize', {
+      ...as('inventory'),
+      body: {},
+      contentType: 'application/strategic-merge-patch+json',
+    });
+    expect(resize.json).toEqual(
+      forbidden(userOf('inventory'), 'patch', 'pods/resize', { namespace: 'monitoring', name: 'agent-1' }),
+    );
+    const other = await server.raw('GET', '/api/v1/namespaces/default', as('inventory'));
+    expect(other.json).toEqual(
+      forbidden(userOf('inventory'), 'get', 'namespaces', { namespace: 'default', name: 'default' }),
+    );
+  });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON of arbitrary shape
+type Admin = (method: string, path: string, body?: unknown, contentType?: string) => Promise<any>;
+
+/**
+ * What node scope works on, made by the admin as the missing controllers and kubelet would: the scoped
+ * VPA CRD, a DaemonSet with a VPA, and one Running pod of it per node (status written as a kubelet).
+ */
+async function startAgentDaemonSet(admin: Admin, established: (crd: string) => Promise<void>): Promise<void> {
+  await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', scopedVpaCrd());
+  await established(VPA_CRD_NAME);
+  await admin('POST', '/api/v1/namespaces', { metadata: { name: 'monitoring' } });
+  await admin('POST', '/api/v1/namespaces/monitoring/serviceaccounts', { metadata: { name: 'default' } });
+  const labels = { app: 'agent' };
+  const container = {
+    name: 'collector',
+    image: 'busybox',
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+  };
+  const ds = await admin('POST', '/apis/apps/v1/namespaces/monitoring/daemonsets', {
+    metadata: { name: 'agent' },
+    spec: {
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [container] } },
+    },
+  });
+  const owner = {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    name: 'agent',
+    uid: ds.metadata.uid,
+    controller: true,
+  };
+  for (const node of ['node-a', 'node-b']) {
+    const path = '/api/v1/namespaces/monitoring/pods';
+    const name = `agent-${node}`;
+    await admin('POST', path, {
+      metadata: { name, labels, ownerReferences: [owner] },
+      spec: { nodeName: node, containers: [container] },
+    });
+    await admin(
+      'PATCH',
+      `${path}/${name}/status`,
+      {
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True' }],
+          containerStatuses: [
+            {
+              name: 'collector',
+              image: 'busybox',
+              imageID: '',
+              ready: true,
+              restartCount: 0,
+              started: true,
+              state: { running: { startedAt: new Date().toISOString() } },
+              resources: container.resources,
+            },
+          ],
+        },
+      },
+      'application/strategic-merge-patch+json',
+    );
+  }
+  await admin(
+    'POST',
+    '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers',
+    vpaObject({ mode: 'Off' }),
+  );
+}
