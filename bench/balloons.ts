@@ -36,7 +36,9 @@ interface BalloonRun {
   maxRssMiB: number;
   byOperation: Record<string, number>;
   requests: number;
-  bytesRead: number;
+  /** Response bytes on the wire (gzip-compressed as the server sent them), and decoded. */
+  wireBytes: number;
+  decodedBytes: number;
   nodes: number;
   pods: number;
   resizes: number;
@@ -109,7 +111,8 @@ export async function balloonBench(): Promise<void> {
     const floor = (await once('balloon-floor.ts', { BENCH_KUBECONFIG: kubeconfig })) as {
       cpuMs: number;
       requests: number;
-      bytes: number;
+      wireBytes: number;
+      decodedBytes: number;
     };
     await new BalloonStore(db, 'fleetscope').putPolicy(
       CLUSTER,
@@ -180,7 +183,7 @@ function growReport(g: { idle: GrowPass; deferred: GrowPass; node: string }, sta
 
 function report(
   runs: BalloonRun[],
-  floor: { cpuMs: number; requests: number; bytes: number },
+  floor: { cpuMs: number; requests: number; wireBytes: number; decodedBytes: number },
   busy: BalloonRun,
   both: BalloonRun,
 ): void {
@@ -203,7 +206,7 @@ function report(
     ['Kubernetes API writes', `${worst.writes}`, '0 at steady state', verdict(worst.writes === 0)],
     [
       'bytes read from the apiserver',
-      `${n(worst.bytesRead / 1e6, 1)} MB (floor: ${n(floor.bytes / 1e6, 1)} MB)`,
+      `${n(worst.wireBytes / 1e6, 1)} MB on the wire (gzip), ${n(worst.decodedBytes / 1e6, 1)} MB decoded (floor: ${n(floor.wireBytes / 1e6, 1)} / ${n(floor.decodedBytes / 1e6, 1)} MB)`,
       '',
       '',
     ],
@@ -260,6 +263,6 @@ function cost(r: BalloonRun): void {
   );
   console.log(`    total $${n(total, 2)}/month for ${n(NODES)} nodes = $${n(per1000, 2)} per 1,000 nodes`);
   console.log(
-    `    (Lambda bills wall time: here mostly the simulator serving ${n(r.bytesRead / 1e6)} MB on a shared 2-core machine; fleetscope's own CPU was ${n(r.cpuMs / 1000, 1)} s, which at 1 vCPU would bill $${n(((cycles * (r.cpuMs / 1000) * memGb * PRICES.lambdaGbSecond) / NODES) * 1000, 2)} per 1,000 nodes for Lambda)`,
+    `    (Lambda bills wall time: here mostly the simulator serving ${n(r.decodedBytes / 1e6)} MB (${n(r.wireBytes / 1e6)} MB gzip-compressed) on a shared 2-core machine; fleetscope's own CPU was ${n(r.cpuMs / 1000, 1)} s, which at 1 vCPU would bill $${n(((cycles * (r.cpuMs / 1000) * memGb * PRICES.lambdaGbSecond) / NODES) * 1000, 2)} per 1,000 nodes for Lambda)`,
   );
 }

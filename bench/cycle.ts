@@ -68,6 +68,8 @@ process.stdout.write(
     detail: result.detail,
     reads: result.reads,
     writes: result.writes,
+    wireBytes: result.wireBytes,
+    decodedBytes: result.decodedBytes,
     byOperation: result.requestsByOperation,
     phases: result.phases,
     store: store.stats,

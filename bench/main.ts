@@ -53,6 +53,8 @@ interface CycleReport {
   events: number;
   byOperation: Record<string, number>;
   phases: Record<string, number>;
+  wireBytes: number;
+  decodedBytes: number;
   store: {
     reads: number;
     writes: number;
@@ -153,7 +155,7 @@ async function main(): Promise<void> {
         break;
     }
     // The floor varies by a few percent from run to run: the median of three fresh processes.
-    type Floor = { cpuMs: number; wallMs: number; requests: number; bytes: number };
+    type Floor = { cpuMs: number; wallMs: number; requests: number; wireBytes: number; decodedBytes: number };
     const floors: Floor[] = [];
     for (let i = 0; i < 3; i++)
       floors.push((await once('floor.ts', { BENCH_KUBECONFIG: kubeconfig })) as Floor);
@@ -190,6 +192,9 @@ async function main(): Promise<void> {
       `    list requests (pages): pods ${listsOf(r, 'list pods')}, nodes ${listsOf(r, 'list nodes')} (fleetscope's count; each object read once)`,
     );
     console.log(
+      `    bytes read: ${n(r.wireBytes / 1e6, 1)} MB on the wire (gzip, as kube-apiserver compresses bodies over 128 KiB), ${n(r.decodedBytes / 1e6, 1)} MB decoded`,
+    );
+    console.log(
       `  fleetscope CPU time       ${n(r.cpuMs / 1000, 2).padStart(8)} s (garbage collection ${n(r.gcMs / 1000, 2)} s; whole process incl. module loading ${n(r.processCpuMs / 1000, 2)} s; wall ${n(r.wallMs / 1000, 2)} s)`,
     );
     console.log(
@@ -198,7 +203,7 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
     console.log(
-      `  floor: fetch + JSON.parse ${n(floor.cpuMs / 1000, 2).padStart(8)} s (same ${floor.requests} reads, ${n(floor.bytes / 1e6, 1)} MB; median of ${floors.map((f) => n(f.cpuMs / 1000, 2)).join(', ')} s in fresh processes)`,
+      `  floor: fetch + JSON.parse ${n(floor.cpuMs / 1000, 2).padStart(8)} s (same ${floor.requests} reads, ${n(floor.wireBytes / 1e6, 1)} MB on the wire (gzip), ${n(floor.decodedBytes / 1e6, 1)} MB decoded; median of ${floors.map((f) => n(f.cpuMs / 1000, 2)).join(', ')} s in fresh processes)`,
     );
     console.log(`  peak RSS                  ${n(r.maxRssMiB).padStart(8)} MiB`);
     console.log(

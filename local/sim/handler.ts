@@ -9,6 +9,7 @@ import yaml from 'yaml';
 import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
+import type { BodyWriter } from './compression.js';
 import {
   AGGREGATED_CONTENT_TYPE,
   aggregatedDiscovery,
@@ -192,9 +193,10 @@ export function classify(info: RequestInfo, cluster?: ClusterState): RequestKind
 export interface Reply {
   status: number;
   headers?: Record<string, string | string[]>;
-  /** A JSON document, or plain text, or a function that streams the body. */
+  /** A JSON document, or plain text, or a document written in pieces (a list), or a watch stream. */
   json?: Json;
   text?: string;
+  body?: (out: BodyWriter) => void;
   stream?: (res: ServerResponse) => void;
   contentType?: string;
 }
@@ -258,7 +260,7 @@ function listReply(def: ResourceDef, version: string, r: ListResult): Reply {
   };
   return {
     status: 200,
-    stream: (res) => {
+    body: (res) => {
       res.write(head);
       const items = r.items;
       for (let i = 0; i < items.length; i += 256) {

@@ -11,9 +11,10 @@ import { authenticate, type UserInfo } from './authn.js';
 import { attributesOf, authorize, forbidden, recordDenial } from './authz.js';
 import type { ManualClock } from './clock.js';
 import type { ClusterState } from './cluster.js';
+import { acceptsGzip, DeferredBody } from './compression.js';
 import { ApiError, PlainError, statusForCode } from './errors.js';
 import type { Faults } from './faults.js';
-import { ApiHandler, classify, parseRequest, type Reply } from './handler.js';
+import { ApiHandler, classify, parseRequest, type Reply, type RequestInfo } from './handler.js';
 import { impersonate } from './impersonation.js';
 import type { Json } from './json.js';
 import { nodeControl } from './node-admin.js';
@@ -176,7 +177,7 @@ export class ClusterServer {
     seen.handled = true;
     const reply = this.o.recorder ? this.o.recorder.serve(record, handle) : handle();
     cluster.settle();
-    this.write(res, reply, method === 'HEAD');
+    this.write(res, reply, method === 'HEAD', gzipEligible(info, req));
   }
 
   /** Applies a terminal fault; true when the request is finished (or deliberately never will be). */
@@ -279,7 +280,7 @@ export class ClusterServer {
     return undefined;
   }
 
-  private write(res: ServerResponse, reply: Reply, head: boolean): void {
+  private write(res: ServerResponse, reply: Reply, head: boolean, gzip: boolean): void {
     const headers: Record<string, string | string[]> = {
       'Audit-Id': randomUUID(),
       'Cache-Control': 'no-cache, private',
@@ -291,6 +292,13 @@ export class ClusterServer {
       reply.stream(res);
       return;
     }
+    if (reply.body) {
+      const contentType = reply.contentType ?? 'application/json';
+      const out = new DeferredBody(res, reply.status, { ...headers, 'Content-Type': contentType }, gzip);
+      if (head) return void out.end();
+      reply.body(out);
+      return;
+    }
     if (reply.text !== undefined) {
       res.writeHead(reply.status, {
         ...headers,
@@ -299,7 +307,7 @@ export class ClusterServer {
       res.end(head ? undefined : reply.text);
       return;
     }
-    this.sendJson(res, reply.status, reply.json, headers, reply.contentType, head);
+    this.sendJson(res, reply.status, reply.json, headers, reply.contentType, head, gzip);
   }
 
   private sendJson(
@@ -309,8 +317,14 @@ export class ClusterServer {
     headers: Record<string, string | string[]> = {},
     contentType = 'application/json',
     head = false,
+    gzip = false,
   ): void {
     const text = `${JSON.stringify(body)}\n`;
+    if (!head) {
+      // Framed (and compressed when asked) as kube-apiserver's Go server does.
+      new DeferredBody(res, status, { ...headers, 'Content-Type': contentType }, gzip).end(text);
+      return;
+    }
     res.writeHead(status, {
       ...headers,
       'Content-Type': contentType,
@@ -350,6 +364,12 @@ export class ClusterServer {
     if (e.details?.retryAfterSeconds) headers['Retry-After'] = String(e.details.retryAfterSeconds);
     this.sendJson(res, e.code, e.toStatus(), headers);
   }
+}
+
+/** Whether a response may be gzip-compressed: API objects (not watches) for a client that asks. */
+function gzipEligible(info: RequestInfo, req: IncomingMessage): boolean {
+  if (info.type !== 'resource' && info.type !== 'discovery') return false;
+  return info.verb !== 'watch' && acceptsGzip(req.headers['accept-encoding']);
 }
 
 /** The body as JSON text: protobuf bodies (kubectl's typed clients) are decoded to the JSON they stand for. */

@@ -4,11 +4,16 @@
  * rebuild every object field by field after JSON.parse, which costs about as much again as the parse
  * itself on 5,000-pod pages; nodescope reads a few fields and needs neither. Pages are handed to the
  * caller one at a time, so a cycle never holds a whole cluster's pods.
+ * Responses are asked for gzip-compressed (kube-apiserver compresses a body above 128 KiB when asked:
+ * a page of pods shrinks about 10-40 times) and decompressed as they arrive.
  * Capability-neutral: any worker that reads large lists of one cluster uses it.
  */
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { type CallOptions, type ClusterClient, followPages } from './client.js';
+import { ClusterAccessError } from './errors.js';
 import { writeGuard } from './write-guard.js';
 
 /** A list response as it comes off the wire: the items and the continue token. */
@@ -55,7 +60,10 @@ export interface RawStats {
   /** Requests sent (retries included), and how many of them were writes. */
   requests: number;
   writes: number;
-  bytes: number;
+  /** Response bytes as they came over the connection (compressed when the server compressed them). */
+  wireBytes: number;
+  /** Response bytes after decompression: the JSON text that was parsed. */
+  decodedBytes: number;
   byOperation: Record<string, number>;
   /** CPU ms spent in JSON.parse, and in the callers' page handlers. */
   parseMs: number;
@@ -71,10 +79,22 @@ const cpuMs = () => {
 };
 
 export class RawReader {
-  readonly stats: RawStats = { requests: 0, writes: 0, bytes: 0, byOperation: {}, parseMs: 0, pageMs: 0 };
+  readonly stats: RawStats = {
+    requests: 0,
+    writes: 0,
+    wireBytes: 0,
+    decodedBytes: 0,
+    byOperation: {},
+    parseMs: 0,
+    pageMs: 0,
+  };
   private scratch: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly client: ClusterClient) {}
+  constructor(
+    private readonly client: ClusterClient,
+    /** `gzip: false` reads uncompressed (a comparison, or a proxy that mangles encodings). */
+    private readonly opts: { gzip?: boolean } = {},
+  ) {}
 
   private connection(): Promise<Connection> {
     let c = connections.get(this.client);
@@ -110,6 +130,7 @@ export class RawReader {
   }
 
   private fetch(
+    operation: string,
     path: string,
     query: Record<string, string | number | undefined>,
     signal: AbortSignal,
@@ -129,6 +150,7 @@ export class RawReader {
             headers: {
               ...auth,
               accept: 'application/json',
+              ...(this.opts.gzip === false ? {} : { 'accept-encoding': 'gzip' }),
               // Always a length: Node sends a DELETE's body unframed otherwise, and the server reads
               // it as the start of the next request on the kept-alive connection (400 Bad Request).
               ...(write
@@ -137,7 +159,13 @@ export class RawReader {
             },
             signal,
           },
-          (res) => this.receive(res, resolve, reject),
+          (res) =>
+            this.receive(
+              res,
+              { operation, request: `${write?.method ?? 'GET'} ${url.pathname}` },
+              resolve,
+              reject,
+            ),
         );
         req.on('error', reject);
         req.end(write?.body);
@@ -145,29 +173,69 @@ export class RawReader {
     });
   }
 
-  /** The response's body as text; a non-2xx status rejects with what the error mapping reads. */
+  /**
+   * The response's body as text, gunzipped on the way when the server compressed it; a non-2xx status
+   * rejects with what the error mapping reads. A compressed body that does not decode (corrupt, or cut
+   * short) rejects: the caller never sees part of a list.
+   */
   private receive(
     res: IncomingMessage,
+    what: { operation: string; request: string },
     resolve: (body: string) => void,
     reject: (err: unknown) => void,
   ): void {
+    const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
+    res.on('error', reject);
+    res.on('data', (d: Buffer) => {
+      this.stats.wireBytes += d.length;
+    });
+    let body: Readable = res;
+    if (encoding === 'gzip') {
+      const gunzip = createGunzip();
+      gunzip.on('error', (err: Error & { code?: string }) => {
+        res.destroy();
+        reject(
+          this.undecodable(
+            what,
+            `the gzip-compressed response body does not decode (${err.message})`,
+            err.code,
+          ),
+        );
+      });
+      body = res.pipe(gunzip);
+    } else if (encoding !== 'identity') {
+      res.destroy();
+      reject(this.undecodable(what, `the response is encoded as "${encoding}", which was not asked for`));
+      return;
+    }
     const chunks: Buffer[] = [];
     let length = 0;
-    res.on('data', (d: Buffer) => {
+    body.on('data', (d: Buffer) => {
       chunks.push(d);
       length += d.length;
     });
-    res.on('error', reject);
-    res.on('end', () => {
-      this.stats.bytes += length;
-      const body = this.text(chunks, length);
+    body.on('end', () => {
+      this.stats.decodedBytes += length;
+      const text = this.text(chunks, length);
       chunks.length = 0;
       const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) return resolve(body);
+      if (status >= 200 && status < 300) return resolve(text);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers))
         if (typeof v === 'string') headers[k.toLowerCase()] = v;
-      reject(new RawHttpError(status, body, headers));
+      reject(new RawHttpError(status, text, headers));
+    });
+  }
+
+  /** A response that arrived but cannot be read: names the cluster, the operation and the request. */
+  private undecodable(what: { operation: string; request: string }, detail: string, code?: string): Error {
+    return new ClusterAccessError({
+      cluster: this.client.cluster,
+      operation: what.operation,
+      kind: 'internal',
+      retryable: false,
+      detail: `${what.request}: ${detail}`,
+      ...(code ? { code } : {}),
     });
   }
 
@@ -187,7 +255,7 @@ export class RawReader {
       operation,
       async (signal) => {
         this.count(operation);
-        const body = await this.fetch(path, query, signal);
+        const body = await this.fetch(operation, path, query, signal);
         const c0 = cpuMs();
         const out = JSON.parse(body) as T;
         this.stats.parseMs += cpuMs() - c0;
@@ -213,7 +281,11 @@ export class RawReader {
         this.stats.writes++;
         const guard = writeGuard();
         await guard?.before(operation);
-        const out = await this.fetch(path, {}, signal, { method, body: JSON.stringify(body), contentType });
+        const out = await this.fetch(operation, path, {}, signal, {
+          method,
+          body: JSON.stringify(body),
+          contentType,
+        });
         await guard?.after(operation);
         return JSON.parse(out) as T;
       },

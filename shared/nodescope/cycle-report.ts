@@ -20,6 +20,9 @@ export interface CycleResult {
   reads: number;
   writes: number;
   requestsByOperation: Record<string, number>;
+  /** Response bytes read from the apiserver: on the wire (gzip-compressed where it was) and decoded. */
+  wireBytes: number;
+  decodedBytes: number;
   /** CPU ms by phase (load: read and decode states; collect: lists and their JSON; ...). */
   phases: Record<string, number>;
 }
@@ -47,6 +50,8 @@ export async function finishCycle(run: CycleRun, c: CycleSoFar): Promise<CycleRe
     reads: requests.requests - requests.writes,
     writes: requests.writes,
     requestsByOperation: requests.byOperation,
+    wireBytes: requests.wireBytes,
+    decodedBytes: requests.decodedBytes,
     phases: {
       ...run.phases.ms,
       'collect: JSON.parse': requests.parseMs,

@@ -156,7 +156,8 @@ export class CycleRun {
     return {
       requests: s.requests - a.requests,
       writes: s.writes - a.writes,
-      bytes: s.bytes - a.bytes,
+      wireBytes: s.wireBytes - a.wireBytes,
+      decodedBytes: s.decodedBytes - a.decodedBytes,
       byOperation,
       parseMs: s.parseMs - a.parseMs,
       pageMs: s.pageMs - a.pageMs,
