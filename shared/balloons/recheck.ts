@@ -9,7 +9,7 @@
  * covers both a kubelet that has not admitted the pod yet and one that has not answered yet. No taint:
  * the scheduler keeps using the node throughout.
  */
-import { type Amounts, add, amounts, equal, RESOURCES, sub, ZERO } from './amounts.js';
+import { type Amounts, add, amounts, equal, RESOURCES, sub } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { CountedPod, NodeDecision } from './decide.js';
 import { BALLOON_CONTAINER } from './manifests.js';
@@ -52,9 +52,12 @@ export async function recheckInflates(
     if (!pod || !d.balloon || !inflatedNow(d)) continue;
     try {
       const fresh = (await l.ctx.fresh.podsOn(d.node)).filter((p) => p.uid !== pod.uid);
-      const others = fresh.reduce((sum, p) => add(sum, p.requests), ZERO);
+      // What the decision counted, plus what arrived since: a pod the read saw is already in the
+      // decision's workloads as the cycle counts it (a balloon being replaced is not a workload).
+      const arrived = fresh.filter((p) => !known.has(p.uid));
+      const others = arrived.reduce((sum, p) => add(sum, p.requests), d.state.workloads);
       const back = fitBack(d.state.allocatable, others, d.state.balloon);
-      if (back) await deflateBack(l, d, pod, back, fresh.filter((p) => !known.has(p.uid)).map(podName));
+      if (back) await deflateBack(l, d, pod, back, arrived.map(podName));
     } catch (err) {
       l.errors.push(
         `node ${d.node}: re-reading the node after the inflate failed: ${(err as Error).message}`,
