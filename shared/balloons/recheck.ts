@@ -55,8 +55,13 @@ export async function recheckInflates(
       // What the decision counted, plus what arrived since: a pod the read saw is already in the
       // decision's workloads as the cycle counts it (a balloon being replaced is not a workload).
       const arrived = fresh.filter((p) => !known.has(p.uid));
+      // Nothing arrived: the decision already weighed everything on the node (an over-committed
+      // resource it left alone included); re-judging it here would undo the decision's own choices.
+      if (arrived.length === 0) continue;
       const others = arrived.reduce((sum, p) => add(sum, p.requests), d.state.workloads);
-      const back = fitBack(d.state.allocatable, others, d.state.balloon);
+      const fit = fitBack(d.state.allocatable, others, d.state.balloon);
+      // Only what this cycle inflated goes back; a resource it did not raise is not the race's.
+      const back = fit && onlyInflated(fit, d.state.balloon, d.balloon.requests);
       if (back) await deflateBack(l, d, pod, back, arrived.map(podName));
     } catch (err) {
       l.errors.push(
@@ -64,6 +69,13 @@ export async function recheckInflates(
       );
     }
   }
+}
+
+/** `fit` where the cycle raised a resource, the balloon as it is elsewhere; undefined if that is no change. */
+function onlyInflated(fit: Amounts, now: Amounts, before: Amounts): Amounts | undefined {
+  const one = (r: 'cpu' | 'memory') => (now[r] > before[r] ? Math.max(fit[r], before[r]) : now[r]);
+  const back = amounts(one('cpu'), one('memory'));
+  return equal(back, now) ? undefined : back;
 }
 
 /** Whether the balloon is still larger than before this cycle (not reverted since). */
