@@ -29,6 +29,17 @@ export interface ReplayResult {
   divergences: Divergence[];
   /** The simulator's own writes the real server refused (the world then differs). */
   refusedWrites: Map<string, number>;
+  /** Each replayed request as the simulator got it, with the real server's answer (reference exchanges). */
+  exchanges: RealExchange[];
+}
+
+export interface RealExchange {
+  method: string;
+  path: string;
+  contentType?: string;
+  body?: string;
+  status: number;
+  response: J;
 }
 
 const SIM_ADMIN = 'fleetscope-sim';
@@ -49,6 +60,7 @@ export async function replayRecording(file: string, api: RealApiserver): Promise
     skipped: new Map(),
     divergences: [],
     refusedWrites: world.refused,
+    exchanges: [],
   };
   const who = identities(api);
   let seeded = false;
@@ -99,6 +111,15 @@ async function replayRequest(
   const body = await requestBody(line, values, api, credentials, path);
   const real = await send(api, credentials, line.method, path, body, line.contentType);
   result.replayed++;
+  const { method, path: simPath, contentType, body: simBody } = line;
+  result.exchanges.push({
+    method,
+    path: simPath,
+    contentType,
+    body: simBody,
+    status: real.status,
+    response: real.json ?? real.text,
+  });
   const problems = compareAnswers(line, real);
   if (line.status < 300 && real.status < 300) values.learn(line.response, real.json);
   // A real server serves a new CRD's resources only once it is Established (the simulator at once).
