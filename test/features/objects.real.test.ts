@@ -6,10 +6,10 @@
  * by the schema, the status subresource keeping spec out of reach, and the tasks' own kinds (a
  * ConfigMap applied and deleted, an unserved kind found absent).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { FEATURE_API_VERSION, FEATURE_CRD, featureCrd } from '../../shared/features/crd.js';
 import { type KObject, ObjectsApi } from '../../shared/features/objects.js';
-import { type ApiBackend, realBackend, simBackend } from '../support/backends.js';
+import { type ApiBackend, onBothBackends } from '../support/backends.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
 const NS = 'widgets';
@@ -76,19 +76,7 @@ async function scenario(b: ApiBackend) {
 }
 
 describeRealApiserver('feature objects and their tasks', (server) => {
-  let real: ApiBackend;
-  let sim: ApiBackend;
-  const records = new Map<string, Record<string, unknown>>();
-  beforeAll(async () => {
-    real = realBackend(server);
-    sim = await simBackend(server.api().version);
-    records.set('real', await scenario(real));
-    records.set('sim', await scenario(sim));
-  }, 120_000);
-  afterAll(async () => {
-    await real?.stop();
-    await sim?.stop();
-  });
+  const records = onBothBackends(server, scenario);
 
   it('on the real server: applied idempotently, uses kept per component, spec out of a status write', () => {
     const r = records.get('real') ?? {};

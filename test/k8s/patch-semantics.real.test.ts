@@ -5,10 +5,10 @@
  * key given null (DaemonSets, ClusterProperties, feature objects); a JSON patch's failed `test` is
  * refused whole; server-side apply keeps each manager's fields and refuses a conflicting one.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { clusterResizeApi } from '../../shared/resize/api.js';
 import type { RawResponse } from '../sim/helpers.js';
-import { type ApiBackend, realBackend, simBackend } from '../support/backends.js';
+import { type ApiBackend, onBothBackends } from '../support/backends.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
 const NS = 'patching';
@@ -100,19 +100,7 @@ async function scenario(b: ApiBackend) {
 }
 
 describeRealApiserver('patch semantics fleetscope relies on', (server) => {
-  let real: ApiBackend;
-  let sim: ApiBackend;
-  const records = new Map<string, Record<string, unknown>>();
-  beforeAll(async () => {
-    real = realBackend(server);
-    sim = await simBackend(server.api().version);
-    records.set('real', await scenario(real));
-    records.set('sim', await scenario(sim));
-  }, 120_000);
-  afterAll(async () => {
-    await real?.stop();
-    await sim?.stop();
-  });
+  const records = onBothBackends(server, scenario);
 
   it('on the real server: each patch type does what fleetscope expects of it', () => {
     const r = records.get('real') ?? {};

@@ -4,12 +4,12 @@
  * version, and the simulator must answer as the real one does (status codes, reasons, messages and
  * causes, what is kept and what is pruned).
  */
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { checkpointObject } from '../../shared/recommendation/checkpoint/vpa-checkpoint.js';
 import type { RawResponse } from '../sim/helpers.js';
-import { type ApiBackend, realBackend, simBackend } from '../support/backends.js';
+import { type ApiBackend, onBothBackends } from '../support/backends.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 import { vpaObject } from './helpers.js';
 
@@ -101,19 +101,7 @@ async function scenario(b: ApiBackend) {
 }
 
 describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
-  let real: ApiBackend;
-  let sim: ApiBackend;
-  const records = new Map<string, Record<string, unknown>>();
-  beforeAll(async () => {
-    real = realBackend(server);
-    sim = await simBackend(server.api().version);
-    records.set('real', await scenario(real));
-    records.set('sim', await scenario(sim));
-  }, 120_000);
-  afterAll(async () => {
-    await real?.stop();
-    await sim?.stop();
-  });
+  const records = onBothBackends(server, scenario);
 
   it('the real server: scope pruned by the stock CRD, kept once installed, its enum and CEL rule enforced', () => {
     const r = records.get('real') ?? {};

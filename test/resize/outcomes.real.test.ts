@@ -7,11 +7,11 @@
  * status.resize and conditions as the server keeps them, and 1.36's refusal of a resize beyond the
  * node's allocatable at admission).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { clusterResizeApi } from '../../shared/resize/api.js';
 import { Resizer } from '../../shared/resize/resizer.js';
 import type { PodLike, ResizeRecord, ResizeReport } from '../../shared/resize/types.js';
-import { type ApiBackend, realBackend, simBackend } from '../support/backends.js';
+import { type ApiBackend, onBothBackends } from '../support/backends.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
 const NS = 'resizing';
@@ -128,19 +128,7 @@ async function scenario(b: ApiBackend) {
 }
 
 describeRealApiserver('resize outcomes with the test as the kubelet', (server, version) => {
-  let real: ApiBackend;
-  let sim: ApiBackend;
-  const records = new Map<string, Record<string, unknown>>();
-  beforeAll(async () => {
-    real = realBackend(server);
-    sim = await simBackend(server.api().version);
-    records.set('real', await scenario(real));
-    records.set('sim', await scenario(sim));
-  }, 120_000);
-  afterAll(async () => {
-    await real?.stop();
-    await sim?.stop();
-  });
+  const records = onBothBackends(server, scenario);
 
   it('on the real server: Requested, then Deferred, then Completed, read from the pod alone', () => {
     const r = records.get('real') ?? {};

@@ -3,6 +3,7 @@
  * the simulator's answers can be compared with the real kube-apiserver's (where they differ, the
  * simulator is wrong: fix it or list it under "divergences" in local/sim/README.md).
  */
+import { afterAll, beforeAll } from 'vitest';
 import { startSimulator } from '../../local/sim/index.js';
 import type { SimClusterSpec } from '../../local/sim/types.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -70,4 +71,31 @@ export async function simBackend(like: string, spec: Partial<SimClusterSpec> = {
       await sim.stop();
     },
   };
+}
+
+/** What one scenario recorded on each backend: `real` and `sim`, filled in beforeAll. */
+export type BothRecords = Map<'real' | 'sim', Record<string, unknown>>;
+
+/**
+ * Runs `scenario` once on the real server and once on a bare simulator of its version, in the suite's
+ * beforeAll, and stops both after it; the suite's tests read what each recorded.
+ */
+export function onBothBackends(
+  server: RealServer,
+  scenario: (api: ApiBackend) => Promise<Record<string, unknown>>,
+): BothRecords {
+  const records: BothRecords = new Map();
+  let real: ApiBackend | undefined;
+  let sim: ApiBackend | undefined;
+  beforeAll(async () => {
+    real = realBackend(server);
+    sim = await simBackend(server.api().version);
+    records.set('real', await scenario(real));
+    records.set('sim', await scenario(sim));
+  }, 120_000);
+  afterAll(async () => {
+    await real?.stop();
+    await sim?.stop();
+  });
+  return records;
 }
