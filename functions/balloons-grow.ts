@@ -4,6 +4,7 @@ import { serveDemand } from '../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
@@ -32,6 +33,9 @@ export const handler = eventHandler({
     if (!feature.allowed) return { cluster: name, off: feature.state };
     try {
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+      // A cluster another control plane owns (its owner lease) is left alone, as the cycle does.
+      const refused = await ownerRefusal(name, client, nodescopeClock()());
+      if (refused) return { cluster: name, skipped: refused };
       const r = await serveDemand({
         cluster: name,
         client,

@@ -8,7 +8,8 @@ import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { hashOrder, ownerAmong } from '../shared/features/sharding.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
-import { describeAccessError } from '../shared/fleet/cluster-access.js';
+import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { scheduledHandler } from '../shared/handlers.js';
 
 /** Clusters are started while this much of the invocation is left; the rest wait for the next pass. */
@@ -54,6 +55,17 @@ export const handler = scheduledHandler({
     for (const c of mine) {
       if (Date.now() - started > BUDGET_MS) break;
       try {
+        // A cluster another control plane owns (its owner lease) is not written to; this renews ours.
+        const refused = await ownerRefusal(
+          c.name,
+          await clusterAccess().client(c.name, c.kubeconfig),
+          reconciler.now(),
+        );
+        if (refused) {
+          logger.warn('cluster owned by another control plane: no feature step run', { refused });
+          done++;
+          continue;
+        }
         // One pass over a cluster at a time (the event-triggered function may be on it right now).
         const outcomes =
           (await passes.run(c.name, reconciler.id, () => reconcileCluster(reconciler, c.name))) ?? [];

@@ -6,6 +6,8 @@ import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
+import { clusterAccess } from '../shared/fleet/cluster-access.js';
+import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { eventHandler } from '../shared/handlers.js';
 
 /**
@@ -46,6 +48,13 @@ export const handler = eventHandler({
         if (!registered) return { cluster: d.cluster, skipped: 'not registered' };
         if (!ownedBy(registered, deps.config.controlPlane))
           return { cluster: d.cluster, skipped: `owned by ${registered.owner}` };
+        // Renews this control plane's owner lease; a cluster another one owns is not written to.
+        const refused = await ownerRefusal(
+          d.cluster,
+          await clusterAccess().client(d.cluster, registered.kubeconfig),
+          reconciler.now(),
+        );
+        if (refused) return { cluster: d.cluster, skipped: refused };
         const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
         // Respects the ring: a pass over the cluster under way (its owner's, or another event's) is left
         // to finish; it, or the owner's next pass, sees what this event announced.

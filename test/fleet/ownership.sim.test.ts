@@ -91,6 +91,7 @@ describe('two control planes on one cluster', () => {
           new RegExp(`c1\\s+cycle\\s+.*skipped: cluster "c1" is owned by control plane "${second}"`),
         );
         expect(r.out).toMatch(/c1\s+claims\s+.*skipped: cluster "c1" is owned by control plane/);
+        expect(r.out).toMatch(/c1\s+balloons\s+.*skipped: cluster "c1" is owned by control plane/);
       }
     }
     expect(seen).toEqual([owned, owned, owned, owned]);
