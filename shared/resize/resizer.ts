@@ -11,6 +11,9 @@ import { desiredDigest, planResize } from './patch.js';
 import { observeResize } from './status.js';
 import type { DesiredResources, PodLike, RefusalKind, ResizeRecord, ResizeReport } from './types.js';
 
+/** The 1.36 resize admission's refusal of a resize the node's allocatable cannot hold (a 403). */
+const NODE_CAPACITY = /node didn't have enough allocatable resources/;
+
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
@@ -305,7 +308,11 @@ export class Resizer {
       case 422:
         return this.refused(a, 'Invalid', err.detail, 'rejected', changes);
       case 403:
-        return this.refused(a, 'Forbidden', err.detail, 'rejected', changes);
+        // From 1.36 the apiserver itself refuses a resize past the node's allocatable (cause
+        // NodeCapacity): the node cannot hold it, as the kubelet's Infeasible says; not an RBAC refusal.
+        return NODE_CAPACITY.test(err.detail)
+          ? this.refused(a, 'Infeasible', err.detail, 'rejected', changes)
+          : this.refused(a, 'Forbidden', err.detail, 'rejected', changes);
       default:
         return this.refused(a, 'Error', err.detail, 'error', changes);
     }

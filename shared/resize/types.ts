@@ -100,7 +100,7 @@ export type RefusalKind =
   | 'ActuationError'
   /** 422 from the apiserver, or predicted locally (QoS class change, request above limit). */
   | 'Invalid'
-  /** 403: RBAC without pods/resize, or a ResourceQuota. */
+  /** 403: RBAC without pods/resize, or a ResourceQuota (1.36's NodeCapacity refusal is Infeasible). */
   | 'Forbidden'
   /** The server has no pods/resize subresource (before 1.32 or the gate is off). */
   | 'Unsupported'

@@ -35,6 +35,15 @@ describe('in-place resize through pods/resize', () => {
         daemonSets: [agentDaemonSet({ load: { cpu: 200_000, memory: '96Mi' } })],
       },
       { name: 'fits', nodes: 3, seed: 32, vpaCrd: true, daemonSets: [agentDaemonSet()] },
+      // The same on 1.36, whose apiserver refuses a resize past the node's allocatable with a 403.
+      {
+        name: 'huge136',
+        nodes: 3,
+        seed: 34,
+        vpaCrd: true,
+        kubernetesVersion: '1.36.2',
+        daemonSets: [agentDaemonSet({ load: { cpu: 200_000, memory: '96Mi' } })],
+      },
       {
         name: 'old',
         nodes: 3,
@@ -44,7 +53,7 @@ describe('in-place resize through pods/resize', () => {
         daemonSets: [agentDaemonSet()],
       },
     ]);
-    for (const c of ['huge', 'fits', 'old'])
+    for (const c of ['huge', 'fits', 'old', 'huge136'])
       env.sim.cluster(c).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto' }));
   });
   afterAll(async () => {
@@ -72,6 +81,19 @@ describe('in-place resize through pods/resize', () => {
     const rec = await env.store.getApply('huge', 'monitoring/agent');
     for (const p of pods)
       expect(rec.records[p.spec.nodeName]).toMatchObject({ state: 'infeasible', podUid: p.metadata.uid });
+  });
+
+  it("on 1.36, takes the apiserver's 403 NodeCapacity as Infeasible (backed off), not as an RBAC refusal", async () => {
+    const results: CycleResult[] = [];
+    for (let i = 0; i < 12; i++) results.push(await cycle(env, 'huge136', 15 * MINUTE));
+    const refusals = results.flatMap((r) => r.resizeReports).filter((x) => x.report.kind === 'refused');
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(new Set(refusals.map((x) => (x.report.kind === 'refused' ? x.report.refusal : '')))).toEqual(
+      new Set(['Infeasible']),
+    );
+    const pods = agentPods(env, 'huge136');
+    const patches = env.sim.cluster('huge136').stats().byMethodAndKind['PATCH resize'] ?? 0;
+    expect(patches).toBeLessThanOrEqual(2 * pods.length);
   });
 
   it('resizes again after the DaemonSet controller recreates a deleted pod', async () => {
