@@ -141,12 +141,13 @@ describeRealApiserver('resize outcomes with the test as the kubelet', (server, v
     expect((r.afterRequest as { generation?: number }).generation).toBe(2);
   });
 
-  it('a resize beyond what the node offers: accepted by 1.33 (the kubelet judges), refused by 1.36', () => {
+  it('a resize beyond what the node offers: accepted by 1.33 (the kubelet judges), Infeasible at 1.36 admission', () => {
     const r = records.get('real') ?? {};
     if (version === '1.33') expect(r.beyondNode).toBe('Requested');
     else
       expect(r.beyondNode).toBe(
-        `Forbidden: pods "agent" is forbidden: node didn't have enough allocatable resources: cpu, requested: 4000, allocatable: 1000`,
+        // The apiserver's 403 (cause NodeCapacity) is the node's answer, not RBAC's: Infeasible.
+        `Infeasible: pods "agent" is forbidden: node didn't have enough allocatable resources: cpu, requested: 4000, allocatable: 1000`,
       );
   });
 
