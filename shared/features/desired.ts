@@ -6,7 +6,14 @@
 
 import type { FeatureCatalog } from './catalog.js';
 import { blank, withDesired } from './machine.js';
-import { type DesiredOptions, type FeatureRecord, refKey, targetOf, type Value } from './model.js';
+import {
+  type DesiredOptions,
+  type FeatureRecord,
+  type FeatureRef,
+  refKey,
+  targetOf,
+  type Value,
+} from './model.js';
 import type { FeatureSpec } from './spec.js';
 import type { FeatureStore } from './store.js';
 
@@ -68,33 +75,26 @@ export async function setDesiredInOrder(
 }
 
 /** Every feature `spec` requires, directly or not, each after its own requirements (cycles are refused at registration). */
-export function requirementsInOrder(
-  catalog: FeatureCatalog,
-  spec: FeatureSpec,
-  seen = new Set<string>(),
-): FeatureSpec[] {
-  const out: FeatureSpec[] = [];
-  for (const r of spec.requires ?? []) {
-    const req = catalog.get(r);
-    if (!req || seen.has(refKey(req))) continue;
-    seen.add(refKey(req));
-    out.push(...requirementsInOrder(catalog, req, seen), req);
-  }
-  return out;
-}
+export const requirementsInOrder = (catalog: FeatureCatalog, spec: FeatureSpec): FeatureSpec[] =>
+  walk(catalog, spec, (f) => f.requires);
 
 /** The features that require `spec`, directly or not, each after those that require it. */
-export function dependantsInOrder(
+export const dependantsInOrder = (catalog: FeatureCatalog, spec: FeatureSpec): FeatureSpec[] =>
+  walk(catalog, spec, (f) => f.requiredBy);
+
+/** Depth first along `next`, each feature once and after what it leads to. */
+function walk(
   catalog: FeatureCatalog,
   spec: FeatureSpec,
+  next: (f: FeatureSpec) => readonly FeatureRef[] | undefined,
   seen = new Set<string>(),
 ): FeatureSpec[] {
   const out: FeatureSpec[] = [];
-  for (const d of spec.requiredBy ?? []) {
-    const dep = catalog.get(d);
-    if (!dep || seen.has(refKey(dep))) continue;
-    seen.add(refKey(dep));
-    out.push(...dependantsInOrder(catalog, dep, seen), dep);
+  for (const r of next(spec) ?? []) {
+    const f = catalog.get(r);
+    if (!f || seen.has(refKey(f))) continue;
+    seen.add(refKey(f));
+    out.push(...walk(catalog, f, next, seen), f);
   }
   return out;
 }
