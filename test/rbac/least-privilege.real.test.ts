@@ -14,17 +14,15 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
-import { CLUSTER_PROPERTY, clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
-import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
 import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
-import { deps } from '../../shared/platform/deps.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { busEvent } from '../support/bus-event.js';
+import { claimsThroughDrift } from '../support/claims-drift.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
@@ -115,44 +113,25 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
 
   it('claims: registration creates the CRDs, then membership, custom claims and drift repair', async () => {
     const c = 'real-claims';
-    const ports = {
-      store: new ClaimsStore(runtime.db, runtime.table),
-      registry: new RegistryStore(runtime.db, runtime.table),
-      publisher: deps().publisher,
-    };
-    await runtime.invoker.invoke(
-      'claims',
-      busEvent('ClusterRegistered', { cluster: c, labels: {}, registeredAt: new Date().toISOString() }),
+    const got = await claimsThroughDrift(
+      {
+        runtime,
+        admin,
+        registered: (cluster) =>
+          busEvent('ClusterRegistered', { cluster, labels: {}, registeredAt: new Date().toISOString() }),
+        check: (cluster) => work(cluster, 'claims'),
+      },
+      c,
     );
-    await joinClusterSet(ports, c, 'blue');
-    await setCustomClaim(ports, c, 'zone.example.com', 'eu-1a');
-    await setCustomClaim(ports, c, 'gone.example.com', 'x');
-    await runtime.bus.drain();
-    await deleteCustomClaim(ports, c, 'gone.example.com');
-    await runtime.bus.drain();
-    const properties = `/apis/${CLUSTER_PROPERTY.group}/v1beta1/clusterproperties`;
-    // Drift, by an admin: an edited claim and a deleted one, repaired by the next check.
-    await admin(
-      'PATCH',
-      `${properties}/zone.example.com`,
-      { spec: { value: 'tampered' } },
-      'application/merge-patch+json',
-    );
-    await admin('DELETE', `${properties}/clusterset.k8s.io`);
-    await runtime.invoker.invoke('claims', work(c, 'claims'));
-    const values = (list: { items: { metadata: { name: string }; spec: { value: string } }[] }) =>
-      Object.fromEntries(list.items.map((o) => [o.metadata.name, o.spec.value]));
     const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
-    const got = values(await admin('GET', properties));
-    expect(got).toMatchObject({
+    expect(got.properties).toMatchObject({
       'id.k8s.io': kubeSystem.metadata.uid,
       'clusterset.k8s.io': 'blue',
       'zone.example.com': 'eu-1a',
     });
-    expect(got['gone.example.com']).toBeUndefined();
-    const ocm = values(await admin('GET', `/apis/${OCM_CLUSTER_CLAIM.group}/v1alpha1/clusterclaims`));
-    expect(ocm['zone.example.com']).toBe('eu-1a');
-    expect((await ports.store.getSyncStatus(c))?.state).toMatch(/in-sync|repaired/);
+    expect(got.properties['gone.example.com']).toBeUndefined();
+    expect(got.ocm['zone.example.com']).toBe('eu-1a');
+    expect(got.syncState).toMatch(/in-sync|repaired/);
     expect(runtime.invoker.deadLetters).toEqual([]);
   });
 

@@ -16,9 +16,6 @@ import { clusterClaimCrd, type SimCluster, startSimulator } from '../../local/si
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
-import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
-import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -28,6 +25,7 @@ import type { Detail } from '../../shared/platform/events.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { agentDaemonSet, HOUR, MINUTE, START, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
 import { raw } from '../sim/helpers.js';
+import { claimsThroughDrift } from '../support/claims-drift.js';
 import { collectionPath } from '../support/rbac-paths.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
@@ -139,52 +137,30 @@ describe('least privilege under RBAC enforcement', () => {
   });
 
   it('claims: registration (creating the CRD), membership, custom claims and drift repair', async () => {
-    const c = name('claims');
-    const ports = {
-      store: new ClaimsStore(runtime.db, runtime.table),
-      registry: new RegistryStore(runtime.db, runtime.table),
-      publisher: deps().publisher,
-    };
-    await runtime.invoker.invoke(
-      'claims',
-      event('ClusterRegistered', { cluster: c, labels: {}, registeredAt: new Date().toISOString() }),
+    const got = await claimsThroughDrift(
+      {
+        runtime,
+        admin,
+        registered: (cluster) =>
+          event('ClusterRegistered', { cluster, labels: {}, registeredAt: new Date().toISOString() }),
+        check: (cluster) =>
+          event('ClusterWorkRequested', {
+            cluster,
+            capability: 'claims',
+            cycleId: 'c/1',
+            requestedAt: new Date().toISOString(),
+          }),
+      },
+      name('claims'),
     );
-    await joinClusterSet(ports, c, 'blue');
-    await setCustomClaim(ports, c, 'zone.example.com', 'eu-1a');
-    await setCustomClaim(ports, c, 'gone.example.com', 'x');
-    await runtime.bus.drain();
-    await deleteCustomClaim(ports, c, 'gone.example.com');
-    await runtime.bus.drain();
-    const properties = `/apis/${CLUSTER_PROPERTY.group}/v1beta1/clusterproperties`;
-    // Drift: an edited claim and a deleted one, repaired by the next check.
-    await admin(
-      'PATCH',
-      `${properties}/zone.example.com`,
-      { spec: { value: 'tampered' } },
-      'application/merge-patch+json',
-    );
-    await admin('DELETE', `${properties}/clusterset.k8s.io`);
-    await runtime.invoker.invoke(
-      'claims',
-      event('ClusterWorkRequested', {
-        cluster: c,
-        capability: 'claims',
-        cycleId: 'c/1',
-        requestedAt: new Date().toISOString(),
-      }),
-    );
-    const values = (list: { items: { metadata: { name: string }; spec: { value: string } }[] }) =>
-      Object.fromEntries(list.items.map((o) => [o.metadata.name, o.spec.value]));
-    const got = values(await admin('GET', properties));
-    expect(got).toMatchObject({
+    expect(got.properties).toMatchObject({
       'id.k8s.io': cluster.kubeSystemUid,
       'clusterset.k8s.io': 'blue',
       'zone.example.com': 'eu-1a',
     });
-    expect(got['gone.example.com']).toBeUndefined();
-    const ocm = values(await admin('GET', `/apis/${OCM_CLUSTER_CLAIM.group}/v1alpha1/clusterclaims`));
-    expect(ocm['zone.example.com']).toBe('eu-1a');
-    expect((await ports.store.getSyncStatus(c))?.state).toMatch(/in-sync|repaired/);
+    expect(got.properties['gone.example.com']).toBeUndefined();
+    expect(got.ocm['zone.example.com']).toBe('eu-1a');
+    expect(got.syncState).toMatch(/in-sync|repaired/);
   });
 
   /** One cluster cycle (node scope, then balloons) through the real handler, at the simulated time. */
