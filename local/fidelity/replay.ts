@@ -90,7 +90,7 @@ function worldFirst(lines: RecordLine[]): RecordLine[] {
         : l.collection.startsWith('customresourcedefinitions.')
           ? 1
           : 2;
-  return [...lines].sort((a, b) => Math.min(rank(a), 3) - Math.min(rank(b), 3) || 0);
+  return [...lines].sort((a, b) => rank(a) - rank(b));
 }
 
 async function replayRequest(
