@@ -3,8 +3,9 @@
  * and metrics.k8s.io for an existing kube-apiserver (local/sim/real/), until SIGINT/SIGTERM. The
  * simulated clock follows wall time; a pass (send writes, read the server, decide) runs every second.
  */
-import { readFile } from 'node:fs/promises';
+
 import { startSimulatedNodes } from '../../local/sim/real/index.js';
+import { readInput } from '../command.js';
 import { type OutputFormat, print } from '../output.js';
 
 export interface ApiserverRun {
@@ -20,12 +21,8 @@ const PASS_MS = 1_000;
 const CLOCK_MS = 1_000;
 
 export async function runOnApiserver(o: ApiserverRun): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(o.kubeconfig, 'utf8');
-  } catch (err) {
-    throw new Error(`cannot read --apiserver ${o.kubeconfig}: ${(err as NodeJS.ErrnoException).code}`);
-  }
+  // The one reader of command inputs: a missing file is a sentence naming it, not an errno code.
+  const text = await readInput(o.kubeconfig);
   const nodes = await startSimulatedNodes({
     kubeconfig: text,
     context: o.context,
