@@ -339,6 +339,31 @@ describe('pending pods are demand a policy-sized pool grows for', () => {
     });
     expect(decisions[0]?.desired?.size).toEqual(amounts(1000, GI));
   });
+  it("never grows a node whose taints the pod does not tolerate, or a cordoned one (the scheduler's TaintToleration)", () => {
+    const tainted = { ...node('n1', { pool: 'a' }), taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }] };
+    const cordoned = { ...node('n2', { pool: 'a' }), unschedulable: true };
+    const soft = { ...node('n3', { pool: 'a' }), taints: [{ key: 'spot', effect: 'PreferNoSchedule' }] };
+    const tolerant = {
+      ...waiting('tolerant', 2000),
+      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }],
+    };
+    const size = (pods: ReturnType<typeof waiting>[], nodes = [tainted, cordoned]) =>
+      decide({ now: 0, nodes, pods, policies, requests: [], previous: {} }).decisions.map((d) => [
+        d.node,
+        d.desired?.size,
+      ]);
+    // the plain pod fits neither: no node is grown for it (both stay at the policy's minimum)
+    expect(size([waiting('plain', 3000)])).toEqual([
+      ['n1', amounts(1000, GI)],
+      ['n2', amounts(1000, GI)],
+    ]);
+    // a pod tolerating the taint grows the tainted node; PreferNoSchedule never keeps a pod away
+    expect(size([tolerant])).toEqual([
+      ['n1', amounts(2000, GI)],
+      ['n2', amounts(1000, GI)],
+    ]);
+    expect(size([waiting('plain', 3000)], [soft])).toEqual([['n3', amounts(3000, GI)]]);
+  });
 });
 
 describe('money: ballooned capacity at the node price', () => {
