@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
-import { decide } from '../../shared/balloons/decide.js';
+import { type BalloonNode, decide } from '../../shared/balloons/decide.js';
 import { compilePolicies, desiredSize, hostShare } from '../../shared/balloons/desired.js';
 import { nodeSelectorTerms } from '../../shared/balloons/manifests.js';
 import { holdShrinks, PolicyError, policySize, validatePolicy } from '../../shared/balloons/policy.js';
@@ -340,14 +340,17 @@ describe('pending pods are demand a policy-sized pool grows for', () => {
     expect(decisions[0]?.desired?.size).toEqual(amounts(1000, GI));
   });
   it("never grows a node whose taints the pod does not tolerate, or a cordoned one (the scheduler's TaintToleration)", () => {
-    const tainted = { ...node('n1', { pool: 'a' }), taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }] };
+    const tainted = {
+      ...node('n1', { pool: 'a' }),
+      taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }],
+    };
     const cordoned = { ...node('n2', { pool: 'a' }), unschedulable: true };
     const soft = { ...node('n3', { pool: 'a' }), taints: [{ key: 'spot', effect: 'PreferNoSchedule' }] };
     const tolerant = {
       ...waiting('tolerant', 2000),
       tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }],
     };
-    const size = (pods: ReturnType<typeof waiting>[], nodes = [tainted, cordoned]) =>
+    const size = (pods: ReturnType<typeof waiting>[], nodes: BalloonNode[] = [tainted, cordoned]) =>
       decide({ now: 0, nodes, pods, policies, requests: [], previous: {} }).decisions.map((d) => [
         d.node,
         d.desired?.size,
