@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { amounts } from '../../shared/balloons/amounts.js';
+import { amounts, sub } from '../../shared/balloons/amounts.js';
 import { type BalloonNode, decide } from '../../shared/balloons/decide.js';
 import { compilePolicies, desiredSize, hostShare } from '../../shared/balloons/desired.js';
 import { nodeSelectorTerms } from '../../shared/balloons/manifests.js';
@@ -178,6 +178,23 @@ describe('balloon plans: deflate always, inflate only into free capacity', () =>
     );
     expect(plan.next.cpu).toBe(1000);
     expect(plan.blocked.cpu).toBe(5000);
+  });
+  it('inflates nothing on a node over-committed in either resource: the kubelet takes a resize whole', () => {
+    // found by the property test: memory over-committed from below (the node shrank), cpu free. The
+    // kubelet admits a resize only when the pod's whole new request fits beside the others, so a cpu
+    // inflate there is Deferred, counted by the scheduler, reverted, and sent again every cycle.
+    const plan = planBalloon(
+      { allocatable, others: amounts(5700, 34 * GI), balloon: BALLOON_FLOOR },
+      amounts(5000, 9 * GI),
+    );
+    expect(plan.next).toEqual(BALLOON_FLOOR);
+    expect(plan.blocked).toEqual(sub(plan.target, BALLOON_FLOOR));
+    // a deflate is still planned (it is the kubelet's to hold or take)
+    const down = planBalloon(
+      { allocatable, others: amounts(5700, 34 * GI), balloon: amounts(2000, 2 * GI) },
+      amounts(7000, 31 * GI),
+    );
+    expect(down.next).toEqual(amounts(1000, GI));
   });
   it('names the largest pods in the way of the blocked resource', () => {
     const pods = [
