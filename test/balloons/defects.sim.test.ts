@@ -250,12 +250,13 @@ describe('issue 15 defects, over the simulator', () => {
     const floor = (await balloonOn(env, n1!.name))!.spec;
     await workload(env, 'late', n1!.name, '2', '1Gi');
     await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(1000, 2 * GI)));
-    // the cycle misses "late" and inflates into it: Deferred
+    // the cycle misses "late" (in its read and its re-reads) and inflates into it: Deferred
     const r1 = await env.cycle({
       alterRead: (r) => ({
         nodes: r.nodes,
         pods: async () => (await r.pods()).filter((p) => p.name !== 'late'),
       }),
+      alterFresh: (f) => ({ podsOn: async (n) => (await f.podsOn(n)).filter((p) => p.name !== 'late') }),
       lateKubelet: true,
     });
     expect(r1.reverts).toEqual([]);
