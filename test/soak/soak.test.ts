@@ -30,5 +30,5 @@ describe('soak (short)', () => {
     const mayBeEmpty = ['every dead letter explained'];
     for (const i of report.invariants.filter((x) => !mayBeEmpty.includes(x.name)))
       expect(i.checked, i.name).toBeGreaterThan(0);
-  }, 300_000);
+  }, 480_000);
 });
