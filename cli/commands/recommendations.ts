@@ -16,7 +16,7 @@ import {
   importCheckpoints,
   type SkippedCheckpoint,
 } from '../../shared/nodescope/checkpoints.js';
-import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import { applyCrdPlan, planScopedCrd, readVpaCrd } from '../../shared/nodescope/crd-plan.js';
 import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
 import {
   type DaemonSetFigures,
@@ -31,6 +31,7 @@ import {
 } from '../../shared/nodescope/query.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { UpstreamNotice } from '../../shared/nodescope/upstream-vpa.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
@@ -40,7 +41,7 @@ import { outputFormat, outputOptions, print } from '../output.js';
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--stored] [-o table|wide|json|yaml]
-  fleetscope recommendations install-crd --cluster NAME
+  fleetscope recommendations install-crd --cluster NAME [--dry-run]
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o json|yaml|table|wide]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|- [-o ...]
 
@@ -50,7 +51,9 @@ const usage = `usage:
                requests now with the change (current → target (delta, %)), recomputed from the stored
                states as the next cycle would (the report's figures); --stored shows what the last
                fold stored instead. Both say as of when.
-  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
+  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster;
+               prints what it changes (path by path) first; --dry-run: only that, checked by the API
+               server (dryRun=All), nothing written
   checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
                -o yaml, or -o table|wide for a summary per checkpoint):
                one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container
@@ -70,6 +73,7 @@ const options = {
   stored: { type: 'boolean' },
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
+  'dry-run': { type: 'boolean' },
   ...outputOptions,
 } as const;
 
@@ -121,6 +125,8 @@ function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Recor
 interface Listed {
   head: DsHead;
   figures: DaemonSetFigures;
+  /** What upstream VPA's components would do to its VPA (the last cycle's warnings). */
+  warnings: string[];
 }
 
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
@@ -141,24 +147,68 @@ async function list(values: Flags): Promise<number> {
     const store = new NodeScopeStore(ctx.db, ctx.table);
     const all = await listDaemonSets(store, values.cluster);
     const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace);
+    const clusters = values.cluster ? [values.cluster] : (await ctx.registry.list()).map((c) => c.name);
+    const notices = (await noticesIn(store, clusters)).filter(
+      (n) => !values.namespace || n.namespace === values.namespace,
+    );
     if (heads.length === 0 && format !== 'json' && format !== 'yaml') {
       if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
       else console.log(await whyNoNodeScope(ctx, values.cluster));
+      for (const line of noticeLines(notices)) console.log(line);
       return 0;
     }
-    const listed = (await Promise.all(heads.map((h) => listedOf(store, h)))).sort(sort);
-    print(format, listed.map(headView), (wide) => headTable(listed, wide, Date.now()));
+    const listed = (await Promise.all(heads.map((h) => listedOf(store, h, notices)))).sort(sort);
+    print(format, listed.map(headView), (wide) => [
+      ...headTable(listed, wide, Date.now()),
+      ...noticeLines(notices),
+    ]);
     return 0;
   });
 }
 
-async function listedOf(store: NodeScopeStore, head: DsHead): Promise<Listed> {
+async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNotice[]): Promise<Listed> {
   const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
-  return { head, figures: daemonSetFiguresOf(head, recs) };
+  return { head, figures: daemonSetFiguresOf(head, recs), warnings: warningsOf(notices, head) };
+}
+
+/** A notice of the last cycle of a cluster (upstream-vpa.ts): a skipped VPA, or a warning. */
+type ClusterNotice = UpstreamNotice & { cluster: string };
+
+/** The notices the clusters' last cycles recorded. */
+async function noticesIn(store: NodeScopeStore, clusters: string[]): Promise<ClusterNotice[]> {
+  const records = await Promise.all(clusters.map((c) => store.getCluster(c)));
+  return records.flatMap((r) => (r?.notices ?? []).map((n) => ({ ...n, cluster: r?.cluster ?? '' })));
+}
+
+/** The warnings on the VPA that sizes a DaemonSet: what upstream VPA's components would do to it. */
+const warningsOf = (
+  notices: ClusterNotice[],
+  h: { cluster: string; namespace: string; vpa: { name: string } },
+) =>
+  notices
+    .filter(
+      (n) =>
+        n.kind === 'warning' &&
+        n.cluster === h.cluster &&
+        n.namespace === h.namespace &&
+        n.vpa === h.vpa.name,
+    )
+    .map((n) => n.reason);
+
+/** Skipped VPAs and warnings, one line each, under a table. */
+function noticeLines(notices: ClusterNotice[]): string[] {
+  if (notices.length === 0) return [];
+  return [
+    '',
+    ...notices.map(
+      (n) =>
+        `${n.kind === 'skipped' ? 'skipped' : 'warning'}: ${n.cluster} VPA ${n.namespace}/${n.vpa}: ${n.reason}`,
+    ),
+  ];
 }
 
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f }: Listed) {
+function headView({ head: h, figures: f, warnings }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -185,6 +235,7 @@ function headView({ head: h, figures: f }: Listed) {
     asOf: f.asOf,
     foldedThrough: h.foldedThrough,
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
+    warnings,
   };
 }
 
@@ -367,7 +418,8 @@ async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
-    const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
+    const store = new NodeScopeStore(ctx.db, ctx.table);
+    const recs = await getRecommendations(store, cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: !values.stored,
     });
@@ -383,13 +435,20 @@ async function get(values: Flags): Promise<number> {
       const f = byNode.get(node);
       if (f) Object.assign(rec, { requests: amountFields(f.requests), requestsFrom: f.requestsFrom });
     }
+    const warnings = warningsOf(await noticesIn(store, [cluster]), {
+      cluster,
+      namespace,
+      vpa: { name: recs.vpa },
+    });
     const { podRequests: _, ...doc } = {
       ...view,
       requests: Object.fromEntries(Object.entries(recs.requests).map(([c, a]) => [c, amountFields(a)])),
+      warnings,
     };
     const what = recs.mode === 'live' ? 'live (recomputed from the stored states)' : 'stored (the last fold)';
     print(format, doc, (wide) => [
       `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
+      ...warnings.map((w) => `warning: ${w}`),
       ...recsTable(recs, wide),
     ]);
     return 0;
@@ -427,14 +486,27 @@ function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
 
 async function installCrd(values: Flags): Promise<number> {
   const name = need(values.cluster, 'install-crd needs --cluster');
+  const dryRun = values['dry-run'] ?? false;
   return withContext(values, async (ctx) => {
     const cluster = await registeredCluster(ctx, name);
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-    const outcome = await installScopedCrd(client);
+    const plan = planScopedCrd(await readVpaCrd(client));
+    if (plan.action === 'unchanged') {
+      console.log(
+        `${cluster.name}: the VerticalPodAutoscaler CRD already is fleetscope's variant; nothing to change`,
+      );
+      return 0;
+    }
+    // What it will change, before it changes it.
     console.log(
-      outcome === 'unchanged'
-        ? `${cluster.name}: the VerticalPodAutoscaler CRD already carries spec.scope`
-        : `${cluster.name}: VerticalPodAutoscaler CRD ${outcome} with spec.scope (enum node, CEL: DaemonSet targets only)`,
+      `${cluster.name}: ${dryRun ? 'would' : 'will'} ${plan.action} the VerticalPodAutoscaler CRD:`,
+    );
+    for (const c of plan.changes) console.log(`  ${c}`);
+    await applyCrdPlan(client, plan, { dryRun });
+    console.log(
+      dryRun
+        ? `${cluster.name}: dry run: the API server accepts it (dryRun=All); nothing was written`
+        : `${cluster.name}: VerticalPodAutoscaler CRD ${plan.action === 'create' ? 'created' : 'updated'}`,
     );
     return 0;
   });
