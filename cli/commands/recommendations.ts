@@ -13,11 +13,12 @@ import {
 } from '../../shared/kernel/units-format.js';
 import {
   exportCheckpoints,
+  groupsBy,
   importCheckpoints,
   type SkippedCheckpoint,
 } from '../../shared/nodescope/checkpoints.js';
 import { applyCrdPlan, planScopedCrd, readVpaCrd } from '../../shared/nodescope/crd-plan.js';
-import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
+import { type DaemonSetNodes, daemonSetNodes } from '../../shared/nodescope/daemonset-nodes.js';
 import {
   type DaemonSetFigures,
   daemonSetFigures,
@@ -42,8 +43,8 @@ const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--stored] [-o table|wide|json|yaml]
   fleetscope recommendations install-crd --cluster NAME [--dry-run]
-  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o json|yaml|table|wide]
-  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|- [-o ...]
+  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE | --scope LABEL] [-o json|yaml|table|wide]
+  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--scope LABEL] --file FILE|- [-o ...]
 
   list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster: what their pods
                request today beside the per-node targets, the same figures as the report's
@@ -56,9 +57,13 @@ const usage = `usage:
                server (dryRun=All), nothing written
   checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
                -o yaml, or -o table|wide for a summary per checkpoint):
-               one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container
+               one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container;
+               --scope LABEL: one per node-label group instead (AEP-10031: scopeValue = the label's
+               value, "__absent__" without it), to hand the history back to upstream VPA
   import-checkpoints
-               load node-scoped checkpoints (a List, or an array) as the history of nodes that have none
+               load node-scoped checkpoints (a List, or an array) as the history of nodes that have none;
+               --scope LABEL: upstream's group checkpoints (DaemonSetScope), each group's history
+               shared evenly among its nodes
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -74,6 +79,7 @@ const options = {
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
   'dry-run': { type: 'boolean' },
+  scope: { type: 'string' },
   ...outputOptions,
 } as const;
 
@@ -296,13 +302,20 @@ function daemonSetOf(values: Flags, what: string): DaemonSetTarget {
 }
 
 async function checkpoints(values: Flags): Promise<number> {
-  const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
+  const target = daemonSetOf(values, 'checkpoints');
+  const { cluster, ds, namespace, name } = target;
   // A List to import or apply: JSON unless another format is asked for.
   const format = values.output || values.json ? outputFormat(values) : 'json';
+  if (values.scope && values.node) throw new UsageError('--scope and --node: choose one');
   return withContext(values, async (ctx) => {
-    await registeredCluster(ctx, cluster);
+    const registered = await registeredCluster(ctx, cluster);
+    const nodes = values.scope
+      ? await nodesOf(registered, target, 'group the history by node label')
+      : undefined;
+    if (values.scope && !nodes) return 1;
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
+      ...(values.scope && nodes ? { groups: groupsBy(nodes.eligible, values.scope) } : {}),
     });
     // Thrown, not printed: every failure reads "fleetscope recommendations: ..." (cli/main.ts), exit 1.
     if (!items) throw new Error(`no node-scoped history for ${ds} in cluster ${cluster}`);
@@ -334,8 +347,12 @@ async function importFrom(values: Flags): Promise<number> {
   const format = outputFormat(values);
   const { valid, invalid } = checkpointsIn(await readInput(values.file));
   return withContext(values, async (ctx) => {
-    const placement = await placementOf(await registeredCluster(ctx, cluster), target);
-    if (!placement) return 1;
+    const nodes = await nodesOf(
+      await registeredCluster(ctx, cluster),
+      target,
+      'check the checkpoints against',
+    );
+    if (!nodes) return 1;
     const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
       cluster,
@@ -343,7 +360,8 @@ async function importFrom(values: Flags): Promise<number> {
       name,
       valid,
       Date.now(),
-      placement,
+      nodes.check,
+      values.scope ? groupsBy(nodes.eligible, values.scope) : undefined,
     );
     if (!result) {
       console.error(`nodescope has not seen ${ds} in cluster ${cluster} yet (a cycle creates it)`);
@@ -394,20 +412,19 @@ function checkpointsIn(text: string): {
 }
 
 /**
- * Only the cluster's own nodes that the DaemonSet can run on take history: read them live. Undefined
- * (and said why) when the cluster cannot be read.
+ * Only the cluster's own nodes that the DaemonSet can run on take history (and make up its label
+ * groups): read them live. Undefined (and said why) when the cluster cannot be read.
  */
-async function placementOf(
+async function nodesOf(
   registered: RegisteredCluster,
   { cluster, ds, namespace, name }: DaemonSetTarget,
-): Promise<PlacementCheck | undefined> {
+  why: string,
+): Promise<DaemonSetNodes | undefined> {
   try {
     const client = await clusterAccess().client(registered.name, registered.kubeconfig);
-    return await daemonSetPlacement(client, cluster, namespace, name);
+    return await daemonSetNodes(client, cluster, namespace, name);
   } catch (err) {
-    console.error(
-      `cannot read the nodes of ${cluster} and ${ds} to check the checkpoints against: ${describeAccessError(err)}`,
-    );
+    console.error(`cannot read the nodes of ${cluster} and ${ds} to ${why}: ${describeAccessError(err)}`);
     return undefined;
   }
 }
