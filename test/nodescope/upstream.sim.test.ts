@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECOMMENDATION_ANNOTATION } from '../../shared/nodescope/collect.js';
 import type { CycleResult } from '../../shared/nodescope/cycle.js';
+import { nodescopeSummaryLines } from '../../shared/nodescope/summary.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const upstreamDeployment = (role: string) => ({
@@ -117,5 +118,17 @@ describe('beside a running upstream VPA (simulator)', () => {
     expect(record?.notices).toEqual([
       expect.objectContaining({ vpa: 'agent', kind: 'warning', daemonSet: 'monitoring/agent' }),
     ]);
+    // The cycle summary (npm start) says it too.
+    const summary = await nodescopeSummaryLines({ db: env.runtime.db, table: env.runtime.table });
+    expect(summary).toContainEqual(
+      expect.stringMatching(
+        /^ {2}up: .*upstream VPA: recommender, updater, 1 warning\(s\) about upstream VPA/,
+      ),
+    );
+    expect(summary).toContainEqual(
+      expect.stringMatching(
+        /^ {4}warning: VPA monitoring\/agent: upstream's updater \(kube-system\/vpa-updater\) evicts pods/,
+      ),
+    );
   });
 });
