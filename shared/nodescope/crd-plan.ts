@@ -26,9 +26,15 @@ const isObject = (v: Json): v is Record<string, Json> =>
 const named = (v: Json): v is { name: string }[] =>
   Array.isArray(v) && v.length > 0 && v.every((x) => isObject(x) && typeof x.name === 'string');
 
+/** JSON with object keys sorted: a server hands objects back with its own key order. */
+const canonical = (v: Json): string =>
+  JSON.stringify(v, (_, x) =>
+    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
+
 /** The paths where `after` differs from `before` (arrays of named objects matched by name). */
 export function jsonChanges(before: Json, after: Json, path = ''): string[] {
-  if (JSON.stringify(before) === JSON.stringify(after)) return [];
+  if (canonical(before) === canonical(after)) return [];
   if (named(before) && named(after)) {
     const byName = (xs: { name: string }[]) => new Map(xs.map((x) => [x.name, x]));
     return keyedChanges(byName(before), byName(after), (k) => `${path}[${k}]`);

@@ -5,10 +5,10 @@
  * fleetscope stays fleetscope's; one naming another recommender is skipped with the reason; the
  * admission controller is found by its webhook registration.
  */
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
-import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
-import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
+import { VPA_CRD_NAME, vpaCrd } from '../../shared/kernel/crds/vpa.js';
+import { applyCrdPlan, planScopedCrd, readVpaCrd } from '../../shared/nodescope/crd-plan.js';
 import { findTargets } from '../../shared/nodescope/find-targets.js';
 import { type ApiBackend, onBothBackends } from '../support/backends.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
@@ -87,17 +87,41 @@ const webhook = {
   ],
 };
 
+/** A changed schema takes effect shortly after the update on a real server: wait until scope is kept. */
+async function waitUntilScopeKept(b: ApiBackend) {
+  await vi.waitFor(
+    async () => {
+      const probe = await b.raw('POST', `${VPAS}?dryRun=All`, { body: scopedVpa('probe') });
+      if (probe.json?.spec?.scope !== 'node') throw new Error(`${b.name}: spec.scope still pruned`);
+    },
+    { timeout: 30_000, interval: 200 },
+  );
+}
+
 async function scenario(b: ApiBackend) {
   const record: Record<string, unknown> = {};
   await created(b, '/api/v1/namespaces', { metadata: { name: NS } });
-  await created(b, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', scopedVpaCrd());
+  // install-crd over upstream's stock CRD: the plan first; a dry run stores nothing; then the change.
+  await created(b, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', vpaCrd());
   await b.established(VPA_CRD_NAME);
+  const client = await b.client();
+  const version = async () => (await readVpaCrd(client))?.metadata?.resourceVersion;
+  const plan = planScopedCrd(await readVpaCrd(client));
+  record.plan = [plan.action, plan.changes.length];
+  const stock = await version();
+  await applyCrdPlan(client, plan, { dryRun: true });
+  record.dryRunStoredNothing = (await version()) === stock;
+  await applyCrdPlan(client, plan, { dryRun: false });
+  record.applied = (await version()) !== stock;
+  const after = planScopedCrd(await readVpaCrd(client));
+  record.planAfter = [after.action, ...after.changes];
+  await b.established(VPA_CRD_NAME);
+  await waitUntilScopeKept(b);
   for (const name of ['plain', 'ours', 'theirs'])
     await created(b, `/apis/apps/v1/namespaces/${NS}/daemonsets`, daemonSet(name));
   await created(b, VPAS, scopedVpa('plain'));
   await created(b, VPAS, scopedVpa('ours', ['fleetscope']));
   await created(b, VPAS, scopedVpa('theirs', ['strict']));
-  const client = await b.client();
   const found = async () => {
     const f = await findTargets(new RawReader(client), 500);
     return {
@@ -152,6 +176,14 @@ describeRealApiserver('fleetscope beside upstream VPA', (server) => {
         },
       ],
     });
+  });
+
+  it('install-crd over the stock CRD: a plan, a dry run that stores nothing, then the change', () => {
+    const r = records.get('real') ?? {};
+    expect(r.plan).toEqual(['update', 4]);
+    expect(r.dryRunStoredNothing).toBe(true);
+    expect(r.applied).toBe(true);
+    expect(r.planAfter).toEqual(['unchanged']);
   });
 
   it('the simulator finds the same as the real server', () => {
