@@ -41,26 +41,35 @@ export function noticesOf(found: FoundTargets): UpstreamNotice[] {
 
 const noticeKey = (n: UpstreamNotice) => `${n.uid}#${n.kind}#${n.reason}`;
 
-/** Logs and records as Events the notices not said before; returns this cycle's notices. */
+/**
+ * Logs and records as Events the notices not said before; returns this cycle's notices, each marked
+ * said or not (an Event the budget or an error kept back is tried again next cycle).
+ */
 export async function publishNotices(
   run: CycleRun,
   found: FoundTargets,
   clusterRec: ClusterRecord | undefined,
 ): Promise<UpstreamNotice[]> {
   const notices = noticesOf(found);
-  const known = new Set((clusterRec?.notices ?? []).map(noticeKey));
+  const said = new Set((clusterRec?.notices ?? []).filter((n) => n.said).map(noticeKey));
   let k = 0;
   for (const n of notices) {
-    if (known.has(noticeKey(n))) continue;
+    n.said = said.has(noticeKey(n));
+    if (n.said) continue;
     run.ctx.logger?.warn(
       n.kind === 'skipped'
         ? 'scoped VerticalPodAutoscaler left to another recommender'
         : 'upstream VPA would act on a VPA fleetscope sizes',
       { namespace: n.namespace, vpa: n.vpa, reason: n.reason },
     );
-    if (n.updateMode === 'Off' || !run.budget.take()) continue;
+    if (n.updateMode === 'Off') {
+      n.said = true;
+      continue;
+    }
+    if (!run.budget.take()) continue;
     try {
       await recordEvent(run, n, k++);
+      n.said = true;
     } catch (err) {
       run.errors.push(`event on VPA ${n.namespace}/${n.vpa}: ${describe(err)}`);
     }

@@ -46,6 +46,8 @@ export interface UpstreamNotice {
   reason: string;
   /** The DaemonSet fleetscope sizes for the VPA (warnings only). */
   daemonSet?: string;
+  /** Said (logged, and the Event written unless in mode Off); one not said is tried again next cycle. */
+  said?: boolean;
 }
 
 /** How fleetscope stands to one VPA. */

@@ -48,6 +48,7 @@ describe('beside a running upstream VPA (simulator)', () => {
   let podsAfterLeft: unknown;
   let eventsAfterLeft: { reason: string; type: string; message: string }[];
   let annotatedWhileLeft: number;
+  let eventsWithoutBudget: number;
   let vpaStatusWhileLeft: unknown;
 
   beforeAll(async () => {
@@ -57,6 +58,9 @@ describe('beside a running upstream VPA (simulator)', () => {
     // Recreate: were fleetscope to size it, it would resize pods in place from the first recommendation.
     sim().put(VPA_RESOURCE, vpaObject({ mode: 'Recreate' }));
     podsBefore = resourcesOfPods();
+    // A cycle with no write budget cannot say it: the next one does.
+    left.push(await cycle(env, 'up', 15 * MINUTE, { writeBudget: 0 }));
+    eventsWithoutBudget = vpaEvents().length;
     for (let i = 0; i < 6; i++) left.push(await cycle(env, 'up', 15 * MINUTE));
     eventsAfterLeft = vpaEvents().map((e) => ({ reason: e.reason, type: e.type, message: e.message }));
     podsAfterLeft = resourcesOfPods();
@@ -88,6 +92,7 @@ describe('beside a running upstream VPA (simulator)', () => {
       skippedVpas: 1,
       upstreamVpa: { state: 'read', components: ['recommender', 'updater'] },
     });
+    expect(eventsWithoutBudget).toBe(0);
     // Said once (not every cycle), as an Event on the VPA, with the reason and the way to hand it over.
     expect(eventsAfterLeft).toEqual([
       {
