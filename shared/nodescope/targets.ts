@@ -5,6 +5,8 @@
  * crd.ts) or with the annotation `fleetscope.io/scope: node` (the stock CRD prunes unknown fields). Node
  * scope on anything but a DaemonSet is refused with a reason and never acted on; so is a second VPA on a
  * DaemonSet already targeted, a DaemonSet that does not exist, and a scope value other than `node`.
+ * Whether a VPA is fleetscope's at all beside upstream VPA (`spec.recommenders`, upstream's running
+ * recommender) is upstream-vpa.ts's to say; the ones it leaves to another recommender are `skipped`.
  */
 import { createHash } from 'node:crypto';
 import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
