@@ -1,6 +1,7 @@
 /**
  * One nodescope cycle for one cluster, as its phases (docs/nodescope.md, "What a cycle does"):
- *   targets      find-targets.ts   the VPA CRD, VPAs and DaemonSets; refused targets published
+ *   targets      find-targets.ts   the VPA CRD, VPAs, upstream VPA and DaemonSets; refused and skipped
+ *                                  VPAs and upstream's conflicts published (publish-upstream.ts)
  *   collect      collect.ts        nodes, and per DaemonSet its pods and PodMetrics (through the snapshot)
  *   samples      samples.ts        this cycle's samples and OOM kills
  *   recommend    recommend.ts      per node and DaemonSet-wide
@@ -17,6 +18,7 @@ import { type ClusterFacts, dsCycle } from './ds-cycle.js';
 import { type FoundTargets, findTargets, vpaKey } from './find-targets.js';
 import { chooseFolds, expireUntargeted, headsByDs } from './fold.js';
 import { publishRefusals } from './publish.js';
+import { publishNotices } from './publish-upstream.js';
 import { resizerFor } from './resize-pods.js';
 import { type DsHead, dsKeyOf } from './store.js';
 
@@ -33,6 +35,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   run.phases.mark('collect');
   const resizer = resizerFor(run, clusterRec);
   const newlyRejected = await publishRefusals(run, found, clusterRec);
+  const notices = await publishNotices(run, found, clusterRec);
   const heads = await headsByDs(ctx.store, ctx.cluster);
   const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer });
   await expireUntargeted(run, heads, found.targets);
@@ -44,6 +47,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
     notReady,
     outcomes,
     newlyRejected,
+    notices,
     resizer,
     clusterRec,
   });

@@ -207,6 +207,17 @@ export const detailSchemas = {
       /** Kubernetes API requests of the cycle (reads and writes). */
       apiRequests: z.number().int().nonnegative(),
       errors: z.array(z.string().max(1024)).max(20),
+      /** Upstream VPA's components found running, when the cycle looked (a VPA asked fleetscope for something). */
+      upstreamVpa: z
+        .object({
+          state: z.enum(['read', 'unknown']),
+          components: z.array(z.enum(['recommender', 'updater', 'admission-controller'])).max(3),
+        })
+        .strict()
+        .optional(),
+      /** Scoped VPAs left to another recommender, and warnings on VPAs fleetscope sizes (upstream's components would act on them). */
+      skippedVpas: z.number().int().nonnegative().optional(),
+      upstreamWarnings: z.number().int().nonnegative().optional(),
       at: timestamp,
     })
     .strict(),
