@@ -16,6 +16,7 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
+import type { KeptLists } from './kept-lists.js';
 import { ClusterSnapshot } from './snapshot.js';
 
 export interface ClusterCycleInput {
@@ -34,6 +35,11 @@ export interface ClusterCycleInput {
   balloons?: Partial<BalloonSettings>;
   now: () => number;
   logger: CycleLogger;
+  /**
+   * The process's lists kept from earlier cycles (the function module's; absent: every list is read in
+   * full). This cycle takes its nodes and pods up from them and leaves its own for the next.
+   */
+  kept?: KeptLists;
 }
 
 export interface ClusterCycleResult {
@@ -50,6 +56,8 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
   const snapshot = new ClusterSnapshot(new RawReader(client), {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
+    // Keyed by the server too: a name registered again for another cluster does not inherit the old one's.
+    ...(input.kept ? { kept: { lists: input.kept, scope: `${cluster} ${client.server}` } } : {}),
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
   const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
