@@ -94,6 +94,7 @@ function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult,
     nodescope: ns?.detail ?? `off (${off.nodescope})`,
     balloons: balloons?.summary ?? `off (${off.balloons})`,
     balloonErrors: balloons?.errors ?? [],
+    reads: cycle.reads,
   });
   return {
     cluster,

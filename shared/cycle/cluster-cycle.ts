@@ -17,6 +17,7 @@ import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { KeptLists } from './kept-lists.js';
+import type { ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
 
 export interface ClusterCycleInput {
@@ -43,6 +44,8 @@ export interface ClusterCycleInput {
 }
 
 export interface ClusterCycleResult {
+  /** How each large list was read: taken up from the kept one (and how many changes) or listed (why). */
+  reads: Record<string, ListRead>;
   nodescope?: CycleResult;
   balloons?: BalloonCycleResult;
   events: OutgoingEvent[];
@@ -78,6 +81,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
     : undefined;
   const balloonRequests = requests() - before;
   return {
+    reads: Object.fromEntries(snapshot.reads),
     ...(ns ? { nodescope: ns } : {}),
     ...(balloons ? { balloons } : {}),
     events: [

@@ -60,7 +60,7 @@ export async function readKeptList<O extends Item, V>(
       if (read.how === 'resumed') return { list: kept, read };
       return { list: await listInFull(reader, spec), read };
     } catch (e) {
-      if (!(e instanceof ClusterAccessError) || e.kind === 'internal') throw e;
+      if (!(e instanceof ClusterAccessError)) throw e;
       const expired = e instanceof ClusterAccessError && e.status === 410;
       const why = expired ? 'expired' : 'watch failed';
       return { list: await listInFull(reader, spec), read: { how: 'listed', why } };
