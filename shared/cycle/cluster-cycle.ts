@@ -3,6 +3,7 @@
  * decides which phases run (each as its feature allows) and sends what the cycle returns: its bus
  * events and metrics.
  */
+import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BalloonCycleResult } from '../balloons/cycle.js';
 import { balloonEvents, balloonMetrics } from '../balloons/events.js';
@@ -59,8 +60,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
   const snapshot = new ClusterSnapshot(new RawReader(client), {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
-    // Keyed by the server too: a name registered again for another cluster does not inherit the old one's.
-    ...(input.kept ? { kept: { lists: input.kept, scope: `${cluster} ${client.server}` } } : {}),
+    ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client) } } : {}),
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
   const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
@@ -93,6 +93,16 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       ...(balloons ? balloonMetrics(balloons) : []),
     ],
   };
+}
+
+/**
+ * Whose kept lists these are: the cluster's name, its API server and its certificate authority, so that
+ * a name registered again for another cluster, or a cluster rebuilt behind the same address (a new CA),
+ * does not take up the old one's lists.
+ */
+function keptScope(client: ClusterClient): string {
+  const ca = client.kubeConfig.getCurrentCluster()?.caData ?? '';
+  return `${client.cluster} ${client.server} ${createHash('sha256').update(ca).digest('hex').slice(0, 16)}`;
 }
 
 function nodescopePhase(
