@@ -16,9 +16,10 @@ export const EVENT_FRESH_MS = 75_000;
 
 export class WatchCacheWindow {
   private capacity = LOWER_CAPACITY;
-  /** The kept events' revisions and record times, oldest first. */
+  /** The events' revisions and record times, oldest first; those before `start` are evicted. */
   private rvs: number[] = [];
   private times: number[] = [];
+  private start = 0;
   private evicted = false;
 
   constructor(
@@ -26,9 +27,13 @@ export class WatchCacheWindow {
     private readonly listRv: number,
   ) {}
 
+  private get size(): number {
+    return this.rvs.length - this.start;
+  }
+
   record(rv: number, at: number): void {
     this.resize(at);
-    if (this.rvs.length >= this.capacity) this.drop(this.rvs.length - this.capacity + 1);
+    if (this.size >= this.capacity) this.drop(this.size - this.capacity + 1);
     this.rvs.push(rv);
     this.times.push(at);
   }
@@ -36,7 +41,7 @@ export class WatchCacheWindow {
   /** The newest revision a watch can no longer start from: a watch from below it is too old. */
   floor(): number {
     if (!this.evicted) return this.listRv;
-    return (this.rvs[0] ?? this.listRv + 1) - 1;
+    return (this.rvs[this.start] ?? this.listRv + 1) - 1;
   }
 
   /** The newest event's revision (0 before any). */
@@ -45,24 +50,28 @@ export class WatchCacheWindow {
   }
 
   private resize(at: number): void {
-    const full = this.rvs.length >= this.capacity;
-    if (!full) return;
-    if (at - (this.times[0] as number) < EVENT_FRESH_MS) {
+    if (this.size < this.capacity) return;
+    if (at - (this.times[this.start] as number) < EVENT_FRESH_MS) {
       this.capacity = Math.min(this.capacity * 2, UPPER_CAPACITY);
       return;
     }
     const quarter = this.times[this.rvs.length - this.capacity / 4] as number;
     if (at - quarter > EVENT_FRESH_MS && this.capacity > LOWER_CAPACITY) {
       this.capacity = Math.max(this.capacity / 2, LOWER_CAPACITY);
-      if (this.rvs.length > this.capacity) this.drop(this.rvs.length - this.capacity);
+      if (this.size > this.capacity) this.drop(this.size - this.capacity);
     }
   }
 
+  /** Evicts the `n` oldest; the arrays are cut down only now and then (a shift per event is quadratic). */
   private drop(n: number): void {
     if (n <= 0) return;
-    this.rvs.splice(0, n);
-    this.times.splice(0, n);
+    this.start += n;
     this.evicted = true;
+    if (this.start > this.capacity) {
+      this.rvs = this.rvs.slice(this.start);
+      this.times = this.times.slice(this.start);
+      this.start = 0;
+    }
   }
 }
 
