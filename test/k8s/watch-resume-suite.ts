@@ -161,12 +161,20 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
       .split('\n')
       .map((l) => JSON.parse(l));
     const changed = JSON.parse((await send('GET', path('cm-5'))).text).metadata.resourceVersion;
-    expect(lines.map((l) => l.type)).toEqual(['MODIFIED', 'BOOKMARK']);
-    expect(lines[1].object).toEqual({
-      kind: 'ConfigMap',
-      apiVersion: 'v1',
-      metadata: { resourceVersion: changed, ...(target().minor < 35 ? { creationTimestamp: null } : {}) },
-    });
+    // The change, then one bookmark (1.36 was seen to send a second within the same second, its timer
+    // being jittered): each carries the kind and the revision only.
+    const [first, ...bookmarks] = lines;
+    expect(first.type).toBe('MODIFIED');
+    expect(bookmarks.length).toBeGreaterThanOrEqual(1);
+    for (const b of bookmarks)
+      expect(b).toEqual({
+        type: 'BOOKMARK',
+        object: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: changed, ...(target().minor < 35 ? { creationTimestamp: null } : {}) },
+        },
+      });
   });
 
   it('history beyond the watch cache is 410 Expired, and the read lists in full with no change lost', async () => {
