@@ -30,6 +30,8 @@ export interface CycleResult {
 export interface CycleSoFar {
   found: FoundTargets;
   nodes: number;
+  /** Nodes whose Ready condition is not True, when the cycle read the nodes. */
+  notReady: number | undefined;
   outcomes: DsOutcome[];
   newlyRejected: RejectedTarget[];
   resizer: Resizer;
@@ -75,6 +77,7 @@ function cycleDetail(run: CycleRun, c: CycleSoFar): Detail<'NodeScopeCycleComple
     daemonSets: outcomes.length,
     rejectedTargets: c.found.rejected.length,
     nodes: c.nodes,
+    ...(c.notReady !== undefined ? { notReadyNodes: c.notReady } : {}),
     scopes: sum((o) => o.scopes),
     fallbackNodes: sum((o) => o.fallbackNodes),
     samples: sum((o) => o.samples),

@@ -36,7 +36,17 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const heads = await headsByDs(ctx.store, ctx.cluster);
   const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer });
   await expireUntargeted(run, heads, found.targets);
-  return finishCycle(run, { found, nodes: nodes.length, outcomes, newlyRejected, resizer, clusterRec });
+  // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).
+  const notReady = found.targets.length > 0 ? nodes.filter((n) => !n.ready).length : undefined;
+  return finishCycle(run, {
+    found,
+    nodes: nodes.length,
+    notReady,
+    outcomes,
+    newlyRejected,
+    resizer,
+    clusterRec,
+  });
 }
 
 /** Each target in turn: one DaemonSet failing is recorded and the next goes on. */

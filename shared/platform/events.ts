@@ -189,6 +189,8 @@ export const detailSchemas = {
       daemonSets: z.number().int().nonnegative(),
       rejectedTargets: z.number().int().nonnegative(),
       nodes: z.number().int().nonnegative(),
+      /** Nodes not Ready among those read (absent: the cycle had no target, so read no node). */
+      notReadyNodes: z.number().int().nonnegative().optional(),
       /** (container, node) states kept. */
       scopes: z.number().int().nonnegative(),
       /** Nodes given the DaemonSet-wide recommendation for lack of history of their own. */
