@@ -4,7 +4,7 @@
  * read back once the kubelet had time to answer, and a Deferred inflate reverted at once.
  */
 import { desiredDigest, observeResize, type PodLike, pairOf } from '../resize/index.js';
-import { type Amounts, amounts, min, RESOURCES } from './amounts.js';
+import { type Amounts, amounts, equal, min, RESOURCES } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import { BALLOON_CONTAINER } from './manifests.js';
@@ -57,20 +57,22 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     if (l.inflatesHeld && isInflate(d)) continue;
     if (ctx.onlyNode !== undefined && d.node !== ctx.onlyNode) continue;
     const pod = d.balloon as BalloonPod;
-    const desired = desiredOf(d.resizeTo);
     const record = l.records.get(d.node);
-    // A deeper deflate replaces a Deferred one at once: it gives back at least as much, never waits.
-    const pending = specOf(pod.like);
-    const deeper =
-      record?.state === 'deferred' && pending && RESOURCES.every((r) => d.resizeTo![r] <= pending[r]);
-    if (!ctx.resizer.mayRequest(pod.like, desired, deeper ? undefined : record).ok) continue;
+    // While a resize is Deferred the request is lowered to the pending spec wherever that is lower (the
+    // plan counts the larger allocated size): a pending deflate is never raised back up, and the lowered
+    // request is deeper, so it replaces the Deferred one at once: it gives back at least as much.
+    const pending = record?.state === 'deferred' ? specOf(pod.like) : undefined;
+    const to = pending ? min(d.resizeTo, pending) : d.resizeTo;
+    if (pending && equal(to, pending)) continue;
+    const desired = desiredOf(to);
+    if (!ctx.resizer.mayRequest(pod.like, desired, pending ? undefined : record).ok) continue;
     if (budget-- <= 0) break;
     try {
       const res = await ctx.resizer.resize({ pod: pod.like, desired }, record);
       l.records.set(d.node, res.record);
       if (res.report) l.reports.push(res.report);
       if (res.report?.kind !== 'resized') continue;
-      d.state.balloon = d.resizeTo;
+      d.state.balloon = to;
       if (isInflate(d)) inflated.push(d);
     } catch (err) {
       l.errors.push(`node ${d.node}: resizing the balloon failed: ${(err as Error).message}`);
