@@ -458,4 +458,23 @@ describe('issue 15 defects, over the simulator', () => {
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(amounts(400, 2 * GI));
     expect(await podPhase(env, 'app')).toBe('Running');
   });
+
+  it('6. a Deferred memory deflate does not hold back a cpu inflate that fits beside it', async () => {
+    // found at cycle 1581 of the long property run, once the cycle-868 fix lowered every resource
+    const [n1] = await nodesOf(env);
+    await sized(env, n1!.name, sub(n1!.allocatable, amounts(1000, 5 * GI)));
+    await workload(env, 'app', n1!.name, '500m', '8Gi');
+    // over-committed in memory only: the kubelet defers a memory deflate too shallow to fit (4Gi)
+    env.sim.cluster(env.cluster).setNodeCapacity(n1!.name, { cpu: '2500m', memory: '12Gi' });
+    const shrunk = (await nodesOf(env)).find((n) => n.name === n1!.name)!.allocatable;
+    await env.store.putRequest(env.cluster, explicit(n1!.name, sub(shrunk, amounts(1000, 4 * GI))));
+    await env.cycle();
+    expect((await balloonOn(env, n1!.name))?.pending?.reason).toBe('Deferred');
+    // a deeper memory deflate with a cpu inflate, {1400m, 2Gi}, fits beside the app: sent, not held back
+    await env.store.putRequest(env.cluster, explicit(n1!.name, sub(shrunk, amounts(1400, 2 * GI))));
+    await env.cycle();
+    const b = (await balloonOn(env, n1!.name))!;
+    expect([b.spec, b.actual, b.pending]).toEqual([amounts(1400, 2 * GI), amounts(1400, 2 * GI), undefined]);
+    expect(await podPhase(env, 'app')).toBe('Running');
+  });
 });
