@@ -58,11 +58,12 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     if (ctx.onlyNode !== undefined && d.node !== ctx.onlyNode) continue;
     const pod = d.balloon as BalloonPod;
     const record = l.records.get(d.node);
-    // While a resize is Deferred the request is lowered to the pending spec wherever that is lower (the
-    // plan counts the larger allocated size): a pending deflate is never raised back up, and the lowered
-    // request is deeper, so it replaces the Deferred one at once: it gives back at least as much.
+    // While a deflate is Deferred, the request is lowered to the pending spec in each resource it
+    // deflates (the plan counts the larger allocated size): a pending deflate is never raised back up,
+    // so the request replaces the Deferred one at once. An inflate of the other resource is kept: the
+    // plan sent it only where the whole new request fits.
     const pending = record?.state === 'deferred' ? specOf(pod.like) : undefined;
-    const to = pending ? min(d.resizeTo, pending) : d.resizeTo;
+    const to = pending ? belowPending(d.resizeTo, pending, pod.requests) : d.resizeTo;
     if (pending && equal(to, pending)) continue;
     const desired = desiredOf(to);
     if (!ctx.resizer.mayRequest(pod.like, desired, pending ? undefined : record).ok) continue;
@@ -80,6 +81,13 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
   }
   return inflated;
 }
+
+/** The decided size, no larger than the pending spec in each resource that spec deflates. */
+const belowPending = (decided: Amounts, pending: Amounts, counted: Amounts): Amounts =>
+  amounts(
+    pending.cpu < counted.cpu ? Math.min(decided.cpu, pending.cpu) : decided.cpu,
+    pending.memory < counted.memory ? Math.min(decided.memory, pending.memory) : decided.memory,
+  );
 
 const isInflate = (d: NodeDecision) =>
   d.resizeTo !== undefined &&
