@@ -602,7 +602,9 @@ export class ApiHandler {
     } else if (now) {
       send(before || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.object);
     } else if (before) {
-      send('DELETED', ev.object);
+      // Left the selection: the cacher sends the object as it was (still selected), at the change's revision.
+      const prev = ev.prev as JsonObject & { metadata?: JsonObject };
+      send('DELETED', { ...prev, metadata: { ...prev.metadata, resourceVersion: String(ev.rv) } });
     }
   }
 
