@@ -441,7 +441,7 @@ export class RawReader {
               quiet = setTimeout(
                 () =>
                   setImmediate(() => {
-                    if (heard !== at || res.destroyed) return;
+                    if (heard !== at || res.complete || res.destroyed) return;
                     onQuiet();
                     req.destroy();
                     resolve();
