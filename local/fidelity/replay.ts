@@ -145,7 +145,7 @@ function compareAnswers(line: RequestLine, real: Answer): string[] {
     return problems;
   }
   if (isObj(line.response) && line.response.kind === 'Status')
-    compareStatus(line.response, real.json, problems, Values.normalize);
+    compareStatus(line.response, real.json, problems, { normalize: Values.normalize });
   else if (line.response !== undefined) compareShapes(line.response, real.json, 'body', problems);
   return problems.map((p) => p.replace(/\[\d+\]/g, '[*]')).filter((p, i, all) => all.indexOf(p) === i);
 }
