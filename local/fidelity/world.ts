@@ -48,6 +48,10 @@ export class World {
     if (created.status >= 300) return this.refuse('create', collection, created);
     this.values.learn(obj, created.json);
     if (collection === 'customresourcedefinitions.apiextensions.k8s.io') await this.established(obj);
+    // TaintNodesByCondition gives a new Node the not-ready taint, which a node lifecycle controller lifts
+    // once the node is Ready; a bare apiserver has none, so the world does its part.
+    if (collection === 'nodes' && json(obj.spec) !== json(created.json?.spec))
+      await this.graft(collection, obj, 'main');
     if (isObj(obj.status) && JSON.stringify(obj.status) !== JSON.stringify(created.json?.status))
       await this.graft(collection, obj, 'status');
   }

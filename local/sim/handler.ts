@@ -666,7 +666,13 @@ export class ApiHandler {
       json: {
         kind: 'TokenRequest',
         apiVersion: 'authentication.k8s.io/v1',
-        metadata: { name, namespace: scope.namespace, creationTimestamp: null },
+        // The request's time, and from 1.36 the account's UID (not on 1.33.13; 1.34 and 1.35 untested).
+        metadata: {
+          name,
+          namespace: scope.namespace,
+          ...(c.features.tokenRequestUid ? { uid: sa.metadata.uid } : {}),
+          creationTimestamp: rfc3339(c.clock.now()),
+        },
         spec: {
           audiences,
           expirationSeconds: seconds,
@@ -718,7 +724,7 @@ export class ApiHandler {
         return { status: 201, json: selfSubjectRulesReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectreviews':
         if (info.verb !== 'create') break;
-        return { status: 201, json: selfSubjectReview(this.user) };
+        return { status: 201, json: selfSubjectReview(this.cluster, this.user) };
       case 'componentstatuses': {
         const item = (n: string) => ({
           kind: 'ComponentStatus',

@@ -132,7 +132,9 @@ class SimulatorImpl implements Simulator {
       port: this.basePort === undefined ? 0 : this.basePort + this.entries.length,
       faults: this.faults,
       stats,
-      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store),
+      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store, {
+        resize: state.features.resize,
+      }),
       clock: this.clock,
       onClock: () => {
         /* the clock's listeners already ran every kubelet */
