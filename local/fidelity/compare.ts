@@ -48,6 +48,28 @@ const DEEP_VALUE_KEYS = new Set([
   'finalizers',
   'storedVersions',
 ]);
+/** What the comparison leaves aside, each with its reason (printed with every fidelity report). */
+export const LEFT_ASIDE: readonly { what: string; why: string }[] = [
+  {
+    what: 'run-specific values',
+    why: 'resourceVersions, UIDs, timestamps and generated names differ on every run: compared by shape only',
+  },
+  { what: 'the order of object keys', why: 'JSON objects are unordered (RFC 8259); array order counts' },
+  { what: 'the order of conditions', why: 'keyed by type; whichever controller ran first' },
+  {
+    what: 'managedFields',
+    why: "server-side apply's bookkeeping, which the simulator does not model (fleetscope never applies)",
+  },
+  {
+    what: 'the openshift-service-ca.crt projected source',
+    why: "the handed binaries are OpenShift's build, whose admission adds it",
+  },
+  {
+    what: "a Status message's lines after the first",
+    why: 'a real server appends a go-cmp dump of its Go structs to an Invalid message, the simulator a shorter diff',
+  },
+];
+
 /** Keys the comparison skips: bookkeeping a server owns, not part of the API's behaviour. */
 const SKIPPED = new Set(['managedFields']);
 

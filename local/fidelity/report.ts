@@ -1,5 +1,6 @@
 /** What `npm run fidelity` prints: per version, the exchanges compared and the divergences by kind. */
 import type { Writable } from 'node:stream';
+import { LEFT_ASIDE } from './compare.js';
 import type { ReplayResult } from './replay.js';
 
 export interface VersionReport {
@@ -66,6 +67,8 @@ export function printReport(reports: VersionReport[], out: Writable): void {
     for (const [what, n] of s.refused)
       out.write(`  simulator-side write refused by the real server ${n}×: ${what}\n`);
   }
+  out.write('\nleft aside by the comparison, and why:\n');
+  for (const { what, why } of LEFT_ASIDE) out.write(`  ${what}: ${why}\n`);
   // The figures last, one line per version, for whoever reads only the end.
   out.write('\n');
   for (const report of reports) {

@@ -216,6 +216,8 @@ function storeFacade(state: ClusterState): SimStore {
         o.metadata.uid ??= existing.metadata.uid;
         o.metadata.creationTimestamp ??= existing.metadata.creationTimestamp;
       }
+      // Every object of a type with a generation has one on a real server, seeded or not.
+      if (state.hasGeneration(def)) o.metadata.generation ??= existing?.metadata.generation ?? 1;
       const s = state.strategy(def);
       const stored = state.internalWrite(coll, key, s.normalize ? s.normalize(o) : o);
       state.settle();

@@ -62,6 +62,25 @@ for (const version of ['1.33.13', '1.36.2']) {
       }
     });
 
+    it('a merge patch that removes the last annotation leaves no annotations map', async () => {
+      const cm = { metadata: { name: 'cm', annotations: { a: '1' } }, data: { k: 'v' } };
+      expect((await raw(c, 'POST', `${NS}/configmaps`, { body: cm })).status).toBe(201);
+      const patched = await raw(c, 'PATCH', `${NS}/configmaps/cm`, {
+        body: { metadata: { annotations: { a: null } } },
+        contentType: 'application/merge-patch+json',
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.json.metadata).not.toHaveProperty('annotations');
+    });
+
+    it('an object seeded straight into the store has a generation, as every object of its type does', () => {
+      const seeded = c.store.put('daemonsets.apps', {
+        ...daemonSet,
+        metadata: { name: 'seeded', namespace: 'kube-system' },
+      });
+      expect(seeded.metadata.generation).toBe(1);
+    });
+
     it('a PriorityClass leaves out globalDefault: false', async () => {
       const body = { metadata: { name: 'low' }, value: 5, globalDefault: false };
       const created = await raw(c, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body });
