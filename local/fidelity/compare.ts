@@ -52,7 +52,7 @@ const DEEP_VALUE_KEYS = new Set([
 export const LEFT_ASIDE: readonly { what: string; why: string }[] = [
   {
     what: 'run-specific values',
-    why: 'resourceVersions, UIDs, timestamps and generated names differ on every run: compared by shape only',
+    why: 'resourceVersions, UIDs, timestamps and names generated from generateName differ on every run: compared by shape only',
   },
   { what: 'the order of object keys', why: 'JSON objects are unordered (RFC 8259); array order counts' },
   { what: 'the order of conditions', why: 'keyed by type; whichever controller ran first' },
@@ -106,8 +106,10 @@ export function compareShapes(sim: J, real: J, path: string, out: string[]): voi
       if (!(k in real) && !SKIPPED.has(k)) out.push(`${path}.${k}: only the simulator has it`);
     for (const k of Object.keys(real))
       if (!(k in sim) && !SKIPPED.has(k)) out.push(`${path}.${k}: only the real server has it`);
+    const generatedName = namedByServer(sim, real);
     for (const k of Object.keys(sim))
-      if (k in real && !SKIPPED.has(k)) compareKey(k, sim[k], real[k], `${path}.${k}`, out);
+      if (k in real && !SKIPPED.has(k) && !(k === 'name' && generatedName))
+        compareKey(k, sim[k], real[k], `${path}.${k}`, out);
     return;
   }
   if (Array.isArray(sim)) {
@@ -119,6 +121,18 @@ export function compareShapes(sim: J, real: J, path: string, out: string[]): voi
         compareShapes(s, real[i], `${path}[${i}]`, out);
       });
   }
+}
+
+/** Metadata whose name each server generated from the same generateName: a run-specific value. */
+function namedByServer(sim: Record<string, J>, real: Record<string, J>): boolean {
+  const prefix = sim.generateName;
+  return (
+    typeof prefix === 'string' &&
+    prefix !== '' &&
+    real.generateName === prefix &&
+    String(sim.name).startsWith(prefix) &&
+    String(real.name).startsWith(prefix)
+  );
 }
 
 function compareKey(k: string, sim: J, real: J, path: string, out: string[]): void {

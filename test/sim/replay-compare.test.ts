@@ -42,6 +42,14 @@ describe('the fidelity comparison', () => {
     ]);
   });
 
+  it('compares a name the server generated from generateName by shape, any other name exactly', () => {
+    const meta = (name: string, generateName?: string) => ({ metadata: { name, generateName } });
+    expect(differences(meta('pod.abcde', 'pod.'), meta('pod.xyz12', 'pod.'))).toEqual([]);
+    expect(differences(meta('a'), meta('b'))).toEqual([
+      'body.metadata.name: "a" in the simulator, "b" in the real server',
+    ]);
+  });
+
   it('still tells a changed label value apart', () => {
     expect(differences({ metadata: { labels: { a: '1' } } }, { metadata: { labels: { a: '2' } } })).toEqual([
       'body.metadata.labels: {"a":"1"} in the simulator, {"a":"2"} in the real server',
