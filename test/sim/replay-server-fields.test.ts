@@ -8,6 +8,7 @@
 import { AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimCluster, type Simulator, startSimulator } from '../../local/sim/index.js';
+import { vpaCheckpointCrd } from '../../shared/kernel/crds/vpa.js';
 import { raw } from './helpers.js';
 
 const NS = '/api/v1/namespaces/kube-system';
@@ -79,6 +80,33 @@ for (const version of ['1.33.13', '1.36.2']) {
         metadata: { name: 'seeded', namespace: 'kube-system' },
       });
       expect(seeded.metadata.generation).toBe(1);
+    });
+
+    it('a dry-run create answers 201 Created, as a real create does', async () => {
+      const body = { metadata: { name: 'dry' }, data: { k: 'v' } };
+      const created = await raw(c, 'POST', `${NS}/configmaps?dryRun=All`, { body });
+      expect(created.status).toBe(201);
+      expect((await raw(c, 'GET', `${NS}/configmaps/dry`)).status).toBe(404);
+    });
+
+    it('a subresource a CRD does not serve is answered as its object not found', async () => {
+      const crd = await raw(c, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        body: vpaCheckpointCrd(),
+      });
+      expect(crd.status).toBe(201);
+      const path =
+        '/apis/autoscaling.k8s.io/v1/namespaces/kube-system/verticalpodautoscalercheckpoints/cp/status';
+      const put = await raw(c, 'PUT', path, { body: { metadata: { name: 'cp' } } });
+      expect(put.json).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'verticalpodautoscalercheckpoints.autoscaling.k8s.io "cp" not found',
+        reason: 'NotFound',
+        details: { name: 'cp', group: 'autoscaling.k8s.io', kind: 'verticalpodautoscalercheckpoints' },
+        code: 404,
+      });
     });
 
     it('a PriorityClass leaves out globalDefault: false', async () => {
