@@ -273,7 +273,13 @@ export class ClusterState {
     installRbacStrategies((id, s) => this.strategies.set(id, s));
     this.strategies.set('configmaps', {
       nameRule: 'subdomain',
-      normalize: (o) => orderTop(o, ['immutable', 'data', 'binaryData']),
+      normalize: (o) => {
+        // data and binaryData are omitempty: a real server leaves an emptied map out.
+        const out = orderTop(o, ['immutable', 'data', 'binaryData']);
+        for (const k of ['data', 'binaryData'])
+          if (isObject(out[k]) && Object.keys(out[k]).length === 0) delete out[k];
+        return out;
+      },
     });
   }
 

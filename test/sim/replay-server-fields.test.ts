@@ -72,6 +72,11 @@ for (const version of ['1.33.13', '1.36.2']) {
       });
       expect(patched.status).toBe(200);
       expect(patched.json.metadata).not.toHaveProperty('annotations');
+      const emptied = await raw(c, 'PATCH', `${NS}/configmaps/cm`, {
+        body: { data: { k: null } },
+        contentType: 'application/merge-patch+json',
+      });
+      expect(emptied.json).not.toHaveProperty('data');
     });
 
     it('an object seeded straight into the store has a generation, as every object of its type does', () => {
