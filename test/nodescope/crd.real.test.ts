@@ -1,5 +1,5 @@
 /**
- * The VPA CRD fleetscope installs (spec.scope, its enum and CEL rule) and the upstream checkpoint CRD,
+ * The VPA CRD fleetscope installs (spec.scope, its label-key pattern and CEL rule) and the upstream checkpoint CRD,
  * on a real kube-apiserver: the same steps run against the real server and a simulator of the same
  * version, and the simulator must answer as the real one does (status codes, reasons, messages and
  * causes, what is kept and what is pruned).
@@ -81,8 +81,8 @@ async function scenario(b: ApiBackend) {
   );
   record.scoped = (await created(b, VPAS, vpaObject({ name: 'agent', via: 'spec' }))).json.spec.scope;
   const zone = vpaObject({ name: 'zone', via: 'spec' }) as { spec: Record<string, unknown> };
-  zone.spec.scope = 'zone';
-  record.enum = refusal(await b.raw('POST', VPAS, { body: zone }));
+  zone.spec.scope = 'zone name';
+  record.pattern = refusal(await b.raw('POST', VPAS, { body: zone }));
   const deployment = vpaObject({
     name: 'web',
     via: 'spec',
@@ -103,12 +103,12 @@ async function scenario(b: ApiBackend) {
 describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
   const records = onBothBackends(server, scenario);
 
-  it('the real server: scope pruned by the stock CRD, kept once installed, its enum and CEL rule enforced', () => {
+  it('the real server: scope pruned by the stock CRD, kept once installed, its pattern and CEL rule enforced', () => {
     const r = records.get('real') ?? {};
     expect(r.stockPrunesScope).toBe(true);
     expect(r.install).toEqual(['updated', 'unchanged']);
     expect(r.scoped).toBe('node');
-    expect(r.enum).toMatchObject({
+    expect(r.pattern).toMatchObject({
       status: 422,
       reason: 'Invalid',
       message: expect.stringContaining('spec.scope'),
@@ -116,7 +116,7 @@ describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
     expect(r.cel).toMatchObject({
       status: 422,
       reason: 'Invalid',
-      message: expect.stringContaining('scope: node applies to DaemonSets only'),
+      message: expect.stringContaining('scope applies to DaemonSets only'),
     });
   });
 
