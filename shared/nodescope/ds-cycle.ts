@@ -8,6 +8,7 @@ import { type CrdState, listDaemonSetMetrics, listDaemonSetPods } from './collec
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
+import { scopeValues } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
 import { podRequestsOf } from './pod-requests.js';
 import { annotatePods, publishStatus } from './publish.js';
@@ -48,7 +49,8 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   run.observe(metrics.newest);
   const observed = thisCycle(target, pods, metrics.byPod, loaded.model, head, run.now);
   const eligible = eligibleNodes(target, cluster.nodes);
-  const stored = await recommendAndStore(run, plan, loaded, observed, { pods, eligible });
+  const values = scopeValues(cluster.nodes, eligible, target.scope.groupLabel);
+  const stored = await recommendAndStore(run, plan, loaded, observed, { pods, eligible, values });
   const outcome = outcomeOf(target, loaded, observed, stored, { pods, eligible, metrics: metrics.state });
   if (metrics.state !== 'available')
     run.ctx.logger?.warn('metrics API not usable: recommending from stored history only', {
@@ -111,12 +113,24 @@ async function recommendAndStore(
   { target, head, fold }: DsPlan,
   loaded: LoadedDs,
   observed: ThisCycle,
-  live: { pods: ReadonlyMap<string, PodView>; eligible: ReadonlySet<string> },
+  live: {
+    pods: ReadonlyMap<string, PodView>;
+    eligible: ReadonlySet<string>;
+    values: ReadonlyMap<string, string>;
+  },
 ): Promise<Stored> {
   const { model } = loaded;
   const { entry } = observed;
   if (!fold) {
-    const recs = DsRecommendations.stored(target, model, loaded.logs, entry, live.eligible, head);
+    const recs = DsRecommendations.stored(
+      target,
+      model,
+      loaded.logs,
+      entry,
+      live.eligible,
+      head,
+      live.values,
+    );
     run.phases.mark('recommend');
     const logBytes = await appendLog(run, target, head, entry, loaded.baseOrder);
     run.phases.mark('store');
@@ -124,7 +138,7 @@ async function recommendAndStore(
   }
   applyEntry(model, entry);
   run.phases.mark('add samples');
-  const recs = DsRecommendations.folded(target, model, entry, live.eligible);
+  const recs = DsRecommendations.folded(target, model, entry, live.eligible, live.values);
   run.phases.mark('recommend');
   const stats = statsOf(model, live.eligible, recs.recs, recs.dsWide, observed.lastSampleAt);
   const podNodes = new Set(live.pods.keys());

@@ -15,7 +15,7 @@ import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quanti
 import type { Bytes, Millicores } from '../kernel/units.js';
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
-import type { Amounts, ContainerRec, NodeRec } from './model.js';
+import type { Amounts, ContainerRec, NodeRec, RecSource } from './model.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};
@@ -25,7 +25,9 @@ const q = (a: Amounts | undefined) => {
 };
 
 export interface AnnotationValue {
-  source: 'node' | 'fallback';
+  source: RecSource;
+  /** source group: the group's scope value. */
+  group?: string;
   containers: Record<
     string,
     { target: { cpu?: string; memory?: string }; lowerBound: object; upperBound: object }
@@ -39,7 +41,12 @@ export function annotationValue(rec: NodeRec, now: number): string {
     const r = rec.containers[name] as ContainerRec;
     containers[name] = { target: q(r.target), lowerBound: q(r.lowerBound), upperBound: q(r.upperBound) };
   }
-  const v: AnnotationValue = { source: rec.source, containers, updatedAt: new Date(now).toISOString() };
+  const v: AnnotationValue = {
+    source: rec.source,
+    ...(rec.group !== undefined ? { group: rec.group } : {}),
+    containers,
+    updatedAt: new Date(now).toISOString(),
+  };
   return JSON.stringify(v);
 }
 
