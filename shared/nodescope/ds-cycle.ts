@@ -17,7 +17,7 @@ import { recordPodRequests, resizePods } from './resize-pods.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
 import { type DsHead, dsKeyOf } from './store.js';
-import type { NodeScopeTarget } from './targets.js';
+import { HOSTNAME_LABEL, type NodeScopeTarget } from './targets.js';
 
 /** What every DaemonSet of the cycle shares. */
 export interface ClusterFacts {
@@ -58,8 +58,16 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
       metricsApi: metrics.state,
       detail: metrics.detail,
     });
+  const hostnames =
+    target.scope.key === HOSTNAME_LABEL ? scopeValues(cluster.nodes, eligible, HOSTNAME_LABEL) : new Map();
   if (target.apply !== 'off')
-    await applyAndPublish(run, cluster, plan, { pods, eligible, loaded, observed, stored }, outcome);
+    await applyAndPublish(
+      run,
+      cluster,
+      plan,
+      { pods, eligible, loaded, observed, stored, hostnames },
+      outcome,
+    );
   else await recordPodRequests(run, ds, podRequestsOf(pods));
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
@@ -78,6 +86,7 @@ async function applyAndPublish(
     loaded: LoadedDs;
     observed: ThisCycle;
     stored: Stored;
+    hostnames: ReadonlyMap<string, string>;
   },
   outcome: DsOutcome,
 ): Promise<void> {
@@ -95,7 +104,8 @@ async function applyAndPublish(
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>
     c.stored.stats ?? statsOf(c.loaded.model, c.eligible, recs.recs, recs.dsWide, c.observed.lastSampleAt);
-  await publishStatus(run, { ...plan, crd: cluster.crd, folded: c.stored.folded }, recs, stats, outcome);
+  const status = { ...plan, crd: cluster.crd, folded: c.stored.folded };
+  await publishStatus(run, status, recs, stats, outcome, c.hostnames);
 }
 
 interface Stored {

@@ -4,7 +4,8 @@
  *     lower and upper bound per container) and whether it is the node's own or the DaemonSet-wide
  *     fallback; rewritten only when the target moved by more than 10% or the source changed;
  *   - on the VerticalPodAutoscaler, a status condition summarising the node-scoped recommendations
- *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope`.
+ *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope` and
+ *     AEP-10031's `status.groups` (status-groups.ts).
  * status.recommendation is deliberately left alone: upstream's updater and admission controller act on
  * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
  */
@@ -16,6 +17,7 @@ import type { Bytes, Millicores } from '../kernel/units.js';
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import type { Amounts, ContainerRec, NodeRec, RecSource } from './model.js';
+import type { StatusGroup } from './status-groups.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};
@@ -171,8 +173,9 @@ export async function patchVpaStatus(
   condition: VpaCondition,
   now: number,
   previous: VpaObject | undefined,
-  nodeScope?: StatusSummary & { updatedAt: string },
+  scoped?: { nodeScope: StatusSummary & { updatedAt: string }; groups: StatusGroup[] | undefined },
 ): Promise<void> {
+  const nodeScope = scoped?.nodeScope;
   const old = currentCondition(previous, condition.type) as
     | { lastTransitionTime?: string; status?: string }
     | undefined;
@@ -199,6 +202,8 @@ export async function patchVpaStatus(
       perNodeTotal: q(nodeScope.perNodeTotal),
       daemonSetWideTotal: q(nodeScope.daemonSetWideTotal),
     };
+  // A merge patch replaces the list whole: groups no longer there go with it.
+  if (scoped?.groups) status.groups = scoped.groups;
   await raw.send(
     'patch VPA status',
     'PATCH',

@@ -93,7 +93,8 @@ export async function getRecommendations(
   if (opts.live) {
     // The nodes the last fold recommended for (those the DaemonSet can run on) plus any new ones seen.
     const names = new Set<string>();
-    for (const [n, r] of loaded.model.nodes) if (r.rec || r.states.some((s) => s)) names.add(n);
+    for (const [n, r] of loaded.model.nodes)
+      if (r.rec || r.states.some((s) => s) || r.raw?.some((b) => b)) names.add(n);
     const recs = recommendFromStorage(head, loaded.model, names);
     dsWide = recs.dsWide;
     groups = recs.groups;
