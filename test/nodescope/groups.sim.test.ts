@@ -35,7 +35,7 @@ describe('node label scope (AEP-10031) over the simulator', () => {
       .store.list('nodes')
       .map((n) => n.metadata.name as string)
       .sort();
-    ['gpu', 'gpu', 'cpu', ''].forEach((v, i) => pools.set(nodes[i] as string, v));
+    for (const [i, v] of ['gpu', 'gpu', 'cpu', ''].entries()) pools.set(nodes[i] as string, v);
     for (const [node, value] of pools)
       await raw.send(
         'label node',
@@ -69,7 +69,7 @@ describe('node label scope (AEP-10031) over the simulator', () => {
   });
 
   const vpa = () => env.sim.cluster('grp').store.get(VPA_RESOURCE, 'agent', 'monitoring');
-  const valueOf = (node: string) => (pools.has(node) ? (pools.get(node) as string) : '__absent__');
+  const poolOf = (node: string) => (pools.has(node) ? (pools.get(node) as string) : '__absent__');
 
   it('publishes one group per label value, with __absent__ and "", and leaves status.recommendation empty', async () => {
     const status = vpa().status;
@@ -113,11 +113,11 @@ describe('node label scope (AEP-10031) over the simulator', () => {
     const byGroup = new Map<string, string>();
     for (const node of nodes) {
       const rec = last?.recs.get(node);
-      expect(rec, node).toMatchObject({ source: 'group', group: valueOf(node) });
+      expect(rec, node).toMatchObject({ source: 'group', group: poolOf(node) });
       const key = JSON.stringify(rec?.containers);
-      const seen = byGroup.get(valueOf(node));
+      const seen = byGroup.get(poolOf(node));
       if (seen) expect(key, node).toBe(seen);
-      else byGroup.set(valueOf(node), key);
+      else byGroup.set(poolOf(node), key);
     }
     // The two gpu nodes share one recommendation, from both their histories.
     expect(new Set(byGroup.values()).size).toBe(4);
@@ -129,7 +129,7 @@ describe('node label scope (AEP-10031) over the simulator', () => {
     for (const p of pods)
       expect(JSON.parse(p.metadata.annotations[RECOMMENDATION_ANNOTATION])).toMatchObject({
         source: 'group',
-        group: valueOf(p.spec.nodeName),
+        group: poolOf(p.spec.nodeName),
       });
   });
 
