@@ -73,3 +73,16 @@ export function groupsFromHead(head: { groups?: string } | undefined): GroupRecs
   if (!head?.groups) return new Map();
   return new Map(JSON.parse(head.groups) as [string, Record<string, ContainerRec>][]);
 }
+
+/** How a scope sizes a node, in the order tried: what `recommendations get` prints. */
+export function fallbackChain(scope: { key: string; perNode: boolean; groupLabel: string }): string[] {
+  return scope.perNode
+    ? ["the node's own history", `its ${scope.groupLabel} group's merged history`, 'DaemonSet-wide']
+    : [`its ${scope.groupLabel} group's merged history`, 'DaemonSet-wide'];
+}
+
+/** A scope value as a person reads it: "" quoted, __absent__ said. */
+export function scopeValueLabel(label: string, value: string): string {
+  if (value === ABSENT) return `no ${label} label`;
+  return `${label}=${value === '' ? '""' : value}`;
+}
