@@ -376,6 +376,7 @@ describe('groups (AEP-10031): each group recommends from its nodes merged, as th
       partial: 0,
       nodeWithoutHistory: 0,
       notTheAverage: 0,
+      newNodeFromGroup: 0,
     };
     for (let round = 0; round < 60; round++) {
       const model: DsModel = { containers, nodes: new Map() };
@@ -449,6 +450,19 @@ describe('groups (AEP-10031): each group recommends from its nodes merged, as th
           expect(got).toMatchObject({ source: 'group', group: value });
           for (const [c, rec] of Object.entries(group)) expect(got?.containers[c]).toEqual(rec);
         } else if (got) expect(got).toEqual({ source: 'fallback', containers: recs.dsWide });
+      }
+      // Per node, the same groups are the second step of a new node's chain: own history, group, DS-wide.
+      const perNode = { ...target, scope: scopeOf('node', undefined) } as NodeScopeTarget;
+      const own = DsRecommendations.folded(perNode, model, entry, eligible, values);
+      for (const node of eligible) {
+        const got = own.recs.get(node);
+        const group = groups.get(values.get(node) as string);
+        if (model.nodes.get(node)?.states.some((st) => st?.aggregate.totalSamplesCount)) {
+          expect(got?.source, node).toBe('node');
+        } else if (group) {
+          hit.newNodeFromGroup++;
+          expect(got).toEqual({ source: 'group', group: values.get(node), containers: group });
+        } else if (got) expect(got).toEqual({ source: 'fallback', containers: own.dsWide });
       }
     }
     for (const [path, n] of Object.entries(hit)) expect(n, path).toBeGreaterThan(0);
