@@ -51,6 +51,7 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   const eligible = eligibleNodes(target, cluster.nodes);
   const values = scopeValues(cluster.nodes, eligible, target.scope.groupLabel);
   const stored = await recommendAndStore(run, plan, loaded, observed, { pods, eligible, values });
+  if (stored.recs.ungrouped) run.errors.push(`${ds}: ${stored.recs.ungrouped}`);
   const outcome = outcomeOf(target, loaded, observed, stored, { pods, eligible, metrics: metrics.state });
   if (metrics.state !== 'available')
     run.ctx.logger?.warn('metrics API not usable: recommending from stored history only', {

@@ -43,11 +43,13 @@ export function membersOf(values: ReadonlyMap<string, string>): Map<string, stri
     if (list) list.push(node);
     else out.set(v, [node]);
   }
-  if (out.size > MAX_GROUPS)
-    throw new Error(
-      `the scope label has ${out.size} values on the DaemonSet's nodes, more than ${MAX_GROUPS} groups (for one recommendation per node, use kubernetes.io/hostname)`,
-    );
   return out;
+}
+
+/** Why a DaemonSet's nodes have too many values of the label to be grouped, if they do. */
+export function tooManyGroups(label: string, members: ReadonlyMap<string, unknown>): string | undefined {
+  if (members.size <= MAX_GROUPS) return undefined;
+  return `${label} has ${members.size} values on the DaemonSet's nodes, more than ${MAX_GROUPS} groups: its nodes get the DaemonSet-wide recommendation (for one per node, use kubernetes.io/hostname)`;
 }
 
 /** Each group's recommendation from its members' merged history; groups without history are left out. */

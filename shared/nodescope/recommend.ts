@@ -15,7 +15,7 @@ import {
   recommendDsWide,
   recommendMerged,
 } from './engine.js';
-import { type GroupRecs, groupsFromHead, membersOf, recommendGroups } from './groups.js';
+import { type GroupRecs, groupsFromHead, membersOf, recommendGroups, tooManyGroups } from './groups.js';
 import type { ContainerRec, DsModel, LogEntry, NodeRec } from './model.js';
 import type { DsHead } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -27,6 +27,8 @@ export class DsRecommendations {
   readonly fresh = new Set<string>();
   /** Nodes whose stored cycles have been replayed into their states (each once). */
   private readonly replayed = new Set<string>();
+  /** Why the nodes were not grouped (too many values of the label), if they were not. */
+  ungrouped?: string;
 
   private constructor(
     private readonly target: NodeScopeTarget,
@@ -49,8 +51,11 @@ export class DsRecommendations {
     eligible: ReadonlySet<string>,
     values: ReadonlyMap<string, string>,
   ): DsRecommendations {
-    const groups = recommendGroups(target, model, membersOf(values));
+    const members = membersOf(values);
+    const ungrouped = tooManyGroups(target.scope.groupLabel, members);
+    const groups: GroupRecs = ungrouped ? new Map() : recommendGroups(target, model, members);
     const r = new DsRecommendations(target, model, [], entry, recommendDsWide(target, model), groups, values);
+    if (ungrouped) r.ungrouped = ungrouped;
     for (const node of eligible) {
       r.replayed.add(node);
       r.fresh.add(node);
@@ -86,7 +91,7 @@ export class DsRecommendations {
   refresh(node: string): NodeRec | undefined {
     if (this.fresh.has(node)) return this.recs.get(node);
     const value = this.values.get(node);
-    if (this.target.scope.perNode || value === undefined) {
+    if (this.target.scope.perNode || value === undefined || this.ungrouped) {
       this.replay([node]);
       this.fresh.add(node);
       this.set(node, this.recommendNode(node));
