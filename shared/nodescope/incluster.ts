@@ -63,7 +63,7 @@ const amount = (parse: (x: string) => number, v: string | undefined): number | u
 
 function parseTargets(
   value: string | undefined,
-): { source?: string; targets: Record<string, Amounts> } | undefined {
+): { source?: string; group?: string; targets: Record<string, Amounts> } | undefined {
   if (!value) return undefined;
   try {
     const v = JSON.parse(value) as AnnotationValue;
@@ -76,7 +76,7 @@ function parseTargets(
       if (memory !== undefined) a.memory = memory;
       targets[name] = a;
     }
-    return { source: v.source, targets };
+    return { source: v.source, ...(v.group !== undefined ? { group: v.group } : {}), targets };
   } catch {
     return undefined;
   }
@@ -85,7 +85,7 @@ function parseTargets(
 /** Whether the pod's annotation no longer says what the recommendation says (beyond `tolerance`). */
 export function annotationStale(current: string | undefined, rec: NodeRec, tolerance = 0.1): boolean {
   const parsed = parseTargets(current);
-  if (!parsed || parsed.source !== rec.source) return true;
+  if (!parsed || parsed.source !== rec.source || parsed.group !== rec.group) return true;
   const names = new Set([...Object.keys(parsed.targets), ...Object.keys(rec.containers)]);
   for (const name of names) {
     const a = parsed.targets[name];
