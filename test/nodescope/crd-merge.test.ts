@@ -109,13 +109,27 @@ describe('withScope', () => {
     const beforeSpec = before.spec!.versions![0]!.schema!.openAPIV3Schema!.properties!.spec!;
     const { updatePolicy, ...rest } = beforeSpec.properties!;
     expect(spec.properties).toMatchObject(rest);
-    expect(modes(after)).toEqual(['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'Auto', 'InPlace']);
+    expect(modes(after)).toEqual(modes(before));
     expect(updatePolicy).toBeDefined();
     const status = v1!.schema!.openAPIV3Schema!.properties!.status!;
     expect(status.properties!.groups).toMatchObject({
       type: 'array',
       items: { properties: { scopeValue: { type: 'string' }, containerRecommendations: { type: 'array' } } },
     });
+  });
+
+  it("adds VPA 1.7's InPlace to an older CRD's updateMode enum, after its own values", () => {
+    const old = upstreamCrd();
+    const mode = v1Schema(old).properties.spec.properties.updatePolicy.properties.updateMode;
+    mode.enum = ['Off', 'Initial', 'Recreate', 'Auto'];
+    expect(modes(withScope(old))).toEqual([
+      'Off',
+      'Initial',
+      'Recreate',
+      'Auto',
+      'InPlaceOrRecreate',
+      'InPlace',
+    ]);
   });
 
   it('is idempotent: applying it twice adds the rule once', () => {

@@ -154,7 +154,7 @@ describe('CRD validation rules (CEL)', () => {
       {
         reason: 'FieldValueNotSupported',
         message:
-          'Unsupported value: "Sometimes": supported values: "Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto", "InPlace"',
+          'Unsupported value: "Sometimes": supported values: "Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto"',
         field: 'spec.updatePolicy.updateMode',
       },
       {
