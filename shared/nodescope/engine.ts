@@ -221,7 +221,7 @@ export function nodeRecommendation(
 /** Per node (label scopes): its group's recommendation, containers it lacks from the DaemonSet-wide one. */
 export function groupRecommendation(target: NodeScopeTarget, fallbacks: Fallbacks): NodeRec | undefined {
   const rec = fallbackRec(fallbacks);
-  if (!rec || rec.source !== 'group') return rec;
+  if (rec?.source !== 'group') return rec;
   return filled(target, rec, fallbackRec({ dsWide: fallbacks.dsWide }));
 }
 
