@@ -15,15 +15,13 @@ import { RECOMMENDATION_ANNOTATION } from '../../shared/cycle/views.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { vpaCheckpointCrd } from '../../shared/kernel/crds/vpa.js';
 import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
-import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { vpaObject } from '../nodescope/helpers.js';
-import { installCrd, type RealEnv, startRealEnv } from '../simreal/helpers.js';
+import { installCrd, type RealEnv, runNodeScopeCycles, startRealEnv } from '../simreal/helpers.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 
-const MINUTE = 60_000;
 const CLUSTER = 'ns-rbac';
 const NS = 'monitoring';
 const USER = 'fs-nodescope';
@@ -81,26 +79,7 @@ describeRealApiserver(
         await admin('POST', collectionPath(m.object as never), m.object);
       client = ClusterClient.fromKubeconfig(await server.api().kubeconfigFor(USER), { cluster: CLUSTER });
       await env.nodes.sync();
-      const store = new NodeScopeStore(env.runtime.db, env.runtime.table);
-      for (let i = 0; i < 12; i++) {
-        env.clock.advance(15 * MINUTE);
-        await env.nodes.sync();
-        const at = new Date(env.clock.now()).toISOString();
-        results.push(
-          await runCycle({
-            cluster: CLUSTER,
-            cycleId: `nodescope/${at}`,
-            cycleKey: at,
-            client,
-            store,
-            now: () => env.clock.now(),
-            keepRecommendations: true,
-          }),
-        );
-        await env.nodes.sync();
-      }
-      env.clock.advance(MINUTE);
-      await env.nodes.sync();
+      results.push(...(await runNodeScopeCycles(env, CLUSTER, 12, client)));
     }, 600_000);
     afterAll(async () => {
       await client?.close();
