@@ -79,7 +79,7 @@ export async function seedStates(
     for (const node of eligible) {
       const rec = model.nodes.get(node);
       if (!rec) continue;
-      rec.rec = nodeRecommendation(target, rec, dsWide);
+      rec.rec = nodeRecommendation(target, rec, { dsWide });
       for (const c of Object.values(rec.rec?.containers ?? {})) {
         perNodeCpu += c.target.cpu ?? 0;
         perNodeMemory += c.target.memory ?? 0;

@@ -19,7 +19,7 @@ import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
 import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
-import { EventRecorder } from './events.js';
+import { EventRecorder, eventStrategy } from './events.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { containerResources, Kubelet } from './kubelet.js';
@@ -57,6 +57,13 @@ export interface Features {
   resizePolicyImmutable: boolean;
   /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
   resizePreemption: boolean;
+  /**
+   * Up to 1.33 an unset creationTimestamp is written `null` (a pod template's, a review's); from 1.34
+   * (apimachinery's `omitzero` on ObjectMeta) it is left out.
+   */
+  nullCreationTimestamp: boolean;
+  /** 1.36+: a TokenRequest's answer carries the ServiceAccount's UID (absent on 1.33.13; 1.34, 1.35 untested). */
+  tokenRequestUid: boolean;
 }
 
 export interface KubeVersion {
@@ -93,6 +100,9 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
     resizePreemption: minor >= 37,
+    // null on a real 1.32.13 and 1.33.13, absent on 1.36.2 (1.34 and 1.35 by the upstream change, untested).
+    nullCreationTimestamp: minor < 34,
+    tokenRequestUid: minor >= 36,
   };
 }
 
@@ -251,7 +261,8 @@ export class ClusterState {
       validateUpdate: (node) => nodePreemptionPolicy(node, f),
     });
     this.strategies.set('namespaces', namespaceStrategy());
-    this.strategies.set('daemonsets.apps', daemonSetStrategy());
+    this.strategies.set('daemonsets.apps', daemonSetStrategy(f));
+    this.strategies.set('events', eventStrategy());
     this.strategies.set('priorityclasses.scheduling.k8s.io', priorityClassStrategy(this));
     this.strategies.set('customresourcedefinitions.apiextensions.k8s.io', crdStrategy());
     this.strategies.set('apiservices.apiregistration.k8s.io', apiServiceStrategy());
@@ -262,7 +273,13 @@ export class ClusterState {
     installRbacStrategies((id, s) => this.strategies.set(id, s));
     this.strategies.set('configmaps', {
       nameRule: 'subdomain',
-      normalize: (o) => orderTop(o, ['immutable', 'data', 'binaryData']),
+      normalize: (o) => {
+        // data and binaryData are omitempty: a real server leaves an emptied map out.
+        const out = orderTop(o, ['immutable', 'data', 'binaryData']);
+        for (const k of ['data', 'binaryData'])
+          if (isObject(out[k]) && Object.keys(out[k]).length === 0) delete out[k];
+        return out;
+      },
     });
   }
 

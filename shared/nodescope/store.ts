@@ -34,7 +34,7 @@ import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { ContainerRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
-import type { TemplateContainer } from './targets.js';
+import type { TargetScope, TemplateContainer } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
 export const CLUSTER_SK = 'nodescope#cluster';
@@ -72,6 +72,10 @@ export interface DsHead {
   foldedThrough: string;
   /** The DaemonSet-wide recommendation upstream VPA would give (default scope), as of the base. */
   dsWide: Record<string, ContainerRec>;
+  /** The scope the base was built for (absent in heads written before scopes: node). */
+  scope?: TargetScope;
+  /** The groups' recommendations as of the base, by scope value (groups.ts groupsToHead: JSON). */
+  groups?: string;
   /** Counts as of the base. */
   stats: {
     nodes: number;
