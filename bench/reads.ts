@@ -282,11 +282,11 @@ function printTable(
     return (f.cpuMs * r.decodedBytes) / Math.max(1, f.decodedBytes);
   };
   console.log(
-    `\n  ${'WHAT'.padEnd(30)} ${'REQUESTS'.padStart(9)} ${'ON THE WIRE'.padStart(12)} ${'DECODED'.padStart(10)} ${'CPU s'.padStart(7)} ${'FLOOR s'.padStart(8)} ${'CPU/FLOOR'.padStart(10)} ${'NS CPU/FLOOR'.padStart(13)} ${'PEAK RSS'.padStart(10)} ${'LAMBDA $/1k NODES-MONTH'.padStart(24)}`,
+    `\n  ${'WHAT'.padEnd(36)} ${'READS+WRITES'.padStart(12)} ${'ON THE WIRE'.padStart(12)} ${'DECODED'.padStart(10)} ${'CPU s'.padStart(7)} ${'FLOOR s'.padStart(8)} ${'CPU/FLOOR'.padStart(10)} ${'NS CPU/FLOOR'.padStart(13)} ${'PEAK RSS'.padStart(10)} ${'LAMBDA $/1k NODES-MONTH'.padStart(24)}`,
   );
   const line = (what: string, r: WireStats, cells: string[]) =>
     console.log(
-      `  ${what.padEnd(30)} ${`${r.requests}`.padStart(9)} ${mb(r.wireBytes).padStart(12)} ${mb(r.decodedBytes).padStart(10)} ${cells.map((c, i) => c.padStart([7, 8, 10, 13, 10, 24][i] as number)).join(' ')}`,
+      `  ${what.padEnd(36)} ${`${r.requests - (r.byVerb.write ?? 0)}+${r.byVerb.write ?? 0}`.padStart(12)} ${mb(r.wireBytes).padStart(12)} ${mb(r.decodedBytes).padStart(10)} ${cells.map((c, i) => c.padStart([7, 8, 10, 13, 10, 24][i] as number)).join(' ')}`,
     );
   for (const mode of MODES) {
     const r = rows.get(mode);
