@@ -53,3 +53,27 @@ export function sameRequests(a: PodRequests | undefined, b: PodRequests): boolea
   for (const node of Object.keys(left)) pairs -= Object.keys(left[node] as object).length;
   return pairs === 0;
 }
+
+/**
+ * sameRequests(stored, podRequestsOf(pods)), without building the map: a cycle compares every
+ * DaemonSet's pods with what is stored, and builds the map only to write it, when they differ.
+ */
+export function samePodRequests(
+  stored: PodRequests | undefined,
+  pods: ReadonlyMap<string, PodView>,
+): boolean {
+  const left = stored ?? {};
+  let pairs = 0;
+  for (const [node, pod] of pods) {
+    const as = Object.hasOwn(left, node) ? left[node] : undefined;
+    for (const y of effectiveContainerRequests(pod)) {
+      const x = as && Object.hasOwn(as, y.name) ? as[y.name] : undefined;
+      if (!x) return false;
+      if (x.cpu !== y.cpu && text(x.cpu) !== text(y.cpu)) return false;
+      if (x.memory !== y.memory && text(x.memory) !== text(y.memory)) return false;
+      pairs++;
+    }
+  }
+  for (const node of Object.keys(left)) pairs -= Object.keys(left[node] as object).length;
+  return pairs === 0;
+}

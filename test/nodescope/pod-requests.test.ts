@@ -5,7 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type PodRequests, sameRequests } from '../../shared/nodescope/pod-requests.js';
+import type { PodView } from '../../shared/cycle/views.js';
+import {
+  type PodRequests,
+  podRequestsOf,
+  samePodRequests,
+  sameRequests,
+} from '../../shared/nodescope/pod-requests.js';
 
 /** The comparison as first written: every (node, container, cpu, memory) as text, sorted and joined. */
 function reference(a: PodRequests | undefined, b: PodRequests): boolean {
@@ -35,6 +41,40 @@ describe('sameRequests', () => {
         const want = reference(a, b);
         seen[want ? 'same' : 'different']++;
         expect(sameRequests(a, b)).toBe(want);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(seen.same).toBeGreaterThan(100);
+    expect(seen.different).toBeGreaterThan(100);
+  });
+
+  it('samePodRequests is sameRequests against the map built from the pods', () => {
+    const seen = { same: 0, different: 0 };
+    const view = (cs: [string, number | undefined, number | undefined][]): PodView =>
+      ({
+        name: 'p',
+        namespace: 'ns',
+        uid: 'u',
+        node: 'n',
+        phase: 'Running',
+        terminating: false,
+        balloon: false,
+        resize: { state: 'none' },
+        containers: cs.map(([name, reqCpu, reqMem]) => ({ name, reqCpu, reqMem, hasActual: false })),
+      }) as PodView;
+    const containers = fc.uniqueArray(fc.tuple(fc.constantFrom('app', 'sidecar', 'proxy'), amount, amount), {
+      selector: (c) => c[0],
+      maxLength: 3,
+    });
+    const pods = fc
+      .dictionary(fc.constantFrom('n1', 'n2', 'n3', 'n4'), containers, { maxKeys: 4 })
+      .map((d) => new Map(Object.entries(d).map(([n, cs]) => [n, view(cs)])));
+    fc.assert(
+      fc.property(pods, fc.oneof(requests, fc.constant(undefined)), fc.boolean(), (ps, other, copy) => {
+        const stored = copy ? podRequestsOf(ps) : other;
+        const want = sameRequests(stored, podRequestsOf(ps));
+        seen[want ? 'same' : 'different']++;
+        expect(samePodRequests(stored, ps)).toBe(want);
       }),
       { numRuns: 2000 },
     );
