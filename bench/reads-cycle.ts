@@ -4,10 +4,11 @@
  * snapshot) each time a line `cycle <now ms>` arrives on stdin, and prints one JSON line per cycle: CPU
  * (node scope's part apart), wall, peak RSS so far, and what it read from the Kubernetes API (counted
  * on the responses, tapKubernetesApi). Consecutive cycles in one process exercise whatever the reader
- * keeps between cycles.
+ * keeps between cycles (the kept lists: a warm container's, passed as the function module passes them).
  */
 import { createInterface } from 'node:readline';
 import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { KeptLists } from '../shared/cycle/kept-lists.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { env, invocation } from './invocation.js';
@@ -20,6 +21,8 @@ if (!['nodescope', 'balloons', 'both'].includes(mode))
 const tap = tapKubernetesApi();
 const { client, db, close } = invocation();
 const quiet = { info: () => {}, warn: () => {} };
+// The function module's lists kept between invocations (functions/cluster-cycle.ts), one per process.
+const kept = new KeptLists();
 
 async function cycle(now: number) {
   const cycleKey = new Date(now).toISOString();
@@ -38,6 +41,7 @@ async function cycle(now: number) {
     ...(mode !== 'nodescope' ? { balloons: { settleMs: 0 } } : {}),
     now: () => now,
     logger: quiet,
+    kept,
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
@@ -56,6 +60,7 @@ async function cycle(now: number) {
       scopes: ns.detail.scopes,
     },
     balloons: result.balloons && { errors: result.balloons.errors.slice(0, 3) },
+    reads: result.reads,
   };
 }
 

@@ -50,6 +50,8 @@ interface CycleFigures extends WireStats {
   maxRssMiB: number;
   nodescope?: { cpuMs: number; errors: string[]; scopes: number };
   balloons?: { errors: string[] };
+  /** How the cycle read each large list (taken up from the kept one, or listed, and why). */
+  reads?: Record<string, unknown>;
 }
 interface Floor {
   cpuMs: number;
@@ -310,6 +312,7 @@ function printTable(
         `${n(x.maxRssMiB)} MiB`,
         `$${n(wall, 2)} ($${n(cpu, 2)} at CPU)`,
       ]);
+      if (x.reads && Object.keys(x.reads).length) console.log(`    lists: ${JSON.stringify(x.reads)}`);
       const errors = [...(x.nodescope?.errors ?? []), ...(x.balloons?.errors ?? [])];
       if (errors.length) console.log(`    ERRORS ${errors.slice(0, 3).join('; ')}`);
     }
