@@ -37,6 +37,8 @@ export interface ResumeTarget {
   cluster: string;
   /** Lets `ms` pass on the server's clock (the simulator's manual one; a real server's wall time). */
   pass(ms: number): Promise<void>;
+  /** The server's minor version (a bookmark's shape differs). */
+  minor: number;
 }
 
 async function admin(kubeconfig: string) {
@@ -145,6 +147,34 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
     expect(w.end).toBe('closed');
     const now = JSON.parse((await send('GET', path('cm-0'))).text).metadata.resourceVersion;
     expect(w.rv).toBe(now);
+  });
+
+  it('a bookmark carries the kind and the revision only (1.33: with an empty creationTimestamp)', async () => {
+    const from = (await fresh()).rv;
+    setTimeout(() => void put('cm-5', 'for a bookmark'), 300);
+    const w = await send(
+      'GET',
+      `${path()}?watch=1&resourceVersion=${from}&allowWatchBookmarks=true&timeoutSeconds=4`,
+    );
+    const lines = w.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const changed = JSON.parse((await send('GET', path('cm-5'))).text).metadata.resourceVersion;
+    // The change, then one bookmark (1.36 was seen to send a second within the same second, its timer
+    // being jittered): each carries the kind and the revision only.
+    const [first, ...bookmarks] = lines;
+    expect(first.type).toBe('MODIFIED');
+    expect(bookmarks.length).toBeGreaterThanOrEqual(1);
+    for (const b of bookmarks)
+      expect(b).toEqual({
+        type: 'BOOKMARK',
+        object: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          metadata: { resourceVersion: changed, ...(target().minor < 35 ? { creationTimestamp: null } : {}) },
+        },
+      });
   });
 
   it('history beyond the watch cache is 410 Expired, and the read lists in full with no change lost', async () => {

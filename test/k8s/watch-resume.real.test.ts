@@ -9,5 +9,6 @@ describeRealApiserver('watch resume', (server) => {
     kubeconfig: server.api().adminKubeconfig,
     cluster: 'real',
     pass: (ms) => sleep(ms),
+    minor: Number(server.api().version.split('.')[1]),
   }));
 });

@@ -18,5 +18,6 @@ for (const kubernetesVersion of ['1.33.13', '1.36.2'])
       kubeconfig: sim.kubeconfig(),
       cluster: 'resume',
       pass: async (ms) => sim.clock.advance(ms),
+      minor: Number(kubernetesVersion.split('.')[1]),
     }));
   });
