@@ -1,8 +1,9 @@
 /**
- * `npm run bench` (BENCH_ONLY=startup, reads, nodescope, balloons or fleet runs one part): the reads
+ * `npm run bench` (BENCH_ONLY=startup, reads, nodescope, balloons, grow or fleet runs one part): the reads
  * table (bench/reads.ts: node scope, balloons and both against an upstream-VPA-like reader, steady and
- * after a change), the nodescope benchmark, the balloons one (bench/balloons.ts), then the fleet run
- * (bench/fleet.ts: 1,000 small clusters through dispatch and the workers).
+ * after a change), the nodescope benchmark, the balloons one (bench/balloons.ts), grow on demand
+ * (bench/balloon-grow-latency.ts), then the fleet run (bench/fleet.ts: 1,000 small clusters through
+ * dispatch and the workers).
  *
  * The nodescope part: one collect-and-recommend cycle against a simulated cluster of 5,000 nodes
  * with 10 node-scoped DaemonSets of 2 containers (100,000 scopes). Separate processes play the parts:
@@ -24,6 +25,7 @@ import { cycleCapability } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { growLatencyBench } from './balloon-grow-latency.js';
 import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { runFleetBench } from './fleet.js';
@@ -313,16 +315,17 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=startup, reads, nodescope, balloons or fleet runs one part.
+// BENCH_ONLY=startup, reads, nodescope, balloons, grow or fleet runs one part.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['startup', 'reads', 'nodescope', 'balloons', 'fleet'].includes(only))
-  throw new Error(`BENCH_ONLY must be startup, reads, nodescope, balloons or fleet, not ${only}`);
+if (only !== undefined && !['startup', 'reads', 'nodescope', 'balloons', 'grow', 'fleet'].includes(only))
+  throw new Error(`BENCH_ONLY must be startup, reads, nodescope, balloons, grow or fleet, not ${only}`);
 (async () => {
   if (!only || only === 'startup') startupBench();
   if (only === 'startup') return;
   if (only === undefined || only === 'reads') await readsBench();
   if (only === undefined || only === 'nodescope') await main();
   if (only === undefined || only === 'balloons') await balloonBench();
+  if (only === undefined || only === 'grow') await growLatencyBench();
   if (only === undefined || only === 'fleet') await runFleetBench();
 })().then(
   () => process.exit(0),

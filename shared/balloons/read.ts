@@ -18,6 +18,8 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   labels: n.labels,
   capacity: amounts(n.capacityCpu, n.capacityMemory),
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
+  ...(n.taints.length > 0 ? { taints: n.taints } : {}),
+  ...(n.unschedulable ? { unschedulable: true } : {}),
 });
 
 const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
@@ -54,7 +56,7 @@ export function balloonPod(
     balloon,
     ...(v.balloon && !balloon ? { impostor: true } : {}),
     requests,
-    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {} } : {}),
+    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {}, tolerations: v.tolerations ?? [] } : {}),
     ...(v.nominated ? { nominated: v.nominated } : {}),
     like: balloon ? podLikeOf(v) : {},
     ...(c && (c.allocCpu !== undefined || c.allocMem !== undefined)
