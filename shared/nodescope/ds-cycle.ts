@@ -10,7 +10,6 @@ import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
 import { scopeValues } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
-import { podRequestsOf } from './pod-requests.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
@@ -69,7 +68,7 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
       { pods, eligible, loaded, observed, stored, hostnames },
       outcome,
     );
-  else await recordPodRequests(run, ds, podRequestsOf(pods));
+  else await recordPodRequests(run, ds, pods);
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
   if (run.ctx.keepRecommendations === false) outcome.recs = new Map();
@@ -94,13 +93,7 @@ async function applyAndPublish(
   const { recs } = c.stored;
   const { target } = plan;
   const ooms = c.observed.entry.ooms;
-  const requests = podRequestsOf(c.pods);
-  const resized = await resizePods(
-    run,
-    cluster.resizer,
-    { target, pods: c.pods, recs, ooms, requests },
-    outcome,
-  );
+  const resized = await resizePods(run, cluster.resizer, { target, pods: c.pods, recs, ooms }, outcome);
   await annotatePods(run, c.pods, recs.recs, resized, outcome);
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>
