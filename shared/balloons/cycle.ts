@@ -17,6 +17,7 @@ import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
+import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
@@ -149,8 +150,9 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   const items = ctx.items ?? (await ctx.store.load(ctx.cluster));
   const policies = compile(items, l.errors);
   const nodes = await ctx.read.nodes();
-  if (!wanted(items, nodes) && !ctx.drain) return idleResult(l);
-  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
+  // Nothing managed any more: only fleetscope's KEP-5836 key is taken off the nodes that still carry it.
+  if (!wanted(items, nodes) && !ctx.drain) return releaseOptOuts(l, nodes);
+  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return releaseOptOuts(l, nodes);
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
   if (!ctx.drain) await ensureBalloonObjects(l, items);
@@ -170,6 +172,18 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     previous,
   });
   noteAutoscalers(decisions, nodes);
+  // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
+  const optOut = await syncResizePreemptionOptOut(
+    ctx.objects.optOut,
+    l.errors,
+    nodes,
+    managedNodes(decisions),
+    pods,
+  );
+  for (const d of decisions) {
+    const o = optOut.get(d.node);
+    if (o) d.state.resizePreemption = o;
+  }
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,
@@ -209,6 +223,15 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     impostors,
     repairs: l.repairs,
   };
+}
+
+/** The nodes some source sizes (not while draining): they carry fleetscope's KEP-5836 key. */
+const managedNodes = (decisions: readonly NodeDecision[]): Set<string> =>
+  new Set(decisions.filter((d) => d.desired).map((d) => d.node));
+
+async function releaseOptOuts(l: CycleLedger, nodes: readonly BalloonNode[]): Promise<BalloonCycleResult> {
+  await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, nodes, new Set(), []);
+  return idleResult(l);
 }
 
 /** Impostors not reported by the last cycle (one Event each, not one per cycle). */

@@ -15,6 +15,10 @@ export interface BalloonNode {
   labels: Readonly<Record<string, string>>;
   capacity: Amounts;
   allocatable: Amounts;
+  /** As read; fences the KEP-5836 node patch (./opt-out.ts). */
+  resourceVersion?: string;
+  /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+), when not empty. */
+  optOut?: readonly string[];
 }
 
 /** A pod as the balloon cycle counts it. */
@@ -32,6 +36,8 @@ export interface CountedPod {
   nominated?: string;
   /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */
   impostor?: boolean;
+  /** Its Deferred resize is held without preemption: PodResizePreemptionDisabled=True (KEP-5836). */
+  resizePreemptionDisabled?: true;
 }
 
 /** The node a pod holds room on: where it is bound, else where the scheduler nominated it ('' none). */

@@ -7,7 +7,10 @@ import { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { TaskContext, TaskOutcome } from '../features/spec.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { equal } from './amounts.js';
+import { NodeOptOutApi } from './node-opt-out.js';
+import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
+import { balloonNode } from './read.js';
 
 export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome> {
   const client = await ctx.client();
@@ -34,4 +37,19 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
       .join(', ')}`,
     pollMs: 30_000,
   };
+}
+
+/**
+ * The balloons feature's last cluster task on 1.37+ (KEP-5836): fleetscope's key taken off every node's
+ * `disableResizePreemption`, other owners' keys kept. A node list, then one fenced patch per node that
+ * carries the key; nothing at all is written where no node does (every server before 1.37).
+ */
+export async function releaseResizePreemptionOptOut(ctx: TaskContext): Promise<TaskOutcome> {
+  const client = await ctx.client();
+  const reader = new RawReader(client);
+  const nodes = (await new ClusterSnapshot(reader, { pageSize: 500 }).nodes()).map(balloonNode);
+  const errors: string[] = [];
+  await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, nodes, new Set(), []);
+  if (errors.length) throw new Error(errors.slice(0, 3).join('; '));
+  return { done: true };
 }

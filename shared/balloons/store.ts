@@ -70,6 +70,18 @@ export interface NodeState {
   overcommitted?: Amounts;
   /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
   price?: NodePrice;
+  /** KEP-5836 (1.37+): the node's opt-out from resize preemption; absent where the server has none. */
+  resizePreemption?: ResizePreemptionState;
+}
+
+/** fleetscope's key in the node's disableResizePreemption, and what the kubelet does with it. */
+export interface ResizePreemptionState {
+  /** fleetscope.io/balloons is in spec.podPreemptionPolicy.disableResizePreemption. */
+  optedOut: boolean;
+  /** Why it could not be added (the list is full), naming the node. */
+  problem?: string;
+  /** Pods ("ns/name") whose Deferred resize the kubelet holds without preemption (PodResizePreemptionDisabled). */
+  held?: string[];
 }
 
 export interface ClusterBalloons {

@@ -33,7 +33,12 @@ export interface Taint {
 
 export interface NodeObject {
   metadata?: ObjectMeta;
-  spec?: { taints?: Taint[]; unschedulable?: boolean };
+  spec?: {
+    taints?: Taint[];
+    unschedulable?: boolean;
+    /** KEP-5836 (1.37+): owners that opted the node out of preemption for in-place resizes. */
+    podPreemptionPolicy?: { disableResizePreemption?: string[] };
+  };
   status?: {
     allocatable?: Quantities;
     capacity?: Quantities;

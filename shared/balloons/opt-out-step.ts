@@ -1,0 +1,113 @@
+/**
+ * The cycle's KEP-5836 step (./opt-out.ts): fleetscope's key added to the nodes balloons manage and
+ * removed from the others. Adding needs a server that knows the field, asked once per cycle and only
+ * when a node needs the key; removing needs no question (a node that carries the key has the field). A
+ * patch is fenced on the node's resourceVersion: when the node changed meanwhile it is read again and the
+ * change recomputed, so another owner's key written in between is kept.
+ */
+import type { BalloonNode, CountedPod } from './decide.js';
+import type { NodeOptOutApi } from './node-opt-out.js';
+import { hasOptOutKey, type NodeOptOutRead, OPT_OUT_FIELD, OPT_OUT_KEY, optOutChange } from './opt-out.js';
+import type { ResizePreemptionState } from './store.js';
+
+/** Node patches per cycle at most: a large cluster's first cycle spreads them over a few cycles. */
+export const OPT_OUT_BUDGET = 200;
+/** Reads and patches of one node when it keeps changing under us. */
+const ATTEMPTS = 3;
+
+export const RBAC_FEATURE = 'resize-preemption-opt-out';
+
+const stateOf = (n: NodeOptOutRead): ResizePreemptionState | undefined =>
+  hasOptOutKey(n.keys) ? { optedOut: true } : undefined;
+
+/** Why the step stopped writing this cycle, said once. */
+type Stop = 'forbidden' | 'dropped' | 'budget';
+
+const STOPS: Record<Stop, string> = {
+  forbidden: `patch on nodes is forbidden: fleetscope's KEP-5836 key cannot be written (grant it with \`fleetscope rbac --with ${RBAC_FEATURE}\`); Deferred resizes on ballooned nodes may preempt pods`,
+  dropped: `the API server dropped ${OPT_OUT_FIELD} from the patch (the InPlacePodVerticalScalingSchedulerPreemption gate is off): nothing to opt out of`,
+  budget: `more nodes than ${OPT_OUT_BUDGET} to patch for KEP-5836: the rest next cycle`,
+};
+
+class Step {
+  private served: Promise<boolean> | undefined;
+  private patches = 0;
+  stop: Stop | undefined;
+  constructor(
+    private readonly api: NodeOptOutApi,
+    private readonly errors: string[],
+  ) {}
+
+  /** Whether the server knows the field: asked at most once per cycle. */
+  fieldServed(): Promise<boolean> {
+    this.served ??= this.api.fieldServed().catch((err) => {
+      this.errors.push(`KEP-5836 detection: ${(err as Error).message}`);
+      return false;
+    });
+    return this.served;
+  }
+
+  /** Brings one node's list to what management says; whether fleetscope's key is in it after. */
+  async sync(first: NodeOptOutRead, managed: boolean): Promise<ResizePreemptionState | undefined> {
+    let node: NodeOptOutRead | undefined = first;
+    for (let i = 0; i < ATTEMPTS && node; i++) {
+      const change = optOutChange(node, managed);
+      if (change.kind === 'full') {
+        this.errors.push(change.problem);
+        return { optedOut: false, problem: change.problem };
+      }
+      if (change.kind === 'none' || this.stop || (managed && !(await this.fieldServed())))
+        return stateOf(node);
+      if (this.patches >= OPT_OUT_BUDGET) return this.halt('budget', node);
+      this.patches++;
+      const out = await this.api.patch(node.name, change.ops);
+      if (out === 'forbidden') return this.halt('forbidden', node);
+      if (out === 'gone') return undefined;
+      if (out !== 'stale')
+        return managed && !hasOptOutKey(out.keys) ? this.halt('dropped', out) : stateOf(out);
+      node = await this.api.read(node.name);
+    }
+    if (!node) return undefined;
+    this.errors.push(`node ${node.name}: changed ${ATTEMPTS} times while ${OPT_OUT_KEY} was written`);
+    return stateOf(node);
+  }
+
+  private halt(why: Stop, node: NodeOptOutRead): ResizePreemptionState | undefined {
+    if (!this.stop) this.errors.push(STOPS[why]);
+    this.stop = why;
+    return stateOf(node);
+  }
+}
+
+/**
+ * Adds fleetscope's key to the `managed` nodes and removes it from the others that carry it. Returns
+ * each node's KEP-5836 state: whether the key is there, a list too full to take it, and the Deferred
+ * resizes the kubelet holds there without preemption (PodResizePreemptionDisabled).
+ */
+export async function syncResizePreemptionOptOut(
+  api: NodeOptOutApi,
+  errors: string[],
+  nodes: readonly BalloonNode[],
+  managed: ReadonlySet<string>,
+  pods: readonly CountedPod[],
+): Promise<Map<string, ResizePreemptionState>> {
+  const step = new Step(api, errors);
+  const held = heldResizes(pods);
+  const out = new Map<string, ResizePreemptionState>();
+  for (const n of nodes) {
+    const read = { name: n.name, resourceVersion: n.resourceVersion ?? '', keys: n.optOut ?? [] };
+    const state = await step.sync(read, managed.has(n.name));
+    const h = held.get(n.name);
+    if (state || h) out.set(n.name, { optedOut: false, ...state, ...(h ? { held: h } : {}) });
+  }
+  return out;
+}
+
+/** Pods whose Deferred resize the kubelet holds without preemption, by node ("ns/name"). */
+function heldResizes(pods: readonly CountedPod[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of pods)
+    if (p.resizePreemptionDisabled && p.node)
+      out.set(p.node, [...(out.get(p.node) ?? []), `${p.namespace}/${p.name}`]);
+  return out;
+}
