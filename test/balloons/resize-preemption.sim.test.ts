@@ -10,8 +10,13 @@ import { releaseResizePreemptionOptOut } from '../../shared/balloons/feature-hoo
 import { serveDemand } from '../../shared/balloons/grow.js';
 import { NodeOptOutApi } from '../../shared/balloons/node-opt-out.js';
 import { OPT_OUT_KEY } from '../../shared/balloons/opt-out.js';
+import { RBAC_FEATURE } from '../../shared/balloons/opt-out-step.js';
 import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
+import { resizePreemptionText } from '../../shared/balloons/summary-model.js';
+import { CAPABILITIES } from '../../shared/capabilities.js';
 import type { TaskContext } from '../../shared/features/spec.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
+import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { raw } from '../sim/helpers.js';
 import {
   condition,
@@ -22,6 +27,7 @@ import {
   resizePod,
   workloadPod,
 } from '../sim/pod-helpers.js';
+import { collectionPath } from '../support/rbac-paths.js';
 import { type BalloonEnv, balloonOn, nodesOf, startBalloonEnv, WHOLE_CLUSTER_POLICY } from './helpers.js';
 
 const OTHER = 'autoscaling.example.com/vpa-updater';
@@ -126,6 +132,11 @@ describe('KEP-5836 on a 1.37 cluster', () => {
     // what the operator sees: the key is set and the kubelet holds the resize without preemption
     const state = r.results[0]!.decisions.find((d) => d.node === n1)!.state;
     expect(state.resizePreemption).toEqual({ optedOut: true, held: ['default/grower'] });
+    // stored, and shown by `balloons status -o wide` (RESIZE PREEMPTION) and the cycle's summary
+    const stored = (await env.store.state(env.cluster))!.nodes[n1]!;
+    expect(resizePreemptionText(stored)).toBe(
+      'opted out; kubelet holds 1 resize(s) without preemption (default/grower)',
+    );
     env.sim.clock.advance(1_000);
     const grown = await getPod(sim(), 'grower');
     expect(condition(grown, 'PodResizePending')).toBeUndefined();
@@ -220,5 +231,39 @@ describe('KEP-5836 on a 1.36 cluster', () => {
     expect(await releaseResizePreemptionOptOut(ctx)).toEqual({ done: true });
     expect(served().nodePatches).toBe(0);
     expect(sim().store.get('nodes', n1).spec.podPreemptionPolicy).toBeUndefined();
+  });
+});
+
+describe('KEP-5836 under the RBAC `fleetscope rbac` generates', () => {
+  /** A client for `user`, bound to what `fleetscope rbac --capability balloons [--with ...]` prints. */
+  const identity = async (user: string, withOptOut: boolean) => {
+    const caps = withRequired(CAPABILITIES, ['fleet', 'balloons']);
+    const subjects = [{ kind: 'User' as const, name: user }];
+    for (const m of rbacManifests(caps, { subjects, prefix: user, with: withOptOut ? [RBAC_FEATURE] : [] })) {
+      const r = await raw(sim(), 'POST', collectionPath(m.object as never), { body: m.object });
+      expect(r.status, r.text).toBe(201);
+    }
+    const kubeconfig = await sim().kubeconfigFor({ user });
+    return ClusterClient.fromKubeconfig(kubeconfig, { cluster: env.cluster, context: env.cluster });
+  };
+
+  it('without the opt-in the node patch is refused and said once, naming the flag; with it the key is written', async () => {
+    env = await startBalloonEnv({ kubernetesVersion: '1.37.0', nodes: 2, rbac: true });
+    const [n1, n2] = (await nodesOf(env)).map((n) => n.name);
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    const plain = await identity('fs-plain', false);
+    const narrow = await identity('fs-opt-out', true);
+    try {
+      const refused = await env.cycle({ client: plain });
+      expect(refused.errors).toEqual([expect.stringContaining('patch on nodes is forbidden')]);
+      expect(refused.errors[0]).toContain('fleetscope rbac --with resize-preemption-opt-out');
+      expect([keysOf(n1!), keysOf(n2!)]).toEqual([[], []]);
+      const granted = await env.cycle({ client: narrow });
+      expect(granted.errors).toEqual([]);
+      expect([keysOf(n1!), keysOf(n2!)]).toEqual([[OPT_OUT_KEY], [OPT_OUT_KEY]]);
+    } finally {
+      await plain.close();
+      await narrow.close();
+    }
   });
 });
