@@ -102,6 +102,7 @@ export const balloonsCapability: FeaturedCapability = {
         run: async (ctx) => (await import('./feature-hooks.js')).releaseResizePreemptionOptOut(ctx),
       },
     },
+    leftovers: async (ctx) => (await import('./feature-hooks.js')).balloonsLeftovers(ctx),
     origin: { capability: BALLOONS },
   },
   rules: [

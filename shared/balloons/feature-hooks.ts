@@ -4,10 +4,11 @@
  * capacity that doesn't exist. Loaded only when a transition performs it.
  */
 import { ClusterSnapshot } from '../cycle/snapshot.js';
-import type { TaskContext, TaskOutcome } from '../features/spec.js';
+import type { LeftoverContext, TaskContext, TaskOutcome } from '../features/spec.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { equal } from './amounts.js';
 import { NodeOptOutApi } from './node-opt-out.js';
+import { hasOptOutKey, OPT_OUT_FIELD, OPT_OUT_KEY } from './opt-out.js';
 import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
 import { balloonNode } from './read.js';
@@ -45,11 +46,26 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
  * carries the key; nothing at all is written where no node does (every server before 1.37).
  */
 export async function releaseResizePreemptionOptOut(ctx: TaskContext): Promise<TaskOutcome> {
-  const client = await ctx.client();
-  const reader = new RawReader(client);
-  const nodes = (await new ClusterSnapshot(reader, { pageSize: 500 }).nodes()).map(balloonNode);
+  const reader = new RawReader(await ctx.client());
+  const nodes = await everyNode(reader);
   const errors: string[] = [];
   await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, nodes, new Set(), []);
   if (errors.length) throw new Error(errors.slice(0, 3).join('; '));
   return { done: true };
+}
+
+const everyNode = async (reader: RawReader) =>
+  (await new ClusterSnapshot(reader, { pageSize: 500 }).nodes()).map(balloonNode);
+
+/** An Off feature's leftover the task checks cannot see: nodes still carrying fleetscope's KEP-5836 key. */
+export async function balloonsLeftovers(ctx: LeftoverContext): Promise<string[]> {
+  const nodes = (await everyNode(new RawReader(await ctx.client()))).filter((n) => hasOptOutKey(n.optOut));
+  return nodes.length
+    ? [
+        `${nodes.length} node(s) still carry ${OPT_OUT_KEY} in ${OPT_OUT_FIELD}: ${nodes
+          .slice(0, 5)
+          .map((n) => n.name)
+          .join(', ')}`,
+      ]
+    : [];
 }

@@ -6,7 +6,7 @@
  * and when the feature turns off; other owners' keys are never dropped; a 1.36 server gets no node patch.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { releaseResizePreemptionOptOut } from '../../shared/balloons/feature-hooks.js';
+import { balloonsLeftovers, releaseResizePreemptionOptOut } from '../../shared/balloons/feature-hooks.js';
 import { serveDemand } from '../../shared/balloons/grow.js';
 import { NodeOptOutApi } from '../../shared/balloons/node-opt-out.js';
 import { OPT_OUT_KEY } from '../../shared/balloons/opt-out.js';
@@ -216,8 +216,13 @@ describe('KEP-5836 on a 1.37 cluster', () => {
     await env.cycle();
     expect(keysOf(n2)).toEqual([OPT_OUT_KEY]);
     const ctx = { client: async () => env.client } as unknown as TaskContext;
+    // what `features get` reports as left behind while the key is there
+    expect(await balloonsLeftovers(ctx)).toEqual([
+      `2 node(s) still carry ${OPT_OUT_KEY} in spec.podPreemptionPolicy.disableResizePreemption: ${n1}, ${n2}`,
+    ]);
     expect(await releaseResizePreemptionOptOut(ctx)).toEqual({ done: true });
     expect([keysOf(n1), keysOf(n2)]).toEqual([[OTHER], []]);
+    expect(await balloonsLeftovers(ctx)).toEqual([]);
   });
 });
 
