@@ -57,6 +57,8 @@ export interface Features {
   resizePolicyImmutable: boolean;
   /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
   resizePreemption: boolean;
+  /** 1.37+: the node field is in the published OpenAPI, whether its feature gate is on or not. */
+  resizePreemptionSchema: boolean;
 }
 
 export interface KubeVersion {
@@ -75,7 +77,11 @@ export function parseVersion(v: string): KubeVersion {
   return { major, minor, patch, semver: `${major}.${minor}.${patch}` };
 }
 
-export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefined): Features {
+export function featuresFor(
+  v: KubeVersion,
+  resizeSubresource: boolean | undefined,
+  resizePreemptionGate?: boolean,
+): Features {
   const minor = v.major > 1 ? 99 : v.minor;
   return {
     resize: minor >= 32 && resizeSubresource !== false,
@@ -92,7 +98,8 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
-    resizePreemption: minor >= 37,
+    resizePreemption: minor >= 37 && resizePreemptionGate !== false,
+    resizePreemptionSchema: minor >= 37,
   };
 }
 
@@ -165,7 +172,7 @@ export class ClusterState {
     this.version = parseVersion(
       spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
     );
-    this.features = featuresFor(this.version, spec.resizeSubresource);
+    this.features = featuresFor(this.version, spec.resizeSubresource, spec.resizePreemptionGate);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
     this.scheduler = new Scheduler(this);

@@ -20,6 +20,7 @@ import {
 let sim: Simulator;
 let c: SimCluster;
 let old: SimCluster;
+let gateOff: SimCluster;
 
 const patchNode = (cl: SimCluster, name: string, keys: unknown) =>
   raw(cl, 'PATCH', `/api/v1/nodes/${name}`, {
@@ -32,8 +33,11 @@ beforeAll(async () => {
     clusters: [
       { name: 'v137', nodes: 0, kubernetesVersion: '1.37.0' },
       { name: 'v135', nodes: 0 },
+      { name: 'v137off', nodes: 0, kubernetesVersion: '1.37.0', resizePreemptionGate: false },
     ],
   });
+  gateOff = sim.cluster('v137off');
+  gateOff.addNode({ name: 'n1', cpu: '2', memory: '4Gi' });
   c = sim.cluster('v137');
   old = sim.cluster('v135');
   for (const n of ['n1', 'n2']) c.addNode({ name: n, cpu: '2', memory: '4Gi' });
@@ -54,6 +58,12 @@ describe('KEP-5836 on 1.37', () => {
     expect((await nodeSpecSchema(old)).properties.podPreemptionPolicy).toBeUndefined();
     expect((await patchNode(old, 'n1', ['fleetscope.io/balloons'])).status).toBe(200);
     expect(old.store.get('nodes', 'n1').spec.podPreemptionPolicy).toBeUndefined();
+  });
+
+  it('with the alpha gate off (a real 1.37 default): the OpenAPI shows the field, writes drop it', async () => {
+    expect((await nodeSpecSchema(gateOff)).properties.podPreemptionPolicy).toBeDefined();
+    expect((await patchNode(gateOff, 'n1', ['fleetscope.io/balloons'])).status).toBe(200);
+    expect(gateOff.store.get('nodes', 'n1').spec.podPreemptionPolicy).toBeUndefined();
   });
 
   it('validates the field: label keys, no duplicates, at most 20', async () => {
