@@ -56,6 +56,7 @@ export async function saveCycle(
       errors: l.errors,
       ...(impostors.length ? { impostors: [...impostors] } : {}),
       ...(gone ? { unsupported: gone, unsupportedUntil: l.now + l.settings.unsupportedRecheckMs } : {}),
+      ...(l.resizePreemptionOffUntil ? { resizePreemptionOffUntil: l.resizePreemptionOffUntil } : {}),
     },
     version,
   );

@@ -109,6 +109,8 @@ export class CycleLedger {
   readonly repairs: string[] = [];
   /** Why no balloon may grow this cycle (the PriorityClass is not sound); deflates still go. */
   inflatesHeld: string | undefined;
+  /** Until when no KEP-5836 key is added: the server dropped the field (its gate is off). */
+  resizePreemptionOffUntil: number | undefined;
   constructor(
     readonly ctx: BalloonCycleContext,
     readonly settings: BalloonSettings,
@@ -173,17 +175,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   });
   noteAutoscalers(decisions, nodes);
   // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
-  const optOut = await syncResizePreemptionOptOut(
-    ctx.objects.optOut,
-    l.errors,
-    nodes,
-    managedNodes(decisions),
-    pods,
-  );
-  for (const d of decisions) {
-    const o = optOut.get(d.node);
-    if (o) d.state.resizePreemption = o;
-  }
+  await optOutOfResizePreemption(l, items, nodes, decisions, pods);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,
@@ -230,8 +222,35 @@ const managedNodes = (decisions: readonly NodeDecision[]): Set<string> =>
   new Set(decisions.filter((d) => d.desired).map((d) => d.node));
 
 async function releaseOptOuts(l: CycleLedger, nodes: readonly BalloonNode[]): Promise<BalloonCycleResult> {
-  await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, nodes, new Set(), []);
+  await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, { nodes, managed: new Set() });
   return idleResult(l);
+}
+
+/**
+ * KEP-5836: fleetscope's key on the managed nodes, off the others; each node's state noted. A server
+ * that dropped the field (its gate off) is not asked again for a day.
+ */
+async function optOutOfResizePreemption(
+  l: CycleLedger,
+  items: BalloonItems,
+  nodes: readonly BalloonNode[],
+  decisions: readonly NodeDecision[],
+  pods: readonly BalloonPod[],
+): Promise<void> {
+  const offUntil = items.state?.resizePreemptionOffUntil;
+  const addsOff = offUntil !== undefined && l.now < offUntil;
+  const out = await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, {
+    nodes,
+    managed: managedNodes(decisions),
+    pods,
+    addsOff,
+  });
+  if (addsOff || out.dropped)
+    l.resizePreemptionOffUntil = addsOff ? offUntil : l.now + l.settings.unsupportedRecheckMs;
+  for (const d of decisions) {
+    const o = out.byNode.get(d.node);
+    if (o) d.state.resizePreemption = o;
+  }
 }
 
 /** Impostors not reported by the last cycle (one Event each, not one per cycle). */

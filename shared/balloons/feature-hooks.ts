@@ -49,7 +49,7 @@ export async function releaseResizePreemptionOptOut(ctx: TaskContext): Promise<T
   const reader = new RawReader(await ctx.client());
   const nodes = await everyNode(reader);
   const errors: string[] = [];
-  await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, nodes, new Set(), []);
+  await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, { nodes, managed: new Set() });
   if (errors.length) throw new Error(errors.slice(0, 3).join('; '));
   return { done: true };
 }

@@ -25,7 +25,7 @@ type Stop = 'forbidden' | 'dropped' | 'budget';
 
 const STOPS: Record<Stop, string> = {
   forbidden: `patch on nodes is forbidden: fleetscope's KEP-5836 key cannot be written (grant it with \`fleetscope rbac --with ${RBAC_FEATURE}\`); Deferred resizes on ballooned nodes may preempt pods`,
-  dropped: `the API server dropped ${OPT_OUT_FIELD} from the patch (the InPlacePodVerticalScalingSchedulerPreemption gate is off): nothing to opt out of`,
+  dropped: `the API server dropped ${OPT_OUT_FIELD} from the patch (its alpha gate InPlacePodVerticalScalingSchedulerPreemption is off, so no resize preempts): asked again in a day`,
   budget: `more nodes than ${OPT_OUT_BUDGET} to patch for KEP-5836: the rest next cycle`,
 };
 
@@ -36,7 +36,10 @@ class Step {
   constructor(
     private readonly api: NodeOptOutApi,
     private readonly errors: string[],
-  ) {}
+    addsOff: boolean,
+  ) {
+    if (addsOff) this.served = Promise.resolve(false);
+  }
 
   /** Whether the server knows the field: asked at most once per cycle. */
   fieldServed(): Promise<boolean> {
@@ -79,6 +82,21 @@ class Step {
   }
 }
 
+export interface OptOutInput {
+  nodes: readonly BalloonNode[];
+  /** The nodes balloons manage: they get the key; the others lose it. */
+  managed: ReadonlySet<string>;
+  pods?: readonly CountedPod[];
+  /** The server dropped the field lately (its gate is off): only removals, no question asked. */
+  addsOff?: boolean;
+}
+
+export interface OptOutOutcome {
+  byNode: Map<string, ResizePreemptionState>;
+  /** The server dropped the field from a patch this cycle: its gate is off. */
+  dropped: boolean;
+}
+
 /**
  * Adds fleetscope's key to the `managed` nodes and removes it from the others that carry it. Returns
  * each node's KEP-5836 state: whether the key is there, a list too full to take it, and the Deferred
@@ -87,20 +105,18 @@ class Step {
 export async function syncResizePreemptionOptOut(
   api: NodeOptOutApi,
   errors: string[],
-  nodes: readonly BalloonNode[],
-  managed: ReadonlySet<string>,
-  pods: readonly CountedPod[],
-): Promise<Map<string, ResizePreemptionState>> {
-  const step = new Step(api, errors);
-  const held = heldResizes(pods);
-  const out = new Map<string, ResizePreemptionState>();
-  for (const n of nodes) {
+  input: OptOutInput,
+): Promise<OptOutOutcome> {
+  const step = new Step(api, errors, input.addsOff ?? false);
+  const held = heldResizes(input.pods ?? []);
+  const byNode = new Map<string, ResizePreemptionState>();
+  for (const n of input.nodes) {
     const read = { name: n.name, resourceVersion: n.resourceVersion ?? '', keys: n.optOut ?? [] };
-    const state = await step.sync(read, managed.has(n.name));
+    const state = await step.sync(read, input.managed.has(n.name));
     const h = held.get(n.name);
-    if (state || h) out.set(n.name, { optedOut: false, ...state, ...(h ? { held: h } : {}) });
+    if (state || h) byNode.set(n.name, { optedOut: false, ...state, ...(h ? { held: h } : {}) });
   }
-  return out;
+  return { byNode, dropped: step.stop === 'dropped' };
 }
 
 /** Pods whose Deferred resize the kubelet holds without preemption, by node ("ns/name"). */

@@ -92,6 +92,8 @@ export interface ClusterBalloons {
   /** Why nothing is resized: the cluster has no pods/resize. Asked again after `unsupportedUntil`. */
   unsupported?: string;
   unsupportedUntil?: number;
+  /** KEP-5836: the server dropped the node field (its gate is off); no key is added before this time. */
+  resizePreemptionOffUntil?: number;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
   /** Pods labelled as balloons that fleetscope does not own, seen by the last cycle. */

@@ -226,6 +226,23 @@ describe('KEP-5836 on a 1.37 cluster', () => {
   });
 });
 
+describe('KEP-5836 on a 1.37 cluster with its alpha gate off (the field in the OpenAPI, dropped on write)', () => {
+  it('one patch finds the field dropped, said once; no key is added again for a day', async () => {
+    env = await startBalloonEnv({ kubernetesVersion: '1.37.0', nodes: 2, resizePreemptionGate: false });
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    const first = await env.cycle();
+    expect(first.errors).toEqual([
+      expect.stringMatching(/dropped .*InPlacePodVerticalScalingSchedulerPreemption/),
+    ]);
+    expect(served().nodePatches).toBe(1);
+    for (let i = 0; i < 3; i++) expect((await env.cycle()).errors).toEqual([]);
+    expect(served().nodePatches).toBe(1);
+    env.sim.clock.advance(24 * 3_600_000);
+    await env.cycle();
+    expect(served().nodePatches).toBe(2);
+  });
+});
+
 describe('KEP-5836 on a 1.36 cluster', () => {
   it('no node patch is ever sent: managed nodes, leaving management, and the off task', async () => {
     const { n1 } = await oneThirtySeven('1.36.2');
