@@ -68,7 +68,7 @@ const MUTATIONS: Mutation[] = [
   },
   {
     name: 'the KEP-5836 key never written',
-    file: 'shared/balloons/cycle.ts',
+    file: 'shared/balloons/opt-out-step.ts',
     from: 'new Set(decisions.filter((d) => d.desired).map((d) => d.node))',
     to: 'new Set<string>()',
   },

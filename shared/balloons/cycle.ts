@@ -17,7 +17,7 @@ import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
-import { syncResizePreemptionOptOut } from './opt-out-step.js';
+import { optOutOfResizePreemption, releaseOptOuts } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
@@ -153,8 +153,9 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   const policies = compile(items, l.errors);
   const nodes = await ctx.read.nodes();
   // Nothing managed any more: only fleetscope's KEP-5836 key is taken off the nodes that still carry it.
-  if (!wanted(items, nodes) && !ctx.drain) return releaseOptOuts(l, nodes);
-  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return releaseOptOuts(l, nodes);
+  if (!wanted(items, nodes) && !ctx.drain) return releaseOptOuts(l, nodes).then(() => idleResult(l));
+  if (ctx.drain && !(await ctx.objects.daemonSetExists()))
+    return releaseOptOuts(l, nodes).then(() => idleResult(l));
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
   if (!ctx.drain) await ensureBalloonObjects(l, items);
@@ -215,42 +216,6 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     impostors,
     repairs: l.repairs,
   };
-}
-
-/** The nodes some source sizes (not while draining): they carry fleetscope's KEP-5836 key. */
-const managedNodes = (decisions: readonly NodeDecision[]): Set<string> =>
-  new Set(decisions.filter((d) => d.desired).map((d) => d.node));
-
-async function releaseOptOuts(l: CycleLedger, nodes: readonly BalloonNode[]): Promise<BalloonCycleResult> {
-  await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, { nodes, managed: new Set() });
-  return idleResult(l);
-}
-
-/**
- * KEP-5836: fleetscope's key on the managed nodes, off the others; each node's state noted. A server
- * that dropped the field (its gate off) is not asked again for a day.
- */
-async function optOutOfResizePreemption(
-  l: CycleLedger,
-  items: BalloonItems,
-  nodes: readonly BalloonNode[],
-  decisions: readonly NodeDecision[],
-  pods: readonly BalloonPod[],
-): Promise<void> {
-  const offUntil = items.state?.resizePreemptionOffUntil;
-  const addsOff = offUntil !== undefined && l.now < offUntil;
-  const out = await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, {
-    nodes,
-    managed: managedNodes(decisions),
-    pods,
-    addsOff,
-  });
-  if (addsOff || out.dropped)
-    l.resizePreemptionOffUntil = addsOff ? offUntil : l.now + l.settings.unsupportedRecheckMs;
-  for (const d of decisions) {
-    const o = out.byNode.get(d.node);
-    if (o) d.state.resizePreemption = o;
-  }
 }
 
 /** Impostors not reported by the last cycle (one Event each, not one per cycle). */

@@ -49,8 +49,17 @@ export async function releaseResizePreemptionOptOut(ctx: TaskContext): Promise<T
   const reader = new RawReader(await ctx.client());
   const nodes = await everyNode(reader);
   const errors: string[] = [];
-  await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, { nodes, managed: new Set() });
+  const out = await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, {
+    nodes,
+    managed: new Set(),
+  });
   if (errors.length) throw new Error(errors.slice(0, 3).join('; '));
+  if (out.budgetSpent)
+    return {
+      done: false,
+      waitingFor: `more nodes carry ${OPT_OUT_KEY}: the next attempt removes more`,
+      pollMs: 1000,
+    };
   return { done: true };
 }
 

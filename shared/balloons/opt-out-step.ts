@@ -5,10 +5,11 @@
  * patch is fenced on the node's resourceVersion: when the node changed meanwhile it is read again and the
  * change recomputed, so another owner's key written in between is kept.
  */
-import type { BalloonNode, CountedPod } from './decide.js';
+import type { CycleLedger } from './cycle.js';
+import type { BalloonNode, CountedPod, NodeDecision } from './decide.js';
 import type { NodeOptOutApi } from './node-opt-out.js';
 import { hasOptOutKey, type NodeOptOutRead, OPT_OUT_FIELD, OPT_OUT_KEY, optOutChange } from './opt-out.js';
-import type { ResizePreemptionState } from './store.js';
+import type { BalloonItems, ResizePreemptionState } from './store.js';
 
 /** Node patches per cycle at most: a large cluster's first cycle spreads them over a few cycles. */
 export const OPT_OUT_BUDGET = 200;
@@ -20,13 +21,12 @@ export const RBAC_FEATURE = 'resize-preemption-opt-out';
 const stateOf = (n: NodeOptOutRead): ResizePreemptionState | undefined =>
   hasOptOutKey(n.keys) ? { optedOut: true } : undefined;
 
-/** Why the step stopped writing this cycle, said once. */
+/** Why the step stopped writing this cycle, said once (the budget is not an error: the rest next time). */
 type Stop = 'forbidden' | 'dropped' | 'budget';
 
-const STOPS: Record<Stop, string> = {
+const STOPS: Record<Exclude<Stop, 'budget'>, string> = {
   forbidden: `patch on nodes is forbidden: fleetscope's KEP-5836 key cannot be written (grant it with \`fleetscope rbac --with ${RBAC_FEATURE}\`); Deferred resizes on ballooned nodes may preempt pods`,
   dropped: `the API server dropped ${OPT_OUT_FIELD} from the patch (its alpha gate InPlacePodVerticalScalingSchedulerPreemption is off, so no resize preempts): asked again in a day`,
-  budget: `more nodes than ${OPT_OUT_BUDGET} to patch for KEP-5836: the rest next cycle`,
 };
 
 class Step {
@@ -76,7 +76,7 @@ class Step {
   }
 
   private halt(why: Stop, node: NodeOptOutRead): ResizePreemptionState | undefined {
-    if (!this.stop) this.errors.push(STOPS[why]);
+    if (!this.stop && why !== 'budget') this.errors.push(STOPS[why]);
     this.stop = why;
     return stateOf(node);
   }
@@ -95,6 +95,8 @@ export interface OptOutOutcome {
   byNode: Map<string, ResizePreemptionState>;
   /** The server dropped the field from a patch this cycle: its gate is off. */
   dropped: boolean;
+  /** The patch budget ran out: nodes are left for the next cycle (or attempt). */
+  budgetSpent: boolean;
 }
 
 /**
@@ -116,7 +118,7 @@ export async function syncResizePreemptionOptOut(
     const h = held.get(n.name);
     if (state || h) byNode.set(n.name, { optedOut: false, ...state, ...(h ? { held: h } : {}) });
   }
-  return { byNode, dropped: step.stop === 'dropped' };
+  return { byNode, dropped: step.stop === 'dropped', budgetSpent: step.stop === 'budget' };
 }
 
 /** Pods whose Deferred resize the kubelet holds without preemption, by node ("ns/name"). */
@@ -126,4 +128,40 @@ function heldResizes(pods: readonly CountedPod[]): Map<string, string[]> {
     if (p.resizePreemptionDisabled && p.node)
       out.set(p.node, [...(out.get(p.node) ?? []), `${p.namespace}/${p.name}`]);
   return out;
+}
+
+/** The nodes some source sizes (not while draining): they carry fleetscope's key. */
+const managedNodes = (decisions: readonly NodeDecision[]): Set<string> =>
+  new Set(decisions.filter((d) => d.desired).map((d) => d.node));
+
+/** A cycle with nothing to manage: the key is only taken off the nodes that still carry it. */
+export async function releaseOptOuts(l: CycleLedger, nodes: readonly BalloonNode[]): Promise<void> {
+  await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, { nodes, managed: new Set() });
+}
+
+/**
+ * The cycle's step: fleetscope's key on the managed nodes, off the others, each node's state noted in
+ * its decision. A server that dropped the field (its gate off) gets no key for a day.
+ */
+export async function optOutOfResizePreemption(
+  l: CycleLedger,
+  items: BalloonItems,
+  nodes: readonly BalloonNode[],
+  decisions: readonly NodeDecision[],
+  pods: readonly CountedPod[],
+): Promise<void> {
+  const offUntil = items.state?.resizePreemptionOffUntil;
+  const addsOff = offUntil !== undefined && l.now < offUntil;
+  const out = await syncResizePreemptionOptOut(l.ctx.objects.optOut, l.errors, {
+    nodes,
+    managed: managedNodes(decisions),
+    pods,
+    addsOff,
+  });
+  if (addsOff || out.dropped)
+    l.resizePreemptionOffUntil = addsOff ? offUntil : l.now + l.settings.unsupportedRecheckMs;
+  for (const d of decisions) {
+    const o = out.byNode.get(d.node);
+    if (o) d.state.resizePreemption = o;
+  }
 }
