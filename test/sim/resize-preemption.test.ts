@@ -116,4 +116,31 @@ describe('KEP-5836 on 1.37', () => {
       /^True PreemptionDisabledByNodePolicy: resize preemption is disabled on the node by: fleetscope.io\/balloons/,
     );
   });
+
+  it("the kubelet's critical-pod preemption for a resize honours the opt-out too", async () => {
+    for (const n of ['n3', 'n4']) c.addNode({ name: n, cpu: '2', memory: '4Gi' });
+    expect((await patchNode(c, 'n3', ['fleetscope.io/balloons'])).status).toBe(200);
+    for (const n of ['n3', 'n4']) {
+      await createPod(
+        c,
+        workloadPod(`low-${n}`, { node: n, cpu: '800m', memory: '64Mi', priorityClassName: 'low' }),
+      );
+      await createPod(
+        c,
+        workloadPod(`critical-${n}`, {
+          node: n,
+          cpu: '500m',
+          memory: '64Mi',
+          priorityClassName: 'system-node-critical',
+        }),
+      );
+      await resizePod(c, `critical-${n}`, { cpu: '1500m', memory: '64Mi' });
+    }
+    expect(await podExists(c, 'low-n3')).toBe(true);
+    expect(condition(await getPod(c, 'critical-n3'), 'PodResizePending')).toMatch(/^True Deferred/);
+    // without the opt-out the critical pod's resize takes the room
+    const lowN4 = (await podExists(c, 'low-n4')) ? (await getPod(c, 'low-n4')).status.phase : 'Gone';
+    expect(lowN4).not.toBe('Running');
+    expect(condition(await getPod(c, 'critical-n4'), 'PodResizePending')).toBeUndefined();
+  });
 });
