@@ -57,6 +57,7 @@ export async function saveCycle(
       ...(impostors.length ? { impostors: [...impostors] } : {}),
       ...(gone ? { unsupported: gone, unsupportedUntil: l.now + l.settings.unsupportedRecheckMs } : {}),
       ...(l.resizePreemptionOffUntil ? { resizePreemptionOffUntil: l.resizePreemptionOffUntil } : {}),
+      ...(l.resizePreemptionField ? { resizePreemptionField: l.resizePreemptionField } : {}),
     },
     version,
   );

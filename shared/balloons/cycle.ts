@@ -21,7 +21,7 @@ import { optOutOfResizePreemption, releaseOptOuts } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import type { BalloonItems, BalloonStore } from './store.js';
+import type { BalloonItems, BalloonStore, FieldDetection } from './store.js';
 import type { BalloonSummary } from './summary-model.js';
 
 export interface BalloonPod extends CountedPod {
@@ -111,6 +111,8 @@ export class CycleLedger {
   inflatesHeld: string | undefined;
   /** Until when no KEP-5836 key is added: the server dropped the field (its gate is off). */
   resizePreemptionOffUntil: number | undefined;
+  /** What core/v1's OpenAPI says of the KEP-5836 field, kept so that it is read again only when it changes. */
+  resizePreemptionField: FieldDetection | undefined;
   constructor(
     readonly ctx: BalloonCycleContext,
     readonly settings: BalloonSettings,

@@ -5,6 +5,7 @@
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { RawReader } from '../k8s/raw-reader.js';
 import { type JsonPatchOp, type NodeOptOutRead, servesOptOutField } from './opt-out.js';
+import type { FieldDetection } from './store.js';
 
 interface NodeWire {
   metadata?: { name?: string; resourceVersion?: string };
@@ -27,10 +28,11 @@ export class NodeOptOutApi {
 
   /**
    * Whether core/v1's OpenAPI v3 document serves `NodeSpec.podPreemptionPolicy.disableResizePreemption`.
-   * Two GETs: the index (small) names the document's URL with its content hash. A server without
-   * OpenAPI v3 (before 1.27) or without core/v1 in it does not have the field.
+   * The index (small) names the document's URL with its content hash: when it is the `known` one, the
+   * answer is too and the document (core/v1's is the largest a server has) is not read again. A server
+   * without OpenAPI v3 (before 1.27) or without core/v1 in it does not have the field.
    */
-  async fieldServed(): Promise<boolean> {
+  async fieldServed(known?: FieldDetection): Promise<FieldDetection> {
     try {
       const index = await this.reader.get<{ paths?: Record<string, { serverRelativeURL?: string }> }>(
         'read OpenAPI v3 index',
@@ -39,16 +41,17 @@ export class NodeOptOutApi {
         { expected: [404] },
       );
       const url = index.paths?.['api/v1']?.serverRelativeURL;
-      if (!url) return false;
+      if (!url) return { document: '', served: false };
+      if (known?.document === url) return known;
       const [path, query] = url.split('?');
       const doc = await this.reader.get<unknown>(
         'read core/v1 OpenAPI v3',
         path ?? url,
         Object.fromEntries(new URLSearchParams(query ?? '')),
       );
-      return servesOptOutField(doc);
+      return { document: url, served: servesOptOutField(doc) };
     } catch (err) {
-      if (err instanceof ClusterAccessError && err.status === 404) return false;
+      if (err instanceof ClusterAccessError && err.status === 404) return { document: '', served: false };
       throw err;
     }
   }

@@ -9,7 +9,7 @@ import type { CycleLedger } from './cycle.js';
 import type { BalloonNode, CountedPod, NodeDecision } from './decide.js';
 import type { NodeOptOutApi } from './node-opt-out.js';
 import { hasOptOutKey, type NodeOptOutRead, OPT_OUT_FIELD, OPT_OUT_KEY, optOutChange } from './opt-out.js';
-import type { BalloonItems, ResizePreemptionState } from './store.js';
+import type { BalloonItems, FieldDetection, ResizePreemptionState } from './store.js';
 
 /** Node patches per cycle at most: a large cluster's first cycle spreads them over a few cycles. */
 export const OPT_OUT_BUDGET = 200;
@@ -33,20 +33,29 @@ class Step {
   private served: Promise<boolean> | undefined;
   private patches = 0;
   stop: Stop | undefined;
+  /** What the OpenAPI said, when it was asked this cycle (else the known answer, carried). */
+  detection: FieldDetection | undefined;
   constructor(
     private readonly api: NodeOptOutApi,
     private readonly errors: string[],
-    addsOff: boolean,
+    input: Pick<OptOutInput, 'addsOff' | 'known'>,
   ) {
-    if (addsOff) this.served = Promise.resolve(false);
+    this.detection = input.known;
+    if (input.addsOff) this.served = Promise.resolve(false);
   }
 
   /** Whether the server knows the field: asked at most once per cycle. */
   fieldServed(): Promise<boolean> {
-    this.served ??= this.api.fieldServed().catch((err) => {
-      this.errors.push(`KEP-5836 detection: ${(err as Error).message}`);
-      return false;
-    });
+    this.served ??= this.api.fieldServed(this.detection).then(
+      (d) => {
+        this.detection = d;
+        return d.served;
+      },
+      (err) => {
+        this.errors.push(`KEP-5836 detection: ${(err as Error).message}`);
+        return false;
+      },
+    );
     return this.served;
   }
 
@@ -89,6 +98,8 @@ export interface OptOutInput {
   pods?: readonly CountedPod[];
   /** The server dropped the field lately (its gate is off): only removals, no question asked. */
   addsOff?: boolean;
+  /** What the OpenAPI said before: not read again while its document is the same. */
+  known?: FieldDetection;
 }
 
 export interface OptOutOutcome {
@@ -97,6 +108,8 @@ export interface OptOutOutcome {
   dropped: boolean;
   /** The patch budget ran out: nodes are left for the next cycle (or attempt). */
   budgetSpent: boolean;
+  /** What the OpenAPI says (asked this cycle, or known), to keep for the next one. */
+  detection?: FieldDetection;
 }
 
 /**
@@ -109,7 +122,7 @@ export async function syncResizePreemptionOptOut(
   errors: string[],
   input: OptOutInput,
 ): Promise<OptOutOutcome> {
-  const step = new Step(api, errors, input.addsOff ?? false);
+  const step = new Step(api, errors, input);
   const held = heldResizes(input.pods ?? []);
   const byNode = new Map<string, ResizePreemptionState>();
   for (const n of input.nodes) {
@@ -118,7 +131,12 @@ export async function syncResizePreemptionOptOut(
     const h = held.get(n.name);
     if (state || h) byNode.set(n.name, { optedOut: false, ...state, ...(h ? { held: h } : {}) });
   }
-  return { byNode, dropped: step.stop === 'dropped', budgetSpent: step.stop === 'budget' };
+  return {
+    byNode,
+    dropped: step.stop === 'dropped',
+    budgetSpent: step.stop === 'budget',
+    ...(step.detection ? { detection: step.detection } : {}),
+  };
 }
 
 /** Pods whose Deferred resize the kubelet holds without preemption, by node ("ns/name"). */
@@ -157,7 +175,9 @@ export async function optOutOfResizePreemption(
     managed: managedNodes(decisions),
     pods,
     addsOff,
+    ...(items.state?.resizePreemptionField ? { known: items.state.resizePreemptionField } : {}),
   });
+  l.resizePreemptionField = out.detection;
   if (addsOff || out.dropped)
     l.resizePreemptionOffUntil = addsOff ? offUntil : l.now + l.settings.unsupportedRecheckMs;
   for (const d of decisions) {

@@ -84,6 +84,13 @@ export interface ResizePreemptionState {
   held?: string[];
 }
 
+/** What an OpenAPI v3 document of core/v1 said of the KEP-5836 node field. */
+export interface FieldDetection {
+  /** Its serverRelativeURL in the OpenAPI index (with the content hash): a new one is read again. */
+  document: string;
+  served: boolean;
+}
+
 export interface ClusterBalloons {
   cluster: string;
   at: number;
@@ -94,6 +101,8 @@ export interface ClusterBalloons {
   unsupportedUntil?: number;
   /** KEP-5836: the server dropped the node field (its gate is off); no key is added before this time. */
   resizePreemptionOffUntil?: number;
+  /** KEP-5836: whether core/v1's OpenAPI (this document, its URL carrying its hash) has the node field. */
+  resizePreemptionField?: FieldDetection;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
   /** Pods labelled as balloons that fleetscope does not own, seen by the last cycle. */

@@ -18,7 +18,7 @@ const NODE = '/api/v1/nodes/opt-out-node';
 async function scenario(b: ApiBackend) {
   const record: Record<string, unknown> = {};
   const api = new NodeOptOutApi(new RawReader(await b.client()));
-  record.fieldServed = await api.fieldServed();
+  record.fieldServed = (await api.fieldServed()).served;
   const index = await b.raw('GET', '/openapi/v3');
   const doc = await b.raw('GET', index.json.paths['api/v1'].serverRelativeURL);
   const spec = doc.json.components.schemas['io.k8s.api.core.v1.NodeSpec'];

@@ -16,6 +16,7 @@ import { resizePreemptionText } from '../../shared/balloons/summary-model.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import type { TaskContext } from '../../shared/features/spec.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { raw } from '../sim/helpers.js';
 import {
@@ -169,7 +170,7 @@ describe('KEP-5836 on a 1.37 cluster', () => {
     expect(keysOf(n2)).toEqual(['example.com/late', OPT_OUT_KEY]);
     // The server knows the field: asked once for the cycle, not once per node.
     expect(detect).toHaveBeenCalledTimes(1);
-    expect(await detect.mock.results[0]!.value).toBe(true);
+    expect(await detect.mock.results[0]!.value).toMatchObject({ served: true });
     detect.mockRestore();
   });
 
@@ -246,7 +247,13 @@ describe('KEP-5836 on a 1.37 cluster with its alpha gate off (the field in the O
 describe('KEP-5836 on a 1.36 cluster', () => {
   it('no node patch is ever sent: managed nodes, leaving management, and the off task', async () => {
     const { n1 } = await oneThirtySeven('1.36.2');
+    const reads = vi.spyOn(RawReader.prototype, 'get');
     await deferredResizeOn(n1);
+    await env.cycle();
+    // core/v1's OpenAPI document is read once; later cycles see its hash unchanged in the small index
+    const read = (op: string) => reads.mock.calls.filter((c) => c[0] === op).length;
+    expect([read('read core/v1 OpenAPI v3'), read('read OpenAPI v3 index')]).toEqual([1, 3]);
+    reads.mockRestore();
     await env.store.deletePolicy(env.cluster, WHOLE_CLUSTER_POLICY.name);
     await env.cycle();
     const ctx = { client: async () => env.client } as unknown as TaskContext;
