@@ -11,3 +11,10 @@ export const REPO_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
 function findRoot(dir: string): string {
   return existsSync(join(dir, 'package.json')) || dirname(dir) === dir ? dir : findRoot(dirname(dir));
 }
+
+/**
+ * tsx's loader for `node --import`, resolved from this checkout: a bare `--import tsx` is resolved from
+ * the child's working directory, so a child started from elsewhere could not find it. A function: the
+ * CLI bundle loads this module and must not need tsx to start.
+ */
+export const tsxImport = (): string => import.meta.resolve('tsx');

@@ -6,6 +6,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsxImport } from '../local/root.js';
 import type { FromChild, ToChild } from './child.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'child.ts');
@@ -40,7 +41,11 @@ export class RuntimeProcess {
     env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     for (const k of Object.keys(env))
       if (k.startsWith('AWS_ENDPOINT_URL') || k === 'FLEETSCOPE_TABLE') delete env[k];
-    const child = fork(CHILD, [], { execArgv: ['--import', 'tsx'], env, stdio: ['ignore', fd, fd, 'ipc'] });
+    const child = fork(CHILD, [], {
+      execArgv: ['--import', tsxImport()],
+      env,
+      stdio: ['ignore', fd, fd, 'ipc'],
+    });
     closeSync(fd);
     const p = new RuntimeProcess(name, child);
     await p.next((m) => m.type === 'ready', 60_000);

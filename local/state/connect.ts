@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../root.js';
+import { REPO_ROOT, tsxImport } from '../root.js';
 import { answers, isAlive, readRecord, serverLogPath, takeLease } from './record.js';
 
 // Run from the CLI bundle (dist/, fresh: bin/fleetscope.js rebuilds a stale one), the server is the
@@ -14,7 +14,7 @@ import { answers, isAlive, readRecord, serverLogPath, takeLease } from './record
 const FROM_BUNDLE = import.meta.url.includes('/dist/');
 const SERVER_ARGS = FROM_BUNDLE
   ? [join(REPO_ROOT, 'dist', 'local', 'state', 'server.js')]
-  : ['--import', 'tsx', join(REPO_ROOT, 'local', 'state', 'server.ts')];
+  : ['--import', tsxImport(), join(REPO_ROOT, 'local', 'state', 'server.ts')];
 const EXIT_LOCKED = 3;
 const START_TIMEOUT_MS = 30_000;
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startLocalDynamo } from '../../local/dynamo.js';
 import { startLocalRuntime } from '../../local/runtime.js';
+import { connectState } from '../../local/state/connect.js';
 import { dataDir, readRecord } from '../../local/state/record.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { runFleetscope } from '../support/cli.js';
@@ -64,6 +65,23 @@ describe('one state directory, several processes', () => {
       expect(readFileSync(`${dir}/state-server.log`, 'utf8')).toContain('locked by another process');
     } finally {
       await holder.stop();
+    }
+  });
+
+  it('a server started from the sources starts whatever the working directory (tsx is found from the checkout)', async () => {
+    const dir = testDir('fleetscope-shared-');
+    const elsewhere = testDir('fleetscope-cwd-'); // no node_modules here or above
+    const cwd = process.cwd();
+    process.chdir(elsewhere);
+    try {
+      const state = await connectState(dir);
+      state.release();
+      expect(state.started).toBe(true);
+      expect(readRecord(dir)?.endpoint).toBe(state.endpoint);
+    } finally {
+      process.chdir(cwd);
+      const pid = readRecord(dir)?.pid;
+      if (pid) process.kill(pid, 'SIGTERM');
     }
   });
 });
