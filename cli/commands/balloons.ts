@@ -185,7 +185,8 @@ function moneyLines(states: ClusterBalloons[]): string[] {
   return lines;
 }
 
-function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
+/** The status table (exported for its tests). */
+export function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
   const K = CAPACITY_COLUMNS;
   const head: string[] = [
     'CLUSTER',

@@ -4,7 +4,10 @@
  * full list refused naming the node; the field told from an OpenAPI v3 document, inline or by $ref.
  */
 import { describe, expect, it } from 'vitest';
+import { statusTable } from '../../cli/commands/balloons.js';
+import { amounts } from '../../shared/balloons/amounts.js';
 import { OPT_OUT_KEY, optOutChange, servesOptOutField } from '../../shared/balloons/opt-out.js';
+import type { ClusterBalloons, NodeState } from '../../shared/balloons/store.js';
 
 const node = (keys: string[]) => ({ name: 'n1', resourceVersion: '42', keys });
 const fence = { op: 'test', path: '/metadata/resourceVersion', value: '42' };
@@ -74,5 +77,39 @@ describe('servesOptOutField', () => {
     expect(servesOptOutField(doc({ properties: { taints: {} } }))).toBe(false);
     expect(servesOptOutField({})).toBe(false);
     expect(servesOptOutField(undefined)).toBe(false);
+  });
+});
+
+describe('balloons status -o wide', () => {
+  it('shows each node’s KEP-5836 state: opted out, and the resizes the kubelet holds without preemption', () => {
+    const a = amounts(4000, 8 * 2 ** 30);
+    const node = (resizePreemption?: NodeState['resizePreemption']): NodeState => ({
+      allocatable: a,
+      capacity: a,
+      workloads: amounts(1000, 2 ** 30),
+      balloon: amounts(1000, 2 ** 30),
+      target: amounts(1000, 2 ** 30),
+      ...(resizePreemption ? { resizePreemption } : {}),
+    });
+    const state: ClusterBalloons = {
+      cluster: 'c1',
+      at: 0,
+      cycleId: 'x',
+      errors: [],
+      version: 1,
+      nodes: {
+        held: node({ optedOut: true, held: ['default/web-0'] }),
+        full: node({ optedOut: false, problem: 'node full: ...' }),
+        old: node(),
+      },
+    };
+    const [head, ...rows] = statusTable([state], true);
+    expect(head).toContain('RESIZE PREEMPTION');
+    const cell = (n: string) => rows.find((r) => r.includes(` ${n} `))!.trimEnd();
+    expect(cell('held')).toMatch(
+      /opted out; kubelet holds 1 resize\(s\) without preemption \(default\/web-0\)$/,
+    );
+    expect(cell('full')).toMatch(/not opted out: the list is full$/);
+    expect(cell('old')).toMatch(/ -$/);
   });
 });
