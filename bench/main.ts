@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (BENCH_ONLY=nodescope, balloons or fleet runs one part): the nodescope benchmark, the
+ * `npm run bench` (BENCH_ONLY=startup, nodescope, balloons, grow or fleet runs one part): the nodescope benchmark, the
  * balloons one (bench/balloons.ts), then the fleet run (bench/fleet.ts: 1,000 small clusters through
  * dispatch and the workers).
  *
@@ -27,6 +27,7 @@ import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { resolveTargets } from '../shared/nodescope/targets.js';
+import { growLatencyBench } from './balloon-grow-latency.js';
 import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { runFleetBench } from './fleet.js';
@@ -317,15 +318,16 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=startup, nodescope, balloons or fleet runs one part.
+// BENCH_ONLY=startup, nodescope, balloons, grow or fleet runs one part.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['startup', 'nodescope', 'balloons', 'fleet'].includes(only))
-  throw new Error(`BENCH_ONLY must be startup, nodescope, balloons or fleet, not ${only}`);
+if (only !== undefined && !['startup', 'nodescope', 'balloons', 'grow', 'fleet'].includes(only))
+  throw new Error(`BENCH_ONLY must be startup, nodescope, balloons, grow or fleet, not ${only}`);
 (async () => {
   if (!only || only === 'startup') startupBench();
   if (only === 'startup') return;
   if (only === undefined || only === 'nodescope') await main();
   if (only === undefined || only === 'balloons') await balloonBench();
+  if (only === undefined || only === 'grow') await growLatencyBench();
   if (only === undefined || only === 'fleet') await runFleetBench();
 })().then(
   () => process.exit(0),

@@ -4,6 +4,7 @@ import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { type ClusterCycleResult, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { KeptLists } from '../shared/cycle/kept-lists.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
@@ -14,6 +15,12 @@ import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
 import { addMetrics } from '../shared/platform/observability.js';
+
+/**
+ * The clusters' large lists kept from one invocation to the next while this Lambda instance stays warm
+ * (module state); a cold instance, or one that served other clusters meanwhile, lists in full.
+ */
+const kept = new KeptLists();
 
 /** The phases left out of this cycle, with their feature's state. */
 type PhasesOff = { nodescope?: FeatureState | 'unannounced'; balloons?: FeatureState | 'unannounced' };
@@ -65,6 +72,7 @@ export const handler = eventHandler({
         ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),
         ...(blGate.allowed ? { balloons: balloonSettingsFromEnv() } : {}),
         now: nodescopeClock(),
+        kept,
         logger: { info: (m, f) => logger.info(m, f ?? {}), warn: (m, f) => logger.warn(m, f ?? {}) },
       });
       await deps.publisher.publish(cycle.events);
@@ -86,6 +94,7 @@ function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult,
     nodescope: ns?.detail ?? `off (${off.nodescope})`,
     balloons: balloons?.summary ?? `off (${off.balloons})`,
     balloonErrors: balloons?.errors ?? [],
+    reads: cycle.reads,
   });
   return {
     cluster,

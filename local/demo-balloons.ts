@@ -1,15 +1,20 @@
 /**
  * The balloons part of the demo (KEP-5620): an "elastic" node pool in demo-1 sized by a policy, shown
  * being shrunk to its workloads plus headroom, then grown as more work arrives; one explicit resize
- * request (the cloud-provider story); and one reclaim blocked by pods that took the space first,
- * explained. Simulated nodes and pods only: a real fleet's pools and policies are the operator's.
+ * request (the cloud-provider story); node scope's per-node upsize Deferred on a full pool node, served
+ * by the minute's grow pass (the balloon deflates, the resize completes, nothing is preempted); and one
+ * reclaim blocked by pods that took the space first, explained. Simulated nodes and pods only: a real fleet's pools and policies are the operator's.
  */
 import { amounts, pairText } from '../shared/balloons/amounts.js';
+import { BALLOONS } from '../shared/balloons/events.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
 import { blockedText } from '../shared/balloons/summary.js';
 import { CYCLE } from '../shared/cycle/capability.js';
+import { ClusterClient } from '../shared/k8s/client.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
+import { rawResizeApi } from '../shared/resize/raw-api.js';
 import type { LocalRuntime } from './runtime.js';
 import type { Simulator } from './sim/index.js';
 
@@ -60,8 +65,9 @@ export async function setElasticPolicy(runtime: LocalRuntime): Promise<void> {
   );
 }
 
-async function cycle(runtime: LocalRuntime): Promise<Record<string, NodeState>> {
-  await runtime.invoker.invokeAsync('dispatch', { capability: CYCLE }, 'demo:balloons');
+/** One dispatch of a capability's schedule (the 5-minute cycle, or the minute's grow pass); the state after. */
+async function cycle(runtime: LocalRuntime, capability = CYCLE): Promise<Record<string, NodeState>> {
+  await runtime.invoker.invokeAsync('dispatch', { capability }, 'demo:balloons');
   await runtime.bus.drain();
   return (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
 }
@@ -80,6 +86,7 @@ export async function balloonStory(
     'balloons demo (demo-1):',
     `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(shrunk, n)} of ${pairText(shrunk[n]?.allocatable)}`).join(', ')}`,
   ];
+  lines.push(...(await deferredUpsizeGrows(runtime, sim)));
   lines.push(await moreWorkArrives(runtime, sim, shrunk));
   lines.push(...(await vmResized(runtime, sim, publisher)));
   lines.push(...(await reclaimBlocked(runtime)));
@@ -132,6 +139,64 @@ async function vmResized(
   const s = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes[general];
   return [
     `  explicit NodeResizeRequested: ${general} should offer 2 / 4Gi (its VM is being resized) -> balloon ${pairText(s?.balloon)}, the node offers ${pairText(s?.size)}`,
+  ];
+}
+
+type DemoPod = {
+  metadata: { name: string; uid: string };
+  spec: { nodeName?: string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; reason?: string }[];
+    containerStatuses?: { resources?: { requests?: Record<string, string> } }[];
+  };
+};
+
+/**
+ * Node scope's per-node upsize (the PATCH of pods/resize it makes) of netd on a full pool node: the
+ * kubelet Defers it; the minute's grow pass deflates the balloon by what it needs; the kubelet then
+ * completes the resize on its own, and no pod is preempted or evicted.
+ */
+async function deferredUpsizeGrows(runtime: LocalRuntime, sim: Simulator): Promise<string[]> {
+  const prev = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+  // The pool node with the most room left under the policy's maximum (7 cpu) to grow into (not the
+  // first: it is given an explicit size below, and an explicit size is never grown).
+  const cpuOf = (n: string) => prev[n]?.size?.cpu ?? Number.POSITIVE_INFINITY;
+  const node = POOL.slice(1).reduce((a, b) => (cpuOf(b) < cpuOf(a) ? b : a));
+  const c = sim.cluster(CLUSTER);
+  const netd = () =>
+    (c.store.list('pods', 'kube-system') as DemoPod[]).find(
+      (p) => p.metadata.name.startsWith('netd-') && p.spec.nodeName === node,
+    );
+  const pod = netd();
+  if (!pod) return [];
+  const running = () =>
+    new Set(
+      (c.store.list('pods') as DemoPod[])
+        .filter((p) => p.status?.phase === 'Running')
+        .map((p) => p.metadata.uid),
+    );
+  const before = running();
+  // More than the node has free (what it offers less what its pods request): the kubelet Defers it.
+  const free = (prev[node]?.size?.cpu ?? 0) - (prev[node]?.workloads?.cpu ?? 0);
+  const cpu = `${100 + free + 250}m`;
+  const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: CLUSTER, context: CLUSTER });
+  try {
+    await rawResizeApi(new RawReader(client)).patchResize('kube-system', pod.metadata.name, {
+      spec: { containers: [{ name: 'netd', resources: { requests: { cpu, memory: '64Mi' } } }] },
+    });
+  } finally {
+    await client.close();
+  }
+  const pending = () => netd()?.status?.conditions?.find((x) => x.type === 'PodResizePending')?.reason;
+  const answer = pending() ?? 'accepted at once';
+  const grown = await cycle(runtime, BALLOONS);
+  sim.clock.advance(1000); // the kubelet actuates the deflate, then retries the Deferred resize
+  const now = running();
+  const gone = [...before].filter((uid) => !now.has(uid)).length;
+  const actual = netd()?.status?.containerStatuses?.[0]?.resources?.requests?.cpu;
+  return [
+    `  node scope's per-node upsize of ${pod.metadata.name} on ${node} to ${cpu}: ${answer} by the kubelet; the minute's grow pass deflated the balloon (${node} offers ${offers(prev, node)} -> ${offers(grown, node)}); the resize ${pending() ? `is still ${pending()}` : `completed (${actual})`}; pods preempted or evicted: ${gone}`,
   ];
 }
 

@@ -1,5 +1,6 @@
 import { allSchedules } from '../shared/capabilities.js';
 import { MIRROR_RETRY_MS } from '../shared/features/reconciler.js';
+import { AGENT_FEATURE, FAILING_FEATURE } from './declared.js';
 
 /** How big and how rough a soak is. `npm run soak` runs FULL; `npm test` runs SHORT. */
 export interface SoakConfig {
@@ -36,6 +37,7 @@ export interface SoakConfig {
 export interface FeatureFlip {
   cluster: number;
   at: number;
+  /** NAME (fleetscope's own) or NAMESPACE/NAME (a declared one, ./declared.ts). */
   feature: string;
   desired: 'on' | 'off' | 'default';
 }
@@ -54,12 +56,12 @@ const settleAtLeast = (cycles: number): number =>
 export const flipCycle = (cfg: Pick<SoakConfig, 'cycles'>, f: FeatureFlip): number =>
   Math.max(2, Math.min(cfg.cycles, Math.round(f.at * cfg.cycles)));
 
-const flip = (cluster: number, at: number, desired: FeatureFlip['desired']): FeatureFlip => ({
-  cluster,
-  at,
-  feature: 'balloons',
-  desired,
-});
+const flip = (
+  cluster: number,
+  at: number,
+  desired: FeatureFlip['desired'],
+  feature = 'balloons',
+): FeatureFlip => ({ cluster, at, feature, desired });
 
 export const FULL: SoakConfig = {
   clusters: 20,
@@ -90,6 +92,14 @@ export const FULL: SoakConfig = {
     flip(4, 0.7, 'default'),
     // A cluster without balloons: off for good.
     flip(11, 0.25, 'off'),
+    // The agent with a skewed clock: its feature off for good, off and on again, off during the race.
+    flip(3, 0.1, 'off', AGENT_FEATURE),
+    flip(6, 0.2, 'off', AGENT_FEATURE),
+    flip(6, 0.6, 'on', AGENT_FEATURE),
+    flip(9, 0.45, 'off', AGENT_FEATURE),
+    // A declaration whose task always fails: it must end stuck, shown so.
+    flip(5, 0.3, 'on', FAILING_FEATURE),
+    flip(12, 0.8, 'on', FAILING_FEATURE),
   ],
 };
 
@@ -108,5 +118,12 @@ export const SHORT: SoakConfig = {
   balloonShare: 0.5,
   elasticNodes: 2,
   workloadChange: 0.5,
-  flips: [flip(0, 0.25, 'off'), flip(1, 0.25, 'off'), flip(1, 0.4, 'on')],
+  flips: [
+    flip(0, 0.25, 'off'),
+    flip(1, 0.25, 'off'),
+    flip(1, 0.4, 'on'),
+    // Late enough that the agent has read on (its Feature object is mirrored at the first passes).
+    flip(2, 0.85, 'off', AGENT_FEATURE),
+    flip(2, 0.25, 'on', FAILING_FEATURE),
+  ],
 };

@@ -8,7 +8,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { loadCatalog } from '../shared/features/catalog.js';
 import { setDesired } from '../shared/features/desired.js';
-import { FLEETSCOPE_NAMESPACE } from '../shared/features/model.js';
+import { FLEETSCOPE_NAMESPACE, parseRef } from '../shared/features/model.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ensurePolicy } from './balloons.js';
 import { type FeatureFlip, flipCycle, type SoakConfig } from './config.js';
@@ -46,7 +46,7 @@ export class FeatureOperator {
     const catalog = await loadCatalog(this.store);
     for (const f of due) {
       const cluster = this.names[f.cluster] as string;
-      const spec = catalog.need({ namespace: FLEETSCOPE_NAMESPACE, name: f.feature });
+      const spec = catalog.need(parseRef(f.feature));
       const desired = f.desired === 'default' ? undefined : f.desired;
       const r = await setDesired(this.store, spec, cluster, desired, 'soak operator', {}, now);
       this.done.push({ cycle, cluster, feature: f.feature, desired: f.desired, changed: r.changed });

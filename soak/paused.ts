@@ -8,7 +8,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
 import { loadCatalog } from '../shared/features/catalog.js';
-import { FLEETSCOPE_NAMESPACE } from '../shared/features/model.js';
+import { parseRef } from '../shared/features/model.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ClusterClient } from '../shared/k8s/client.js';
@@ -79,7 +79,7 @@ export class PausedReconciler {
           },
         },
         cluster,
-        { namespace: FLEETSCOPE_NAMESPACE, name: feature },
+        parseRef(feature),
       );
     })()
       .catch((err) => {

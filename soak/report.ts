@@ -21,6 +21,7 @@ export function formatReport(r: SoakReport): string {
     `CLI commands during the run: ${fmt(r.cli)}; resize requests reaching the apiservers: ${r.resizes}`,
     `balloons: ${b.clusters} clusters with a policy, ${b.pods} balloon pods, ${b.inflates} inflates and ${b.deflates} deflates accepted; batch pods ${b.batchAdded} added, ${b.batchRemoved} removed; policies put back after on: ${b.policiesRestored}`,
     `feature flips: ${r.flips.length ? r.flips.join(', ') : 'none'}`,
+    `lifecycle faults hit: ${fmt(r.injected)}`,
     '',
   ];
   const rows = r.invariants.map((i) => [

@@ -16,13 +16,16 @@ import type { DeadLetter } from '../local/invoker.js';
 import { connectState } from '../local/state/connect.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { CLAIM_MS } from '../shared/features/machine.js';
+import { FeatureStore } from '../shared/features/store.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
+import { SkewedAgent } from './agent.js';
 import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
 import { type SoakConfig, soakPeriodMs } from './config.js';
+import { FAILING_FEATURE, failingAttempts, registerDeclared, SOAK_NS, stuckShown } from './declared.js';
 import { type FaultCounts, injectFaults } from './faults.js';
 import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
@@ -64,6 +67,11 @@ export interface SoakReport {
     policiesRestored: number;
   };
   flips: string[];
+  /**
+   * The lifecycle faults of issue 16, each as often as it was actually hit: a run where one is zero did
+   * not test what it claims to.
+   */
+  injected: Record<string, number>;
   seconds: number;
   invariants: InvariantRow[];
 }
@@ -106,6 +114,8 @@ interface World {
   /** A reconciler paused past its claim (./paused.ts), started at the first flip. */
   paused: PausedReconciler;
   pausedAt?: number;
+  /** The in-cluster agent with a skewed clock (./agent.ts). */
+  agent: SkewedAgent;
   close(keep?: boolean): Promise<void>;
 }
 
@@ -185,12 +195,14 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     workloads: { added: 0, removed: 0 },
     operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
     paused: new PausedReconciler(db, DEFAULTS.table, sim),
+    agent: new SkewedAgent(sim, new FeatureStore(db, DEFAULTS.table)),
   };
   const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
   const unwatch = observePreemptions(sim, w.preemptions);
   return {
     ...w,
     async close(keep) {
+      await w.agent.close();
       unwatch();
       unobserve();
       await sim.stop();
@@ -216,6 +228,7 @@ async function registerFleet(w: World): Promise<RuntimeProcess> {
   });
   await main.next((m) => m.type === 'registered');
   for (const c of w.withBalloons) await ensurePolicy(w.db, DEFAULTS.table, c);
+  await registerDeclared(w.db, DEFAULTS.table, w.sim, w.sim.clock.now());
   return main;
 }
 
@@ -258,6 +271,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   run.cli.push(...(await Promise.all(ops)));
   // Resumed once its claim has lapsed (and the runtimes' reconcilers took the task over).
   if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
+  await w.agent.step(sim.clock.now());
   w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
 }
 
@@ -282,6 +296,9 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     balloonClusters: w.withBalloons,
     objectDeletes: w.deletes,
     paused: w.paused.outcome,
+    agent: w.agent.outcome,
+    stuckShown: await stuckShown(w.run.events, w.run.stateDir, SOAK_NS),
+    cannotEnd: [FAILING_FEATURE],
     settleMinutes: (w.cfg.settleCycles * w.period) / 60_000,
   };
   const invariants = await checkInvariants(state);
@@ -297,7 +314,20 @@ async function judge(w: World, faults: FaultCounts, started: number) {
   const flips = w.operator.done.map(
     (f) => `${f.cluster} ${f.feature} ${f.desired} @${f.cycle}${f.changed ? '' : ' (no change)'}`,
   );
-  return { ...report(w.run, faults, w.resizes.length, invariants, started, w.names), balloons, flips };
+  const failing = await failingAttempts(w.db, DEFAULTS.table, w.names);
+  const injected = {
+    'a reconciler paused past its claim (froze holding it)': w.paused.outcome?.froze ? 1 : 0,
+    'reports of an agent with a skewed clock': w.agent.outcome.reports,
+    'of them, on echoing the current epoch while it wound down': w.agent.outcome.heldOn,
+    'failed attempts of a declared task that cannot succeed': failing.attempts,
+    'transitions shown stuck (event and features list)': failing.shownStuck(state.stuckShown),
+  };
+  return {
+    ...report(w.run, faults, w.resizes.length, invariants, started, w.names),
+    balloons,
+    flips,
+    injected,
+  };
 }
 
 async function startRuntime(run: Run): Promise<RuntimeProcess> {
@@ -449,7 +479,7 @@ function report(
   invariants: InvariantRow[],
   started: number,
   clusters: string[],
-): Omit<SoakReport, 'balloons' | 'flips'> {
+): Omit<SoakReport, 'balloons' | 'flips' | 'injected'> {
   const capabilityCycles: SoakReport['capabilityCycles'] = {};
   for (const cap of CAPABILITIES) {
     // Capabilities run by a schedule of their own, and node scope (whose histories the ledger judges)

@@ -5,8 +5,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
+import type { AgentOutcome } from './agent.js';
 import type { FlipDone } from './features.js';
 import type { BalloonSample } from './invariants/balloons.js';
+import type { StuckShown } from './invariants/features.js';
 import type { PausedOutcome } from './paused.js';
 
 /** One resize request that reached a simulated apiserver's handler (faults answer before it). */
@@ -87,6 +89,12 @@ export interface SoakState {
   objectDeletes: ObjectDelete[];
   /** The reconciler the soak paused past its claim (./paused.ts), if a flip started it. */
   paused?: PausedOutcome;
+  /** The agent with a skewed clock (./agent.ts) and what it saw after each cycle. */
+  agent?: AgentOutcome;
+  /** Where stuck transitions were shown (bus events, `features list` at the end). */
+  stuckShown?: StuckShown;
+  /** Features whose task cannot succeed (./declared.ts): flipped on, they must end stuck. */
+  cannotEnd?: string[];
   /** Clean minutes at the end (no faults, kills or race) before the checks. */
   settleMinutes: number;
 }

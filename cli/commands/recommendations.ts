@@ -13,11 +13,12 @@ import {
 } from '../../shared/kernel/units-format.js';
 import {
   exportCheckpoints,
+  groupsBy,
   importCheckpoints,
   type SkippedCheckpoint,
 } from '../../shared/nodescope/checkpoints.js';
-import { installScopedCrd } from '../../shared/nodescope/crd.js';
-import { daemonSetPlacement, type PlacementCheck } from '../../shared/nodescope/daemonset-nodes.js';
+import { applyCrdPlan, planScopedCrd, readVpaCrd } from '../../shared/nodescope/crd-plan.js';
+import { type DaemonSetNodes, daemonSetNodes } from '../../shared/nodescope/daemonset-nodes.js';
 import {
   type DaemonSetFigures,
   daemonSetFigures,
@@ -31,6 +32,7 @@ import {
 } from '../../shared/nodescope/query.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { UpstreamNotice } from '../../shared/nodescope/upstream-vpa.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
@@ -40,9 +42,9 @@ import { outputFormat, outputOptions, print } from '../output.js';
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--stored] [-o table|wide|json|yaml]
-  fleetscope recommendations install-crd --cluster NAME
-  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o json|yaml|table|wide]
-  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME --file FILE|- [-o ...]
+  fleetscope recommendations install-crd --cluster NAME [--dry-run]
+  fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE | --scope LABEL] [-o json|yaml|table|wide]
+  fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--scope LABEL] --file FILE|- [-o ...]
 
   list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster: what their pods
                request today beside the per-node targets, the same figures as the report's
@@ -50,12 +52,18 @@ const usage = `usage:
                requests now with the change (current → target (delta, %)), recomputed from the stored
                states as the next cycle would (the report's figures); --stored shows what the last
                fold stored instead. Both say as of when.
-  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster
+  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster;
+               prints what it changes (path by path) first; --dry-run: only that, checked by the API
+               server (dryRun=All), nothing written
   checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
                -o yaml, or -o table|wide for a summary per checkpoint):
-               one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container
+               one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container;
+               --scope LABEL: one per node-label group instead (AEP-10031: scopeValue = the label's
+               value, "__absent__" without it), to hand the history back to upstream VPA
   import-checkpoints
-               load node-scoped checkpoints (a List, or an array) as the history of nodes that have none
+               load node-scoped checkpoints (a List, or an array) as the history of nodes that have none;
+               --scope LABEL: upstream's group checkpoints (DaemonSetScope), each group's history
+               shared evenly among its nodes
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -70,6 +78,8 @@ const options = {
   stored: { type: 'boolean' },
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  scope: { type: 'string' },
   ...outputOptions,
 } as const;
 
@@ -121,6 +131,8 @@ function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Recor
 interface Listed {
   head: DsHead;
   figures: DaemonSetFigures;
+  /** What upstream VPA's components would do to its VPA (the last cycle's warnings). */
+  warnings: string[];
 }
 
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
@@ -141,24 +153,68 @@ async function list(values: Flags): Promise<number> {
     const store = new NodeScopeStore(ctx.db, ctx.table);
     const all = await listDaemonSets(store, values.cluster);
     const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace);
+    const clusters = values.cluster ? [values.cluster] : (await ctx.registry.list()).map((c) => c.name);
+    const notices = (await noticesIn(store, clusters)).filter(
+      (n) => !values.namespace || n.namespace === values.namespace,
+    );
     if (heads.length === 0 && format !== 'json' && format !== 'yaml') {
       if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
       else console.log(await whyNoNodeScope(ctx, values.cluster));
+      for (const line of noticeLines(notices)) console.log(line);
       return 0;
     }
-    const listed = (await Promise.all(heads.map((h) => listedOf(store, h)))).sort(sort);
-    print(format, listed.map(headView), (wide) => headTable(listed, wide, Date.now()));
+    const listed = (await Promise.all(heads.map((h) => listedOf(store, h, notices)))).sort(sort);
+    print(format, listed.map(headView), (wide) => [
+      ...headTable(listed, wide, Date.now()),
+      ...noticeLines(notices),
+    ]);
     return 0;
   });
 }
 
-async function listedOf(store: NodeScopeStore, head: DsHead): Promise<Listed> {
+async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNotice[]): Promise<Listed> {
   const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
-  return { head, figures: daemonSetFiguresOf(head, recs) };
+  return { head, figures: daemonSetFiguresOf(head, recs), warnings: warningsOf(notices, head) };
+}
+
+/** A notice of the last cycle of a cluster (upstream-vpa.ts): a skipped VPA, or a warning. */
+type ClusterNotice = UpstreamNotice & { cluster: string };
+
+/** The notices the clusters' last cycles recorded. */
+async function noticesIn(store: NodeScopeStore, clusters: string[]): Promise<ClusterNotice[]> {
+  const records = await Promise.all(clusters.map((c) => store.getCluster(c)));
+  return records.flatMap((r) => (r?.notices ?? []).map((n) => ({ ...n, cluster: r?.cluster ?? '' })));
+}
+
+/** The warnings on the VPA that sizes a DaemonSet: what upstream VPA's components would do to it. */
+const warningsOf = (
+  notices: ClusterNotice[],
+  h: { cluster: string; namespace: string; vpa: { name: string } },
+) =>
+  notices
+    .filter(
+      (n) =>
+        n.kind === 'warning' &&
+        n.cluster === h.cluster &&
+        n.namespace === h.namespace &&
+        n.vpa === h.vpa.name,
+    )
+    .map((n) => n.reason);
+
+/** Skipped VPAs and warnings, one line each, under a table. */
+function noticeLines(notices: ClusterNotice[]): string[] {
+  if (notices.length === 0) return [];
+  return [
+    '',
+    ...notices.map(
+      (n) =>
+        `${n.kind === 'skipped' ? 'skipped' : 'warning'}: ${n.cluster} VPA ${n.namespace}/${n.vpa}: ${n.reason}`,
+    ),
+  ];
 }
 
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f }: Listed) {
+function headView({ head: h, figures: f, warnings }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -185,6 +241,7 @@ function headView({ head: h, figures: f }: Listed) {
     asOf: f.asOf,
     foldedThrough: h.foldedThrough,
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
+    warnings,
   };
 }
 
@@ -245,13 +302,20 @@ function daemonSetOf(values: Flags, what: string): DaemonSetTarget {
 }
 
 async function checkpoints(values: Flags): Promise<number> {
-  const { cluster, ds, namespace, name } = daemonSetOf(values, 'checkpoints');
+  const target = daemonSetOf(values, 'checkpoints');
+  const { cluster, ds, namespace, name } = target;
   // A List to import or apply: JSON unless another format is asked for.
   const format = values.output || values.json ? outputFormat(values) : 'json';
+  if (values.scope && values.node) throw new UsageError('--scope and --node: choose one');
   return withContext(values, async (ctx) => {
-    await registeredCluster(ctx, cluster);
+    const registered = await registeredCluster(ctx, cluster);
+    const nodes = values.scope
+      ? await nodesOf(registered, target, 'group the history by node label')
+      : undefined;
+    if (values.scope && !nodes) return 1;
     const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
+      ...(values.scope && nodes ? { groups: groupsBy(nodes.eligible, values.scope) } : {}),
     });
     // Thrown, not printed: every failure reads "fleetscope recommendations: ..." (cli/main.ts), exit 1.
     if (!items) throw new Error(`no node-scoped history for ${ds} in cluster ${cluster}`);
@@ -283,8 +347,12 @@ async function importFrom(values: Flags): Promise<number> {
   const format = outputFormat(values);
   const { valid, invalid } = checkpointsIn(await readInput(values.file));
   return withContext(values, async (ctx) => {
-    const placement = await placementOf(await registeredCluster(ctx, cluster), target);
-    if (!placement) return 1;
+    const nodes = await nodesOf(
+      await registeredCluster(ctx, cluster),
+      target,
+      'check the checkpoints against',
+    );
+    if (!nodes) return 1;
     const result = await importCheckpoints(
       new NodeScopeStore(ctx.db, ctx.table),
       cluster,
@@ -292,7 +360,8 @@ async function importFrom(values: Flags): Promise<number> {
       name,
       valid,
       Date.now(),
-      placement,
+      nodes.check,
+      values.scope ? groupsBy(nodes.eligible, values.scope) : undefined,
     );
     if (!result) {
       console.error(`nodescope has not seen ${ds} in cluster ${cluster} yet (a cycle creates it)`);
@@ -343,20 +412,19 @@ function checkpointsIn(text: string): {
 }
 
 /**
- * Only the cluster's own nodes that the DaemonSet can run on take history: read them live. Undefined
- * (and said why) when the cluster cannot be read.
+ * Only the cluster's own nodes that the DaemonSet can run on take history (and make up its label
+ * groups): read them live. Undefined (and said why) when the cluster cannot be read.
  */
-async function placementOf(
+async function nodesOf(
   registered: RegisteredCluster,
   { cluster, ds, namespace, name }: DaemonSetTarget,
-): Promise<PlacementCheck | undefined> {
+  why: string,
+): Promise<DaemonSetNodes | undefined> {
   try {
     const client = await clusterAccess().client(registered.name, registered.kubeconfig);
-    return await daemonSetPlacement(client, cluster, namespace, name);
+    return await daemonSetNodes(client, cluster, namespace, name);
   } catch (err) {
-    console.error(
-      `cannot read the nodes of ${cluster} and ${ds} to check the checkpoints against: ${describeAccessError(err)}`,
-    );
+    console.error(`cannot read the nodes of ${cluster} and ${ds} to ${why}: ${describeAccessError(err)}`);
     return undefined;
   }
 }
@@ -367,7 +435,8 @@ async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
-    const recs = await getRecommendations(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
+    const store = new NodeScopeStore(ctx.db, ctx.table);
+    const recs = await getRecommendations(store, cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: !values.stored,
     });
@@ -383,13 +452,20 @@ async function get(values: Flags): Promise<number> {
       const f = byNode.get(node);
       if (f) Object.assign(rec, { requests: amountFields(f.requests), requestsFrom: f.requestsFrom });
     }
+    const warnings = warningsOf(await noticesIn(store, [cluster]), {
+      cluster,
+      namespace,
+      vpa: { name: recs.vpa },
+    });
     const { podRequests: _, ...doc } = {
       ...view,
       requests: Object.fromEntries(Object.entries(recs.requests).map(([c, a]) => [c, amountFields(a)])),
+      warnings,
     };
     const what = recs.mode === 'live' ? 'live (recomputed from the stored states)' : 'stored (the last fold)';
     print(format, doc, (wide) => [
       `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
+      ...warnings.map((w) => `warning: ${w}`),
       ...recsTable(recs, wide),
     ]);
     return 0;
@@ -427,14 +503,27 @@ function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
 
 async function installCrd(values: Flags): Promise<number> {
   const name = need(values.cluster, 'install-crd needs --cluster');
+  const dryRun = values['dry-run'] ?? false;
   return withContext(values, async (ctx) => {
     const cluster = await registeredCluster(ctx, name);
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-    const outcome = await installScopedCrd(client);
+    const plan = planScopedCrd(await readVpaCrd(client));
+    if (plan.action === 'unchanged') {
+      console.log(
+        `${cluster.name}: the VerticalPodAutoscaler CRD already is fleetscope's variant; nothing to change`,
+      );
+      return 0;
+    }
+    // What it will change, before it changes it.
     console.log(
-      outcome === 'unchanged'
-        ? `${cluster.name}: the VerticalPodAutoscaler CRD already carries spec.scope`
-        : `${cluster.name}: VerticalPodAutoscaler CRD ${outcome} with spec.scope (enum node, CEL: DaemonSet targets only)`,
+      `${cluster.name}: ${dryRun ? 'would' : 'will'} ${plan.action} the VerticalPodAutoscaler CRD:`,
+    );
+    for (const c of plan.changes) console.log(`  ${c}`);
+    await applyCrdPlan(client, plan, { dryRun });
+    console.log(
+      dryRun
+        ? `${cluster.name}: dry run: the API server accepts it (dryRun=All); nothing was written`
+        : `${cluster.name}: VerticalPodAutoscaler CRD ${plan.action === 'create' ? 'created' : 'updated'}`,
     );
     return 0;
   });

@@ -183,6 +183,7 @@ export class ClusterState {
       this.defs.set(collectionId(def), def);
     this.installStrategies();
     this.store.collection('pods', podIndexKey);
+    this.store.watchClock = () => this.clock.now();
     this.store.subscribe((ev) => this.queue.push(ev));
   }
 

@@ -49,8 +49,8 @@ import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
 import { withTopologyLabels } from './topology-labels.js';
-
 import type { RequestKind } from './types.js';
+import { offerBookmarks } from './watch-cache.js';
 
 /** How the client asked to see objects (its Accept header). */
 type Representation = ReturnType<typeof acceptedAs>;
@@ -111,7 +111,8 @@ function representationOf(req: IncomingMessage): Exclude<Representation, 'unsupp
 
 /**
  * Where a watch starts: the events since its resourceVersion (none given, or "0": every object as ADDED,
- * then what follows), or a 410 Expired to send when that version has been compacted away.
+ * then what follows), or a 410 Expired to send when that version is beyond the watch cache's reach
+ * (watch-cache.ts), with the cacher's message.
  */
 function watchStart(
   store: ClusterState['store'],
@@ -121,13 +122,19 @@ function watchStart(
   if (!rv || rv === '0') return {};
   const n = Number(rv);
   if (!Number.isInteger(n)) throw badRequest(`invalid resource version: ${rv}`);
-  try {
-    return { backlog: store.eventsSince(coll, n) };
-  } catch {
-    return {
-      expired: new ApiError(410, 'Expired', `too old resource version: ${n} (${store.compactedRv})`, {}),
-    };
-  }
+  const floor = store.watchFloor(coll);
+  if (n < floor)
+    return { expired: new ApiError(410, 'Expired', `too old resource version: ${n} (${floor})`, {}) };
+  return { backlog: store.eventsSince(coll, n) };
+}
+
+const bookmarksAsked = (q: URLSearchParams) => ['true', '1'].includes(q.get('allowWatchBookmarks') ?? '');
+
+/** A BOOKMARK's object: the kind and a revision; before 1.35 the empty creationTimestamp is written too. */
+function bookmark(def: ResourceDef, version: string, rv: number, cluster: ClusterState): JsonObject {
+  const metadata: JsonObject = { resourceVersion: String(rv) };
+  if (cluster.version.minor < 35) metadata.creationTimestamp = null;
+  return { kind: def.kind, apiVersion: def.group ? `${def.group}/${version}` : version, metadata };
 }
 
 export function parseRequest(method: string, url: string): RequestInfo {
@@ -555,12 +562,24 @@ export class ApiHandler {
         } else {
           for (const ev of backlog) this.sendEvent(ev, matches, send);
         }
+        // The cacher's bookmark goes out only once its revision has passed where the watcher began.
+        const from = Math.max(Number(q.resourceVersion) || 0, backlog?.at(-1)?.rv ?? store.lastEventRv(coll));
+        const stopBookmarks = bookmarksAsked(info.query)
+          ? offerBookmarks(timeoutSeconds * 1000, () => {
+              const rv = store.lastEventRv(coll);
+              if (rv > from)
+                res.write(
+                  `${JSON.stringify({ type: 'BOOKMARK', object: bookmark(def, version, rv, cluster) })}\n`,
+                );
+            })
+          : () => {};
         const unsubscribe = store.subscribe((ev) => {
           if (ev.collection === coll) this.sendEvent(ev, matches, send);
         });
         this.ctx.watches.add(res);
         const done = () => {
           unsubscribe();
+          stopBookmarks();
           clearTimeout(timer);
           this.ctx.watches.delete(res);
           if (!res.writableEnded) res.end();

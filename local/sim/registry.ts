@@ -292,6 +292,14 @@ export function builtinResources(opts: { resize: boolean }): ResourceDef[] {
       hasGeneration: true,
     }),
     def('coordination.k8s.io', 'v1', { resource: 'leases', kind: 'Lease', namespaced: true }),
+    // Stored only: the simulator calls no webhooks (upstream VPA's admission controller registers one).
+    def('admissionregistration.k8s.io', 'v1', {
+      resource: 'mutatingwebhookconfigurations',
+      kind: 'MutatingWebhookConfiguration',
+      namespaced: false,
+      categories: ['api-extensions'],
+      hasGeneration: true,
+    }),
     ...rbacResources(),
     def('apiextensions.k8s.io', 'v1', {
       resource: 'customresourcedefinitions',

@@ -289,6 +289,8 @@ export class ClusterServer {
     if (reply.stream) {
       res.writeHead(reply.status, { ...headers, 'Content-Type': reply.contentType ?? 'application/json' });
       if (head) return void res.end();
+      // A watch's headers go out at once, as the apiserver flushes them before any event.
+      res.flushHeaders();
       reply.stream(res);
       return;
     }

@@ -9,6 +9,7 @@
  */
 import { ApiError } from './errors.js';
 import type { Json } from './json.js';
+import { WatchCacheWindow } from './watch-cache.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -151,6 +152,10 @@ export class Store {
   compactedRv: number;
   private readonly listeners = new Set<StoreListener>();
   private snapshotCache = new Map<string, { rv: number; view: View }>();
+  /** Per collection, how far back a watch reaches (the apiserver's watch cache, watch-cache.ts). */
+  private readonly watchWindows = new Map<string, WatchCacheWindow>();
+  /** The time events are recorded at in the watch windows (the cluster's simulated clock). */
+  watchClock: () => number = () => 0;
 
   constructor(startRv = 1) {
     this.rv = startRv;
@@ -232,6 +237,12 @@ export class Store {
 
   private emit(ev: StoreEvent): void {
     this.log.push(ev);
+    let window = this.watchWindows.get(ev.collection);
+    if (!window) {
+      window = new WatchCacheWindow(this.compactedRv);
+      this.watchWindows.set(ev.collection, window);
+    }
+    window.record(ev.rv, this.watchClock());
     if (this.log.length > MAX_LOG) {
       this.log.splice(0, TRIM_BATCH);
       this.compactedRv = (this.log[0]?.rv ?? this.rv) - 1;
@@ -250,6 +261,19 @@ export class Store {
       if (ev.collection === collection) out.push(ev);
     }
     return out.reverse();
+  }
+
+  /**
+   * The newest revision a watch of the collection can no longer start from (a watch from below it is
+   * answered 410): the watch cache's reach, or the compacted history's, whichever is shorter.
+   */
+  watchFloor(collection: string): number {
+    return Math.max(this.compactedRv, this.watchWindows.get(collection)?.floor() ?? 0);
+  }
+
+  /** The revision of the collection's newest event (0 before any): what a watch bookmark carries. */
+  lastEventRv(collection: string): number {
+    return this.watchWindows.get(collection)?.newest() ?? 0;
   }
 
   checkNotCompacted(rv: number): void {

@@ -3,6 +3,7 @@
  * else: which nodes are managed, what each should offer, what its balloon becomes, and what is blocked.
  * Pure: the cycle (./cycle.ts) reads, calls this, and acts on the answer.
  */
+import type { Taint, Toleration } from '../kernel/taints.js';
 import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
 import { pendingDemand } from './pending.js';
@@ -19,6 +20,9 @@ export interface BalloonNode {
   resourceVersion?: string;
   /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+), when not empty. */
   optOut?: readonly string[];
+  /** What keeps a waiting pod off the node (./pending.ts): its taints, and whether it is cordoned. */
+  taints?: readonly Taint[];
+  unschedulable?: boolean;
 }
 
 /** A pod as the balloon cycle counts it. */
@@ -32,6 +36,8 @@ export interface CountedPod {
   requests: Amounts;
   /** Not scheduled yet ('' node): the nodes it asks for, so a pool's policy can grow to take it. */
   nodeSelector?: Readonly<Record<string, string>>;
+  /** Not scheduled yet: its tolerations, so a pool is grown only where its taints let the pod in. */
+  tolerations?: readonly Toleration[];
   /** Not bound yet, but nominated to this node by the scheduler's preemption: it holds room there. */
   nominated?: string;
   /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */

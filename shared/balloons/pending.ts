@@ -1,15 +1,24 @@
 /**
  * Pods waiting to be scheduled are demand a pool can grow for: each is placed, on paper, on a node of a
- * policy-sized pool its nodeSelector allows, where the policy's maximum leaves room, and the node's
+ * policy-sized pool its nodeSelector and tolerations allow, where the policy's maximum leaves room, and the node's
  * policy then sizes it for that pod too. Once the balloon deflates, the scheduler places the pod itself.
  * (Explicit sizes and shared hosts are never grown for it: their size is someone else's decision.)
  */
+import { UNSCHEDULABLE_TAINT, untoleratedTaint } from '../kernel/taints.js';
 import { type Amounts, add, RESOURCES, ZERO } from './amounts.js';
 import type { BalloonNode, CountedPod } from './decide.js';
 import { type CompiledPolicy, policyFor } from './desired.js';
 
-const allows = (pod: CountedPod, node: BalloonNode) =>
-  Object.entries(pod.nodeSelector ?? {}).every(([k, v]) => node.labels[k] === v);
+/**
+ * Whether the scheduler could place the pod on the node, resources aside: its nodeSelector matches, and
+ * it tolerates the node's NoSchedule/NoExecute taints and, on a cordoned node, the unschedulable one
+ * (TaintToleration and NodeUnschedulable). A pod the node turns away is not served by growing it.
+ */
+function allows(pod: CountedPod, node: BalloonNode): boolean {
+  if (!Object.entries(pod.nodeSelector ?? {}).every(([k, v]) => node.labels[k] === v)) return false;
+  const taints = [...(node.taints ?? []), ...(node.unschedulable ? [UNSCHEDULABLE_TAINT] : [])];
+  return untoleratedTaint(pod.tolerations ?? [], taints) === undefined;
+}
 
 export function pendingDemand(
   pending: readonly CountedPod[],

@@ -20,6 +20,8 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
   resourceVersion: n.resourceVersion,
   ...(n.resizePreemptionOptOut ? { optOut: n.resizePreemptionOptOut } : {}),
+  ...(n.taints.length > 0 ? { taints: n.taints } : {}),
+  ...(n.unschedulable ? { unschedulable: true } : {}),
 });
 
 const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
@@ -56,7 +58,7 @@ export function balloonPod(
     balloon,
     ...(v.balloon && !balloon ? { impostor: true } : {}),
     requests,
-    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {} } : {}),
+    ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {}, tolerations: v.tolerations ?? [] } : {}),
     ...(v.nominated ? { nominated: v.nominated } : {}),
     ...(v.resizePreemptionDisabled ? { resizePreemptionDisabled: true as const } : {}),
     like: balloon ? podLikeOf(v) : {},

@@ -17,7 +17,7 @@ import { BALLOON_FLOOR } from './sizing.js';
 
 /** A fresh read of one node's pods: bound to it, or nominated to it and not bound yet. */
 export interface FreshPods {
-  podsOn(node: string): Promise<CountedPod[]>;
+  podsOn(node: string): Promise<BalloonPod[]>;
 }
 
 /**
@@ -51,10 +51,13 @@ export async function recheckInflates(
     const pod = d.balloon as BalloonPod | undefined;
     if (!pod || !d.balloon || !inflatedNow(d)) continue;
     try {
-      const fresh = (await l.ctx.fresh.podsOn(d.node)).filter((p) => p.uid !== pod.uid);
+      const all = await l.ctx.fresh.podsOn(d.node);
+      // The balloon as it is now (inflated): the deflate back is planned against it, not against the
+      // cycle's read, in which a deflate back to the old size would look like no change at all.
+      const now = all.find((p) => p.uid === pod.uid);
       // What the decision counted, plus what arrived since: a pod the read saw is already in the
       // decision's workloads as the cycle counts it (a balloon being replaced is not a workload).
-      const arrived = fresh.filter((p) => !known.has(p.uid));
+      const arrived = all.filter((p) => p.uid !== pod.uid && !known.has(p.uid));
       // Nothing arrived: the decision already weighed everything on the node (an over-committed
       // resource it left alone included); re-judging it here would undo the decision's own choices.
       if (arrived.length === 0) continue;
@@ -62,7 +65,7 @@ export async function recheckInflates(
       const fit = fitBack(d.state.allocatable, others, d.state.balloon);
       // Only what this cycle inflated goes back; a resource it did not raise is not the race's.
       const back = fit && onlyInflated(fit, d.state.balloon, d.balloon.requests);
-      if (back) await deflateBack(l, d, pod, back, arrived.map(podName));
+      if (back) await deflateBack(l, d, now ?? pod, back, arrived.map(podName));
     } catch (err) {
       l.errors.push(
         `node ${d.node}: re-reading the node after the inflate failed: ${(err as Error).message}`,

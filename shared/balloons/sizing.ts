@@ -50,7 +50,14 @@ export function planBalloon(load: NodeLoad, desired: Amounts): BalloonPlan {
     // Inflate into free space only; never below the current size on this path (that is a deflate).
     return Math.min(target[r], Math.max(load.balloon[r], free[r]));
   };
-  const next = amounts(one('cpu'), one('memory'));
+  const planned = amounts(one('cpu'), one('memory'));
+  // The kubelet admits a resize only when the pod's whole new request fits beside the others: on a node
+  // over-committed in either resource (shrunk from below) an inflate of the other would be Deferred, so
+  // nothing is inflated there; deflates go ahead.
+  const fits = RESOURCES.every((r) => load.others[r] + planned[r] <= load.allocatable[r]);
+  const next = fits
+    ? planned
+    : amounts(Math.min(planned.cpu, load.balloon.cpu), Math.min(planned.memory, load.balloon.memory));
   const blocked = amounts(target.cpu - next.cpu, target.memory - next.memory);
   return { target, next, blocked };
 }

@@ -49,7 +49,17 @@ export const cycleCapability: FeaturedCapability = {
   requires: ['nodescope'],
   // The snapshot both phases read; each phase declares the rest in its own capability.
   kubernetes: [
-    { group: '', resources: ['nodes'], verbs: ['list'], why: 'the snapshot of every node, once per cycle' },
-    { group: '', resources: ['pods'], verbs: ['list'], why: 'the snapshot of every pod, once per cycle' },
+    {
+      group: '',
+      resources: ['nodes'],
+      verbs: ['list', 'watch'],
+      why: 'the snapshot of every node, once per cycle (a watch brings the changes since the last)',
+    },
+    {
+      group: '',
+      resources: ['pods'],
+      verbs: ['list', 'watch'],
+      why: 'the snapshot of every pod, once per cycle (a watch brings the changes since the last)',
+    },
   ] satisfies KubePermission[],
 };

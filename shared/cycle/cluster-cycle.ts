@@ -3,6 +3,7 @@
  * decides which phases run (each as its feature allows) and sends what the cycle returns: its bus
  * events and metrics.
  */
+import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { BalloonCycleResult } from '../balloons/cycle.js';
 import { balloonEvents, balloonMetrics } from '../balloons/events.js';
@@ -16,6 +17,8 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
+import type { KeptLists } from './kept-lists.js';
+import type { ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
 
 export interface ClusterCycleInput {
@@ -34,9 +37,16 @@ export interface ClusterCycleInput {
   balloons?: Partial<BalloonSettings>;
   now: () => number;
   logger: CycleLogger;
+  /**
+   * The process's lists kept from earlier cycles (the function module's; absent: every list is read in
+   * full). This cycle takes its nodes and pods up from them and leaves its own for the next.
+   */
+  kept?: KeptLists;
 }
 
 export interface ClusterCycleResult {
+  /** How each large list was read: taken up from the kept one (and how many changes) or listed (why). */
+  reads: Record<string, ListRead>;
   nodescope?: CycleResult;
   balloons?: BalloonCycleResult;
   events: OutgoingEvent[];
@@ -50,6 +60,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
   const snapshot = new ClusterSnapshot(new RawReader(client), {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
+    ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client) } } : {}),
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
   const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
@@ -70,6 +81,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
     : undefined;
   const balloonRequests = requests() - before;
   return {
+    reads: Object.fromEntries(snapshot.reads),
     ...(ns ? { nodescope: ns } : {}),
     ...(balloons ? { balloons } : {}),
     events: [
@@ -81,6 +93,16 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       ...(balloons ? balloonMetrics(balloons) : []),
     ],
   };
+}
+
+/**
+ * Whose kept lists these are: the cluster's name, its API server and its certificate authority, so that
+ * a name registered again for another cluster, or a cluster rebuilt behind the same address (a new CA),
+ * does not take up the old one's lists.
+ */
+function keptScope(client: ClusterClient): string {
+  const ca = client.kubeConfig.getCurrentCluster()?.caData ?? '';
+  return `${client.cluster} ${client.server} ${createHash('sha256').update(ca).digest('hex').slice(0, 16)}`;
 }
 
 function nodescopePhase(

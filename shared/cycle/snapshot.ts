@@ -5,10 +5,20 @@
  * needs every pod anyway, so the others filter it in memory) or, without it, a paged list per query
  * with the query's selectors (what node scope alone reads: a few DaemonSets' pods, not the cluster's).
  * Pages are reduced to views as they arrive; the raw objects go with the page.
+ * With `kept` (the cluster cycle's), each of these lists is taken up from what the previous cycle kept:
+ * a watch brings the changes since (resume.ts), and the list is read in full only when that cannot be.
  */
 import type { RawReader } from '../k8s/raw-reader.js';
+import type { KeptList, KeptLists } from './kept-lists.js';
+import { currentRevision, type KeptListSpec, type ListRead, readKeptList } from './resume.js';
 import { type NodeFacts, nodeFacts, type Owner, type PodView, podView } from './views.js';
 import type { NodeObject, PodObject } from './wire.js';
+
+/** Lists kept between cycles, and whose: the cluster and its server, so that no other cluster's are taken. */
+export interface KeptScope {
+  lists: KeptLists;
+  scope: string;
+}
 
 export interface PodQuery {
   namespace?: string;
@@ -21,10 +31,13 @@ export interface PodQuery {
 export class ClusterSnapshot {
   private nodeList: Promise<NodeFacts[]> | undefined;
   private podList: Promise<PodView[]> | undefined;
+  private revision: Promise<string | undefined> | undefined;
+  /** How each list of this snapshot was read, by its path and selectors. */
+  readonly reads = new Map<string, ListRead>();
 
   constructor(
     readonly reader: RawReader,
-    private readonly opts: { pageSize: number; allPods?: boolean },
+    private readonly opts: { pageSize: number; allPods?: boolean; kept?: KeptScope },
   ) {}
 
   /** Every node, one paged list per cycle (memoized). */
@@ -69,17 +82,14 @@ export class ClusterSnapshot {
   }
 
   private async listNodes(): Promise<NodeFacts[]> {
-    const out: NodeFacts[] = [];
-    await this.reader.list<NodeObject>(
-      'list nodes',
-      '/api/v1/nodes',
-      {},
-      (items) => {
-        for (const n of items) out.push(nodeFacts(n));
-      },
-      { pageSize: this.opts.pageSize, onRestart: () => out.splice(0) },
-    );
-    return out;
+    return this.read<NodeObject, NodeFacts>({
+      operation: 'list nodes',
+      path: '/api/v1/nodes',
+      query: {},
+      pageSize: this.opts.pageSize,
+      keyOf: (n) => n.metadata?.name,
+      view: (n) => nodeFacts(n),
+    });
   }
 
   private async listPods(
@@ -87,20 +97,55 @@ export class ClusterSnapshot {
     query: { labelSelector?: string | undefined; fieldSelector?: string | undefined },
     keep: (p: PodView) => boolean,
   ): Promise<PodView[]> {
-    const out: PodView[] = [];
-    const owners = new Map<string, Owner>();
-    await this.reader.list<PodObject>(
-      'list pods',
+    const all = await this.read<PodObject, PodView>({
+      operation: 'list pods',
       path,
       query,
-      (items) => {
-        for (const p of items) {
-          const v = podView(p, owners);
-          if (v && keep(v)) out.push(v);
-        }
-      },
-      { pageSize: this.opts.pageSize, onRestart: () => out.splice(0) },
-    );
-    return out;
+      pageSize: this.opts.pageSize,
+      keyOf: (p) => (p.metadata?.name ? `${p.metadata.namespace ?? ''}/${p.metadata.name}` : undefined),
+      view: (p, shared) => podView(p, shared as Map<string, Owner>),
+    });
+    return all.filter(keep);
   }
+
+  /**
+   * One list's views in the server's order (by key): taken up from the kept list when there is one,
+   * kept again once read to the end. Without `kept`, a plain list.
+   */
+  private async read<O extends { metadata?: { name?: string } }, V>(spec: KeptListSpec<O, V>): Promise<V[]> {
+    const key = `${spec.path}?${new URLSearchParams(compact(spec.query))}`;
+    const kept = this.opts.kept;
+    const slot = kept ? `${kept.scope} ${key}` : '';
+    const prev = kept?.lists.take<V>(slot);
+    const revision = () =>
+      (this.revision ??= this.remember(currentRevision(this.reader), () => {
+        this.revision = undefined;
+      }));
+    const { list, read } = await readKeptList(this.reader, spec, prev, revision);
+    this.reads.set(key, read);
+    if (kept && list.rv) kept.lists.put(slot, list);
+    return inKeyOrder(list, read);
+  }
+}
+
+const compact = (q: Record<string, string | undefined>) =>
+  Object.fromEntries(
+    Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+  );
+
+/**
+ * The views in key order, as the server lists them (etcd's key order): a resumed list appends what was
+ * added since, so it is sorted again when its keys are not in order.
+ */
+function inKeyOrder<V>(list: KeptList<V>, read: ListRead): V[] {
+  if (read.how === 'listed' || read.changes === 0) return [...list.items.values()];
+  const keys = [...list.items.keys()];
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);
+  if (sorted) return [...list.items.values()];
+  keys.sort();
+  const ordered = new Map<string, V>();
+  for (const k of keys) ordered.set(k, list.items.get(k) as V);
+  list.items = ordered;
+  return [...ordered.values()];
 }

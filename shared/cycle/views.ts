@@ -16,6 +16,7 @@ import type {
   PodObject,
   Quantities,
   Taint,
+  Toleration,
 } from './wire.js';
 
 /** Node scope's per-pod annotation; the one annotation a view keeps (read from the same list). */
@@ -96,6 +97,8 @@ export interface PodView {
   node: string;
   /** spec.nodeSelector of a pod not yet scheduled (demand a pool could be grown for); absent once bound. */
   nodeSelector?: Record<string, string>;
+  /** spec.tolerations of a pod not yet scheduled (which tainted nodes it could land on); absent once bound. */
+  tolerations?: Toleration[];
   /** status.phase ('' when not reported). */
   phase: string;
   /** Has a deletionTimestamp. */
@@ -204,6 +207,7 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
     uid: meta.uid ?? '',
     node: p.spec?.nodeName ?? '',
     nodeSelector: p.spec?.nodeName ? undefined : (p.spec?.nodeSelector ?? {}),
+    tolerations: p.spec?.nodeName ? undefined : (p.spec?.tolerations ?? []),
     phase: p.status?.phase ?? '',
     terminating: !!meta.deletionTimestamp,
     priority: p.spec?.priority,

@@ -2,6 +2,7 @@
  * The parts of nodes and pods a cycle reads, as they come off the wire (raw JSON: quantities are
  * strings, times RFC 3339 strings). Everything is optional: nothing here trusts a server.
  */
+import type { Taint, Toleration } from '../kernel/taints.js';
 
 export type Quantities = { [resource: string]: string | undefined };
 
@@ -25,11 +26,7 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
 }
 
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
+export type { Taint, Toleration };
 
 export interface NodeObject {
   metadata?: ObjectMeta;
@@ -70,6 +67,7 @@ export interface PodObject {
     nodeName?: string;
     priority?: number;
     nodeSelector?: Record<string, string>;
+    tolerations?: Toleration[];
     containers?: ContainerSpec[];
     initContainers?: ContainerSpec[];
     /** A RuntimeClass's per-pod overhead. */

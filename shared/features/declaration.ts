@@ -12,6 +12,7 @@
  *       default: off
  *       components: [widget-agent]     # in-cluster components that report uses in the Feature status
  *       usesWaitSeconds: 120
+ *       taskDeadlineMinutes: 60        # a task not done by then shows the transition stuck (default 60)
  *       enable:
  *         - task: apply-manifests
  *           manifests: [...]
@@ -64,6 +65,13 @@ const declSchema = z
       .min(0)
       .max(7 * 24 * 3600)
       .default(DEFAULT_USES_WAIT_SECONDS),
+    /** How long one task may take before the transition is shown stuck (absent: 60 minutes). */
+    taskDeadlineMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .optional(),
     kubernetes: z
       .object({
         min: z.string().regex(VERSION, 'a version such as 1.33').optional(),

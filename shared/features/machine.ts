@@ -39,8 +39,15 @@ export type Step =
 
 /** How long a claim on a task holds: longer than any reconciler invocation runs. */
 export const CLAIM_MS = 5 * 60_000;
-/** How long a task may take (from when it became first) before the transition is shown as stuck. */
+/**
+ * How long a task may take (from when it became first) before the transition is shown as stuck, unless
+ * its feature declares its own (`taskDeadlineMinutes`: a wait for people's data may need days).
+ */
 export const TASK_DEADLINE_MS = 60 * 60_000;
+
+/** The task deadline of a feature: its declared one, or the default. */
+export const taskDeadlineMs = (spec: { taskDeadlineMinutes?: number }): number =>
+  spec.taskDeadlineMinutes !== undefined ? spec.taskDeadlineMinutes * 60_000 : TASK_DEADLINE_MS;
 const BACKOFF_BASE_MS = 30_000;
 const BACKOFF_MAX_MS = 30 * 60_000;
 
@@ -56,7 +63,12 @@ const liveClaim = (t: TaskRecord | undefined, now: number) =>
  * `eager`: look again at a waiting task now rather than at its next poll (an operator asked); a wait's
  * own window (a wait for uses) is kept by the task itself, and a failure's back-off is always kept.
  */
-export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean } = {}): Step {
+export function nextStep(
+  r: FeatureRecord,
+  now: number,
+  opts: { eager?: boolean; deadlineMs?: number } = {},
+): Step {
+  const deadlineMs = opts.deadlineMs ?? TASK_DEADLINE_MS;
   const target = finalOf(targetOf(r));
   if (!inTransition(r.state)) return r.state === target ? { kind: 'idle' } : { kind: 'start', to: target };
   const first = r.tasks[0];
@@ -68,7 +80,8 @@ export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean 
       : { kind: 'reverse', to: target };
   if (!first) return { kind: 'finish' };
   if (claim) return { kind: 'later', until: claim.until, why: `"${first.title}" in progress (${claim.by})` };
-  if (!first.stuck && now >= deadlineOf(first, r)) return { kind: 'stuck', reason: stuckReason(first) };
+  if (!first.stuck && now >= deadlineOf(first, r, deadlineMs))
+    return { kind: 'stuck', reason: stuckReason(first, deadlineMs) };
   const polled = opts.eager && first.waitingFor !== undefined && first.lastError === undefined;
   if (first.notBefore !== undefined && first.notBefore > now && !polled)
     return {
@@ -80,11 +93,11 @@ export function nextStep(r: FeatureRecord, now: number, opts: { eager?: boolean 
 }
 
 /** When the task should be done by: its deadline runs from when it became first (or was retried). */
-export const deadlineOf = (t: TaskRecord, r: FeatureRecord): number =>
-  (t.since ?? t.startedAt ?? r.transition?.startedAt ?? r.updatedAt) + TASK_DEADLINE_MS;
+export const deadlineOf = (t: TaskRecord, r: FeatureRecord, deadlineMs = TASK_DEADLINE_MS): number =>
+  (t.since ?? t.startedAt ?? r.transition?.startedAt ?? r.updatedAt) + deadlineMs;
 
-function stuckReason(t: TaskRecord): string {
-  const past = `"${t.title}" not done after ${TASK_DEADLINE_MS / 60_000} minutes`;
+function stuckReason(t: TaskRecord, deadlineMs: number): string {
+  const past = `"${t.title}" not done after ${deadlineMs / 60_000} minutes`;
   if (t.lastError) return `${past}: failing (${t.attempts} attempts): ${t.lastError}`;
   if (t.waitingFor) return `${past}: still waiting for ${t.waitingFor}`;
   return past;

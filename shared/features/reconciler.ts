@@ -27,6 +27,7 @@ import {
   type Step,
   started,
   stuckMarked,
+  taskDeadlineMs,
   taskDone,
   taskFailed,
   taskWaiting,
@@ -167,7 +168,10 @@ async function reconcileFeature(
     const step: Step | 'default' =
       record.default !== spec.default
         ? 'default'
-        : nextStep(record, p.now(), { eager: p.eager === true && steps === 0 });
+        : nextStep(record, p.now(), {
+            eager: p.eager === true && steps === 0,
+            deadlineMs: taskDeadlineMs(spec),
+          });
     if (step !== 'default' && (step.kind === 'idle' || step.kind === 'later')) break;
     const result =
       step === 'default'

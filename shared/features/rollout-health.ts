@@ -1,8 +1,9 @@
 /**
  * A cluster's health as a rollout judges it, from what fleetscope already stores about it: the
- * inventory's last status (none: not healthy) and node scope's last cycle (its errors and refused
- * resizes). Read per cluster of the current wave on each pass; a wave fails when a signal rises above
- * what it was when the wave started (./rollout.ts, unhealthy).
+ * inventory's last status (none: not healthy) and node scope's last cycle (its errors, refused resizes,
+ * and the nodes not Ready among those the cycle listed anyway: no extra read of the cluster). Read per
+ * cluster of the current wave on each pass; a wave fails when a signal rises above what it was when
+ * the wave started (./rollout.ts, unhealthy).
  */
 import type { ClusterStatus } from '../fleet/cluster.js';
 import type { ClusterRecord } from '../nodescope/store.js';
@@ -22,6 +23,7 @@ export function clusterHealth(sources: HealthSources): (cluster: string) => Prom
       inventory: status !== undefined,
       reachable: status?.reachable ?? false,
       ...(cycle ? { cycleErrors: cycle.errors.length, refusedResizes: cycle.resizes.refused } : {}),
+      ...(cycle?.notReadyNodes !== undefined ? { notReadyNodes: cycle.notReadyNodes } : {}),
     };
   };
 }

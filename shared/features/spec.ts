@@ -82,6 +82,8 @@ export interface FeatureSpec extends FeatureRef {
   components: string[];
   /** Default wait of "wait for uses": the components' period plus their longest run. */
   usesWaitSeconds: number;
+  /** How long one task may take before the transition is shown stuck (default: 60). */
+  taskDeadlineMinutes?: number;
   /** Kubernetes versions that can serve the feature, and why (check-upgrade). */
   kubernetes?: { min?: string; max?: string; why: string };
   /** The fleetscope version that introduced the feature (a fleetscope below it cannot serve it). */

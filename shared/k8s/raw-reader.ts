@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { type CallOptions, type ClusterClient, followPages } from './client.js';
 import { ClusterAccessError } from './errors.js';
@@ -20,6 +21,42 @@ import { writeGuard } from './write-guard.js';
 export interface ListObject<T> {
   items?: T[];
   metadata?: { continue?: string; resourceVersion?: string };
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface WatchOptions {
+  /** The resourceVersion the watch starts after (a list's, or an earlier watch's last). */
+  from: string;
+  /** The server ends the watch after this many seconds (`timeoutSeconds`). */
+  timeoutSeconds: number;
+  /** The read is over once an event or bookmark at this resourceVersion or later has arrived. */
+  until?: string;
+  /**
+   * The read is also over once nothing has arrived for this long (ms): the server sends what its watch
+   * cache holds at once, so a quiet stream has delivered it. Ending early never loses a change (the
+   * next watch starts after the last one seen); it only bounds the wait for changes still in flight.
+   */
+  quietMs?: number;
+}
+
+export interface WatchResult {
+  /** The newest resourceVersion seen (an event's or a bookmark's); `from` when nothing came. */
+  rv: string;
+  events: number;
+  bookmarks: number;
+  /** `reached`: `until` was seen; `quiet`: nothing came for quietMs; `closed`: the server ended it. */
+  end: 'reached' | 'quiet' | 'closed';
+}
+
+/**
+ * Whether resourceVersion `a` is at or after `b`. resourceVersions are opaque to clients, but
+ * kube-apiserver's are etcd revisions (decimal integers) and a watch delivers them in order; anything
+ * else is never taken as having reached anything.
+ */
+export function atOrAfter(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) >= BigInt(b);
 }
 
 /** What toClusterAccessError recognises as a client-node ApiException (status, raw body, headers). */
@@ -68,6 +105,11 @@ export interface RawStats {
   /** CPU ms spent in JSON.parse, and in the callers' page handlers. */
   parseMs: number;
   pageMs: number;
+}
+
+/** An ERROR event's Status, rejected as the same answer given directly would be (410 Expired, ...). */
+function watchError(status: { code?: number } | undefined): RawHttpError {
+  return new RawHttpError(status?.code ?? 500, JSON.stringify(status ?? {}), {});
 }
 
 /** The scratch buffer grows in steps of this many bytes. */
@@ -294,8 +336,147 @@ export class RawReader {
   }
 
   /**
+   * A watch from `opts.from` (`allowWatchBookmarks`), each event handed to `onEvent` as it arrives,
+   * until an event or bookmark at `opts.until` or later, or until the server ends the watch at its
+   * timeout. Events come in resourceVersion order, so whatever ends the read, every change up to the
+   * returned `rv` has been seen: a later watch from there misses nothing. An ERROR event (410 Expired:
+   * `from` is beyond the server's watch history) rejects as the same error a direct answer would.
+   * A retry starts again from `from`; replaying events in order leaves a keyed state the same.
+   */
+  async watch<T extends { metadata?: { resourceVersion?: string } }>(
+    operation: string,
+    path: string,
+    query: Record<string, string | undefined>,
+    onEvent: (type: WatchEventType, object: T) => void,
+    opts: WatchOptions,
+  ): Promise<WatchResult> {
+    // The call's own timeout covers the server's, with room for the answer to start.
+    const timeoutMs = opts.timeoutSeconds * 1000 + 10_000;
+    return this.client.call(
+      operation,
+      async (signal) => {
+        this.count(operation);
+        const out: WatchResult = { rv: opts.from, events: 0, bookmarks: 0, end: 'closed' };
+        await this.stream(
+          operation,
+          path,
+          {
+            ...query,
+            watch: 'true',
+            resourceVersion: opts.from,
+            allowWatchBookmarks: 'true',
+            timeoutSeconds: String(opts.timeoutSeconds),
+          },
+          signal,
+          opts.quietMs,
+          () => {
+            out.end = 'quiet';
+          },
+          (line) => {
+            const p0 = cpuMs();
+            const ev = JSON.parse(line) as { type?: string; object?: T & { code?: number } };
+            this.stats.parseMs += cpuMs() - p0;
+            const rv = ev.object?.metadata?.resourceVersion;
+            if (ev.type === 'ERROR') throw watchError(ev.object);
+            if (ev.type === 'BOOKMARK') out.bookmarks++;
+            else {
+              out.events++;
+              const c0 = cpuMs();
+              onEvent(ev.type as WatchEventType, ev.object as T);
+              this.stats.pageMs += cpuMs() - c0;
+            }
+            if (rv) out.rv = rv;
+            if (!atOrAfter(rv, opts.until)) return false;
+            out.end = 'reached';
+            return true;
+          },
+        );
+        return out;
+      },
+      { timeoutMs },
+    );
+  }
+
+  /**
+   * A streamed GET of newline-delimited JSON: each line to `onLine` until it returns true (the request
+   * is then dropped), the response ends, or nothing arrives for `quietMs`. A non-2xx answer rejects as get's.
+   */
+  private stream(
+    operation: string,
+    path: string,
+    query: Record<string, string | undefined>,
+    signal: AbortSignal,
+    quietMs: number | undefined,
+    onQuiet: () => void,
+    onLine: (line: string) => boolean,
+  ): Promise<void> {
+    return this.connection().then(async (conn) => {
+      const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
+      for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, v);
+      const auth = await this.authHeaders();
+      return new Promise<void>((resolve, reject) => {
+        const req = https.request(
+          url,
+          { agent: conn.agent, headers: { ...auth, accept: 'application/json' }, signal },
+          (res) => {
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300)
+              return this.receive(
+                res,
+                { operation, request: `GET ${url.pathname}` },
+                () => resolve(),
+                reject,
+              );
+            const decoder = new StringDecoder('utf8');
+            let rest = '';
+            let quiet: NodeJS.Timeout | undefined;
+            const hush = () => {
+              clearTimeout(quiet);
+              if (quietMs !== undefined)
+                quiet = setTimeout(() => {
+                  onQuiet();
+                  req.destroy();
+                  resolve();
+                }, quietMs);
+            };
+            hush();
+            res.on('close', () => clearTimeout(quiet));
+            res.on('error', reject);
+            res.on('data', (d: Buffer) => {
+              hush();
+              this.stats.wireBytes += d.length;
+              this.stats.decodedBytes += d.length;
+              rest += decoder.write(d);
+              let nl = rest.indexOf('\n');
+              while (nl >= 0) {
+                const line = rest.slice(0, nl);
+                rest = rest.slice(nl + 1);
+                nl = rest.indexOf('\n');
+                if (!line.trim()) continue;
+                try {
+                  if (!onLine(line)) continue;
+                } catch (e) {
+                  req.destroy();
+                  return reject(e);
+                }
+                req.destroy();
+                return resolve();
+              }
+            });
+            res.on('end', () => resolve());
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    });
+  }
+
+  /**
    * Every page of a list (limit/continue), each handed to `onPage` and then dropped. A 410 Expired
    * continue token restarts the list once; onPage must tolerate seeing items again after `onRestart`.
+   * Resolves to the list's resourceVersion (every page of one list has the same), where a watch can
+   * take up from.
    */
   async list<T>(
     operation: string,
@@ -303,7 +484,8 @@ export class RawReader {
     query: Record<string, string | number | undefined>,
     onPage: (items: T[]) => void,
     opts: { pageSize: number; onRestart?: () => void; maxPages?: number },
-  ): Promise<void> {
+  ): Promise<{ resourceVersion?: string }> {
+    let resourceVersion: string | undefined;
     await followPages(
       { cluster: this.client.cluster, operation, maxPages: opts.maxPages },
       async (token) => {
@@ -315,9 +497,11 @@ export class RawReader {
         const c0 = cpuMs();
         onPage(page.items ?? []);
         this.stats.pageMs += cpuMs() - c0;
+        resourceVersion = page.metadata?.resourceVersion || undefined;
         return page.metadata?.continue || undefined;
       },
       () => opts.onRestart?.(),
     );
+    return resourceVersion ? { resourceVersion } : {};
   }
 }

@@ -3,6 +3,7 @@ import { FLEETSCOPE_NAMESPACE } from '../features/model.js';
 import type { FeaturedCapability } from '../features/spec.js';
 import { VPA_CRD_NAME, VPA_GROUP } from '../kernel/crds/vpa.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
+import { UPSTREAM_NAMESPACE, UPSTREAM_WEBHOOK } from './upstream-vpa.js';
 
 const hooks = () => import('./feature-hooks.js');
 
@@ -88,6 +89,26 @@ function nodescopePermissions(): KubePermission[] {
       why: 'the RecommendationProvided condition and status.nodeScope',
     },
     { group: 'apps', resources: ['daemonsets'], verbs: ['list'], why: 'the DaemonSets VPAs target' },
+    {
+      group: 'apps',
+      resources: ['deployments'],
+      verbs: ['list'],
+      namespace: UPSTREAM_NAMESPACE,
+      why: "whether upstream VPA's recommender, updater or admission controller runs beside it",
+    },
+    {
+      group: 'admissionregistration.k8s.io',
+      resources: ['mutatingwebhookconfigurations'],
+      verbs: ['get'],
+      names: [UPSTREAM_WEBHOOK],
+      why: "whether upstream VPA's admission controller is registered",
+    },
+    {
+      group: '',
+      resources: ['events'],
+      verbs: ['create'],
+      why: 'an Event on a VPA that upstream VPA would also act on, or that is left to another recommender',
+    },
     { group: '', resources: ['nodes'], verbs: ['list'], why: 'which nodes each DaemonSet can run on' },
     {
       group: '',

@@ -3,6 +3,13 @@
  * (one per node and container, `spec.scopeValue` = the node, named as AEP-10031 names scoped
  * checkpoints; and one per container without scope, the DaemonSet-wide merge that upstream's default
  * scope keeps), and checkpoints loaded back as the starting state of nodes that have none yet.
+ *
+ * By node-label group (AEP-10031's `spec.scope: <label key>`, `groups` below): an export merges the
+ * states of each group's nodes into one checkpoint per group and container (`scopeValue` = the label's
+ * value, `""` when empty, `__absent__` for nodes without it), as upstream's recommender keeps them; an
+ * import shares a group's history evenly among the group's nodes the DaemonSet can run on, so that
+ * merged again (the group's or the DaemonSet-wide recommendation) it is upstream's, and each node starts
+ * at the group's target. A node with history of its own keeps it (its share is dropped).
  */
 
 import type { EpochMillis } from '../kernel/units.js';
@@ -11,6 +18,7 @@ import {
   fromCheckpoint,
   toCheckpoint,
   type VerticalPodAutoscalerCheckpoint,
+  type VerticalPodAutoscalerCheckpointStatus,
 } from '../recommendation/index.js';
 import { materialize } from './engine.js';
 import { type DsModel, type NodeRecord, newNodeRecord } from './model.js';
@@ -25,12 +33,34 @@ function asOf(head: DsHead, cycles: string[]): number {
   return Number.isFinite(t) ? Math.max(t, head.baseAt) : head.baseAt;
 }
 
+/** AEP-10031's scope value for nodes without the label key. */
+export const ABSENT_SCOPE_VALUE = '__absent__';
+
+/** Node-label groups: the label key, and the nodes (the DaemonSet can run on) of each scope value. */
+export interface LabelGroups {
+  key: string;
+  nodes: Map<string, string[]>;
+}
+
+/** The groups of `nodes` (name -> labels) by the value of `key`, as AEP-10031 names them. */
+export function groupsBy(nodes: ReadonlyMap<string, Record<string, string>>, key: string): LabelGroups {
+  const out = new Map<string, string[]>();
+  for (const [node, labels] of [...nodes].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const value = labels[key] ?? ABSENT_SCOPE_VALUE;
+    out.set(value, [...(out.get(value) ?? []), node]);
+  }
+  return { key, nodes: out };
+}
+
+/** A checkpoint's scope value as a group's (a checkpoint names the empty value `__empty__`). */
+const groupValueOf = (scopeValue: string) => (scopeValue === '__empty__' ? '' : scopeValue);
+
 export async function exportCheckpoints(
   store: NodeScopeStore,
   cluster: string,
   namespace: string,
   name: string,
-  opts: { node?: string } = {},
+  opts: { node?: string; groups?: LabelGroups } = {},
 ): Promise<VerticalPodAutoscalerCheckpoint[] | undefined> {
   const ds = dsKeyOf(namespace, name);
   const head = await store.getHead(cluster, ds);
@@ -39,23 +69,30 @@ export async function exportCheckpoints(
   const now = asOf(head, loaded.logCycles) as EpochMillis;
   const out: VerticalPodAutoscalerCheckpoint[] = [];
   const nodes = [...loaded.model.nodes.keys()].sort();
-  for (const node of nodes) {
-    if (opts.node && node !== opts.node) continue;
-    const rec = materialize(loaded.model.nodes.get(node) as NodeRecord);
+  /** One checkpoint per container of the merged states of `of` (none where no node has one). */
+  const merged = (of: readonly string[], scopeValue?: string) =>
     head.containers.forEach((c, j) => {
-      const s = rec.states[j];
-      if (s) out.push(checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(s, now), node));
-    });
-  }
-  if (!opts.node)
-    head.containers.forEach((c, j) => {
-      const states = nodes.flatMap((n) => {
-        const s = loaded.model.nodes.get(n)?.states[j];
+      const states = of.flatMap((n) => {
+        const rec = loaded.model.nodes.get(n);
+        const s = rec && materialize(rec).states[j];
         return s ? [s] : [];
       });
       if (states.length > 0)
-        out.push(checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(states, now)));
+        out.push(
+          checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(states, now), scopeValue),
+        );
     });
+  if (opts.groups) for (const [value, members] of opts.groups.nodes) merged(members, value);
+  else
+    for (const node of nodes) {
+      if (opts.node && node !== opts.node) continue;
+      const rec = materialize(loaded.model.nodes.get(node) as NodeRecord);
+      head.containers.forEach((c, j) => {
+        const s = rec.states[j];
+        if (s) out.push(checkpointObject(head.vpa.namespace, head.vpa.name, c, toCheckpoint(s, now), node));
+      });
+    }
+  if (!opts.node) merged(nodes);
   return out;
 }
 
@@ -80,12 +117,13 @@ export async function importCheckpoints(
   checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
   now: number,
   placement?: (node: string) => string | undefined,
+  groups?: LabelGroups,
 ): Promise<{ imported: number; skipped: number; reasons: SkippedCheckpoint[] } | undefined> {
   const ds = dsKeyOf(namespace, name);
   const head = await store.getHead(cluster, ds);
   if (!head) return undefined;
   const loaded = await loadDs(store, head, cluster, ds, head.containers);
-  const counts = seedStates(loaded.model, head, checkpoints, now, placement);
+  const counts = seedStates(loaded.model, head, checkpoints, now, placement, groups);
   if (counts.imported > 0) await foldImported(store, cluster, ds, head, loaded, now);
   return counts;
 }
@@ -97,42 +135,81 @@ function seedStates(
   checkpoints: readonly VerticalPodAutoscalerCheckpoint[],
   now: number,
   placement?: (node: string) => string | undefined,
+  groups?: LabelGroups,
 ): { imported: number; skipped: number; reasons: SkippedCheckpoint[] } {
   let imported = 0;
   const reasons: SkippedCheckpoint[] = [];
   for (const cp of checkpoints) {
-    const node = cp.spec.scopeValue;
+    const label = cp.metadata?.name ?? `${cp.spec.containerName}@${cp.spec.scopeValue ?? ''}`;
     const j = head.containers.indexOf(cp.spec.containerName);
-    const why =
-      !node || node === '__empty__'
-        ? 'not node-scoped (no spec.scopeValue)'
-        : cp.spec.vpaObjectName !== head.vpa.name
-          ? `of VPA ${cp.spec.vpaObjectName}, not ${head.vpa.name}`
-          : j < 0
-            ? `container ${cp.spec.containerName} is not one of ${head.containers.join(', ')}`
-            : placement?.(node);
-    const label = cp.metadata?.name ?? `${cp.spec.containerName}@${node ?? ''}`;
-    if (why || !node) {
-      reasons.push({ checkpoint: label, reason: why ?? 'no node' });
+    const to = destinationsOf(cp, head, j, placement, groups);
+    if (typeof to === 'string') {
+      reasons.push({ checkpoint: label, reason: to });
       continue;
     }
-    let rec = model.nodes.get(node);
-    if (!rec) {
-      rec = newNodeRecord(node, head.containers.length);
-      model.nodes.set(node, rec);
+    const status = to.share < 1 ? shareOf(cp.status, to.share) : cp.status;
+    const kept: string[] = [];
+    for (const node of to.nodes) {
+      let rec = model.nodes.get(node);
+      if (!rec) {
+        rec = newNodeRecord(node, head.containers.length);
+        model.nodes.set(node, rec);
+      }
+      materialize(rec);
+      if (rec.states[j]) kept.push(node);
+      else rec.states[j] = fromCheckpoint(status, now as EpochMillis);
     }
-    materialize(rec);
-    if (rec.states[j]) {
+    if (kept.length < to.nodes.length) imported++;
+    else
       reasons.push({
         checkpoint: label,
-        reason: `node ${node} has its own history of ${cp.spec.containerName}`,
+        reason:
+          kept.length === 1
+            ? `node ${kept[0]} has its own history of ${cp.spec.containerName}`
+            : `every node of the group (${kept.join(', ')}) has its own history of ${cp.spec.containerName}`,
       });
-      continue;
-    }
-    rec.states[j] = fromCheckpoint(cp.status, now as EpochMillis);
-    imported++;
   }
   return { imported, skipped: reasons.length, reasons };
+}
+
+/** The nodes a checkpoint seeds and the share of its history each takes, or why it seeds none. */
+function destinationsOf(
+  cp: VerticalPodAutoscalerCheckpoint,
+  head: DsHead,
+  j: number,
+  placement?: (node: string) => string | undefined,
+  groups?: LabelGroups,
+): { nodes: string[]; share: number } | string {
+  const value = cp.spec.scopeValue;
+  if (value === undefined || (!groups && (value === '' || value === '__empty__')))
+    return 'not node-scoped (no spec.scopeValue)';
+  if (cp.spec.vpaObjectName !== head.vpa.name) return `of VPA ${cp.spec.vpaObjectName}, not ${head.vpa.name}`;
+  if (j < 0) return `container ${cp.spec.containerName} is not one of ${head.containers.join(', ')}`;
+  if (!groups) return placement?.(value) ?? { nodes: [value], share: 1 };
+  const group = groupValueOf(value);
+  const nodes = groups.nodes.get(group) ?? [];
+  if (nodes.length === 0)
+    return group === ABSENT_SCOPE_VALUE
+      ? `every node the DaemonSet can run on has the label ${groups.key}`
+      : `no node the DaemonSet can run on has ${groups.key}=${group}`;
+  return { nodes, share: 1 / nodes.length };
+}
+
+/** A checkpoint's history scaled to a share: the same distribution (and target), fewer samples. */
+function shareOf(
+  s: VerticalPodAutoscalerCheckpointStatus,
+  share: number,
+): VerticalPodAutoscalerCheckpointStatus {
+  const scaled = (h: VerticalPodAutoscalerCheckpointStatus['cpuHistogram']) =>
+    h.totalWeight === undefined ? h : { ...h, totalWeight: h.totalWeight * share };
+  return {
+    ...s,
+    cpuHistogram: scaled(s.cpuHistogram),
+    memoryHistogram: scaled(s.memoryHistogram),
+    ...(s.totalSamplesCount !== undefined
+      ? { totalSamplesCount: Math.round(s.totalSamplesCount * share) }
+      : {}),
+  };
 }
 
 /** A new base with the imported states (and the replayed log), committed like a cycle's fold. */

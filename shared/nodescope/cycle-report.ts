@@ -9,6 +9,7 @@ import type { CycleRun, DsOutcome, OwnedReport } from './cycle-run.js';
 import type { FoundTargets } from './find-targets.js';
 import type { ClusterRecord } from './store.js';
 import type { RejectedTarget } from './targets.js';
+import { type UpstreamNotice, upstreamPhrase } from './upstream-vpa.js';
 
 export interface CycleResult {
   detail: Detail<'NodeScopeCycleCompleted'>;
@@ -30,8 +31,11 @@ export interface CycleResult {
 export interface CycleSoFar {
   found: FoundTargets;
   nodes: number;
+  /** Nodes whose Ready condition is not True, when the cycle read the nodes. */
+  notReady: number | undefined;
   outcomes: DsOutcome[];
   newlyRejected: RejectedTarget[];
+  notices: UpstreamNotice[];
   resizer: Resizer;
   clusterRec: ClusterRecord | undefined;
 }
@@ -75,6 +79,7 @@ function cycleDetail(run: CycleRun, c: CycleSoFar): Detail<'NodeScopeCycleComple
     daemonSets: outcomes.length,
     rejectedTargets: c.found.rejected.length,
     nodes: c.nodes,
+    ...(c.notReady !== undefined ? { notReadyNodes: c.notReady } : {}),
     scopes: sum((o) => o.scopes),
     fallbackNodes: sum((o) => o.fallbackNodes),
     samples: sum((o) => o.samples),
@@ -86,7 +91,20 @@ function cycleDetail(run: CycleRun, c: CycleSoFar): Detail<'NodeScopeCycleComple
     },
     apiRequests: run.requestStats().requests,
     errors: run.errors.slice(0, 20).map((e) => e.slice(0, 1024)),
+    ...upstreamFields(c),
     at: new Date(run.now).toISOString(),
+  };
+}
+
+/** What the cycle found of upstream VPA, and how many VPAs that touched (absent when it did not look). */
+function upstreamFields(c: CycleSoFar): Partial<Detail<'NodeScopeCycleCompleted'>> {
+  const { upstream } = c.found;
+  if (upstream.state === 'not-read') return {};
+  const count = (kind: UpstreamNotice['kind']) => c.notices.filter((n) => n.kind === kind).length;
+  return {
+    upstreamVpa: { state: upstream.state, components: [...new Set(upstream.components.map((x) => x.role))] },
+    skippedVpas: count('skipped'),
+    upstreamWarnings: count('warning'),
   };
 }
 
@@ -106,6 +124,8 @@ function clusterRecord(
       name: r.targetRef.name,
       reason: r.reason,
     })),
+    ...(c.found.upstream.state !== 'not-read' ? { upstream: upstreamPhrase(c.found.upstream) } : {}),
+    ...(c.notices.length > 0 ? { notices: c.notices } : {}),
   };
   if (c.resizer.unsupported) {
     const until = c.clusterRec?.resizeUnsupportedUntil;

@@ -1,6 +1,7 @@
 /**
  * One nodescope cycle for one cluster, as its phases (docs/nodescope.md, "What a cycle does"):
- *   targets      find-targets.ts   the VPA CRD, VPAs and DaemonSets; refused targets published
+ *   targets      find-targets.ts   the VPA CRD, VPAs, upstream VPA and DaemonSets; refused and skipped
+ *                                  VPAs and upstream's conflicts published (publish-upstream.ts)
  *   collect      collect.ts        nodes, and per DaemonSet its pods and PodMetrics (through the snapshot)
  *   samples      samples.ts        this cycle's samples and OOM kills
  *   recommend    recommend.ts      per node and DaemonSet-wide
@@ -17,6 +18,7 @@ import { type ClusterFacts, dsCycle } from './ds-cycle.js';
 import { type FoundTargets, findTargets, vpaKey } from './find-targets.js';
 import { chooseFolds, expireUntargeted, headsByDs } from './fold.js';
 import { publishRefusals } from './publish.js';
+import { publishNotices } from './publish-upstream.js';
 import { resizerFor } from './resize-pods.js';
 import { type DsHead, dsKeyOf } from './store.js';
 
@@ -33,10 +35,22 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   run.phases.mark('collect');
   const resizer = resizerFor(run, clusterRec);
   const newlyRejected = await publishRefusals(run, found, clusterRec);
+  const notices = await publishNotices(run, found, clusterRec);
   const heads = await headsByDs(ctx.store, ctx.cluster);
   const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer });
   await expireUntargeted(run, heads, found.targets);
-  return finishCycle(run, { found, nodes: nodes.length, outcomes, newlyRejected, resizer, clusterRec });
+  // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).
+  const notReady = found.targets.length > 0 ? nodes.filter((n) => !n.ready).length : undefined;
+  return finishCycle(run, {
+    found,
+    nodes: nodes.length,
+    notReady,
+    outcomes,
+    newlyRejected,
+    notices,
+    resizer,
+    clusterRec,
+  });
 }
 
 /** Each target in turn: one DaemonSet failing is recorded and the next goes on. */

@@ -13,22 +13,40 @@ import type { PodSpecLike } from './k8s-types.js';
 /** Why a node cannot take the DaemonSet's history, or undefined when it can. */
 export type PlacementCheck = (node: string) => string | undefined;
 
-export async function daemonSetPlacement(
+/** The nodes the DaemonSet can run on, with their labels: what groups by a label key are made of. */
+export interface DaemonSetNodes {
+  check: PlacementCheck;
+  eligible: Map<string, Record<string, string>>;
+}
+
+export async function daemonSetNodes(
   client: ClusterClient,
   cluster: string,
   namespace: string,
   name: string,
-): Promise<PlacementCheck> {
+): Promise<DaemonSetNodes> {
   const ds = await client.call('read daemonset', () =>
     client.apps.readNamespacedDaemonSet({ namespace, name }),
   );
   const placement = placementOf((ds.spec?.template?.spec ?? {}) as PodSpecLike);
   const nodes = await client.listAll('list nodes', (page) => client.core.listNode(page));
   const facts = new Map(nodes.map((n) => [n.metadata?.name ?? '', nodeFacts(n as unknown as NodeObject)]));
-  return (node) => {
+  const check: PlacementCheck = (node) => {
     const f = facts.get(node);
     if (!f) return `not a node of cluster ${cluster}`;
     const problem = placementProblem(placement, f);
     return problem ? `${namespace}/${name} cannot run there: ${problem}` : undefined;
   };
+  const eligible = new Map<string, Record<string, string>>();
+  for (const [node, f] of facts) if (!check(node)) eligible.set(node, f.labels);
+  return { check, eligible };
+}
+
+export async function daemonSetPlacement(
+  client: ClusterClient,
+  cluster: string,
+  namespace: string,
+  name: string,
+): Promise<PlacementCheck> {
+  return (await daemonSetNodes(client, cluster, namespace, name)).check;
 }

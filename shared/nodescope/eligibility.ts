@@ -6,15 +6,10 @@
  * no fallback. The simulator's DaemonSet controller places pods by the same rules.
  */
 import type { NodeFacts } from '../cycle/views.js';
-import type { Taint } from '../cycle/wire.js';
+import { type Toleration, toleratesTaint } from '../kernel/taints.js';
 import type { PodSpecLike } from './k8s-types.js';
 
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-}
+export { type Toleration, toleratesTaint };
 
 export interface NodeSelectorRequirement {
   key: string;
@@ -65,21 +60,6 @@ export function placementOf(spec: PodSpecLike): PlacementFacts {
     tolerations: spec.tolerations ?? [],
     ...(spec.hostNetwork ? { hostNetwork: true } : {}),
   };
-}
-
-/** ToleratesTaint (k8s.io/api/core/v1 toleration.go). */
-export function toleratesTaint(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if (t.key && t.key !== taint.key) return false;
-  switch (t.operator ?? 'Equal') {
-    case 'Exists':
-      return true;
-    case 'Equal':
-    case '':
-      return (t.value ?? '') === (taint.value ?? '');
-    default:
-      return false;
-  }
 }
 
 function requirementMatches(r: NodeSelectorRequirement, value: string | undefined): boolean {

@@ -35,6 +35,7 @@ import type { ResizeRecord } from '../resize/index.js';
 import type { ContainerRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
 import type { TemplateContainer } from './targets.js';
+import type { UpstreamNotice } from './upstream-vpa.js';
 
 export const CLUSTER_SK = 'nodescope#cluster';
 export const HEAD_PREFIX = 'nodescope#ds#';
@@ -97,6 +98,10 @@ export interface ClusterRecord {
   /** No resize request before this time: the server has no pods/resize (ms). */
   resizeUnsupportedUntil?: number;
   resizeUnsupported?: string;
+  /** Upstream VPA as the last cycle found it (upstream-vpa.ts upstreamPhrase). */
+  upstream?: string;
+  /** Scoped VPAs left to another recommender, and warnings on those fleetscope sizes (each said once). */
+  notices?: UpstreamNotice[];
 }
 
 export interface ApplyRecord {

@@ -51,6 +51,10 @@ export async function nodescopeSummaryLines(
     cycles.set(c, rec);
     const line = lastCycleLine(rec?.lastCycle);
     if (line) lines.push(`  ${c}: ${line}`);
+    for (const n of rec?.notices ?? [])
+      lines.push(
+        `    ${n.kind === 'skipped' ? 'skipped' : 'warning'}: VPA ${n.namespace}/${n.vpa}: ${n.reason}`,
+      );
   }
   for (const h of heads) {
     const recs = await getRecommendations(store, h.cluster, h.namespace, h.name, { live: true });
@@ -70,6 +74,14 @@ function lastCycleLine(l: ClusterRecord['lastCycle'] | undefined): string | unde
     `${l.apiRequests} API requests`,
   ];
   if (l.rejectedTargets) parts.push(`${l.rejectedTargets} VPA(s) refused`);
+  if (l.upstreamVpa)
+    parts.push(
+      l.upstreamVpa.state === 'unknown'
+        ? 'upstream VPA unknown'
+        : `upstream VPA: ${l.upstreamVpa.components.join(', ') || 'none'}`,
+    );
+  if (l.skippedVpas) parts.push(`${l.skippedVpas} VPA(s) left to another recommender`);
+  if (l.upstreamWarnings) parts.push(`${l.upstreamWarnings} warning(s) about upstream VPA`);
   if (l.errors.length) parts.push(`errors: ${l.errors.join('; ')}`);
   return parts.join(', ');
 }

@@ -5,6 +5,8 @@
  * crd.ts) or with the annotation `fleetscope.io/scope: node` (the stock CRD prunes unknown fields). Node
  * scope on anything but a DaemonSet is refused with a reason and never acted on; so is a second VPA on a
  * DaemonSet already targeted, a DaemonSet that does not exist, and a scope value other than `node`.
+ * Whether a VPA is fleetscope's at all beside upstream VPA (`spec.recommenders`, upstream's running
+ * recommender) is upstream-vpa.ts's to say; the ones it leaves to another recommender are `skipped`.
  */
 import { createHash } from 'node:crypto';
 import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
@@ -13,12 +15,21 @@ import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommen
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
+import { claimOf, NOT_READ, type UpstreamVpa } from './upstream-vpa.js';
 
 export const SCOPE_ANNOTATION = 'fleetscope.io/scope';
 export const NODE_SCOPE = 'node';
 
-export type UpdateMode = 'Off' | 'Initial' | 'Recreate' | 'InPlaceOrRecreate' | 'Auto';
-const UPDATE_MODES: readonly UpdateMode[] = ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'Auto'];
+/** upstream's modes as of VPA 1.7/1.8 (`InPlace`: 1.7, alpha; `Auto`: deprecated, as `Recreate`). */
+export type UpdateMode = 'Off' | 'Initial' | 'Recreate' | 'InPlaceOrRecreate' | 'InPlace' | 'Auto';
+const UPDATE_MODES: readonly UpdateMode[] = [
+  'Off',
+  'Initial',
+  'Recreate',
+  'InPlaceOrRecreate',
+  'InPlace',
+  'Auto',
+];
 
 /**
  * What fleetscope does in each update mode. Node scope never evicts (a recreated DaemonSet pod loses its
@@ -57,6 +68,17 @@ export interface NodeScopeTarget {
   via: 'spec' | 'annotation';
   /** Changes whenever anything the recommendation depends on changes (policies, containers). */
   digest: string;
+  /** What upstream VPA's components would do to this VPA besides (upstream-vpa.ts). */
+  warnings?: string[];
+}
+
+/** A scoped VPA fleetscope leaves to another recommender, and why (upstream-vpa.ts). */
+export interface SkippedVpa {
+  namespace: string;
+  vpa: string;
+  uid: string;
+  updateMode: string;
+  reason: string;
 }
 
 export interface RejectedTarget {
@@ -146,6 +168,7 @@ export function policiesFor(vpa: VpaObject, containers: readonly string[]): Reco
 export interface ResolvedTargets {
   targets: NodeScopeTarget[];
   rejected: RejectedTarget[];
+  skipped: SkippedVpa[];
 }
 
 /** What a VPA asks for, as read (the mode as written, and as used: an unknown one counts as Off). */
@@ -153,7 +176,7 @@ interface Ask {
   vpa: VpaObject;
   namespace: string;
   name: string;
-  scope: { via: 'spec' | 'annotation'; value: string };
+  scope?: { via: 'spec' | 'annotation'; value: string };
   rawMode: string;
   updateMode: UpdateMode;
   targetRef: RejectedTarget['targetRef'];
@@ -180,7 +203,7 @@ function askOf(vpa: VpaObject, scope: Ask['scope']): Ask {
 /** Why the VPA's own fields rule node scope out, if they do. */
 function askProblem(a: Ask): string | undefined {
   const { targetRef } = a;
-  if (a.scope.value !== NODE_SCOPE)
+  if (a.scope && a.scope.value !== NODE_SCOPE)
     return `scope "${a.scope.value}" is not supported: the only scope is "${NODE_SCOPE}"`;
   if (!(UPDATE_MODES as readonly string[]).includes(a.rawMode))
     return `updateMode "${a.rawMode}" is not one of ${UPDATE_MODES.join(', ')}`;
@@ -228,22 +251,25 @@ function targetOf(
     updateMode,
     apply: applyModeOf(updateMode),
     policies,
-    via: a.scope.via,
+    via: a.scope?.via ?? 'spec',
     digest,
   };
 }
 
 /**
- * The node-scoped targets among a cluster's VPAs. VPAs that do not ask for node scope are not
- * fleetscope's and are left out silently. Ordered by namespace and name, so the first VPA on a
- * DaemonSet wins deterministically.
+ * The node-scoped targets among a cluster's VPAs. VPAs that are not fleetscope's (no scope, and not
+ * naming fleetscope in spec.recommenders) are left out silently; scoped ones left to another
+ * recommender are listed as skipped, with the reason (upstream-vpa.ts). Ordered by namespace and name,
+ * so the first VPA on a DaemonSet wins deterministically.
  */
 export function resolveTargets(
   vpas: readonly VpaObject[],
   daemonSets: readonly DaemonSetObject[],
+  upstream: UpstreamVpa = NOT_READ,
 ): ResolvedTargets {
   const targets: NodeScopeTarget[] = [];
   const rejected: RejectedTarget[] = [];
+  const skipped: SkippedVpa[] = [];
   const dsByKey = new Map<string, DaemonSetObject>();
   for (const ds of daemonSets) dsByKey.set(`${ds.metadata?.namespace}/${ds.metadata?.name}`, ds);
   /** DaemonSet -> the VPA that sizes it. */
@@ -252,17 +278,33 @@ export function resolveTargets(
   const sorted = [...vpas].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   for (const vpa of sorted) {
     const scope = requestedScope(vpa);
-    if (!scope) continue;
+    const claim = claimOf(vpa, scope !== undefined, upstream);
+    if (claim.kind === 'none') continue;
     const a = askOf(vpa, scope);
+    if (claim.kind === 'skipped') {
+      const { namespace, name, rawMode } = a;
+      skipped.push({
+        namespace,
+        vpa: name,
+        uid: vpa.metadata?.uid ?? '',
+        updateMode: rawMode,
+        reason: claim.reason,
+      });
+      continue;
+    }
     const dsKey = `${a.namespace}/${a.targetRef.name}`;
-    const t = askProblem(a) ?? targetOf(a, dsByKey.get(dsKey), taken.get(dsKey));
+    const t =
+      claim.kind === 'refused'
+        ? claim.reason
+        : (askProblem(a) ?? targetOf(a, dsByKey.get(dsKey), taken.get(dsKey)));
     if (typeof t === 'string') {
       const { namespace, name, targetRef, updateMode } = a;
       rejected.push({ namespace, vpa: name, uid: vpa.metadata?.uid ?? '', targetRef, updateMode, reason: t });
       continue;
     }
     taken.set(dsKey, a.name);
+    if (claim.kind === 'ours' && claim.warnings.length > 0) t.warnings = claim.warnings;
     targets.push(t);
   }
-  return { targets, rejected };
+  return { targets, rejected, skipped };
 }

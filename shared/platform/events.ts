@@ -189,6 +189,8 @@ export const detailSchemas = {
       daemonSets: z.number().int().nonnegative(),
       rejectedTargets: z.number().int().nonnegative(),
       nodes: z.number().int().nonnegative(),
+      /** Nodes not Ready among those read (absent: the cycle had no target, so read no node). */
+      notReadyNodes: z.number().int().nonnegative().optional(),
       /** (container, node) states kept. */
       scopes: z.number().int().nonnegative(),
       /** Nodes given the DaemonSet-wide recommendation for lack of history of their own. */
@@ -205,6 +207,17 @@ export const detailSchemas = {
       /** Kubernetes API requests of the cycle (reads and writes). */
       apiRequests: z.number().int().nonnegative(),
       errors: z.array(z.string().max(1024)).max(20),
+      /** Upstream VPA's components found running, when the cycle looked (a VPA asked fleetscope for something). */
+      upstreamVpa: z
+        .object({
+          state: z.enum(['read', 'unknown']),
+          components: z.array(z.enum(['recommender', 'updater', 'admission-controller'])).max(3),
+        })
+        .strict()
+        .optional(),
+      /** Scoped VPAs left to another recommender, and warnings on VPAs fleetscope sizes (upstream's components would act on them). */
+      skippedVpas: z.number().int().nonnegative().optional(),
+      upstreamWarnings: z.number().int().nonnegative().optional(),
       at: timestamp,
     })
     .strict(),

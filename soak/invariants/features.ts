@@ -2,13 +2,17 @@
  * Feature lifecycle (KEP-3920), checked after the clean cycles at the end of the run:
  *
  * - every transition ends: no feature left TurningOn/TurningOff once faults stopped (the clean cycles
- *   are the bound), each stable in the state its target names, and the operator's last flip is the
- *   desired value stored;
+ *   are the bound), each stable in the state its target names, or shown stuck with its reason where an
+ *   operator looks (a declaration whose task always fails must end so), and the operator's last flip
+ *   is the desired value stored;
  * - no task step done twice: no task appears twice among a transition's done tasks, no task wrote more
  *   than the objects it names (a delete, a deflate), and no delete of an object a task names reached an
  *   apiserver after the object was gone (a delete sent again);
  * - no transition completed while a use of the current epoch reports the old value (a component's own
- *   clock never decides: uses echo the epoch of the clearing they read);
+ *   clock never decides: uses echo the epoch of the clearing they read), at the end and after every
+ *   cycle for the agent whose clock is skewed (../agent.ts);
+ * - no task's writes seen twice: the reconciler paused past its claim (../paused.ts) wrote nothing
+ *   after it resumed;
  * - nothing dangling after Off: for every Off feature, what its off tasks remove is gone (objects,
  *   stored state, uses reporting on), read live from the cluster;
  * - the Feature objects in each cluster agree with the records in DynamoDB (state, desired, version).
@@ -19,6 +23,7 @@ import {
   type FeatureRecord,
   finalOf,
   inTransition,
+  parseRef,
   refKey,
   type TaskSummary,
   targetOf,
@@ -46,14 +51,29 @@ async function views(state: SoakState): Promise<{ cluster: string; key: string; 
 const records = async (state: SoakState) =>
   (await views(state)).map((v) => v.view.record).filter((r): r is FeatureRecord => r !== undefined);
 
+/** Where a stuck transition was shown: FeatureTransitionChanged stuck events and `features list` rows. */
+export interface StuckShown {
+  events: Set<string>;
+  listed: Set<string>;
+}
+
+/**
+ * Every transition ends: stable in the state its target names, or shown stuck with its reason (a task
+ * past its deadline, still tried), which must then be seen where an operator looks (the bus event and
+ * `features list`) rather than loop silently. A feature whose task cannot succeed (`cannotEnd`) must end
+ * stuck: anything else means its fault was not hit.
+ */
 export function judgeTransitions(
   records: FeatureRecord[],
   flips: FlipDone[],
   settledMinutes: number,
+  shown: StuckShown = { events: new Set(), listed: new Set() },
+  cannotEnd: string[] = [],
 ): Outcome {
   const violations: string[] = [];
   let transitions = 0;
   let reversed = 0;
+  let stuck = 0;
   let longest = 0;
   for (const r of records) {
     const key = `${r.cluster} ${refKey(r)}`;
@@ -62,18 +82,30 @@ export function judgeTransitions(
       if (t.outcome === 'reversed') reversed++;
       if (t.endedAt !== undefined) longest = Math.max(longest, t.endedAt - t.startedAt);
     }
-    if (inTransition(r.state)) {
+    const first = r.tasks[0];
+    if (inTransition(r.state) && first?.stuck) {
+      transitions++;
+      stuck++;
+      const unseen = [
+        ...(shown.events.has(key) ? [] : ['no FeatureTransitionChanged stuck event']),
+        ...(shown.listed.has(key) ? [] : ['features list does not show it stuck']),
+      ];
+      if (unseen.length)
+        violations.push(`${key}: stuck (${first.stuck.reason}), but ${unseen.join(' and ')}`);
+    } else if (inTransition(r.state)) {
       transitions++;
       violations.push(
-        `${key}: still ${r.state} after ${settledMinutes} clean minutes (${r.tasks[0]?.title ?? 'no task'}${r.tasks[0]?.waitingFor ? `: ${r.tasks[0].waitingFor}` : ''}${r.tasks[0]?.lastError ? `; ${r.tasks[0].lastError}` : ''})`,
+        `${key}: still ${r.state} after ${settledMinutes} clean minutes, not shown stuck (${first?.title ?? 'no task'}${first?.waitingFor ? `: ${first.waitingFor}` : ''}${first?.lastError ? `; ${first.lastError}` : ''})`,
       );
     } else if (r.state !== finalOf(targetOf(r)))
       violations.push(`${key}: ${r.state}, but its target is ${targetOf(r)}`);
+    if (cannotEnd.includes(refKey(r)) && targetOf(r) === 'on' && !first?.stuck)
+      violations.push(`${key}: its task cannot succeed, yet it is ${r.state} and not stuck`);
   }
   const last = new Map<string, FlipDone>();
-  for (const f of flips) last.set(`${f.cluster} ${f.feature}`, f);
+  for (const f of flips) last.set(`${f.cluster} ${refKey(parseRef(f.feature))}`, f);
   for (const [key, f] of last) {
-    const r = records.find((x) => `${x.cluster} ${x.name}` === key);
+    const r = records.find((x) => `${x.cluster} ${refKey(x)}` === key);
     const want = f.desired === 'default' ? undefined : f.desired;
     if (!r) violations.push(`${key}: flipped ${f.desired} at cycle ${f.cycle}, but no record`);
     else if (r.desired !== want)
@@ -83,7 +115,7 @@ export function judgeTransitions(
   }
   return {
     checked: records.length,
-    unit: `features (${transitions} transitions, ${reversed} reversed, ${flips.length} flips; longest ${Math.round(longest / MINUTE)} min)`,
+    unit: `features (${transitions} transitions, ${reversed} reversed, ${stuck} ended stuck, ${flips.length} flips; longest ${Math.round(longest / MINUTE)} min)`,
     violations,
   };
 }
@@ -172,7 +204,14 @@ function taskByTitle(spec: FeatureSpec, to: 'On' | 'Off', title: string): TaskSp
 
 export const featureTransitionsEnd: Invariant = {
   name: 'every feature transition ends',
-  check: async (state) => judgeTransitions(await records(state), state.flips, state.settleMinutes),
+  check: async (state) =>
+    judgeTransitions(
+      await records(state),
+      state.flips,
+      state.settleMinutes,
+      state.stuckShown,
+      state.cannotEnd,
+    ),
 };
 
 export const featureStepsOnce: Invariant = {
@@ -212,6 +251,19 @@ export const featureWritesOnce: Invariant = {
   check: async (state) => judgePaused(state.paused),
 };
 
+/** The uses in-cluster components reported in a Feature object's status (fleetscope's own are in DynamoDB). */
+export function inClusterUses(object: Json): Use[] {
+  return Object.entries((object?.status?.uses ?? {}) as Record<string, Json>)
+    .filter(([, u]) => u.source !== 'fleetscope')
+    .map(([component, u]) => ({
+      component,
+      value: u.value,
+      at: Date.parse(u.time) || 0,
+      epoch: u.epoch,
+      source: 'cluster' as const,
+    }));
+}
+
 export const featureEpochUses: Invariant = {
   name: 'no transition completed while a use of the current epoch reports on',
   check: async (state) => {
@@ -221,18 +273,16 @@ export const featureEpochUses: Invariant = {
       const object = state.sim
         ?.cluster(cluster)
         .store.get('features.fleetscope.io', view.record.name, view.record.namespace) as Json;
-      const inCluster = Object.entries((object?.status?.uses ?? {}) as Record<string, Json>)
-        .filter(([, u]) => u.source !== 'fleetscope')
-        .map(([component, u]) => ({
-          component,
-          value: u.value,
-          at: Date.parse(u.time) || 0,
-          epoch: u.epoch,
-          source: 'cluster' as const,
-        }));
-      features.push({ cluster, record: view.record, uses: [...view.uses, ...inCluster] });
+      features.push({ cluster, record: view.record, uses: [...view.uses, ...inClusterUses(object)] });
     }
-    return judgeEpochUses(features);
+    const end = judgeEpochUses(features);
+    // And after every cycle, where the agent with a skewed clock reports (../agent.ts).
+    const a = state.agent;
+    return {
+      checked: end.checked + (a?.checked ?? 0),
+      unit: `stable features with a uses epoch (${end.checked} at the end, ${a?.checked ?? 0} after cycles where an agent with a skewed clock reported: ${a?.reports ?? 0} reports, ${a?.heldOn ?? 0} of on while it wound down, after reading on ${a?.read.on ?? 0}x and off ${a?.read.off ?? 0}x)`,
+      violations: [...end.violations, ...(a?.violations ?? [])],
+    };
   },
 };
 

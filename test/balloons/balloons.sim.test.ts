@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
 import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import { balloonMetrics } from '../../shared/balloons/events.js';
 import { BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import type { FreshPods } from '../../shared/balloons/recheck.js';
@@ -128,6 +129,16 @@ describe('balloons over the simulator', () => {
     expect(next.decisions.find((x) => x.node === n1!.name)?.state.blocked?.pods.map((p) => p.name)).toContain(
       'late',
     );
+  });
+
+  it('prices the capacity that does not exist in the EMF metrics (BalloonMonthlyValueUsd), as in the summary', async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(1000, 2 * GI)));
+    await env.cycle();
+    const r = await env.cycle();
+    expect(r.summary.monthlyUsd).toBeGreaterThan(0);
+    const metrics = new Map(balloonMetrics(r).map(([name, , value]) => [name, value]));
+    expect(metrics.get('BalloonMonthlyValueUsd')).toBe(Math.round(r.summary.monthlyUsd * 100) / 100);
   });
 
   it('N kubelets per host: each node offers 1/N of the host', async () => {

@@ -250,12 +250,13 @@ describe('issue 15 defects, over the simulator', () => {
     const floor = (await balloonOn(env, n1!.name))!.spec;
     await workload(env, 'late', n1!.name, '2', '1Gi');
     await env.store.putRequest(env.cluster, explicit(n1!.name, amounts(1000, 2 * GI)));
-    // the cycle misses "late" and inflates into it: Deferred
+    // the cycle misses "late" (in its read and its re-reads) and inflates into it: Deferred
     const r1 = await env.cycle({
       alterRead: (r) => ({
         nodes: r.nodes,
         pods: async () => (await r.pods()).filter((p) => p.name !== 'late'),
       }),
+      alterFresh: (f) => ({ podsOn: async (n) => (await f.podsOn(n)).filter((p) => p.name !== 'late') }),
       lateKubelet: true,
     });
     expect(r1.reverts).toEqual([]);
@@ -377,6 +378,31 @@ describe('issue 15 defects, over the simulator', () => {
     expect(r.errors.join()).toMatch(/PriorityClass fleetscope-balloon .*value 7/);
     expect((await env.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS })).value).toBe(7);
     expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(3000, 6 * GI)));
+  });
+
+  it("one node's failure never stops the others: its error names the node, the rest are sized", async () => {
+    const [n1, n2, n3] = await nodesOf(env);
+    for (const n of [n1!, n2!, n3!]) await env.store.putRequest(env.cluster, explicit(n.name, n.allocatable));
+    await env.cycle();
+    await env.cycle();
+    const broken = (await balloonOn(env, n2!.name))!;
+    // the apiserver refuses every resize of n2's balloon (a webhook, a quota: anything)
+    const fault = env.sim.faults.inject({
+      cluster: env.cluster,
+      match: { method: 'PATCH', pathIncludes: `/pods/${broken.name}/resize` },
+      fault: { type: 'status', code: 500 },
+    });
+    for (const n of [n1!, n2!, n3!])
+      await env.store.putRequest(env.cluster, explicit(n.name, amounts(1000, 2 * GI)));
+    const r = await env.cycle();
+    env.sim.faults.clear(fault);
+    // reported as a refused resize of that node's balloon (PodResizeRefused, backed off), nothing else
+    const refused = r.reports.filter((x) => x.kind === 'refused');
+    expect(refused.map((x) => [x.node, x.pod])).toEqual([[n2!.name, broken.name]]);
+    expect(r.errors).toEqual([]);
+    for (const n of [n1!, n3!])
+      expect((await balloonOn(env, n.name))?.spec).toEqual(sub(n.allocatable, amounts(1000, 2 * GI)));
+    expect((await balloonOn(env, n2!.name))?.spec).toEqual(BALLOON_FLOOR);
   });
 
   it('6. allocatable below what is requested: converges without flip-flop, says over-committed, never negative', async () => {

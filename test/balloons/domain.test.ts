@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { amounts } from '../../shared/balloons/amounts.js';
-import { decide } from '../../shared/balloons/decide.js';
+import { amounts, sub } from '../../shared/balloons/amounts.js';
+import { type BalloonNode, decide } from '../../shared/balloons/decide.js';
 import { compilePolicies, desiredSize, hostShare } from '../../shared/balloons/desired.js';
 import { nodeSelectorTerms } from '../../shared/balloons/manifests.js';
 import { holdShrinks, PolicyError, policySize, validatePolicy } from '../../shared/balloons/policy.js';
@@ -179,6 +179,23 @@ describe('balloon plans: deflate always, inflate only into free capacity', () =>
     expect(plan.next.cpu).toBe(1000);
     expect(plan.blocked.cpu).toBe(5000);
   });
+  it('inflates nothing on a node over-committed in either resource: the kubelet takes a resize whole', () => {
+    // found by the property test: memory over-committed from below (the node shrank), cpu free. The
+    // kubelet admits a resize only when the pod's whole new request fits beside the others, so a cpu
+    // inflate there is Deferred, counted by the scheduler, reverted, and sent again every cycle.
+    const plan = planBalloon(
+      { allocatable, others: amounts(5700, 34 * GI), balloon: BALLOON_FLOOR },
+      amounts(5000, 9 * GI),
+    );
+    expect(plan.next).toEqual(BALLOON_FLOOR);
+    expect(plan.blocked).toEqual(sub(plan.target, BALLOON_FLOOR));
+    // a deflate is still planned (it is the kubelet's to hold or take)
+    const down = planBalloon(
+      { allocatable, others: amounts(5700, 34 * GI), balloon: amounts(2000, 2 * GI) },
+      amounts(7000, 31 * GI),
+    );
+    expect(down.next).toEqual(amounts(1000, GI));
+  });
   it('names the largest pods in the way of the blocked resource', () => {
     const pods = [
       { namespace: 'a', name: 'small', requests: amounts(100, GI) },
@@ -338,6 +355,34 @@ describe('pending pods are demand a policy-sized pool grows for', () => {
       previous: {},
     });
     expect(decisions[0]?.desired?.size).toEqual(amounts(1000, GI));
+  });
+  it("never grows a node whose taints the pod does not tolerate, or a cordoned one (the scheduler's TaintToleration)", () => {
+    const tainted = {
+      ...node('n1', { pool: 'a' }),
+      taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }],
+    };
+    const cordoned = { ...node('n2', { pool: 'a' }), unschedulable: true };
+    const soft = { ...node('n3', { pool: 'a' }), taints: [{ key: 'spot', effect: 'PreferNoSchedule' }] };
+    const tolerant = {
+      ...waiting('tolerant', 2000),
+      tolerations: [{ key: 'gpu', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }],
+    };
+    const size = (pods: ReturnType<typeof waiting>[], nodes: BalloonNode[] = [tainted, cordoned]) =>
+      decide({ now: 0, nodes, pods, policies, requests: [], previous: {} }).decisions.map((d) => [
+        d.node,
+        d.desired?.size,
+      ]);
+    // the plain pod fits neither: no node is grown for it (both stay at the policy's minimum)
+    expect(size([waiting('plain', 3000)])).toEqual([
+      ['n1', amounts(1000, GI)],
+      ['n2', amounts(1000, GI)],
+    ]);
+    // a pod tolerating the taint grows the tainted node; PreferNoSchedule never keeps a pod away
+    expect(size([tolerant])).toEqual([
+      ['n1', amounts(2000, GI)],
+      ['n2', amounts(1000, GI)],
+    ]);
+    expect(size([waiting('plain', 3000)], [soft])).toEqual([['n3', amounts(3000, GI)]]);
   });
 });
 

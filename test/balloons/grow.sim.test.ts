@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
+import { raw } from '../sim/helpers.js';
 import { resizePod } from '../sim/pod-helpers.js';
 import {
   type BalloonEnv,
@@ -15,6 +16,7 @@ import {
   podPhase,
   startBalloonEnv,
   WHOLE_CLUSTER_POLICY,
+  workload,
 } from './helpers.js';
 
 const MINUTE = 60_000;
@@ -122,5 +124,48 @@ describe('grow on demand', () => {
     expect(r.results).toHaveLength(1);
     env.sim.clock.advance(1_000);
     expect(await podPhase(env, 'wants-room')).toBe('Running');
+  });
+
+  it('a Pending pod is not taken as served by growing a node whose taint it does not tolerate', async () => {
+    // n1, the largest node, is tainted (a dedicated pool): the waiting pod cannot land there, though
+    // growing it would leave the most room (where the pod would be placed if its taint were ignored)
+    const [n1, n2, n3] = (await nodesOf(env)).sort((a, b) => b.allocatable.cpu - a.allocatable.cpu);
+    const taint = await raw(env.sim.cluster(env.cluster), 'PATCH', `/api/v1/nodes/${n1!.name}`, {
+      body: { spec: { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } },
+      contentType: 'application/merge-patch+json',
+    });
+    expect(taint.status).toBe(200);
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    await env.cycle();
+    await env.cycle();
+    await workload(env, 'busy-2', n2!.name, '400m', '256Mi');
+    await workload(env, 'busy-3', n3!.name, '400m', '256Mi');
+    await env.cycle();
+    await env.core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'no-toleration' },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { requests: { cpu: '1500m', memory: '1Gi' } },
+            },
+          ],
+        },
+      },
+    });
+    expect(await podPhase(env, 'no-toleration')).toBe('Pending');
+    const n1Before = (await balloonOn(env, n1!.name))!.spec;
+    env.sim.clock.advance(MINUTE);
+    const r = await pass();
+    expect(r.demand?.pending).toEqual(['default/no-toleration']);
+    // the tainted node is not grown for it; a node it tolerates is, and it runs there
+    expect((await balloonOn(env, n1!.name))!.spec).toEqual(n1Before);
+    env.sim.clock.advance(1_000);
+    expect(await podPhase(env, 'no-toleration')).toBe('Running');
+    const bound = await env.core.readNamespacedPod({ name: 'no-toleration', namespace: 'default' });
+    expect([n2!.name, n3!.name]).toContain(bound.spec?.nodeName);
   });
 });

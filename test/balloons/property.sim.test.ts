@@ -4,8 +4,13 @@
  * overhead) and departures, explicit sizes and policy changes on a node pool, and the adversity of issue
  * 15: another writer inflating a balloon past what is free (Deferred) or past the node (Infeasible),
  * impostor pods labelled as balloons, balloons deleted (recreated at the floor), nodes resized from below,
- *   - no workload pod is ever evicted or preempted, and none is left unschedulable by a balloon inflate
- *     (a pod pending after a cycle would not have fitted with the balloons at their sizes before it);
+ * and the races of a busy cluster (the simulator's lags): the kubelet admits a bound pod 2 s late and
+ * answers a resize 1 s late, the DaemonSet controller recreates a balloon 20 s late, and pods arrive
+ * between the cycle's read and its inflates (the bind race). Some rounds run the minute's grow pass
+ * (grow.ts) first, which deflates balloons for waiting work;
+ *   - no workload pod is ever evicted, preempted or rejected by the kubelet (OutOfcpu), and none is left
+ *     unschedulable by a balloon inflate (a pod pending after a round would not have fitted with the
+ *     balloons at their sizes before it);
  *   - no balloon is ever replaced (nothing preempts it);
  *   - each node's effective size reaches the desired size whenever free capacity allows it, and where it
  *     does not, the balloon holds all the free capacity and the reclaim is recorded as blocked;
@@ -16,8 +21,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulerRequests } from '../../local/sim/pod-requests.js';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
+import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
+import { podsBoundSinceRead } from '../../shared/balloons/recheck.js';
+import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
 import { balloonTarget } from '../../shared/balloons/sizing.js';
 import { prng } from '../../shared/kernel/prng.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
@@ -29,6 +38,13 @@ const CYCLES = Number(process.env.BALLOON_PROPERTY_CYCLES ?? 300);
 const GI = 2 ** 30;
 const NODES = ['pool-a', 'pool-b', 'pool-c', 'pool-d'];
 const PAUSE = 'registry.k8s.io/pause:3.10';
+/** The races: a kubelet that admits after it takes a resize (so a pod bound meanwhile is at risk), late. */
+const LAGS = { admitMs: 2_000, resizeMs: 1_000, daemonSetMs: 20_000 };
+/** Long enough for every lagging component to have answered. */
+const SETTLED = 25_000;
+/** How often a round runs the grow pass before its cycle, and races a pod against the cycle's inflates. */
+const GROW_ODDS = 0.3;
+const RACE_ODDS = 0.3;
 
 interface PodFacts {
   name: string;
@@ -128,7 +144,7 @@ async function rogueInflate(env: BalloonEnv, balloon: PodFacts, cpu: number) {
 describe('balloons, property: never evict, never preempt, reach the desired size when there is room', () => {
   let env: BalloonEnv;
   beforeAll(async () => {
-    env = await startBalloonEnv({ nodes: 0 });
+    env = await startBalloonEnv({ nodes: 0, lags: LAGS });
     for (const name of NODES)
       env.sim.cluster(env.cluster).addNode({
         name,
@@ -168,6 +184,8 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         overheadPods: 0,
         balloonsRecreated: 0,
         allocatableChanges: 0,
+        podsBoundBetweenReadAndResize: 0,
+        pendingPodsServedByDeflate: 0,
       };
       const setPolicy = async () =>
         env.store.putPolicy(
@@ -184,6 +202,16 @@ describe('balloons, property: never evict, never preempt, reach the desired size
           }),
         );
       await setPolicy();
+      const growPass = () =>
+        serveDemand({
+          cluster: env.cluster,
+          client: env.client,
+          db: env.runtime.db,
+          table: env.runtime.table,
+          settings: { ...balloonSettingsFromEnv({}), settleMs: 0 },
+          now: () => env.sim.clock.now(),
+          passId: String(env.sim.clock.now()),
+        });
 
       const arrive = async () => {
         const name = `w-${serial++}`;
@@ -200,6 +228,38 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         if (kind === 'sidecar') exercised.sidecarPods++;
         if (kind === 'overhead') exercised.overheadPods++;
       };
+      /**
+       * The bind race: right after the cycle's read, a pod that takes all the room the scheduler sees
+       * free on one node (so any inflate of that node this cycle overlaps it) is bound there at once.
+       */
+      const raceAfterRead = (r: ClusterRead): ClusterRead => ({
+        nodes: r.nodes,
+        pods: async () => {
+          const pods = await r.pods();
+          const node = pick(NODES);
+          const alloc = env.sim.state(env.cluster).store.get('nodes', node)?.status?.allocatable;
+          const held = podsNow(env)
+            .filter((x) => x.node === node && x.phase !== 'Succeeded' && x.phase !== 'Failed')
+            .reduce((a, x) => amounts(a.cpu + x.requests.cpu, a.memory + x.requests.memory), amounts(0, 0));
+          const free = sub(pair(alloc), held);
+          if (free.cpu < 100 || free.memory < 128 * 2 ** 20) return pods;
+          const name = `w-${serial++}`;
+          const requests = { cpu: `${free.cpu}m`, memory: String(free.memory) };
+          await env.core.createNamespacedPod({
+            namespace: 'default',
+            body: {
+              metadata: { name },
+              spec: {
+                nodeSelector: { pool: 'p', 'kubernetes.io/hostname': node },
+                containers: [{ name: 'app', image: PAUSE, resources: { requests } }],
+              },
+            },
+          });
+          alive.add(name);
+          counts.arrivals++;
+          return pods;
+        },
+      });
       const impostor = async () => {
         const name = `impostor-${serial++}`;
         const requests = { cpu: '100m', memory: '128Mi' };
@@ -280,11 +340,23 @@ describe('balloons, property: never evict, never preempt, reach the desired size
             counts.policy++;
           } else await adversity(rnd());
         }
+        // Every lagging component answers what the world did, so the round starts from a settled world.
+        env.sim.clock.advance(SETTLED);
         const before = podsNow(env);
         const balloonBefore = new Map(before.filter((p) => p.balloon).map((p) => [p.node, p.requests]));
         const held = before.filter((p) => p.balloon && p.pending && p.spec.cpu > p.allocated.cpu);
         exercised.infeasibleOutcomes += held.filter((p) => p.pending === 'Infeasible').length;
-        const result = await env.cycle();
+        // Some rounds: the minute's grow pass first, which serves waiting work by deflating balloons.
+        if (rnd() < GROW_ODDS) {
+          env.sim.clock.advance(30_000);
+          exercised.pendingPodsServedByDeflate += waitingServedByDeflate(await growPass());
+        }
+        // Some rounds: the bind race, a pod arriving (bound at once, admitted 2 s later) right after
+        // the cycle's read of the pods, so the cycle may inflate into the room it took.
+        const race = rnd() < RACE_ODDS;
+        const result = await env.cycle(race ? { alterRead: raceAfterRead } : {});
+        exercised.podsBoundBetweenReadAndResize += podsBoundSinceRead(result);
+        env.sim.clock.advance(SETTLED);
         const after = podsNow(env);
         exercised.deferredInflatesReverted += result.reverts.filter((v) =>
           /enough resource/.test(v.message),
@@ -294,6 +366,11 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         const names = new Set(after.map((p) => p.name));
         for (const name of alive) expect(names.has(name), `cycle ${cycle}: ${name} disappeared`).toBe(true);
         for (const p of after) expect(p.disrupted, `cycle ${cycle}: ${p.name} disrupted`).toBe(false);
+        // ... nor rejected by its kubelet (OutOfcpu/OutOfmemory: admitted after an inflate took its room).
+        const failedBefore = new Set(before.filter((p) => p.phase === 'Failed').map((p) => p.uid));
+        for (const p of after)
+          if (!p.balloon && !failedBefore.has(p.uid))
+            expect(p.phase, `cycle ${cycle}: ${p.name} rejected by the kubelet`).not.toBe('Failed');
         const wasRunning = new Set(before.filter((p) => p.phase === 'Running').map((p) => p.name));
         for (const p of after)
           if (wasRunning.has(p.name)) expect(p.phase, `cycle ${cycle}: ${p.name}`).toBe('Running');
@@ -348,12 +425,21 @@ describe('balloons, property: never evict, never preempt, reach the desired size
           const balloon = after.find((p) => p.balloon && p.node === d.node)!;
           const target = balloonTarget(d.state.allocatable, d.desired.size);
           const others = after
-            .filter((x) => x.node === d.node && !x.balloon)
+            .filter((x) => x.node === d.node && !x.balloon && x.phase !== 'Succeeded' && x.phase !== 'Failed')
             .reduce((a, x) => amounts(a.cpu + x.requests.cpu, a.memory + x.requests.memory), amounts(0, 0));
           const free = sub(d.state.allocatable, others);
+          // The kubelet takes a resize of the pod whole: on a node over-committed from below in one
+          // resource it admits no inflate of the other (so none is free to take), and while it holds a
+          // deflate there it admits no resize at all, so the other resource waits too, either way
+          // (fleetscope does not re-send: nothing flip-flops).
+          const holding = balloon.pending === 'Deferred' && d.state.overcommitted !== undefined;
+          const overcommitted = (['cpu', 'memory'] as const).some(
+            (s) => others[s] + balloon.allocated[s] > d.state.allocatable[s],
+          );
           for (const r of ['cpu', 'memory'] as const) {
             const got = balloon.allocated[r];
             if (got === target[r]) continue;
+            if (holding && !(d.state.overcommitted![r] > 0)) continue;
             if (got > target[r]) {
               // a deflate the kubelet holds back (to the target or deeper): only on a node over-committed
               // from below, where a shallower one would not fit either
@@ -364,7 +450,11 @@ describe('balloons, property: never evict, never preempt, reach the desired size
               expect(d.state.overcommitted, `cycle ${cycle}: ${d.node} ${r} deflate held`).toBeDefined();
               continue;
             }
-            // short of the target: only because pods hold the rest
+            // short of the target: only because pods hold the rest, or the node is over-committed
+            if (overcommitted) {
+              expect(d.state.overcommitted, `cycle ${cycle}: ${d.node} ${r} over-committed`).toBeDefined();
+              continue;
+            }
             expect(got, `cycle ${cycle}: ${d.node} ${r} left free capacity unclaimed`).toBeGreaterThanOrEqual(
               Math.min(target[r], free[r]),
             );

@@ -91,6 +91,50 @@ describe('the bind race', () => {
     ]);
   });
 
+  it('a pod bound after the read into all the room there was: the balloon goes back to its size before the inflate', async () => {
+    // found by the property test: "what fits" is then exactly the balloon's old size, which the cycle's
+    // read of the balloon still showed, so the deflate back was taken for no change and never sent
+    const ready = await readyToInflate({ admitMs: 2_000 });
+    env = ready.env;
+    const n1 = ready.n1;
+    const others = env.sim
+      .cluster(env.cluster)
+      .store.list('pods')
+      .filter((p) => p.spec.nodeName === n1.name && !p.metadata.name.startsWith('fleetscope-balloon'));
+    expect(others).toEqual([]);
+    const free = {
+      cpu: `${n1.allocatable.cpu - BALLOON_FLOOR.cpu}m`,
+      memory: String(n1.allocatable.memory - BALLOON_FLOOR.memory),
+    };
+    const r = await env.cycle({
+      alterRead: (read) => ({
+        nodes: read.nodes,
+        pods: async () => {
+          const pods = await read.pods();
+          await env!.core.createNamespacedPod({
+            namespace: 'default',
+            body: {
+              metadata: { name: 'all-of-it' },
+              spec: {
+                nodeSelector: { 'kubernetes.io/hostname': n1.name },
+                containers: [
+                  { name: 'app', image: 'registry.k8s.io/pause:3.10', resources: { requests: free } },
+                ],
+              },
+            },
+          });
+          return pods;
+        },
+      }),
+    });
+    expect(r.reverts.find((v) => v.node === n1.name)?.boundSinceRead).toEqual(['default/all-of-it']);
+    env.sim.clock.advance(2_000);
+    expect(await podPhase(env, 'all-of-it')).toBe('Running');
+    const b = (await balloonOn(env, n1.name))!;
+    expect(b.spec).toEqual(BALLOON_FLOOR);
+    expect(b.actual).toEqual(BALLOON_FLOOR);
+  });
+
   it('a kubelet answering after the settle window: the inflate is deflated back, never left Deferred', async () => {
     // the kubelet admits at once but answers resizes 10 s later, long after the settle read
     const ready = await readyToInflate({ resizeMs: 10_000 });

@@ -97,6 +97,30 @@ describe('fleetscope features', () => {
     const unknown = await run('features', 'register', '--file', requiring);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/features\[0\]\.requires\[0\]: unknown feature "acme\/nope"/);
+    // A file whose second feature could do harm is refused whole: its first, harmless one is not stored.
+    const harmful = join(dir, 'harmful.yaml');
+    await writeFile(
+      harmful,
+      [
+        'features:',
+        '  - namespace: acme',
+        '    name: fine',
+        '  - namespace: acme',
+        '    name: wiper',
+        '    disable:',
+        '      - task: delete-objects',
+        '        apiVersion: v1',
+        '        kind: Pod',
+        '',
+      ].join('\n'),
+    );
+    const wiper = await run('features', 'register', '--file', harmful);
+    expect(wiper.code).toBe(2);
+    expect(wiper.err).toMatch(/features\[1\]\.disable\[0\]/);
+    for (const name of ['acme/app', 'acme/fine', 'acme/wiper'])
+      expect((await run('features', 'list', '--feature', name)).err, name).toMatch(
+        new RegExp(`--feature: unknown feature "${name}"`),
+      );
     expect((await run('features', 'list', '--feature', 'widgets/widgets')).err).toMatch(
       /--feature: unknown feature "widgets\/widgets"/,
     );
@@ -340,8 +364,11 @@ describe('fleetscope features', () => {
     expect((await run('features', 'rollout', 'resume', '--id', id)).out).toMatch(
       `rollout ${id}: running, wave 1 of 1`,
     );
-    expect((await run('features', 'rollout', 'halt', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
-    expect((await run('features', 'rollout', 'approve', '--id', 'nope')).err).toMatch(/no rollout "nope"/);
+    for (const verb of ['halt', 'resume', 'approve', 'status']) {
+      const r = await run('features', 'rollout', verb, '--id', 'nope');
+      expect(r.code, verb).not.toBe(0);
+      expect(r.err, verb).toMatch(/no rollout "nope"/);
+    }
     expect((await run('features', 'rollout', 'approve', '--id', id)).err).toMatch(
       `rollout ${id} was started without approval gates`,
     );

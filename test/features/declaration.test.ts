@@ -178,6 +178,25 @@ describe('a third-party declaration cannot do harm', () => {
   });
 });
 
+describe("a feature's own task deadline", () => {
+  it('is kept when given, absent otherwise, and refused outside 1 minute to 7 days naming the field', () => {
+    const [own, dflt] = parseDeclarations(
+      JSON.stringify({
+        features: [feature([], { name: 'slow', taskDeadlineMinutes: 2880 }), feature([], { name: 'plain' })],
+      }),
+      'f.yaml',
+    );
+    expect(own!.taskDeadlineMinutes).toBe(2880);
+    expect(dflt!.taskDeadlineMinutes).toBeUndefined();
+    expect(refusedFields([feature([], { taskDeadlineMinutes: 0 })])).toEqual([
+      'features[0].taskDeadlineMinutes',
+    ]);
+    expect(refusedFields([feature([], { taskDeadlineMinutes: 7 * 24 * 60 + 1 })])).toEqual([
+      'features[0].taskDeadlineMinutes',
+    ]);
+  });
+});
+
 describe('requires: the order features turn on and off in', () => {
   const file = (features: unknown[]) => parseDeclarations(JSON.stringify({ features }), 'f.yaml');
   const decl = (name: string, requires: string[] = []) => ({ namespace: 'acme', name, requires });

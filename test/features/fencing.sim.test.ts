@@ -171,6 +171,40 @@ describe('a reconciler paused past its claim mid-task', () => {
     expect(off.history.at(-1)!.done.find((d) => d.task === 'clear-field')?.writes).toBe(6);
   });
 
+  it('a reconciler that dies at any write of the task (before the first, ..., before the sixth): the next resumes it, and the cluster and the history see each write once', async () => {
+    for (let k = 1; k <= 6; k++) {
+      const cluster = await gadgetsOn();
+      const before = env.writes(cluster);
+      const died = latch();
+      let fenced = 0;
+      // Dies at its k-th write, its heartbeat with it: it never goes on (the promise is left pending).
+      void env.reconcile(cluster, GADGETS, {
+        catalog,
+        mirror: false,
+        heartbeatMs: 0,
+        onFence: async (m: StepMark) => {
+          if (m.step === 'fenced' && ++fenced === k) {
+            died.open();
+            await new Promise(() => {});
+          }
+        },
+      });
+      await died.opened;
+      expect(env.writes(cluster) - before, `died before write ${k}`).toBe(k - 1);
+      env.sim.clock.advance(CLAIM_MS + MINUTE);
+      await env.reconcile(cluster, GADGETS, { catalog, mirror: false });
+      const off = (await env.store.get(cluster, GADGETS))!;
+      expect(off.state, `died before write ${k}`).toBe('Off');
+      expect(env.writes(cluster) - before, `cluster writes, died before write ${k}`).toBe(6);
+      expect(await gadgetFields(cluster)).toEqual([]);
+      const done = off.history.at(-1)!.done;
+      expect(
+        done.filter((d) => d.task === 'clear-field'),
+        `died before write ${k}`,
+      ).toMatchObject([{ writes: 6 }]);
+    }
+  });
+
   it('a slow task keeps its claim by its heartbeat: nobody else performs it meanwhile', async () => {
     const cluster = await gadgetsOn();
     const before = patches(cluster);

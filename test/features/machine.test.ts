@@ -432,7 +432,11 @@ describe('rollout rollback, approval and health', () => {
   });
 
   it("reads health from the inventory and node scope's last cycle; a cluster without inventory is not healthy", async () => {
-    const cycle = { errors: ['x', 'y'], resizes: { requested: 3, completed: 1, refused: 2 } };
+    const cycle = {
+      errors: ['x', 'y'],
+      resizes: { requested: 3, completed: 1, refused: 2 },
+      notReadyNodes: 1,
+    };
     const health = clusterHealth({
       getStatus: async (c) =>
         c === 'gone'
@@ -445,13 +449,29 @@ describe('rollout rollback, approval and health', () => {
       reachable: true,
       cycleErrors: 2,
       refusedResizes: 2,
+      notReadyNodes: 1,
     });
     expect(await health('gone')).toEqual({ inventory: false, reachable: false });
     expect(unhealthy(await health('gone'), undefined)).toMatch(/no inventory/);
     expect(unhealthy(await health('down'), undefined)).toBe('unreachable');
     expect(
-      unhealthy(await health('a'), { inventory: true, reachable: true, cycleErrors: 2, refusedResizes: 2 }),
+      unhealthy(await health('a'), {
+        inventory: true,
+        reachable: true,
+        cycleErrors: 2,
+        refusedResizes: 2,
+        notReadyNodes: 1,
+      }),
     ).toBeUndefined();
+    expect(
+      unhealthy(await health('a'), {
+        inventory: true,
+        reachable: true,
+        cycleErrors: 2,
+        refusedResizes: 2,
+        notReadyNodes: 0,
+      }),
+    ).toBe('nodes NotReady rose from 0 to 1');
   });
 
   it('waits for approval between waves when asked to', () => {

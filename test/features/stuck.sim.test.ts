@@ -36,7 +36,15 @@ const waiting: FeatureSpec = {
   name: 'waiting',
   disable: [{ task: 'wait-for-no-objects', ...configMaps, selector: 'acme.io/waiting=true' }],
 };
-const catalog = new FeatureCatalog([...builtinFeatures(), failing, waiting]);
+/** A feature that declares its own task deadline (10 minutes): shown stuck then, not after the default. */
+const quick: FeatureSpec = {
+  ...base,
+  namespace: 'acme',
+  name: 'quick',
+  taskDeadlineMinutes: 10,
+  disable: [{ task: 'wait-for-no-objects', ...configMaps, selector: 'acme.io/quick=true' }],
+};
+const catalog = new FeatureCatalog([...builtinFeatures(), failing, waiting, quick]);
 
 describe('a stuck transition', () => {
   let env: FeatureEnv;
@@ -195,5 +203,18 @@ describe('a stuck transition', () => {
       outcome: 'completed',
       reason: expect.stringMatching(/^abandoned TurningOff by local:ann/),
     });
+  });
+
+  it("a feature's declared task deadline is the one it is held to", async () => {
+    await drive(env, cluster, quick, { ports });
+    await configMap('q1', 'acme.io/quick');
+    await setDesired(env.store, quick, cluster, 'off', 'test', {}, env.now());
+    const started = env.now();
+    await passUntil(quick, started + 9 * 60_000);
+    expect((await record(quick)).tasks[0]!.stuck, 'not before its own deadline').toBeUndefined();
+    await passUntil(quick, started + 11 * 60_000);
+    expect((await record(quick)).tasks[0]!.stuck?.reason).toMatch(
+      /not done after 10 minutes: still waiting for 1 ConfigMap/,
+    );
   });
 });

@@ -234,9 +234,27 @@ describe('fleetscope recommendations', () => {
     );
   });
 
-  it('installs the scoped VPA CRD in a registered cluster', async () => {
-    const r = await run(['recommendations', 'install-crd', '--cluster', 'c1', '--state-dir', dir]);
+  it('installs the scoped VPA CRD in a registered cluster, saying what it changes first; --dry-run writes nothing', async () => {
+    const install = ['recommendations', 'install-crd', '--cluster', 'c1', '--state-dir', dir];
+    const crd = () => sim.cluster('c1').store.get('customresourcedefinitions', VPA_RESOURCE);
+    const before = crd();
+    const dry = await run([...install, '--dry-run']);
+    expect(dry.err).toBe('');
+    const plan = dry.out.split('\n');
+    expect(plan[0]).toBe('c1: would update the VerticalPodAutoscaler CRD:');
+    expect(plan).toContain('  + spec.versions[v1].schema.openAPIV3Schema.properties.spec.properties.scope');
+    expect(plan.at(-1)).toBe('c1: dry run: the API server accepts it (dryRun=All); nothing was written');
+    expect(crd()).toEqual(before);
+    const r = await run(install);
     expect(r.err).toBe('');
-    expect(r.out).toMatch(/c1: VerticalPodAutoscaler CRD updated with spec.scope/);
+    expect(r.out.split('\n')).toEqual([
+      'c1: will update the VerticalPodAutoscaler CRD:',
+      ...plan.slice(1, -1),
+      'c1: VerticalPodAutoscaler CRD updated',
+    ]);
+    expect(crd()?.metadata.resourceVersion).not.toBe(before?.metadata.resourceVersion);
+    expect((await run(install)).out).toBe(
+      "c1: the VerticalPodAutoscaler CRD already is fleetscope's variant; nothing to change",
+    );
   });
 });

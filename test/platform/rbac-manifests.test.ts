@@ -16,13 +16,13 @@ describe('fleetscope rbac', () => {
     const items: Obj[] = JSON.parse(r.out).items;
     const names = items.map((i) => `${i.kind} ${i.metadata.name} ${i.metadata.namespace ?? '*'}`);
     // One ClusterRole per capability that acts in clusters (the report reads the table only) and, for
-    // balloons' writes in kube-system, a Role there.
+    // balloons' writes in kube-system and node scope's look for upstream VPA there, a Role there.
     expect(CAPABILITIES.filter((c) => c.kubernetes.length === 0).map((c) => c.id)).toEqual(['report']);
     expect(names).toEqual(
       CAPABILITIES.filter((c) => c.kubernetes.length > 0).flatMap((c) => [
         `ClusterRole fleetscope:${c.id} *`,
         `ClusterRoleBinding fleetscope:${c.id} *`,
-        ...(c.id === 'balloons'
+        ...(c.id === 'balloons' || c.id === 'nodescope'
           ? [`Role fleetscope:${c.id} kube-system`, `RoleBinding fleetscope:${c.id} kube-system`]
           : []),
       ]),
@@ -53,7 +53,12 @@ describe('fleetscope rbac', () => {
       'fleetscope.io/features/status',
       'scheduling.k8s.io/priorityclasses',
     ]);
-    const balloonRole = items.find((i) => i.kind === 'Role');
+    const balloonRole = items.find((i) => i.kind === 'Role' && i.metadata.name === 'fleetscope:balloons');
+    const nodescopeRole = items.find((i) => i.kind === 'Role' && i.metadata.name === 'fleetscope:nodescope');
+    // Node scope only reads kube-system's Deployments, to find upstream VPA's components.
+    expect(nodescopeRole.rules).toEqual([
+      expect.objectContaining({ apiGroups: ['apps'], resources: ['deployments'], verbs: ['list'] }),
+    ]);
     expect(balloonRole.rules.flatMap((x: Obj) => x.resources).sort()).toEqual([
       'daemonsets',
       'daemonsets',
@@ -85,6 +90,8 @@ describe('fleetscope rbac', () => {
       'ClusterRoleBinding fleetscope:fleet',
       'ClusterRole fleetscope:nodescope',
       'ClusterRoleBinding fleetscope:nodescope',
+      'Role fleetscope:nodescope',
+      'RoleBinding fleetscope:nodescope',
       'ClusterRole fleetscope:cycle',
       'ClusterRoleBinding fleetscope:cycle',
     ]);

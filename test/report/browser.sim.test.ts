@@ -221,9 +221,12 @@ describeNeeding(CHROMIUM_NEED, 'the fleet report in a browser', () => {
     const story = started.split('\n');
     const from = story.indexOf('balloons demo (demo-1):');
     expect(from).toBeGreaterThanOrEqual(0);
-    expect(story.slice(from + 1, from + 6)).toEqual([
+    expect(story.slice(from + 1, from + 7)).toEqual([
       expect.stringMatching(
         /^ {2}policy "elastic" shrank the pool to its requests \+ 20%: elastic-1 offers /,
+      ),
+      expect.stringMatching(
+        /^ {2}node scope's per-node upsize of netd-\S+ on elastic-\d to \d+m: Deferred by the kubelet; the minute's grow pass deflated the balloon .*; the resize completed \(\d+m\); pods preempted or evicted: 0$/,
       ),
       expect.stringMatching(
         /^ {2}8 more batch pods arrived \(\d+ could not be scheduled\); the policy grew the pool: /,

@@ -84,7 +84,7 @@ describe('CRDs', () => {
       {
         reason: 'FieldValueNotSupported',
         message:
-          'Unsupported value: "Sometimes": supported values: "Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto"',
+          'Unsupported value: "Sometimes": supported values: "Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto"',
         field: 'spec.updatePolicy.updateMode',
       },
     ]);

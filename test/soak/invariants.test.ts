@@ -241,12 +241,51 @@ describe('soak invariants fail on broken states', () => {
     expect(judgeTransitions([off], [flip], 20).violations).toEqual([]);
     expect(
       judgeTransitions([record({ desired: 'off', state: 'TurningOff' })], [flip], 20).violations,
-    ).toEqual(['c fleetscope-system/balloons: still TurningOff after 20 clean minutes (no task)']);
+    ).toEqual([
+      'c fleetscope-system/balloons: still TurningOff after 20 clean minutes, not shown stuck (no task)',
+    ]);
     expect(judgeTransitions([record({ desired: 'off' })], [flip], 20).violations).toEqual([
       'c fleetscope-system/balloons: On, but its target is off',
     ]);
     expect(judgeTransitions([record()], [flip], 20).violations).toEqual([
-      'c balloons: flipped off at cycle 5, but desired is default',
+      'c fleetscope-system/balloons: flipped off at cycle 5, but desired is default',
+    ]);
+  });
+
+  it('features: a transition that ends stuck must be shown so; one that cannot succeed must end stuck', () => {
+    const flip = { cycle: 5, cluster: 'c', feature: 'soak/failing', desired: 'on' as const, changed: true };
+    const task = {
+      spec: { task: 'apply-manifests' as const, manifests: [] },
+      title: 'apply Gadget gadget',
+      attempts: 4,
+      writes: 0,
+      lastError: 'the server does not serve Gadget',
+    };
+    const failing = (stuck: boolean) =>
+      record({
+        namespace: 'soak',
+        name: 'failing',
+        desired: 'on',
+        state: 'TurningOn',
+        tasks: [{ ...task, ...(stuck ? { stuck: { at: 0, reason: 'not done after 3 minutes' } } : {}) }],
+      });
+    const key = 'c soak/failing';
+    const seen = { events: new Set([key]), listed: new Set([key]) };
+    const judge = (r: FeatureRecord, shown = seen) =>
+      judgeTransitions([r], [flip], 20, shown, ['soak/failing']).violations;
+    expect(judge(failing(true))).toEqual([]);
+    expect(judge(failing(true), { events: new Set(), listed: new Set([key]) })).toEqual([
+      'c soak/failing: stuck (not done after 3 minutes), but no FeatureTransitionChanged stuck event',
+    ]);
+    expect(judge(failing(true), { events: new Set([key]), listed: new Set() })).toEqual([
+      'c soak/failing: stuck (not done after 3 minutes), but features list does not show it stuck',
+    ]);
+    expect(judge(failing(false))).toEqual([
+      'c soak/failing: still TurningOn after 20 clean minutes, not shown stuck (apply Gadget gadget; the server does not serve Gadget)',
+      'c soak/failing: its task cannot succeed, yet it is TurningOn and not stuck',
+    ]);
+    expect(judge(record({ namespace: 'soak', name: 'failing', desired: 'on', state: 'On' }))).toEqual([
+      'c soak/failing: its task cannot succeed, yet it is On and not stuck',
     ]);
   });
 

@@ -113,7 +113,8 @@ export function vpaSchema(ext: VpaSchemaExtension = {}): Record<string, unknown>
               minReplicas: { type: 'integer', format: 'int32' },
               updateMode: {
                 type: 'string',
-                enum: ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'Auto'],
+                // As of VPA 1.7 (InPlace: alpha, behind upstream's InPlace gate).
+                enum: ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'InPlace', 'Auto'],
               },
             },
           },

@@ -1,0 +1,58 @@
+/**
+ * The large lists of a cluster kept between cycles, so that the next cycle reads what changed (a watch
+ * from the kept resourceVersion) instead of the cluster. The state lives in the process: a warm Lambda
+ * keeps it from one invocation to the next; a cold one (or one that last served other clusters) has
+ * nothing and lists. Nothing depends on it being there: a missing or stale entry costs a full list,
+ * never a wrong answer. Bounded by the number of objects kept over all clusters; the least recently
+ * used lists go first.
+ */
+
+/** One kept list: its views by key (`namespace/name` or `name`) and the revision they are current at. */
+export interface KeptList<V> {
+  rv: string;
+  items: Map<string, V>;
+  /** Objects shared by the views of this list (pods' controller references), reused by its updates. */
+  shared: Map<string, unknown>;
+}
+
+/** About 1 GiB of Lambda memory holds the views of ~300,000 pods beside a cycle's working set. */
+export const DEFAULT_MAX_KEPT_OBJECTS = 300_000;
+
+export class KeptLists {
+  /** Insertion order is recency: a list put back goes to the end. */
+  private readonly lists = new Map<string, KeptList<unknown>>();
+
+  constructor(private readonly maxObjects = DEFAULT_MAX_KEPT_OBJECTS) {}
+
+  /** Takes a list out while it is read, so a read that fails leaves nothing half-updated behind. */
+  take<V>(key: string): KeptList<V> | undefined {
+    const list = this.lists.get(key);
+    this.lists.delete(key);
+    return list as KeptList<V> | undefined;
+  }
+
+  /** Keeps a list read to its end; the least recently used others go while the total is over the bound. */
+  put<V>(key: string, list: KeptList<V>): void {
+    this.lists.delete(key);
+    if (list.items.size > this.maxObjects) return;
+    this.lists.set(key, list as KeptList<unknown>);
+    let total = 0;
+    for (const l of this.lists.values()) total += l.items.size;
+    for (const [k, l] of this.lists) {
+      if (total <= this.maxObjects) break;
+      total -= l.items.size;
+      this.lists.delete(k);
+    }
+  }
+
+  /** Lists and objects kept (for tests and logs). */
+  size(): { lists: number; objects: number } {
+    let objects = 0;
+    for (const l of this.lists.values()) objects += l.items.size;
+    return { lists: this.lists.size, objects };
+  }
+
+  clear(): void {
+    this.lists.clear();
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Saying what living beside upstream VPA means for each VPA (upstream-vpa.ts): scoped VPAs left to
+ * another recommender, and what upstream's components would do to the VPAs fleetscope sizes. Each
+ * notice is said once per VPA and reason (the cluster record remembers them): a log line, and a
+ * Kubernetes Event on the VPA (`kubectl describe vpa`), within the cycle's write budget and never in
+ * update mode Off, which writes nothing. `recommendations get/list` and the summary read the notices
+ * from the cluster record.
+ */
+import { VPA_GROUP } from '../kernel/crds/vpa.js';
+import { type CycleRun, describe } from './cycle-run.js';
+import type { FoundTargets } from './find-targets.js';
+import type { ClusterRecord } from './store.js';
+import type { UpstreamNotice } from './upstream-vpa.js';
+
+export const SKIPPED_EVENT_REASON = 'NodeScopeSkipped';
+export const WARNING_EVENT_REASON = 'UpstreamVPAConflict';
+
+/** This cycle's notices: one per skipped VPA and one per warning of each target. */
+export function noticesOf(found: FoundTargets): UpstreamNotice[] {
+  const out: UpstreamNotice[] = found.skipped.map((s) => ({
+    namespace: s.namespace,
+    vpa: s.vpa,
+    uid: s.uid,
+    updateMode: s.updateMode,
+    kind: 'skipped',
+    reason: s.reason,
+  }));
+  for (const t of found.targets)
+    for (const w of t.warnings ?? [])
+      out.push({
+        namespace: t.vpa.namespace,
+        vpa: t.vpa.name,
+        uid: t.vpa.uid,
+        updateMode: t.updateMode,
+        kind: 'warning',
+        reason: w,
+        daemonSet: `${t.ds.namespace}/${t.ds.name}`,
+      });
+  return out;
+}
+
+const noticeKey = (n: UpstreamNotice) => `${n.uid}#${n.kind}#${n.reason}`;
+
+/**
+ * Logs and records as Events the notices not said before; returns this cycle's notices, each marked
+ * said or not (an Event the budget or an error kept back is tried again next cycle).
+ */
+export async function publishNotices(
+  run: CycleRun,
+  found: FoundTargets,
+  clusterRec: ClusterRecord | undefined,
+): Promise<UpstreamNotice[]> {
+  const notices = noticesOf(found);
+  const said = new Set((clusterRec?.notices ?? []).filter((n) => n.said).map(noticeKey));
+  let k = 0;
+  for (const n of notices) {
+    n.said = said.has(noticeKey(n));
+    if (n.said) continue;
+    run.ctx.logger?.warn(
+      n.kind === 'skipped'
+        ? 'scoped VerticalPodAutoscaler left to another recommender'
+        : 'upstream VPA would act on a VPA fleetscope sizes',
+      { namespace: n.namespace, vpa: n.vpa, reason: n.reason },
+    );
+    if (n.updateMode === 'Off') {
+      n.said = true;
+      continue;
+    }
+    if (!run.budget.take()) continue;
+    try {
+      await recordEvent(run, n, k++);
+      n.said = true;
+    } catch (err) {
+      run.errors.push(`event on VPA ${n.namespace}/${n.vpa}: ${describe(err)}`);
+    }
+  }
+  return notices;
+}
+
+async function recordEvent(run: CycleRun, n: UpstreamNotice, k: number): Promise<void> {
+  const at = new Date(run.now).toISOString();
+  await run.reader.send(
+    'create VPA event',
+    'POST',
+    `/api/v1/namespaces/${encodeURIComponent(n.namespace)}/events`,
+    {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${n.vpa}.${run.now.toString(16)}${k}`, namespace: n.namespace },
+      involvedObject: {
+        apiVersion: `${VPA_GROUP}/v1`,
+        kind: 'VerticalPodAutoscaler',
+        name: n.vpa,
+        namespace: n.namespace,
+        ...(n.uid ? { uid: n.uid } : {}),
+      },
+      type: n.kind === 'skipped' ? 'Normal' : 'Warning',
+      reason: n.kind === 'skipped' ? SKIPPED_EVENT_REASON : WARNING_EVENT_REASON,
+      message: n.reason.slice(0, 1024),
+      source: { component: 'fleetscope-nodescope' },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    },
+  );
+}
