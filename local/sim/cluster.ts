@@ -64,6 +64,8 @@ export interface Features {
   nullCreationTimestamp: boolean;
   /** 1.36+: a TokenRequest's answer carries the ServiceAccount's UID (absent on 1.33.13; 1.34, 1.35 untested). */
   tokenRequestUid: boolean;
+  /** 1.37+: the node field is in the published OpenAPI, whether its feature gate is on or not. */
+  resizePreemptionSchema: boolean;
 }
 
 export interface KubeVersion {
@@ -82,7 +84,11 @@ export function parseVersion(v: string): KubeVersion {
   return { major, minor, patch, semver: `${major}.${minor}.${patch}` };
 }
 
-export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefined): Features {
+export function featuresFor(
+  v: KubeVersion,
+  resizeSubresource: boolean | undefined,
+  resizePreemptionGate?: boolean,
+): Features {
   const minor = v.major > 1 ? 99 : v.minor;
   return {
     resize: minor >= 32 && resizeSubresource !== false,
@@ -99,7 +105,8 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
-    resizePreemption: minor >= 37,
+    resizePreemption: minor >= 37 && resizePreemptionGate !== false,
+    resizePreemptionSchema: minor >= 37,
     // null on a real 1.32.13 and 1.33.13, absent on 1.36.2 (1.34 and 1.35 by the upstream change, untested).
     nullCreationTimestamp: minor < 34,
     tokenRequestUid: minor >= 36,
@@ -175,7 +182,7 @@ export class ClusterState {
     this.version = parseVersion(
       spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
     );
-    this.features = featuresFor(this.version, spec.resizeSubresource);
+    this.features = featuresFor(this.version, spec.resizeSubresource, spec.resizePreemptionGate);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
     this.scheduler = new Scheduler(this);
