@@ -4,13 +4,8 @@
  * JSON-parsed, and nothing else, in a fresh process.
  */
 import { apiFetcher, measureFloor } from './fetcher.js';
+import { balloonReads } from './floor-reads.js';
 
 const api = apiFetcher(process.env.BENCH_KUBECONFIG ?? '');
-await measureFloor(api, async () => {
-  await api.get('/apis/scheduling.k8s.io/v1/priorityclasses/fleetscope-balloon');
-  await api.get('/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon');
-  await api.list('/api/v1/nodes');
-  await api.list('/api/v1/pods');
-  await api.get('/apis/metrics.k8s.io/v1beta1/nodes');
-});
+await measureFloor(api, () => balloonReads(api));
 process.exit(0);

@@ -73,7 +73,39 @@ export function apiFetcher(kubeconfigPath: string) {
     return items;
   }
 
-  return { get, list, stats, close: () => agent.destroy() };
+  /**
+   * A watch: each event (one JSON line) handed to `onEvent` as it arrives, until `stop()` or the server
+   * ends it. Watches are never compressed (kube-apiserver compresses API objects only).
+   */
+  function watch(path: string, query: Query, onEvent: (e: { type: string; object: unknown }) => void) {
+    const url = new URL(path, base);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    stats.requests++;
+    const req = https.request(url, {
+      agent,
+      headers: { authorization: `Bearer ${user.token}`, accept: 'application/json' },
+    });
+    let pending = '';
+    req.on('response', (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        stats.wireBytes += Buffer.byteLength(d);
+        pending += d;
+        let nl = pending.indexOf('\n');
+        while (nl >= 0) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          if (line.trim()) onEvent(JSON.parse(line));
+          nl = pending.indexOf('\n');
+        }
+      });
+    });
+    req.on('error', () => {});
+    req.end();
+    return { stop: () => req.destroy() };
+  }
+
+  return { get, list, watch, stats, close: () => agent.destroy() };
 }
 
 /** Runs `work` and prints the floor's one JSON line: CPU and wall time, requests, bytes, peak RSS. */

@@ -1,6 +1,8 @@
 /**
- * `npm run bench` (BENCH_ONLY=startup, nodescope, balloons, grow or fleet runs one part): the nodescope benchmark, the
- * balloons one (bench/balloons.ts), then the fleet run (bench/fleet.ts: 1,000 small clusters through
+ * `npm run bench` (BENCH_ONLY=startup, reads, nodescope, balloons, grow or fleet runs one part): the reads
+ * table (bench/reads.ts: node scope, balloons and both against an upstream-VPA-like reader, steady and
+ * after a change), the nodescope benchmark, the balloons one (bench/balloons.ts), grow on demand
+ * (bench/balloon-grow-latency.ts), then the fleet run (bench/fleet.ts: 1,000 small clusters through
  * dispatch and the workers).
  *
  * The nodescope part: one collect-and-recommend cycle against a simulated cluster of 5,000 nodes
@@ -20,19 +22,16 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
 import { cycleCapability } from '../shared/cycle/capability.js';
-import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { ClusterClient } from '../shared/k8s/client.js';
-import { RawReader } from '../shared/k8s/raw-reader.js';
-import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
-import { resolveTargets } from '../shared/nodescope/targets.js';
 import { growLatencyBench } from './balloon-grow-latency.js';
 import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { runFleetBench } from './fleet.js';
 import { child, once, simControl } from './processes.js';
-import { seedStates } from './seed.js';
+import { readsBench } from './reads.js';
+import { seedCluster } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
 import { startupBench } from './startup.js';
 
@@ -114,9 +113,6 @@ async function main(): Promise<void> {
       context: CLUSTER,
       timeoutMs: 60_000,
     });
-    const reader = new RawReader(client);
-    const { targets } = resolveTargets(await listVpas(reader, 1000), await listDaemonSets(reader, 1000));
-    const nodes = await new ClusterSnapshot(reader, { pageSize: 1000 }).nodes();
     const simNow = (await control('GET', '/_sim/clock')).now as number;
     const ddb = new DynamoDBClient({
       endpoint,
@@ -125,7 +121,8 @@ async function main(): Promise<void> {
     });
     const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
     const t1 = performance.now();
-    const seeded = await seedStates(new NodeScopeStore(db, 'fleetscope'), CLUSTER, targets, nodes, simNow);
+    const seeded = await seedCluster(client, new NodeScopeStore(db, 'fleetscope'), CLUSTER, simNow);
+    const { targets } = seeded;
     console.log(
       `  stored history: ${SEED_DAYS} days every ${SEED_STEP_MINUTES} min for ${n(seeded.scopes)} scopes of ${targets.length} DaemonSets (${n(seeded.chunks)} chunks, ${n(seeded.bytes / 1e6, 1)} MB), in ${n((performance.now() - t1) / 1000, 1)} s`,
     );
@@ -318,13 +315,14 @@ async function main(): Promise<void> {
   }
 }
 
-// BENCH_ONLY=startup, nodescope, balloons, grow or fleet runs one part.
+// BENCH_ONLY=startup, reads, nodescope, balloons, grow or fleet runs one part.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['startup', 'nodescope', 'balloons', 'grow', 'fleet'].includes(only))
-  throw new Error(`BENCH_ONLY must be startup, nodescope, balloons, grow or fleet, not ${only}`);
+if (only !== undefined && !['startup', 'reads', 'nodescope', 'balloons', 'grow', 'fleet'].includes(only))
+  throw new Error(`BENCH_ONLY must be startup, reads, nodescope, balloons, grow or fleet, not ${only}`);
 (async () => {
   if (!only || only === 'startup') startupBench();
   if (only === 'startup') return;
+  if (only === undefined || only === 'reads') await readsBench();
   if (only === undefined || only === 'nodescope') await main();
   if (only === undefined || only === 'balloons') await balloonBench();
   if (only === undefined || only === 'grow') await growLatencyBench();

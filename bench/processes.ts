@@ -22,7 +22,9 @@ export function child(
     process.execPath,
     [
       ...(heapMb ? [`--max-old-space-size=${heapMb}`] : []),
-      ...(['cycle.ts', 'floor.ts', 'balloon-cycle.ts', 'balloon-floor.ts'].includes(script) ? nodeArgs : []),
+      ...(['cycle.ts', 'floor.ts', 'balloon-cycle.ts', 'balloon-floor.ts', 'reads-cycle.ts'].includes(script)
+        ? nodeArgs
+        : []),
       '--import',
       'tsx',
       join(ROOT, 'bench', script),
@@ -55,17 +57,25 @@ export async function once(script: string, env: Record<string, string>): Promise
   return out;
 }
 
-/** The simulator's control endpoints (/_sim/stats, /_sim/clock), with the kubeconfig's credentials. */
+/**
+ * The simulator's control endpoints (/_sim/stats, /_sim/clock), with the kubeconfig's credentials; also
+ * any API request of the bench's own (a patch: give its content type).
+ */
 export function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
   const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true });
-  return (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+  return (
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<Record<string, unknown>> =>
     new Promise((resolve, reject) => {
       const req = https.request(
         new URL(path, kubeconfig.server),
         {
           agent,
           method,
-          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': contentType },
         },
         (res) => {
           const chunks: Buffer[] = [];

@@ -5,7 +5,11 @@
  * is dated two hours back, so the measured cycle has to fold.
  */
 
+import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import type { NodeFacts } from '../shared/cycle/views.js';
+import type { ClusterClient } from '../shared/k8s/client.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
+import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { headOfTarget } from '../shared/nodescope/cycle.js';
 import { placementProblem } from '../shared/nodescope/eligibility.js';
 import { applyEntry, nodeRecommendation, recommendDsWide } from '../shared/nodescope/engine.js';
@@ -13,7 +17,7 @@ import type { DsModel, LogEntry } from '../shared/nodescope/model.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { packBase } from '../shared/nodescope/state.js';
 import { dsKeyOf, type NodeScopeStore } from '../shared/nodescope/store.js';
-import type { NodeScopeTarget } from '../shared/nodescope/targets.js';
+import { type NodeScopeTarget, resolveTargets } from '../shared/nodescope/targets.js';
 import { SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
 
 const DAY = 86_400_000;
@@ -79,7 +83,7 @@ export async function seedStates(
     for (const node of eligible) {
       const rec = model.nodes.get(node);
       if (!rec) continue;
-      rec.rec = nodeRecommendation(target, rec, dsWide);
+      rec.rec = nodeRecommendation(target, rec, { dsWide });
       for (const c of Object.values(rec.rec?.containers ?? {})) {
         perNodeCpu += c.target.cpu ?? 0;
         perNodeMemory += c.target.memory ?? 0;
@@ -124,4 +128,20 @@ export async function seedStates(
     );
   }
   return { scopes, chunks, bytes };
+}
+
+/**
+ * The benchmark cluster's node-scoped targets and nodes read as the cycle reads them, then their
+ * history seeded (seedStates) as of the simulator's clock; the targets are returned for the caller.
+ */
+export async function seedCluster(
+  client: ClusterClient,
+  store: NodeScopeStore,
+  cluster: string,
+  now: number,
+): Promise<{ targets: NodeScopeTarget[]; scopes: number; chunks: number; bytes: number }> {
+  const reader = new RawReader(client);
+  const { targets } = resolveTargets(await listVpas(reader, 1000), await listDaemonSets(reader, 1000));
+  const nodes = await new ClusterSnapshot(reader, { pageSize: 1000 }).nodes();
+  return { targets, ...(await seedStates(store, cluster, targets, nodes, now)) };
 }

@@ -66,12 +66,19 @@ const MUTATIONS: Mutation[] = [
     from: 'return Math.min(target[r], Math.max(load.balloon[r], free[r]));',
     to: 'return target[r];',
   },
+  {
+    name: 'the KEP-5836 key never written',
+    file: 'shared/balloons/opt-out-step.ts',
+    from: 'new Set(decisions.filter((d) => d.desired).map((d) => d.node))',
+    to: 'new Set<string>()',
+  },
 ];
 
 const TESTS = [
   'test/balloons/defects.sim.test.ts',
   'test/balloons/balloons.sim.test.ts',
   'test/balloons/domain.test.ts',
+  'test/balloons/resize-preemption.sim.test.ts',
 ];
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -115,7 +122,18 @@ function failingTests(dir: string): string[] {
   );
 }
 
+/** `-- --only TEXT`: only the mutations whose name contains TEXT (one mutant at a time). */
+function selected(): Mutation[] {
+  const at = process.argv.indexOf('--only');
+  const only = at >= 0 ? process.argv[at + 1] : undefined;
+  return only ? MUTATIONS.filter((m) => m.name.includes(only)) : MUTATIONS;
+}
+
 function main(): number {
+  if (selected().length === 0) {
+    console.error('--only matches no mutation');
+    return 2;
+  }
   const dir = copyTree();
   let survivors = 0;
   try {
@@ -124,7 +142,7 @@ function main(): number {
       console.error(`the suites fail without any mutation:\n  ${clean.join('\n  ')}`);
       return 2;
     }
-    for (const m of MUTATIONS) {
+    for (const m of selected()) {
       const path = join(dir, m.file);
       const original = readFileSync(path, 'utf8');
       const hits = original.split(m.from).length - 1;
@@ -150,7 +168,8 @@ function main(): number {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`${MUTATIONS.length - survivors} of ${MUTATIONS.length} mutations killed`);
+  const ran = selected().length;
+  console.log(`${ran - survivors} of ${ran} mutations killed`);
   return survivors === 0 ? 0 : 1;
 }
 

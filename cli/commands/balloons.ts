@@ -18,6 +18,7 @@ import {
   monthlyValue,
   poolOf,
   poolValues,
+  resizePreemptionText,
 } from '../../shared/balloons/summary-model.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { clusterAccess } from '../../shared/fleet/cluster-access.js';
@@ -140,6 +141,7 @@ function nodeJson(node: string, s: NodeState) {
       ? { resize: { state: s.resize.state, ...(s.resize.message ? { message: s.resize.message } : {}) } }
       : {}),
     ...(s.overcommitted ? { overcommitted: capacityOf(s.overcommitted) } : {}),
+    ...(s.resizePreemption ? { resizePreemption: s.resizePreemption } : {}),
     ...(s.price
       ? {
           instanceType: s.price.instanceType,
@@ -183,7 +185,8 @@ function moneyLines(states: ClusterBalloons[]): string[] {
   return lines;
 }
 
-function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
+/** The status table (exported for its tests). */
+export function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
   const K = CAPACITY_COLUMNS;
   const head: string[] = [
     'CLUSTER',
@@ -204,6 +207,7 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
       'PODS IN THE WAY',
       'OVER-COMMITTED BY',
       'BALLOON $/MONTH',
+      'RESIZE PREEMPTION',
     );
   const rows: string[][] = [];
   for (const c of states)
@@ -228,6 +232,7 @@ function statusTable(states: ClusterBalloons[], wide: boolean): string[] {
           s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
           s.overcommitted ? pairText(s.overcommitted) : NONE,
           s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : NONE,
+          resizePreemptionText(s) ?? NONE,
         );
       rows.push(row);
     }

@@ -24,6 +24,7 @@ import {
   daemonSetFigures,
   daemonSetFiguresOf,
 } from '../../shared/nodescope/figures.js';
+import { fallbackChain, scopeValueLabel } from '../../shared/nodescope/groups.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import {
   type DaemonSetRecommendations,
@@ -32,6 +33,7 @@ import {
 } from '../../shared/nodescope/query.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { scopeOf, type TargetScope } from '../../shared/nodescope/targets.js';
 import type { UpstreamNotice } from '../../shared/nodescope/upstream-vpa.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
@@ -116,21 +118,37 @@ const containersView = (cs: Record<string, ContainerRec>) =>
   Object.fromEntries(Object.entries(cs).map(([c, r]) => [c, recFields(r)]));
 
 /** A DaemonSet's recommendations for -o json|yaml, every amount in the shared vocabulary. */
-function recsView<R extends { dsWide: Record<string, ContainerRec>; nodes: Record<string, unknown> }>(
-  recs: R,
-) {
+function recsView<
+  R extends {
+    dsWide: Record<string, ContainerRec>;
+    nodes: Record<string, unknown>;
+    groups?: Record<string, Record<string, ContainerRec>>;
+    scope?: TargetScope;
+  },
+>(recs: R) {
   const nodes = Object.fromEntries(
     Object.entries(recs.nodes as Record<string, { containers: Record<string, ContainerRec> }>).map(
       ([n, rec]) => [n, { ...rec, containers: containersView(rec.containers) }],
     ),
   );
-  return { ...recs, dsWide: containersView(recs.dsWide), nodes };
+  const groups = Object.fromEntries(
+    Object.entries(recs.groups ?? {}).map(([v, c]) => [v, containersView(c)]),
+  );
+  return {
+    ...recs,
+    ...(recs.scope ? { fallbackChain: fallbackChain(recs.scope) } : {}),
+    dsWide: containersView(recs.dsWide),
+    ...(recs.groups ? { groups } : {}),
+    nodes,
+  };
 }
 
 /** One listed DaemonSet: its head and the figures every view shares (live, as the report reads them). */
 interface Listed {
   head: DsHead;
   figures: DaemonSetFigures;
+  /** The groups with a recommendation (label scopes; per-node scopes count their new-node groups). */
+  groups: number;
   /** What upstream VPA's components would do to its VPA (the last cycle's warnings). */
   warnings: string[];
 }
@@ -174,7 +192,12 @@ async function list(values: Flags): Promise<number> {
 
 async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNotice[]): Promise<Listed> {
   const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
-  return { head, figures: daemonSetFiguresOf(head, recs), warnings: warningsOf(notices, head) };
+  return {
+    head,
+    figures: daemonSetFiguresOf(head, recs),
+    groups: Object.keys(recs?.groups ?? {}).length,
+    warnings: warningsOf(notices, head),
+  };
 }
 
 /** A notice of the last cycle of a cluster (upstream-vpa.ts): a skipped VPA, or a warning. */
@@ -214,7 +237,7 @@ function noticeLines(notices: ClusterNotice[]): string[] {
 }
 
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f, warnings }: Listed) {
+function headView({ head: h, figures: f, groups, warnings }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -222,6 +245,8 @@ function headView({ head: h, figures: f, warnings }: Listed) {
     name: h.name,
     vpa: h.vpa,
     updateMode: h.updateMode,
+    scope: scopeOfHead(h).key,
+    groups,
     containers: h.containers,
     requests: Object.fromEntries(h.template.map((c) => [c.name, amountFields(c.requests)])),
     nodes: f.nodes.length,
@@ -246,18 +271,21 @@ function headView({ head: h, figures: f, warnings }: Listed) {
 }
 
 function headTable(listed: Listed[], wide: boolean, now: number): string[] {
-  const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'NODES', 'FALLBACK', 'SCOPES'];
+  const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'SCOPE', 'NODES', 'GROUPS', 'FALLBACK', 'SCOPES'];
   head.push('CPU (TODAY → PER-NODE)', 'MEMORY (TODAY → PER-NODE)', 'VS DS-WIDE (CPU, MEM)');
   if (wide) head.push('DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
   head.push('AS OF');
   return textTable([
     head,
-    ...listed.map(({ head: h, figures: f }) => [
+    ...listed.map(({ head: h, figures: f, groups }) => [
       h.cluster,
       `${h.namespace}/${h.name}`,
       h.vpa.name,
       h.updateMode,
+      scopeOfHead(h).key,
       String(f.nodes.length),
+      // Groups where the scope is a label key; per node, the nodes are the groups.
+      scopeOfHead(h).perNode ? NONE : String(groups),
       String(f.nodes.filter((n) => n.source === 'fallback').length),
       String(h.stats.scopes),
       change(f.requestsTotal.cpu, f.perNodeTotal.cpu, readableCpu),
@@ -274,6 +302,9 @@ function headTable(listed: Listed[], wide: boolean, now: number): string[] {
     ]),
   ]);
 }
+
+/** The scope a head was built for (heads from before scopes: node). */
+const scopeOfHead = (h: DsHead): TargetScope => h.scope ?? scopeOf('node', undefined);
 
 /** The change from b to a in percent (null without a base to compare with). */
 function percent(a: number, b: number): number | null {
@@ -464,7 +495,8 @@ async function get(values: Flags): Promise<number> {
     };
     const what = recs.mode === 'live' ? 'live (recomputed from the stored states)' : 'stored (the last fold)';
     print(format, doc, (wide) => [
-      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
+      `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}, scope ${recs.scope.key}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
+      `each node's pod is sized from the first that has a recommendation: ${fallbackChain(recs.scope).join(' → ')}`,
       ...warnings.map((w) => `warning: ${w}`),
       ...recsTable(recs, wide),
     ]);
@@ -493,10 +525,18 @@ function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
   const rows: string[][] = [head];
   for (const [c, r] of Object.entries(recs.dsWide).sort())
     rows.push(line('(DaemonSet-wide)', 'upstream', c, r));
+  const label = recs.scope.groupLabel;
+  for (const value of Object.keys(recs.groups).sort())
+    for (const [c, r] of Object.entries(recs.groups[value] ?? {}).sort())
+      rows.push(line(`(group ${scopeValueLabel(label, value)})`, 'merged', c, r));
   for (const node of Object.keys(recs.nodes).sort()) {
     const rec = recs.nodes[node];
     if (!rec) continue;
-    for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, rec.source, c, r));
+    const source =
+      rec.source === 'group' && rec.group !== undefined
+        ? `group ${scopeValueLabel(label, rec.group)}`
+        : rec.source;
+    for (const [c, r] of Object.entries(rec.containers).sort()) rows.push(line(node, source, c, r));
   }
   return textTable(rows);
 }

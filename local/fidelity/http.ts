@@ -33,7 +33,11 @@ export function send(
         key: who.keyPem,
         headers: {
           Accept: 'application/json',
-          ...(body === undefined ? {} : { 'Content-Type': contentType }),
+          // A DELETE's body (DeleteOptions) needs its length said: Node frames a DELETE neither
+          // chunked nor with a length by default, and the server would read the body as the next request.
+          ...(body === undefined
+            ? {}
+            : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(body)) }),
         },
         timeout: 20_000,
       },

@@ -72,27 +72,39 @@ function record(suites: string[], version: string): string {
   return dir;
 }
 
+interface Recordings {
+  files: string[];
+  otherVersions: number;
+  withoutResize: number;
+}
+
 /**
  * The recordings made by a simulated cluster of the same minor version: a suite that pins its cluster
- * to another version (1.32's resize rules, say) is judged only by a server of that version.
+ * to another version (1.32's resize rules, say) is judged only by a server of that version, and one
+ * configured without pods/resize (as a server with InPlacePodVerticalScaling off) by none here.
  */
-function recordingsAt(dir: string, version: string): { files: string[]; otherVersions: number } {
+function recordingsAt(dir: string, version: string): Recordings {
   const minor = (v: string) => v.split('.').slice(0, 2).join('.');
-  const all = readdirSync(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .sort()
-    .map((f) => join(dir, f));
-  const files = all.filter((f) => {
-    const start = JSON.parse(readFileSync(f, 'utf8').split('\n', 1)[0] ?? '{}') as { version?: string };
-    return minor(start.version ?? '') === minor(version);
-  });
-  return { files, otherVersions: all.length - files.length };
+  const out: Recordings = { files: [], otherVersions: 0, withoutResize: 0 };
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .sort()) {
+    const file = join(dir, f);
+    const start = JSON.parse(readFileSync(file, 'utf8').split('\n', 1)[0] ?? '{}') as {
+      version?: string;
+      resize?: boolean;
+    };
+    if (minor(start.version ?? '') !== minor(version)) out.otherVersions++;
+    else if (start.resize === false) out.withoutResize++;
+    else out.files.push(file);
+  }
+  return out;
 }
 
 async function replayAll(
   assets: KubeAssets,
   version: string,
-  { files, otherVersions }: { files: string[]; otherVersions: number },
+  { files, otherVersions, withoutResize }: Recordings,
 ): Promise<VersionReport> {
   const results: ReplayResult[] = [];
   const queue = [...files];
@@ -110,7 +122,7 @@ async function replayAll(
   };
   await Promise.all(Array.from({ length: PARALLEL }, worker));
   process.stdout.write('\n');
-  return { version, results, otherVersions };
+  return { version, results, otherVersions, withoutResize };
 }
 
 function mapsAsObjects(_key: string, value: unknown): unknown {

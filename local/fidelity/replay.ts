@@ -43,6 +43,8 @@ export interface RealExchange {
 }
 
 const SIM_ADMIN = 'fleetscope-sim';
+/** A pause after a CRD update, for the real server to serve the new schema (its handler is rebuilt asynchronously). */
+const SCHEMA_SETTLES_MS = 1000;
 
 export async function replayRecording(file: string, api: RealApiserver): Promise<ReplayResult> {
   const lines = readFileSync(file, 'utf8')
@@ -122,9 +124,12 @@ async function replayRequest(
   });
   const problems = compareAnswers(line, real);
   if (line.status < 300 && real.status < 300) values.learn(line.response, real.json);
-  // A real server serves a new CRD's resources only once it is Established (the simulator at once).
+  // A real server serves a new CRD's resources only once it is Established, and a changed schema a
+  // moment after the update (its handler is rebuilt from the informer); the simulator at once.
   if (real.status === 201 && real.json?.kind === 'CustomResourceDefinition')
     await world.established(real.json);
+  else if (real.status === 200 && real.json?.kind === 'CustomResourceDefinition' && line.method !== 'GET')
+    await new Promise((r) => setTimeout(r, SCHEMA_SETTLES_MS));
   if (problems.length === 0) result.matched++;
   else
     result.divergences.push({
@@ -145,7 +150,7 @@ function compareAnswers(line: RequestLine, real: Answer): string[] {
     return problems;
   }
   if (isObj(line.response) && line.response.kind === 'Status')
-    compareStatus(line.response, real.json, problems, Values.normalize);
+    compareStatus(line.response, real.json, problems, { normalize: Values.normalize });
   else if (line.response !== undefined) compareShapes(line.response, real.json, 'body', problems);
   return problems.map((p) => p.replace(/\[\d+\]/g, '[*]')).filter((p, i, all) => all.indexOf(p) === i);
 }

@@ -1,5 +1,6 @@
 /** What `npm run fidelity` prints: per version, the exchanges compared and the divergences by kind. */
 import type { Writable } from 'node:stream';
+import { LEFT_ASIDE } from './compare.js';
 import type { ReplayResult } from './replay.js';
 
 export interface VersionReport {
@@ -7,6 +8,8 @@ export interface VersionReport {
   results: ReplayResult[];
   /** Recordings of clusters pinned to another minor version, not replayed against this one. */
   otherVersions: number;
+  /** Recordings of clusters configured without pods/resize, which every real 1.33+ server serves. */
+  withoutResize: number;
 }
 
 interface Group {
@@ -57,10 +60,21 @@ export function printReport(reports: VersionReport[], out: Writable): void {
       out.write(
         `  not replayed here: ${report.otherVersions} recordings of clusters pinned to another version\n`,
       );
+    if (report.withoutResize)
+      out.write(
+        `  not replayed here: ${report.withoutResize} recordings of clusters configured without pods/resize\n`,
+      );
     for (const [what, n] of s.refused)
       out.write(`  simulator-side write refused by the real server ${n}×: ${what}\n`);
   }
-  out.write(
-    `\ndivergences: ${reports.map((r) => `${r.version} ${summarize(r).replayed - summarize(r).matched}`).join(', ')}\n`,
-  );
+  out.write('\nleft aside by the comparison, and why:\n');
+  for (const { what, why } of LEFT_ASIDE) out.write(`  ${what}: ${why}\n`);
+  // The figures last, one line per version, for whoever reads only the end.
+  out.write('\n');
+  for (const report of reports) {
+    const s = summarize(report);
+    out.write(
+      `divergences on kube-apiserver ${report.version}: ${s.replayed - s.matched} of ${s.replayed} requests (${s.groups.size} kinds)\n`,
+    );
+  }
 }

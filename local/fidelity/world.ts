@@ -15,6 +15,9 @@ const NOT_REPLAYED = (collection: string, obj: J) =>
   (collection === 'apiservices.apiregistration.k8s.io' &&
     String(obj?.metadata?.name).endsWith('metrics.k8s.io'));
 
+/** Reads and writes of one graft before a conflict is reported as a refusal. */
+const GRAFT_ATTEMPTS = 5;
+
 const SERVER_OWNED_META = [
   'resourceVersion',
   'uid',
@@ -48,6 +51,10 @@ export class World {
     if (created.status >= 300) return this.refuse('create', collection, created);
     this.values.learn(obj, created.json);
     if (collection === 'customresourcedefinitions.apiextensions.k8s.io') await this.established(obj);
+    // TaintNodesByCondition gives a new Node the not-ready taint, which a node lifecycle controller lifts
+    // once the node is Ready; a bare apiserver has none, so the world does its part.
+    if (collection === 'nodes' && json(obj.spec) !== json(created.json?.spec))
+      await this.graft(collection, obj, 'main');
     if (isObj(obj.status) && JSON.stringify(obj.status) !== JSON.stringify(created.json?.status))
       await this.graft(collection, obj, 'status');
   }
@@ -66,31 +73,43 @@ export class World {
     if (answer.status >= 300 && answer.status !== 404) this.refuse('delete', collection, answer);
   }
 
-  /** The real object with the simulator's metadata and spec (main) or status grafted on, written back. */
+  /**
+   * The real object with the simulator's metadata and spec (main) or status grafted on, written back.
+   * The real server's own controllers (a CRD's conditions) may write between the read and the write:
+   * a conflict is read again and retried.
+   */
   private async graft(collection: string, obj: J, part: 'main' | 'status'): Promise<void> {
     const path = objectPath(collection, obj);
-    const current = await this.call('GET', path);
-    if (current.status !== 200) return;
-    const real = current.json;
-    const next =
-      part === 'status'
-        ? { ...real, status: obj.status }
-        : {
-            ...real,
-            ...(collection === 'pods' ? {} : { spec: obj.spec }),
-            metadata: {
-              ...real.metadata,
-              ...pick(this.values.rewriteBody(obj.metadata), [
-                'labels',
-                'annotations',
-                'finalizers',
-                'ownerReferences',
-              ]),
-            },
-          };
-    const answer = await this.call('PUT', part === 'status' ? `${path}/status` : path, next);
-    if (answer.status >= 300) this.refuse(part === 'status' ? 'status' : 'update', collection, answer);
-    else this.values.learn(obj, answer.json);
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.call('GET', path);
+      if (current.status !== 200) return;
+      const answer = await this.call(
+        'PUT',
+        part === 'status' ? `${path}/status` : path,
+        this.grafted(collection, obj, part, current.json),
+      );
+      if (answer.status === 409 && attempt < GRAFT_ATTEMPTS) continue;
+      if (answer.status >= 300) this.refuse(part === 'status' ? 'status' : 'update', collection, answer);
+      else this.values.learn(obj, answer.json);
+      return;
+    }
+  }
+
+  private grafted(collection: string, obj: J, part: 'main' | 'status', real: J): J {
+    if (part === 'status') return { ...real, status: obj.status };
+    return {
+      ...real,
+      ...(collection === 'pods' ? {} : { spec: obj.spec }),
+      metadata: {
+        ...real.metadata,
+        ...pick(this.values.rewriteBody(obj.metadata), [
+          'labels',
+          'annotations',
+          'finalizers',
+          'ownerReferences',
+        ]),
+      },
+    };
   }
 
   private async bind(pod: J): Promise<void> {

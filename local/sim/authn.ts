@@ -5,7 +5,7 @@
  * entry maps a role to), and ServiceAccount tokens from TokenRequest (signed, bound to the account's UID,
  * expiring on the simulated clock). Every authenticated user is also in system:authenticated.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { ClusterState } from './cluster.js';
@@ -19,6 +19,7 @@ export interface UserInfo {
 
 export const ADMIN_USER = 'fleetscope-sim';
 export const AUTHENTICATED = 'system:authenticated';
+const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
 
 const keys = new WeakMap<ClusterState, Buffer>();
 const keyOf = (c: ClusterState): Buffer => {
@@ -96,7 +97,12 @@ function certificateUser(req: IncomingMessage): UserInfo | undefined {
   const cn = subject?.CN;
   if (!cn) return undefined;
   const orgs = subject.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
-  return { username: String(cn), groups: [...orgs.map(String), AUTHENTICATED] };
+  // The x509 authenticator names the credential by its certificate's SHA-256 (1.30+).
+  const raw = socket.getPeerCertificate().raw;
+  const extra = raw
+    ? { [CREDENTIAL_ID]: [`X509SHA256=${createHash('sha256').update(raw).digest('hex')}`] }
+    : undefined;
+  return { username: String(cn), groups: [...orgs.map(String), AUTHENTICATED], ...(extra ? { extra } : {}) };
 }
 
 /** The user a request authenticates as, or undefined (401). */

@@ -90,7 +90,12 @@ export function priorityClassStrategy(cluster: ClusterState): Strategy {
         errs.push(fieldForbidden('preemptionPolicy', 'may not be changed in an update.'));
       return errs;
     },
-    normalize: (pc) => orderTop(pc, ['value', 'globalDefault', 'description', 'preemptionPolicy']),
+    normalize: (pc) => {
+      // `globalDefault` is omitempty: a real server leaves out false.
+      const out = orderTop(pc, ['value', 'globalDefault', 'description', 'preemptionPolicy']);
+      if (out.globalDefault === false) delete out.globalDefault;
+      return out;
+    },
   };
 }
 

@@ -19,7 +19,7 @@ import { type ManualClock, rfc3339 } from './clock.js';
 import { crdStrategy, customResourceStrategy, establish } from './crd.js';
 import { DaemonSetController, daemonSetStrategy, LOAD_ANNOTATION } from './daemonsets.js';
 import { notFound } from './errors.js';
-import { EventRecorder } from './events.js';
+import { EventRecorder, eventStrategy } from './events.js';
 import { fnv1a, nameSuffix, uuidFrom } from './ids.js';
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { containerResources, Kubelet } from './kubelet.js';
@@ -57,6 +57,15 @@ export interface Features {
   resizePolicyImmutable: boolean;
   /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
   resizePreemption: boolean;
+  /**
+   * Up to 1.33 an unset creationTimestamp is written `null` (a pod template's, a review's); from 1.34
+   * (apimachinery's `omitzero` on ObjectMeta) it is left out.
+   */
+  nullCreationTimestamp: boolean;
+  /** 1.36+: a TokenRequest's answer carries the ServiceAccount's UID (absent on 1.33.13; 1.34, 1.35 untested). */
+  tokenRequestUid: boolean;
+  /** 1.37+: the node field is in the published OpenAPI, whether its feature gate is on or not. */
+  resizePreemptionSchema: boolean;
 }
 
 export interface KubeVersion {
@@ -75,7 +84,11 @@ export function parseVersion(v: string): KubeVersion {
   return { major, minor, patch, semver: `${major}.${minor}.${patch}` };
 }
 
-export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefined): Features {
+export function featuresFor(
+  v: KubeVersion,
+  resizeSubresource: boolean | undefined,
+  resizePreemptionGate?: boolean,
+): Features {
   const minor = v.major > 1 ? 99 : v.minor;
   return {
     resize: minor >= 32 && resizeSubresource !== false,
@@ -92,7 +105,11 @@ export function featuresFor(v: KubeVersion, resizeSubresource: boolean | undefin
     podTopologyLabels: minor >= 35,
     forbidMemoryLimitDecrease: minor === 33,
     resizePolicyImmutable: minor >= 33,
-    resizePreemption: minor >= 37,
+    resizePreemption: minor >= 37 && resizePreemptionGate !== false,
+    resizePreemptionSchema: minor >= 37,
+    // null on a real 1.32.13 and 1.33.13, absent on 1.36.2 (1.34 and 1.35 by the upstream change, untested).
+    nullCreationTimestamp: minor < 34,
+    tokenRequestUid: minor >= 36,
   };
 }
 
@@ -165,7 +182,7 @@ export class ClusterState {
     this.version = parseVersion(
       spec.kubernetesVersion ?? process.env[DEFAULT_VERSION_ENV] ?? DEFAULT_VERSION,
     );
-    this.features = featuresFor(this.version, spec.resizeSubresource);
+    this.features = featuresFor(this.version, spec.resizeSubresource, spec.resizePreemptionGate);
     this.controllers = spec.controllers !== false;
     this.kubelet = new Kubelet(this);
     this.scheduler = new Scheduler(this);
@@ -251,7 +268,8 @@ export class ClusterState {
       validateUpdate: (node) => nodePreemptionPolicy(node, f),
     });
     this.strategies.set('namespaces', namespaceStrategy());
-    this.strategies.set('daemonsets.apps', daemonSetStrategy());
+    this.strategies.set('daemonsets.apps', daemonSetStrategy(f));
+    this.strategies.set('events', eventStrategy());
     this.strategies.set('priorityclasses.scheduling.k8s.io', priorityClassStrategy(this));
     this.strategies.set('customresourcedefinitions.apiextensions.k8s.io', crdStrategy());
     this.strategies.set('apiservices.apiregistration.k8s.io', apiServiceStrategy());
@@ -262,7 +280,13 @@ export class ClusterState {
     installRbacStrategies((id, s) => this.strategies.set(id, s));
     this.strategies.set('configmaps', {
       nameRule: 'subdomain',
-      normalize: (o) => orderTop(o, ['immutable', 'data', 'binaryData']),
+      normalize: (o) => {
+        // data and binaryData are omitempty: a real server leaves an emptied map out.
+        const out = orderTop(o, ['immutable', 'data', 'binaryData']);
+        for (const k of ['data', 'binaryData'])
+          if (isObject(out[k]) && Object.keys(out[k]).length === 0) delete out[k];
+        return out;
+      },
     });
   }
 

@@ -17,7 +17,7 @@ import {
 } from '../../shared/nodescope/eligibility.js';
 import { validateNodeAffinity } from './affinity-validation.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
+import type { ClusterState, Features } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
@@ -78,17 +78,48 @@ function normalizeDaemonSet(ds: JsonObject): JsonObject {
     }
     out.spec = spec;
   }
-  if (isObject(out.status)) out.status = orderKeys(out.status, STATUS_ORDER);
+  if (isObject(out.status)) out.status = withoutZeros(orderKeys(out.status, STATUS_ORDER), OMITTED_WHEN_ZERO);
   return out;
 }
 
-export function daemonSetStrategy(): Strategy {
+/** DaemonSetStatus fields tagged `omitempty`: a real server leaves them out at 0 (the other counts stay). */
+const OMITTED_WHEN_ZERO = [
+  'observedGeneration',
+  'updatedNumberScheduled',
+  'numberAvailable',
+  'numberUnavailable',
+];
+
+function withoutZeros(o: JsonObject, keys: readonly string[]): JsonObject {
+  if (!keys.some((k) => o[k] === 0)) return o;
+  const out = { ...o };
+  for (const k of keys) if (out[k] === 0) delete out[k];
+  return out;
+}
+
+/** The template's placeholder `volumeMounts: []`, left out as a real server leaves an empty list (omitempty). */
+function withoutEmptyMounts(c: Json): Json {
+  if (c.volumeMounts?.length) return c;
+  const out = { ...c };
+  delete out.volumeMounts;
+  return out;
+}
+
+/** A pod template's metadata as the server writes it: an unset creationTimestamp null, or left out. */
+function templateMetadata(meta: Json, f: Pick<Features, 'nullCreationTimestamp'>): JsonObject {
+  const m: JsonObject = isObject(meta) ? { ...meta } : {};
+  if (f.nullCreationTimestamp) return { creationTimestamp: null, ...m };
+  if (m.creationTimestamp === null) delete m.creationTimestamp;
+  return m;
+}
+
+export function daemonSetStrategy(f: Pick<Features, 'nullCreationTimestamp'>): Strategy {
   return {
     nameRule: 'subdomain',
     prepareCreate(ds) {
       const spec: JsonObject = isObject(ds.spec) ? { ...ds.spec } : {};
       const tpl: JsonObject = isObject(spec.template) ? { ...spec.template } : {};
-      tpl.metadata = { creationTimestamp: null, ...(isObject(tpl.metadata) ? tpl.metadata : {}) };
+      tpl.metadata = templateMetadata(tpl.metadata, f);
       tpl.spec = defaultPodSpec(tpl.spec, { resizePolicy: false, template: true });
       spec.template = tpl;
       spec.updateStrategy ??= { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } };
@@ -112,7 +143,7 @@ export function daemonSetStrategy(): Strategy {
           ...ds.spec.template,
           spec: defaultPodSpec(ds.spec.template.spec, { resizePolicy: false, template: true }),
         };
-        ds.spec.template.metadata = { creationTimestamp: null, ...(ds.spec.template.metadata ?? {}) };
+        ds.spec.template.metadata = templateMetadata(ds.spec.template.metadata, f);
       }
       const prevGen = Number(old.metadata.annotations?.[TEMPLATE_GENERATION] ?? 1);
       const changed = !deepEqual(normalizeDaemonSet(clone(ds)).spec?.template, old.spec?.template);
@@ -317,7 +348,7 @@ export class DaemonSetController {
         ...c,
         volumeMounts: [...c.volumeMounts, mount],
       }));
-    }
+    } else spec.containers = t.spec.containers.map(withoutEmptyMounts);
     if (spec.volumes.length === 0) spec.volumes = undefined;
     const metadata: JsonObject = {
       name,

@@ -12,7 +12,48 @@
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import { isObject, type Json, type JsonObject } from './json.js';
+import { orderTop } from './objects.js';
+import type { Strategy } from './rest.js';
 import type { StoreEvent } from './store.js';
+
+/** Go field order of a core/v1 Event after its metadata. */
+const EVENT_FIELDS = [
+  'involvedObject',
+  'reason',
+  'message',
+  'source',
+  'firstTimestamp',
+  'lastTimestamp',
+  'count',
+  'type',
+  'eventTime',
+  'series',
+  'action',
+  'related',
+  'reportingComponent',
+  'reportingInstance',
+];
+
+/**
+ * What a real server writes for a core/v1 Event's fields the writer left out: they are not omitempty
+ * (the times are structs, which omitempty never leaves out), so they come back empty.
+ */
+const EVENT_UNSET = {
+  source: {},
+  firstTimestamp: null,
+  lastTimestamp: null,
+  eventTime: null,
+  reportingComponent: '',
+  reportingInstance: '',
+};
+
+/** core/v1 Events written through the API, as a real server stores them. */
+export function eventStrategy(): Strategy {
+  return {
+    nameRule: 'subdomain',
+    normalize: (e) => orderTop({ ...EVENT_UNSET, ...e }, EVENT_FIELDS),
+  };
+}
 
 interface Source {
   component: string;

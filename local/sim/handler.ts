@@ -393,9 +393,15 @@ export class ApiHandler {
     if (def.namespaced === false && info.namespace !== undefined) throw notFoundGeneric();
     if (def.virtual) return this.virtual(def, info, body, req);
     const sub = info.subresource;
-    if (sub !== undefined && !def.subresources.some((s) => s.name === sub)) throw notFoundGeneric();
-    if (sub !== undefined && def.custom && sub === 'status' && !def.custom.versions[version]?.status)
-      throw notFoundGeneric();
+    const unserved =
+      sub !== undefined &&
+      (!def.subresources.some((s) => s.name === sub) ||
+        (def.custom !== undefined && sub === 'status' && !def.custom.versions[version]?.status));
+    if (unserved)
+      // The CRD handler answers a subresource its CRD does not serve as the object not found.
+      throw def.custom && info.name
+        ? notFound({ group: def.group, resource: def.resource }, info.name)
+        : notFoundGeneric();
     const q = info.query;
     const dryRun = q.getAll('dryRun').includes('All');
     const fv = q.get('fieldValidation');
@@ -443,8 +449,8 @@ export class ApiHandler {
       case 'create': {
         if (scope.subresource)
           throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const obj = createObject(scope, decodeBody(body, ct));
-        return { status: scope.dryRun ? 200 : 201, json: obj };
+        // 201 for a dry run too: the create handler answers Created either way.
+        return { status: 201, json: createObject(scope, decodeBody(body, ct)) };
       }
       case 'update':
         return { status: 200, json: updateObject(scope, name, decodeBody(body, ct)) };
@@ -602,7 +608,9 @@ export class ApiHandler {
     } else if (now) {
       send(before || ev.type === 'ADDED' ? ev.type : 'ADDED', ev.object);
     } else if (before) {
-      send('DELETED', ev.object);
+      // Left the selection: the cacher sends the object as it was (still selected), at the change's revision.
+      const prev = ev.prev as JsonObject & { metadata?: JsonObject };
+      send('DELETED', { ...prev, metadata: { ...prev.metadata, resourceVersion: String(ev.rv) } });
     }
   }
 
@@ -685,7 +693,13 @@ export class ApiHandler {
       json: {
         kind: 'TokenRequest',
         apiVersion: 'authentication.k8s.io/v1',
-        metadata: { name, namespace: scope.namespace, creationTimestamp: null },
+        // The request's time, and from 1.36 the account's UID (not on 1.33.13; 1.34 and 1.35 untested).
+        metadata: {
+          name,
+          namespace: scope.namespace,
+          ...(c.features.tokenRequestUid ? { uid: sa.metadata.uid } : {}),
+          creationTimestamp: rfc3339(c.clock.now()),
+        },
         spec: {
           audiences,
           expirationSeconds: seconds,
@@ -737,7 +751,7 @@ export class ApiHandler {
         return { status: 201, json: selfSubjectRulesReview(this.cluster, this.user, obj.spec) };
       case 'selfsubjectreviews':
         if (info.verb !== 'create') break;
-        return { status: 201, json: selfSubjectReview(this.user) };
+        return { status: 201, json: selfSubjectReview(this.cluster, this.user) };
       case 'componentstatuses': {
         const item = (n: string) => ({
           kind: 'ComponentStatus',

@@ -132,7 +132,9 @@ class SimulatorImpl implements Simulator {
       port: this.basePort === undefined ? 0 : this.basePort + this.entries.length,
       faults: this.faults,
       stats,
-      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store),
+      recorder: Recorder.fromEnv(spec.name, state.version.semver, state.store, {
+        resize: state.features.resize,
+      }),
       clock: this.clock,
       onClock: () => {
         /* the clock's listeners already ran every kubelet */
@@ -214,6 +216,8 @@ function storeFacade(state: ClusterState): SimStore {
         o.metadata.uid ??= existing.metadata.uid;
         o.metadata.creationTimestamp ??= existing.metadata.creationTimestamp;
       }
+      // Every object of a type with a generation has one on a real server, seeded or not.
+      if (state.hasGeneration(def)) o.metadata.generation ??= existing?.metadata.generation ?? 1;
       const s = state.strategy(def);
       const stored = state.internalWrite(coll, key, s.normalize ? s.normalize(o) : o);
       state.settle();

@@ -380,11 +380,16 @@ export class Kubelet {
     );
   }
 
-  /** What the node's other pods use; a critical pod that does not fit first preempts lower-priority ones. */
+  /**
+   * What the node's other pods use; a critical pod that does not fit first preempts lower-priority ones,
+   * unless the node opted out of resize preemption (1.37, KEP-5836: the kubelet honours it too).
+   */
   private roomFor(pod: Json, key: string, want: Totals, alloc: Totals): Totals {
     const used = this.usedOnNode(pod.spec.nodeName, key);
     const fits = used.cpuM + want.cpuM <= alloc.cpuM && used.mem + want.mem <= alloc.mem;
     if (fits || (pod.spec.priority ?? 0) < CRITICAL_PRIORITY) return used;
+    const node = this.cluster.store.get('nodes', pod.spec.nodeName);
+    if (preemptionDisabledCondition(node, this.cluster.features)) return used;
     this.preempt(pod, key, want);
     return this.usedOnNode(pod.spec.nodeName, key);
   }

@@ -154,8 +154,16 @@ export const CONDITION_ORDER = [
   'message',
 ];
 
+/** ObjectMeta's maps and lists are omitempty: a real server leaves an emptied one out. */
+const OMITTED_WHEN_EMPTY = ['labels', 'annotations', 'finalizers', 'ownerReferences'];
+
 export function orderMeta(meta: JsonObject): JsonObject {
-  return orderKeys(meta, META_ORDER);
+  const out = orderKeys(meta, META_ORDER);
+  for (const k of OMITTED_WHEN_EMPTY) {
+    const v = out[k];
+    if ((Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0)) delete out[k];
+  }
+  return out;
 }
 
 /** Top-level order of a built-in object: kind, apiVersion, metadata, then the type's own fields. */

@@ -20,7 +20,14 @@ export interface RecordedIdentity {
 
 /** One line of a recording. */
 export type RecordLine =
-  | { t: 'start'; cluster: string; version: string; testFile?: string }
+  | {
+      t: 'start';
+      cluster: string;
+      version: string;
+      testFile?: string;
+      /** False for a cluster configured without pods/resize, which no real server of its version is. */
+      resize?: boolean;
+    }
   | { t: 'world'; collection: string; object: Json }
   | { t: 'write'; type: StoreEvent['type']; collection: string; object: Json; prev?: Json }
   | {
@@ -60,7 +67,12 @@ export class Recorder {
   private constructor(private readonly file: string) {}
 
   /** A recorder for a new cluster when FLEETSCOPE_SIM_RECORD is set; undefined otherwise. */
-  static fromEnv(cluster: string, version: string, store: Store): Recorder | undefined {
+  static fromEnv(
+    cluster: string,
+    version: string,
+    store: Store,
+    served: { resize: boolean },
+  ): Recorder | undefined {
     const dir = process.env[RECORD_ENV];
     if (!dir) return undefined;
     mkdirSync(dir, { recursive: true });
@@ -68,7 +80,8 @@ export class Recorder {
     const file = join(dir, `${process.pid}-${++sequence}-${safe}.jsonl`);
     writeFileSync(file, '');
     const r = new Recorder(file);
-    r.line({ t: 'start', cluster, version, testFile: process.env.VITEST_TEST_FILE ?? currentTestFile() });
+    const testFile = process.env.VITEST_TEST_FILE ?? currentTestFile();
+    r.line({ t: 'start', cluster, version, testFile, resize: served.resize });
     for (const [collection, objects] of store.contents())
       for (const object of objects) r.line({ t: 'world', collection, object });
     store.subscribe((ev) => {

@@ -1,8 +1,10 @@
 /**
  * KEP-5836 (1.37 alpha, scheduler preemption for in-place resize), as far as fleetscope meets it:
  * - Node `spec.podPreemptionPolicy.disableResizePreemption`: a set of owner keys in label-key format,
- *   at most 20; served in the OpenAPI of `/api/v1` (how a client tells the field exists); dropped from
- *   writes on servers before 1.37, as an apiserver prunes a field it does not know.
+ *   at most 20; served in the OpenAPI of `/api/v1` from 1.37 (how a client tells the field exists);
+ *   dropped from writes on servers before 1.37, as an apiserver prunes a field it does not know, and on
+ *   1.37 with the alpha gate InPlacePodVerticalScalingSchedulerPreemption off (the strategy's
+ *   dropDisabledFields; the OpenAPI, generated from the types, still shows the field).
  * - The kubelet marks a Deferred resize on a node with any key there `PodResizePreemptionDisabled=True`,
  *   reason `PreemptionDisabledByNodePolicy` (kubelet.ts calls {@link preemptionDisabledCondition}).
  * - The scheduler takes a Deferred resize and preempts lower-priority pods on its node so it fits,
@@ -78,7 +80,7 @@ export function coreSchemas(f: Features): JsonObject {
     taints: { type: 'array', items: { type: 'object' } },
     unschedulable: { type: 'boolean' },
   };
-  if (f.resizePreemption)
+  if (f.resizePreemptionSchema)
     properties.podPreemptionPolicy = {
       type: 'object',
       properties: {

@@ -5,8 +5,22 @@
  */
 import type { UserInfo } from './authn.js';
 import { type Attributes, authorize, rulesOf } from './authz.js';
+import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
-import type { Json, JsonObject } from './json.js';
+import { isObject, type Json, type JsonObject } from './json.js';
+
+/** A review's metadata: nothing but the unset creationTimestamp, null up to 1.33 (see Features). */
+const unsetMetadata = (cluster: ClusterState): JsonObject =>
+  cluster.features.nullCreationTimestamp ? { creationTimestamp: null } : {};
+
+/** The attributes as the server echoes them: its string fields are omitempty. */
+function echoedSpec(spec: Json): JsonObject {
+  const out: JsonObject = { ...(spec ?? {}) };
+  for (const k of ['resourceAttributes', 'nonResourceAttributes'])
+    if (isObject(out[k]))
+      out[k] = Object.fromEntries(Object.entries(out[k] as JsonObject).filter(([, v]) => v !== ''));
+  return out;
+}
 
 const ALLOW_ALL = {
   allowed: true,
@@ -34,8 +48,8 @@ export function selfSubjectAccessReview(cluster: ClusterState, user: UserInfo, s
   return {
     kind: 'SelfSubjectAccessReview',
     apiVersion: 'authorization.k8s.io/v1',
-    metadata: { creationTimestamp: null },
-    spec: spec ?? {},
+    metadata: unsetMetadata(cluster),
+    spec: echoedSpec(spec),
     status,
   };
 }
@@ -56,20 +70,21 @@ export function selfSubjectRulesReview(cluster: ClusterState, user: UserInfo, sp
   return {
     kind: 'SelfSubjectRulesReview',
     apiVersion: 'authorization.k8s.io/v1',
-    metadata: { creationTimestamp: null },
+    metadata: unsetMetadata(cluster),
     spec: spec ?? {},
     status: { resourceRules, nonResourceRules, incomplete: false, ...status },
   };
 }
 
-export function selfSubjectReview(user: UserInfo): JsonObject {
+export function selfSubjectReview(cluster: ClusterState, user: UserInfo): JsonObject {
   const userInfo: JsonObject = { username: user.username };
   if (user.uid) userInfo.uid = user.uid;
   userInfo.groups = user.groups;
+  if (user.extra) userInfo.extra = user.extra;
   return {
     kind: 'SelfSubjectReview',
     apiVersion: 'authentication.k8s.io/v1',
-    metadata: { creationTimestamp: null },
+    metadata: { creationTimestamp: rfc3339(cluster.clock.now()) },
     status: { userInfo },
   };
 }

@@ -16,6 +16,12 @@ export interface SimClusterSpec {
   metricsApi?: 'available' | 'absent' | 'unavailable';
   /** Whether pods/resize is registered (the InPlacePodVerticalScaling gate). Default true. */
   resizeSubresource?: boolean;
+  /**
+   * 1.37+: the alpha gate InPlacePodVerticalScalingSchedulerPreemption (KEP-5836). Default true here, so
+   * that a 1.37 cluster shows the behaviour; false is a real 1.37's default: the node field is still in
+   * the OpenAPI (generated from the types), but dropped from writes, and no resize preempts.
+   */
+  resizePreemptionGate?: boolean;
   daemonSets?: SimDaemonSetSpec[];
   /** Install the stock VerticalPodAutoscaler CRDs (verticalpodautoscalers, ...checkpoints) at start. */
   vpaCrd?: boolean;

@@ -4,6 +4,7 @@ import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { BALLOONS } from './events.js';
 import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE, PRIORITY_CLASS } from './manifests.js';
+import { RBAC_FEATURE } from './opt-out-step.js';
 
 const deflate = (title: string) => ({ task: 'hook' as const, hook: 'deflate', title });
 
@@ -68,6 +69,8 @@ export const balloonsCapability: FeaturedCapability = {
       deflate('deflate every balloon to the floor'),
       { task: 'wait-for-uses' },
       deflate('deflate what a cycle still in flight inflated'),
+      // No cycle runs any more: nothing puts the key back (KEP-5836, 1.37+; no write before 1.37).
+      { task: 'hook', hook: 'optOut', title: "remove fleetscope's key from nodes' disableResizePreemption" },
       {
         task: 'delete-objects',
         apiVersion: 'apps/v1',
@@ -95,7 +98,11 @@ export const balloonsCapability: FeaturedCapability = {
     ],
     hooks: {
       deflate: { run: async (ctx) => (await import('./feature-hooks.js')).deflateEveryBalloon(ctx) },
+      optOut: {
+        run: async (ctx) => (await import('./feature-hooks.js')).releaseResizePreemptionOptOut(ctx),
+      },
     },
+    leftovers: async (ctx) => (await import('./feature-hooks.js')).balloonsLeftovers(ctx),
     origin: { capability: BALLOONS },
   },
   rules: [
@@ -141,6 +148,13 @@ function balloonsPermissions(): KubePermission[] {
       why: "the kubelet's ResizeDeferred events (grow on demand)",
     },
     { group: 'metrics.k8s.io', resources: ['nodes'], verbs: ['list'], why: "each node's usage" },
+    {
+      group: '',
+      resources: ['nodes'],
+      verbs: ['patch'],
+      why: "KEP-5836 (1.37+): adds and removes fleetscope's own key in managed nodes' spec.podPreemptionPolicy.disableResizePreemption (a JSON patch fenced on the resourceVersion; nothing else of a node is written)",
+      feature: { name: RBAC_FEATURE, default: false },
+    },
     {
       ...pcs,
       verbs: ['get', 'patch', 'delete'],

@@ -56,6 +56,8 @@ export async function saveCycle(
       errors: l.errors,
       ...(impostors.length ? { impostors: [...impostors] } : {}),
       ...(gone ? { unsupported: gone, unsupportedUntil: l.now + l.settings.unsupportedRecheckMs } : {}),
+      ...(l.resizePreemptionOffUntil ? { resizePreemptionOffUntil: l.resizePreemptionOffUntil } : {}),
+      ...(l.resizePreemptionField ? { resizePreemptionField: l.resizePreemptionField } : {}),
     },
     version,
   );

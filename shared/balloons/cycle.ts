@@ -17,10 +17,11 @@ import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
+import { optOutOfResizePreemption, releaseOptOuts } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
 import { apply, followUp, settle } from './resizing.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import type { BalloonItems, BalloonStore } from './store.js';
+import type { BalloonItems, BalloonStore, FieldDetection } from './store.js';
 import type { BalloonSummary } from './summary-model.js';
 
 export interface BalloonPod extends CountedPod {
@@ -108,6 +109,10 @@ export class CycleLedger {
   readonly repairs: string[] = [];
   /** Why no balloon may grow this cycle (the PriorityClass is not sound); deflates still go. */
   inflatesHeld: string | undefined;
+  /** Until when no KEP-5836 key is added: the server dropped the field (its gate is off). */
+  resizePreemptionOffUntil: number | undefined;
+  /** What core/v1's OpenAPI says of the KEP-5836 field, kept so that it is read again only when it changes. */
+  resizePreemptionField: FieldDetection | undefined;
   constructor(
     readonly ctx: BalloonCycleContext,
     readonly settings: BalloonSettings,
@@ -149,8 +154,10 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   const items = ctx.items ?? (await ctx.store.load(ctx.cluster));
   const policies = compile(items, l.errors);
   const nodes = await ctx.read.nodes();
-  if (!wanted(items, nodes) && !ctx.drain) return idleResult(l);
-  if (ctx.drain && !(await ctx.objects.daemonSetExists())) return idleResult(l);
+  // Nothing managed any more: only fleetscope's KEP-5836 key is taken off the nodes that still carry it.
+  if (!wanted(items, nodes) && !ctx.drain) return releaseOptOuts(l, nodes).then(() => idleResult(l));
+  if (ctx.drain && !(await ctx.objects.daemonSetExists()))
+    return releaseOptOuts(l, nodes).then(() => idleResult(l));
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
   if (!ctx.drain) await ensureBalloonObjects(l, items);
@@ -170,6 +177,8 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     previous,
   });
   noteAutoscalers(decisions, nodes);
+  // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
+  await optOutOfResizePreemption(l, items, nodes, decisions, pods);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
   const inflated = await apply(
     l,

@@ -16,6 +16,10 @@ export interface BalloonNode {
   labels: Readonly<Record<string, string>>;
   capacity: Amounts;
   allocatable: Amounts;
+  /** As read; fences the KEP-5836 node patch (./opt-out.ts). */
+  resourceVersion?: string;
+  /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+), when not empty. */
+  optOut?: readonly string[];
   /** What keeps a waiting pod off the node (./pending.ts): its taints, and whether it is cordoned. */
   taints?: readonly Taint[];
   unschedulable?: boolean;
@@ -38,6 +42,8 @@ export interface CountedPod {
   nominated?: string;
   /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */
   impostor?: boolean;
+  /** Its Deferred resize is held without preemption: PodResizePreemptionDisabled=True (KEP-5836). */
+  resizePreemptionDisabled?: true;
 }
 
 /** The node a pod holds room on: where it is bound, else where the scheduler nominated it ('' none). */

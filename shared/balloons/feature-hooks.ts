@@ -4,10 +4,14 @@
  * capacity that doesn't exist. Loaded only when a transition performs it.
  */
 import { ClusterSnapshot } from '../cycle/snapshot.js';
-import type { TaskContext, TaskOutcome } from '../features/spec.js';
+import type { LeftoverContext, TaskContext, TaskOutcome } from '../features/spec.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { equal } from './amounts.js';
+import { NodeOptOutApi } from './node-opt-out.js';
+import { hasOptOutKey, OPT_OUT_FIELD, OPT_OUT_KEY } from './opt-out.js';
+import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
+import { balloonNode } from './read.js';
 
 export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome> {
   const client = await ctx.client();
@@ -34,4 +38,43 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
       .join(', ')}`,
     pollMs: 30_000,
   };
+}
+
+/**
+ * The balloons feature's last cluster task on 1.37+ (KEP-5836): fleetscope's key taken off every node's
+ * `disableResizePreemption`, other owners' keys kept. A node list, then one fenced patch per node that
+ * carries the key; nothing at all is written where no node does (every server before 1.37).
+ */
+export async function releaseResizePreemptionOptOut(ctx: TaskContext): Promise<TaskOutcome> {
+  const reader = new RawReader(await ctx.client());
+  const nodes = await everyNode(reader);
+  const errors: string[] = [];
+  const out = await syncResizePreemptionOptOut(new NodeOptOutApi(reader), errors, {
+    nodes,
+    managed: new Set(),
+  });
+  if (errors.length) throw new Error(errors.slice(0, 3).join('; '));
+  if (out.budgetSpent)
+    return {
+      done: false,
+      waitingFor: `more nodes carry ${OPT_OUT_KEY}: the next attempt removes more`,
+      pollMs: 1000,
+    };
+  return { done: true };
+}
+
+const everyNode = async (reader: RawReader) =>
+  (await new ClusterSnapshot(reader, { pageSize: 500 }).nodes()).map(balloonNode);
+
+/** An Off feature's leftover the task checks cannot see: nodes still carrying fleetscope's KEP-5836 key. */
+export async function balloonsLeftovers(ctx: LeftoverContext): Promise<string[]> {
+  const nodes = (await everyNode(new RawReader(await ctx.client()))).filter((n) => hasOptOutKey(n.optOut));
+  return nodes.length
+    ? [
+        `${nodes.length} node(s) still carry ${OPT_OUT_KEY} in ${OPT_OUT_FIELD}: ${nodes
+          .slice(0, 5)
+          .map((n) => n.name)
+          .join(', ')}`,
+      ]
+    : [];
 }

@@ -25,6 +25,7 @@ import {
   type Selection,
   selectionDigest,
 } from './manifests.js';
+import { NodeOptOutApi } from './node-opt-out.js';
 
 /** What ensureDaemonSet reads of the balloon DaemonSet. */
 interface DaemonSetSeen {
@@ -56,11 +57,15 @@ export function priorityClassDrift(pc: {
 }
 
 export class BalloonObjects {
+  /** The KEP-5836 node opt-out's calls (./node-opt-out.ts). */
+  readonly optOut: NodeOptOutApi;
   constructor(
     private readonly client: ClusterClient,
     private readonly reader: RawReader,
     private readonly image: string,
-  ) {}
+  ) {
+    this.optOut = new NodeOptOutApi(reader);
+  }
 
   /**
    * The PriorityClass as balloons need it: value 1e9, preemptionPolicy Never, globalDefault false.

@@ -18,6 +18,8 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   labels: n.labels,
   capacity: amounts(n.capacityCpu, n.capacityMemory),
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
+  resourceVersion: n.resourceVersion,
+  ...(n.resizePreemptionOptOut ? { optOut: n.resizePreemptionOptOut } : {}),
   ...(n.taints.length > 0 ? { taints: n.taints } : {}),
   ...(n.unschedulable ? { unschedulable: true } : {}),
 });
@@ -58,6 +60,7 @@ export function balloonPod(
     requests,
     ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {}, tolerations: v.tolerations ?? [] } : {}),
     ...(v.nominated ? { nominated: v.nominated } : {}),
+    ...(v.resizePreemptionDisabled ? { resizePreemptionDisabled: true as const } : {}),
     like: balloon ? podLikeOf(v) : {},
     ...(c && (c.allocCpu !== undefined || c.allocMem !== undefined)
       ? { allocated: amounts(c.allocCpu ?? c.reqCpu ?? 0, c.allocMem ?? c.reqMem ?? 0) }

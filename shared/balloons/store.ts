@@ -70,6 +70,25 @@ export interface NodeState {
   overcommitted?: Amounts;
   /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
   price?: NodePrice;
+  /** KEP-5836 (1.37+): the node's opt-out from resize preemption; absent where the server has none. */
+  resizePreemption?: ResizePreemptionState;
+}
+
+/** fleetscope's key in the node's disableResizePreemption, and what the kubelet does with it. */
+export interface ResizePreemptionState {
+  /** fleetscope.io/balloons is in spec.podPreemptionPolicy.disableResizePreemption. */
+  optedOut: boolean;
+  /** Why it could not be added (the list is full), naming the node. */
+  problem?: string;
+  /** Pods ("ns/name") whose Deferred resize the kubelet holds without preemption (PodResizePreemptionDisabled). */
+  held?: string[];
+}
+
+/** What an OpenAPI v3 document of core/v1 said of the KEP-5836 node field. */
+export interface FieldDetection {
+  /** Its serverRelativeURL in the OpenAPI index (with the content hash): a new one is read again. */
+  document: string;
+  served: boolean;
 }
 
 export interface ClusterBalloons {
@@ -80,6 +99,10 @@ export interface ClusterBalloons {
   /** Why nothing is resized: the cluster has no pods/resize. Asked again after `unsupportedUntil`. */
   unsupported?: string;
   unsupportedUntil?: number;
+  /** KEP-5836: the server dropped the node field (its gate is off); no key is added before this time. */
+  resizePreemptionOffUntil?: number;
+  /** KEP-5836: whether core/v1's OpenAPI (this document, its URL carrying its hash) has the node field. */
+  resizePreemptionField?: FieldDetection;
   /** Errors of the last cycle (per node or cluster-wide). */
   errors: string[];
   /** Pods labelled as balloons that fleetscope does not own, seen by the last cycle. */

@@ -123,3 +123,18 @@ export function poolOf(s: NodeState): string {
       return 'unmanaged';
   }
 }
+
+/**
+ * The node's KEP-5836 opt-out in words (1.37+): whether fleetscope's key is in the node's
+ * disableResizePreemption, and the Deferred resizes the kubelet holds there without preemption
+ * (PodResizePreemptionDisabled: the proof that the kubelet honours it); undefined before 1.37.
+ */
+export function resizePreemptionText(s: NodeState): string | undefined {
+  const r = s.resizePreemption;
+  if (!r) return undefined;
+  const held = r.held?.length
+    ? `kubelet holds ${r.held.length} resize(s) without preemption (${r.held.join(', ')})`
+    : undefined;
+  const key = r.optedOut ? 'opted out' : r.problem ? 'not opted out: the list is full' : undefined;
+  return [key, held].filter(Boolean).join('; ') || undefined;
+}

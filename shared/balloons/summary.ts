@@ -9,7 +9,13 @@ import { textTable } from '../kernel/text-table.js';
 import { readableUsd } from '../kernel/units-format.js';
 import { pairText } from './amounts.js';
 import { BalloonStore, type NodeState } from './store.js';
-import { figuresOf, CAPACITY_COLUMNS as K, poolOf, summarize } from './summary-model.js';
+import {
+  figuresOf,
+  CAPACITY_COLUMNS as K,
+  poolOf,
+  resizePreemptionText,
+  summarize,
+} from './summary-model.js';
 
 export function sourceText(s: NodeState): string {
   switch (s.source?.kind) {
@@ -77,6 +83,8 @@ export async function balloonSummaryLines(target: {
       const b = blockedText(n, s);
       if (b) lines.push(`    ${b}`);
       if (s.overcommitted) lines.push(`    ${n}: over-committed by ${pairText(s.overcommitted)}`);
+      const kep5836 = s.resizePreemption?.held?.length || s.resizePreemption?.problem;
+      if (kep5836) lines.push(`    ${n}: resize preemption (KEP-5836): ${resizePreemptionText(s)}`);
     }
     for (const p of state.impostors ?? [])
       lines.push(

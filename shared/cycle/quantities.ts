@@ -19,10 +19,38 @@ const MEM_SCALE: Record<string, number> = {
   G: 1e9,
 };
 
+/**
+ * Parsed values of short quantities. A cycle parses the same few requests and limits ("250m", "128Mi")
+ * hundreds of thousands of times (views, the resize state, what the scheduler counts); a lookup costs a
+ * tenth of a parse. Usages (metrics-server's "123456789n", "12345Ki") are longer and nearly all distinct:
+ * they are parsed, not remembered. Bounded: emptied when full.
+ */
+const SHORT = 6;
+const REMEMBERED = 4096;
+function remembered(
+  cache: Map<string, number | undefined>,
+  q: string,
+  parse: (q: string) => number | undefined,
+): number | undefined {
+  if (q.length > SHORT) return parse(q);
+  const hit = cache.get(q);
+  if (hit !== undefined || cache.has(q)) return hit;
+  const v = parse(q);
+  if (cache.size >= REMEMBERED) cache.clear();
+  cache.set(q, v);
+  return v;
+}
+const cpuCache = new Map<string, number | undefined>();
+const memoryCache = new Map<string, number | undefined>();
+
 /** Millicores, rounded up ("1234567n" → 2). */
 export function cpuMillis(q: string | number | undefined): number | undefined {
   if (q === undefined || q === null) return undefined;
   if (typeof q === 'number') return Math.ceil(q * 1000);
+  return remembered(cpuCache, q, parseCpuText);
+}
+
+function parseCpuText(q: string): number | undefined {
   const m = CPU_RE.exec(q);
   if (m) {
     const n = Number(m[1]);
@@ -44,6 +72,10 @@ export function cpuMillis(q: string | number | undefined): number | undefined {
 export function memoryBytes(q: string | number | undefined): number | undefined {
   if (q === undefined || q === null) return undefined;
   if (typeof q === 'number') return Math.ceil(q);
+  return remembered(memoryCache, q, parseMemoryText);
+}
+
+function parseMemoryText(q: string): number | undefined {
   const m = MEM_RE.exec(q);
   if (m) {
     const v = Number(m[1]) * (MEM_SCALE[m[2] as string] as number);

@@ -39,6 +39,8 @@ export interface NodeFacts {
   unschedulable: boolean;
   /** '' when the server sent none. */
   resourceVersion: string;
+  /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+); absent when empty or unknown. */
+  resizePreemptionOptOut?: string[];
 }
 
 export function nodeFacts(n: NodeObject): NodeFacts {
@@ -54,6 +56,9 @@ export function nodeFacts(n: NodeObject): NodeFacts {
     ready: (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     unschedulable: n.spec?.unschedulable === true,
     resourceVersion: n.metadata?.resourceVersion ?? '',
+    ...(n.spec?.podPreemptionPolicy?.disableResizePreemption?.length
+      ? { resizePreemptionOptOut: n.spec.podPreemptionPolicy.disableResizePreemption }
+      : {}),
   };
 }
 
@@ -120,6 +125,8 @@ export interface PodView {
   nominated?: string;
   /** Where a resize of the pod stands (shared/resize's reading of its status). */
   resize: ResizeObservation;
+  /** The kubelet holds its Deferred resize without preemption: PodResizePreemptionDisabled=True (KEP-5836). */
+  resizePreemptionDisabled?: true;
 }
 
 const time = (s: string | undefined): number | undefined => {
@@ -220,6 +227,11 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
     resize,
     occupancy: podOccupancy(p, parseList, resize.state === 'infeasible'),
     nominated: p.spec?.nodeName ? undefined : p.status?.nominatedNodeName || undefined,
+    ...((p.status?.conditions ?? []).some(
+      (c) => c.type === 'PodResizePreemptionDisabled' && c.status === 'True',
+    )
+      ? { resizePreemptionDisabled: true as const }
+      : {}),
   };
 }
 

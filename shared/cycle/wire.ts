@@ -30,7 +30,12 @@ export type { Taint, Toleration };
 
 export interface NodeObject {
   metadata?: ObjectMeta;
-  spec?: { taints?: Taint[]; unschedulable?: boolean };
+  spec?: {
+    taints?: Taint[];
+    unschedulable?: boolean;
+    /** KEP-5836 (1.37+): owners that opted the node out of preemption for in-place resizes. */
+    podPreemptionPolicy?: { disableResizePreemption?: string[] };
+  };
   status?: {
     allocatable?: Quantities;
     capacity?: Quantities;

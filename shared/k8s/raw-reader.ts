@@ -430,14 +430,24 @@ export class RawReader {
             const decoder = new StringDecoder('utf8');
             let rest = '';
             let quiet: NodeJS.Timeout | undefined;
+            let heard = 0;
+            // Quiet is time on the wire: the timer is armed again once a chunk is handled, and when it
+            // fires the end waits one pass of the event loop's I/O, so data that came while this process
+            // was busy (a long handler, a GC pause, another list's page) is read first.
             const hush = () => {
               clearTimeout(quiet);
-              if (quietMs !== undefined)
-                quiet = setTimeout(() => {
-                  onQuiet();
-                  req.destroy();
-                  resolve();
-                }, quietMs);
+              if (quietMs === undefined) return;
+              const at = ++heard;
+              quiet = setTimeout(
+                () =>
+                  setImmediate(() => {
+                    if (heard !== at || res.complete || res.destroyed) return;
+                    onQuiet();
+                    req.destroy();
+                    resolve();
+                  }),
+                quietMs,
+              );
             };
             hush();
             res.on('close', () => clearTimeout(quiet));
@@ -462,6 +472,7 @@ export class RawReader {
                 req.destroy();
                 return resolve();
               }
+              hush();
             });
             res.on('end', () => resolve());
           },

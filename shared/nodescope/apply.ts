@@ -87,25 +87,29 @@ export function updatePriority(
 ): { outsideRange: boolean; scaleUp: boolean; resourceDiff: number } {
   let outsideRange = false;
   let scaleUp = false;
-  const totalRequest: Record<string, number> = {};
-  const totalRecommended: Record<string, number> = {};
+  // Per resource (cpu, memory): the summed requests and recommendations, and whether any was recommended.
+  const totalRequest = [0, 0];
+  const totalRecommended = [0, 0];
+  const recommendedAny = [false, false];
   for (const c of pod.containers) {
     if (target.policies[c.name]?.mode === 'Off') continue;
     const r = rec.containers[c.name];
     if (!r) continue;
-    for (const res of RESOURCES) {
+    for (let k = 0; k < RESOURCES.length; k++) {
+      const res = RESOURCES[k] as (typeof RESOURCES)[number];
       const recommended = r.target[res];
       if (recommended === undefined) continue;
       // MilliValue: millicores for CPU, bytes × 1000 for memory.
       const scale = res === 'cpu' ? 1 : 1000;
-      totalRecommended[res] = (totalRecommended[res] ?? 0) + recommended * scale;
+      totalRecommended[k] = (totalRecommended[k] as number) + recommended * scale;
+      recommendedAny[k] = true;
       const request = requestOf(c, res);
       if (request === undefined) {
         scaleUp = true;
         outsideRange = true;
         continue;
       }
-      totalRequest[res] = (totalRequest[res] ?? 0) + request * scale;
+      totalRequest[k] = (totalRequest[k] as number) + request * scale;
       if (recommended > request) scaleUp = true;
       const lower = r.lowerBound[res];
       const upper = r.upperBound[res];
@@ -114,14 +118,19 @@ export function updatePriority(
     }
   }
   let resourceDiff = 0;
-  for (const [res, recommended] of Object.entries(totalRecommended)) {
-    const request = Math.max(totalRequest[res] ?? 0, 1);
-    resourceDiff += Math.abs(request - recommended) / request;
+  for (let k = 0; k < RESOURCES.length; k++) {
+    if (!recommendedAny[k]) continue;
+    const request = Math.max(totalRequest[k] as number, 1);
+    resourceDiff += Math.abs(request - (totalRecommended[k] as number)) / request;
   }
   return { outsideRange, scaleUp, resourceDiff };
 }
 
-/** Whether and why the pod should be resized now; undefined when not (or when mode is Off). */
+/**
+ * Whether and why the pod should be resized now; undefined when not (or when mode is Off). The
+ * resources to request are worked out last, for the pods that get a decision (few, once a DaemonSet
+ * has converged).
+ */
 export function decideUpdate(
   target: NodeScopeTarget,
   rec: NodeRec,
@@ -130,8 +139,6 @@ export function decideUpdate(
   s: UpdaterSettings = DEFAULT_UPDATER,
 ): UpdateDecision | undefined {
   if (target.apply === 'off') return undefined;
-  const desired = desiredFor(target, rec, pod);
-  if (Object.keys(desired).length === 0) return undefined;
   const fresh = isFresh(target, pod);
   const p = updatePriority(target, rec, pod);
   const quickOom = pod.containers.some(
@@ -141,18 +148,28 @@ export function decideUpdate(
       c.oomRanMs !== undefined &&
       c.oomRanMs < s.evictAfterOomThresholdMs,
   );
-  const base = { node: pod.node, pod, desired, fresh, quickOom, ...p };
-  if (fresh)
-    return { ...base, why: 'the pod has the template resources (created by the DaemonSet controller)' };
+  const why = reason(target, pod, now, s, { fresh, quickOom, ...p });
+  if (why === undefined) return undefined;
+  const desired = desiredFor(target, rec, pod);
+  if (Object.keys(desired).length === 0) return undefined;
+  return { node: pod.node, pod, desired, fresh, quickOom, ...p, why };
+}
+
+/** Upstream's rules in their order: why the pod is due for an update, or undefined. */
+function reason(
+  target: NodeScopeTarget,
+  pod: PodView,
+  now: number,
+  s: UpdaterSettings,
+  d: { fresh: boolean; quickOom: boolean; outsideRange: boolean; resourceDiff: number },
+): string | undefined {
+  if (d.fresh) return 'the pod has the template resources (created by the DaemonSet controller)';
   if (target.apply === 'initial') return undefined;
-  if (p.outsideRange) return { ...base, why: 'a request is outside the recommended range' };
-  if (quickOom) return { ...base, why: 'a container was OOM-killed soon after it started' };
+  if (d.outsideRange) return 'a request is outside the recommended range';
+  if (d.quickOom) return 'a container was OOM-killed soon after it started';
   if (pod.startTime === undefined || now - pod.startTime < s.podLifetimeUpdateThresholdMs) return undefined;
-  if (p.resourceDiff < s.minChangePriority) return undefined;
-  return {
-    ...base,
-    why: `the requests differ from the recommendation by ${(p.resourceDiff * 100).toFixed(0)}%`,
-  };
+  if (d.resourceDiff < s.minChangePriority) return undefined;
+  return `the requests differ from the recommendation by ${(d.resourceDiff * 100).toFixed(0)}%`;
 }
 
 /** Upstream's order: fresh pods first (admission), then scale-ups, then the larger change. */

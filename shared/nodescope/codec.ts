@@ -1,9 +1,11 @@
 /**
  * The packed forms nodescope stores in DynamoDB Binary attributes, each compressed with raw DEFLATE.
  *
- * Base chunk (version 1): the full state of a run of nodes, as of a fold.
+ * Base chunk (version 2; version 1, without groups, is still read): the full state of a run of nodes,
+ * as of a fold.
  *   u8 version | containers: n, names | nodes: n, then per node:
- *     name | u8 flags (1: recommendation stored, 2: it is a fallback)
+ *     name | u8 flags (1: recommendation stored, 2: it is a fallback, 4: it is its group's,
+ *     8: a group follows) | if 8: the node's scope value of the group label
  *     per container: lastOomAt (s, 0 none) | state bytes (length 0: no state yet)
  *                    | if stored: u8 present, then target, lowerBound, upperBound, uncappedTarget, limits
  *                      as (cpu+1, memory+1) varint pairs (0: absent)
@@ -20,9 +22,9 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { encodeState } from '../recommendation/index.js';
 import { ByteReader, ByteWriter, DecodeError } from './bytes.js';
-import type { Amounts, ContainerRec, LogEntry, NodeRecord, NodeSamples, OomEvent } from './model.js';
+import type { Amounts, ContainerRec, LogEntry, NodeRec, NodeRecord, NodeSamples, OomEvent } from './model.js';
 
-const CHUNK_VERSION = 1;
+const CHUNK_VERSION = 2;
 const LOG_VERSION = 1;
 const LEVEL = 6;
 
@@ -53,8 +55,13 @@ export function encodeChunkBody(containers: readonly string[], nodes: readonly N
   w.varint(nodes.length);
   for (const n of nodes) {
     w.string(n.node);
-    const flags = (n.rec ? 1 : 0) | (n.rec?.source === 'fallback' ? 2 : 0);
+    const flags =
+      (n.rec ? 1 : 0) |
+      (n.rec?.source === 'fallback' ? 2 : 0) |
+      (n.rec?.source === 'group' ? 4 : 0) |
+      (n.group !== undefined ? 8 : 0);
     w.u8(flags);
+    if (n.group !== undefined) w.string(n.group);
     containers.forEach((name, i) => {
       w.varint(Math.floor((n.lastOomAt[i] ?? 0) / 1000));
       const s = n.states[i];
@@ -81,7 +88,8 @@ export function encodeChunkBody(containers: readonly string[], nodes: readonly N
 export function decodeChunkBody(body: Uint8Array): { containers: string[]; nodes: NodeRecord[] } {
   const r = new ByteReader(body);
   const version = r.u8();
-  if (version !== CHUNK_VERSION) throw new DecodeError(`unsupported chunk version ${version}`);
+  if (version !== CHUNK_VERSION && version !== 1)
+    throw new DecodeError(`unsupported chunk version ${version}`);
   const containers: string[] = [];
   for (let i = r.varint(); i > 0; i--) containers.push(r.string());
   const nodes: NodeRecord[] = [];
@@ -89,6 +97,7 @@ export function decodeChunkBody(body: Uint8Array): { containers: string[]; nodes
     const node = r.string();
     const flags = r.u8();
     const record: NodeRecord = { node, states: [], lastOomAt: [], raw: [] };
+    if (flags & 8) record.group = r.string();
     const recContainers: Record<string, ContainerRec> = {};
     for (const name of containers) {
       record.lastOomAt.push(r.varint() * 1000);
@@ -111,11 +120,17 @@ export function decodeChunkBody(body: Uint8Array): { containers: string[]; nodes
         };
       }
     }
-    if (flags & 1) record.rec = { source: flags & 2 ? 'fallback' : 'node', containers: recContainers };
+    if (flags & 1) record.rec = recOf(flags, record.group, recContainers);
     nodes.push(record);
   }
   if (!r.done) throw new DecodeError('trailing bytes in chunk');
   return { containers, nodes };
+}
+
+function recOf(flags: number, group: string | undefined, containers: Record<string, ContainerRec>): NodeRec {
+  if (flags & 2) return { source: 'fallback', containers };
+  if (flags & 4) return { source: 'group', ...(group !== undefined ? { group } : {}), containers };
+  return { source: 'node', containers };
 }
 
 const memCode = (b: number): number => (b % 1024 === 0 ? (b / 1024) * 2 : b * 2 + 1);

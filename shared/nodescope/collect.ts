@@ -94,6 +94,19 @@ const time = (s: string | undefined): number | undefined => {
   return Number.isFinite(t) ? t : undefined;
 };
 
+/** time(), remembering the last text: one scrape's PodMetrics share their window's end. */
+function sameTimes(): (s: string | undefined) => number | undefined {
+  let text: string | undefined;
+  let value: number | undefined;
+  return (s) => {
+    if (s !== text) {
+      text = s;
+      value = time(s);
+    }
+    return value;
+  };
+}
+
 const ownedBy = (p: PodView, t: NodeScopeTarget) =>
   p.owner !== undefined &&
   p.owner.kind === 'DaemonSet' &&
@@ -150,18 +163,24 @@ export async function listDaemonSetMetrics(
       { labelSelector: target.selector },
       { retry: { maxAttempts: 2 } },
     );
+    // Each container's position in the target (the first, as names are unique in a pod).
+    const index = new Map<string, number>();
+    target.containers.forEach((c, j) => {
+      if (!index.has(c.name)) index.set(c.name, j);
+    });
+    const width = target.containers.length;
+    const when = sameTimes();
     for (const m of list.items ?? []) {
       const name = m.metadata?.name;
-      const ts = time(m.timestamp);
+      const ts = when(m.timestamp);
       if (!name || ts === undefined) continue;
       const t = Math.floor(ts / 1000) * 1000;
       if (t > newest) newest = t;
-      const names = target.containers;
-      const cpu: (number | undefined)[] = new Array(names.length).fill(undefined);
-      const memory: (number | undefined)[] = new Array(names.length).fill(undefined);
+      const cpu: (number | undefined)[] = new Array(width).fill(undefined);
+      const memory: (number | undefined)[] = new Array(width).fill(undefined);
       for (const c of m.containers ?? []) {
-        const j = names.findIndex((x) => x.name === c.name);
-        if (j < 0) continue;
+        const j = index.get(c.name);
+        if (j === undefined) continue;
         cpu[j] = cpuMillis(c.usage?.cpu);
         memory[j] = memoryBytes(c.usage?.memory);
       }

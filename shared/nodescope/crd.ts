@@ -1,50 +1,75 @@
 /**
- * The VerticalPodAutoscaler CRD variant that carries KEP-4943's `spec.scope`, with validation: an
- * OpenAPI enum (the only scope is `node`) and a CEL rule (`node` only when targetRef.kind is DaemonSet),
- * so the apiserver itself refuses node scope on anything else. Status gains `nodeScope`, the structured
- * summary fleetscope writes.
+ * The VerticalPodAutoscaler CRD variant fleetscope installs: `spec.scope` as AEP-10031 has it (any node
+ * label key; KEP-4943's `node` is still accepted, being a valid key), allowed only for DaemonSet targets
+ * (a CEL rule, so the apiserver itself refuses it elsewhere), and in status AEP-10031's `groups` (one
+ * recommendation per value of the label) beside `nodeScope`, the structured summary fleetscope writes.
+ * updatePolicy.updateMode also accepts VPA 1.7's `InPlace`.
  *
- * Installing it over an existing VPA CRD adds scope to the v1 schema and changes nothing else (other
- * versions, printer columns and stored objects stay as they are): existing VPAs keep working, and `spec.scope` stops being pruned. Rollback is
- * re-applying the stock CRD; the annotation fleetscope.io/scope: node works with either.
+ * Installing it over an existing VPA CRD changes only the v1 schema, and there only adds: other
+ * versions, printer columns, names, conversion and stored objects stay as they are. A field the installed
+ * CRD already defines (an upstream CRD with AEP-10031's scope and groups) is kept as it is, with its own
+ * rules; only fleetscope's earlier variant (scope an enum of `node`) is replaced. Rollback is
+ * re-applying the stock CRD; the annotation fleetscope.io/scope works with either.
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, vpaCrd, vpaSchema, vpaV1Version } from '../kernel/crds/vpa.js';
+import { LABEL_KEY_MAX_LENGTH, LABEL_KEY_PATTERN } from './label-key.js';
 
 /** The CEL rule on spec (also checked by fleetscope itself, for clusters with the stock CRD). */
 export const SCOPE_RULE = {
-  rule: "!has(self.scope) || self.scope != 'node' || self.targetRef.kind == 'DaemonSet'",
-  message: 'scope: node applies to DaemonSets only (targetRef.kind must be DaemonSet)',
+  rule: "!has(self.scope) || self.targetRef.kind == 'DaemonSet'",
+  message: 'scope applies to DaemonSets only (targetRef.kind must be DaemonSet)',
   fieldPath: '.scope',
   reason: 'FieldValueForbidden',
 };
 
+/** fleetscope's KEP-4943 variant's rule, replaced by SCOPE_RULE on install. */
+const KEP4943_RULE = "!has(self.scope) || self.scope != 'node' || self.targetRef.kind == 'DaemonSet'";
+
 export const SCOPE_PROPERTY = {
   type: 'string',
-  enum: ['node'],
+  maxLength: LABEL_KEY_MAX_LENGTH,
+  pattern: LABEL_KEY_PATTERN,
   description:
-    'Scope of the recommendation (KEP-4943). "node": each node\'s pod of the target DaemonSet gets its own recommendation from that node\'s history. Only valid when targetRef.kind is DaemonSet.',
+    'Scope of the recommendation (AEP-10031): a node label key. The target DaemonSet\'s pods are grouped by the value of that label on their node (scopeValue "__absent__" for nodes without it), one recommendation per group in status.groups; kubernetes.io/hostname (or "node", KEP-4943) gives each node its own. Only valid when targetRef.kind is DaemonSet.',
 };
 
-/** What the variant adds to the stock v1 schema. */
-const SCOPED = {
-  spec: { scope: SCOPE_PROPERTY },
-  specValidations: [SCOPE_RULE],
-  status: {
-    nodeScope: {
+/** VPA 1.7's update modes; InPlace resizes in place only, never evicts. */
+const UPDATE_MODES = ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'InPlace', 'Auto'];
+
+/** status.groups items: AEP-10031's RecommendationGroup, its containerRecommendations as upstream's. */
+function groupsProperty(containerRecommendation: unknown) {
+  return {
+    type: 'array',
+    description: 'One recommendation per value of the spec.scope label (AEP-10031)',
+    items: {
       type: 'object',
-      description: 'Summary of the node-scoped recommendations (fleetscope)',
-      'x-kubernetes-preserve-unknown-fields': true,
+      required: ['scopeValue'],
+      properties: {
+        scopeValue: {
+          type: 'string',
+          description: 'The label value; "__absent__" for nodes without the label, "" for an empty value',
+        },
+        containerRecommendations: { type: 'array', items: containerRecommendation },
+      },
     },
-  },
+  };
+}
+
+const NODE_SCOPE_STATUS = {
+  type: 'object',
+  description: 'Summary of the node-scoped recommendations (fleetscope)',
+  'x-kubernetes-preserve-unknown-fields': true,
 };
 
 /** The v1 openAPIV3Schema of the scoped variant. */
 export function scopedVpaSchema(): Record<string, unknown> {
-  return vpaSchema(SCOPED);
+  return scopeVersion({ schema: { openAPIV3Schema: vpaSchema() as RootSchema } }).schema
+    ?.openAPIV3Schema as Record<string, unknown>;
 }
 
 /** The whole CRD, for a cluster that has none: the stock CRD (its printer columns) with spec.scope. */
@@ -53,9 +78,9 @@ export function scopedVpaCrd(): Record<string, unknown> {
 }
 
 /**
- * The installed CRD with spec.scope added to its v1 schema, and nothing else changed: other versions,
- * printer columns (kubectl get vpa's CPU and Mem), names and conversion stay as installed. A CRD
- * without v1 gets the stock v1 (not storage, since another version already is).
+ * The installed CRD with the variant's fields added to its v1 schema, and nothing else changed: other
+ * versions, printer columns (kubectl get vpa's CPU and Mem), names and conversion stay as installed. A
+ * CRD without v1 gets the stock v1 (not storage, since another version already is).
  */
 export function withScope(crd: CrdJson): CrdJson {
   const versions = crd.spec?.versions ?? [];
@@ -71,13 +96,28 @@ export function withScope(crd: CrdJson): CrdJson {
   };
 }
 
-/** One version with scope in spec (property and CEL rule) and nodeScope in status, merged in place. */
+/** Whether an installed spec.scope is someone else's (upstream's AEP-10031 CRD): then it is kept as is. */
+function foreignScope(scope: Json | undefined): boolean {
+  if (!scope) return false;
+  const e = scope.enum;
+  const kep4943 = Array.isArray(e) && e.length === 1 && e[0] === 'node';
+  return !kep4943 && scope.description !== SCOPE_PROPERTY.description;
+}
+
+/** One version with the variant's spec and status fields merged in: only added, never changed. */
 function scopeVersion(version: CrdVersion): CrdVersion {
-  const root: RootSchema = version.schema?.openAPIV3Schema ?? (scopedVpaSchema() as RootSchema);
+  const root: RootSchema = version.schema?.openAPIV3Schema ?? (vpaSchema() as RootSchema);
   const props: NonNullable<RootSchema['properties']> = root.properties ?? {};
   const spec = props.spec ?? { type: 'object' };
-  const rules = (spec['x-kubernetes-validations'] ?? []).filter((r) => r.rule !== SCOPE_RULE.rule);
+  const theirs = foreignScope(spec.properties?.scope);
+  const rules = (spec['x-kubernetes-validations'] ?? []).filter(
+    (r) => theirs || (r.rule !== SCOPE_RULE.rule && r.rule !== KEP4943_RULE),
+  );
   const status = props.status ?? { type: 'object' };
+  const recommendation = status.properties?.recommendation as SchemaNode | undefined;
+  const item =
+    (recommendation?.properties?.containerRecommendations as SchemaNode | undefined)?.items ??
+    stockRecommendationItem();
   return {
     ...version,
     schema: {
@@ -88,20 +128,53 @@ function scopeVersion(version: CrdVersion): CrdVersion {
           ...props,
           spec: {
             ...spec,
-            properties: { ...spec.properties, ...SCOPED.spec },
-            'x-kubernetes-validations': [...rules, ...SCOPED.specValidations],
+            properties: {
+              ...spec.properties,
+              ...(theirs ? {} : { scope: SCOPE_PROPERTY }),
+              ...withUpdateModes(spec.properties?.updatePolicy),
+            },
+            'x-kubernetes-validations': theirs ? rules : [...rules, SCOPE_RULE],
           },
-          // fleetscope's summary would otherwise be pruned from status.
-          status: { ...status, properties: { ...status.properties, ...SCOPED.status } },
+          // fleetscope's summary and the groups would otherwise be pruned from status.
+          status: {
+            ...status,
+            properties: {
+              groups: groupsProperty(item),
+              nodeScope: NODE_SCOPE_STATUS,
+              ...status.properties,
+            },
+          },
         },
       },
     },
   };
 }
 
+/** updatePolicy with the update modes the installed enum lacks appended (theirs stay, in their order). */
+function withUpdateModes(updatePolicy: SchemaNode | undefined): Record<string, SchemaNode> {
+  const mode = updatePolicy?.properties?.updateMode;
+  const e = mode?.enum;
+  if (!updatePolicy || !mode || !Array.isArray(e)) return {};
+  const missing = UPDATE_MODES.filter((m) => !e.includes(m));
+  if (missing.length === 0) return {};
+  return {
+    updatePolicy: {
+      ...updatePolicy,
+      properties: { ...updatePolicy.properties, updateMode: { ...mode, enum: [...e, ...missing] } },
+    },
+  };
+}
+
+function stockRecommendationItem(): unknown {
+  const status = (vpaSchema() as RootSchema).properties?.status;
+  return (status?.properties?.recommendation?.properties?.containerRecommendations as SchemaNode | undefined)
+    ?.items;
+}
+
 /**
- * Installs the variant: creates the CRD when absent, else adds spec.scope to the installed one (see
- * withScope). Raw JSON throughout: client-node's typed models rename the x-kubernetes-* keys.
+ * Installs the variant: creates the CRD when absent, else adds what the installed one lacks (see
+ * withScope); a CRD that has it all is left untouched. Raw JSON throughout: client-node's typed models
+ * rename the x-kubernetes-* keys.
  */
 export async function installScopedCrd(client: ClusterClient): Promise<'created' | 'updated' | 'unchanged'> {
   const raw = new RawReader(client);
@@ -116,15 +189,18 @@ export async function installScopedCrd(client: ClusterClient): Promise<'created'
     await raw.send('create VPA CRD', 'POST', path, scopedVpaCrd());
     return 'created';
   }
-  const v1 = existing.spec?.versions?.find((v) => v.name === 'v1');
-  if (v1?.schema?.openAPIV3Schema?.properties?.spec?.properties?.scope) return 'unchanged';
-  await raw.send('replace VPA CRD', 'PUT', `${path}/${VPA_CRD_NAME}`, withScope(existing));
+  const next = withScope(existing);
+  if (isDeepStrictEqual(next.spec, existing.spec) && isDeepStrictEqual(next.metadata, existing.metadata))
+    return 'unchanged';
+  await raw.send('replace VPA CRD', 'PUT', `${path}/${VPA_CRD_NAME}`, next);
   return 'updated';
 }
 
 type Json = Record<string, unknown>;
 interface SchemaNode extends Json {
-  properties?: Record<string, Json>;
+  properties?: Record<string, SchemaNode>;
+  items?: unknown;
+  enum?: unknown[];
   'x-kubernetes-validations'?: { rule?: string }[];
 }
 type RootSchema = SchemaNode & { properties?: { spec?: SchemaNode; status?: SchemaNode } };

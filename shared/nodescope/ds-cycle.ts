@@ -8,15 +8,15 @@ import { type CrdState, listDaemonSetMetrics, listDaemonSetPods } from './collec
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
+import { scopeValues } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
-import { podRequestsOf } from './pod-requests.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
 import { type DsHead, dsKeyOf } from './store.js';
-import type { NodeScopeTarget } from './targets.js';
+import { HOSTNAME_LABEL, type NodeScopeTarget } from './targets.js';
 
 /** What every DaemonSet of the cycle shares. */
 export interface ClusterFacts {
@@ -48,7 +48,9 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   run.observe(metrics.newest);
   const observed = thisCycle(target, pods, metrics.byPod, loaded.model, head, run.now);
   const eligible = eligibleNodes(target, cluster.nodes);
-  const stored = await recommendAndStore(run, plan, loaded, observed, { pods, eligible });
+  const values = scopeValues(cluster.nodes, eligible, target.scope.groupLabel);
+  const stored = await recommendAndStore(run, plan, loaded, observed, { pods, eligible, values });
+  if (stored.recs.ungrouped) run.errors.push(`${ds}: ${stored.recs.ungrouped}`);
   const outcome = outcomeOf(target, loaded, observed, stored, { pods, eligible, metrics: metrics.state });
   if (metrics.state !== 'available')
     run.ctx.logger?.warn('metrics API not usable: recommending from stored history only', {
@@ -56,9 +58,17 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
       metricsApi: metrics.state,
       detail: metrics.detail,
     });
+  const hostnames =
+    target.scope.key === HOSTNAME_LABEL ? scopeValues(cluster.nodes, eligible, HOSTNAME_LABEL) : new Map();
   if (target.apply !== 'off')
-    await applyAndPublish(run, cluster, plan, { pods, eligible, loaded, observed, stored }, outcome);
-  else await recordPodRequests(run, ds, podRequestsOf(pods));
+    await applyAndPublish(
+      run,
+      cluster,
+      plan,
+      { pods, eligible, loaded, observed, stored, hostnames },
+      outcome,
+    );
+  else await recordPodRequests(run, ds, pods);
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
   if (run.ctx.keepRecommendations === false) outcome.recs = new Map();
@@ -76,24 +86,20 @@ async function applyAndPublish(
     loaded: LoadedDs;
     observed: ThisCycle;
     stored: Stored;
+    hostnames: ReadonlyMap<string, string>;
   },
   outcome: DsOutcome,
 ): Promise<void> {
   const { recs } = c.stored;
   const { target } = plan;
   const ooms = c.observed.entry.ooms;
-  const requests = podRequestsOf(c.pods);
-  const resized = await resizePods(
-    run,
-    cluster.resizer,
-    { target, pods: c.pods, recs, ooms, requests },
-    outcome,
-  );
+  const resized = await resizePods(run, cluster.resizer, { target, pods: c.pods, recs, ooms }, outcome);
   await annotatePods(run, c.pods, recs.recs, resized, outcome);
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>
     c.stored.stats ?? statsOf(c.loaded.model, c.eligible, recs.recs, recs.dsWide, c.observed.lastSampleAt);
-  await publishStatus(run, { ...plan, crd: cluster.crd, folded: c.stored.folded }, recs, stats, outcome);
+  const status = { ...plan, crd: cluster.crd, folded: c.stored.folded };
+  await publishStatus(run, status, recs, stats, outcome, c.hostnames);
 }
 
 interface Stored {
@@ -111,12 +117,24 @@ async function recommendAndStore(
   { target, head, fold }: DsPlan,
   loaded: LoadedDs,
   observed: ThisCycle,
-  live: { pods: ReadonlyMap<string, PodView>; eligible: ReadonlySet<string> },
+  live: {
+    pods: ReadonlyMap<string, PodView>;
+    eligible: ReadonlySet<string>;
+    values: ReadonlyMap<string, string>;
+  },
 ): Promise<Stored> {
   const { model } = loaded;
   const { entry } = observed;
   if (!fold) {
-    const recs = DsRecommendations.stored(target, model, loaded.logs, entry, live.eligible, head);
+    const recs = DsRecommendations.stored(
+      target,
+      model,
+      loaded.logs,
+      entry,
+      live.eligible,
+      head,
+      live.values,
+    );
     run.phases.mark('recommend');
     const logBytes = await appendLog(run, target, head, entry, loaded.baseOrder);
     run.phases.mark('store');
@@ -124,7 +142,7 @@ async function recommendAndStore(
   }
   applyEntry(model, entry);
   run.phases.mark('add samples');
-  const recs = DsRecommendations.folded(target, model, entry, live.eligible);
+  const recs = DsRecommendations.folded(target, model, entry, live.eligible, live.values);
   run.phases.mark('recommend');
   const stats = statsOf(model, live.eligible, recs.recs, recs.dsWide, observed.lastSampleAt);
   const podNodes = new Set(live.pods.keys());

@@ -147,15 +147,20 @@ export function recommendOwn(target: NodeScopeTarget, record: NodeRecord): Recor
 }
 
 /**
- * What upstream VPA would recommend with the default scope: every node's state of a container merged
- * (in node-name order) into one, the pod minimum split over the DaemonSet's containers.
+ * The recommendation from some nodes' merged history: each container's states of those nodes merged
+ * (in node-name order) into one, the pod minimum split over the DaemonSet's containers, as upstream
+ * recommends for the pods of one scope value (or of the whole VPA).
  */
-export function recommendDsWide(target: NodeScopeTarget, model: DsModel): Record<string, ContainerRec> {
-  const names = [...model.nodes.keys()].sort();
+export function recommendMerged(
+  target: NodeScopeTarget,
+  model: DsModel,
+  nodes: Iterable<string>,
+): Record<string, ContainerRec> {
   const perContainer: ScopeState[][] = target.containers.map(() => []);
-  for (const n of names) {
-    const rec = materialize(model.nodes.get(n) as NodeRecord);
-    rec.states.forEach((s, j) => {
+  for (const n of [...nodes].sort()) {
+    const rec = model.nodes.get(n);
+    if (!rec) continue;
+    materialize(rec).states.forEach((s, j) => {
       if (s) perContainer[j]?.push(s);
     });
   }
@@ -166,28 +171,58 @@ export function recommendDsWide(target: NodeScopeTarget, model: DsModel): Record
   return out;
 }
 
+/** What upstream VPA would recommend with the default scope: every node's history merged. */
+export function recommendDsWide(target: NodeScopeTarget, model: DsModel): Record<string, ContainerRec> {
+  return recommendMerged(target, model, model.nodes.keys());
+}
+
+/** What a node without a recommendation of its own gets: its group's, else the DaemonSet-wide one. */
+export interface Fallbacks {
+  group?: { value: string; containers: Record<string, ContainerRec> };
+  dsWide: Record<string, ContainerRec>;
+}
+
+/** The first of the fallback chain that has a recommendation. */
+export function fallbackRec(f: Fallbacks): NodeRec | undefined {
+  if (f.group && Object.keys(f.group.containers).length > 0)
+    return { source: 'group', group: f.group.value, containers: { ...f.group.containers } };
+  if (Object.keys(f.dsWide).length > 0) return { source: 'fallback', containers: { ...f.dsWide } };
+  return undefined;
+}
+
+/** A recommendation with the containers it lacks filled from the next in the chain (mode Off left out). */
+function filled(target: NodeScopeTarget, rec: NodeRec, next: NodeRec | undefined): NodeRec {
+  if (!next) return rec;
+  const containers: Record<string, ContainerRec> = { ...rec.containers };
+  for (const c of target.containers) {
+    if (target.policies[c.name]?.mode === 'Off') continue;
+    const n = next.containers[c.name];
+    if (!containers[c.name] && n) containers[c.name] = n;
+  }
+  return { ...rec, containers };
+}
+
 /**
- * Per node: its own recommendation, or (a node the DaemonSet can run on without history yet) the
- * DaemonSet-wide one marked as a fallback. A container missing from a node's own history takes the
- * DaemonSet-wide value for that container.
+ * Per node (per-node scopes): its own recommendation, or (a node the DaemonSet can run on without
+ * history yet) its group's, then the DaemonSet-wide one. A container missing from a node's own history
+ * takes the next value of the chain for that container.
  */
 export function nodeRecommendation(
   target: NodeScopeTarget,
   record: NodeRecord | undefined,
-  dsWide: Record<string, ContainerRec>,
+  fallbacks: Fallbacks,
 ): NodeRec | undefined {
   const own = record ? recommendOwn(target, record) : {};
-  const ownNames = Object.keys(own);
-  if (ownNames.length === 0) {
-    if (Object.keys(dsWide).length === 0) return undefined;
-    return { source: 'fallback', containers: { ...dsWide } };
-  }
-  const containers: Record<string, ContainerRec> = { ...own };
-  for (const c of target.containers) {
-    if (target.policies[c.name]?.mode === 'Off') continue;
-    if (!containers[c.name] && dsWide[c.name]) containers[c.name] = dsWide[c.name] as ContainerRec;
-  }
-  return { source: 'node', containers };
+  const next = fallbackRec(fallbacks);
+  if (Object.keys(own).length === 0) return next;
+  return filled(target, { source: 'node', containers: own }, next);
+}
+
+/** Per node (label scopes): its group's recommendation, containers it lacks from the DaemonSet-wide one. */
+export function groupRecommendation(target: NodeScopeTarget, fallbacks: Fallbacks): NodeRec | undefined {
+  const rec = fallbackRec(fallbacks);
+  if (rec?.source !== 'group') return rec;
+  return filled(target, rec, fallbackRec({ dsWide: fallbacks.dsWide }));
 }
 
 /**

@@ -6,7 +6,7 @@
  * Requests today are what each node's pod requests now (recorded by the cycle from the pods); a node
  * whose pod was not seen yet counts at the template's requests, what its pod will start with.
  */
-import type { Amounts, ContainerRec } from './model.js';
+import type { Amounts, ContainerRec, RecSource } from './model.js';
 import type { DaemonSetRecommendations } from './query.js';
 import type { DsHead } from './store.js';
 
@@ -31,8 +31,10 @@ const targetSum = (cs: Record<string, ContainerRec>): Pair =>
 
 export interface NodeFigures {
   node: string;
-  /** node: from the node's own history; fallback: the DaemonSet-wide one (no history yet). */
-  source: 'node' | 'fallback';
+  /** node: its own history; group: its group's merged history; fallback: the DaemonSet-wide one. */
+  source: RecSource;
+  /** source group: the group's scope value. */
+  group?: string;
   /** Sum over the pod's containers. */
   target: Pair;
   /** What the node's pod requests now (sum over containers). */
@@ -79,6 +81,7 @@ export function daemonSetFigures(recs: FigureInputs): DaemonSetFigures {
       return {
         node,
         source: r.source,
+        ...(r.group !== undefined ? { group: r.group } : {}),
         target: targetSum(r.containers),
         requests: pod ? amountSum(Object.values(pod)) : template,
         requestsFrom: pod ? 'pod' : 'template',

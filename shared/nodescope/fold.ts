@@ -8,6 +8,7 @@
 import { compress, encodeLog } from './codec.js';
 import type { CycleRun } from './cycle-run.js';
 import { collectGarbage } from './engine.js';
+import { groupsToHead } from './groups.js';
 import { type LogEntry, newNodeRecord } from './model.js';
 import { countScopes, type DsRecommendations } from './recommend.js';
 import type { NodeScopeSettings } from './settings.js';
@@ -105,7 +106,12 @@ export async function writeFold(
   collectGarbage(model, run.now, live.podNodes, live.eligible);
   for (const node of live.eligible)
     if (!model.nodes.has(node)) model.nodes.set(node, newNodeRecord(node, target.containers.length));
-  for (const [node, rec] of model.nodes) rec.rec = recs.recs.get(node);
+  for (const [node, rec] of model.nodes) {
+    rec.rec = recs.recs.get(node);
+    const value = recs.values.get(node);
+    if (value !== undefined) rec.group = value;
+    else delete rec.group;
+  }
   const chunks = packBase(model, run.settings.chunkRawBytes).chunks;
   const ds = dsKeyOf(target.ds.namespace, target.ds.name);
   const gen = (head?.gen ?? 0) + 1;
@@ -122,6 +128,7 @@ export async function writeFold(
     foldedThrough:
       run.ctx.cycleKey > (head?.foldedThrough ?? '') ? run.ctx.cycleKey : (head?.foldedThrough as string),
     dsWide: recs.dsWide,
+    ...(recs.groups.size > 0 ? { groups: groupsToHead(recs.groups) } : {}),
     stats: { ...stats, nodes: model.nodes.size, scopes: countScopes(model) },
     ...(head?.statusDigest ? { statusDigest: head.statusDigest } : {}),
     version: (head?.version ?? 0) + 1,
@@ -207,6 +214,7 @@ export function headOfTarget(cluster: string, target: NodeScopeTarget) {
     vpa: target.vpa,
     updateMode: target.updateMode,
     digest: target.digest,
+    scope: target.scope,
     containers: target.containers.map((c) => c.name),
     template: target.containers,
     policies: target.policies,

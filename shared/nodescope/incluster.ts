@@ -4,7 +4,8 @@
  *     lower and upper bound per container) and whether it is the node's own or the DaemonSet-wide
  *     fallback; rewritten only when the target moved by more than 10% or the source changed;
  *   - on the VerticalPodAutoscaler, a status condition summarising the node-scoped recommendations
- *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope`.
+ *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope` and
+ *     AEP-10031's `status.groups` (status-groups.ts).
  * status.recommendation is deliberately left alone: upstream's updater and admission controller act on
  * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
  */
@@ -15,7 +16,8 @@ import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quanti
 import type { Bytes, Millicores } from '../kernel/units.js';
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
-import type { Amounts, ContainerRec, NodeRec } from './model.js';
+import type { Amounts, ContainerRec, NodeRec, RecSource } from './model.js';
+import type { StatusGroup } from './status-groups.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};
@@ -25,7 +27,9 @@ const q = (a: Amounts | undefined) => {
 };
 
 export interface AnnotationValue {
-  source: 'node' | 'fallback';
+  source: RecSource;
+  /** source group: the group's scope value. */
+  group?: string;
   containers: Record<
     string,
     { target: { cpu?: string; memory?: string }; lowerBound: object; upperBound: object }
@@ -39,7 +43,12 @@ export function annotationValue(rec: NodeRec, now: number): string {
     const r = rec.containers[name] as ContainerRec;
     containers[name] = { target: q(r.target), lowerBound: q(r.lowerBound), upperBound: q(r.upperBound) };
   }
-  const v: AnnotationValue = { source: rec.source, containers, updatedAt: new Date(now).toISOString() };
+  const v: AnnotationValue = {
+    source: rec.source,
+    ...(rec.group !== undefined ? { group: rec.group } : {}),
+    containers,
+    updatedAt: new Date(now).toISOString(),
+  };
   return JSON.stringify(v);
 }
 
@@ -54,7 +63,7 @@ const amount = (parse: (x: string) => number, v: string | undefined): number | u
 
 function parseTargets(
   value: string | undefined,
-): { source?: string; targets: Record<string, Amounts> } | undefined {
+): { source?: string; group?: string; targets: Record<string, Amounts> } | undefined {
   if (!value) return undefined;
   try {
     const v = JSON.parse(value) as AnnotationValue;
@@ -67,7 +76,7 @@ function parseTargets(
       if (memory !== undefined) a.memory = memory;
       targets[name] = a;
     }
-    return { source: v.source, targets };
+    return { source: v.source, ...(v.group !== undefined ? { group: v.group } : {}), targets };
   } catch {
     return undefined;
   }
@@ -76,7 +85,7 @@ function parseTargets(
 /** Whether the pod's annotation no longer says what the recommendation says (beyond `tolerance`). */
 export function annotationStale(current: string | undefined, rec: NodeRec, tolerance = 0.1): boolean {
   const parsed = parseTargets(current);
-  if (!parsed || parsed.source !== rec.source) return true;
+  if (!parsed || parsed.source !== rec.source || parsed.group !== rec.group) return true;
   const names = new Set([...Object.keys(parsed.targets), ...Object.keys(rec.containers)]);
   for (const name of names) {
     const a = parsed.targets[name];
@@ -164,8 +173,9 @@ export async function patchVpaStatus(
   condition: VpaCondition,
   now: number,
   previous: VpaObject | undefined,
-  nodeScope?: StatusSummary & { updatedAt: string },
+  scoped?: { nodeScope: StatusSummary & { updatedAt: string }; groups: StatusGroup[] | undefined },
 ): Promise<void> {
+  const nodeScope = scoped?.nodeScope;
   const old = currentCondition(previous, condition.type) as
     | { lastTransitionTime?: string; status?: string }
     | undefined;
@@ -192,6 +202,8 @@ export async function patchVpaStatus(
       perNodeTotal: q(nodeScope.perNodeTotal),
       daemonSetWideTotal: q(nodeScope.daemonSetWideTotal),
     };
+  // A merge patch replaces the list whole: groups no longer there go with it.
+  if (scoped?.groups) status.groups = scoped.groups;
   await raw.send(
     'patch VPA status',
     'PATCH',

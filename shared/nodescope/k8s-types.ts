@@ -49,7 +49,11 @@ export interface VpaObject {
     };
     recommenders?: { name?: string }[];
   };
-  status?: { conditions?: { type?: string; status?: string; message?: string; reason?: string }[] };
+  status?: {
+    conditions?: { type?: string; status?: string; message?: string; reason?: string }[];
+    /** AEP-10031's groups, as the VPA carries them. */
+    groups?: unknown[];
+  };
 }
 
 export interface PodMetricsObject {

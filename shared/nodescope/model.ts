@@ -20,9 +20,19 @@ export interface ContainerRec {
   limits?: Amounts;
 }
 
+/**
+ * Where a node's recommendation comes from, in the order tried:
+ *   node      the node's own history (per-node scopes)
+ *   group     its group's merged history: the nodes with the same value of the group label (label
+ *             scopes always; per-node scopes for a node without history of its own)
+ *   fallback  the DaemonSet-wide recommendation (every node's history merged)
+ */
+export type RecSource = 'node' | 'group' | 'fallback';
+
 export interface NodeRec {
-  /** node: from the node's own history; fallback: the DaemonSet-wide recommendation (no history yet). */
-  source: 'node' | 'fallback';
+  source: RecSource;
+  /** source group: the group's scope value (groups.ts). */
+  group?: string;
   containers: Record<string, ContainerRec>;
 }
 
@@ -39,6 +49,8 @@ export interface NodeRecord {
   lastOomAt: number[];
   /** The recommendation stored with the base (as of its fold). */
   rec?: NodeRec;
+  /** The node's scope value of the group label as of the last fold (how a query rebuilds groups). */
+  group?: string;
 }
 
 export interface DsModel {

@@ -20,6 +20,7 @@ import {
 import type { VpaObject } from './k8s-types.js';
 import type { ContainerRec, NodeRec } from './model.js';
 import type { DsRecommendations } from './recommend.js';
+import { groupsStale, statusGroups } from './status-groups.js';
 import type { ClusterRecord, DsHead } from './store.js';
 import type { NodeScopeTarget, RejectedTarget } from './targets.js';
 
@@ -98,21 +99,29 @@ export async function annotatePods(
   run.phases.mark('annotate');
 }
 
-/** The VPA's status: on each fold, and whenever the condition is missing; written only when it changed. */
+/**
+ * The VPA's status: on each fold, and whenever the condition is missing; written only when it changed.
+ * With the scoped CRD also status.nodeScope and (label scopes) AEP-10031's status.groups, rewritten
+ * whenever they differ from what the VPA carries at a fold, or are missing.
+ */
 export async function publishStatus(
   run: CycleRun,
   ds: { target: NodeScopeTarget; vpa: VpaObject | undefined; crd: CrdState; folded: boolean },
   recs: DsRecommendations,
   stats: () => DsHead['stats'],
   outcome: DsOutcome,
+  hostnames: ReadonlyMap<string, string>,
 ): Promise<void> {
   const { target, vpa } = ds;
   const cond = currentCondition(vpa, CONDITION_TYPE);
   const current = cond?.status === 'True' && cond.reason === 'NodeScope';
-  if (!current || ds.folded) {
+  const groups = ds.crd === 'scoped' ? statusGroups(target, recs, hostnames) : undefined;
+  const regroup =
+    groups !== undefined && (ds.folded || vpa?.status?.groups === undefined) && groupsStale(vpa, groups);
+  if (!current || ds.folded || regroup) {
     const summary = statusSummary(recs.recs, recs.dsWide, stats());
     const message = conditionMessage(summary);
-    if ((cond?.message !== message || !current) && run.budget.take()) {
+    if ((cond?.message !== message || !current || regroup) && run.budget.take()) {
       try {
         await patchVpaStatus(
           run.reader,
@@ -120,7 +129,9 @@ export async function publishStatus(
           { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
           run.now,
           vpa,
-          ds.crd === 'scoped' ? { ...summary, updatedAt: new Date(run.now).toISOString() } : undefined,
+          ds.crd === 'scoped'
+            ? { nodeScope: { ...summary, updatedAt: new Date(run.now).toISOString() }, groups }
+            : undefined,
         );
         outcome.statusPatched = true;
       } catch (err) {

@@ -4,12 +4,13 @@
  *   live    recomputed from the stored states (base + log) exactly as the next cycle would, so it
  *           equals what the last cycle computed: the check that a restart loses nothing
  */
-import { nodeRecommendation, recommendDsWide } from './engine.js';
-import type { ContainerRec, NodeRec } from './model.js';
+import { groupsFromHead } from './groups.js';
+import type { ContainerRec, DsModel, NodeRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
+import { DsRecommendations } from './recommend.js';
 import { loadDs } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
-import type { NodeScopeTarget } from './targets.js';
+import { type NodeScopeTarget, scopeOf, type TargetScope } from './targets.js';
 
 export interface DaemonSetRecommendations {
   cluster: string;
@@ -21,6 +22,9 @@ export interface DaemonSetRecommendations {
   asOf: string;
   mode: 'stored' | 'live';
   dsWide: Record<string, ContainerRec>;
+  /** The scope, and each group's recommendation by scope value of its group label. */
+  scope: TargetScope;
+  groups: Record<string, Record<string, ContainerRec>>;
   nodes: Record<string, NodeRec>;
   stats: DsHead['stats'];
   /** What the DaemonSet's template requests, per container: what a new pod starts with. */
@@ -41,8 +45,24 @@ export function targetFromHead(head: DsHead): NodeScopeTarget {
     apply: 'off',
     policies: head.policies,
     via: 'annotation',
+    scope: head.scope ?? scopeOf('node', undefined),
     digest: head.digest,
   };
+}
+
+/**
+ * Recommends for some nodes from stored states alone, as a fold would: groups from the membership the
+ * last fold recorded (a node's labels are not stored otherwise).
+ */
+export function recommendFromStorage(
+  head: DsHead,
+  model: DsModel,
+  nodes: ReadonlySet<string>,
+): DsRecommendations {
+  const values = new Map<string, string>();
+  for (const [n, r] of model.nodes) if (r.group !== undefined && nodes.has(n)) values.set(n, r.group);
+  const entry = { at: head.baseAt, gen: head.gen, containers: head.containers, samples: [], ooms: [] };
+  return DsRecommendations.folded(targetFromHead(head), model, entry, nodes, values);
 }
 
 export async function listDaemonSets(store: NodeScopeStore, cluster?: string): Promise<DsHead[]> {
@@ -68,19 +88,17 @@ export async function getRecommendations(
   ]);
   const nodes: Record<string, NodeRec> = {};
   let dsWide = head.dsWide;
+  let groups = groupsFromHead(head);
   let asOf = new Date(head.baseAt).toISOString();
   if (opts.live) {
-    const target = targetFromHead(head);
-    dsWide = recommendDsWide(target, loaded.model);
     // The nodes the last fold recommended for (those the DaemonSet can run on) plus any new ones seen.
     const names = new Set<string>();
-    for (const [n, r] of loaded.model.nodes) if (r.rec || r.states.some((s) => s)) names.add(n);
-    for (const n of names) {
-      if (opts.node && n !== opts.node) continue;
-      const rec = loaded.model.nodes.get(n);
-      const r = nodeRecommendation(target, rec, dsWide);
-      if (r) nodes[n] = r;
-    }
+    for (const [n, r] of loaded.model.nodes)
+      if (r.rec || r.states.some((s) => s) || r.raw?.some((b) => b)) names.add(n);
+    const recs = recommendFromStorage(head, loaded.model, names);
+    dsWide = recs.dsWide;
+    groups = recs.groups;
+    for (const [n, r] of recs.recs) if (!opts.node || n === opts.node) nodes[n] = r;
     // The last cycle's own time (the cluster's clock), not its key: a key may come from another clock.
     const lastAt = Math.max(head.baseAt, ...loaded.logs.map((l) => l.at));
     asOf = new Date(lastAt).toISOString();
@@ -99,6 +117,8 @@ export async function getRecommendations(
     asOf,
     mode: opts.live ? 'live' : 'stored',
     dsWide,
+    scope: head.scope ?? scopeOf('node', undefined),
+    groups: Object.fromEntries(groups),
     nodes,
     stats: head.stats,
     requests: Object.fromEntries(head.template.map((c) => [c.name, c.requests])),

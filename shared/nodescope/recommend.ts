@@ -5,7 +5,17 @@
  * act on it (refresh): decoding every state each cycle is what folds exist to avoid.
  */
 import { type ColumnarLog, entryOf } from './codec.js';
-import { applyEntry, entryFor, nodeRecommendation, recommendDsWide } from './engine.js';
+import {
+  applyEntry,
+  entryFor,
+  type Fallbacks,
+  fallbackRec,
+  groupRecommendation,
+  nodeRecommendation,
+  recommendDsWide,
+  recommendMerged,
+} from './engine.js';
+import { type GroupRecs, groupsFromHead, membersOf, recommendGroups, tooManyGroups } from './groups.js';
 import type { ContainerRec, DsModel, LogEntry, NodeRec } from './model.js';
 import type { DsHead } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -15,6 +25,10 @@ export class DsRecommendations {
   readonly recs = new Map<string, NodeRec>();
   /** Nodes whose recommendation is computed from their full history in this cycle. */
   readonly fresh = new Set<string>();
+  /** Nodes whose stored cycles have been replayed into their states (each once). */
+  private readonly replayed = new Set<string>();
+  /** Why the nodes were not grouped (too many values of the label), if they were not. */
+  ungrouped?: string;
 
   private constructor(
     private readonly target: NodeScopeTarget,
@@ -23,6 +37,10 @@ export class DsRecommendations {
     private readonly logs: readonly ColumnarLog[],
     private readonly entry: LogEntry,
     readonly dsWide: Record<string, ContainerRec>,
+    /** Each group's recommendation, by scope value of the target's group label. */
+    readonly groups: GroupRecs,
+    /** Each node's scope value (the nodes the DaemonSet can run on, as the cycle read their labels). */
+    readonly values: ReadonlyMap<string, string>,
   ) {}
 
   /** A fold: the model holds every state up to this cycle; every eligible node is recommended. */
@@ -31,17 +49,25 @@ export class DsRecommendations {
     model: DsModel,
     entry: LogEntry,
     eligible: ReadonlySet<string>,
+    values: ReadonlyMap<string, string>,
   ): DsRecommendations {
-    const r = new DsRecommendations(target, model, [], entry, recommendDsWide(target, model));
+    const members = membersOf(values);
+    const ungrouped = tooManyGroups(target.scope.groupLabel, members);
+    const groups: GroupRecs = ungrouped ? new Map() : recommendGroups(target, model, members);
+    const r = new DsRecommendations(target, model, [], entry, recommendDsWide(target, model), groups, values);
+    if (ungrouped) r.ungrouped = ungrouped;
     for (const node of eligible) {
-      const rec = nodeRecommendation(target, model.nodes.get(node), r.dsWide);
-      if (rec) r.recs.set(node, rec);
+      r.replayed.add(node);
       r.fresh.add(node);
+      r.set(node, r.recommendNode(node));
     }
     return r;
   }
 
-  /** Other cycles: the recommendations stored with the base; a node without one gets the fallback. */
+  /**
+   * Other cycles: the recommendations stored with the base (the groups' in its head); a node without
+   * one of its own goes down the fallback chain: its group's, then the DaemonSet-wide one.
+   */
   static stored(
     target: NodeScopeTarget,
     model: DsModel,
@@ -49,28 +75,36 @@ export class DsRecommendations {
     entry: LogEntry,
     eligible: ReadonlySet<string>,
     head: DsHead | undefined,
+    values: ReadonlyMap<string, string>,
   ): DsRecommendations {
-    const r = new DsRecommendations(target, model, logs, entry, head?.dsWide ?? {});
-    const wide = Object.keys(r.dsWide).length > 0;
+    const groups = groupsFromHead(head);
+    const r = new DsRecommendations(target, model, logs, entry, head?.dsWide ?? {}, groups, values);
     for (const node of eligible) {
       const stored = model.nodes.get(node)?.rec;
-      if (stored) r.recs.set(node, stored);
-      else if (wide) r.recs.set(node, { source: 'fallback', containers: { ...r.dsWide } });
+      if (target.scope.perNode && stored?.source === 'node') r.recs.set(node, stored);
+      else r.set(node, r.fallback(node));
     }
     return r;
   }
 
-  /** The node's recommendation from its whole history up to this cycle, computed once per cycle. */
+  /** The node's recommendation from its whole history up to this cycle (its group's, in label scope). */
   refresh(node: string): NodeRec | undefined {
-    if (!this.fresh.has(node)) {
+    if (this.fresh.has(node)) return this.recs.get(node);
+    const value = this.values.get(node);
+    if (this.target.scope.perNode || value === undefined || this.ungrouped) {
+      this.replay([node]);
       this.fresh.add(node);
-      // A node's states depend on its own samples only: replay the entries restricted to it.
-      const only = new Set([node]);
-      for (const c of this.logs) applyEntry(this.model, entryOf(c, only));
-      applyEntry(this.model, entryFor(this.entry, only));
-      const r = nodeRecommendation(this.target, this.model.nodes.get(node), this.dsWide);
-      if (r) this.recs.set(node, r);
-      else this.recs.delete(node);
+      this.set(node, this.recommendNode(node));
+      return this.recs.get(node);
+    }
+    const members = [...this.values].filter(([, v]) => v === value).map(([n]) => n);
+    this.replay(members);
+    const group = recommendMerged(this.target, this.model, members);
+    if (Object.keys(group).length > 0) this.groups.set(value, group);
+    else this.groups.delete(value);
+    for (const m of members) {
+      this.fresh.add(m);
+      this.set(m, this.recommendNode(m));
     }
     return this.recs.get(node);
   }
@@ -79,6 +113,41 @@ export class DsRecommendations {
     let n = 0;
     for (const r of this.recs.values()) if (r.source === 'fallback') n++;
     return n;
+  }
+
+  /** A node's states depend on its own samples only: replays the stored cycles restricted to some nodes. */
+  private replay(nodes: readonly string[]): void {
+    const only = new Set(nodes.filter((n) => !this.replayed.has(n)));
+    if (only.size === 0) return;
+    for (const c of this.logs) applyEntry(this.model, entryOf(c, only));
+    applyEntry(this.model, entryFor(this.entry, only));
+    for (const n of only) this.replayed.add(n);
+  }
+
+  private fallbacks(node: string): Fallbacks {
+    const value = this.values.get(node);
+    const group = value === undefined ? undefined : this.groups.get(value);
+    return {
+      ...(value !== undefined && group ? { group: { value, containers: group } } : {}),
+      dsWide: this.dsWide,
+    };
+  }
+
+  private fallback(node: string): NodeRec | undefined {
+    return this.target.scope.perNode
+      ? fallbackRec(this.fallbacks(node))
+      : groupRecommendation(this.target, this.fallbacks(node));
+  }
+
+  private recommendNode(node: string): NodeRec | undefined {
+    return this.target.scope.perNode
+      ? nodeRecommendation(this.target, this.model.nodes.get(node), this.fallbacks(node))
+      : this.fallback(node);
+  }
+
+  private set(node: string, rec: NodeRec | undefined): void {
+    if (rec) this.recs.set(node, rec);
+    else this.recs.delete(node);
   }
 }
 

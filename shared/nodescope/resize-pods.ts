@@ -12,7 +12,7 @@ import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import type { OomEvent } from './model.js';
-import { type PodRequests, sameRequests } from './pod-requests.js';
+import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
 import { type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -45,12 +45,11 @@ class ResizeRecords {
 
 interface ApplyInput {
   target: NodeScopeTarget;
+  /** The pods as this cycle saw them; what they request is stored beside the records when it changed. */
   pods: ReadonlyMap<string, PodView>;
   recs: DsRecommendations;
   /** This cycle's OOM kills: they raise the node's memory, so its fresh recommendation decides. */
   ooms: readonly OomEvent[];
-  /** What the pods request as this cycle saw them: stored beside the records when it changed. */
-  requests: PodRequests;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -74,11 +73,15 @@ export async function resizePods(
     else outcome.resizes.refused++;
   }
   const resized = await request(run, resizer, input, decide(run, input), records, outcome);
-  const requestsChanged = !sameRequests(stored.requests, input.requests);
-  const apply = { records: records.all, requests: input.requests };
+  const requestsChanged = !samePodRequests(stored.requests, input.pods);
   if (
     (records.changed || requestsChanged) &&
-    !(await run.store.putApply(run.cluster, ds, apply, stored.version))
+    !(await run.store.putApply(
+      run.cluster,
+      ds,
+      { records: records.all, requests: podRequestsOf(input.pods) },
+      stored.version,
+    ))
   )
     run.ctx.logger?.warn('resize records changed underneath; this cycle’s are dropped', { daemonSet: ds });
   run.phases.mark('resize');
@@ -86,9 +89,14 @@ export async function resizePods(
 }
 
 /** A DaemonSet that is not applied (mode Off) still records what its pods request, when it changed. */
-export async function recordPodRequests(run: CycleRun, ds: string, requests: PodRequests): Promise<void> {
+export async function recordPodRequests(
+  run: CycleRun,
+  ds: string,
+  pods: ReadonlyMap<string, PodView>,
+): Promise<void> {
   const stored = await run.store.getApply(run.cluster, ds);
-  if (sameRequests(stored.requests, requests)) return;
+  if (samePodRequests(stored.requests, pods)) return;
+  const requests = podRequestsOf(pods);
   if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))
     run.ctx.logger?.warn('pod requests changed underneath; this cycle’s are dropped', { daemonSet: ds });
 }

@@ -11,7 +11,9 @@
  *                                                           compressed node states and recommendations
  *                                                           (immutable; up to ~350 KB each)
  *   pk = CLUSTER#<c>  sk = nodescope#log#<ns>/<ds>#<cycle>  one cycle's samples since the base (immutable)
- *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending
+ *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending,
+ *                                                           and what each node's pod requests (packed:
+ *                                                           JSON, raw DEFLATE, in requestsZ)
  *
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
@@ -32,9 +34,10 @@ import {
 import type { Detail } from '../platform/events.js';
 import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
+import { compress, decompress } from './codec.js';
 import type { ContainerRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
-import type { TemplateContainer } from './targets.js';
+import type { TargetScope, TemplateContainer } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
 export const CLUSTER_SK = 'nodescope#cluster';
@@ -72,6 +75,10 @@ export interface DsHead {
   foldedThrough: string;
   /** The DaemonSet-wide recommendation upstream VPA would give (default scope), as of the base. */
   dsWide: Record<string, ContainerRec>;
+  /** The scope the base was built for (absent in heads written before scopes: node). */
+  scope?: TargetScope;
+  /** The groups' recommendations as of the base, by scope value (groups.ts groupsToHead: JSON). */
+  groups?: string;
   /** Counts as of the base. */
   stats: {
     nodes: number;
@@ -326,17 +333,29 @@ export class NodeScopeStore {
 
   async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
     const item = await this.get(keyOf(clusterPk(cluster), applySk(ds)), true);
-    return item ? withoutKeys<ApplyRecord>(item) : { records: {}, version: 0 };
+    if (!item) return { records: {}, version: 0 };
+    const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
+    return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ)) };
   }
 
-  /** Writes the resize records if nobody else did since `prev` was read. */
+  /**
+   * Writes the resize records if nobody else did since `prev` was read. The requests go packed: as a
+   * map, 5,000 nodes' requests pass DynamoDB's 400 KB item limit (and cost a map attribute per node
+   * to marshal); compressed they are a few tens of KB.
+   */
   async putApply(
     cluster: string,
     ds: string,
     apply: Pick<ApplyRecord, 'records' | 'requests'>,
     prev: number,
   ): Promise<boolean> {
-    const item = { ...keyOf(clusterPk(cluster), applySk(ds)), ...apply, version: prev + 1 };
+    const { requests, records } = apply;
+    const item = {
+      ...keyOf(clusterPk(cluster), applySk(ds)),
+      records,
+      ...(requests ? { requestsZ: packRequests(requests) } : {}),
+      version: prev + 1,
+    };
     return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
   }
 
@@ -344,6 +363,10 @@ export class NodeScopeStore {
     await this.delete(keyOf(clusterPk(cluster), applySk(ds)));
   }
 }
+
+const packRequests = (r: PodRequests): Uint8Array => compress(Buffer.from(JSON.stringify(r), 'utf8'));
+const unpackRequests = (b: Uint8Array): PodRequests =>
+  JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
 
 /** DynamoDB's item size, approximately (attribute names and values as UTF-8 text). */
 export function approxSize(item: Record<string, unknown> | undefined): number {

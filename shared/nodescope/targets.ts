@@ -1,10 +1,13 @@
 /**
- * Targets: the VerticalPodAutoscalers that ask for node scope (KEP-4943) and the DaemonSets they size.
+ * Targets: the VerticalPodAutoscalers that ask for a scope (KEP-4943's `node`, or AEP-10031's node label
+ * key) and the DaemonSets they size.
  *
- * A VPA asks for node scope with `spec.scope: node` (where the cluster's VPA CRD carries the field, see
- * crd.ts) or with the annotation `fleetscope.io/scope: node` (the stock CRD prunes unknown fields). Node
- * scope on anything but a DaemonSet is refused with a reason and never acted on; so is a second VPA on a
- * DaemonSet already targeted, a DaemonSet that does not exist, and a scope value other than `node`.
+ * A VPA asks with `spec.scope` (where the cluster's VPA CRD carries the field, see crd.ts) or with the
+ * annotation `fleetscope.io/scope` (the stock CRD prunes unknown fields). `node` and
+ * `kubernetes.io/hostname` size each node from its own history; any other label key sizes the nodes of
+ * each value of that label from their merged history (groups.ts). A scope on anything but a DaemonSet
+ * is refused with a reason and never acted on; so is a second VPA on a DaemonSet already targeted, a
+ * DaemonSet that does not exist, and a scope that is not a valid label key.
  * Whether a VPA is fleetscope's at all beside upstream VPA (`spec.recommenders`, upstream's running
  * recommender) is upstream-vpa.ts's to say; the ones it leaves to another recommender are `skipped`.
  */
@@ -15,10 +18,35 @@ import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommen
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
+import { labelKeyProblem } from './label-key.js';
 import { claimOf, NOT_READ, type UpstreamVpa } from './upstream-vpa.js';
 
 export const SCOPE_ANNOTATION = 'fleetscope.io/scope';
+/** The label key whose groups size a new node in per-node scope, when not the default. */
+export const NEW_NODE_GROUP_ANNOTATION = 'fleetscope.io/new-node-group';
 export const NODE_SCOPE = 'node';
+export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+export const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
+
+/**
+ * How a target's nodes are sized:
+ *   perNode  each node from its own history (`node`, `kubernetes.io/hostname`); a node without history
+ *            from its group of `groupLabel` (the instance type by default), then the DaemonSet-wide one
+ *   label    the nodes of each value of `groupLabel` (= the scope) from their merged history; a group
+ *            without history from the DaemonSet-wide one
+ */
+export interface TargetScope {
+  /** spec.scope as written: `node` or a node label key. */
+  key: string;
+  perNode: boolean;
+  /** The label whose values group the nodes. */
+  groupLabel: string;
+}
+
+export function scopeOf(key: string, newNodeGroup: string | undefined): TargetScope {
+  const perNode = key === NODE_SCOPE || key === HOSTNAME_LABEL;
+  return { key, perNode, groupLabel: perNode ? (newNodeGroup ?? INSTANCE_TYPE_LABEL) : key };
+}
 
 /** upstream's modes as of VPA 1.7/1.8 (`InPlace`: 1.7, alpha; `Auto`: deprecated, as `Recreate`). */
 export type UpdateMode = 'Off' | 'Initial' | 'Recreate' | 'InPlaceOrRecreate' | 'InPlace' | 'Auto';
@@ -66,6 +94,7 @@ export interface NodeScopeTarget {
   policies: Record<string, ContainerPolicy>;
   /** How the VPA asked: spec.scope (scoped CRD) or the annotation. */
   via: 'spec' | 'annotation';
+  scope: TargetScope;
   /** Changes whenever anything the recommendation depends on changes (policies, containers). */
   digest: string;
   /** What upstream VPA's components would do to this VPA besides (upstream-vpa.ts). */
@@ -200,15 +229,22 @@ function askOf(vpa: VpaObject, scope: Ask['scope']): Ask {
   };
 }
 
-/** Why the VPA's own fields rule node scope out, if they do. */
+/** Why the VPA's own fields rule its scope out, if they do. */
 function askProblem(a: Ask): string | undefined {
   const { targetRef } = a;
-  if (a.scope && a.scope.value !== NODE_SCOPE)
-    return `scope "${a.scope.value}" is not supported: the only scope is "${NODE_SCOPE}"`;
+  if (a.scope) {
+    const where = a.scope.via === 'spec' ? 'spec.scope' : `annotation ${SCOPE_ANNOTATION}`;
+    const keyProblem = labelKeyProblem(a.scope.value);
+    if (keyProblem) return `${where} "${a.scope.value}" is not a node label key: ${keyProblem}`;
+  }
+  const newNode = a.vpa.metadata?.annotations?.[NEW_NODE_GROUP_ANNOTATION];
+  const newNodeProblem = newNode === undefined ? undefined : labelKeyProblem(newNode);
+  if (newNodeProblem)
+    return `annotation ${NEW_NODE_GROUP_ANNOTATION} "${newNode}" is not a node label key: ${newNodeProblem}`;
   if (!(UPDATE_MODES as readonly string[]).includes(a.rawMode))
     return `updateMode "${a.rawMode}" is not one of ${UPDATE_MODES.join(', ')}`;
   if (targetRef.kind !== 'DaemonSet')
-    return `node scope applies to DaemonSets only; the target is a ${targetRef.kind || 'resource of no kind'}${targetRef.name ? ` (${targetRef.name})` : ''}`;
+    return `${(a.scope?.value ?? NODE_SCOPE) === NODE_SCOPE ? 'node scope' : `scope ${a.scope?.value}`} applies to DaemonSets only; the target is a ${targetRef.kind || 'resource of no kind'}${targetRef.name ? ` (${targetRef.name})` : ''}`;
   if (targetRef.apiVersion && targetRef.apiVersion !== 'apps/v1')
     return `node scope needs a DaemonSet of apps/v1; the target names ${targetRef.apiVersion}`;
   return undefined;
@@ -238,8 +274,14 @@ function targetOf(
     containers.map((c) => c.name),
   );
   const { updateMode } = a;
+  const scope = scopeOf(
+    a.scope?.value ?? NODE_SCOPE,
+    a.vpa.metadata?.annotations?.[NEW_NODE_GROUP_ANNOTATION],
+  );
+  // The scope's label joins the digest only where it is not the default: existing bases stay valid.
+  const grouping = scope.key === NODE_SCOPE && scope.groupLabel === INSTANCE_TYPE_LABEL ? {} : { scope };
   const digest = createHash('sha256')
-    .update(JSON.stringify({ containers, policies, updateMode }))
+    .update(JSON.stringify({ containers, policies, updateMode, ...grouping }))
     .digest('base64url')
     .slice(0, 16);
   return {
@@ -252,6 +294,7 @@ function targetOf(
     apply: applyModeOf(updateMode),
     policies,
     via: a.scope?.via ?? 'spec',
+    scope,
     digest,
   };
 }

@@ -91,10 +91,17 @@ function dataset(
 
 const resourceTitle = (r: Resource) => (r === 'cpu' ? 'CPU' : 'memory');
 
+/** Where a node's target comes from when not its own history: its group (AEP-10031), or the fallback. */
+function sourceNote(n: DaemonSetReport['nodes'][number]): string {
+  if (n.source === 'fallback') return ' (fallback)';
+  if (n.source === 'group') return ` (group ${n.group === '' ? '""' : (n.group ?? '')})`;
+  return '';
+}
+
 /** The charts of one DaemonSet's card: its nodes' targets, the DaemonSet-wide one, today's requests. */
 export function daemonSetCharts(ds: DaemonSetReport, index: number): ChartSpec[] {
   if (ds.nodes.length === 0) return [];
-  const labels = ds.nodes.map((n) => (n.source === 'fallback' ? `${n.node} (fallback)` : n.node));
+  const labels = ds.nodes.map((n) => `${n.node}${sourceNote(n)}`);
   return RESOURCES.map((r) => ({
     id: `ds-${index}-${r}`,
     title: `${resourceTitle(r)} target per node`,

@@ -3,8 +3,7 @@
  * DaemonSet-wide in the head) is recomputed from the stored states alone with the recommender, bit for
  * bit. A recommendation left by a killed or racing process that no stored state explains shows here.
  */
-import { nodeRecommendation, recommendDsWide } from '../../shared/nodescope/engine.js';
-import { targetFromHead } from '../../shared/nodescope/query.js';
+import { recommendFromStorage } from '../../shared/nodescope/query.js';
 import { loadDs } from '../../shared/nodescope/state.js';
 import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { Invariant, Outcome } from '../types.js';
@@ -31,15 +30,19 @@ export const recommendationsReplay: Invariant = {
       if (head.gen === 0) continue; // no fold yet: nothing stored to compare
       const ds = dsKeyOf(head.namespace, head.name);
       const loaded = await loadDs(store, head, head.cluster, ds, head.containers, { replay: false });
-      const target = targetFromHead(head);
-      const dsWide = recommendDsWide(target, loaded.model);
-      pairs.push({ what: `${head.cluster} ${ds} DaemonSet-wide`, stored: head.dsWide, replayed: dsWide });
+      const withRec = new Set([...loaded.model.nodes].filter(([, r]) => r.rec).map(([n]) => n));
+      const replayed = recommendFromStorage(head, loaded.model, withRec);
+      pairs.push({
+        what: `${head.cluster} ${ds} DaemonSet-wide`,
+        stored: head.dsWide,
+        replayed: replayed.dsWide,
+      });
       for (const [node, rec] of loaded.model.nodes) {
         if (!rec.rec) continue;
         pairs.push({
           what: `${head.cluster} ${ds} ${node}`,
           stored: rec.rec,
-          replayed: nodeRecommendation(target, rec, dsWide),
+          replayed: replayed.recs.get(node),
         });
       }
     }

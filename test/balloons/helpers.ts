@@ -59,6 +59,8 @@ export interface BalloonEnv {
     drain?: boolean;
     /** The kubelet answers after the settle window: the cycle's read-back sees no answer yet. */
     lateKubelet?: boolean;
+    /** Run as another identity (its RBAC), instead of the cluster admin. */
+    client?: ClusterClient;
   }): Promise<BalloonCycleResult>;
   stop(): Promise<void>;
 }
@@ -80,7 +82,8 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
     cluster,
     async cycle(opts = {}) {
       sim.clock.advance(60_000);
-      const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true });
+      const as = opts.client ?? client;
+      const snapshot = new ClusterSnapshot(new RawReader(as), { pageSize: 500, allPods: true });
       const direct = rawResizeApi(snapshot.reader);
       const api = opts.lateKubelet ? { ...direct, readPod: async () => undefined } : direct;
       const read = snapshotRead(snapshot);
@@ -88,7 +91,7 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
         cluster,
         cycleId: `test/${++n}`,
         store,
-        objects: new BalloonObjects(client, snapshot.reader, 'registry.k8s.io/pause:3.10'),
+        objects: new BalloonObjects(as, snapshot.reader, 'registry.k8s.io/pause:3.10'),
         resizer: new Resizer(api, { now: () => sim.clock.now() }),
         api,
         read: opts.alterRead ? opts.alterRead(read) : read,

@@ -29,7 +29,8 @@ describe('built-in features over the simulator', () => {
   let env: FeatureEnv;
   beforeAll(async () => {
     env = await startFeatureEnv([
-      { name: 'bal', nodes: 2, seed: 3 },
+      // 1.37: the off transition also takes fleetscope's KEP-5836 key off the nodes
+      { name: 'bal', nodes: 2, seed: 3, kubernetesVersion: '1.37.0' },
       { name: 'ns', nodes: 2, seed: 4, vpaCrd: true, daemonSets: [agentDaemonSet()] },
       { name: 'cl', nodes: 1, seed: 5 },
     ]);
@@ -62,6 +63,13 @@ describe('built-in features over the simulator', () => {
     expect(parseCpu(inflated[0]!.spec!.containers[0]!.resources!.requests!.cpu!)).toBeGreaterThan(
       allocatable / 2,
     );
+    // (the simulator's store: client-node's V1NodeSpec does not know the 1.37 field yet)
+    const optOutKeys = async () =>
+      env.sim
+        .cluster('bal')
+        .store.list('nodes')
+        .map((n) => n.spec?.podPreemptionPolicy?.disableResizePreemption ?? []);
+    expect(await optOutKeys()).toEqual([['fleetscope.io/balloons'], ['fleetscope.io/balloons']]);
 
     await env.set('bal', BALLOONS, 'off');
     await env.reconcile('bal', BALLOONS); // deflates, then waits for uses
@@ -92,6 +100,7 @@ describe('built-in features over the simulator', () => {
       'deflate every balloon to the floor',
       'wait for uses',
       'deflate what a cycle still in flight inflated',
+      "remove fleetscope's key from nodes' disableResizePreemption",
       'delete DaemonSet kube-system/fleetscope-balloon',
       'delete PriorityClass fleetscope-balloon',
       'wait for no Pod in kube-system (fleetscope.io/balloon=true)',
@@ -100,6 +109,7 @@ describe('built-in features over the simulator', () => {
     const pod = await env.client('bal').core.readNamespacedPod({ name: 'big', namespace: 'default' });
     expect(pod.status?.phase).toBe('Running');
     expect(await balloonPods('bal')).toEqual([]);
+    expect(await optOutKeys()).toEqual([[], []]);
     expect(await store.load('bal')).toEqual({ policies: [], requests: [] });
     expect(await dangling(env, 'bal', BALLOONS)).toEqual([]);
     // The cycle's balloons phase stays off: nothing is created again.

@@ -130,6 +130,38 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
     expect(again.read).toMatchObject({ how: 'resumed', changes: 0 });
   });
 
+  it('an object whose labels take it out of the selection is DELETED (as it was, at the change), one taken in is ADDED', async () => {
+    await put('cm-leaves', 'l');
+    await put('cm-enters', 'e', { set: 'other' });
+    const kept = await fresh();
+    expect(kept.items.has('cm-leaves')).toBe(true);
+    await put('cm-leaves', 'l2', { set: 'other' });
+    await put('cm-enters', 'e2');
+    const at = async (name: string) =>
+      JSON.parse((await send('GET', path(name))).text).metadata.resourceVersion as string;
+    const [left, entered] = [await at('cm-leaves'), await at('cm-enters')];
+    const w = await send(
+      'GET',
+      `${path()}?watch=1&labelSelector=set%3Dkept&resourceVersion=${kept.rv}&timeoutSeconds=1`,
+    );
+    const lines = w.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.type, l.object.metadata.name, l.object.metadata.resourceVersion])).toEqual([
+      ['DELETED', 'cm-leaves', left],
+      ['ADDED', 'cm-enters', entered],
+    ]);
+    // The object as it was before the change (still selected), at the change's revision.
+    expect(lines[0].object.metadata.labels).toEqual({ set: 'kept' });
+    expect(lines[0].object.data).toEqual({ v: 'l' });
+    const r = await readKeptList(new RawReader(client), spec, kept, async () => entered);
+    expect(r.read).toMatchObject({ how: 'resumed', changes: 2, end: 'reached' });
+    expect(asObject(r.list)).toEqual(asObject(await fresh()));
+    expect(r.list.items.has('cm-leaves')).toBe(false);
+    expect(r.list.items.get('cm-enters')).toBe('e2');
+  });
+
   it('bookmarks arrive once the revision moved past where the watch began, 2 s before its timeout', async () => {
     const start = await fresh();
     const reader = new RawReader(client);

@@ -84,7 +84,7 @@ describe('fleetscope recommendations', () => {
   it('lists the node-scoped DaemonSets', async () => {
     const r = await run(['recommendations', 'list', '--state-dir', dir]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/c1\s+monitoring\/agent\s+agent\s+Off\s+\d+/);
+    expect(r.out).toMatch(/c1\s+monitoring\/agent\s+agent\s+Off\s+node\s+\d+\s+-\s+/);
     const inNs = await run(['recommendations', 'list', '-n', 'monitoring', '-o', 'json', '--state-dir', dir]);
     expect(JSON.parse(inNs.out).map((h: { name: string }) => h.name)).toEqual(['agent']);
     const other = await run(['recommendations', 'list', '-n', 'default', '--state-dir', dir]);
@@ -128,6 +128,20 @@ describe('fleetscope recommendations', () => {
     const json = JSON.parse(all.out);
     expect(Object.keys(json.nodes).sort()).toEqual(nodes);
     expect(Object.keys(json.dsWide).sort()).toEqual(['collector', 'shipper']);
+    // The fallback chain of a node without history, and the instance-type groups it would come from.
+    expect(json.fallbackChain).toEqual([
+      "the node's own history",
+      "its node.kubernetes.io/instance-type group's merged history",
+      'DaemonSet-wide',
+    ]);
+    expect(json.scope).toEqual({
+      key: 'node',
+      perNode: true,
+      groupLabel: 'node.kubernetes.io/instance-type',
+    });
+    const types = Object.keys(json.groups);
+    expect(types.length).toBeGreaterThan(0);
+    expect(Object.keys(json.groups[types[0] as string]).sort()).toEqual(['collector', 'shipper']);
     const one = await run([
       'recommendations',
       'get',
@@ -142,6 +156,10 @@ describe('fleetscope recommendations', () => {
     ]);
     expect(one.code).toBe(0);
     expect(one.out).toContain('(DaemonSet-wide)');
+    expect(one.out).toContain(
+      "sized from the first that has a recommendation: the node's own history → its node.kubernetes.io/instance-type group's merged history → DaemonSet-wide",
+    );
+    expect(one.out).toMatch(/\(group node\.kubernetes\.io\/instance-type=[^)]+\)\s+merged\s+collector/);
     expect(one.out).toContain(nodes[0]);
     expect(one.out).not.toContain(nodes[1]);
     const missing = await run([

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { vpaCrd, vpaV1Version } from '../../shared/kernel/crds/vpa.js';
 import { type CrdJson, SCOPE_RULE, withScope } from '../../shared/nodescope/crd.js';
+import { LABEL_KEY_PATTERN, labelKeyProblem } from '../../shared/nodescope/label-key.js';
 
 const CUSTOM_RULE = { rule: 'self.targetRef.name != ""', message: 'a site rule' };
 
@@ -26,13 +27,73 @@ function upstreamCrd(): CrdJson {
   return crd;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a test walks a CRD's schema by known paths
+type Schema = Record<string, any>;
+const v1Schema = (crd: CrdJson): Schema =>
+  crd.spec!.versions!.find((v) => v.name === 'v1')!.schema!.openAPIV3Schema as Schema;
+const modes = (crd: CrdJson) =>
+  v1Schema(crd).properties.spec.properties.updatePolicy.properties.updateMode.enum;
+
+/** Upstream's CRD with AEP-10031 (PR 10012, the Deckhouse fork): its own scope, groups and rule. */
+function aep10031Crd(): CrdJson {
+  const crd = upstreamCrd();
+  const root = v1Schema(crd);
+  root.properties.spec.properties.scope = { type: 'string', description: 'node label key (upstream)' };
+  root.properties.spec['x-kubernetes-validations'] = [
+    CUSTOM_RULE,
+    { rule: "!has(self.scope) || self.targetRef.kind == 'DaemonSet'", message: 'upstream says no' },
+  ];
+  root.properties.status.properties.groups = {
+    type: 'array',
+    items: { type: 'object', properties: { scopeValue: { type: 'string' } }, 'x-upstream': true },
+  };
+  root.properties.spec.properties.updatePolicy.properties.updateMode.enum = [
+    'Off',
+    'Initial',
+    'Recreate',
+    'InPlaceOrRecreate',
+    'InPlace',
+    'Auto',
+  ];
+  return crd;
+}
+
 describe('withScope', () => {
-  it('adds spec.scope (enum and CEL rule) to v1 and keeps every other part of the CRD', () => {
+  it("over an upstream CRD that has AEP-10031's fields, changes nothing of theirs", () => {
+    const before = aep10031Crd();
+    const after = withScope(structuredClone(before));
+    const [b, a] = [v1Schema(before), v1Schema(after)];
+    expect(a.properties.spec).toEqual(b.properties.spec);
+    expect(a.properties.status.properties.groups).toEqual(b.properties.status.properties.groups);
+    // What it lacked is added: fleetscope's summary.
+    expect(a.properties.status.properties.nodeScope).toBeDefined();
+    expect({ ...a.properties.status.properties, nodeScope: undefined }).toEqual({
+      ...b.properties.status.properties,
+      nodeScope: undefined,
+    });
+    expect(after.spec!.versions!.slice(1)).toEqual(before.spec!.versions!.slice(1));
+  });
+
+  it("replaces fleetscope's KEP-4943 variant (scope an enum of node) with the label key", () => {
+    const old = upstreamCrd();
+    const spec = v1Schema(old).properties.spec;
+    spec.properties.scope = { type: 'string', enum: ['node'] };
+    spec['x-kubernetes-validations'] = [
+      CUSTOM_RULE,
+      { rule: "!has(self.scope) || self.scope != 'node' || self.targetRef.kind == 'DaemonSet'" },
+    ];
+    const after = v1Schema(withScope(old)).properties.spec;
+    expect(after.properties.scope.pattern).toBe(LABEL_KEY_PATTERN);
+    expect(after['x-kubernetes-validations']).toEqual([CUSTOM_RULE, SCOPE_RULE]);
+  });
+
+  it('adds spec.scope (a label key, and the CEL rule) to v1 and keeps every other part of the CRD', () => {
     const before = upstreamCrd();
     const after = withScope(structuredClone(before));
     const [v1, ...others] = after.spec!.versions!;
     const spec = v1!.schema!.openAPIV3Schema!.properties!.spec!;
-    expect(spec.properties!.scope).toMatchObject({ type: 'string', enum: ['node'] });
+    expect(spec.properties!.scope).toMatchObject({ type: 'string', pattern: LABEL_KEY_PATTERN });
+    expect(spec.properties!.scope!.enum).toBeUndefined();
     expect(spec['x-kubernetes-validations']).toEqual([CUSTOM_RULE, SCOPE_RULE]);
     expect(v1!.additionalPrinterColumns).toEqual(before.spec!.versions![0]!.additionalPrinterColumns);
     expect((v1!.additionalPrinterColumns as { name: string }[]).map((c) => c.name)).toEqual([
@@ -44,9 +105,31 @@ describe('withScope', () => {
     expect(others).toEqual(before.spec!.versions!.slice(1));
     expect(after.spec!.conversion).toEqual({ strategy: 'None' });
     expect(after.spec!.names).toEqual(before.spec!.names);
-    // Every v1 spec property that was there is still there, unchanged.
+    // Every v1 spec property that was there is still there, unchanged but for the added update mode.
     const beforeSpec = before.spec!.versions![0]!.schema!.openAPIV3Schema!.properties!.spec!;
-    expect(spec.properties).toMatchObject(beforeSpec.properties!);
+    const { updatePolicy, ...rest } = beforeSpec.properties!;
+    expect(spec.properties).toMatchObject(rest);
+    expect(modes(after)).toEqual(modes(before));
+    expect(updatePolicy).toBeDefined();
+    const status = v1!.schema!.openAPIV3Schema!.properties!.status!;
+    expect(status.properties!.groups).toMatchObject({
+      type: 'array',
+      items: { properties: { scopeValue: { type: 'string' }, containerRecommendations: { type: 'array' } } },
+    });
+  });
+
+  it("adds VPA 1.7's InPlace to an older CRD's updateMode enum, after its own values", () => {
+    const old = upstreamCrd();
+    const mode = v1Schema(old).properties.spec.properties.updatePolicy.properties.updateMode;
+    mode.enum = ['Off', 'Initial', 'Recreate', 'Auto'];
+    expect(modes(withScope(old))).toEqual([
+      'Off',
+      'Initial',
+      'Recreate',
+      'Auto',
+      'InPlaceOrRecreate',
+      'InPlace',
+    ]);
   });
 
   it('is idempotent: applying it twice adds the rule once', () => {
@@ -64,5 +147,36 @@ describe('withScope', () => {
       ['v1beta1', false],
       ['v1', false],
     ]);
+  });
+});
+
+describe('label keys', () => {
+  it('accepts what Kubernetes accepts as a label key and names what is wrong otherwise', () => {
+    const pattern = new RegExp(LABEL_KEY_PATTERN);
+    for (const ok of [
+      'node',
+      'kubernetes.io/hostname',
+      'node.kubernetes.io/instance-type',
+      'nvidia.com/gpu.present',
+      'node-role/gpu_shared',
+      `${'a'.repeat(253)}/${'b'.repeat(63)}`,
+    ]) {
+      expect(labelKeyProblem(ok), ok).toBeUndefined();
+      expect(pattern.test(ok), ok).toBe(true);
+    }
+    const bad: [string, RegExp][] = [
+      ['', /name part is empty/],
+      ['example.com/', /name part is empty/],
+      ['/zone', /prefix before "\/" is empty/],
+      ['-zone', /starts and ends alphanumeric/],
+      ['Example.com/zone', /DNS subdomain/],
+      ['a/b/c', /label key/],
+      ['zone name', /label key/],
+      [`x/${'b'.repeat(64)}`, /longer than 63/],
+      [`${'a'.repeat(254)}/b`, /prefix is longer than 253/],
+    ];
+    for (const [key, why] of bad) expect(labelKeyProblem(key), key).toMatch(why);
+    // The CRD's pattern refuses the same, but for the prefix's length (left to fleetscope's check).
+    for (const [key] of bad.slice(0, -1)) expect(pattern.test(key), key).toBe(false);
   });
 });

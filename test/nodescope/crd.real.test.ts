@@ -1,12 +1,14 @@
 /**
- * The VPA CRD fleetscope installs (spec.scope, its enum and CEL rule) and the upstream checkpoint CRD,
+ * The VPA CRD fleetscope installs (spec.scope, its label-key pattern and CEL rule) and the upstream checkpoint CRD,
  * on a real kube-apiserver: the same steps run against the real server and a simulator of the same
  * version, and the simulator must answer as the real one does (status codes, reasons, messages and
  * causes, what is kept and what is pruned).
  */
 import { expect, it, vi } from 'vitest';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
+import { patchVpaStatus } from '../../shared/nodescope/incluster.js';
 import { checkpointObject } from '../../shared/recommendation/checkpoint/vpa-checkpoint.js';
 import type { RawResponse } from '../sim/helpers.js';
 import { type ApiBackend, onBothBackends } from '../support/backends.js';
@@ -57,6 +59,54 @@ const CHECKPOINT = checkpointObject(
   'node-a',
 );
 
+const POOL = 'fleetscope.test/pool';
+const ZONE = 'topology.kubernetes.io/zone';
+
+/** A VPA with another name and scope. */
+const withScope = (vpa: Record<string, unknown>, name: string, scope: string) => {
+  const v = structuredClone(vpa) as { metadata: { name: string }; spec: Record<string, unknown> };
+  v.metadata.name = name;
+  v.spec.scope = scope;
+  return v;
+};
+
+/** status.groups as fleetscope publishes it: __absent__, the empty value, a value; bounds and none. */
+const GROUPS = [
+  {
+    scopeValue: '',
+    containerRecommendations: [
+      {
+        containerName: 'collector',
+        target: { cpu: '120m', memory: '100Mi' },
+        lowerBound: { cpu: '25m', memory: '64Mi' },
+        upperBound: { cpu: '2', memory: '1Gi' },
+        uncappedTarget: { cpu: '120m', memory: '100Mi' },
+      },
+    ],
+  },
+  {
+    scopeValue: '__absent__',
+    containerRecommendations: [{ containerName: 'collector', target: { cpu: '63m', memory: '262144k' } }],
+  },
+  {
+    scopeValue: 'gpu',
+    containerRecommendations: [
+      { containerName: 'collector', target: { cpu: '1500m', memory: '2Gi' } },
+      { containerName: 'shipper', target: { cpu: '11m', memory: '50331648' } },
+    ],
+  },
+];
+
+const SUMMARY = {
+  nodes: 3,
+  nodesWithHistory: 3,
+  fallbackNodes: 0,
+  containers: {},
+  perNodeTotal: {},
+  daemonSetWideTotal: {},
+  updatedAt: '2026-11-26T00:00:00Z',
+};
+
 /** The scenario, step by step; every answer that matters goes into the record compared across backends. */
 async function scenario(b: ApiBackend) {
   const record: Record<string, unknown> = {};
@@ -81,14 +131,31 @@ async function scenario(b: ApiBackend) {
   );
   record.scoped = (await created(b, VPAS, vpaObject({ name: 'agent', via: 'spec' }))).json.spec.scope;
   const zone = vpaObject({ name: 'zone', via: 'spec' }) as { spec: Record<string, unknown> };
-  zone.spec.scope = 'zone';
-  record.enum = refusal(await b.raw('POST', VPAS, { body: zone }));
+  zone.spec.scope = 'zone name';
+  record.pattern = refusal(await b.raw('POST', VPAS, { body: zone }));
   const deployment = vpaObject({
     name: 'web',
     via: 'spec',
     target: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
   });
   record.cel = refusal(await b.raw('POST', VPAS, { body: deployment }));
+  record.labelCel = refusal(await b.raw('POST', VPAS, { body: withScope(deployment, 'web-zone', ZONE) }));
+
+  // AEP-10031: a label key as the scope, and status.groups through the status subresource.
+  const pool = await created(b, VPAS, withScope(vpaObject({ name: 'pool', via: 'spec' }), 'pool', POOL));
+  record.labelScope = pool.json.spec.scope;
+  // Written as a cycle writes it (the condition, status.nodeScope and status.groups in one merge patch).
+  await patchVpaStatus(
+    new RawReader(client),
+    { namespace: NS, name: 'pool' },
+    { type: 'RecommendationProvided', status: 'True', reason: 'NodeScope', message: 'groups' },
+    Date.UTC(2026, 10, 26),
+    undefined,
+    { nodeScope: SUMMARY, groups: GROUPS },
+  );
+  const read = await b.raw('GET', `${VPAS}/pool`);
+  record.groups = read.json?.status?.groups;
+  record.recommendation = read.json?.status?.recommendation ?? null;
 
   await created(b, CRDS, vpaCheckpointCrd());
   await b.established('verticalpodautoscalercheckpoints.autoscaling.k8s.io');
@@ -103,12 +170,12 @@ async function scenario(b: ApiBackend) {
 describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
   const records = onBothBackends(server, scenario);
 
-  it('the real server: scope pruned by the stock CRD, kept once installed, its enum and CEL rule enforced', () => {
+  it('the real server: scope pruned by the stock CRD, kept once installed, its pattern and CEL rule enforced', () => {
     const r = records.get('real') ?? {};
     expect(r.stockPrunesScope).toBe(true);
     expect(r.install).toEqual(['updated', 'unchanged']);
     expect(r.scoped).toBe('node');
-    expect(r.enum).toMatchObject({
+    expect(r.pattern).toMatchObject({
       status: 422,
       reason: 'Invalid',
       message: expect.stringContaining('spec.scope'),
@@ -116,8 +183,19 @@ describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
     expect(r.cel).toMatchObject({
       status: 422,
       reason: 'Invalid',
-      message: expect.stringContaining('scope: node applies to DaemonSets only'),
+      message: expect.stringContaining('scope applies to DaemonSets only'),
     });
+    expect(r.labelCel).toMatchObject({
+      status: 422,
+      message: expect.stringContaining('spec.scope: Forbidden: scope applies to DaemonSets only'),
+    });
+  });
+
+  it('the real server keeps a label key as the scope, and status.groups exactly as written', () => {
+    const r = records.get('real') ?? {};
+    expect(r.labelScope).toBe(POOL);
+    expect(r.groups).toEqual(GROUPS);
+    expect(r.recommendation).toBeNull();
   });
 
   it("the real server keeps an exported checkpoint's histograms, but prunes its scopeValue", () => {

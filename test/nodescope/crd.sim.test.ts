@@ -1,12 +1,14 @@
 /**
  * The VPA CRD variant with spec.scope: installable over the stock CRD (or where there is none), the
- * field then kept instead of pruned, its enum enforced, and the CEL rule restricting node to DaemonSets.
+ * field then kept instead of pruned, its label-key pattern enforced, and the CEL rule restricting it to
+ * DaemonSets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { readCrd } from '../../shared/nodescope/collect.js';
 import { installScopedCrd, SCOPE_RULE, scopedVpaSchema } from '../../shared/nodescope/crd.js';
+import { LABEL_KEY_PATTERN } from '../../shared/nodescope/label-key.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, vpaObject } from './helpers.js';
 
 const VPAS = '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers';
@@ -23,16 +25,16 @@ describe('the scoped VPA CRD', () => {
     await env?.stop();
   });
 
-  it('validates scope with an enum and a CEL rule allowing node only on DaemonSets', () => {
+  it('validates scope as a label key, with a CEL rule allowing it only on DaemonSets', () => {
     const spec = (scopedVpaSchema().properties as Record<string, Record<string, unknown>>).spec as {
-      properties: { scope: { enum: string[] } };
+      properties: { scope: { pattern: string; maxLength: number } };
       'x-kubernetes-validations': unknown[];
     };
-    expect(spec.properties.scope.enum).toEqual(['node']);
+    expect(spec.properties.scope).toMatchObject({ pattern: LABEL_KEY_PATTERN, maxLength: 317 });
     expect(spec['x-kubernetes-validations']).toEqual([
       {
-        rule: "!has(self.scope) || self.scope != 'node' || self.targetRef.kind == 'DaemonSet'",
-        message: 'scope: node applies to DaemonSets only (targetRef.kind must be DaemonSet)',
+        rule: "!has(self.scope) || self.targetRef.kind == 'DaemonSet'",
+        message: 'scope applies to DaemonSets only (targetRef.kind must be DaemonSet)',
         fieldPath: '.scope',
         reason: 'FieldValueForbidden',
       },
@@ -74,7 +76,7 @@ describe('the scoped VPA CRD', () => {
     );
     expect(after.spec.scope).toBe('node');
     const bad = vpaObject({ name: 'bad', via: 'spec' }) as { spec: Record<string, unknown> };
-    bad.spec.scope = 'zone';
+    bad.spec.scope = 'zone name';
     const err = await raw.send('create', 'POST', VPAS, bad).catch((e) => e);
     expect(err).toBeInstanceOf(ClusterAccessError);
     expect((err as ClusterAccessError).status).toBe(422);

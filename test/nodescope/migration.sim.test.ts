@@ -142,18 +142,20 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const groups = (await exportOf('old', ['--scope', POOL])).filter((c) => c.spec.scopeValue !== undefined);
     const file = join(dir, 'groups.json');
     await writeFile(file, JSON.stringify({ kind: 'List', items: groups }));
-    const imported = await run([
-      'recommendations',
-      'import-checkpoints',
-      '--cluster',
-      'new',
-      ...ds,
-      dir,
-      '--scope',
-      POOL,
-      '--file',
-      file,
-    ]);
+    const importGroups = () =>
+      run([
+        'recommendations',
+        'import-checkpoints',
+        '--cluster',
+        'new',
+        ...ds,
+        dir,
+        '--scope',
+        POOL,
+        '--file',
+        file,
+      ]);
+    const imported = await importGroups();
     expect(imported.err).toBe('');
     expect(imported.out).toBe('new monitoring/agent: 6 checkpoint(s) imported, 0 skipped');
     const get = async () =>
@@ -180,18 +182,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     }
 
     // A second import changes nothing: every node now has history of its own, which wins.
-    const again = await run([
-      'recommendations',
-      'import-checkpoints',
-      '--cluster',
-      'new',
-      ...ds,
-      dir,
-      '--scope',
-      POOL,
-      '--file',
-      file,
-    ]);
+    const again = await importGroups();
     expect(again.out.split('\n')[0]).toBe('new monitoring/agent: 0 checkpoint(s) imported, 6 skipped');
     expect(again.out).toContain('every node of the group');
   });

@@ -192,18 +192,30 @@ describe('node-scoped recommendations over the simulator', () => {
     expect(large.counted).toBe(large.sim);
   });
 
-  it('gives a node without history the DaemonSet-wide recommendation, marked as a fallback', async () => {
+  it("gives a node without history its instance type's group recommendation, else the DaemonSet-wide one", async () => {
     const store = env.sim.cluster('het').store;
     const template = store.get('nodes', nodeNames('het')[0] as string);
-    const name = 'ip-10-99-0-1.ec2.internal';
-    store.put('nodes', {
-      ...template,
-      metadata: { name, labels: { ...template.metadata.labels, 'kubernetes.io/hostname': name } },
-      spec: { ...template.spec, providerID: `aws:///us-east-1a/i-new` },
-    });
+    const type = template.metadata.labels['node.kubernetes.io/instance-type'];
+    expect(type).toBeTruthy();
+    const addNode = (name: string, labels: Record<string, string>) =>
+      store.put('nodes', {
+        ...template,
+        metadata: {
+          name,
+          labels: { ...template.metadata.labels, 'kubernetes.io/hostname': name, ...labels },
+        },
+        spec: { ...template.spec, providerID: `aws:///us-east-1a/i-${name}` },
+      });
+    const sameType = 'ip-10-99-0-1.ec2.internal';
+    const newType = 'ip-10-99-0-2.ec2.internal';
+    addNode(sameType, {});
+    addNode(newType, { 'node.kubernetes.io/instance-type': 'x9.unseen' });
     // At once: metrics-server reports a pod only after two scrapes.
     const r = await cycle(env, 'het', 1000);
-    const rec = ds(r).recs.get(name);
+    const grouped = ds(r).recs.get(sameType);
+    expect(grouped).toMatchObject({ source: 'group', group: type });
+    expect(Object.keys(grouped?.containers ?? {}).length).toBeGreaterThan(0);
+    const rec = ds(r).recs.get(newType);
     expect(rec?.source).toBe('fallback');
     expect(rec?.containers).toEqual(ds(r).dsWide);
     expect(r.detail.fallbackNodes).toBeGreaterThanOrEqual(1);

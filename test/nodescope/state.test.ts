@@ -15,7 +15,7 @@ import {
 } from '../../shared/nodescope/engine.js';
 import type { DsModel, LogEntry, NodeRecord } from '../../shared/nodescope/model.js';
 import { packBase } from '../../shared/nodescope/state.js';
-import type { NodeScopeTarget } from '../../shared/nodescope/targets.js';
+import { type NodeScopeTarget, scopeOf } from '../../shared/nodescope/targets.js';
 import { encodeState } from '../../shared/recommendation/index.js';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -36,6 +36,7 @@ const target: NodeScopeTarget = {
   ds: { namespace: 'm', name: 'd', uid: 'u' },
   selector: 'app=d',
   placement: { tolerations: [] },
+  scope: scopeOf('node', undefined),
   containers: [
     {
       name: 'a',
@@ -132,8 +133,8 @@ describe('stored states', () => {
     const wideLive = recommendDsWide(target, live);
     expect(recommendDsWide(target, restored)).toEqual(wideLive);
     for (const n of live.nodes.keys())
-      expect(nodeRecommendation(target, restored.nodes.get(n), wideLive)).toEqual(
-        nodeRecommendation(target, live.nodes.get(n), wideLive),
+      expect(nodeRecommendation(target, restored.nodes.get(n), { dsWide: wideLive })).toEqual(
+        nodeRecommendation(target, live.nodes.get(n), { dsWide: wideLive }),
       );
   });
 
@@ -149,19 +150,30 @@ describe('stored states', () => {
     expect(snapshot(twice)).toEqual(snapshot(once));
   });
 
-  it('chunks keep recommendations, fallback marks and OOM times', () => {
+  it('chunks keep recommendations, fallback and group marks, groups and OOM times', () => {
     const m = emptyModel();
     for (const e of entries(nodes.slice(0, 2), 20, 5)) applyEntry(m, e);
     const wide = recommendDsWide(target, m);
     const recs = [...m.nodes.values()];
-    (recs[0] as NodeRecord).rec = nodeRecommendation(target, recs[0], wide);
+    (recs[0] as NodeRecord).rec = nodeRecommendation(target, recs[0], { dsWide: wide });
+    (recs[0] as NodeRecord).group = '';
     const fresh: NodeRecord = { node: 'new', states: [undefined, undefined], lastOomAt: [0, 0] };
-    fresh.rec = nodeRecommendation(target, fresh, wide);
+    fresh.rec = nodeRecommendation(target, fresh, { dsWide: wide });
+    const grouped: NodeRecord = { node: 'g', states: [undefined, undefined], lastOomAt: [0, 0], group: 'm5' };
+    grouped.rec = nodeRecommendation(target, grouped, {
+      group: { value: 'm5', containers: recs[0]!.rec!.containers },
+      dsWide: wide,
+    });
+    expect(grouped.rec).toMatchObject({ source: 'group', group: 'm5' });
     (recs[1] as NodeRecord).lastOomAt[0] = T0 + 1000;
-    const body = encodeChunkBody(['a', 'b'], [...recs, fresh]);
+    const body = encodeChunkBody(['a', 'b'], [...recs, fresh, grouped]);
     const back = decodeChunkBody(body);
     expect(back.nodes[0]?.rec).toEqual(recs[0]?.rec);
+    expect(back.nodes[0]?.group).toBe('');
+    expect(back.nodes[1]?.group).toBeUndefined();
     expect(back.nodes[2]?.rec?.source).toBe('fallback');
+    expect(back.nodes[3]?.rec).toEqual(grouped.rec);
+    expect(back.nodes[3]?.group).toBe('m5');
     expect(back.nodes[2]?.rec?.containers).toEqual(wide);
     expect(back.nodes[1]?.lastOomAt[0]).toBe(T0 + 1000);
     expect(Buffer.from(encodeChunkBody(['a', 'b'], back.nodes))).toEqual(Buffer.from(body));

@@ -62,18 +62,56 @@ describe('targets', () => {
           targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
           scope: 'node',
         }),
-        vpa('label', { targetRef: dsRef('one'), scope: 'kubernetes.io/hostname' }),
+        vpa('label', { targetRef: dsRef('one'), scope: 'kubernetes.io/host name' }),
+        vpa('zone-deploy', {
+          targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+          scope: 'topology.kubernetes.io/zone',
+        }),
+        vpa('annotated', { targetRef: dsRef('one') }, { 'fleetscope.io/scope': '-gpu' }),
         vpa('missing', { targetRef: dsRef('nope'), scope: 'node' }),
         vpa('mode', { targetRef: dsRef('one'), scope: 'node', updatePolicy: { updateMode: 'Sometimes' } }),
       ],
       [ds('one')],
     );
     expect(targets).toEqual([]);
+    expect(rejected).toHaveLength(6);
     const reasons = Object.fromEntries(rejected.map((r) => [r.vpa, r.reason]));
     expect(reasons.deploy).toBe('node scope applies to DaemonSets only; the target is a Deployment (web)');
-    expect(reasons.label).toMatch(/scope "kubernetes.io\/hostname" is not supported/);
+    expect(reasons.label).toBe(
+      'spec.scope "kubernetes.io/host name" is not a node label key: a label key is an optional DNS subdomain prefix and "/", then a name of alphanumerics, "-", "_" and "." that starts and ends alphanumeric',
+    );
+    expect(reasons['zone-deploy']).toBe(
+      'scope topology.kubernetes.io/zone applies to DaemonSets only; the target is a Deployment (web)',
+    );
+    expect(reasons.annotated).toMatch(/^annotation fleetscope.io\/scope "-gpu" is not a node label key/);
     expect(reasons.missing).toBe('DaemonSet mon/nope does not exist');
     expect(reasons.mode).toMatch(/updateMode "Sometimes"/);
+  });
+
+  it('takes any node label key as the scope: per node for node and hostname, else per label value', () => {
+    const { targets, rejected } = resolveTargets(
+      [
+        vpa('a', { targetRef: dsRef('one'), scope: 'node' }),
+        vpa('b', { targetRef: dsRef('two'), scope: 'kubernetes.io/hostname' }),
+        vpa('c', { targetRef: dsRef('three'), scope: 'nvidia.com/gpu.present' }),
+        vpa(
+          'd',
+          { targetRef: dsRef('four') },
+          {
+            'fleetscope.io/scope': 'node',
+            'fleetscope.io/new-node-group': 'topology.kubernetes.io/zone',
+          },
+        ),
+      ],
+      [ds('one'), ds('two'), ds('three'), ds('four')],
+    );
+    expect(rejected).toEqual([]);
+    expect(Object.fromEntries(targets.map((t) => [t.vpa.name, t.scope]))).toEqual({
+      a: { key: 'node', perNode: true, groupLabel: 'node.kubernetes.io/instance-type' },
+      b: { key: 'kubernetes.io/hostname', perNode: true, groupLabel: 'node.kubernetes.io/instance-type' },
+      c: { key: 'nvidia.com/gpu.present', perNode: false, groupLabel: 'nvidia.com/gpu.present' },
+      d: { key: 'node', perNode: true, groupLabel: 'topology.kubernetes.io/zone' },
+    });
   });
 
   it('refuses a balloon DaemonSet (KEP-5620): its pods hold capacity that does not exist', () => {

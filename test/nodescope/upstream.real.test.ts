@@ -107,7 +107,7 @@ async function scenario(b: ApiBackend) {
   const client = await b.client();
   const version = async () => (await readVpaCrd(client))?.metadata?.resourceVersion;
   const plan = planScopedCrd(await readVpaCrd(client));
-  record.plan = [plan.action, plan.changes.length];
+  record.plan = [plan.action, ...plan.changes];
   const stock = await version();
   await applyCrdPlan(client, plan, { dryRun: true });
   record.dryRunStoredNothing = (await version()) === stock;
@@ -180,7 +180,15 @@ describeRealApiserver('fleetscope beside upstream VPA', (server) => {
 
   it('install-crd over the stock CRD: a plan, a dry run that stores nothing, then the change', () => {
     const r = records.get('real') ?? {};
-    expect(r.plan).toEqual(['update', 4]);
+    const v1 = 'spec.versions[v1].schema.openAPIV3Schema.properties';
+    expect(r.plan).toEqual([
+      'update',
+      '+ metadata.annotations.fleetscope.io/variant',
+      `+ ${v1}.spec.properties.scope`,
+      `+ ${v1}.spec.x-kubernetes-validations`,
+      `+ ${v1}.status.properties.groups`,
+      `+ ${v1}.status.properties.nodeScope`,
+    ]);
     expect(r.dryRunStoredNothing).toBe(true);
     expect(r.applied).toBe(true);
     expect(r.planAfter).toEqual(['unchanged']);

@@ -104,6 +104,32 @@ describe('fleetscope rbac', () => {
     });
   });
 
+  it('patch on nodes only with --with resize-preemption-opt-out (KEP-5836), and nothing else of nodes', async () => {
+    const nodeWrites = async (...extra: string[]) => {
+      const r = await runFleetscopeInProcess([
+        'rbac',
+        '--user',
+        'u',
+        '--capability',
+        'balloons',
+        '-o',
+        'json',
+        ...extra,
+      ]);
+      expect(r.code, r.err).toBe(0);
+      return (JSON.parse(r.out).items as Obj[])
+        .flatMap((i) => (i.rules ?? []).map((x: Obj) => ({ role: `${i.kind} ${i.metadata.name}`, ...x })))
+        .filter((x) => x.apiGroups[0] === '' && x.resources.some((r: string) => r.startsWith('nodes')))
+        .filter((x) => x.verbs.some((v: string) => !['get', 'list', 'watch'].includes(v)));
+    };
+    expect(await nodeWrites()).toEqual([]);
+    expect(await nodeWrites('--with', 'resize-preemption-opt-out')).toEqual([
+      { role: 'ClusterRole fleetscope:balloons', apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
+    ]);
+    const help = await runFleetscopeInProcess(['rbac', '--help']);
+    expect(help.out + help.err).toContain('resize-preemption-opt-out: off by default');
+  });
+
   it('names what is wrong with its arguments', async () => {
     const none = await runFleetscopeInProcess(['rbac']);
     expect(none.code).toBe(2);

@@ -5,7 +5,12 @@
  * apart, custom settings, -0 weights, every bucket filled, values past 2^53).
  */
 import { describe, expect, it } from 'vitest';
+import type { NodeFacts } from '../../shared/cycle/views.js';
 import type { Bytes, EpochMillis, Millicores } from '../../shared/kernel/units.js';
+import { ABSENT, membersOf, recommendGroups, scopeValues } from '../../shared/nodescope/groups.js';
+import { type DsModel, newNodeRecord } from '../../shared/nodescope/model.js';
+import { DsRecommendations } from '../../shared/nodescope/recommend.js';
+import { type NodeScopeTarget, scopeOf } from '../../shared/nodescope/targets.js';
 import { goExp2, goLdexp, goPow } from '../../shared/recommendation/gomath.js';
 import { ZERO_TIME } from '../../shared/recommendation/gotime.js';
 import {
@@ -347,5 +352,119 @@ describe('memory samples that cannot change a state', () => {
       }
     }
     expect(unimportant).toBeGreaterThan(500);
+  });
+});
+
+describe('groups (AEP-10031): each group recommends from its nodes merged, as the reference does', () => {
+  const r = prng(23);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+  const pool = Array.from({ length: 40 }, (_, i) => randomState(700 + i));
+  const labels = ['m5.large', 'c6g.xlarge', '', undefined];
+  const containers = ['agent', 'shipper'];
+  const target = {
+    containers: containers.map((name) => ({ name, requests: {}, limits: {} })),
+    policies: {},
+    scope: scopeOf('node.kubernetes.io/instance-type', undefined),
+  } as unknown as NodeScopeTarget;
+
+  it('for random nodes, label values (absent and empty among them) and histories', () => {
+    const hit = {
+      absent: 0,
+      empty: 0,
+      merged: 0,
+      single: 0,
+      partial: 0,
+      nodeWithoutHistory: 0,
+      notTheAverage: 0,
+      newNodeFromGroup: 0,
+    };
+    for (let round = 0; round < 60; round++) {
+      const model: DsModel = { containers, nodes: new Map() };
+      const facts: NodeFacts[] = [];
+      for (let i = 0; i < 1 + Math.floor(r() * 8); i++) {
+        const name = `node-${round}-${i}`;
+        const record = newNodeRecord(name, containers.length);
+        // Some nodes have no history, some a container without any.
+        if (r() < 0.85) record.states = containers.map(() => (r() < 0.85 ? pick(pool) : undefined));
+        model.nodes.set(name, record);
+        const value = pick(labels);
+        facts.push({
+          name,
+          labels: value === undefined ? { other: 'x' } : { 'node.kubernetes.io/instance-type': value },
+        } as unknown as NodeFacts);
+      }
+      const eligible = new Set(facts.map((f) => f.name));
+      const values = scopeValues(facts, eligible, target.scope.groupLabel);
+      const members = membersOf(values);
+      const groups = recommendGroups(target, model, members);
+      for (const [value, nodes] of members) {
+        if (value === ABSENT) hit.absent++;
+        if (value === '') hit.empty++;
+        const states = containers.map((_, j) =>
+          [...nodes].sort().flatMap((n) => model.nodes.get(n)?.states[j] ?? []),
+        );
+        const inputs = containers.flatMap((name, j) =>
+          (states[j] as ScopeState[]).length > 0
+            ? [{ name, state: states[j] as ScopeState[], requests: {}, limits: {} }]
+            : [],
+        );
+        const reference = referenceRecommend(inputs);
+        if (reference.length === 0) {
+          expect(groups.has(value)).toBe(false);
+          continue;
+        }
+        if (reference.length < containers.length) hit.partial++;
+        if (nodes.length > 1) hit.merged++;
+        else hit.single++;
+        const want = Object.fromEntries(
+          reference.map((c) => [
+            c.name,
+            {
+              target: c.target,
+              lowerBound: c.lowerBound,
+              upperBound: c.upperBound,
+              uncappedTarget: c.uncappedTarget,
+            },
+          ]),
+        );
+        expect(groups.get(value)).toEqual(want);
+        // Merging histograms is not averaging the members' own recommendations.
+        const own = nodes.flatMap((n) => {
+          const st = model.nodes.get(n)?.states[0];
+          return st ? (referenceRecommend([{ name: 'agent', state: st }])[0]?.target.cpu ?? []) : [];
+        });
+        const mean = own.reduce((a, b) => a + b, 0) / own.length;
+        const cpu = groups.get(value)?.agent?.target.cpu;
+        if (own.length > 1 && cpu !== undefined && Math.abs(cpu - mean) > 1) hit.notTheAverage++;
+      }
+      // Every node of a label scope gets its group's recommendation; a group without history, the
+      // DaemonSet-wide one.
+      const entry = { at: 0, gen: 0, containers, samples: [], ooms: [] };
+      const recs = DsRecommendations.folded(target, model, entry, eligible, values);
+      for (const node of eligible) {
+        const value = values.get(node) as string;
+        const group = groups.get(value);
+        const got = recs.recs.get(node);
+        if (model.nodes.get(node)?.states.every((s) => !s)) hit.nodeWithoutHistory++;
+        if (group) {
+          expect(got).toMatchObject({ source: 'group', group: value });
+          for (const [c, rec] of Object.entries(group)) expect(got?.containers[c]).toEqual(rec);
+        } else if (got) expect(got).toEqual({ source: 'fallback', containers: recs.dsWide });
+      }
+      // Per node, the same groups are the second step of a new node's chain: own history, group, DS-wide.
+      const perNode = { ...target, scope: scopeOf('node', undefined) } as NodeScopeTarget;
+      const own = DsRecommendations.folded(perNode, model, entry, eligible, values);
+      for (const node of eligible) {
+        const got = own.recs.get(node);
+        const group = groups.get(values.get(node) as string);
+        if (model.nodes.get(node)?.states.some((st) => st?.aggregate.totalSamplesCount)) {
+          expect(got?.source, node).toBe('node');
+        } else if (group) {
+          hit.newNodeFromGroup++;
+          expect(got).toEqual({ source: 'group', group: values.get(node), containers: group });
+        } else if (got) expect(got).toEqual({ source: 'fallback', containers: own.dsWide });
+      }
+    }
+    for (const [path, n] of Object.entries(hit)) expect(n, path).toBeGreaterThan(0);
   });
 });

@@ -85,7 +85,7 @@ describe('CRD validation rules (CEL)', () => {
     expect(bad.json).toMatchObject({
       reason: 'Invalid',
       message:
-        'VerticalPodAutoscaler.autoscaling.k8s.io "web" is invalid: spec.scope: Forbidden: scope: node applies to DaemonSets only (targetRef.kind must be DaemonSet)',
+        'VerticalPodAutoscaler.autoscaling.k8s.io "web" is invalid: spec.scope: Forbidden: scope applies to DaemonSets only (targetRef.kind must be DaemonSet)',
       details: {
         name: 'web',
         group: 'autoscaling.k8s.io',
@@ -93,7 +93,7 @@ describe('CRD validation rules (CEL)', () => {
         causes: [
           {
             reason: 'FieldValueForbidden',
-            message: 'Forbidden: scope: node applies to DaemonSets only (targetRef.kind must be DaemonSet)',
+            message: 'Forbidden: scope applies to DaemonSets only (targetRef.kind must be DaemonSet)',
             field: 'spec.scope',
           },
         ],
@@ -136,7 +136,11 @@ describe('CRD validation rules (CEL)', () => {
       apiVersion: 'autoscaling.k8s.io/v1',
       kind: 'VerticalPodAutoscaler',
       metadata: { name: 'zone', namespace: 'monitoring' },
-      spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, scope: 'zone' },
+      spec: {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        scope: 'node',
+        updatePolicy: { updateMode: 'Sometimes' },
+      },
     };
     const r = await raw(
       c,
@@ -149,8 +153,9 @@ describe('CRD validation rules (CEL)', () => {
     expect(r.json.details.causes).toEqual([
       {
         reason: 'FieldValueNotSupported',
-        message: 'Unsupported value: "zone": supported values: "node"',
-        field: 'spec.scope',
+        message:
+          'Unsupported value: "Sometimes": supported values: "Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto"',
+        field: 'spec.updatePolicy.updateMode',
       },
       {
         reason: 'FieldValueInvalid',

@@ -38,7 +38,7 @@ describe(`replay of the exchanges recorded from kube-apiserver ${reference.serve
       const here: string[] = [];
       if (got.status !== ex.status) here.push(`status ${got.status}, real ${ex.status}`);
       else if (isObj(ex.response) && ex.response.kind === 'Status')
-        compareStatus(got.json, ex.response, here, Values.normalize);
+        compareStatus(got.json, ex.response, here, { normalize: Values.normalize });
       else if (isObj(ex.response)) compareShapes(got.json, ex.response, 'body', here);
       problems.push(...here.map((p) => `${ex.method} ${ex.path}: ${p}`));
     }

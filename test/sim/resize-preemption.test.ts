@@ -20,6 +20,7 @@ import {
 let sim: Simulator;
 let c: SimCluster;
 let old: SimCluster;
+let gateOff: SimCluster;
 
 const patchNode = (cl: SimCluster, name: string, keys: unknown) =>
   raw(cl, 'PATCH', `/api/v1/nodes/${name}`, {
@@ -32,8 +33,11 @@ beforeAll(async () => {
     clusters: [
       { name: 'v137', nodes: 0, kubernetesVersion: '1.37.0' },
       { name: 'v135', nodes: 0 },
+      { name: 'v137off', nodes: 0, kubernetesVersion: '1.37.0', resizePreemptionGate: false },
     ],
   });
+  gateOff = sim.cluster('v137off');
+  gateOff.addNode({ name: 'n1', cpu: '2', memory: '4Gi' });
   c = sim.cluster('v137');
   old = sim.cluster('v135');
   for (const n of ['n1', 'n2']) c.addNode({ name: n, cpu: '2', memory: '4Gi' });
@@ -54,6 +58,12 @@ describe('KEP-5836 on 1.37', () => {
     expect((await nodeSpecSchema(old)).properties.podPreemptionPolicy).toBeUndefined();
     expect((await patchNode(old, 'n1', ['fleetscope.io/balloons'])).status).toBe(200);
     expect(old.store.get('nodes', 'n1').spec.podPreemptionPolicy).toBeUndefined();
+  });
+
+  it('with the alpha gate off (a real 1.37 default): the OpenAPI shows the field, writes drop it', async () => {
+    expect((await nodeSpecSchema(gateOff)).properties.podPreemptionPolicy).toBeDefined();
+    expect((await patchNode(gateOff, 'n1', ['fleetscope.io/balloons'])).status).toBe(200);
+    expect(gateOff.store.get('nodes', 'n1').spec.podPreemptionPolicy).toBeUndefined();
   });
 
   it('validates the field: label keys, no duplicates, at most 20', async () => {
@@ -105,5 +115,32 @@ describe('KEP-5836 on 1.37', () => {
     expect(condition(w, 'PodResizePreemptionDisabled')).toMatch(
       /^True PreemptionDisabledByNodePolicy: resize preemption is disabled on the node by: fleetscope.io\/balloons/,
     );
+  });
+
+  it("the kubelet's critical-pod preemption for a resize honours the opt-out too", async () => {
+    for (const n of ['n3', 'n4']) c.addNode({ name: n, cpu: '2', memory: '4Gi' });
+    expect((await patchNode(c, 'n3', ['fleetscope.io/balloons'])).status).toBe(200);
+    for (const n of ['n3', 'n4']) {
+      await createPod(
+        c,
+        workloadPod(`low-${n}`, { node: n, cpu: '800m', memory: '64Mi', priorityClassName: 'low' }),
+      );
+      await createPod(
+        c,
+        workloadPod(`critical-${n}`, {
+          node: n,
+          cpu: '500m',
+          memory: '64Mi',
+          priorityClassName: 'system-node-critical',
+        }),
+      );
+      await resizePod(c, `critical-${n}`, { cpu: '1500m', memory: '64Mi' });
+    }
+    expect(await podExists(c, 'low-n3')).toBe(true);
+    expect(condition(await getPod(c, 'critical-n3'), 'PodResizePending')).toMatch(/^True Deferred/);
+    // without the opt-out the critical pod's resize takes the room
+    const lowN4 = (await podExists(c, 'low-n4')) ? (await getPod(c, 'low-n4')).status.phase : 'Gone';
+    expect(lowN4).not.toBe('Running');
+    expect(condition(await getPod(c, 'critical-n4'), 'PodResizePending')).toBeUndefined();
   });
 });

@@ -7,6 +7,8 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { ManualClock } from '../../local/sim/clock.js';
 import { type SimulatedNodes, startSimulatedNodes } from '../../local/sim/real/index.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
+import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import type { RealServer } from '../support/real-apiserver.js';
 
 export interface RealEnv {
@@ -49,4 +51,42 @@ export async function installCrd(client: ClusterClient, crd: Record<string, unkn
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`CRD ${name} was not Established in 30 s`);
+}
+
+const MINUTE = 60_000;
+
+/**
+ * Node scope's cycle `count` times, 15 simulated minutes apart, as `client` (the admin's or a role's),
+ * each between passes of the simulated nodes; then a minute in which the kubelets actuate what the last
+ * cycle asked for.
+ */
+export async function runNodeScopeCycles(
+  env: RealEnv,
+  cluster: string,
+  count: number,
+  client: ClusterClient = env.client,
+): Promise<CycleResult[]> {
+  const store = new NodeScopeStore(env.runtime.db, env.runtime.table);
+  const results: CycleResult[] = [];
+  for (let i = 0; i < count; i++) {
+    env.clock.advance(15 * MINUTE);
+    await env.nodes.sync();
+    const at = new Date(env.clock.now()).toISOString();
+    const now = () => env.clock.now();
+    results.push(
+      await runCycle({
+        cluster,
+        cycleId: `nodescope/${at}`,
+        cycleKey: at,
+        client,
+        store,
+        now,
+        keepRecommendations: true,
+      }),
+    );
+    await env.nodes.sync();
+  }
+  env.clock.advance(MINUTE);
+  await env.nodes.sync();
+  return results;
 }

@@ -9,13 +9,11 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import type { LoadProfile } from '../../local/sim/workload.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
-import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
-import { installCrd, type RealEnv, startRealEnv } from './helpers.js';
+import { installCrd, type RealEnv, runNodeScopeCycles, startRealEnv } from './helpers.js';
 
-const MINUTE = 60_000;
 const CLUSTER = 'ns-real';
 const NS = 'monitoring';
 
@@ -79,27 +77,7 @@ describeRealApiserver(
       });
       await env.nodes.sync();
       uidsAtStart = (await agentPods()).map((p) => p.metadata!.uid!).sort();
-      const store = new NodeScopeStore(env.runtime.db, env.runtime.table);
-      for (let i = 0; i < 16; i++) {
-        env.clock.advance(15 * MINUTE);
-        await env.nodes.sync();
-        const at = new Date(env.clock.now()).toISOString();
-        results.push(
-          await runCycle({
-            cluster: CLUSTER,
-            cycleId: `nodescope/${at}`,
-            cycleKey: at,
-            client: env.client,
-            store,
-            now: () => env.clock.now(),
-            keepRecommendations: true,
-          }),
-        );
-        await env.nodes.sync();
-      }
-      // The kubelets actuate what the last cycle asked for.
-      env.clock.advance(MINUTE);
-      await env.nodes.sync();
+      results.push(...(await runNodeScopeCycles(env, CLUSTER, 16)));
     }, 600_000);
     afterAll(async () => {
       await env?.stop();

@@ -1,0 +1,76 @@
+/**
+ * A warm cycle Lambda for the reads table: one process (one ClusterClient, as a warm container keeps
+ * it) that runs the worker's cluster cycle (runClusterCycle: node scope, balloons or both over one
+ * snapshot) each time a line `cycle <now ms>` arrives on stdin, and prints one JSON line per cycle: CPU
+ * (node scope's part apart), wall, peak RSS so far, and what it read from the Kubernetes API (counted
+ * on the responses, tapKubernetesApi). Consecutive cycles in one process exercise whatever the reader
+ * keeps between cycles (the kept lists: a warm container's, passed as the function module passes them).
+ */
+import { createInterface } from 'node:readline';
+import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { KeptLists } from '../shared/cycle/kept-lists.js';
+import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
+import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { env, invocation } from './invocation.js';
+import { CLUSTER } from './spec.js';
+import { tapKubernetesApi } from './wire-tap.js';
+
+const mode = env('BENCH_MODE');
+if (!['nodescope', 'balloons', 'both'].includes(mode))
+  throw new Error(`BENCH_MODE must be nodescope, balloons or both, not ${mode}`);
+const tap = tapKubernetesApi();
+const { client, db, close } = invocation();
+const quiet = { info: () => {}, warn: () => {} };
+// The function module's lists kept between invocations (functions/cluster-cycle.ts), one per process.
+const kept = new KeptLists();
+
+async function cycle(now: number) {
+  const cycleKey = new Date(now).toISOString();
+  tap.reset();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await runClusterCycle({
+    cluster: CLUSTER,
+    cycleId: `cycle/${cycleKey}`,
+    cycleKey,
+    client,
+    db,
+    table: 'fleetscope',
+    pageSize: DEFAULT_SETTINGS.pageSize,
+    ...(mode !== 'balloons' ? { nodescope: { ...DEFAULT_SETTINGS } } : {}),
+    ...(mode !== 'nodescope' ? { balloons: { settleMs: 0 } } : {}),
+    now: () => now,
+    logger: quiet,
+    kept,
+  });
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const ns = result.nodescope;
+  return {
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs,
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    ...tap.reset(),
+    nodescope: ns && {
+      // The phases' CPU (their sub-parts, "collect: ...", are inside "collect").
+      cpuMs: Object.entries(ns.phases)
+        .filter(([k]) => !k.includes(':'))
+        .reduce((a, [, v]) => a + v, 0),
+      errors: ns.detail.errors,
+      scopes: ns.detail.scopes,
+    },
+    balloons: result.balloons && { errors: result.balloons.errors.slice(0, 3) },
+    reads: result.reads,
+  };
+}
+
+// A warm container: the DynamoDB client's lazily loaded parts are in memory before the first cycle.
+await new NodeScopeStore(db, 'fleetscope').getCluster('warm-up');
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  const [what, at] = line.trim().split(' ');
+  if (what !== 'cycle') break;
+  process.stdout.write(`${JSON.stringify(await cycle(Number(at)))}\n`);
+}
+await close();
+process.exit(0);

@@ -1,0 +1,375 @@
+/**
+ * The reads part of `npm run bench` (BENCH_ONLY=reads): what a cycle takes from the apiserver of the
+ * 5,000-node cluster with every pod (the DaemonSets' plus 20 workload pods per node, 154,515 pods), in
+ * one table, one run: node scope alone, balloons alone and both together, each as a warm Lambda runs
+ * consecutive cycles (reads-cycle.ts: one process, one client), in steady state and after 1% of the
+ * pods changed; beside them an upstream-VPA-like reader (upstream-reader.ts: an informer, PodMetrics
+ * every minute) over the same 5 minutes. Processes:
+ *   sim-server.ts        the Kubernetes API (its CPU is not fleetscope's)
+ *   dynamo-server.ts     DynamoDB (dynalite)
+ *   reads-cycle.ts       the cycles of one mode: a priming cycle, a steady one, one after the change
+ *   floor.ts             a full read of each mode fetched and JSON-parsed, nothing else
+ *   upstream-reader.ts   the comparison
+ * Figures only: nothing here is asserted by the test suite.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { parse } from 'yaml';
+import { validatePolicy } from '../shared/balloons/policy.js';
+import { BalloonStore } from '../shared/balloons/store.js';
+import { cycleCapability } from '../shared/cycle/capability.js';
+import { ClusterClient } from '../shared/k8s/client.js';
+import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
+import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { HOURS_PER_MONTH, PRICES } from './cost.js';
+import { child, once, simControl } from './processes.js';
+import { seedCluster } from './seed.js';
+import { CLUSTER, NODES } from './spec.js';
+import type { WireStats } from './wire-tap.js';
+
+const WORKLOADS_PER_NODE = 20;
+const PERIOD_MS = DEFAULT_SETTINGS.periodMinutes * 60_000;
+/** The change between the steady cycle and the next: every pod on 1% of the nodes (1% of the pods). */
+const CHANGED_NODE_FRACTION = 0.01;
+const MODES = ['nodescope', 'balloons', 'both'] as const;
+type Mode = (typeof MODES)[number];
+
+const n = (v: number, d = 0) =>
+  v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const mb = (b: number) => `${n(b / 1e6, 1)} MB`;
+const verdict = (ok: boolean) => (ok ? 'pass' : 'MISS');
+
+interface CycleFigures extends WireStats {
+  cpuMs: number;
+  wallMs: number;
+  maxRssMiB: number;
+  nodescope?: { cpuMs: number; errors: string[]; scopes: number };
+  balloons?: { errors: string[] };
+  /** How the cycle read each large list (taken up from the kept one, or listed, and why). */
+  reads?: Record<string, unknown>;
+}
+interface Floor {
+  cpuMs: number;
+  requests: number;
+  wireBytes: number;
+  decodedBytes: number;
+}
+interface UpstreamFigures extends WireStats {
+  cpuMs: number;
+  maxRssMiB: number;
+  pods: number;
+  events: number;
+}
+type Control = ReturnType<typeof simControl>;
+
+export async function readsBench(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'fleetscope-bench-reads-'));
+  const children: ChildProcess[] = [];
+  try {
+    console.log(
+      `\nfleetscope reads: what a cycle takes from the apiserver of 1 cluster of ${n(NODES)} nodes (10 node-scoped DaemonSets + ${WORKLOADS_PER_NODE} workload pods per node), steady and after ${CHANGED_NODE_FRACTION * 100}% of the pods changed`,
+    );
+    const sim = child('sim-server.ts', [dir], { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) }, 16_000);
+    children.push(sim.proc);
+    const dynamo = child('dynamo-server.ts', []);
+    children.push(dynamo.proc);
+    const { kubeconfig } = (await sim.first) as { kubeconfig: string };
+    const { endpoint } = (await dynamo.first) as { endpoint: string };
+    const kc = parse(await readFile(kubeconfig, 'utf8'));
+    const control = simControl({
+      server: kc.clusters[0].cluster.server,
+      ca: Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64'),
+      token: kc.users[0].user.token,
+    });
+    const ddb = new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
+    const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+    let now = (await control('GET', '/_sim/clock')).now as number;
+    const advance = async (ms: number) => {
+      now += ms;
+      await control('POST', '/_sim/clock', { advanceMs: ms });
+    };
+    await setUp({ kubeconfig, endpoint, db, now });
+    // Converge the balloons (create, then size every one without a write budget), so that the
+    // measured cycles are the steady state.
+    // A set-up cycle that fails (a loaded machine: the simulator too slow for the retry budget) is run
+    // again once; it is not measured.
+    for (const budget of [undefined, NODES * 2]) {
+      await advance(PERIOD_MS);
+      const converge = () =>
+        once('balloon-cycle.ts', {
+          BENCH_KUBECONFIG: kubeconfig,
+          BENCH_DYNAMO: endpoint,
+          BENCH_NOW: String(now),
+          BENCH_MODE: 'balloons',
+          ...(budget ? { BENCH_WRITE_BUDGET: String(budget) } : {}),
+        });
+      await converge().catch(converge);
+    }
+    const changed = await changeSetOf(control);
+    let touch = 0;
+    const change = async () => {
+      touch++;
+      for (const p of changed) await annotate(control, p, touch);
+    };
+
+    const rows = new Map<Mode, { prime: CycleFigures; steady: CycleFigures; changed: CycleFigures }>();
+    for (const mode of MODES) {
+      const warm = child('reads-cycle.ts', [], {
+        BENCH_KUBECONFIG: kubeconfig,
+        BENCH_DYNAMO: endpoint,
+        BENCH_MODE: mode,
+      });
+      children.push(warm.proc);
+      const next = lines(warm.proc);
+      const cycle = async () => {
+        await advance(PERIOD_MS);
+        warm.proc.stdin?.write(`cycle ${now}\n`);
+        return JSON.parse(await next()) as CycleFigures;
+      };
+      const prime = await cycle();
+      const steady = await cycle();
+      await change();
+      rows.set(mode, { prime, steady, changed: await cycle() });
+      warm.proc.stdin?.end();
+      await new Promise((r) => warm.proc.once('exit', r));
+    }
+    const floors = new Map<Mode, Floor>();
+    for (const mode of MODES)
+      floors.set(
+        mode,
+        (await once('floor.ts', { BENCH_KUBECONFIG: kubeconfig, BENCH_MODE: mode })) as unknown as Floor,
+      );
+
+    const up = await upstream(kubeconfig, advance, change, children);
+    printTable(rows, floors, up, changed.length);
+    ddb.destroy();
+  } finally {
+    for (const c of children) c.stdin?.end();
+    await new Promise((r) => setTimeout(r, 200));
+    for (const c of children) if (c.exitCode === null) c.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The balloon policy on every node and node scope's stored history (8 days), as in the other parts. */
+async function setUp(o: {
+  kubeconfig: string;
+  endpoint: string;
+  db: DynamoDBDocumentClient;
+  now: number;
+}): Promise<void> {
+  await new BalloonStore(o.db, 'fleetscope').putPolicy(
+    CLUSTER,
+    validatePolicy({
+      name: 'all',
+      selector: 'kubernetes.io/os=linux',
+      headroomPercent: 20,
+      max: { cpu: '64', memory: '256Gi' },
+      shrinkCooldownMinutes: 0,
+    }),
+  );
+  const client = ClusterClient.fromKubeconfig(await readFile(o.kubeconfig, 'utf8'), {
+    cluster: CLUSTER,
+    context: CLUSTER,
+    timeoutMs: 60_000,
+  });
+  const seeded = await seedCluster(client, new NodeScopeStore(o.db, 'fleetscope'), CLUSTER, o.now);
+  await client.close();
+  console.log(
+    `  set up: node scope's history seeded (${n(seeded.scopes)} scopes), the balloons converged; then per mode one warm process: a priming cycle, a steady one, ${CHANGED_NODE_FRACTION * 100}% of pods changed, one more`,
+  );
+}
+
+type PodRef = { namespace: string; name: string };
+
+/** Every pod on 1% of the nodes, spread over the node list: 1% of the pods, DaemonSets' and workloads'. */
+async function changeSetOf(control: Control): Promise<PodRef[]> {
+  const nodes = (await control('GET', '/api/v1/nodes')) as { items: { metadata: { name: string } }[] };
+  const names = nodes.items.map((x) => x.metadata.name);
+  const step = Math.round(1 / CHANGED_NODE_FRACTION);
+  const out: PodRef[] = [];
+  for (let i = 0; i < names.length; i += step) {
+    const pods = (await control(
+      'GET',
+      `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${names[i]}`)}`,
+    )) as { items: { metadata: PodRef }[] };
+    for (const p of pods.items) out.push({ namespace: p.metadata.namespace, name: p.metadata.name });
+  }
+  return out;
+}
+
+/** A change to a pod that every reader of it sees (a new resourceVersion): an annotation. */
+async function annotate(control: Control, p: PodRef, touch: number): Promise<void> {
+  await control(
+    'PATCH',
+    `/api/v1/namespaces/${p.namespace}/pods/${p.name}`,
+    { metadata: { annotations: { 'bench.fleetscope.io/touched': String(touch) } } },
+    'application/merge-patch+json',
+  );
+}
+
+function lines(proc: ChildProcess): () => Promise<string> {
+  const rl = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+  const queue: string[] = [];
+  const waiting: ((l: string) => void)[] = [];
+  rl.on('line', (l) => {
+    const w = waiting.shift();
+    if (w) w(l);
+    else queue.push(l);
+  });
+  return () => {
+    const l = queue.shift();
+    if (l !== undefined) return Promise.resolve(l);
+    return new Promise((resolve, reject) => {
+      waiting.push(resolve);
+      proc.once('exit', (code) => reject(new Error(`a cycle process exited with ${code}`)));
+    });
+  };
+}
+
+/** The upstream-like reader: its list, then 5 minutes steady and 5 minutes with the same change. */
+async function upstream(
+  kubeconfig: string,
+  advance: (ms: number) => Promise<void>,
+  change: () => Promise<void>,
+  children: ChildProcess[],
+): Promise<{ list: UpstreamFigures; steady: UpstreamFigures; changed: UpstreamFigures }> {
+  const reader = child('upstream-reader.ts', [], { BENCH_KUBECONFIG: kubeconfig });
+  children.push(reader.proc);
+  const next = lines(reader.proc);
+  const list = JSON.parse(await next()) as UpstreamFigures;
+  const window = async (): Promise<UpstreamFigures> => {
+    for (let m = 0; m < DEFAULT_SETTINGS.periodMinutes; m++) {
+      await advance(60_000);
+      reader.proc.stdin?.write('metrics\n');
+    }
+    reader.proc.stdin?.write('report\n');
+    return JSON.parse(await next()) as UpstreamFigures;
+  };
+  const steady = await window();
+  await change();
+  const changed = await window();
+  reader.proc.stdin?.end();
+  return { list, steady, changed };
+}
+
+/** Lambda's bill per 1,000 nodes and month for cycles like this one: at its wall time, and at its CPU. */
+function lambdaPer1000(r: { wallMs: number; cpuMs: number }): [number, number] {
+  const cycles = (60 / DEFAULT_SETTINGS.periodMinutes) * HOURS_PER_MONTH;
+  const gb = (cycleCapability.functions[0]?.memoryMb ?? 1769) / 1024;
+  const bill = (ms: number) =>
+    ((cycles * ((ms / 1000) * gb * PRICES.lambdaGbSecond + PRICES.lambdaRequest)) / NODES) * 1000;
+  return [bill(r.wallMs), bill(r.cpuMs)];
+}
+
+function printTable(
+  rows: Map<Mode, { prime: CycleFigures; steady: CycleFigures; changed: CycleFigures }>,
+  floors: Map<Mode, Floor>,
+  up: { list: UpstreamFigures; steady: UpstreamFigures; changed: UpstreamFigures },
+  changedPods: number,
+): void {
+  const label: Record<Mode, string> = {
+    nodescope: 'node scope alone',
+    balloons: 'balloons alone',
+    both: 'both (one cycle)',
+  };
+  // A full read's floor, measured; a cycle that reads less is held to the same CPU per decoded byte.
+  const floorOf = (mode: Mode, r: CycleFigures) => {
+    const f = floors.get(mode) as Floor;
+    return (f.cpuMs * r.decodedBytes) / Math.max(1, f.decodedBytes);
+  };
+  console.log(
+    `\n  ${'WHAT'.padEnd(36)} ${'READS+WRITES'.padStart(12)} ${'ON THE WIRE'.padStart(12)} ${'DECODED'.padStart(10)} ${'CPU s'.padStart(7)} ${'FLOOR s'.padStart(8)} ${'CPU/FLOOR'.padStart(10)} ${'NS CPU/FLOOR'.padStart(13)} ${'PEAK RSS'.padStart(10)} ${'LAMBDA $/1k NODES-MONTH'.padStart(24)}`,
+  );
+  const line = (what: string, r: WireStats, cells: string[]) =>
+    console.log(
+      `  ${what.padEnd(36)} ${`${r.requests - (r.byVerb.write ?? 0)}+${r.byVerb.write ?? 0}`.padStart(12)} ${mb(r.wireBytes).padStart(12)} ${mb(r.decodedBytes).padStart(10)} ${cells.map((c, i) => c.padStart([7, 8, 10, 13, 10, 24][i] as number)).join(' ')}`,
+    );
+  for (const mode of MODES) {
+    const r = rows.get(mode);
+    if (!r) continue;
+    for (const [when, x] of [
+      ['first cycle', r.prime],
+      ['steady', r.steady],
+      [`after ${CHANGED_NODE_FRACTION * 100}% changed`, r.changed],
+    ] as const) {
+      const floor = floorOf(mode, x);
+      const [wall, cpu] = lambdaPer1000(x);
+      line(`${label[mode]}, ${when}`, x, [
+        n(x.cpuMs / 1000, 2),
+        n(floor / 1000, 2),
+        `${n(x.cpuMs / floor, 2)}x`,
+        x.nodescope && mode !== 'balloons' ? `${n(x.nodescope.cpuMs / floor, 2)}x` : '-',
+        `${n(x.maxRssMiB)} MiB`,
+        `$${n(wall, 2)} ($${n(cpu, 2)} at CPU)`,
+      ]);
+      if (x.reads && Object.keys(x.reads).length) console.log(`    lists: ${JSON.stringify(x.reads)}`);
+      const errors = [...(x.nodescope?.errors ?? []), ...(x.balloons?.errors ?? [])];
+      if (errors.length) console.log(`    ERRORS ${errors.slice(0, 3).join('; ')}`);
+    }
+  }
+  const upLine = (what: string, x: UpstreamFigures) =>
+    line(what, x, [n(x.cpuMs / 1000, 2), '-', '-', '-', `${n(x.maxRssMiB)} MiB`, 'in-cluster']);
+  upLine('upstream-like: informer list', up.list);
+  upLine('upstream-like: steady, 5 min', up.steady);
+  upLine(`upstream-like: ${CHANGED_NODE_FRACTION * 100}% changed, 5 min`, up.changed);
+  console.log(
+    `  (floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda at the measured wall time, which here is mostly the simulator's serving on a shared machine, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods.)`,
+  );
+  targets(rows, up, floorOf);
+}
+
+function targets(
+  rows: Map<Mode, { prime: CycleFigures; steady: CycleFigures; changed: CycleFigures }>,
+  up: { steady: UpstreamFigures; changed: UpstreamFigures },
+  floorOf: (mode: Mode, r: CycleFigures) => number,
+): void {
+  const both = rows.get('both');
+  const ns = rows.get('nodescope');
+  const rss = Math.max(
+    ...[...rows.values()].flatMap((r) => [r.prime, r.steady, r.changed].map((x) => x.maxRssMiB)),
+  );
+  const t: [string, string, string, boolean][] = [];
+  if (both) {
+    t.push([
+      'steady, both: bytes on the wire per cycle',
+      mb(both.steady.wireBytes),
+      '<= 20 MB',
+      both.steady.wireBytes <= 20e6,
+    ]);
+    t.push([
+      'steady, both: against the upstream-like reader',
+      `${mb(both.steady.wireBytes)} vs ${mb(up.steady.wireBytes)} in 5 min`,
+      "<= upstream-like's",
+      both.steady.wireBytes <= up.steady.wireBytes,
+    ]);
+    // Proportional to the change: what a steady cycle reads (the metrics, the constant part) plus the
+    // changed pods' share of a full read, twice over at most.
+    const allowance = both.steady.wireBytes + 2 * CHANGED_NODE_FRACTION * both.prime.wireBytes;
+    t.push([
+      `after ${CHANGED_NODE_FRACTION * 100}%, both: bytes on the wire`,
+      mb(both.changed.wireBytes),
+      `<= steady + 2 x ${CHANGED_NODE_FRACTION * 100}% of a full read = ${mb(allowance)}`,
+      both.changed.wireBytes <= allowance,
+    ]);
+  }
+  if (ns) {
+    const worst = Math.max(
+      ...[ns.steady, ns.changed].map((x) => (x.nodescope?.cpuMs ?? x.cpuMs) / floorOf('nodescope', x)),
+    );
+    t.push(['node scope CPU / floor (steady, after the change)', `${n(worst, 2)}x`, '<= 1.5x', worst <= 1.5]);
+  }
+  t.push(['peak RSS (every cycle process)', `${n(rss)} MiB`, '< 1,024 MiB', rss < 1024]);
+  console.log('\n  targets:');
+  for (const [what, value, target, ok] of t)
+    console.log(`    ${what.padEnd(52)} ${value.padEnd(30)} ${target.padEnd(46)} ${verdict(ok)}`);
+}

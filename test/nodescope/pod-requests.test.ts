@@ -1,0 +1,84 @@
+/**
+ * sameRequests decides, every cycle and for every DaemonSet, whether the apply item is written again. It
+ * compares without building strings; the reference here is the string comparison it replaced, and the
+ * two must agree on every input, equal or not.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { PodView } from '../../shared/cycle/views.js';
+import {
+  type PodRequests,
+  podRequestsOf,
+  samePodRequests,
+  sameRequests,
+} from '../../shared/nodescope/pod-requests.js';
+
+/** The comparison as first written: every (node, container, cpu, memory) as text, sorted and joined. */
+function reference(a: PodRequests | undefined, b: PodRequests): boolean {
+  const flat = (r: PodRequests) =>
+    Object.entries(r)
+      .flatMap(([n, cs]) => Object.entries(cs).map(([c, x]) => `${n}/${c}=${x.cpu ?? ''},${x.memory ?? ''}`))
+      .sort()
+      .join(';');
+  return flat(a ?? {}) === flat(b);
+}
+
+const amount = fc.option(fc.constantFrom(0, 1, 10, 250, 1_048_576), { nil: undefined });
+const containers = fc.dictionary(
+  fc.constantFrom('app', 'sidecar', 'proxy'),
+  fc.record({ cpu: amount, memory: amount }, { requiredKeys: [] }),
+  { maxKeys: 3 },
+);
+const requests = fc.dictionary(fc.constantFrom('n1', 'n2', 'n3', 'n4'), containers, { maxKeys: 4 });
+
+describe('sameRequests', () => {
+  it('agrees with the string comparison, on equal and unequal requests', () => {
+    const seen = { same: 0, different: 0 };
+    fc.assert(
+      fc.property(requests, fc.oneof(requests, fc.constant(undefined)), fc.boolean(), (b, other, copy) => {
+        // Half the time the stored side is a copy of b with its keys in another order.
+        const a = copy ? Object.fromEntries(Object.entries(b).reverse()) : other;
+        const want = reference(a, b);
+        seen[want ? 'same' : 'different']++;
+        expect(sameRequests(a, b)).toBe(want);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(seen.same).toBeGreaterThan(100);
+    expect(seen.different).toBeGreaterThan(100);
+  });
+
+  it('samePodRequests is sameRequests against the map built from the pods', () => {
+    const seen = { same: 0, different: 0 };
+    const view = (cs: [string, number | undefined, number | undefined][]): PodView =>
+      ({
+        name: 'p',
+        namespace: 'ns',
+        uid: 'u',
+        node: 'n',
+        phase: 'Running',
+        terminating: false,
+        balloon: false,
+        resize: { state: 'none' },
+        containers: cs.map(([name, reqCpu, reqMem]) => ({ name, reqCpu, reqMem, hasActual: false })),
+      }) as PodView;
+    const containers = fc.uniqueArray(fc.tuple(fc.constantFrom('app', 'sidecar', 'proxy'), amount, amount), {
+      selector: (c) => c[0],
+      maxLength: 3,
+    });
+    const pods = fc
+      .dictionary(fc.constantFrom('n1', 'n2', 'n3', 'n4'), containers, { maxKeys: 4 })
+      .map((d) => new Map(Object.entries(d).map(([n, cs]) => [n, view(cs)])));
+    fc.assert(
+      fc.property(pods, fc.oneof(requests, fc.constant(undefined)), fc.boolean(), (ps, other, copy) => {
+        const stored = copy ? podRequestsOf(ps) : other;
+        const want = sameRequests(stored, podRequestsOf(ps));
+        seen[want ? 'same' : 'different']++;
+        expect(samePodRequests(stored, ps)).toBe(want);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(seen.same).toBeGreaterThan(100);
+    expect(seen.different).toBeGreaterThan(100);
+  });
+});
