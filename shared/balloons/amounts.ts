@@ -20,7 +20,7 @@ export const amounts = (cpu: number, memory: number): Amounts => ({
 });
 export const ZERO: Amounts = amounts(0, 0);
 
-const each = (f: (r: Resource) => number): Amounts => amounts(f('cpu'), f('memory'));
+export const each = (f: (r: Resource) => number): Amounts => amounts(f('cpu'), f('memory'));
 export const add = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] + b[r]);
 export const sub = (a: Amounts, b: Amounts): Amounts => each((r) => a[r] - b[r]);
 export const max = (a: Amounts, b: Amounts): Amounts => each((r) => Math.max(a[r], b[r]));

@@ -4,7 +4,7 @@
  * read back once the kubelet had time to answer, and a Deferred inflate reverted at once.
  */
 import { desiredDigest, observeResize, type PodLike, pairOf } from '../resize/index.js';
-import { type Amounts, amounts, equal, min, RESOURCES } from './amounts.js';
+import { type Amounts, amounts, each, equal, min, RESOURCES } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import { BALLOON_CONTAINER } from './manifests.js';
@@ -58,10 +58,9 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     if (ctx.onlyNode !== undefined && d.node !== ctx.onlyNode) continue;
     const pod = d.balloon as BalloonPod;
     const record = l.records.get(d.node);
-    // While a deflate is Deferred, the request is lowered to the pending spec in each resource it
-    // deflates (the plan counts the larger allocated size): a pending deflate is never raised back up,
-    // so the request replaces the Deferred one at once. An inflate of the other resource is kept: the
-    // plan sent it only where the whole new request fits.
+    // While a deflate is Deferred, the request is lowered to the pending spec wherever the plan does not
+    // inflate (it counts the larger allocated size): a pending deflate is never raised back up to a
+    // held size, so the request replaces the Deferred one at once. A planned inflate is kept.
     const pending = record?.state === 'deferred' ? specOf(pod.like) : undefined;
     const to = pending ? belowPending(d.resizeTo, pending, pod.requests) : d.resizeTo;
     if (pending && equal(to, pending)) continue;
@@ -82,12 +81,13 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
   return inflated;
 }
 
-/** The decided size, no larger than the pending spec in each resource that spec deflates. */
+/**
+ * The decided size, no larger than the pending spec except where the plan inflates (above what is
+ * counted: it sent that only where the whole new request fits). Where the pending spec equals what is
+ * counted, nothing is pending there and the minimum is the decision itself.
+ */
 const belowPending = (decided: Amounts, pending: Amounts, counted: Amounts): Amounts =>
-  amounts(
-    pending.cpu < counted.cpu ? Math.min(decided.cpu, pending.cpu) : decided.cpu,
-    pending.memory < counted.memory ? Math.min(decided.memory, pending.memory) : decided.memory,
-  );
+  each((r) => (decided[r] > counted[r] ? decided[r] : Math.min(decided[r], pending[r])));
 
 const isInflate = (d: NodeDecision) =>
   d.resizeTo !== undefined &&
