@@ -144,8 +144,12 @@ describe('node label scope (AEP-10031) over the simulator', () => {
     const cycled = last?.daemonSets[0]?.recs.get(added);
     expect(cycled).toMatchObject({ source: 'group', group: 'gpu' });
     const live = await getRecommendations(env.store, 'grp', 'monitoring', 'agent', { live: true });
-    expect(live?.nodes[added]).toEqual(cycled);
-    expect(live?.groups.gpu).toEqual(cycled?.containers);
+    expect(live?.nodes[added]).toMatchObject({ source: 'group', group: 'gpu' });
+    expect(live?.nodes[added]?.containers).toEqual(live?.groups.gpu);
+    // The same numbers as the cycle's, from the same history: a fold a second later (no new scrape).
+    const fold = (await cycle(env, 'grp', 1000, { foldEveryMs: 1 })).daemonSets[0];
+    expect(fold?.folded).toBe(true);
+    expect(fold?.recs.get(added)).toEqual(live?.nodes[added]);
     const pod = env.sim
       .cluster('grp')
       .store.list('pods')
