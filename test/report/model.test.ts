@@ -202,8 +202,9 @@ describe('the report model', () => {
       ['__absent__', `no ${pool} label`, 1, 50],
       ['gpu', `${pool}=gpu`, 1, 400],
     ]);
-    const html = renderReportHtml(grouped);
-    for (const label of [`${pool}=&quot;&quot;`, `no ${pool} label`, `${pool}=gpu`]) expect(html).toContain(label);
+    const html = renderReportHtml(grouped, '/* chart.js */');
+    for (const label of [`${pool}=&quot;&quot;`, `no ${pool} label`, `${pool}=gpu`])
+      expect(html).toContain(label);
     // A node scope has no group table: its groups only size nodes without history.
     expect(m.nodescope.daemonSets[0]!.groups).toBeUndefined();
   });
