@@ -36,6 +36,8 @@ export interface NodeFigures {
   source: RecSource;
   /** source group: the group's scope value. */
   group?: string;
+  /** source group: the group as people read it ("<key>=<value>", "no <key> label"), when the scope is known. */
+  groupLabel?: string;
   /** Sum over the pod's containers. */
   target: Pair;
   /** What the node's pod requests now (sum over containers). */
@@ -112,6 +114,9 @@ export function daemonSetFigures(recs: FigureInputs): DaemonSetFigures {
         node,
         source: r.source,
         ...(r.group !== undefined ? { group: r.group } : {}),
+        ...(r.group !== undefined && recs.scope
+          ? { groupLabel: scopeValueLabel(recs.scope.groupLabel, r.group) }
+          : {}),
         target: targetSum(r.containers),
         requests: pod ? amountSum(Object.values(pod)) : template,
         requestsFrom: pod ? 'pod' : 'template',

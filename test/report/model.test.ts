@@ -205,6 +205,13 @@ describe('the report model', () => {
     const html = renderReportHtml(grouped, '/* chart.js */');
     for (const label of [`${pool}=&quot;&quot;`, `no ${pool} label`, `${pool}=gpu`])
       expect(html).toContain(label);
+    // Each node's bar says its group the same way.
+    const labels = chartsOf(grouped).find((c) => c.id === 'ds-0-cpu')?.labels;
+    expect(labels).toEqual([
+      `n1 (group ${pool}=gpu)`,
+      `n3 (group ${pool}="")`,
+      `n2 (group no ${pool} label)`,
+    ]);
     // A node scope has no group table: its groups only size nodes without history.
     expect(m.nodescope.daemonSets[0]!.groups).toBeUndefined();
   });
