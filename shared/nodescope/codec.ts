@@ -12,11 +12,12 @@
  *   States are shared/recommendation's lossless encoding, so a restart recommends exactly as before;
  *   they are decoded only when needed, and written back as they were when not touched.
  *
- * Log entry (version 1): one cycle's samples and OOM kills, applied on top of the base in key order.
+ * Log entry (version 2; version 1, without groups, is still read): one cycle's samples and OOM kills,
+ * applied on top of the base in key order, and the scope values of nodes the base has none for.
  *   u8 version | at (ms) | gen | containers: n, names | base nodes n | presence bitmap over the base's
  *   node order | extra (new) node names | then columns over the present nodes, base order then extras:
  *   time (s, relative to at, zigzag) | per container cpu+1 | per container memory (2·KiB, or 2·bytes+1)
- *   | OOMs: n, (node position, container, t s, request bytes)
+ *   | OOMs: n, (node position, container, t s, request bytes) | groups: n, (node name, scope value)
  *   Columns of like values compress better than rows.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -25,7 +26,7 @@ import { ByteReader, ByteWriter, DecodeError } from './bytes.js';
 import type { Amounts, ContainerRec, LogEntry, NodeRec, NodeRecord, NodeSamples, OomEvent } from './model.js';
 
 const CHUNK_VERSION = 2;
-const LOG_VERSION = 1;
+const LOG_VERSION = 2;
 const LEVEL = 6;
 
 export const compress = (b: Uint8Array): Uint8Array => deflateRawSync(b, { level: LEVEL });
@@ -156,6 +157,12 @@ export function encodeLog(entry: LogEntry, baseOrder: readonly string[]): Uint8A
   for (let k = 0; k < c; k++)
     for (const s of ordered) w.varint(s.memory[k] === undefined ? 0 : memCode(s.memory[k] as number) + 1);
   writeOoms(w, entry.ooms, ordered);
+  const groups = entry.groups ?? [];
+  w.varint(groups.length);
+  for (const [node, value] of groups) {
+    w.string(node);
+    w.string(value);
+  }
   return w.finish();
 }
 
@@ -220,12 +227,14 @@ export interface ColumnarLog {
   cpu: Float64Array[];
   memory: Float64Array[];
   ooms: OomEvent[];
+  /** The entry's scope values of nodes the base has none for (version 1: none). */
+  groups: [string, string][];
 }
 
 export function decodeLogColumns(body: Uint8Array, baseOrder: readonly string[]): ColumnarLog {
   const r = new ByteReader(body);
   const version = r.u8();
-  if (version !== LOG_VERSION) throw new DecodeError(`unsupported log version ${version}`);
+  if (version !== LOG_VERSION && version !== 1) throw new DecodeError(`unsupported log version ${version}`);
   const at = r.varint();
   const gen = r.varint();
   const containers: string[] = [];
@@ -264,8 +273,10 @@ export function decodeLogColumns(body: Uint8Array, baseOrder: readonly string[])
     const node = p === 0 ? r.string() : (names[p - 1] as string);
     ooms.push({ node, container: r.varint(), t: r.varint() * 1000, request: r.varint() });
   }
+  const groups: [string, string][] = [];
+  if (version >= 2) for (let i = r.varint(); i > 0; i--) groups.push([r.string(), r.string()]);
   if (!r.done) throw new DecodeError('trailing bytes in log entry');
-  return { at, gen, containers, names, times, cpu, memory, ooms };
+  return { at, gen, containers, names, times, cpu, memory, ooms, groups };
 }
 
 const opt = (v: number | undefined): number | undefined =>

@@ -8,7 +8,7 @@ import { type CrdState, listDaemonSetMetrics, listDaemonSetPods } from './collec
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
-import { scopeValues } from './groups.js';
+import { scopeValues, valuesNewSinceFold } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
@@ -136,6 +136,7 @@ async function recommendAndStore(
       live.values,
     );
     run.phases.mark('recommend');
+    entry.groups = valuesNewSinceFold(model, live.values);
     const logBytes = await appendLog(run, target, head, entry, loaded.baseOrder);
     run.phases.mark('store');
     return { recs, folded: false, logBytes, baseBytes: 0 };

@@ -6,6 +6,7 @@
  * Requests today are what each node's pod requests now (recorded by the cycle from the pods); a node
  * whose pod was not seen yet counts at the template's requests, what its pod will start with.
  */
+import { scopeValueLabel } from './groups.js';
 import type { Amounts, ContainerRec, RecSource } from './model.js';
 import type { DaemonSetRecommendations } from './query.js';
 import type { DsHead } from './store.js';
@@ -35,6 +36,8 @@ export interface NodeFigures {
   source: RecSource;
   /** source group: the group's scope value. */
   group?: string;
+  /** source group: the group as people read it ("<key>=<value>", "no <key> label"), when the scope is known. */
+  groupLabel?: string;
   /** Sum over the pod's containers. */
   target: Pair;
   /** What the node's pod requests now (sum over containers). */
@@ -43,7 +46,21 @@ export interface NodeFigures {
   requestsFrom: 'pod' | 'template';
 }
 
+/** One group of a label scope (AEP-10031): its scope value, as people read it, and its target. */
+export interface GroupFigures {
+  /** The scope value as published (`__absent__`, `""` included). */
+  value: string;
+  /** "<key>=<value>", `<key>=""` or "no <key> label". */
+  label: string;
+  /** Sum over the containers. */
+  target: Pair;
+  /** The nodes sized from it now. */
+  nodes: number;
+}
+
 export interface DaemonSetFigures {
+  /** A label scope's groups, by scope value (absent for per-node scopes). */
+  groups?: GroupFigures[];
   /** The busiest node first. */
   nodes: NodeFigures[];
   /** What upstream VPA would give every pod (sum over containers). */
@@ -58,7 +75,22 @@ export interface DaemonSetFigures {
   asOf: string;
 }
 
-type FigureInputs = Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'>;
+type FigureInputs = Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'> &
+  Partial<Pick<DaemonSetRecommendations, 'scope' | 'groups'>>;
+
+/** A label scope's groups in scope-value order, each with the nodes it sizes; none for per-node scopes. */
+function groupFigures(recs: FigureInputs, nodes: readonly NodeFigures[]): GroupFigures[] | undefined {
+  const { scope, groups } = recs;
+  if (!scope || scope.perNode || !groups) return undefined;
+  return Object.keys(groups)
+    .sort()
+    .map((value) => ({
+      value,
+      label: scopeValueLabel(scope.groupLabel, value),
+      target: targetSum(groups[value] ?? {}),
+      nodes: nodes.filter((n) => n.source === 'group' && n.group === value).length,
+    }));
+}
 
 /** The figures of a DaemonSet, or of one with no recommendation yet (no nodes, its template's requests). */
 export function daemonSetFiguresOf(head: DsHead, recs: FigureInputs | undefined): DaemonSetFigures {
@@ -82,6 +114,9 @@ export function daemonSetFigures(recs: FigureInputs): DaemonSetFigures {
         node,
         source: r.source,
         ...(r.group !== undefined ? { group: r.group } : {}),
+        ...(r.group !== undefined && recs.scope
+          ? { groupLabel: scopeValueLabel(recs.scope.groupLabel, r.group) }
+          : {}),
         target: targetSum(r.containers),
         requests: pod ? amountSum(Object.values(pod)) : template,
         requestsFrom: pod ? 'pod' : 'template',
@@ -90,7 +125,9 @@ export function daemonSetFigures(recs: FigureInputs): DaemonSetFigures {
     .sort((a, b) => b.target.cpu - a.target.cpu || a.node.localeCompare(b.node));
   const dsWide = targetSum(recs.dsWide);
   const sum = (pick: (n: NodeFigures) => Pair) => nodes.reduce((s, n) => addPair(s, pick(n)), ZERO_PAIR);
+  const groups = groupFigures(recs, nodes);
   return {
+    ...(groups ? { groups } : {}),
     nodes,
     dsWide,
     template,

@@ -35,6 +35,25 @@ export function scopeValues(
   return out;
 }
 
+/** The scope values the base does not hold (nodes new or relabelled since the fold): what a log entry keeps. */
+export function valuesNewSinceFold(model: DsModel, values: ReadonlyMap<string, string>): [string, string][] {
+  return [...values].filter(([node, v]) => model.nodes.get(node)?.group !== v);
+}
+
+/**
+ * Each node's scope value as the last cycle read it, from storage alone: the fold's, then each stored
+ * cycle's in order (a query has no nodes to read, and this is the membership the cycle grouped by).
+ */
+export function storedValues(
+  model: DsModel,
+  logs: readonly { groups?: readonly [string, string][] }[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [n, r] of model.nodes) if (r.group !== undefined) out.set(n, r.group);
+  for (const l of logs) for (const [n, v] of l.groups ?? []) out.set(n, v);
+  return out;
+}
+
 /** The members of each group, by scope value. */
 export function membersOf(values: ReadonlyMap<string, string>): Map<string, string[]> {
   const out = new Map<string, string[]>();

@@ -94,4 +94,9 @@ export interface LogEntry {
   containers: string[];
   samples: NodeSamples[];
   ooms: OomEvent[];
+  /**
+   * The scope values (group label) the cycle read for nodes whose value the base does not hold (new or
+   * relabelled since the fold): so a query's live view groups them as the cycle did.
+   */
+  groups?: [node: string, value: string][];
 }

@@ -4,7 +4,7 @@
  *   live    recomputed from the stored states (base + log) exactly as the next cycle would, so it
  *           equals what the last cycle computed: the check that a restart loses nothing
  */
-import { groupsFromHead } from './groups.js';
+import { groupsFromHead, storedValues } from './groups.js';
 import type { ContainerRec, DsModel, NodeRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
 import { DsRecommendations } from './recommend.js';
@@ -52,15 +52,16 @@ export function targetFromHead(head: DsHead): NodeScopeTarget {
 
 /**
  * Recommends for some nodes from stored states alone, as a fold would: groups from the membership the
- * last fold recorded (a node's labels are not stored otherwise).
+ * last fold recorded and the stored cycles since (a node's labels are not stored otherwise).
  */
 export function recommendFromStorage(
   head: DsHead,
   model: DsModel,
   nodes: ReadonlySet<string>,
+  logs: readonly { groups?: readonly [string, string][] }[] = [],
 ): DsRecommendations {
   const values = new Map<string, string>();
-  for (const [n, r] of model.nodes) if (r.group !== undefined && nodes.has(n)) values.set(n, r.group);
+  for (const [n, v] of storedValues(model, logs)) if (nodes.has(n)) values.set(n, v);
   const entry = { at: head.baseAt, gen: head.gen, containers: head.containers, samples: [], ooms: [] };
   return DsRecommendations.folded(targetFromHead(head), model, entry, nodes, values);
 }
@@ -91,11 +92,13 @@ export async function getRecommendations(
   let groups = groupsFromHead(head);
   let asOf = new Date(head.baseAt).toISOString();
   if (opts.live) {
-    // The nodes the last fold recommended for (those the DaemonSet can run on) plus any new ones seen.
+    // The nodes the last fold recommended for (those the DaemonSet can run on) plus any new ones seen
+    // (with samples, or grouped by a cycle since).
     const names = new Set<string>();
     for (const [n, r] of loaded.model.nodes)
       if (r.rec || r.states.some((s) => s) || r.raw?.some((b) => b)) names.add(n);
-    const recs = recommendFromStorage(head, loaded.model, names);
+    for (const l of loaded.logs) for (const [n] of l.groups) names.add(n);
+    const recs = recommendFromStorage(head, loaded.model, names, loaded.logs);
     dsWide = recs.dsWide;
     groups = recs.groups;
     for (const [n, r] of recs.recs) if (!opts.node || n === opts.node) nodes[n] = r;

@@ -36,7 +36,8 @@ export interface ReportInputs {
   daemonSets: {
     head: DsHead;
     /** The same live recommendations the CLI reads (getRecommendations). */
-    recs?: Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'>;
+    recs?: Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'> &
+      Partial<Pick<DaemonSetRecommendations, 'scope' | 'groups'>>;
   }[];
   balloons: { cluster: string; state?: ClusterBalloons; policies: number }[];
   identities: StoredIdentity[];

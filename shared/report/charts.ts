@@ -94,7 +94,7 @@ const resourceTitle = (r: Resource) => (r === 'cpu' ? 'CPU' : 'memory');
 /** Where a node's target comes from when not its own history: its group (AEP-10031), or the fallback. */
 function sourceNote(n: DaemonSetReport['nodes'][number]): string {
   if (n.source === 'fallback') return ' (fallback)';
-  if (n.source === 'group') return ` (group ${n.group === '' ? '""' : (n.group ?? '')})`;
+  if (n.source === 'group') return ` (group ${n.groupLabel ?? (n.group === '' ? '""' : (n.group ?? ''))})`;
   return '';
 }
 

@@ -97,12 +97,19 @@ function clustersSection(m: ReportModel): string {
   return `<section id="clusters"><h2>Clusters</h2>${table(['cluster', 'status', 'version', 'nodes', 'metrics API', 'ClusterSet'], rows)}</section>`;
 }
 
+/** A label scope's groups (AEP-10031): what each scope value's nodes are sized from. */
+function groupTable(ds: DaemonSetReport): string {
+  if (!ds.groups?.length) return '';
+  const rows = ds.groups.map((g) => [esc(g.label), esc(pair(g.target)), esc(g.nodes)]);
+  return table(['group', 'target (per pod)', 'nodes sized from it'], rows);
+}
+
 function daemonSetCard(ds: DaemonSetReport, i: number): string {
   const title = `<h3>${esc(ds.cluster)} · ${esc(ds.namespace)}/${esc(ds.name)} <span class="sub">VPA ${esc(ds.vpa)}, updateMode ${esc(ds.updateMode)}</span></h3>`;
   if (ds.empty) return `<article class="card">${title}${empty(ds.empty)}</article>`;
   const n = ds.nodes.length;
   const saves = `Over ${n} node${n === 1 ? '' : 's'}, the pods request ${esc(pair(ds.requestsTotal))} today and the per-node targets total ${esc(pair(ds.perNodeTotal))}: applying them <b>${esc(changePhrase('cpu', ds.change.cpu, ds.requestsTotal.cpu))}</b> and <b>${esc(changePhrase('memory', ds.change.memory, ds.requestsTotal.memory))}</b>. A DaemonSet-wide VPA (the same target for every pod) would need ${esc(pair(ds.dsWideTotal))}; per-node sizing ${esc(changePhrase('cpu', ds.delta.cpu, ds.dsWideTotal.cpu))} and ${esc(changePhrase('memory', ds.delta.memory, ds.dsWideTotal.memory))} against it. <span class="sub">As of ${esc(ds.asOf)}.</span>`;
-  return `<article class="card">${title}<p>${saves}</p><div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
+  return `<article class="card">${title}<p>${saves}</p>${groupTable(ds)}<div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
 }
 
 function nodescopeSection(m: ReportModel): string {

@@ -133,6 +133,33 @@ describe('node label scope (AEP-10031) over the simulator', () => {
       });
   });
 
+  it('shows a node added since the last fold as the cycle sizes it: its group, in get --live too', async () => {
+    const added = 'ip-10-99-7-1.ec2.internal';
+    env.sim.cluster('grp').addNode({ name: added, cpu: '4', memory: '16Gi', labels: { [POOL]: 'gpu' } });
+    // No fold: the base knows nothing of the node; metrics-server reports its pod after two scrapes.
+    const noFold = { foldEveryMs: 24 * 60 * MINUTE };
+    let last: CycleResult | undefined;
+    for (let i = 0; i < 3; i++) last = await cycle(env, 'grp', 5 * MINUTE, noFold);
+    expect(last?.daemonSets[0]?.folded).toBe(false);
+    const cycled = last?.daemonSets[0]?.recs.get(added);
+    expect(cycled).toMatchObject({ source: 'group', group: 'gpu' });
+    const live = await getRecommendations(env.store, 'grp', 'monitoring', 'agent', { live: true });
+    expect(live?.nodes[added]).toMatchObject({ source: 'group', group: 'gpu' });
+    expect(live?.nodes[added]?.containers).toEqual(live?.groups.gpu);
+    // The same numbers as the cycle's, from the same history: a fold a second later (no new scrape).
+    const fold = (await cycle(env, 'grp', 1000, { foldEveryMs: 1 })).daemonSets[0];
+    expect(fold?.folded).toBe(true);
+    expect(fold?.recs.get(added)).toEqual(live?.nodes[added]);
+    const pod = env.sim
+      .cluster('grp')
+      .store.list('pods')
+      .find((p) => p.spec.nodeName === added && p.metadata.annotations?.[RECOMMENDATION_ANNOTATION]);
+    expect(JSON.parse(pod?.metadata.annotations[RECOMMENDATION_ANNOTATION] ?? '{}')).toMatchObject({
+      source: 'group',
+      group: 'gpu',
+    });
+  });
+
   it('refuses a scope on a Deployment and a scope that is not a label key, naming the reason', () => {
     const reasons = Object.fromEntries((results[0]?.newlyRejected ?? []).map((r) => [r.vpa, r.reason]));
     expect(reasons).toEqual({

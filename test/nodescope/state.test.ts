@@ -3,6 +3,7 @@ import {
   compress,
   decodeChunkBody,
   decodeLog,
+  decodeLogColumns,
   decompress,
   encodeChunkBody,
   encodeLog,
@@ -97,6 +98,25 @@ describe('stored states', () => {
     'ip-10-0-1-3.ec2.internal',
     'ip-10-0-2-9.ec2.internal',
   ];
+
+  it("keeps a log entry's scope values of nodes the base does not know, and still reads version 1 entries", () => {
+    const e: LogEntry = {
+      ...(entries(nodes, 1, 3)[0] as LogEntry),
+      groups: [
+        ['ip-10-0-9-1.ec2.internal', 'gpu'],
+        ['ip-10-0-9-2.ec2.internal', ''],
+        ['ip-10-0-9-3.ec2.internal', '__absent__'],
+      ],
+    };
+    const body = encodeLog(e, nodes);
+    expect(decodeLogColumns(body, nodes).groups).toEqual(e.groups);
+    // Version 1: the same bytes without the groups' count (an empty list is one 0 byte at the end).
+    const v1 = encodeLog({ ...e, groups: [] }, nodes).slice(0, -1);
+    v1[0] = 1;
+    const old = decodeLogColumns(v1, nodes);
+    expect(old.groups).toEqual([]);
+    expect(old.names).toEqual(decodeLogColumns(body, nodes).names);
+  });
 
   it('replaying the log over the base gives the very states and recommendations of the live cycles', () => {
     const all = entries(nodes, 120, 7);

@@ -166,6 +166,56 @@ describe('the report model', () => {
     expect(m.nodescope.daemonSets[1]!.empty).toMatch(/no cycle has run/);
   });
 
+  it('shows a label scope\'s groups, one row per scope value, __absent__ and "" said readably', () => {
+    const pool = 'fleetscope.test/pool';
+    const scope = { key: pool, perNode: false, groupLabel: pool };
+    const grouped = buildReportModel(
+      inputs({
+        daemonSets: [
+          {
+            head: head('a', 'agent'),
+            recs: {
+              nodes: {
+                n1: { source: 'group', group: 'gpu', containers: { agent: rec(400, 512 * MI) } },
+                n2: { source: 'group', group: '__absent__', containers: { agent: rec(50, 64 * MI) } },
+                n3: { source: 'group', group: '', containers: { agent: rec(100, 128 * MI) } },
+              },
+              dsWide: { agent: rec(400, 512 * MI) },
+              scope,
+              groups: {
+                gpu: { agent: rec(400, 512 * MI) },
+                __absent__: { agent: rec(50, 64 * MI) },
+                '': { agent: rec(100, 128 * MI) },
+              },
+              requests: { agent: { cpu: 200, memory: 256 * MI } },
+              podRequests: {},
+              asOf: '2026-11-24T04:55:00.000Z',
+            },
+          },
+        ],
+      }),
+      NOW,
+    );
+    const ds = grouped.nodescope.daemonSets[0]!;
+    expect(ds.groups?.map((g) => [g.value, g.label, g.nodes, g.target.cpu])).toEqual([
+      ['', `${pool}=""`, 1, 100],
+      ['__absent__', `no ${pool} label`, 1, 50],
+      ['gpu', `${pool}=gpu`, 1, 400],
+    ]);
+    const html = renderReportHtml(grouped, '/* chart.js */');
+    for (const label of [`${pool}=&quot;&quot;`, `no ${pool} label`, `${pool}=gpu`])
+      expect(html).toContain(label);
+    // Each node's bar says its group the same way.
+    const labels = chartsOf(grouped).find((c) => c.id === 'ds-0-cpu')?.labels;
+    expect(labels).toEqual([
+      `n1 (group ${pool}=gpu)`,
+      `n3 (group ${pool}="")`,
+      `n2 (group no ${pool} label)`,
+    ]);
+    // A node scope has no group table: its groups only size nodes without history.
+    expect(m.nodescope.daemonSets[0]!.groups).toBeUndefined();
+  });
+
   it("sums requests today (the pods' requests) against the recommendations per cluster, and the headline compares the same", () => {
     expect(m.summary).toMatchObject({
       requestsToday: { cpu: 700, memory: 768 * MI },
