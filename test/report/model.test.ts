@@ -5,8 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
 import type { NodeState } from '../../shared/balloons/store.js';
+import { poolValues } from '../../shared/balloons/summary-model.js';
 import type { StoredIdentity } from '../../shared/claims/store.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
+import { readableUsd } from '../../shared/kernel/units-format.js';
 import type { ContainerRec } from '../../shared/nodescope/model.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { buildReportModel, type ReportInputs } from '../../shared/report/build.js';
@@ -243,6 +245,28 @@ describe('the report model', () => {
         free: { cpu: 7000, memory: 45 * GI },
       }),
     ]);
+  });
+
+  it("values each pool's ballooned capacity at its nodes' prices, the same figure balloons status -o wide shows", () => {
+    const price = { instanceType: 'm5.2xlarge', hourlyUsd: 0.384, from: 'table' as const };
+    const priced = { x: { ...node('elastic', 2000), price }, y: node('elastic', 1000) };
+    const base = inputs();
+    const withPrices = buildReportModel(
+      {
+        ...base,
+        balloons: [{ cluster: 'a', policies: 1, state: { ...base.balloons[0]!.state!, nodes: priced } }],
+      },
+      NOW,
+    );
+    // x: a quarter of the cpu and 1/16 of the memory ballooned, half each, at 0.384 USD/h for 730 h.
+    const expected = ((2000 / 8000 + 2 / 32) / 2) * 0.384 * 730;
+    const pool = withPrices.balloons.pools[0]!;
+    expect(pool.balloonMonthlyUsd).toBeCloseTo(expected, 6);
+    expect(pool.unpricedNodes).toBe(1); // y has no known price: not valued, and said so
+    expect(poolValues(Object.values(priced))).toEqual([
+      { pool: 'elastic', monthlyUsd: pool.balloonMonthlyUsd, unpriced: 1 },
+    ]);
+    expect(renderReportHtml(withPrices, '')).toContain(`a / elastic ${readableUsd(expected)}/month`);
   });
 
   it('lists ClusterSet members, with a pending join shown as such', () => {
