@@ -471,7 +471,15 @@ async function get(values: Flags): Promise<number> {
       ...(values.node ? { node: values.node } : {}),
       live: !values.stored,
     });
-    if (!recs) throw new Error(`no node-scoped recommendations for ${ds} in cluster ${values.cluster}`);
+    if (!recs) {
+      const skipped = (await noticesIn(store, [cluster])).find(
+        (n) => n.kind === 'skipped' && n.daemonSet === ds,
+      );
+      throw new Error(
+        `no node-scoped recommendations for ${ds} in cluster ${values.cluster}` +
+          (skipped ? `: its VPA ${skipped.namespace}/${skipped.vpa} is skipped (${skipped.reason})` : ''),
+      );
+    }
     if (values.node && !recs.nodes[values.node])
       throw new Error(
         `no recommendation for node ${values.node} (the DaemonSet does not run there, or it is new)`,

@@ -24,6 +24,7 @@ export function noticesOf(found: FoundTargets): UpstreamNotice[] {
     updateMode: s.updateMode,
     kind: 'skipped',
     reason: s.reason,
+    ...(s.daemonSet ? { daemonSet: s.daemonSet } : {}),
   }));
   for (const t of found.targets)
     for (const w of t.warnings ?? [])

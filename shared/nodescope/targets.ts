@@ -108,6 +108,8 @@ export interface SkippedVpa {
   uid: string;
   updateMode: string;
   reason: string;
+  /** The DaemonSet the VPA targets ("namespace/name"), so a view of that DaemonSet can say why. */
+  daemonSet?: string;
 }
 
 export interface RejectedTarget {
@@ -325,13 +327,14 @@ export function resolveTargets(
     if (claim.kind === 'none') continue;
     const a = askOf(vpa, scope);
     if (claim.kind === 'skipped') {
-      const { namespace, name, rawMode } = a;
+      const { namespace, name, rawMode, targetRef } = a;
       skipped.push({
         namespace,
         vpa: name,
         uid: vpa.metadata?.uid ?? '',
         updateMode: rawMode,
         reason: claim.reason,
+        ...(targetRef.kind === 'DaemonSet' ? { daemonSet: `${namespace}/${targetRef.name}` } : {}),
       });
       continue;
     }

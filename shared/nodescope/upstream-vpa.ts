@@ -44,7 +44,7 @@ export interface UpstreamNotice {
   updateMode: string;
   kind: 'skipped' | 'warning';
   reason: string;
-  /** The DaemonSet fleetscope sizes for the VPA (warnings only). */
+  /** The DaemonSet the VPA targets: the one fleetscope sizes (a warning) or leaves alone (skipped). */
   daemonSet?: string;
   /** Said (logged, and the Event written unless in mode Off); one not said is tried again next cycle. */
   said?: boolean;

@@ -111,6 +111,44 @@ describe('fleetscope recommendations', () => {
     expect(table).not.toMatch(/100G|97656250000Ki/);
   });
 
+  it('get of a DaemonSet whose VPA fleetscope leaves to another recommender says so, with the reason', async () => {
+    const runtime = await startLocalRuntime({ stateDir: dir });
+    try {
+      const store = new NodeScopeStore(runtime.db, runtime.table);
+      const rec = (await store.getCluster('c1'))!;
+      await store.putCluster({
+        ...rec,
+        notices: [
+          {
+            namespace: 'monitoring',
+            vpa: 'shipper',
+            uid: 'u-1',
+            updateMode: 'Auto',
+            kind: 'skipped',
+            reason: 'spec.recommenders names custom, not fleetscope: left to that recommender',
+            daemonSet: 'monitoring/shipper',
+          },
+        ],
+      });
+    } finally {
+      await runtime.stop();
+    }
+    const r = await run([
+      'recommendations',
+      'get',
+      '--cluster',
+      'c1',
+      '--daemonset',
+      'monitoring/shipper',
+      '--state-dir',
+      dir,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(
+      'no node-scoped recommendations for monitoring/shipper in cluster c1: its VPA monitoring/shipper is skipped (spec.recommenders names custom, not fleetscope: left to that recommender)',
+    );
+  });
+
   it('gets per-node recommendations next to the DaemonSet-wide one, for one node too', async () => {
     const all = await run([
       'recommendations',

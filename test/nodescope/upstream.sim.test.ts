@@ -50,6 +50,7 @@ describe('beside a running upstream VPA (simulator)', () => {
   let annotatedWhileLeft: number;
   let eventsWithoutBudget: number;
   let vpaStatusWhileLeft: unknown;
+  let skippedWhileLeft: unknown;
 
   beforeAll(async () => {
     env = await startEnv([{ name: 'up', nodes: 3, seed: 5, vpaCrd: true, daemonSets: [agentDaemonSet()] }]);
@@ -68,6 +69,7 @@ describe('beside a running upstream VPA (simulator)', () => {
       (p) => p.metadata.annotations?.[RECOMMENDATION_ANNOTATION],
     ).length;
     vpaStatusWhileLeft = sim().get(VPA_RESOURCE, 'agent', 'monitoring')?.status;
+    skippedWhileLeft = (await env.store.getCluster('up'))?.notices?.filter((n) => n.kind === 'skipped');
 
     const v = vpaObject({ mode: 'Recreate' }) as { spec: Record<string, unknown> };
     v.spec.recommenders = [{ name: 'fleetscope' }];
@@ -93,6 +95,10 @@ describe('beside a running upstream VPA (simulator)', () => {
       upstreamVpa: { state: 'read', components: ['recommender', 'updater'] },
     });
     expect(eventsWithoutBudget).toBe(0);
+    // Recorded with the DaemonSet it targets, so `recommendations get` of that DaemonSet can say why.
+    expect(skippedWhileLeft).toEqual([
+      expect.objectContaining({ vpa: 'agent', daemonSet: 'monitoring/agent', said: true }),
+    ]);
     // Said once (not every cycle), as an Event on the VPA, with the reason and the way to hand it over.
     expect(eventsAfterLeft).toEqual([
       {
