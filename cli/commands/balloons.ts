@@ -26,7 +26,7 @@ import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { NONE, readableUsd } from '../../shared/kernel/units-format.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
-import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
+import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
@@ -107,7 +107,7 @@ export const command: CliCommand = {
 
 async function registered(ctx: CliContext, cluster: string | undefined, what: string): Promise<string> {
   if (!cluster) throw new UsageError(`${what} needs --cluster`);
-  if (!(await ctx.registry.get(cluster))) throw new Error(`cluster "${cluster}" is not registered`);
+  await registeredCluster(ctx, cluster);
   return cluster;
 }
 

@@ -20,6 +20,7 @@ import {
   parseWaves,
   type Rollout,
   RolloutInputError,
+  RolloutNotFoundError,
   waveBounds,
 } from './rollout.js';
 import type { RolloutStore } from './rollout-store.js';
@@ -307,7 +308,8 @@ async function halt(p: RolloutPorts, r: Rollout, reason: string, now: number) {
 export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted' | 'running', by: string) {
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
-    if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
+    if (!r)
+      throw new RolloutNotFoundError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
     if (r.status === 'completed' || r.status === 'rolled-back')
       throw new RolloutInputError(
         `rollout ${id} has ${r.status === 'completed' ? 'completed' : 'been rolled back'}`,
@@ -348,7 +350,8 @@ async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
 export async function approveWave(p: RolloutPorts, id: string, by: string): Promise<Rollout> {
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
-    if (!r) throw new RolloutInputError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
+    if (!r)
+      throw new RolloutNotFoundError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
     if (!r.approval) throw new RolloutInputError(`rollout ${id} was started without approval gates`);
     if (r.status !== 'running') throw new RolloutInputError(`rollout ${id} is ${r.status}, not running`);
     if (r.wave >= r.bounds.length - 1) throw new RolloutInputError(`rollout ${id} is in its last wave`);

@@ -14,6 +14,11 @@ export class RolloutInputError extends Error {
   override name = 'RolloutInputError';
 }
 
+/** No rollout has the id given: not a usage error, as an unknown cluster is not (exit 1). */
+export class RolloutNotFoundError extends Error {
+  override name = 'RolloutNotFoundError';
+}
+
 /** "1,10%,50%,100%": counts or percentages of the selected clusters, cumulative and growing. */
 export function parseWaves(text: string): WaveSize[] {
   const parts = text.split(',').map((p) => p.trim());

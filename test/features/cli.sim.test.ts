@@ -366,7 +366,7 @@ describe('fleetscope features', () => {
     );
     for (const verb of ['halt', 'resume', 'approve', 'status']) {
       const r = await run('features', 'rollout', verb, '--id', 'nope');
-      expect(r.code, verb).not.toBe(0);
+      expect(r.code, verb).toBe(1); // not found, as an unknown cluster: not a usage error (2)
       expect(r.err, verb).toMatch(/no rollout "nope"/);
     }
     expect((await run('features', 'rollout', 'approve', '--id', id)).err).toMatch(
