@@ -4,13 +4,14 @@
  * writes each step sends to a cluster counted from the simulator's own request log.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { type LocalRuntime, REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
+import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
 import { type FeatureRecord, type FeatureRef, finalOf, targetOf } from '../../shared/features/model.js';
@@ -21,6 +22,8 @@ import {
   reconcileCluster,
   type StepMark,
 } from '../../shared/features/reconciler.js';
+import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
+import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -256,3 +259,35 @@ export class Crash extends Error {
 export const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
 export const NODESCOPE = { namespace: 'fleetscope-system', name: 'nodescope' };
 export const CLAIMS = { namespace: 'fleetscope-system', name: 'claims' };
+
+/**
+ * The example widgets feature (waits cut to 0 s) declared for a rollout over `clusters`: its namespace
+ * in each, each reported reachable by inventory (a cluster without that word is not healthy to a
+ * rollout), `perCluster` for what a test adds; returns the rollout ports.
+ */
+export async function widgetsRolloutFleet(
+  env: FeatureEnv,
+  clusters: readonly string[],
+  perCluster: (cluster: string) => void = () => {},
+): Promise<RolloutPorts> {
+  const text = await readFile(join(REPO_ROOT, 'examples', 'widgets-feature.yaml'), 'utf8');
+  const [widgets] = parseDeclarations(text.replace(/Seconds: 60/g, 'Seconds: 0'), 'widgets.yaml');
+  await env.store.putDeclaration({ ...widgets!, registeredAt: env.now() });
+  for (const c of clusters) {
+    await env.client(c).core.createNamespace({ body: { metadata: { name: 'widgets' } } });
+    perCluster(c);
+    await env.registry.putStatus({
+      cluster: c,
+      reachable: true,
+      metricsApi: 'available',
+      observedAt: new Date(env.now()).toISOString(),
+    });
+  }
+  return {
+    rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
+    store: env.store,
+    catalog: await env.catalog(),
+    registry: env.registry,
+    now: env.now,
+  };
+}

@@ -1,22 +1,10 @@
-/**
- * A rollout's health from the capabilities' own signals (issue 16, finding 6), here the nodes NotReady:
- * node scope's cycle counts them from the node list it reads anyway and keeps the count in its last
- * cycle; the scheduled rollout reconciler (the local runtime's, with the server's health port) compares
- * it with the wave's baseline. A wave whose cluster's nodes go NotReady is rolled back, and the next
- * wave never starts.
- */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../local/runtime.js';
 import { RECONCILE_EVERY_MINUTES, RECONCILERS } from '../../shared/features/capability.js';
-import { parseDeclarations } from '../../shared/features/declaration.js';
 import { clustersOfWave, type Rollout } from '../../shared/features/rollout.js';
 import { type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
-import { type FeatureEnv, MINUTE, NODESCOPE, startFeatureEnv } from './helpers.js';
+import { type FeatureEnv, MINUTE, NODESCOPE, startFeatureEnv, widgetsRolloutFleet } from './helpers.js';
 
 const WIDGETS = { namespace: 'widgets', name: 'widgets' };
 const CLUSTERS = ['h0', 'h1', 'h2'];
@@ -34,31 +22,9 @@ describe("a rollout judged by the clusters' nodes", () => {
         daemonSets: [agentDaemonSet()],
       })),
     );
-    const [widgets] = parseDeclarations(
-      (await readFile(join(REPO_ROOT, 'examples', 'widgets-feature.yaml'), 'utf8')).replace(
-        /Seconds: 60/g,
-        'Seconds: 0',
-      ),
-      'widgets.yaml',
+    ports = await widgetsRolloutFleet(env, CLUSTERS, (c) =>
+      env.sim.cluster(c).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto' })),
     );
-    await env.store.putDeclaration({ ...widgets!, registeredAt: env.now() });
-    for (const c of CLUSTERS) {
-      await env.client(c).core.createNamespace({ body: { metadata: { name: 'widgets' } } });
-      env.sim.cluster(c).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto' }));
-      await env.registry.putStatus({
-        cluster: c,
-        reachable: true,
-        metricsApi: 'available',
-        observedAt: new Date(env.now()).toISOString(),
-      });
-    }
-    ports = {
-      rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
-      store: env.store,
-      catalog: await env.catalog(),
-      registry: env.registry,
-      now: env.now,
-    };
   }, 120_000);
   afterAll(async () => env?.stop());
 

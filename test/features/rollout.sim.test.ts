@@ -1,20 +1,8 @@
-/**
- * A fleet rollout over 20 simulated clusters, advanced by the real scheduled reconcilers of the local
- * runtime (two shards, each owning its clusters and rollouts by hashing) on the simulator's clock: one
- * canary, then waves of 10%, 50%, 100%, each after the one before stayed On for the pause; a cluster made to fail in the second wave
- * halts the rollout there, with the reason, and the clusters of later waves are never touched; resumed
- * once the cause is gone, it completes. Its state lives in DynamoDB only: every tick is a fresh invocation.
- */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../local/runtime.js';
 import { RECONCILE_EVERY_MINUTES, RECONCILERS } from '../../shared/features/capability.js';
-import { parseDeclarations } from '../../shared/features/declaration.js';
 import { clustersOfWave, type Rollout } from '../../shared/features/rollout.js';
 import { type RolloutPorts, setRolloutStatus, startRollout } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
-import { type FeatureEnv, MINUTE, startFeatureEnv } from './helpers.js';
+import { type FeatureEnv, MINUTE, startFeatureEnv, widgetsRolloutFleet } from './helpers.js';
 
 const WIDGETS = { namespace: 'widgets', name: 'widgets' };
 const CLUSTERS = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
@@ -24,32 +12,7 @@ describe('a rollout across the fleet', () => {
   let ports: RolloutPorts;
   beforeAll(async () => {
     env = await startFeatureEnv(CLUSTERS.map((name, i) => ({ name, nodes: 1, seed: 100 + i })));
-    const [widgets] = parseDeclarations(
-      (await readFile(join(REPO_ROOT, 'examples', 'widgets-feature.yaml'), 'utf8')).replace(
-        /Seconds: 60/g,
-        'Seconds: 0',
-      ),
-      'widgets.yaml',
-    );
-    await env.store.putDeclaration({ ...widgets!, registeredAt: env.now() });
-    for (const c of CLUSTERS) {
-      await env.client(c).core.createNamespace({ body: { metadata: { name: 'widgets' } } });
-      // The inventory's word that each cluster works (a cluster without it is not healthy to a rollout).
-      await env.registry.putStatus({
-        cluster: c,
-        reachable: true,
-        metricsApi: 'available',
-        observedAt: new Date(env.now()).toISOString(),
-      });
-    }
-    ports = {
-      rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
-      store: env.store,
-      catalog: await env.catalog(),
-      registry: env.registry,
-      publish: async () => {},
-      now: env.now,
-    };
+    ports = { ...(await widgetsRolloutFleet(env, CLUSTERS)), publish: async () => {} };
   }, 120_000);
   afterAll(async () => env?.stop());
 
