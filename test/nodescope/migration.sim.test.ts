@@ -106,6 +106,20 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  /** `recommendations import-checkpoints --scope POOL` of `file` into the new cluster. */
+  const importGroups = (file: string) =>
+    run([
+      'recommendations',
+      'import-checkpoints',
+      '--cluster',
+      'new',
+      ...ds,
+      dir,
+      '--scope',
+      POOL,
+      '--file',
+      file,
+    ]);
   const exportOf = async (cluster: string, extra: string[] = []): Promise<Checkpoint[]> => {
     const r = await run(['recommendations', 'checkpoints', '--cluster', cluster, ...ds, dir, ...extra]);
     expect(r.err).toBe('');
@@ -142,20 +156,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const groups = (await exportOf('old', ['--scope', POOL])).filter((c) => c.spec.scopeValue !== undefined);
     const file = join(dir, 'groups.json');
     await writeFile(file, JSON.stringify({ kind: 'List', items: groups }));
-    const importGroups = () =>
-      run([
-        'recommendations',
-        'import-checkpoints',
-        '--cluster',
-        'new',
-        ...ds,
-        dir,
-        '--scope',
-        POOL,
-        '--file',
-        file,
-      ]);
-    const imported = await importGroups();
+    const imported = await importGroups(file);
     expect(imported.err).toBe('');
     expect(imported.out).toBe('new monitoring/agent: 6 checkpoint(s) imported, 0 skipped');
     const get = async () =>
@@ -182,7 +183,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     }
 
     // A second import changes nothing: every node now has history of its own, which wins.
-    const again = await importGroups();
+    const again = await importGroups(file);
     expect(again.out.split('\n')[0]).toBe('new monitoring/agent: 0 checkpoint(s) imported, 6 skipped');
     expect(again.out).toContain('every node of the group');
   });
@@ -191,18 +192,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const [one] = (await exportOf('old', ['--scope', POOL])).filter((c) => c.spec.scopeValue === 'gpu');
     const file = join(dir, 'tpu.json');
     await writeFile(file, JSON.stringify([{ ...one, spec: { ...one?.spec, scopeValue: 'tpu' } }]));
-    const r = await run([
-      'recommendations',
-      'import-checkpoints',
-      '--cluster',
-      'new',
-      ...ds,
-      dir,
-      '--scope',
-      POOL,
-      '--file',
-      file,
-    ]);
+    const r = await importGroups(file);
     expect(r.out.split('\n')).toEqual([
       'new monitoring/agent: 0 checkpoint(s) imported, 1 skipped',
       `  skipped ${one?.metadata.name}: no node the DaemonSet can run on has ${POOL}=tpu`,
