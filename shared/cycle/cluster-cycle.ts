@@ -17,7 +17,7 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
-import type { KeptLists } from './kept-lists.js';
+import { clusterPrefix, type KeptLists } from './kept-lists.js';
 import type { ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
 
@@ -100,9 +100,9 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
  * a name registered again for another cluster, or a cluster rebuilt behind the same address (a new CA),
  * does not take up the old one's lists.
  */
-function keptScope(client: ClusterClient): string {
+export function keptScope(client: ClusterClient): string {
   const ca = client.kubeConfig.getCurrentCluster()?.caData ?? '';
-  return `${client.cluster} ${client.server} ${createHash('sha256').update(ca).digest('hex').slice(0, 16)}`;
+  return `${clusterPrefix(client.cluster)}${client.server} ${createHash('sha256').update(ca).digest('hex').slice(0, 16)}`;
 }
 
 function nodescopePhase(

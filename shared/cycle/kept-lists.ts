@@ -7,35 +7,44 @@
  * used lists go first.
  */
 
-/** One kept list: its views by key (`namespace/name` or `name`) and the revision they are current at. */
-export interface KeptList<V> {
+import type { KeptListSpec } from './resume.js';
+
+/**
+ * One kept list: its views by key (`namespace/name` or `name`), the revision they are current at, and
+ * how it is read (so that a follow can take it up without the cycle that listed it).
+ */
+export interface KeptList<V, O = never> {
   rv: string;
+  spec: KeptListSpec<O, V>;
   items: Map<string, V>;
   /** Objects shared by the views of this list (pods' controller references), reused by its updates. */
   shared: Map<string, unknown>;
 }
+
+/** What every kept key of a cluster starts with (its scope: the name, then the server and its CA). */
+export const clusterPrefix = (cluster: string): string => `${cluster} `;
 
 /** About 1 GiB of Lambda memory holds the views of ~300,000 pods beside a cycle's working set. */
 export const DEFAULT_MAX_KEPT_OBJECTS = 300_000;
 
 export class KeptLists {
   /** Insertion order is recency: a list put back goes to the end. */
-  private readonly lists = new Map<string, KeptList<unknown>>();
+  private readonly lists = new Map<string, KeptList<unknown, unknown>>();
 
   constructor(private readonly maxObjects = DEFAULT_MAX_KEPT_OBJECTS) {}
 
   /** Takes a list out while it is read, so a read that fails leaves nothing half-updated behind. */
-  take<V>(key: string): KeptList<V> | undefined {
+  take<V, O = never>(key: string): KeptList<V, O> | undefined {
     const list = this.lists.get(key);
     this.lists.delete(key);
-    return list as KeptList<V> | undefined;
+    return list as KeptList<V, O> | undefined;
   }
 
   /** Keeps a list read to its end; the least recently used others go while the total is over the bound. */
-  put<V>(key: string, list: KeptList<V>): void {
+  put<V, O>(key: string, list: KeptList<V, O>): void {
     this.lists.delete(key);
     if (list.items.size > this.maxObjects) return;
-    this.lists.set(key, list as KeptList<unknown>);
+    this.lists.set(key, list as unknown as KeptList<unknown, unknown>);
     let total = 0;
     for (const l of this.lists.values()) total += l.items.size;
     for (const [k, l] of this.lists) {
@@ -43,6 +52,11 @@ export class KeptLists {
       total -= l.items.size;
       this.lists.delete(k);
     }
+  }
+
+  /** The keys of the lists kept whose key starts with `prefix` (a cluster's scope), oldest first. */
+  keys(prefix: string): string[] {
+    return [...this.lists.keys()].filter((k) => k.startsWith(prefix));
   }
 
   /** Lists and objects kept (for tests and logs). */

@@ -7,7 +7,7 @@
  * same address), or when the watch fails, the list is read in full, as without anything kept.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
-import { atOrAfter, type RawReader, type WatchEventType } from '../k8s/raw-reader.js';
+import { atOrAfter, type RawReader, type WatchEventType, type WatchOptions } from '../k8s/raw-reader.js';
 import type { KeptList } from './kept-lists.js';
 
 export interface KeptListSpec<O, V> {
@@ -24,8 +24,18 @@ export interface KeptListSpec<O, V> {
 
 /** How a list was read: resumed (and how many changes), or listed in full (and why). */
 export type ListRead =
-  | { how: 'resumed'; changes: number; bookmarks: number; end: 'current' | 'reached' | 'quiet' | 'closed' }
+  | {
+      how: 'resumed';
+      changes: number;
+      bookmarks: number;
+      end: 'current' | 'reached' | 'bookmark' | 'quiet' | 'closed';
+    }
   | { how: 'listed'; why: 'cold' | 'expired' | 'revision went back' | 'watch failed' };
+
+/** How a follow took a list up: resumed, or dropped from the kept lists (the next cycle lists it). */
+export type FollowRead =
+  | (Extract<ListRead, { how: 'resumed' }> & { rv: string })
+  | { how: 'dropped'; why: 'expired' | 'revision went back' | 'watch failed' };
 
 /**
  * The cluster's current revision without reading an object: a list of pods in a namespace that does not
@@ -46,22 +56,31 @@ const REVISION_PROBE_NAMESPACE = 'fleetscope-revision-probe-none';
 /** The watch's bounds: the server's timeout, and how long a quiet stream is waited on. */
 export const RESUME_WATCH = { timeoutSeconds: 5, quietMs: 300 } as const;
 
+/**
+ * A follow's watch: until its first bookmark, which the watch cache sends 2 s before the timeout (so
+ * about 1 s in, at most 3 s) once its revision for the resource has passed the watch's start. A
+ * bookmark moves a list on to the cache's revision even when none of its objects changed, which is what
+ * keeps a quiet list within the cache's reach; without one (nothing of the resource changed since the
+ * list's revision) the watch ends at the timeout and nothing needs moving.
+ */
+export const FOLLOW_WATCH = { timeoutSeconds: 3, untilBookmark: true } as const;
+
 type Item = { metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
 
 export async function readKeptList<O extends Item, V>(
   reader: RawReader,
   spec: KeptListSpec<O, V>,
-  kept: KeptList<V> | undefined,
+  kept: KeptList<V, O> | undefined,
   revision: () => Promise<string | undefined>,
-): Promise<{ list: KeptList<V>; read: ListRead }> {
+): Promise<{ list: KeptList<V, O>; read: ListRead }> {
   if (kept) {
     try {
-      const read = await resume(reader, spec, kept, await revision());
+      const read = await resume(reader, kept, await revision(), RESUME_WATCH);
       if (read.how === 'resumed') return { list: kept, read };
       return { list: await listInFull(reader, spec), read };
     } catch (e) {
       if (!(e instanceof ClusterAccessError)) throw e;
-      const expired = e instanceof ClusterAccessError && e.status === 410;
+      const expired = e.status === 410;
       const why = expired ? 'expired' : 'watch failed';
       return { list: await listInFull(reader, spec), read: { how: 'listed', why } };
     }
@@ -69,12 +88,37 @@ export async function readKeptList<O extends Item, V>(
   return { list: await listInFull(reader, spec), read: { how: 'listed', why: 'cold' } };
 }
 
+/**
+ * A follow of one kept list (between cycles): the changes since its revision applied to its views, and
+ * its revision moved on, never a full list. The list is dropped (undefined: the next cycle lists it)
+ * when it cannot be followed: its history is out of the watch cache's reach (410), the revision went
+ * back, or the watch failed. A read failing otherwise (a defect) rejects, the list being dropped too.
+ */
+export async function followKeptList<O extends Item, V>(
+  reader: RawReader,
+  kept: KeptList<V, O>,
+  now: string | undefined,
+): Promise<{ list?: KeptList<V, O>; read: FollowRead }> {
+  try {
+    const read = await resume(reader, kept, now, FOLLOW_WATCH);
+    // resume lists nothing: its only other answer is a revision gone back.
+    if (read.how === 'resumed') return { list: kept, read: { ...read, rv: kept.rv } };
+    return { read: { how: 'dropped', why: 'revision went back' } };
+  } catch (e) {
+    if (!(e instanceof ClusterAccessError)) throw e;
+    return { read: { how: 'dropped', why: e.status === 410 ? 'expired' : 'watch failed' } };
+  }
+}
+
+type ResumeWatch = Omit<WatchOptions, 'from' | 'until'>;
+
 async function resume<O extends Item, V>(
   reader: RawReader,
-  spec: KeptListSpec<O, V>,
-  kept: KeptList<V>,
+  kept: KeptList<V, O>,
   now: string | undefined,
+  bounds: ResumeWatch,
 ): Promise<ListRead> {
+  const spec = kept.spec;
   if (now && atOrAfter(kept.rv, now) && now !== kept.rv) return { how: 'listed', why: 'revision went back' };
   if (now && atOrAfter(kept.rv, now)) return { how: 'resumed', changes: 0, bookmarks: 0, end: 'current' };
   const apply = (type: WatchEventType, o: O) => {
@@ -87,7 +131,7 @@ async function resume<O extends Item, V>(
   const w = await reader.watch<O>(`${spec.operation} (changes)`, spec.path, spec.query, apply, {
     from: kept.rv,
     ...(now ? { until: now } : {}),
-    ...RESUME_WATCH,
+    ...bounds,
   });
   kept.rv = w.rv;
   return { how: 'resumed', changes: w.events, bookmarks: w.bookmarks, end: w.end };
@@ -96,8 +140,8 @@ async function resume<O extends Item, V>(
 async function listInFull<O extends Item, V>(
   reader: RawReader,
   spec: KeptListSpec<O, V>,
-): Promise<KeptList<V>> {
-  const fresh = (): KeptList<V> => ({ rv: '', items: new Map(), shared: new Map() });
+): Promise<KeptList<V, O>> {
+  const fresh = (): KeptList<V, O> => ({ rv: '', spec, items: new Map(), shared: new Map() });
   let list = fresh();
   const { resourceVersion } = await reader.list<O>(
     spec.operation,

@@ -116,7 +116,7 @@ export class ClusterSnapshot {
     const key = `${spec.path}?${new URLSearchParams(compact(spec.query))}`;
     const kept = this.opts.kept;
     const slot = kept ? `${kept.scope} ${key}` : '';
-    const prev = kept?.lists.take<V>(slot);
+    const prev = kept?.lists.take<V, O>(slot);
     const revision = () =>
       (this.revision ??= this.remember(currentRevision(this.reader), () => {
         this.revision = undefined;
@@ -135,10 +135,10 @@ const compact = (q: Record<string, string | undefined>) =>
 
 /**
  * The views in key order, as the server lists them (etcd's key order): a resumed list appends what was
- * added since, so it is sorted again when its keys are not in order.
+ * added since (by this read or by a follow before it), so it is sorted again when its keys are not in order.
  */
-function inKeyOrder<V>(list: KeptList<V>, read: ListRead): V[] {
-  if (read.how === 'listed' || read.changes === 0) return [...list.items.values()];
+function inKeyOrder<V, O>(list: KeptList<V, O>, read: ListRead): V[] {
+  if (read.how === 'listed') return [...list.items.values()];
   const keys = [...list.items.keys()];
   let sorted = true;
   for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);

@@ -38,6 +38,12 @@ export interface WatchOptions {
    * next watch starts after the last one seen); it only bounds the wait for changes still in flight.
    */
   quietMs?: number;
+  /**
+   * The read is also over at the first bookmark: the server sends one only after every change up to
+   * its revision (the watch cache's, for the resource) has gone to this watcher, so the list is current
+   * at that revision even when no change of its own came (a 3 s timeout brings one after about 1 s).
+   */
+  untilBookmark?: boolean;
 }
 
 export interface WatchResult {
@@ -45,8 +51,11 @@ export interface WatchResult {
   rv: string;
   events: number;
   bookmarks: number;
-  /** `reached`: `until` was seen; `quiet`: nothing came for quietMs; `closed`: the server ended it. */
-  end: 'reached' | 'quiet' | 'closed';
+  /**
+   * `reached`: `until` was seen; `bookmark`: a bookmark came (untilBookmark); `quiet`: nothing came for
+   * quietMs; `closed`: the server ended it.
+   */
+  end: 'reached' | 'bookmark' | 'quiet' | 'closed';
 }
 
 /**
@@ -386,8 +395,9 @@ export class RawReader {
               this.stats.pageMs += cpuMs() - c0;
             }
             if (rv) out.rv = rv;
-            if (!atOrAfter(rv, opts.until)) return false;
-            out.end = 'reached';
+            if (atOrAfter(rv, opts.until)) out.end = 'reached';
+            else if (ev.type === 'BOOKMARK' && opts.untilBookmark) out.end = 'bookmark';
+            else return false;
             return true;
           },
         );

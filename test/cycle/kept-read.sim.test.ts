@@ -140,8 +140,10 @@ describe('the shared read, cycle after cycle', () => {
 });
 
 describe('KeptLists', () => {
+  const spec = { operation: 'list', path: '/x', query: {}, pageSize: 1, keyOf: () => 'k', view: () => 0 };
   const list = (n: number) => ({
     rv: '1',
+    spec,
     items: new Map(Array.from({ length: n }, (_, i) => [`k${i}`, i])),
     shared: new Map(),
   });

@@ -57,8 +57,9 @@ function stub(script: Script) {
   return { reader, asked };
 }
 
-const keptAt = (rv: string, items: [string, string][]): KeptList<string> => ({
+const keptAt = (rv: string, items: [string, string][]): KeptList<string, Obj> => ({
   rv,
+  spec,
   items: new Map(items),
   shared: new Map(),
 });

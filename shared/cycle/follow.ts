@@ -1,0 +1,53 @@
+/**
+ * The follow: between two cycles of a cluster (every minute, the cycle every 5), each list the process
+ * keeps for it is taken up where it was (a watch from its revision, to its first bookmark) so that its
+ * revision never falls out of the apiserver's watch cache. The cache keeps a resource's events in a ring
+ * of at least 100 that grows only while its oldest event is younger than 75 s (eventFreshDuration: the
+ * 1-minute bookmark period plus a margin): a watcher that comes back within a minute always finds its
+ * history there; one that comes back after 5 minutes finds it gone after any burst of more than about
+ * 100 events (410 Expired), and its next cycle lists every pod. The follow reads no object in full and
+ * writes nothing: a list it cannot take up (410, a failure) is dropped, and the next cycle lists it.
+ */
+import type { RawReader } from '../k8s/raw-reader.js';
+import type { KeptLists } from './kept-lists.js';
+import { currentRevision, type FollowRead, followKeptList } from './resume.js';
+
+export interface FollowResult {
+  /** How each kept list of the cluster was followed, by its path and selectors. */
+  lists: Record<string, FollowRead>;
+  /** What the process keeps for the cluster afterwards. */
+  kept: number;
+}
+
+/**
+ * Follows every list `kept` holds under `scope` (keptScope: the cluster, its server and CA), in
+ * parallel, after one read of the cluster's revision. Nothing kept: nothing read.
+ */
+export async function followCluster(
+  reader: RawReader,
+  kept: KeptLists,
+  scope: string,
+): Promise<FollowResult> {
+  const prefix = `${scope} `;
+  const keys = kept.keys(prefix);
+  if (keys.length === 0) return { lists: {}, kept: 0 };
+  const now = await currentRevision(reader);
+  const taken = keys.flatMap((k) => {
+    const list = kept.take(k);
+    return list ? [{ key: k, list }] : [];
+  });
+  const settled = await Promise.allSettled(
+    taken.map(async ({ key, list }) => {
+      const r = await followKeptList(reader, list, now);
+      if (r.list) kept.put(key, r.list);
+      return [key.slice(prefix.length), r.read] as const;
+    }),
+  );
+  // A list whose follow failed otherwise (a defect) is dropped like the rest; the defect is not hidden.
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const lists = Object.fromEntries(
+    settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])),
+  ) as Record<string, FollowRead>;
+  return { lists, kept: kept.keys(prefix).length };
+}
