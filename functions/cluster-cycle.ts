@@ -3,17 +3,20 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
-import { type ClusterCycleResult, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
-import { KeptLists } from '../shared/cycle/kept-lists.js';
+import { type ClusterCycleResult, keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { followCluster } from '../shared/cycle/follow.js';
+import { clusterPrefix, KeptLists } from '../shared/cycle/kept-lists.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
+import type { Deps } from '../shared/platform/deps.js';
 import { addMetrics } from '../shared/platform/observability.js';
 
 /**
@@ -36,9 +39,11 @@ export const handler = eventHandler({
   run: async (event, { deps, logger, metrics }) => {
     const { cluster: name, capability, cycleId, requestedAt } = event.detail;
     if (capability !== CYCLE) return { cluster: name, skipped: `capability ${capability}` };
+    if (event.detail.follow) return follow(name, deps, logger);
     const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
     if (!cluster) {
       logger.info('cluster is no longer registered; skipping');
+      kept.forget(clusterPrefix(name));
       return { cluster: name, skipped: 'not registered' };
     }
     const nodescopeSettings = { ...DEFAULT_SETTINGS, ...settingsFromEnv() };
@@ -52,12 +57,17 @@ export const handler = eventHandler({
       ...(nsGate.allowed ? {} : { nodescope: nsGate.state }),
       ...(blGate.allowed ? {} : { balloons: blGate.state }),
     };
-    if (!nsGate.allowed && !blGate.allowed) return { cluster: name, off };
+    if (!nsGate.allowed && !blGate.allowed) {
+      // No phase reads the cluster: nothing to keep for it, so nothing for a follow to take up.
+      kept.forget(clusterPrefix(name));
+      return { cluster: name, off };
+    }
     try {
       const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
       // Each cycle renews this control plane's owner lease; a cluster another one owns is left alone.
       const refused = await ownerRefusal(name, client, nodescopeClock()());
       if (refused) {
+        kept.forget(clusterPrefix(name));
         logger.warn('cluster owned by another control plane: nothing written', { refused });
         return { cluster: name, skipped: refused };
       }
@@ -86,6 +96,34 @@ export const handler = eventHandler({
     }
   },
 });
+
+/**
+ * A follow between cycles (shared/cycle/follow.ts): the lists this instance keeps for the cluster taken
+ * up, nothing written anywhere. An instance that keeps none (cold, or the cluster's cycles ran on
+ * another: Lambda does not route a cluster to the same instance) reads nothing at all, not even the
+ * registry. A follow that fails leaves the lists to the next cycle, which reads them as it can.
+ */
+async function follow(name: string, deps: Deps, logger: Logger) {
+  if (kept.keys(clusterPrefix(name)).length === 0) {
+    logger.info('cluster follow: nothing kept here');
+    return { cluster: name, follow: 'nothing kept' };
+  }
+  const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
+  if (!cluster) {
+    kept.forget(clusterPrefix(name));
+    return { cluster: name, skipped: 'not registered' };
+  }
+  try {
+    const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
+    const r = await followCluster(new RawReader(client), kept, keptScope(client));
+    logger.info('cluster follow', { lists: r.lists, kept: r.kept });
+    return { cluster: name, follow: `${r.kept} of ${Object.keys(r.lists).length} list(s) kept` };
+  } catch (err) {
+    const error = describeAccessError(err);
+    logger.warn('cluster follow failed', { error });
+    return { cluster: name, error };
+  }
+}
 
 /** The log line and the idempotency record of one cycle; a phase that did not run says why (its feature's state). */
 function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult, off: PhasesOff) {

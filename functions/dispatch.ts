@@ -16,20 +16,31 @@ export const handler = scheduledHandler({
       capability: z
         .string()
         .refine((c) => known.includes(c), `not a capability (known: ${known.join(', ')})`),
+      /** The capability's follow between cycles rather than a cycle (the cycle's, every minute). */
+      follow: z.literal(true).optional(),
     })
     .strict(),
-  run: async ({ capability }, { deps, logger, metrics }) => {
+  run: async ({ capability, follow }, { deps, logger, metrics }) => {
     const registry = new RegistryStore(deps.db, deps.config.table);
-    const r = await dispatchCycle(capability, registry, deps.publisher, deps.config.controlPlane);
-    metrics.addDimension('capability', capability);
+    const r = await dispatchCycle(
+      capability,
+      registry,
+      deps.publisher,
+      deps.config.controlPlane,
+      new Date(),
+      follow === true,
+    );
+    // Follows apart: a minute's follows are not cycles.
+    metrics.addDimension('capability', follow ? `${capability}/follow` : capability);
     metrics.addMetric('ClustersDispatched', MetricUnit.Count, r.dispatched);
     if (r.ownedElsewhere > 0) metrics.addMetric('ClustersOwnedElsewhere', MetricUnit.Count, r.ownedElsewhere);
     logger.info('dispatched', {
       capability,
+      ...(follow ? { follow } : {}),
       clusters: r.dispatched,
       ownedElsewhere: r.ownedElsewhere,
       pages: r.pages,
     });
-    return { capability, dispatched: r.dispatched };
+    return { capability, ...(follow ? { follow } : {}), dispatched: r.dispatched };
   },
 });

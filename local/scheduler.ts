@@ -1,5 +1,5 @@
 import { allSchedules, schedulesInOrder } from '../shared/capabilities.js';
-import type { ScheduleSpec } from '../shared/platform/catalogue.js';
+import { oneTickOf, type ScheduleSpec } from '../shared/platform/catalogue.js';
 import type { LocalBus } from './bus.js';
 import type { LocalInvoker } from './invoker.js';
 
@@ -35,7 +35,7 @@ export class LocalScheduler {
   ) {}
 
   async runOnce(onSchedule?: (s: ScheduleSpec) => void): Promise<void> {
-    for (const schedule of schedulesInOrder(this.schedules)) {
+    for (const schedule of oneTickOf(schedulesInOrder(this.schedules))) {
       onSchedule?.(schedule);
       await this.fire(schedule);
     }
@@ -51,11 +51,14 @@ export class LocalScheduler {
       const last = this.lastRun.get(s.id);
       return last === undefined || now - last >= s.everyMinutes * 60_000;
     });
-    for (const schedule of due) {
+    // A schedule that leaves its ticks to another (the follow, to the cycle) waits a period of its own.
+    const run = oneTickOf(due);
+    for (const s of due) if (!run.includes(s)) this.lastRun.set(s.id, now);
+    for (const schedule of run) {
       await this.fire(schedule);
       onTick?.(schedule);
     }
-    return due;
+    return run;
   }
 
   /**

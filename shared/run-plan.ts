@@ -5,7 +5,7 @@
  * result reads as an outcome. Pure: the CLI wires it to the local runtime.
  */
 import { CAPABILITIES, schedulesInOrder } from './capabilities.js';
-import type { Capability, ScheduleSpec } from './platform/catalogue.js';
+import { type Capability, oneTickOf, type ScheduleSpec } from './platform/catalogue.js';
 
 export type RunStep =
   | { kind: 'per-cluster'; schedule: ScheduleSpec; capability: string }
@@ -35,8 +35,10 @@ export function runnableFor(id: string, caps: Capability[] = CAPABILITIES): stri
 export function runPlan(capabilities: string[], caps: Capability[] = CAPABILITIES): RunStep[] {
   const owner = new Map(caps.flatMap((c) => c.schedules.map((s) => [s.id, c.id] as const)));
   const wanted = caps.filter((c) => capabilities.length === 0 || capabilities.includes(c.id));
-  const schedules = schedulesInOrder(caps.flatMap((c) => c.schedules)).filter((s) =>
-    wanted.some((c) => c.id === owner.get(s.id)),
+  const schedules = oneTickOf(
+    schedulesInOrder(caps.flatMap((c) => c.schedules)).filter((s) =>
+      wanted.some((c) => c.id === owner.get(s.id)),
+    ),
   );
   return schedules.map((schedule) => {
     const dispatched = schedule.target === 'dispatch' && typeof schedule.input.capability === 'string';

@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
-import type { ScheduleSpec } from '../../shared/platform/catalogue.js';
+import { type ScheduleSpec, scheduleMinutes } from '../../shared/platform/catalogue.js';
 import { pascal } from '../paths.js';
 import type { Functions } from './functions.js';
 import { type DeadLetterQueue, deadLetterQueue } from './queues.js';
@@ -24,6 +24,25 @@ export interface SchedulesProps {
   groupName: string;
   /** false: every schedule is created DISABLED (the rollback switch: context schedulesEnabled=false). */
   enabled: boolean;
+}
+
+/** A rate, or the minutes of the hour where ticks are shared out (a follow between cycles). */
+export function expression(spec: ScheduleSpec, all: ScheduleSpec[]): scheduler.ScheduleExpression {
+  const minutes = scheduleMinutes(spec, all);
+  if (!minutes) return scheduler.ScheduleExpression.rate(Duration.minutes(spec.everyMinutes));
+  return scheduler.ScheduleExpression.cron({ minute: minuteRanges(minutes) });
+}
+
+/** 1,2,3,4,6,7 as 1-4,6-7 (a cron field stays short). */
+function minuteRanges(minutes: number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < minutes.length; ) {
+    let j = i;
+    while (j + 1 < minutes.length && (minutes[j + 1] as number) === (minutes[j] as number) + 1) j++;
+    out.push(j > i ? `${minutes[i]}-${minutes[j]}` : String(minutes[i]));
+    i = j + 1;
+  }
+  return out.join(',');
 }
 
 /** One EventBridge Scheduler schedule per catalogue ScheduleSpec, in the fleetscope schedule group. */
@@ -47,7 +66,7 @@ export class Schedules extends Construct {
       const schedule = new scheduler.Schedule(scheduleScope, 'Schedule', {
         scheduleGroup: this.group,
         description: spec.description,
-        schedule: scheduler.ScheduleExpression.rate(Duration.minutes(spec.everyMinutes)),
+        schedule: expression(spec, props.specs),
         enabled: props.enabled,
         target: new LambdaInvoke(fn, {
           // Immutable: LambdaInvoke would otherwise also grant "<fn>:*" (every version and alias).

@@ -11,6 +11,13 @@ import type { KubePermission } from '../platform/kube-permissions.js';
  */
 export const CYCLE = 'cycle';
 export const CYCLE_PERIOD_MINUTES = NODESCOPE_DEFAULTS.periodMinutes;
+/**
+ * The follow (shared/cycle/follow.ts): the same function, between cycles. Every minute because the
+ * watch cache keeps a resource's history beyond its 100 newest events for 75 s only (the bookmark
+ * period, 1 minute, plus a margin).
+ */
+export const CYCLE_FOLLOW = 'cycle-follow';
+export const FOLLOW_PERIOD_MINUTES = 1;
 
 export const cycleCapability: FeaturedCapability = {
   id: CYCLE,
@@ -35,6 +42,15 @@ export const cycleCapability: FeaturedCapability = {
       everyMinutes: CYCLE_PERIOD_MINUTES,
       target: 'dispatch',
       input: { capability: CYCLE },
+    },
+    {
+      id: CYCLE_FOLLOW,
+      description:
+        "Between cycles, every minute: each cluster's kept lists taken up (a watch each), so they stay within the apiserver's watch cache",
+      everyMinutes: FOLLOW_PERIOD_MINUTES,
+      target: 'dispatch',
+      input: { capability: CYCLE, follow: true },
+      skips: CYCLE,
     },
   ],
   rules: [

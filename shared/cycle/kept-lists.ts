@@ -59,6 +59,11 @@ export class KeptLists {
     return [...this.lists.keys()].filter((k) => k.startsWith(prefix));
   }
 
+  /** Forgets every list whose key starts with `prefix` (a cluster whose cycle no longer runs here). */
+  forget(prefix: string): void {
+    for (const k of this.keys(prefix)) this.lists.delete(k);
+  }
+
   /** Lists and objects kept (for tests and logs). */
   size(): { lists: number; objects: number } {
     let objects = 0;

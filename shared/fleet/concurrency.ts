@@ -19,24 +19,31 @@ export const PER_CLUSTER_SECONDS: Readonly<Record<string, number>> = {
   inventory: 2,
   claims: 2,
   cycle: 10,
+  // A follow (by its schedule's id) mostly waits on its watches: to the first bookmark, 3 s at most.
+  'cycle-follow': 3,
 };
 /** The share of the schedule's period a whole cycle may take. */
 export const CYCLE_BUDGET = 0.5;
 /** Lambda accounts start at 1,000 concurrent executions, 100 of which must stay unreserved. */
 export const MAX_RESERVED = 100;
 
-/** The period of the schedule that dispatches work to `fn`, if any (via rules on a capability). */
+/** The schedules that dispatch work to `fn` (via rules on a capability). */
+export function workerSchedules(fn: string, schedules: ScheduleSpec[], rules: RuleSpec[]): ScheduleSpec[] {
+  const capabilities = rules
+    .filter((r) => r.target === fn)
+    .flatMap((r) => (r.pattern.detail?.capability as string[] | undefined) ?? []);
+  return schedules.filter(
+    (s) => s.target === 'dispatch' && capabilities.includes(String(s.input.capability)),
+  );
+}
+
+/** The period of the schedule that dispatches work to `fn` most often, if any. */
 export function workerPeriodMinutes(
   fn: string,
   schedules: ScheduleSpec[],
   rules: RuleSpec[],
 ): number | undefined {
-  const capabilities = rules
-    .filter((r) => r.target === fn)
-    .flatMap((r) => (r.pattern.detail?.capability as string[] | undefined) ?? []);
-  const periods = schedules
-    .filter((s) => s.target === 'dispatch' && capabilities.includes(String(s.input.capability)))
-    .map((s) => s.everyMinutes);
+  const periods = workerSchedules(fn, schedules, rules).map((s) => s.everyMinutes);
   return periods.length ? Math.min(...periods) : undefined;
 }
 
@@ -47,11 +54,14 @@ export function reservedConcurrency(
   schedules: ScheduleSpec[],
   rules: RuleSpec[],
 ): number | undefined {
-  const perCluster = PER_CLUSTER_SECONDS[spec.id];
-  const period = workerPeriodMinutes(spec.id, schedules, rules);
-  if (perCluster === undefined || period === undefined) return spec.reservedConcurrency;
-  const needed = Math.ceil((clusters * perCluster) / (period * 60 * CYCLE_BUDGET));
-  return Math.min(MAX_RESERVED, Math.max(spec.reservedConcurrency ?? 1, needed));
+  // Each schedule's fan-out on its own (the cycle's ticks and its follow's never coincide): the most needed.
+  const needs = workerSchedules(spec.id, schedules, rules).flatMap((s) => {
+    const perCluster = PER_CLUSTER_SECONDS[s.id] ?? PER_CLUSTER_SECONDS[spec.id];
+    if (perCluster === undefined) return [];
+    return [Math.ceil((clusters * perCluster) / (s.everyMinutes * 60 * CYCLE_BUDGET))];
+  });
+  if (needs.length === 0) return spec.reservedConcurrency;
+  return Math.min(MAX_RESERVED, Math.max(spec.reservedConcurrency ?? 1, ...needs));
 }
 
 /** How long a cycle of `clusters` takes at that concurrency (documented, printed by the bench). */

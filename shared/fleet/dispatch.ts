@@ -2,19 +2,26 @@ import type { EventPublisher, OutgoingEvent } from '../platform/publisher.js';
 import { ownedBy, type RegisteredCluster } from './cluster.js';
 
 /**
- * One work request per registered cluster for a capability's cycle. The cycle id is stable for the
+ * One work request per registered cluster for a capability's cycle (or its follow, between cycles). The cycle id is stable for the
  * schedule's tick, so a retried dispatch produces the same requests and workers can dedupe on it.
  */
 export function workRequests(
   capability: string,
   clusters: RegisteredCluster[],
   now: Date,
+  follow = false,
 ): OutgoingEvent<'ClusterWorkRequested'>[] {
   const requestedAt = now.toISOString();
-  const cycleId = `${capability}/${requestedAt}`;
+  const cycleId = `${capability}${follow ? '/follow' : ''}/${requestedAt}`;
   return clusters.map((c) => ({
     detailType: 'ClusterWorkRequested' as const,
-    detail: { cluster: c.name, capability, cycleId, requestedAt },
+    detail: {
+      cluster: c.name,
+      capability,
+      cycleId,
+      requestedAt,
+      ...(follow ? { follow: true as const } : {}),
+    },
     resources: [`cluster/${c.name}`],
   }));
 }
@@ -36,6 +43,7 @@ export async function dispatchCycle(
   publisher: EventPublisher,
   controlPlane: string,
   now = new Date(),
+  follow = false,
 ): Promise<DispatchResult> {
   const result: DispatchResult = { dispatched: 0, ownedElsewhere: 0, pages: 0 };
   let publishing: Promise<void> = Promise.resolve();
@@ -45,7 +53,7 @@ export async function dispatchCycle(
     result.ownedElsewhere += page.length - mine.length;
     result.dispatched += mine.length;
     await publishing;
-    publishing = publisher.publish(workRequests(capability, mine, now));
+    publishing = publisher.publish(workRequests(capability, mine, now, follow));
   }
   await publishing;
   return result;

@@ -50,6 +50,33 @@ export interface ScheduleSpec {
   input: Record<string, unknown>;
   /** Schedules that must run before this one in a `--once` cycle (dependency order). */
   after?: string[];
+  /**
+   * A schedule whose ticks this one leaves to it: it does not run when that one does (the cycle's
+   * follow, which runs every minute between cycles: a follow and a cycle at once would go to two Lambda
+   * instances, and the cycle would find none of the lists the other keeps). Both then run on the
+   * minutes of the hour (both periods must divide 60), and a pass that runs that one (`--once`,
+   * `fleetscope run`) does not run this one.
+   */
+  skips?: string;
+}
+
+/** The minutes of the hour a schedule runs at when ticks are shared out (`skips`), else undefined (a rate). */
+export function scheduleMinutes(spec: ScheduleSpec, all: ScheduleSpec[]): number[] | undefined {
+  const skipped = spec.skips ? all.find((s) => s.id === spec.skips) : undefined;
+  if (spec.skips && !skipped) throw new Error(`schedule "${spec.id}" skips unknown schedule "${spec.skips}"`);
+  const skippedBy = all.some((s) => s.skips === spec.id);
+  if (!skipped && !skippedBy) return undefined;
+  for (const s of [spec, ...(skipped ? [skipped] : [])])
+    if (60 % s.everyMinutes !== 0)
+      throw new Error(`schedule "${s.id}": ${s.everyMinutes} min does not divide the hour`);
+  const minutes = Array.from({ length: 60 }, (_, m) => m).filter((m) => m % spec.everyMinutes === 0);
+  return skipped ? minutes.filter((m) => m % skipped.everyMinutes !== 0) : minutes;
+}
+
+/** The schedules of one pass that runs all of `schedules`: without those that leave their ticks to one of them. */
+export function oneTickOf(schedules: ScheduleSpec[]): ScheduleSpec[] {
+  const ids = new Set(schedules.map((s) => s.id));
+  return schedules.filter((s) => !s.skips || !ids.has(s.skips));
 }
 
 /** EventBridge event pattern (the subset fleetscope uses: exact values and prefix matching). */

@@ -70,6 +70,8 @@ export const detailSchemas = {
       capability: z.string().min(1),
       cycleId: z.string().min(1),
       requestedAt: timestamp,
+      /** A follow between the capability's cycles (the cycle's: its kept lists taken up), not a cycle. */
+      follow: z.literal(true).optional(),
     })
     .strict(),
   ClusterInventoried: z

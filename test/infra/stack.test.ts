@@ -89,6 +89,15 @@ const secretArn = (prefix: string) => ({
   ],
 });
 
+/**
+ * The cycle and its follow share the hour out (the follow skips the cycle's ticks, so that the two never
+ * run at once on two Lambda instances): the cycle at every fifth minute, the follow at the others.
+ */
+const expectedExpression: Record<string, string> = {
+  cycle: 'cron(0,5,10,15,20,25,30,35,40,45,50,55 * * * ? *)',
+  'cycle-follow': 'cron(1-4,6-9,11-14,16-19,21-24,26-29,31-34,36-39,41-44,46-49,51-54,56-59 * * * ? *)',
+};
+
 /** As CDK writes a rate: in the largest whole unit (60 minutes is "rate(1 hour)"). */
 const rate = (minutes: number) => {
   const [n, unit] =
@@ -225,7 +234,7 @@ describe('fleetscope stack (default context)', () => {
     for (const sched of s.stack.schedules.all) {
       const p = s.resources[logicalId(s.stack, sched.schedule)]!.Properties;
       const spec = allSchedules().find((x) => x.id === sched.spec.id)!;
-      expect(p.ScheduleExpression).toBe(rate(spec.everyMinutes));
+      expect(p.ScheduleExpression).toBe(expectedExpression[spec.id] ?? rate(spec.everyMinutes));
       expect(p.State).toBe('ENABLED');
       expect(p.GroupName).toBe(DEFAULTS.bus);
       expect(JSON.parse(p.Target.Input)).toEqual(spec.input);
@@ -712,10 +721,12 @@ describe('clusters in other accounts: the AssumeRole grant', () => {
         ]),
       );
     };
-    // cycle: 5-minute period, 10 s a cluster, within half the period: ceil(N x 10 / 150).
+    // cycle: the most its schedules need, each within half its period: the cycle (5 minutes, 10 s a
+    // cluster) ceil(N x 10 / 150), its follow (every minute, 3 s a cluster) ceil(N x 3 / 30).
     expect(concurrency({})).toMatchObject({ cycle: 10, inventory: 10, claims: 10, dispatch: 2 });
+    expect(concurrency({ fleetSize: 300 })).toMatchObject({ cycle: 30 });
     expect(concurrency({ fleetSize: 1000 })).toMatchObject({
-      cycle: 67,
+      cycle: 100,
       inventory: 10,
       claims: 10,
       dispatch: 2,
