@@ -11,7 +11,7 @@ import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KeptList } from '../../shared/cycle/kept-lists.js';
-import { type KeptListSpec, readKeptList } from '../../shared/cycle/resume.js';
+import { followKeptList, type KeptListSpec, readKeptList } from '../../shared/cycle/resume.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 
@@ -209,14 +209,47 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
       });
   });
 
-  it('history beyond the watch cache is 410 Expired, and the read lists in full with no change lost', async () => {
+  it('a follow moves a list none of whose objects changed on only with a bookmark, sent once a change reached the cache during the watch; from there nothing is lost', async () => {
     const kept = await fresh();
+    const before = kept.rv;
+    for (let i = 0; i < 3; i++) await put('filler-f', `f${i}`, { set: 'filler' });
+    const reader = new RawReader(client);
+    // Changes since, but none while the follow watches: no bookmark (the cache's revision has not passed
+    // the last event it handed this watch, filtered out or not), and the list stays where it was.
+    const still = await followKeptList(reader, kept, undefined);
+    expect(still.read).toMatchObject({ how: 'resumed', changes: 0, bookmarks: 0, end: 'closed', rv: before });
+    // A change of another object while it watches: the bookmark carries the cache's revision, that change's.
+    setTimeout(() => void put('filler-f', 'during', { set: 'filler' }), 300);
+    const moved = await followKeptList(reader, kept, undefined);
+    const during = JSON.parse((await send('GET', path('filler-f'))).text).metadata.resourceVersion;
+    expect(moved.read).toMatchObject({
+      how: 'resumed',
+      changes: 0,
+      bookmarks: 1,
+      end: 'bookmark',
+      rv: during,
+    });
+    // Every change of the selection after the bookmark's revision comes to the next follow.
+    await put('cm-0', 'after the move');
+    await del('cm-new-a');
+    const next = await followKeptList(reader, kept, undefined);
+    expect(next.read).toMatchObject({ how: 'resumed', changes: 2 });
+    expect(asObject(kept)).toEqual(asObject(await fresh()));
+  });
+
+  it('history beyond the watch cache is 410 Expired, and the read lists in full with no change lost; a list a follow moved on just before is still in reach', async () => {
+    const kept = await fresh();
+    const followed = await fresh();
     const from = kept.rv;
     await put('cm-late', 'late');
     await put('cm-3', 'changed late');
     await del('cm-4');
     // Out of the watch cache's reach: older than 75 s and pushed out by more than 100 newer events.
     await target().pass(76_000);
+    // A follow now, with a change during its watch: its bookmark moves the list on to a fresh event.
+    setTimeout(() => void put('filler-f', 'just before', { set: 'filler' }), 300);
+    const moved = await followKeptList(new RawReader(client), followed, undefined);
+    expect(moved.read).toMatchObject({ how: 'resumed', changes: 3, end: 'bookmark' });
     for (let i = 0; i < 130; i++) await put('filler', `f${i}`, { set: 'filler' });
     const watch = await send('GET', `${path()}?watch=1&resourceVersion=${from}&timeoutSeconds=2`);
     expect(watch.status).toBe(200);
@@ -236,5 +269,9 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
     expect(r.list.items.get('cm-late')).toBe('late');
     expect(r.list.items.get('cm-3')).toBe('changed late');
     expect(r.list.items.has('cm-4')).toBe(false);
+    // The list moved on 75 s later: its revision's event is younger than 75 s, the cache grew for it.
+    const resumed = await readKeptList(new RawReader(client), spec, followed, async () => undefined);
+    expect(resumed.read).toMatchObject({ how: 'resumed', changes: 0 });
+    expect(asObject(resumed.list)).toEqual(asObject(await fresh()));
   }, 180_000);
 }
