@@ -5,10 +5,14 @@
  * (node scope's part apart), wall, peak RSS so far, and what it read from the Kubernetes API (counted
  * on the responses, tapKubernetesApi). Consecutive cycles in one process exercise whatever the reader
  * keeps between cycles (the kept lists: a warm container's, passed as the function module passes them).
+ * A line `follow <now ms>` runs the follow between cycles (shared/cycle/follow.ts) on those lists, as the
+ * same warm function does every minute, and prints what it read and its wall and CPU time.
  */
 import { createInterface } from 'node:readline';
-import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
+import { followCluster } from '../shared/cycle/follow.js';
 import { KeptLists } from '../shared/cycle/kept-lists.js';
+import { RawReader } from '../shared/k8s/raw-reader.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { env, invocation } from './invocation.js';
@@ -64,13 +68,25 @@ async function cycle(now: number) {
   };
 }
 
+/** One follow of the lists kept: what it read, its time, and how each list was taken up. */
+async function follow() {
+  tap.reset();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await followCluster(new RawReader(client), kept, keptScope(client));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs, ...tap.reset(), lists: r.lists, kept: r.kept };
+}
+
 // A warm container: the DynamoDB client's lazily loaded parts are in memory before the first cycle.
 await new NodeScopeStore(db, 'fleetscope').getCluster('warm-up');
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   const [what, at] = line.trim().split(' ');
-  if (what !== 'cycle') break;
-  process.stdout.write(`${JSON.stringify(await cycle(Number(at)))}\n`);
+  if (what === 'cycle') process.stdout.write(`${JSON.stringify(await cycle(Number(at)))}\n`);
+  else if (what === 'follow') process.stdout.write(`${JSON.stringify(await follow())}\n`);
+  else break;
 }
 await close();
 process.exit(0);
