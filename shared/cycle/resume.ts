@@ -58,10 +58,11 @@ export const RESUME_WATCH = { timeoutSeconds: 5, quietMs: 300 } as const;
 
 /**
  * A follow's watch: until its first bookmark, which the watch cache sends 2 s before the timeout (so
- * about 1 s in, at most 3 s) once its revision for the resource has passed the watch's start. A
- * bookmark moves a list on to the cache's revision even when none of its objects changed, which is what
- * keeps a quiet list within the cache's reach; without one (nothing of the resource changed since the
- * list's revision) the watch ends at the timeout and nothing needs moving.
+ * about 1 s in, at most 3 s) once a change of the resource has reached it after the watch began (its
+ * revision past the last event the watch started from, filtered out or not: checked on 1.33 and 1.36).
+ * A bookmark moves a list on to the cache's revision even when none of its objects changed, which is
+ * what keeps a quiet list within the cache's reach; without one the watch ends at the timeout and the
+ * list stays where it was.
  */
 export const FOLLOW_WATCH = { timeoutSeconds: 3, untilBookmark: true } as const;
 

@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { KeptList } from '../../shared/cycle/kept-lists.js';
-import { type KeptListSpec, type ListRead, readKeptList } from '../../shared/cycle/resume.js';
+import {
+  type FollowRead,
+  followKeptList,
+  type KeptListSpec,
+  type ListRead,
+  readKeptList,
+} from '../../shared/cycle/resume.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import { atOrAfter, type RawReader, type WatchEventType } from '../../shared/k8s/raw-reader.js';
 
@@ -150,6 +156,64 @@ describe('readKeptList', () => {
   it('every path was taken', () => {
     expect([...seen].sort()).toEqual(
       ['cold', 'expired', 'resumed current', 'resumed reached', 'revision went back', 'watch failed'].sort(),
+    );
+  });
+});
+
+describe('followKeptList', () => {
+  const seen = new Set<string>();
+  const follow = async (script: Script, kept: KeptList<string, Obj>, now: string | undefined) => {
+    const s = stub(script);
+    const out = await followKeptList(s.reader, kept, now);
+    seen.add(out.read.how === 'dropped' ? out.read.why : `resumed ${out.read.end}`);
+    return { ...out, asked: s.asked };
+  };
+  const full = { items: [obj('a', '5')], rv: '9' };
+
+  it('applies the changes and moves the list on, never listing', async () => {
+    const r = await follow(
+      { list: full, watch: { events: [['MODIFIED', obj('a', '12', 'a2')]] } },
+      keptAt('9', [['a', 'a']]),
+      '12',
+    );
+    expect(r.read).toEqual({
+      how: 'resumed',
+      changes: 1,
+      bookmarks: 0,
+      end: 'reached',
+      rv: '12',
+    } satisfies FollowRead);
+    expect(r.asked).toEqual(['watch from 9 until 12']);
+    expect(Object.fromEntries(r.list?.items ?? [])).toEqual({ a: 'a2' });
+    const current = await follow({ list: full }, keptAt('12', []), '12');
+    expect(current.read).toMatchObject({ how: 'resumed', end: 'current', rv: '12' });
+    expect(current.asked).toEqual([]);
+  });
+
+  it('drops what it cannot take up (410, a failed watch, a revision gone back) and lists nothing', async () => {
+    for (const [fail, why] of [
+      [http(410), 'expired'],
+      [http(403), 'watch failed'],
+    ] as const) {
+      const r = await follow({ list: full, watch: { events: [], fail } }, keptAt('3', []), '9');
+      expect(r.read).toEqual({ how: 'dropped', why });
+      expect(r.list).toBeUndefined();
+      expect(r.asked).not.toContain('list');
+    }
+    const back = await follow({ list: full }, keptAt('50', []), '9');
+    expect(back.read).toEqual({ how: 'dropped', why: 'revision went back' });
+    expect(back.asked).toEqual([]);
+  });
+
+  it('an error that is not the cluster answering (a bug) is thrown', async () => {
+    await expect(
+      follow({ list: full, watch: { events: [], fail: new TypeError('bug') } }, keptAt('3', []), '9'),
+    ).rejects.toThrow('bug');
+  });
+
+  it('every path was taken', () => {
+    expect([...seen].sort()).toEqual(
+      ['expired', 'resumed current', 'resumed reached', 'revision went back', 'watch failed'].sort(),
     );
   });
 });
