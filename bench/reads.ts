@@ -152,14 +152,14 @@ export async function readsBench(): Promise<void> {
         warm.proc.stdin?.write(`cycle ${now}\n`);
         return JSON.parse(await next()) as CycleFigures;
       };
-      // A live cluster's pods change all the time: one pod changes while each follow watches (what
-      // brings the watch cache's bookmark that moves a quiet list on).
+      // A live cluster's pods change all the time: one pod changes every 250 ms while each follow
+      // watches (what brings the watch cache's bookmark that moves a quiet list on).
       const follow = async (afterMs = FOLLOW_MS) => {
         await advance(afterMs);
         warm.proc.stdin?.write(`follow ${now}\n`);
-        const during = setTimeout(() => void annotate(control, background, ++touch), 300);
+        const during = setInterval(() => void annotate(control, background, ++touch), 250);
         const f = JSON.parse(await next()) as FollowFigures;
-        clearTimeout(during);
+        clearInterval(during);
         return f;
       };
       const follows = async (n: number) => {
@@ -397,7 +397,7 @@ function printTable(
   upLine('upstream-like: steady, 5 min', up.steady);
   upLine(`upstream-like: ${CHANGED_NODE_FRACTION * 100}% changed, 5 min`, up.changed);
   console.log(
-    `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing during each; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
+    `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing every 250 ms during each; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
   );
   targets(rows, up, floorOf);
 }

@@ -81,25 +81,39 @@ class RawHttpError extends Error {
 
 interface Connection {
   agent: https.Agent;
+  /**
+   * Watches' own sockets: a watch holds one for seconds (a follow watches every kept list at once), so
+   * they neither queue behind each other nor hold up the lists' pages.
+   */
+  watchAgent: https.Agent;
   headers: Record<string, string>;
   base: URL;
 }
 
 const connections = new WeakMap<ClusterClient, Promise<Connection>>();
 
+/** Concurrent watches per cluster: a follow's lists (nodes and one per node-scoped DaemonSet) at once. */
+const MAX_WATCHES = 32;
+
 async function connect(client: ClusterClient): Promise<Connection> {
   const opts: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };
   await client.kubeConfig.applyToHTTPSOptions(opts);
-  const agent = new https.Agent({
-    keepAlive: true,
-    maxSockets: 4,
-    ca: opts.ca,
-    cert: opts.cert,
-    key: opts.key,
-    ...(opts.servername ? { servername: opts.servername } : {}),
-    ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-  });
-  return { agent, headers: { ...(opts.headers as Record<string, string>) }, base: new URL(client.server) };
+  const agent = (maxSockets: number) =>
+    new https.Agent({
+      keepAlive: true,
+      maxSockets,
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      ...(opts.servername ? { servername: opts.servername } : {}),
+      ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    });
+  return {
+    agent: agent(4),
+    watchAgent: agent(MAX_WATCHES),
+    headers: { ...(opts.headers as Record<string, string>) },
+    base: new URL(client.server),
+  };
 }
 
 export interface RawStats {
@@ -427,7 +441,7 @@ export class RawReader {
       return new Promise<void>((resolve, reject) => {
         const req = https.request(
           url,
-          { agent: conn.agent, headers: { ...auth, accept: 'application/json' }, signal },
+          { agent: conn.watchAgent, headers: { ...auth, accept: 'application/json' }, signal },
           (res) => {
             const status = res.statusCode ?? 0;
             if (status < 200 || status >= 300)
