@@ -258,12 +258,14 @@ async function changeSetOf(control: Control): Promise<{ changed: PodRef[]; backg
 
 /** A change to a pod that every reader of it sees (a new resourceVersion): an annotation. */
 async function annotate(control: Control, p: PodRef, touch: number): Promise<void> {
-  await control(
+  const r = await control(
     'PATCH',
     `/api/v1/namespaces/${p.namespace}/pods/${p.name}`,
     { metadata: { annotations: { 'bench.fleetscope.io/touched': String(touch) } } },
     'application/merge-patch+json',
   );
+  // A refused change would leave the figures measuring no change at all.
+  if (r.kind === 'Status') throw new Error(`annotating ${p.namespace}/${p.name}: ${String(r.message)}`);
 }
 
 function lines(proc: ChildProcess): () => Promise<string> {

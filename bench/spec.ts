@@ -4,6 +4,7 @@
  * mode Auto (so the cycle also resizes, within its write budget).
  */
 import type { SimClusterSpec, SimDaemonSetSpec } from '../local/sim/index.js';
+import { defaultPodSpec } from '../local/sim/pods.js';
 
 export const CLUSTER = 'bench';
 export const NODES = Number(process.env.BENCH_NODES ?? 5000);
@@ -86,16 +87,21 @@ export function addWorkloads(
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name: `app-${i}-${node.metadata.name}`, namespace: 'apps', labels: { app: `app-${i}` } },
-        spec: {
-          nodeName: node.metadata.name,
-          containers: [
-            {
-              name: 'app',
-              image: 'registry.k8s.io/pause:3.10',
-              resources: { requests: { cpu: `${20 + (i % 5) * 10}m`, memory: `${32 + (i % 4) * 32}Mi` } },
-            },
-          ],
-        },
+        // Defaulted as the apiserver stores a created pod (1.33+: no default resizePolicy), so that a
+        // later update (the reads part's annotations) is not refused as a change of the spec.
+        spec: defaultPodSpec(
+          {
+            nodeName: node.metadata.name,
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.k8s.io/pause:3.10',
+                resources: { requests: { cpu: `${20 + (i % 5) * 10}m`, memory: `${32 + (i % 4) * 32}Mi` } },
+              },
+            ],
+          },
+          { resizePolicy: false },
+        ),
       });
   }
 }
