@@ -65,6 +65,7 @@ async function cycle(now: number) {
     },
     balloons: result.balloons && { errors: result.balloons.errors.slice(0, 3) },
     reads: result.reads,
+    follow: result.follow,
   };
 }
 

@@ -56,6 +56,8 @@ interface CycleFigures extends WireStats {
   balloons?: { errors: string[] };
   /** How the cycle read each large list (taken up from the kept one, or listed, and why). */
   reads?: Record<string, unknown>;
+  /** How the cycle's closing follow left each kept list. */
+  follow?: FollowFigures['lists'];
 }
 /** One follow between cycles (reads-cycle.ts). */
 interface FollowFigures extends WireStats {
@@ -147,21 +149,20 @@ export async function readsBench(): Promise<void> {
       });
       children.push(warm.proc);
       const next = lines(warm.proc);
-      const cycle = async (afterMs: number) => {
+      // A live cluster's pods change all the time: one pod changes every 250 ms while a cycle or a
+      // follow runs (what brings the watch cache's bookmark that moves a quiet list on).
+      const run = async <T>(what: 'cycle' | 'follow', afterMs: number): Promise<T> => {
         await advance(afterMs);
-        warm.proc.stdin?.write(`cycle ${now}\n`);
-        return JSON.parse(await next()) as CycleFigures;
-      };
-      // A live cluster's pods change all the time: one pod changes every 250 ms while each follow
-      // watches (what brings the watch cache's bookmark that moves a quiet list on).
-      const follow = async (afterMs = FOLLOW_MS) => {
-        await advance(afterMs);
-        warm.proc.stdin?.write(`follow ${now}\n`);
+        warm.proc.stdin?.write(`${what} ${now}\n`);
         const during = setInterval(() => void annotate(control, background, ++touch), 250);
-        const f = JSON.parse(await next()) as FollowFigures;
-        clearInterval(during);
-        return f;
+        try {
+          return JSON.parse(await next()) as T;
+        } finally {
+          clearInterval(during);
+        }
       };
+      const cycle = (afterMs: number) => run<CycleFigures>('cycle', afterMs);
+      const follow = (afterMs = FOLLOW_MS) => run<FollowFigures>('follow', afterMs);
       const follows = async (n: number) => {
         const out: FollowFigures[] = [];
         for (let i = 0; i < n; i++) out.push(await follow());
@@ -388,6 +389,7 @@ function printTable(
       ]);
       if (x.reads && Object.keys(x.reads).length)
         console.log(`    cycle's lists: ${JSON.stringify(x.reads)}`);
+      if (x.follow) console.log(`    cycle's closing follow: ${ends([x.follow])}`);
       if (w.follows.length) console.log(`    ${followsLine(w.follows)}`);
       const errors = [...(x.nodescope?.errors ?? []), ...(x.balloons?.errors ?? [])];
       if (errors.length) console.log(`    ERRORS ${errors.slice(0, 3).join('; ')}`);
@@ -399,9 +401,19 @@ function printTable(
   upLine('upstream-like: steady, 5 min', up.steady);
   upLine(`upstream-like: ${CHANGED_NODE_FRACTION * 100}% changed, 5 min`, up.changed);
   console.log(
-    `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing every 250 ms during each; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
+    `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing every 250 ms during each cycle and follow; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
   );
   targets(rows, up, floorOf);
+}
+
+/** How lists ended, counted: `reached 10, closed 1, dropped (expired) 2`. */
+function ends(lists: FollowFigures['lists'][]): string {
+  const count = new Map<string, number>();
+  for (const l of lists.flatMap((x) => Object.values(x))) {
+    const k = l.how === 'dropped' ? `dropped (${l.why})` : (l.end ?? l.how);
+    count.set(k, (count.get(k) ?? 0) + 1);
+  }
+  return [...count].map(([k, v]) => `${k} ${v}`).join(', ');
 }
 
 /** The follows of a window in one line: what they read, their wall time, and how their lists ended. */
@@ -410,14 +422,8 @@ function followsLine(follows: FollowFigures[]): string {
     cycle: { requests: 0, byVerb: {}, wireBytes: 0, decodedBytes: 0 } as CycleFigures,
     follows,
   });
-  const ends = new Map<string, number>();
-  for (const f of follows)
-    for (const l of Object.values(f.lists)) {
-      const k = l.how === 'dropped' ? `dropped (${l.why})` : (l.end ?? l.how);
-      ends.set(k, (ends.get(k) ?? 0) + 1);
-    }
   const wall = follows.map((f) => n(f.wallMs / 1000, 1)).join(', ');
-  return `follows: ${follows.length}, ${stats.requests} requests, ${mb(stats.wireBytes)} on the wire, wall ${wall} s; lists ${[...ends].map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  return `follows: ${follows.length}, ${stats.requests} requests, ${mb(stats.wireBytes)} on the wire, wall ${wall} s; lists ${ends(follows.map((f) => f.lists))}`;
 }
 
 function targets(

@@ -17,8 +17,9 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
+import { followCluster } from './follow.js';
 import { clusterPrefix, type KeptLists } from './kept-lists.js';
-import type { ListRead } from './resume.js';
+import type { FollowRead, ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
 
 export interface ClusterCycleInput {
@@ -47,6 +48,12 @@ export interface ClusterCycleInput {
 export interface ClusterCycleResult {
   /** How each large list was read: taken up from the kept one (and how many changes) or listed (why). */
   reads: Record<string, ListRead>;
+  /**
+   * How the cycle's closing follow left the kept lists it read without reaching its revision: such a
+   * list would stay at its old revision (no change of its own came), so the cycle ends as a follow does
+   * for those (to each list's first bookmark, at once) and no list leaves it much older than its read.
+   */
+  follow?: Record<string, FollowRead>;
   nodescope?: CycleResult;
   balloons?: BalloonCycleResult;
   events: OutgoingEvent[];
@@ -80,8 +87,10 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       })
     : undefined;
   const balloonRequests = requests() - before;
+  const follow = input.kept ? await closingFollow(snapshot, input.kept, client) : undefined;
   return {
     reads: Object.fromEntries(snapshot.reads),
+    ...(follow ? { follow: follow.lists } : {}),
     ...(ns ? { nodescope: ns } : {}),
     ...(balloons ? { balloons } : {}),
     events: [
@@ -93,6 +102,20 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       ...(balloons ? balloonMetrics(balloons) : []),
     ],
   };
+}
+
+/**
+ * The lists this cycle resumed without reaching the revision it read (their own changes ended before it,
+ * or none came) are followed to their first bookmark, at once; the others are current already.
+ */
+async function closingFollow(snapshot: ClusterSnapshot, kept: KeptLists, client: ClusterClient) {
+  const behind = new Set(
+    [...snapshot.reads]
+      .filter(([, r]) => r.how === 'resumed' && (r.end === 'quiet' || r.end === 'closed'))
+      .map(([k]) => k),
+  );
+  if (behind.size === 0) return undefined;
+  return followCluster(snapshot.reader, kept, keptScope(client), behind);
 }
 
 /**
