@@ -10,6 +10,7 @@ import { balloonEvents, balloonMetrics } from '../balloons/events.js';
 import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
 import type { BalloonSettings } from '../balloons/settings.js';
 import type { ClusterClient } from '../k8s/client.js';
+import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/bus-events.js';
 import { type CycleLogger, type CycleResult, runCycle } from '../nodescope/cycle.js';
@@ -17,7 +18,7 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
-import { followCluster } from './follow.js';
+import { type FollowResult, followCluster } from './follow.js';
 import { clusterPrefix, type KeptLists } from './kept-lists.js';
 import type { FollowRead, ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
@@ -87,7 +88,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       })
     : undefined;
   const balloonRequests = requests() - before;
-  const follow = input.kept ? await closingFollow(snapshot, input.kept, client) : undefined;
+  const follow = input.kept ? await followBehind(snapshot, input.kept, keptScope(client)) : undefined;
   return {
     reads: Object.fromEntries(snapshot.reads),
     ...(follow ? { follow: follow.lists } : {}),
@@ -108,14 +109,22 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
  * The lists this cycle resumed without reaching the revision it read (their own changes ended before it,
  * or none came) are followed to their first bookmark, at once; the others are current already.
  */
-async function closingFollow(snapshot: ClusterSnapshot, kept: KeptLists, client: ClusterClient) {
+export async function followBehind(
+  snapshot: ClusterSnapshot,
+  kept: KeptLists,
+  scope: string,
+): Promise<FollowResult | undefined> {
   const behind = new Set(
     [...snapshot.reads]
       .filter(([, r]) => r.how === 'resumed' && (r.end === 'quiet' || r.end === 'closed'))
       .map(([k]) => k),
   );
   if (behind.size === 0) return undefined;
-  return followCluster(snapshot.reader, kept, keptScope(client), behind);
+  // The cycle's work is done: a cluster that stops answering now costs the lists, not the cycle.
+  return followCluster(snapshot.reader, kept, scope, behind).catch((e) => {
+    if (e instanceof ClusterAccessError) return undefined;
+    throw e;
+  });
 }
 
 /**
