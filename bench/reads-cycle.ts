@@ -65,7 +65,6 @@ async function cycle(now: number) {
     },
     balloons: result.balloons && { errors: result.balloons.errors.slice(0, 3) },
     reads: result.reads,
-    follow: result.follow,
   };
 }
 

@@ -133,7 +133,6 @@ function reportCycle(logger: Logger, cluster: string, cycle: ClusterCycleResult,
     balloons: balloons?.summary ?? `off (${off.balloons})`,
     balloonErrors: balloons?.errors ?? [],
     reads: cycle.reads,
-    ...(cycle.follow ? { follow: cycle.follow } : {}),
   });
   return {
     cluster,

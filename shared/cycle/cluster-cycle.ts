@@ -10,7 +10,6 @@ import { balloonEvents, balloonMetrics } from '../balloons/events.js';
 import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
 import type { BalloonSettings } from '../balloons/settings.js';
 import type { ClusterClient } from '../k8s/client.js';
-import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/bus-events.js';
 import { type CycleLogger, type CycleResult, runCycle } from '../nodescope/cycle.js';
@@ -18,9 +17,8 @@ import type { NodeScopeSettings } from '../nodescope/settings.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
-import { type FollowResult, followCluster } from './follow.js';
 import { clusterPrefix, type KeptLists } from './kept-lists.js';
-import type { FollowRead, ListRead } from './resume.js';
+import type { ListRead } from './resume.js';
 import { ClusterSnapshot } from './snapshot.js';
 
 export interface ClusterCycleInput {
@@ -49,12 +47,6 @@ export interface ClusterCycleInput {
 export interface ClusterCycleResult {
   /** How each large list was read: taken up from the kept one (and how many changes) or listed (why). */
   reads: Record<string, ListRead>;
-  /**
-   * How the cycle's closing follow left the kept lists it read without reaching its revision: such a
-   * list would stay at its old revision (no change of its own came), so the cycle ends as a follow does
-   * for those (to each list's first bookmark, at once) and no list leaves it much older than its read.
-   */
-  follow?: Record<string, FollowRead>;
   nodescope?: CycleResult;
   balloons?: BalloonCycleResult;
   events: OutgoingEvent[];
@@ -88,10 +80,8 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       })
     : undefined;
   const balloonRequests = requests() - before;
-  const follow = input.kept ? await followBehind(snapshot, input.kept, keptScope(client)) : undefined;
   return {
     reads: Object.fromEntries(snapshot.reads),
-    ...(follow ? { follow: follow.lists } : {}),
     ...(ns ? { nodescope: ns } : {}),
     ...(balloons ? { balloons } : {}),
     events: [
@@ -103,28 +93,6 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
       ...(balloons ? balloonMetrics(balloons) : []),
     ],
   };
-}
-
-/**
- * The lists this cycle resumed without reaching the revision it read (their own changes ended before it,
- * or none came) are followed to their first bookmark, at once; the others are current already.
- */
-export async function followBehind(
-  snapshot: ClusterSnapshot,
-  kept: KeptLists,
-  scope: string,
-): Promise<FollowResult | undefined> {
-  const behind = new Set(
-    [...snapshot.reads]
-      .filter(([, r]) => r.how === 'resumed' && (r.end === 'quiet' || r.end === 'closed'))
-      .map(([k]) => k),
-  );
-  if (behind.size === 0) return undefined;
-  // The cycle's work is done: a cluster that stops answering now costs the lists, not the cycle.
-  return followCluster(snapshot.reader, kept, scope, behind).catch((e) => {
-    if (e instanceof ClusterAccessError) return undefined;
-    throw e;
-  });
 }
 
 /**

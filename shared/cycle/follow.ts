@@ -20,18 +20,16 @@ export interface FollowResult {
 }
 
 /**
- * Follows every list `kept` holds under `scope` (keptScope: the cluster, its server and CA), or those of
- * them `only` names (by path and selectors), in parallel, after one read of the cluster's revision.
- * Nothing to follow: nothing read.
+ * Follows every list `kept` holds under `scope` (keptScope: the cluster, its server and CA), in
+ * parallel, after one read of the cluster's revision. Nothing kept: nothing read.
  */
 export async function followCluster(
   reader: RawReader,
   kept: KeptLists,
   scope: string,
-  only?: ReadonlySet<string>,
 ): Promise<FollowResult> {
   const prefix = `${scope} `;
-  const keys = kept.keys(prefix).filter((k) => !only || only.has(k.slice(prefix.length)));
+  const keys = kept.keys(prefix);
   if (keys.length === 0) return { lists: {}, kept: 0 };
   const now = await currentRevision(reader);
   const taken = keys.flatMap((k) => {

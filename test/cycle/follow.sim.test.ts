@@ -8,7 +8,6 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
-import { followBehind } from '../../shared/cycle/cluster-cycle.js';
 import { followCluster } from '../../shared/cycle/follow.js';
 import { KeptLists } from '../../shared/cycle/kept-lists.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
@@ -65,7 +64,7 @@ describe('the follow between cycles', () => {
       const nodes = what === 'all' ? await snapshot.nodes() : [];
       const pods =
         what === 'all' ? await snapshot.allPods() : await snapshot.pods({ ...DS, keep: () => true });
-      return { nodes, pods, reads: Object.fromEntries(snapshot.reads), snapshot };
+      return { nodes, pods, reads: Object.fromEntries(snapshot.reads) };
     };
     const follow = async (kept: KeptLists) => {
       const reader = new RawReader(c);
@@ -168,25 +167,5 @@ describe('the follow between cycles', () => {
       how: 'listed',
       why: 'expired',
     });
-  });
-
-  it('a cycle follows at its end the lists it left short of the revision it read, and no other', async () => {
-    const w = await world();
-    const kept = new KeptLists();
-    await w.cycle(kept, 'agents');
-    w.churn(5);
-    const read = await w.cycle(kept, 'agents');
-    // Nothing of the DaemonSet changed: its watch went quiet at the list's old revision.
-    expect(read.reads[AGENT_LIST]).toMatchObject({ how: 'resumed', changes: 0, end: 'quiet' });
-    const during = setTimeout(() => w.churn(1), 300);
-    const closing = await followBehind(read.snapshot, kept, CLUSTER);
-    clearTimeout(during);
-    expect(closing?.lists[AGENT_LIST]).toMatchObject({ how: 'resumed', changes: 0, bookmarks: 1 });
-    // A cycle whose lists are current follows nothing, and reads nothing more.
-    const current = await w.cycle(kept, 'agents');
-    expect(current.reads[AGENT_LIST]).toMatchObject({ how: 'resumed', end: 'current' });
-    const before = current.snapshot.reader.stats.requests;
-    expect(await followBehind(current.snapshot, kept, CLUSTER)).toBeUndefined();
-    expect(current.snapshot.reader.stats.requests).toBe(before);
   });
 });
