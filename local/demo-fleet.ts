@@ -92,6 +92,8 @@ export async function startDemoFleet(opts: {
   });
   await sim.writeKubeconfig(opts.kubeconfigPath);
   const speedup = opts.clockSpeedup ?? 60;
+  // A watch's timeout and bookmarks lapse on the clusters' clock too (the follow's 3 s watch: 50 ms at 60).
+  if (speedup > 0) for (const c of sim.clusters) sim.state(c.name).watchWallScale = 1 / speedup;
   let last = Date.now();
   const ticker =
     speedup > 0

@@ -154,6 +154,12 @@ export class ClusterState {
   readonly features: Features;
   readonly controllers: boolean;
   readonly store = new Store(1);
+  /**
+   * Wall milliseconds per millisecond of a watch's own time (its timeoutSeconds, its bookmarks' timing),
+   * which kube-apiserver keeps on wall time: 1, except where the clusters' clock runs faster than the
+   * wall (the demo at --speedup X sets 1/X, so a watch lapses on the clock everything else runs on).
+   */
+  watchWallScale = 1;
   readonly kubelet: Kubelet;
   readonly scheduler: Scheduler;
   readonly daemonsets: DaemonSetController;

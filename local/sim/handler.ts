@@ -571,13 +571,17 @@ export class ApiHandler {
         // The cacher's bookmark goes out only once its revision has passed where the watcher began.
         const from = Math.max(Number(q.resourceVersion) || 0, backlog?.at(-1)?.rv ?? store.lastEventRv(coll));
         const stopBookmarks = bookmarksAsked(info.query)
-          ? offerBookmarks(timeoutSeconds * 1000, () => {
-              const rv = store.lastEventRv(coll);
-              if (rv > from)
-                res.write(
-                  `${JSON.stringify({ type: 'BOOKMARK', object: bookmark(def, version, rv, cluster) })}\n`,
-                );
-            })
+          ? offerBookmarks(
+              timeoutSeconds * 1000,
+              () => {
+                const rv = store.lastEventRv(coll);
+                if (rv > from)
+                  res.write(
+                    `${JSON.stringify({ type: 'BOOKMARK', object: bookmark(def, version, rv, cluster) })}\n`,
+                  );
+              },
+              cluster.watchWallScale,
+            )
           : () => {};
         const unsubscribe = store.subscribe((ev) => {
           if (ev.collection === coll) this.sendEvent(ev, matches, send);
@@ -590,7 +594,7 @@ export class ApiHandler {
           this.ctx.watches.delete(res);
           if (!res.writableEnded) res.end();
         };
-        const timer = setTimeout(done, timeoutSeconds * 1000);
+        const timer = setTimeout(done, timeoutSeconds * 1000 * cluster.watchWallScale);
         res.on('close', done);
       },
     };

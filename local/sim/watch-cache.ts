@@ -82,15 +82,15 @@ const BOOKMARK_EVERY_MS = 60_000;
  * A watcher's bookmark offers, timed as the cacher's nextBookmarkTime does: every minute, and 2 s
  * before the watch's deadline; none once that moment has passed (a watch of 2 s or less gets none).
  * `offer` decides whether a bookmark is sent (the cacher sends one only when its revision has moved
- * past the watcher's starting point). Timed on wall time, as the watch's own timeout is. Returns a
- * cancel function.
+ * past the watcher's starting point). Timed on wall time, as the watch's own timeout is (`wallScale`:
+ * ClusterState.watchWallScale). Returns a cancel function.
  */
-export function offerBookmarks(timeoutMs: number, offer: () => void): () => void {
-  const deadline = Date.now() + timeoutMs;
+export function offerBookmarks(timeoutMs: number, offer: () => void, wallScale = 1): () => void {
+  const deadline = Date.now() + timeoutMs * wallScale;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
     const now = Date.now();
-    const at = Math.min(now + BOOKMARK_EVERY_MS, deadline - 2_000);
+    const at = Math.min(now + BOOKMARK_EVERY_MS * wallScale, deadline - 2_000 * wallScale);
     if (at <= now) return;
     timer = setTimeout(() => {
       offer();

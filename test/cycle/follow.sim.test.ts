@@ -168,4 +168,25 @@ describe('the follow between cycles', () => {
       why: 'expired',
     });
   });
+
+  it("on a clock faster than the wall (the demo's --speedup), a watch's timeout and bookmark lapse on that clock", async () => {
+    const w = await world();
+    (w.sim as unknown as { state(n: string): { watchWallScale: number } }).state(CLUSTER).watchWallScale =
+      1 / 60;
+    const kept = new KeptLists();
+    await w.cycle(kept, 'agents');
+    w.churn(3);
+    // 3 s of the watch's own time: 50 ms of wall time at 60x; a change during it brings the bookmark.
+    const during = setTimeout(() => w.churn(1), 5);
+    const f = await w.follow(kept);
+    clearTimeout(during);
+    expect(f.lists[AGENT_LIST]).toMatchObject({ how: 'resumed', changes: 0 });
+    // Without the scale the same follow would take 3 s; a 60 s watch would outlast this test's timeout.
+    const reader = new RawReader(client as ClusterClient);
+    const long = await reader.watch('watch pods', '/api/v1/pods', {}, () => {}, {
+      from: (f.lists[AGENT_LIST] as { rv: string }).rv,
+      timeoutSeconds: 60,
+    });
+    expect(long.end).toBe('closed');
+  }, 4_000);
 });
