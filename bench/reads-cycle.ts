@@ -6,6 +6,9 @@
  * on the responses, tapKubernetesApi). Consecutive cycles in one process exercise whatever the reader
  * keeps between cycles (the kept lists: a warm container's, passed as the function module passes them).
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { runClusterCycle } from '../shared/cycle/cluster-cycle.js';
 import { KeptLists } from '../shared/cycle/kept-lists.js';
@@ -24,9 +27,18 @@ const quiet = { info: () => {}, warn: () => {} };
 // The function module's lists kept between invocations (functions/cluster-cycle.ts), one per process.
 const kept = new KeptLists();
 
+// BENCH_PROFILE=DIR: a V8 CPU profile of each cycle (reads-<mode>-<n>.cpuprofile: 1 primes, 2 is steady).
+const profileDir = process.env.BENCH_PROFILE;
+const session = profileDir ? new Session() : undefined;
+session?.connect();
+await session?.post('Profiler.enable');
+let cycles = 0;
+
 async function cycle(now: number) {
   const cycleKey = new Date(now).toISOString();
   tap.reset();
+  cycles++;
+  await session?.post('Profiler.start');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await runClusterCycle({
@@ -45,6 +57,10 @@ async function cycle(now: number) {
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  if (session && profileDir) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(profileDir, `reads-${mode}-${cycles}.cpuprofile`), JSON.stringify(profile));
+  }
   const ns = result.nodescope;
   return {
     cpuMs: (cpu.user + cpu.system) / 1000,

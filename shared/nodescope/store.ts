@@ -34,6 +34,7 @@ import {
 import type { Detail } from '../platform/events.js';
 import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
+import { type BaseCache, processBases } from './base-cache.js';
 import { compress, decompress } from './codec.js';
 import type { ContainerRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
@@ -94,6 +95,8 @@ export interface DsHead {
   };
   /** Digest of the summary last written to the VPA's status. */
   statusDigest?: string;
+  /** Unique per fold (base-cache.ts: what a base kept in process is checked against); absent in old heads. */
+  baseId?: string;
   version: number;
 }
 
@@ -150,7 +153,15 @@ export class NodeScopeStore {
 
   private readonly items: Table;
 
-  constructor(db: DynamoDBDocumentClient, table: string) {
+  /**
+   * @param bases the decoded bases kept between cycles (base-cache.ts): the process's by default, as a
+   *   warm container keeps them; a test gives its own.
+   */
+  constructor(
+    db: DynamoDBDocumentClient,
+    table: string,
+    readonly bases: BaseCache = processBases,
+  ) {
     this.items = new Table(db, table);
   }
 
