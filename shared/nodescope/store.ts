@@ -361,13 +361,16 @@ export class NodeScopeStore {
     prev: number,
   ): Promise<boolean> {
     const { requests, records } = apply;
+    const requestsZ = requests && packRequests(requests);
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
-      ...(requests ? { requestsZ: packRequests(requests) } : {}),
+      ...(requestsZ ? { requestsZ } : {}),
       version: prev + 1,
     };
-    return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
+    const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
+    if (written && requests && requestsZ) rememberUnpacked(requestsZ, requests);
+    return written;
   }
 
   async deleteApply(cluster: string, ds: string): Promise<void> {
@@ -376,8 +379,42 @@ export class NodeScopeStore {
 }
 
 const packRequests = (r: PodRequests): Uint8Array => compress(Buffer.from(JSON.stringify(r), 'utf8'));
-const unpackRequests = (b: Uint8Array): PodRequests =>
-  JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
+
+/**
+ * The last requests unpacked, by their packed bytes: a steady cycle reads every DaemonSet's apply item
+ * and finds the same bytes, so it parses them once per process, not every cycle. Checked on content
+ * (equal bytes, equal requests), so nothing stale can come out. Frozen: shared between cycles.
+ */
+const unpacked = new Map<string, { z: Buffer; requests: PodRequests }>();
+const UNPACKED_MAX = 256;
+
+const unpackedKey = (z: Buffer) => z.subarray(0, 64).toString('base64') + String(z.length);
+
+function unpackRequests(b: Uint8Array): PodRequests {
+  const z = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const hit = unpacked.get(unpackedKey(z));
+  if (hit?.z.equals(z)) return hit.requests;
+  const requests = JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
+  return rememberUnpacked(z, requests);
+}
+
+/** Also what this process writes: the next cycle reads it back. */
+function rememberUnpacked(z: Uint8Array, requests: PodRequests): PodRequests {
+  const copy = Buffer.from(z);
+  const key = unpackedKey(copy);
+  unpacked.delete(key);
+  if (unpacked.size >= UNPACKED_MAX) unpacked.delete(unpacked.keys().next().value as string);
+  unpacked.set(key, { z: copy, requests: deepFreeze(requests) });
+  return requests;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
 
 /** DynamoDB's item size, approximately (attribute names and values as UTF-8 text). */
 export function approxSize(item: Record<string, unknown> | undefined): number {
