@@ -136,7 +136,7 @@ interface Decided {
 }
 const decided = new WeakMap<PodView, Decided>();
 
-function memoFor(target: NodeScopeTarget, s: UpdaterSettings) {
+export function memoFor(target: NodeScopeTarget, s: UpdaterSettings) {
   const context = `${target.digest}|${s.podLifetimeUpdateThresholdMs}|${s.minChangePriority}|${s.evictAfterOomThresholdMs}`;
   return (rec: NodeRec, pod: PodView, now: number): UpdateDecision | undefined => {
     const old = pod.startTime !== undefined && now - pod.startTime >= s.podLifetimeUpdateThresholdMs;
