@@ -59,13 +59,16 @@ export class BaseCache {
     return { containers: [...e.containers], nodes: e.nodes.map(copyRecord) };
   }
 
-  /** Keeps a base as decoded from its chunks (before anything touched it); `bytes` its bodies' size. */
-  set(key: string, head: BaseIdentity, base: DecodedBase, bytes: number): void {
+  /**
+   * Keeps a base as decoded from its chunks (before anything touched it); `bytes` its bodies' size.
+   * The records are copied unless the caller hands them over (`owned`: nothing else holds them).
+   */
+  set(key: string, head: BaseIdentity, base: DecodedBase, bytes: number, owned = false): void {
     this.delete(key);
     if (head.baseId === undefined || bytes > this.maxBytes) return;
     // Only undecoded states can be shared: a decoded one is written by the cycle that holds it.
     if (base.nodes.some((n) => n.states.some((st) => st !== undefined))) return;
-    const nodes = base.nodes.map(copyRecord);
+    const nodes = owned ? base.nodes : base.nodes.map(copyRecord);
     const { baseId, gen, chunks, version } = head;
     this.entries.set(key, { baseId, gen, chunks, version, containers: [...base.containers], nodes, bytes });
     this.total += bytes;

@@ -138,8 +138,10 @@ export async function writeFold(
   const folded = await moveHead(run, ds, head, newHead, loaded.logCycles, written);
   // The next cycle's base is this one: kept as it will be read (undecoded states), not read back.
   if (folded) {
-    const base = decodeBase(model.containers, bodies);
-    run.store.bases.set(baseKey(run.cluster, ds), newHead, base.decoded, base.bytes);
+    // As Buffers, as inflate gives them when read back: the very same records either way.
+    const asRead = bodies.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    const base = decodeBase(model.containers, asRead);
+    run.store.bases.set(baseKey(run.cluster, ds), newHead, base.decoded, base.bytes, true);
   }
   return { folded, baseBytes: bytes };
 }
