@@ -9,7 +9,9 @@
  *   apply        resize-pods.ts    in-place resizes within the cycle's write budget
  *   publish      publish.ts        pod annotations and the VPA condition
  * The per-DaemonSet phases run in ds-cycle.ts; the summary and cluster record in cycle-report.ts.
- * Nothing is kept in memory between invocations.
+ * Nothing is kept in memory between invocations but copies used only while their inputs are unchanged
+ * (base-cache.ts: the decoded bases, checked against the head read; resize-pods.ts: the last decision
+ * per pod view and recommendation; store.ts: the apply item's requests, by their bytes).
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import { type CycleResult, finishCycle } from './cycle-report.js';
