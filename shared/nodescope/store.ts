@@ -18,7 +18,7 @@
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   clusterPk,
@@ -310,7 +310,30 @@ export class NodeScopeStore {
   }
 
   async deleteChunks(cluster: string, ds: string, gen: number, count: number): Promise<void> {
-    for (let k = 0; k < count; k++) await this.delete(keyOf(clusterPk(cluster), baseSk(ds, gen, k)));
+    await this.deleteMany(
+      Array.from({ length: count }, (_, k) => keyOf(clusterPk(cluster), baseSk(ds, gen, k))),
+    );
+  }
+
+  /**
+   * Unconditional deletes (a fold's old chunks and replayed log), 25 to a request instead of one each;
+   * what the table leaves unprocessed is sent again, then deleted one by one.
+   */
+  private async deleteMany(keys: readonly Record<string, unknown>[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 25) {
+      let left: Record<string, unknown>[] = keys.slice(i, i + 25);
+      for (let attempt = 0; left.length > 1 && attempt < 3; attempt++) {
+        const out = await this.items.db.send(
+          new BatchWriteCommand({
+            RequestItems: { [this.items.name]: left.map((Key) => ({ DeleteRequest: { Key } })) },
+          }),
+        );
+        const unprocessed = out.UnprocessedItems?.[this.items.name] ?? [];
+        for (let n = left.length - unprocessed.length; n > 0; n--) this.countWrite(1);
+        left = unprocessed.flatMap((r) => (r.DeleteRequest?.Key ? [r.DeleteRequest.Key] : []));
+      }
+      for (const key of left) await this.delete(key);
+    }
   }
 
   /** Appends a cycle's entry; false when the cycle was already written (a redelivered event). */
@@ -339,7 +362,7 @@ export class NodeScopeStore {
   }
 
   async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {
-    for (const c of cycles) await this.delete(keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`));
+    await this.deleteMany(cycles.map((c) => keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`)));
   }
 
   async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
