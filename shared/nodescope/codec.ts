@@ -283,8 +283,11 @@ const opt = (v: number | undefined): number | undefined =>
   v === undefined || Number.isNaN(v) ? undefined : v;
 
 /** The entry as sample objects: all nodes, or only `only` (given by position lookup, no scan). */
-/** Each name list's positions by name, built once: a cycle picks single nodes out of it many times. */
-const positionsByName = new WeakMap<readonly string[], Map<string, number[]>>();
+/**
+ * Each name list's positions by name, built once: a cycle picks single nodes out of it many times
+ * (built again should the list have grown).
+ */
+const positionsByName = new WeakMap<readonly string[], { length: number; index: Map<string, number[]> }>();
 
 /**
  * The positions in `names` of the names in `only`, in ascending order (as a scan would find them). A
@@ -296,7 +299,8 @@ export function positionsIn(names: readonly string[], only: ReadonlySet<string>)
     for (let i = 0; i < names.length; i++) if (only.has(names[i] as string)) out.push(i);
     return out;
   }
-  let index = positionsByName.get(names);
+  const kept = positionsByName.get(names);
+  let index = kept?.length === names.length ? kept.index : undefined;
   if (!index) {
     index = new Map();
     for (let i = 0; i < names.length; i++) {
@@ -305,7 +309,7 @@ export function positionsIn(names: readonly string[], only: ReadonlySet<string>)
       if (at) at.push(i);
       else index.set(name, [i]);
     }
-    positionsByName.set(names, index);
+    positionsByName.set(names, { length: names.length, index });
   }
   for (const name of only) for (const i of index.get(name) ?? []) out.push(i);
   return out.sort((a, b) => a - b);
