@@ -39,7 +39,11 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const newlyRejected = await publishRefusals(run, found, clusterRec);
   const notices = await publishNotices(run, found, clusterRec);
   const heads = await headsByDs(ctx.store, ctx.cluster);
-  const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer });
+  // Every DaemonSet's log in one query, not one each.
+  const logs =
+    found.targets.length > 0 && heads.size > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
+  run.phases.mark('load states');
+  const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer, logs });
   await expireUntargeted(run, heads, found.targets);
   // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).
   const notReady = found.targets.length > 0 ? nodes.filter((n) => !n.ready).length : undefined;

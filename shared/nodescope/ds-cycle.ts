@@ -15,7 +15,7 @@ import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
-import { type DsHead, dsKeyOf } from './store.js';
+import { type DsHead, dsKeyOf, type StoredLog } from './store.js';
 import { HOSTNAME_LABEL, type NodeScopeTarget } from './targets.js';
 
 /** What every DaemonSet of the cycle shares. */
@@ -23,6 +23,8 @@ export interface ClusterFacts {
   crd: CrdState;
   nodes: readonly NodeFacts[];
   resizer: Resizer;
+  /** Every DaemonSet's stored log entries, read at once at the start of the cycle. */
+  logs: ReadonlyMap<string, readonly StoredLog[]>;
 }
 
 export interface DsPlan {
@@ -42,7 +44,10 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   const metrics = await listDaemonSetMetrics(run.reader, target);
   run.phases.mark('collect');
   // A fold replays every stored cycle into every state; other cycles leave the states undecoded.
-  const loaded = await loadDs(run.store, head, run.cluster, ds, containers, { replay: fold });
+  const loaded = await loadDs(run.store, head, run.cluster, ds, containers, {
+    replay: fold,
+    logs: cluster.logs.get(ds) ?? [],
+  });
   run.phases.mark('load states');
   run.observe(newest);
   run.observe(metrics.newest);

@@ -16,7 +16,7 @@ import {
 } from './codec.js';
 import { applyEntry, noteOoms, remapContainers } from './engine.js';
 import type { DsModel, NodeRecord } from './model.js';
-import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
+import { type DsHead, dsKeyOf, type NodeScopeStore, type StoredLog } from './store.js';
 
 export interface LoadedDs {
   model: DsModel;
@@ -47,7 +47,11 @@ export async function loadDs(
   cluster: string,
   ds: string,
   containers?: readonly string[],
-  opts: { replay?: boolean } = {},
+  opts: {
+    replay?: boolean;
+    /** The DaemonSet's log entries, when the cycle has read every DaemonSet's at once; else read here. */
+    logs?: readonly StoredLog[];
+  } = {},
 ): Promise<LoadedDs> {
   const replay = opts.replay ?? true;
   let model: DsModel = { containers: [...(containers ?? head?.containers ?? [])], nodes: new Map() };
@@ -66,7 +70,10 @@ export async function loadDs(
   let skipped = 0;
   if (head) {
     const gen = head.gen;
-    for (const l of await store.listLogs(cluster, ds, head.foldedThrough)) {
+    const stored = opts.logs
+      ? opts.logs.filter((l) => l.cycle > head.foldedThrough)
+      : await store.listLogs(cluster, ds, head.foldedThrough);
+    for (const l of stored) {
       const columns = decodeLogColumns(decompress(l.data), baseOrder);
       if (columns.gen !== gen) {
         skipped++;

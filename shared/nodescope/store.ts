@@ -47,7 +47,8 @@ export const dsKeyOf = (namespace: string, name: string) => `${namespace}/${name
 const headSk = (ds: string) => `${HEAD_PREFIX}${ds}`;
 const baseSk = (ds: string, gen: number, k: number) =>
   `nodescope#base#${ds}#${String(gen).padStart(10, '0')}#${String(k).padStart(4, '0')}`;
-const logPrefix = (ds: string) => `nodescope#log#${ds}#`;
+const LOG_PREFIX = 'nodescope#log#';
+const logPrefix = (ds: string) => `${LOG_PREFIX}${ds}#`;
 const applySk = (ds: string) => `nodescope#apply#${ds}`;
 export const HEADS_GSI = 'NODESCOPE';
 
@@ -112,6 +113,12 @@ export interface ClusterRecord {
   upstream?: string;
   /** Scoped VPAs left to another recommender, and warnings on those fleetscope sizes (each said once). */
   notices?: UpstreamNotice[];
+}
+
+/** One cycle's log entry as stored (codec.ts has its format). */
+export interface StoredLog {
+  cycle: string;
+  data: Uint8Array;
 }
 
 export interface ApplyRecord {
@@ -347,7 +354,7 @@ export class NodeScopeStore {
   }
 
   /** Log entries after `after` (a cycle key), in cycle order. */
-  async listLogs(cluster: string, ds: string, after: string): Promise<{ cycle: string; data: Uint8Array }[]> {
+  async listLogs(cluster: string, ds: string, after: string): Promise<StoredLog[]> {
     const prefix = logPrefix(ds);
     const items = await this.items.query(clusterPk(cluster), {
       between: [`${prefix}${after}\u0000`, `${prefix}\uffff`],
@@ -359,6 +366,26 @@ export class NodeScopeStore {
       out.push({ cycle: (item[SK] as string).slice(prefix.length), data });
     }
     return out.filter((l) => l.cycle > after);
+  }
+
+  /**
+   * Every DaemonSet's log entries of one cluster in one query (a cycle needs all of them: one request
+   * instead of one per DaemonSet), by DaemonSet, each in cycle order.
+   */
+  async listClusterLogs(cluster: string): Promise<Map<string, StoredLog[]>> {
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: LOG_PREFIX });
+    const out = new Map<string, StoredLog[]>();
+    for (const item of items) {
+      const sk = (item[SK] as string).slice(LOG_PREFIX.length);
+      const cut = sk.lastIndexOf('#');
+      const data = asBytes(item.data);
+      this.countRead(data.length + 100, true);
+      const ds = sk.slice(0, cut);
+      const logs = out.get(ds) ?? [];
+      logs.push({ cycle: sk.slice(cut + 1), data });
+      out.set(ds, logs);
+    }
+    return out;
   }
 
   async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {

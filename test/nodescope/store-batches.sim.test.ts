@@ -1,6 +1,7 @@
 /**
  * A fold's deletes (the old generation's chunks, the replayed log) go 25 to a request: every item named
- * goes, none other, and each counts as one write as before.
+ * goes, none other, and each counts as one write as before. A cycle reads every DaemonSet's log in one
+ * query: each DaemonSet gets what its own query would give.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
@@ -42,5 +43,21 @@ describe("a fold's deletes", () => {
     expect(await store.getChunks('c', DS, 2, 2)).toEqual([new Uint8Array([0]), new Uint8Array([1])]);
     // Deleting what is gone already is no error (a retried fold).
     await store.deleteChunks('c', DS, 1, 30);
+  });
+});
+
+describe("a cluster's logs in one query", () => {
+  it("give each DaemonSet exactly its own query's entries, in cycle order", async () => {
+    const names = ['logging/agent', 'logging/agent-2', 'logging/agent2', 'other/agent'];
+    for (const [n, ds] of names.entries())
+      for (let i = 0; i < 3 + n; i++)
+        expect(await store.putLog('logs', ds, cycle(10 - i), new Uint8Array([n, i]), T0)).toBe(true);
+    await store.putLog('logs-other-cluster', names[0] as string, cycle(0), new Uint8Array([9]), T0);
+    const all = await store.listClusterLogs('logs');
+    expect([...all.keys()].sort()).toEqual(names);
+    for (const ds of names) expect(all.get(ds)).toEqual(await store.listLogs('logs', ds, ''));
+    expect(all.get('logging/agent-2')?.map((l) => l.cycle)).toEqual(
+      [10, 9, 8, 7].map((i) => cycle(i)).sort(),
+    );
   });
 });
