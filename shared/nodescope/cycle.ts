@@ -43,7 +43,12 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const logs =
     found.targets.length > 0 && heads.size > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
   run.phases.mark('load states');
-  const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer, logs });
+  // Every DaemonSet's apply item in one batch, not one read each.
+  const dss = found.targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name));
+  const applies = dss.length > 0 ? await ctx.store.getApplies(ctx.cluster, dss) : new Map();
+  run.phases.mark('resize');
+  const facts = { crd: found.crd, nodes, resizer, logs, applies };
+  const outcomes = await eachDaemonSet(run, found, heads, facts);
   await expireUntargeted(run, heads, found.targets);
   // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).
   const notReady = found.targets.length > 0 ? nodes.filter((n) => !n.ready).length : undefined;

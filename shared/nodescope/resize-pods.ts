@@ -14,7 +14,7 @@ import type { CycleRun, DsOutcome } from './cycle-run.js';
 import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
-import { type ClusterRecord, dsKeyOf } from './store.js';
+import { type ApplyRecord, type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 
 /** The cycle's resizer; a server known to have no pods/resize is not asked again until the recheck. */
@@ -50,6 +50,8 @@ interface ApplyInput {
   recs: DsRecommendations;
   /** This cycle's OOM kills: they raise the node's memory, so its fresh recommendation decides. */
   ooms: readonly OomEvent[];
+  /** The apply item as the cycle read it (with every DaemonSet's); read here when absent. */
+  stored?: ApplyRecord;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -61,7 +63,7 @@ export async function resizePods(
 ): Promise<Set<string>> {
   const ds = dsKeyOf(input.target.ds.namespace, input.target.ds.name);
   const owner = { kind: 'DaemonSet', name: input.target.ds.name };
-  const stored = await run.store.getApply(run.cluster, ds);
+  const stored = input.stored ?? (await run.store.getApply(run.cluster, ds));
   const records = new ResizeRecords(stored.records);
   for (const [node, record] of Object.entries(records.all)) {
     const pod = input.pods.get(node);
@@ -93,8 +95,9 @@ export async function recordPodRequests(
   run: CycleRun,
   ds: string,
   pods: ReadonlyMap<string, PodView>,
+  read?: ApplyRecord,
 ): Promise<void> {
-  const stored = await run.store.getApply(run.cluster, ds);
+  const stored = read ?? (await run.store.getApply(run.cluster, ds));
   if (samePodRequests(stored.requests, pods)) return;
   const requests = podRequestsOf(pods);
   if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))

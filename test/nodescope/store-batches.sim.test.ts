@@ -1,12 +1,13 @@
 /**
  * A fold's deletes (the old generation's chunks, the replayed log) go 25 to a request: every item named
  * goes, none other, and each counts as one write as before. A cycle reads every DaemonSet's log in one
- * query: each DaemonSet gets what its own query would give.
+ * query, and every DaemonSet's apply item in one batch: each gets what its own read would give.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { ResizeRecord } from '../../shared/resize/index.js';
 
 const T0 = Date.UTC(2026, 10, 1);
 const DS = 'monitoring/agent';
@@ -59,5 +60,24 @@ describe("a cluster's logs in one query", () => {
     expect(all.get('logging/agent-2')?.map((l) => l.cycle)).toEqual(
       [10, 9, 8, 7].map((i) => cycle(i)).sort(),
     );
+  });
+});
+
+describe("a cluster's apply items in one batch", () => {
+  it("give each DaemonSet exactly its own read's item, absent ones as none yet", async () => {
+    const requests = { 'node-a': { app: { cpu: 120, memory: 64 * 2 ** 20 } } };
+    const records: Record<string, ResizeRecord> = {
+      'node-b': { podUid: 'u', desired: 'd', state: 'deferred', since: T0, attempts: 1 },
+    };
+    expect(await store.putApply('applies', 'a/one', { records: {}, requests }, 0)).toBe(true);
+    expect(await store.putApply('applies', 'a/two', { records, requests }, 0)).toBe(true);
+    expect(await store.putApply('applies', 'a/two', { records: {}, requests }, 1)).toBe(true);
+    const names = ['a/one', 'a/two', 'a/none'];
+    const reads = store.stats.reads;
+    const all = await store.getApplies('applies', names);
+    expect(store.stats.reads - reads).toBe(3); // counted as three reads, sent as one request
+    for (const ds of names) expect(all.get(ds)).toEqual(await store.getApply('applies', ds));
+    expect(all.get('a/two')?.version).toBe(2);
+    expect(all.get('a/none')).toEqual({ records: {}, version: 0 });
   });
 });
