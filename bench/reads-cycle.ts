@@ -8,6 +8,9 @@
  * A line `follow <now ms>` runs the follow between cycles (shared/cycle/follow.ts) on those lists, as the
  * same warm function does every minute, and prints what it read and its wall and CPU time.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
 import { followCluster } from '../shared/cycle/follow.js';
@@ -28,9 +31,18 @@ const quiet = { info: () => {}, warn: () => {} };
 // The function module's lists kept between invocations (functions/cluster-cycle.ts), one per process.
 const kept = new KeptLists();
 
+// BENCH_PROFILE=DIR: a V8 CPU profile of each cycle (reads-<mode>-<n>.cpuprofile: 1 primes, 2 is steady).
+const profileDir = process.env.BENCH_PROFILE;
+const session = profileDir ? new Session() : undefined;
+session?.connect();
+await session?.post('Profiler.enable');
+let cycles = 0;
+
 async function cycle(now: number) {
   const cycleKey = new Date(now).toISOString();
   tap.reset();
+  cycles++;
+  await session?.post('Profiler.start');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await runClusterCycle({
@@ -49,6 +61,10 @@ async function cycle(now: number) {
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  if (session && profileDir) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(profileDir, `reads-${mode}-${cycles}.cpuprofile`), JSON.stringify(profile));
+  }
   const ns = result.nodescope;
   return {
     cpuMs: (cpu.user + cpu.system) / 1000,

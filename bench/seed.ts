@@ -9,6 +9,7 @@ import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import type { NodeFacts } from '../shared/cycle/views.js';
 import type { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
+import { newBaseId } from '../shared/nodescope/base-cache.js';
 import { listDaemonSets, listVpas } from '../shared/nodescope/collect.js';
 import { headOfTarget } from '../shared/nodescope/cycle.js';
 import { placementProblem } from '../shared/nodescope/eligibility.js';
@@ -122,6 +123,7 @@ export async function seedStates(
           dsWideMemory: wide.memory * eligible.length,
           lastSampleAt: baseAt,
         },
+        baseId: newBaseId(),
         version: 1,
       },
       0,

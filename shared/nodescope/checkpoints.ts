@@ -20,6 +20,7 @@ import {
   type VerticalPodAutoscalerCheckpoint,
   type VerticalPodAutoscalerCheckpointStatus,
 } from '../recommendation/index.js';
+import { newBaseId } from './base-cache.js';
 import { materialize } from './engine.js';
 import { type DsModel, type NodeRecord, newNodeRecord } from './model.js';
 import { DEFAULT_SETTINGS } from './settings.js';
@@ -235,6 +236,7 @@ async function foldImported(
         gen,
         chunks: packed.chunks.length,
         foldedThrough: last && last > head.foldedThrough ? last : head.foldedThrough,
+        baseId: newBaseId(),
         version: head.version + 1,
       },
       head.version,

@@ -283,6 +283,38 @@ const opt = (v: number | undefined): number | undefined =>
   v === undefined || Number.isNaN(v) ? undefined : v;
 
 /** The entry as sample objects: all nodes, or only `only` (given by position lookup, no scan). */
+/**
+ * Each name list's positions by name, built once: a cycle picks single nodes out of it many times
+ * (built again should the list have grown).
+ */
+const positionsByName = new WeakMap<readonly string[], { length: number; index: Map<string, number[]> }>();
+
+/**
+ * The positions in `names` of the names in `only`, in ascending order (as a scan would find them). A
+ * few names (a node refreshed before its resize) are looked up; many are scanned for.
+ */
+export function positionsIn(names: readonly string[], only: ReadonlySet<string>): number[] {
+  const out: number[] = [];
+  if (only.size * 16 >= names.length) {
+    for (let i = 0; i < names.length; i++) if (only.has(names[i] as string)) out.push(i);
+    return out;
+  }
+  const kept = positionsByName.get(names);
+  let index = kept?.length === names.length ? kept.index : undefined;
+  if (!index) {
+    index = new Map();
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      const at = index.get(name);
+      if (at) at.push(i);
+      else index.set(name, [i]);
+    }
+    positionsByName.set(names, { length: names.length, index });
+  }
+  for (const name of only) for (const i of index.get(name) ?? []) out.push(i);
+  return out.sort((a, b) => a - b);
+}
+
 export function entryOf(c: ColumnarLog, only?: ReadonlySet<string>): LogEntry {
   const samples: NodeSamples[] = [];
   const take = (i: number) =>
@@ -292,9 +324,8 @@ export function entryOf(c: ColumnarLog, only?: ReadonlySet<string>): LogEntry {
       cpu: c.cpu.map((col) => opt(col[i])),
       memory: c.memory.map((col) => opt(col[i])),
     });
-  if (only) {
-    for (let i = 0; i < c.names.length; i++) if (only.has(c.names[i] as string)) take(i);
-  } else for (let i = 0; i < c.names.length; i++) take(i);
+  if (only) for (const i of positionsIn(c.names, only)) take(i);
+  else for (let i = 0; i < c.names.length; i++) take(i);
   return {
     at: c.at,
     gen: c.gen,

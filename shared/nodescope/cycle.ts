@@ -9,7 +9,9 @@
  *   apply        resize-pods.ts    in-place resizes within the cycle's write budget
  *   publish      publish.ts        pod annotations and the VPA condition
  * The per-DaemonSet phases run in ds-cycle.ts; the summary and cluster record in cycle-report.ts.
- * Nothing is kept in memory between invocations.
+ * Nothing is kept in memory between invocations but copies used only while their inputs are unchanged
+ * (base-cache.ts: the decoded bases, checked against the head read; resize-pods.ts: the last decision
+ * per pod view and recommendation; store.ts: the apply item's requests, by their bytes).
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import { type CycleResult, finishCycle } from './cycle-report.js';
@@ -37,7 +39,16 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const newlyRejected = await publishRefusals(run, found, clusterRec);
   const notices = await publishNotices(run, found, clusterRec);
   const heads = await headsByDs(ctx.store, ctx.cluster);
-  const outcomes = await eachDaemonSet(run, found, heads, { crd: found.crd, nodes, resizer });
+  // Every DaemonSet's log in one query, not one each.
+  const logs =
+    found.targets.length > 0 && heads.size > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
+  run.phases.mark('load states');
+  // Every DaemonSet's apply item in one batch, not one read each.
+  const dss = found.targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name));
+  const applies = dss.length > 0 ? await ctx.store.getApplies(ctx.cluster, dss) : new Map();
+  run.phases.mark('resize');
+  const facts = { crd: found.crd, nodes, resizer, logs, applies };
+  const outcomes = await eachDaemonSet(run, found, heads, facts);
   await expireUntargeted(run, heads, found.targets);
   // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).
   const notReady = found.targets.length > 0 ? nodes.filter((n) => !n.ready).length : undefined;

@@ -15,7 +15,7 @@ import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
-import { type DsHead, dsKeyOf } from './store.js';
+import { type ApplyRecord, type DsHead, dsKeyOf, type StoredLog } from './store.js';
 import { HOSTNAME_LABEL, type NodeScopeTarget } from './targets.js';
 
 /** What every DaemonSet of the cycle shares. */
@@ -23,6 +23,10 @@ export interface ClusterFacts {
   crd: CrdState;
   nodes: readonly NodeFacts[];
   resizer: Resizer;
+  /** Every DaemonSet's stored log entries, read at once at the start of the cycle. */
+  logs: ReadonlyMap<string, readonly StoredLog[]>;
+  /** Every DaemonSet's apply item (resize records, pods' requests), read at once likewise. */
+  applies: ReadonlyMap<string, ApplyRecord>;
 }
 
 export interface DsPlan {
@@ -42,7 +46,10 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   const metrics = await listDaemonSetMetrics(run.reader, target);
   run.phases.mark('collect');
   // A fold replays every stored cycle into every state; other cycles leave the states undecoded.
-  const loaded = await loadDs(run.store, head, run.cluster, ds, containers, { replay: fold });
+  const loaded = await loadDs(run.store, head, run.cluster, ds, containers, {
+    replay: fold,
+    logs: cluster.logs.get(ds) ?? [],
+  });
   run.phases.mark('load states');
   run.observe(newest);
   run.observe(metrics.newest);
@@ -68,7 +75,7 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
       { pods, eligible, loaded, observed, stored, hostnames },
       outcome,
     );
-  else await recordPodRequests(run, ds, pods);
+  else await recordPodRequests(run, ds, pods, cluster.applies.get(ds));
   outcome.readUnits = run.store.stats.readUnits - storeBefore.readUnits;
   outcome.writeUnits = run.store.stats.writeUnits - storeBefore.writeUnits;
   if (run.ctx.keepRecommendations === false) outcome.recs = new Map();
@@ -93,7 +100,9 @@ async function applyAndPublish(
   const { recs } = c.stored;
   const { target } = plan;
   const ooms = c.observed.entry.ooms;
-  const resized = await resizePods(run, cluster.resizer, { target, pods: c.pods, recs, ooms }, outcome);
+  const stored = cluster.applies.get(dsKeyOf(target.ds.namespace, target.ds.name));
+  const input = { target, pods: c.pods, recs, ooms, stored };
+  const resized = await resizePods(run, cluster.resizer, input, outcome);
   await annotatePods(run, c.pods, recs.recs, resized, outcome);
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>

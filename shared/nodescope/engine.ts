@@ -17,12 +17,14 @@ import {
   recordOom,
   type ScopeState,
 } from '../recommendation/index.js';
+import { positionsIn } from './codec.js';
 import {
   type ContainerRec,
   type DsModel,
   type LogEntry,
   type NodeRec,
   type NodeRecord,
+  type NodeSamples,
   newNodeRecord,
 } from './model.js';
 import type { NodeScopeTarget } from './targets.js';
@@ -43,11 +45,23 @@ export function materialize(rec: NodeRecord): NodeRecord {
 
 /** The entry restricted to some nodes (a node's states depend on its own samples only). */
 export function entryFor(entry: LogEntry, nodes: ReadonlySet<string>): LogEntry {
+  const { samples } = entry;
   return {
     ...entry,
-    samples: entry.samples.filter((s) => nodes.has(s.node)),
+    samples: positionsIn(sampleNames(samples), nodes).map((i) => samples[i] as NodeSamples),
     ooms: entry.ooms.filter((o) => nodes.has(o.node)),
   };
+}
+
+/** The nodes of an entry's samples, in order (kept per samples array while its length holds). */
+const namesOfSamples = new WeakMap<readonly NodeSamples[], string[]>();
+function sampleNames(samples: readonly NodeSamples[]): string[] {
+  let names = namesOfSamples.get(samples);
+  if (!names || names.length !== samples.length) {
+    names = samples.map((s) => s.node);
+    namesOfSamples.set(samples, names);
+  }
+  return names;
 }
 
 /** The time of the last OOM kill recorded per container, from an entry (without touching states). */

@@ -5,6 +5,7 @@
  * (each DaemonSet at its own phase) and capped per cycle; states of DaemonSets no longer targeted expire
  * as upstream's do. See docs/nodescope.md, "Storage, and why it costs what it costs".
  */
+import { newBaseId } from './base-cache.js';
 import { compress, encodeLog } from './codec.js';
 import type { CycleRun } from './cycle-run.js';
 import { collectGarbage } from './engine.js';
@@ -12,7 +13,7 @@ import { groupsToHead } from './groups.js';
 import { type LogEntry, newNodeRecord } from './model.js';
 import { countScopes, type DsRecommendations } from './recommend.js';
 import type { NodeScopeSettings } from './settings.js';
-import { type LoadedDs, packBase } from './state.js';
+import { baseKey, decodeBase, type LoadedDs, packBase } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore, VersionConflict } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 
@@ -112,7 +113,7 @@ export async function writeFold(
     if (value !== undefined) rec.group = value;
     else delete rec.group;
   }
-  const chunks = packBase(model, run.settings.chunkRawBytes).chunks;
+  const { chunks, bodies } = packBase(model, run.settings.chunkRawBytes);
   const ds = dsKeyOf(target.ds.namespace, target.ds.name);
   const gen = (head?.gen ?? 0) + 1;
   const { written, bytes } = await putChunks(run, ds, gen, chunks);
@@ -131,9 +132,18 @@ export async function writeFold(
     ...(recs.groups.size > 0 ? { groups: groupsToHead(recs.groups) } : {}),
     stats: { ...stats, nodes: model.nodes.size, scopes: countScopes(model) },
     ...(head?.statusDigest ? { statusDigest: head.statusDigest } : {}),
+    baseId: newBaseId(),
     version: (head?.version ?? 0) + 1,
   };
-  return { folded: await moveHead(run, ds, head, newHead, loaded.logCycles, written), baseBytes: bytes };
+  const folded = await moveHead(run, ds, head, newHead, loaded.logCycles, written);
+  // The next cycle's base is this one: kept as it will be read (undecoded states), not read back.
+  if (folded) {
+    // As Buffers, as inflate gives them when read back: the very same records either way.
+    const asRead = bodies.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    const base = decodeBase(model.containers, asRead);
+    run.store.bases.set(baseKey(run.cluster, ds), newHead, base.decoded, base.bytes, true);
+  }
+  return { folded, baseBytes: bytes };
 }
 
 /** Writes the chunks in order; stops at the first that exists already (another fold is writing). */

@@ -62,6 +62,26 @@ export function samePodRequests(
   stored: PodRequests | undefined,
   pods: ReadonlyMap<string, PodView>,
 ): boolean {
+  if (stored && sameViews(foundEqual.get(stored), pods)) return true;
+  const same = comparePodRequests(stored, pods);
+  if (stored && same && Object.isFrozen(stored)) foundEqual.set(stored, new Map(pods));
+  return same;
+}
+
+/**
+ * The pods last found to request what a stored (frozen, shared between cycles: store.ts) value says:
+ * the very same views again (a kept list's pods unchanged since) request the same, so a steady cycle
+ * does not compare every pod again.
+ */
+const foundEqual = new WeakMap<PodRequests, ReadonlyMap<string, PodView>>();
+
+function sameViews(a: ReadonlyMap<string, PodView> | undefined, b: ReadonlyMap<string, PodView>): boolean {
+  if (!a || a.size !== b.size) return false;
+  for (const [node, pod] of b) if (a.get(node) !== pod) return false;
+  return true;
+}
+
+function comparePodRequests(stored: PodRequests | undefined, pods: ReadonlyMap<string, PodView>): boolean {
   const left = stored ?? {};
   let pairs = 0;
   for (const [node, pod] of pods) {

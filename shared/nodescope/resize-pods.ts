@@ -9,12 +9,12 @@ import { podLikeOf as podLike } from '../cycle/pod-like.js';
 import type { PodView } from '../cycle/views.js';
 import { type ResizeRecord, Resizer } from '../resize/index.js';
 import { rawResizeApi } from '../resize/raw-api.js';
-import { byPriority, decideUpdate, type UpdateDecision } from './apply.js';
+import { byPriority, decideUpdate, type UpdateDecision, type UpdaterSettings } from './apply.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
-import type { OomEvent } from './model.js';
+import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
-import { type ClusterRecord, dsKeyOf } from './store.js';
+import { type ApplyRecord, type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 
 /** The cycle's resizer; a server known to have no pods/resize is not asked again until the recheck. */
@@ -50,6 +50,8 @@ interface ApplyInput {
   recs: DsRecommendations;
   /** This cycle's OOM kills: they raise the node's memory, so its fresh recommendation decides. */
   ooms: readonly OomEvent[];
+  /** The apply item as the cycle read it (with every DaemonSet's); read here when absent. */
+  stored?: ApplyRecord;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -61,7 +63,7 @@ export async function resizePods(
 ): Promise<Set<string>> {
   const ds = dsKeyOf(input.target.ds.namespace, input.target.ds.name);
   const owner = { kind: 'DaemonSet', name: input.target.ds.name };
-  const stored = await run.store.getApply(run.cluster, ds);
+  const stored = input.stored ?? (await run.store.getApply(run.cluster, ds));
   const records = new ResizeRecords(stored.records);
   for (const [node, record] of Object.entries(records.all)) {
     const pod = input.pods.get(node);
@@ -93,8 +95,9 @@ export async function recordPodRequests(
   run: CycleRun,
   ds: string,
   pods: ReadonlyMap<string, PodView>,
+  read?: ApplyRecord,
 ): Promise<void> {
-  const stored = await run.store.getApply(run.cluster, ds);
+  const stored = read ?? (await run.store.getApply(run.cluster, ds));
   if (samePodRequests(stored.requests, pods)) return;
   const requests = podRequestsOf(pods);
   if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))
@@ -106,10 +109,11 @@ function decide(run: CycleRun, { target, pods, recs, ooms }: ApplyInput): Update
   const updater = run.settings.updater;
   const oomNow = new Set(ooms.map((o) => o.node));
   const decisions: UpdateDecision[] = [];
+  const decideMemo = memoFor(target, updater);
   for (const [node, pod] of pods) {
     const rec = recs.recs.get(node);
     if (!rec) continue;
-    const d = decideUpdate(target, rec, pod, run.now, updater);
+    const d = decideMemo(rec, pod, run.now);
     if (d) decisions.push(d);
     else if (oomNow.has(node) && !recs.fresh.has(node)) {
       const r = recs.refresh(node);
@@ -118,6 +122,33 @@ function decide(run: CycleRun, { target, pods, recs, ooms }: ApplyInput): Update
     }
   }
   return decisions.sort(byPriority);
+}
+
+/**
+ * The last decision per pod view, while the same view (a kept list's pod unchanged since) meets the
+ * same recommendation object (the stored one, kept with the base): a steady cycle decides again only
+ * for pods or recommendations that changed. Besides the pod, the recommendation, the target (its
+ * digest: template, policies, mode) and the updater's settings, a decision depends on the time only
+ * through "the pod is 12 hours old", which is part of what must match.
+ */
+interface Decided {
+  rec: NodeRec;
+  context: string;
+  old: boolean;
+  decision: UpdateDecision | undefined;
+}
+const decided = new WeakMap<PodView, Decided>();
+
+export function memoFor(target: NodeScopeTarget, s: UpdaterSettings) {
+  const context = `${target.digest}|${s.podLifetimeUpdateThresholdMs}|${s.minChangePriority}|${s.evictAfterOomThresholdMs}`;
+  return (rec: NodeRec, pod: PodView, now: number): UpdateDecision | undefined => {
+    const old = pod.startTime !== undefined && now - pod.startTime >= s.podLifetimeUpdateThresholdMs;
+    const last = decided.get(pod);
+    if (last && last.rec === rec && last.context === context && last.old === old) return last.decision;
+    const decision = decideUpdate(target, rec, pod, now, s);
+    decided.set(pod, { rec, context, old, decision });
+    return decision;
+  };
 }
 
 async function request(

@@ -45,6 +45,8 @@ export function thisCycle(
 
 /** The pod's OOM kills not recorded yet (a kill stays in the container's last state until the next). */
 function newOoms(node: string, pod: PodView, containers: string[], model: DsModel, out: OomEvent[]): void {
+  // Most pods have no OOM kill: nothing is looked up or parsed for them.
+  if (!pod.containers.some((c) => c.oomAt !== undefined)) return;
   const rec = model.nodes.get(node);
   containers.forEach((name, j) => {
     const c = pod.containers.find((x) => x.name === name);

@@ -3,6 +3,8 @@
  * by the head) plus the log entries written since, replayed in cycle order. A fold writes a new
  * generation and moves the head to it with one conditional write.
  */
+
+import type { DecodedBase } from './base-cache.js';
 import {
   type ColumnarLog,
   compress,
@@ -14,7 +16,7 @@ import {
 } from './codec.js';
 import { applyEntry, noteOoms, remapContainers } from './engine.js';
 import type { DsModel, NodeRecord } from './model.js';
-import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
+import { type DsHead, dsKeyOf, type NodeScopeStore, type StoredLog } from './store.js';
 
 export interface LoadedDs {
   model: DsModel;
@@ -45,32 +47,33 @@ export async function loadDs(
   cluster: string,
   ds: string,
   containers?: readonly string[],
-  opts: { replay?: boolean } = {},
+  opts: {
+    replay?: boolean;
+    /** The DaemonSet's log entries, when the cycle has read every DaemonSet's at once; else read here. */
+    logs?: readonly StoredLog[];
+  } = {},
 ): Promise<LoadedDs> {
   const replay = opts.replay ?? true;
   let model: DsModel = { containers: [...(containers ?? head?.containers ?? [])], nodes: new Map() };
   const baseOrder: string[] = [];
   if (head && head.gen > 0) {
-    const chunks = await store.getChunks(cluster, ds, head.gen, head.chunks);
-    if (!chunks) throw new BaseMovedError(`the base of ${ds} was replaced while it was being read`);
+    const base = await readBase(store, head, cluster, ds);
     const nodes = new Map<string, NodeRecord>();
-    let baseContainers: string[] = head.containers;
-    for (const c of chunks) {
-      const body = decodeChunkBody(decompress(c));
-      baseContainers = body.containers;
-      for (const n of body.nodes) {
-        nodes.set(n.node, n);
-        baseOrder.push(n.node);
-      }
+    for (const n of base.nodes) {
+      nodes.set(n.node, n);
+      baseOrder.push(n.node);
     }
-    model = remapContainers({ containers: baseContainers, nodes }, containers ?? baseContainers);
+    model = remapContainers({ containers: base.containers, nodes }, containers ?? base.containers);
   }
   const logCycles: string[] = [];
   const logs: ColumnarLog[] = [];
   let skipped = 0;
   if (head) {
     const gen = head.gen;
-    for (const l of await store.listLogs(cluster, ds, head.foldedThrough)) {
+    const stored = opts.logs
+      ? opts.logs.filter((l) => l.cycle > head.foldedThrough)
+      : await store.listLogs(cluster, ds, head.foldedThrough);
+    for (const l of stored) {
       const columns = decodeLogColumns(decompress(l.data), baseOrder);
       if (columns.gen !== gen) {
         skipped++;
@@ -85,13 +88,50 @@ export async function loadDs(
   return { model, baseOrder, logs, logCycles, skipped, replayed: replay };
 }
 
+/** The base the head names: the copy kept in process if it is that base, else its chunks, read and kept. */
+async function readBase(
+  store: NodeScopeStore,
+  head: DsHead,
+  cluster: string,
+  ds: string,
+): Promise<DecodedBase> {
+  const { bases } = store;
+  const key = baseKey(cluster, ds);
+  const kept = bases.get(key, head);
+  if (kept) return kept;
+  const chunks = await store.getChunks(cluster, ds, head.gen, head.chunks);
+  if (!chunks) throw new BaseMovedError(`the base of ${ds} was replaced while it was being read`);
+  const base = decodeBase(head.containers, chunks.map(decompress));
+  bases.set(key, head, base.decoded, base.bytes);
+  return base.decoded;
+}
+
+/** Chunk bodies (decompressed) as one base, in their order. */
+export function decodeBase(
+  containers: string[],
+  bodies: readonly Uint8Array[],
+): { decoded: DecodedBase; bytes: number } {
+  const nodes: NodeRecord[] = [];
+  let bytes = 0;
+  for (const b of bodies) {
+    const body = decodeChunkBody(b);
+    containers = body.containers;
+    for (const n of body.nodes) nodes.push(n);
+    bytes += b.length;
+  }
+  return { decoded: { containers, nodes }, bytes };
+}
+
+export const baseKey = (cluster: string, ds: string) => `${cluster}\u0000${ds}`;
+
 /** Packs node records (in name order) into compressed chunks of about `rawBytes` each. */
 export function packBase(
   model: DsModel,
   rawBytes: number,
-): { chunks: Uint8Array[]; order: string[]; rawSize: number } {
+): { chunks: Uint8Array[]; bodies: Uint8Array[]; order: string[]; rawSize: number } {
   const names = [...model.nodes.keys()].sort();
   const chunks: Uint8Array[] = [];
+  const bodies: Uint8Array[] = [];
   let rawSize = 0;
   let start = 0;
   // Grow a run of nodes until its encoding passes rawBytes (estimated from the previous run's density).
@@ -114,9 +154,10 @@ export function packBase(
     perNode = body.length / count;
     rawSize += body.length;
     chunks.push(compress(body));
+    bodies.push(body);
     start += count;
   }
-  return { chunks, order: names, rawSize };
+  return { chunks, bodies, order: names, rawSize };
 }
 
 export { dsKeyOf };

@@ -18,7 +18,7 @@
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   type Condition,
   clusterPk,
@@ -34,6 +34,7 @@ import {
 import type { Detail } from '../platform/events.js';
 import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
+import { type BaseCache, processBases } from './base-cache.js';
 import { compress, decompress } from './codec.js';
 import type { ContainerRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
@@ -46,7 +47,8 @@ export const dsKeyOf = (namespace: string, name: string) => `${namespace}/${name
 const headSk = (ds: string) => `${HEAD_PREFIX}${ds}`;
 const baseSk = (ds: string, gen: number, k: number) =>
   `nodescope#base#${ds}#${String(gen).padStart(10, '0')}#${String(k).padStart(4, '0')}`;
-const logPrefix = (ds: string) => `nodescope#log#${ds}#`;
+const LOG_PREFIX = 'nodescope#log#';
+const logPrefix = (ds: string) => `${LOG_PREFIX}${ds}#`;
 const applySk = (ds: string) => `nodescope#apply#${ds}`;
 export const HEADS_GSI = 'NODESCOPE';
 
@@ -94,6 +96,8 @@ export interface DsHead {
   };
   /** Digest of the summary last written to the VPA's status. */
   statusDigest?: string;
+  /** Unique per fold (base-cache.ts: what a base kept in process is checked against); absent in old heads. */
+  baseId?: string;
   version: number;
 }
 
@@ -109,6 +113,12 @@ export interface ClusterRecord {
   upstream?: string;
   /** Scoped VPAs left to another recommender, and warnings on those fleetscope sizes (each said once). */
   notices?: UpstreamNotice[];
+}
+
+/** One cycle's log entry as stored (codec.ts has its format). */
+export interface StoredLog {
+  cycle: string;
+  data: Uint8Array;
 }
 
 export interface ApplyRecord {
@@ -150,7 +160,15 @@ export class NodeScopeStore {
 
   private readonly items: Table;
 
-  constructor(db: DynamoDBDocumentClient, table: string) {
+  /**
+   * @param bases the decoded bases kept between cycles (base-cache.ts): the process's by default, as a
+   *   warm container keeps them; a test gives its own.
+   */
+  constructor(
+    db: DynamoDBDocumentClient,
+    table: string,
+    readonly bases: BaseCache = processBases,
+  ) {
     this.items = new Table(db, table);
   }
 
@@ -299,7 +317,30 @@ export class NodeScopeStore {
   }
 
   async deleteChunks(cluster: string, ds: string, gen: number, count: number): Promise<void> {
-    for (let k = 0; k < count; k++) await this.delete(keyOf(clusterPk(cluster), baseSk(ds, gen, k)));
+    await this.deleteMany(
+      Array.from({ length: count }, (_, k) => keyOf(clusterPk(cluster), baseSk(ds, gen, k))),
+    );
+  }
+
+  /**
+   * Unconditional deletes (a fold's old chunks and replayed log), 25 to a request instead of one each;
+   * what the table leaves unprocessed is sent again, then deleted one by one.
+   */
+  private async deleteMany(keys: readonly Record<string, unknown>[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 25) {
+      let left: Record<string, unknown>[] = keys.slice(i, i + 25);
+      for (let attempt = 0; left.length > 1 && attempt < 3; attempt++) {
+        const out = await this.items.db.send(
+          new BatchWriteCommand({
+            RequestItems: { [this.items.name]: left.map((Key) => ({ DeleteRequest: { Key } })) },
+          }),
+        );
+        const unprocessed = out.UnprocessedItems?.[this.items.name] ?? [];
+        for (let n = left.length - unprocessed.length; n > 0; n--) this.countWrite(1);
+        left = unprocessed.flatMap((r) => (r.DeleteRequest?.Key ? [r.DeleteRequest.Key] : []));
+      }
+      for (const key of left) await this.delete(key);
+    }
   }
 
   /** Appends a cycle's entry; false when the cycle was already written (a redelivered event). */
@@ -313,7 +354,7 @@ export class NodeScopeStore {
   }
 
   /** Log entries after `after` (a cycle key), in cycle order. */
-  async listLogs(cluster: string, ds: string, after: string): Promise<{ cycle: string; data: Uint8Array }[]> {
+  async listLogs(cluster: string, ds: string, after: string): Promise<StoredLog[]> {
     const prefix = logPrefix(ds);
     const items = await this.items.query(clusterPk(cluster), {
       between: [`${prefix}${after}\u0000`, `${prefix}\uffff`],
@@ -327,15 +368,63 @@ export class NodeScopeStore {
     return out.filter((l) => l.cycle > after);
   }
 
+  /**
+   * Every DaemonSet's log entries of one cluster in one query (a cycle needs all of them: one request
+   * instead of one per DaemonSet), by DaemonSet, each in cycle order.
+   */
+  async listClusterLogs(cluster: string): Promise<Map<string, StoredLog[]>> {
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: LOG_PREFIX });
+    const out = new Map<string, StoredLog[]>();
+    for (const item of items) {
+      const sk = (item[SK] as string).slice(LOG_PREFIX.length);
+      const cut = sk.lastIndexOf('#');
+      const data = asBytes(item.data);
+      this.countRead(data.length + 100, true);
+      const ds = sk.slice(0, cut);
+      const logs = out.get(ds) ?? [];
+      logs.push({ cycle: sk.slice(cut + 1), data });
+      out.set(ds, logs);
+    }
+    return out;
+  }
+
   async deleteLogs(cluster: string, ds: string, cycles: readonly string[]): Promise<void> {
-    for (const c of cycles) await this.delete(keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`));
+    await this.deleteMany(cycles.map((c) => keyOf(clusterPk(cluster), `${logPrefix(ds)}${c}`)));
   }
 
   async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
-    const item = await this.get(keyOf(clusterPk(cluster), applySk(ds)), true);
-    if (!item) return { records: {}, version: 0 };
-    const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
-    return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ)) };
+    return applyOf(await this.get(keyOf(clusterPk(cluster), applySk(ds)), true));
+  }
+
+  /**
+   * Several DaemonSets' apply items in one consistent BatchGetItem per 100 (a cycle needs each of its
+   * DaemonSets' items: one request instead of one each); unprocessed keys are asked again, then read
+   * one by one.
+   */
+  async getApplies(cluster: string, dss: readonly string[]): Promise<Map<string, ApplyRecord>> {
+    const found = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < dss.length; i += 100) {
+      let keys: Record<string, unknown>[] = dss
+        .slice(i, i + 100)
+        .map((ds) => keyOf(clusterPk(cluster), applySk(ds)));
+      for (let attempt = 0; keys.length > 0 && attempt < 3; attempt++) {
+        const out = await this.items.db.send(
+          new BatchGetCommand({ RequestItems: { [this.items.name]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.items.name] ?? []) {
+          this.countRead(approxSize(item), true);
+          found.set(item[SK] as string, item);
+        }
+        keys = out.UnprocessedKeys?.[this.items.name]?.Keys ?? [];
+      }
+      for (const key of keys) {
+        const item = await this.get(key, true);
+        if (item) found.set(key[SK] as string, item);
+      }
+    }
+    // An absent item costs a read all the same.
+    for (const ds of dss) if (!found.has(applySk(ds))) this.countRead(0, true);
+    return new Map(dss.map((ds) => [ds, applyOf(found.get(applySk(ds)))]));
   }
 
   /**
@@ -350,13 +439,16 @@ export class NodeScopeStore {
     prev: number,
   ): Promise<boolean> {
     const { requests, records } = apply;
+    const requestsZ = requests && packRequests(requests);
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
-      ...(requests ? { requestsZ: packRequests(requests) } : {}),
+      ...(requestsZ ? { requestsZ } : {}),
       version: prev + 1,
     };
-    return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
+    const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
+    if (written && requests && requestsZ) rememberUnpacked(requestsZ, requests);
+    return written;
   }
 
   async deleteApply(cluster: string, ds: string): Promise<void> {
@@ -364,9 +456,49 @@ export class NodeScopeStore {
   }
 }
 
+function applyOf(item: Record<string, unknown> | undefined): ApplyRecord {
+  if (!item) return { records: {}, version: 0 };
+  const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
+  return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ)) };
+}
+
 const packRequests = (r: PodRequests): Uint8Array => compress(Buffer.from(JSON.stringify(r), 'utf8'));
-const unpackRequests = (b: Uint8Array): PodRequests =>
-  JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
+
+/**
+ * The last requests unpacked, by their packed bytes: a steady cycle reads every DaemonSet's apply item
+ * and finds the same bytes, so it parses them once per process, not every cycle. Checked on content
+ * (equal bytes, equal requests), so nothing stale can come out. Frozen: shared between cycles.
+ */
+const unpacked = new Map<string, { z: Buffer; requests: PodRequests }>();
+const UNPACKED_MAX = 256;
+
+const unpackedKey = (z: Buffer) => z.subarray(0, 64).toString('base64') + String(z.length);
+
+function unpackRequests(b: Uint8Array): PodRequests {
+  const z = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  const hit = unpacked.get(unpackedKey(z));
+  if (hit?.z.equals(z)) return hit.requests;
+  const requests = JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
+  return rememberUnpacked(z, requests);
+}
+
+/** Also what this process writes: the next cycle reads it back. */
+function rememberUnpacked(z: Uint8Array, requests: PodRequests): PodRequests {
+  const copy = Buffer.from(z);
+  const key = unpackedKey(copy);
+  unpacked.delete(key);
+  if (unpacked.size >= UNPACKED_MAX) unpacked.delete(unpacked.keys().next().value as string);
+  unpacked.set(key, { z: copy, requests: deepFreeze(requests) });
+  return requests;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
 
 /** DynamoDB's item size, approximately (attribute names and values as UTF-8 text). */
 export function approxSize(item: Record<string, unknown> | undefined): number {

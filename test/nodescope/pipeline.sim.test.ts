@@ -4,8 +4,10 @@
  * the cluster. Behaviour only: no wall-clock time is asserted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import type { CycleResult, DsOutcome } from '../../shared/nodescope/cycle.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
+import { loadDs } from '../../shared/nodescope/state.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
@@ -129,7 +131,17 @@ describe('node-scoped recommendations over the simulator', () => {
     const folded = await cycle(env, 'het', 5 * MINUTE, { foldEveryMs: 1 });
     const agent = ds(folded);
     expect(agent.folded).toBe(true);
-    const fresh = new NodeScopeStore(env.runtime.db, env.runtime.table);
+    // A restart: a cold process, nothing kept in memory.
+    const fresh = new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache());
+    // The fold kept its new base in process as it will be read back: the copy equals the chunks read cold.
+    const head = await fresh.getHead('het', 'monitoring/agent');
+    const hits = env.store.bases.stats.hits;
+    const warm = await loadDs(env.store, head, 'het', 'monitoring/agent', undefined, { replay: false });
+    expect(env.store.bases.stats.hits).toBe(hits + 1);
+    const cold = await loadDs(fresh, head, 'het', 'monitoring/agent', undefined, { replay: false });
+    expect(warm.baseOrder).toEqual(cold.baseOrder);
+    expect(warm.model).toEqual(cold.model);
+    fresh.bases.clear();
     const stored = await getRecommendations(fresh, 'het', 'monitoring', 'agent');
     expect(stored?.dsWide).toEqual(agent.dsWide);
     for (const [node, rec] of agent.recs) expect(stored?.nodes[node]).toEqual(rec);
@@ -137,12 +149,14 @@ describe('node-scoped recommendations over the simulator', () => {
     await cycle(env, 'het', 5 * MINUTE, undefined, fresh);
     await cycle(env, 'het', 5 * MINUTE, undefined, fresh);
     const live = await getRecommendations(fresh, 'het', 'monitoring', 'agent', { live: true });
+    // Those cycles used the base kept in process (read once); the fold below reads it cold: equal.
+    expect(fresh.bases.stats.hits).toBeGreaterThan(0);
     const next = await cycle(
       env,
       'het',
       0,
       { foldEveryMs: 1 },
-      new NodeScopeStore(env.runtime.db, env.runtime.table),
+      new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache()),
     );
     expect(ds(next).folded).toBe(true);
     expect(live?.dsWide).toEqual(ds(next).dsWide);

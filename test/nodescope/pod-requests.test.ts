@@ -49,7 +49,7 @@ describe('sameRequests', () => {
   });
 
   it('samePodRequests is sameRequests against the map built from the pods', () => {
-    const seen = { same: 0, different: 0 };
+    const seen = { same: 0, different: 0, changedAfterSame: 0 };
     const view = (cs: [string, number | undefined, number | undefined][]): PodView =>
       ({
         name: 'p',
@@ -75,10 +75,33 @@ describe('sameRequests', () => {
         const want = sameRequests(stored, podRequestsOf(ps));
         seen[want ? 'same' : 'different']++;
         expect(samePodRequests(stored, ps)).toBe(want);
+        // As the store hands it out (frozen, the same object each cycle): asked again, remembered.
+        const shared = stored && freeze(structuredClone(stored));
+        expect(samePodRequests(shared, ps)).toBe(want);
+        expect(samePodRequests(shared, ps)).toBe(want);
+        // A pod changed since (a new view): compared again, never taken for the remembered one.
+        const [node, pod] = [...ps][0] ?? [];
+        if (!node || !pod || pod.containers.length === 0) return;
+        const changed = new Map(ps).set(node, {
+          ...pod,
+          containers: pod.containers.map((c) => ({ ...c, reqCpu: (c.reqCpu ?? 0) + 1 })),
+        });
+        if (want) seen.changedAfterSame++;
+        expect(samePodRequests(shared, changed)).toBe(sameRequests(shared, podRequestsOf(changed)));
       }),
       { numRuns: 2000 },
     );
     expect(seen.same).toBeGreaterThan(100);
     expect(seen.different).toBeGreaterThan(100);
+    expect(seen.changedAfterSame).toBeGreaterThan(50);
   });
 });
+
+/** Frozen through and through, as store.ts hands out the requests it unpacked. */
+function freeze<T>(v: T): T {
+  if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) freeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}

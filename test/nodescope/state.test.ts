@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   compress,
@@ -7,10 +8,13 @@ import {
   decompress,
   encodeChunkBody,
   encodeLog,
+  entryOf,
+  positionsIn,
 } from '../../shared/nodescope/codec.js';
 import {
   applyEntry,
   collectGarbage,
+  entryFor,
   nodeRecommendation,
   recommendDsWide,
 } from '../../shared/nodescope/engine.js';
@@ -208,5 +212,43 @@ describe('stored states', () => {
     const gone = collectGarbage(m, later, new Set([nodes[0] as string]), new Set([nodes[1] as string]));
     expect(gone.nodes).toBe(3);
     expect([...m.nodes.keys()].sort()).toEqual([nodes[1]]);
+  });
+});
+
+describe('single nodes picked out of a cycle', () => {
+  it('positionsIn finds, in order, what a scan finds, looked up (few names) or scanned (many)', () => {
+    let lookedUp = 0;
+    let scanned = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'), { maxLength: 60 }),
+        fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'x'), { maxLength: 4 }),
+        (names, picked) => {
+          const only = new Set<string>(picked);
+          const scan = names.flatMap((n, i) => (only.has(n) ? [i] : []));
+          if (only.size * 16 < names.length) lookedUp++;
+          else scanned++;
+          expect(positionsIn(names, only)).toEqual(scan);
+          expect(positionsIn(names, only)).toEqual(scan); // the index, once built
+        },
+      ),
+      { numRuns: 400 },
+    );
+    expect(lookedUp).toBeGreaterThan(0);
+    expect(scanned).toBeGreaterThan(0);
+  });
+
+  it("entryFor and entryOf restricted to some nodes equal the whole cycle's filtered", () => {
+    const nodes = Array.from({ length: 40 }, (_, i) => `ip-10-0-0-${i}.ec2.internal`);
+    const [e] = entries(nodes, 1, 11);
+    const entry = e as LogEntry;
+    const order = nodes.slice(0, 30);
+    const columns = decodeLogColumns(encodeLog(entry, order), order);
+    for (const picked of [[nodes[3]], [nodes[35]], [nodes[1], nodes[33], 'absent'], nodes]) {
+      const only = new Set(picked as string[]);
+      expect(entryFor(entry, only).samples).toEqual(entry.samples.filter((s) => only.has(s.node)));
+      const all = entryOf(columns);
+      expect(entryOf(columns, only).samples).toEqual(all.samples.filter((s) => only.has(s.node)));
+    }
   });
 });
