@@ -59,16 +59,17 @@ describe('the follow between cycles', () => {
       const snapshot = new ClusterSnapshot(new RawReader(c), {
         pageSize: PAGE,
         allPods: what === 'all',
-        ...(kept ? { kept: { lists: kept, scope: CLUSTER } } : {}),
+        ...(kept ? { kept: { lists: kept, scope: CLUSTER, now: () => s.clock.now() } } : {}),
       });
       const nodes = what === 'all' ? await snapshot.nodes() : [];
       const pods =
         what === 'all' ? await snapshot.allPods() : await snapshot.pods({ ...DS, keep: () => true });
       return { nodes, pods, reads: Object.fromEntries(snapshot.reads) };
     };
-    const follow = async (kept: KeptLists) => {
+    const follow = async (kept: KeptLists, unreadAfterMs?: number) => {
       const reader = new RawReader(c);
-      const r = await followCluster(reader, kept, CLUSTER);
+      const unread = unreadAfterMs === undefined ? undefined : { now: s.clock.now(), afterMs: unreadAfterMs };
+      const r = await followCluster(reader, kept, CLUSTER, unread);
       return { ...r, stats: reader.stats };
     };
     return { sim: s, churn, cycle, follow, advance: (ms: number) => s.clock.advance(ms) };
@@ -167,6 +168,25 @@ describe('the follow between cycles', () => {
       how: 'listed',
       why: 'expired',
     });
+  });
+
+  it('a list no cycle has read for two periods (balloons turned off, a VPA gone) is dropped unread; the rest are followed', async () => {
+    const w = await world();
+    const kept = new KeptLists();
+    const MIN = 60_000;
+    await w.cycle(kept, 'all');
+    for (const _ of [1, 2]) {
+      await w.advance(5 * MIN);
+      await w.cycle(kept, 'agents');
+    }
+    await w.advance(MIN);
+    const f = await w.follow(kept, 10 * MIN + MIN);
+    expect(f.lists[ALL]).toEqual({ how: 'dropped', why: 'no cycle read it' });
+    expect(f.lists[NODES]).toEqual({ how: 'dropped', why: 'no cycle read it' });
+    expect(f.lists[AGENT_LIST]).toMatchObject({ how: 'resumed' });
+    expect(kept.keys(`${CLUSTER} `)).toEqual([`${CLUSTER} ${AGENT_LIST}`]);
+    // The revision read and the DaemonSet list's watch: nothing of the dropped lists.
+    expect(f.stats.requests).toBe(2);
   });
 
   it("on a clock faster than the wall (the demo's --speedup), a watch's timeout and bookmark lapse on that clock", async () => {
