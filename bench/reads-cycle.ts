@@ -13,7 +13,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
-import { followCluster } from '../shared/cycle/follow.js';
+import { followCluster, UNREAD_AFTER_MS } from '../shared/cycle/follow.js';
 import { KeptLists } from '../shared/cycle/kept-lists.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
@@ -85,11 +85,14 @@ async function cycle(now: number) {
 }
 
 /** One follow of the lists kept: what it read, its time, and how each list was taken up. */
-async function follow() {
+async function follow(now: number) {
   tap.reset();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const r = await followCluster(new RawReader(client), kept, keptScope(client));
+  const r = await followCluster(new RawReader(client), kept, keptScope(client), {
+    now,
+    afterMs: UNREAD_AFTER_MS,
+  });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   return { cpuMs: (cpu.user + cpu.system) / 1000, wallMs, ...tap.reset(), lists: r.lists, kept: r.kept };
@@ -101,7 +104,7 @@ const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   const [what, at] = line.trim().split(' ');
   if (what === 'cycle') process.stdout.write(`${JSON.stringify(await cycle(Number(at)))}\n`);
-  else if (what === 'follow') process.stdout.write(`${JSON.stringify(await follow())}\n`);
+  else if (what === 'follow') process.stdout.write(`${JSON.stringify(await follow(Number(at)))}\n`);
   else break;
 }
 await close();

@@ -4,7 +4,7 @@ import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { type ClusterCycleResult, keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
-import { followCluster } from '../shared/cycle/follow.js';
+import { followCluster, UNREAD_AFTER_MS } from '../shared/cycle/follow.js';
 import { clusterPrefix, KeptLists } from '../shared/cycle/kept-lists.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
@@ -115,7 +115,8 @@ async function follow(name: string, deps: Deps, logger: Logger) {
   }
   try {
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-    const r = await followCluster(new RawReader(client), kept, keptScope(client));
+    const unread = { now: nodescopeClock()(), afterMs: UNREAD_AFTER_MS };
+    const r = await followCluster(new RawReader(client), kept, keptScope(client), unread);
     logger.info('cluster follow', { lists: r.lists, kept: r.kept });
     return { cluster: name, follow: `${r.kept} of ${Object.keys(r.lists).length} list(s) kept` };
   } catch (err) {

@@ -60,7 +60,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
   const snapshot = new ClusterSnapshot(new RawReader(client), {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
-    ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client) } } : {}),
+    ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client), now: input.now } } : {}),
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
   const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;

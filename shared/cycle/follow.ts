@@ -9,6 +9,7 @@
  * writes nothing: a list it cannot take up (410, a failure) is dropped, and the next cycle lists it.
  */
 import type { RawReader } from '../k8s/raw-reader.js';
+import { CYCLE_PERIOD_MINUTES } from './capability.js';
 import type { KeptLists } from './kept-lists.js';
 import { currentRevision, type FollowRead, followKeptList } from './resume.js';
 
@@ -20,22 +21,41 @@ export interface FollowResult {
 }
 
 /**
+ * How long a follow keeps a list no cycle has read: two cycles missed (and a minute's margin). Beyond,
+ * its capability is off, its target gone, or the cluster's cycles run on another instance: following it
+ * would only load the apiserver and this instance's memory.
+ */
+export const UNREAD_AFTER_MS = (2 * CYCLE_PERIOD_MINUTES + 1) * 60_000;
+
+/** Lists a cycle last read longer ago than `afterMs` before `now` (the schedule's clock) are dropped. */
+export interface Unread {
+  now: number;
+  afterMs: number;
+}
+
+/**
  * Follows every list `kept` holds under `scope` (keptScope: the cluster, its server and CA), in
- * parallel, after one read of the cluster's revision. Nothing kept: nothing read.
+ * parallel, after one read of the cluster's revision. Nothing kept: nothing read. With `unread`, a
+ * list no cycle has read within its bound is dropped without a request.
  */
 export async function followCluster(
   reader: RawReader,
   kept: KeptLists,
   scope: string,
+  unread?: Unread,
 ): Promise<FollowResult> {
   const prefix = `${scope} `;
-  const keys = kept.keys(prefix);
-  if (keys.length === 0) return { lists: {}, kept: 0 };
-  const now = await currentRevision(reader);
-  const taken = keys.flatMap((k) => {
+  const dropped: [string, FollowRead][] = [];
+  const taken = kept.keys(prefix).flatMap((k) => {
     const list = kept.take(k);
+    if (list && unread && unread.now - (list.cycledAt ?? Number.NEGATIVE_INFINITY) > unread.afterMs) {
+      dropped.push([k.slice(prefix.length), { how: 'dropped', why: 'no cycle read it' }]);
+      return [];
+    }
     return list ? [{ key: k, list }] : [];
   });
+  if (taken.length === 0) return { lists: Object.fromEntries(dropped), kept: 0 };
+  const now = await currentRevision(reader);
   const settled = await Promise.allSettled(
     taken.map(async ({ key, list }) => {
       const r = await followKeptList(reader, list, now);
@@ -46,8 +66,9 @@ export async function followCluster(
   // A list whose follow failed otherwise (a defect) is dropped like the rest; the defect is not hidden.
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
-  const lists = Object.fromEntries(
-    settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])),
-  ) as Record<string, FollowRead>;
+  const lists = Object.fromEntries([
+    ...dropped,
+    ...settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])),
+  ]) as Record<string, FollowRead>;
   return { lists, kept: kept.keys(prefix).length };
 }

@@ -19,6 +19,11 @@ export interface KeptList<V, O = never> {
   items: Map<string, V>;
   /** Objects shared by the views of this list (pods' controller references), reused by its updates. */
   shared: Map<string, unknown>;
+  /**
+   * When a cycle last read it (the cycle's clock): a list no cycle reads any more (its capability turned
+   * off, its VPA gone, the cycles gone to another instance) is dropped by the follow, not followed for ever.
+   */
+  cycledAt?: number;
 }
 
 /** What every kept key of a cluster starts with (its scope: the name, then the server and its CA). */

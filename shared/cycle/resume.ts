@@ -35,7 +35,7 @@ export type ListRead =
 /** How a follow took a list up: resumed, or dropped from the kept lists (the next cycle lists it). */
 export type FollowRead =
   | (Extract<ListRead, { how: 'resumed' }> & { rv: string })
-  | { how: 'dropped'; why: 'expired' | 'revision went back' | 'watch failed' };
+  | { how: 'dropped'; why: 'expired' | 'revision went back' | 'watch failed' | 'no cycle read it' };
 
 /**
  * The cluster's current revision without reading an object: a list of pods in a namespace that does not

@@ -18,6 +18,8 @@ import type { NodeObject, PodObject } from './wire.js';
 export interface KeptScope {
   lists: KeptLists;
   scope: string;
+  /** The cycle's clock: each list it reads is stamped with it (KeptList.cycledAt). */
+  now?: () => number;
 }
 
 export interface PodQuery {
@@ -123,7 +125,10 @@ export class ClusterSnapshot {
       }));
     const { list, read } = await readKeptList(this.reader, spec, prev, revision);
     this.reads.set(key, read);
-    if (kept && list.rv) kept.lists.put(slot, list);
+    if (kept && list.rv) {
+      if (kept.now) list.cycledAt = kept.now();
+      kept.lists.put(slot, list);
+    }
     return inKeyOrder(list, read);
   }
 }
