@@ -213,6 +213,13 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
     const kept = await fresh();
     const before = kept.rv;
     for (let i = 0; i < 3; i++) await put('filler-f', `f${i}`, { set: 'filler' });
+    // The watch cache has them before the follow starts: under load it lags etcd, and changes that reach
+    // it during the follow's watch bring a bookmark (a real server did so in a loaded CI run).
+    const fillers = await send(
+      'GET',
+      `${path()}?watch=1&resourceVersion=${before}&labelSelector=${encodeURIComponent('set=filler')}&timeoutSeconds=1`,
+    );
+    expect(fillers.text.trim().split('\n')).toHaveLength(3);
     const reader = new RawReader(client);
     // Changes since, but none while the follow watches: no bookmark (the cache's revision has not passed
     // the last event it handed this watch, filtered out or not), and the list stays where it was.
