@@ -10,18 +10,15 @@
  * Figures only: nothing here is asserted by the test suite.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { parse } from 'yaml';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore } from '../shared/balloons/store.js';
 import { cycleCapability } from '../shared/cycle/capability.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { HOURS_PER_MONTH, PRICES } from './cost.js';
-import { child, once, simControl } from './processes.js';
+import { once, startSimAndDynamo, stopChildren } from './processes.js';
 import { CLUSTER, NODES } from './spec.js';
 
 const WORKLOADS_PER_NODE = 20;
@@ -57,25 +54,13 @@ export async function balloonBench(): Promise<void> {
       `\nfleetscope balloons benchmark: 1 cluster of ${n(NODES)} nodes, the DaemonSets' pods plus ${WORKLOADS_PER_NODE} workload pods per node, a balloon policy on every node`,
     );
     const t0 = performance.now();
-    const sim = child('sim-server.ts', [dir], { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) }, 16_000);
-    children.push(sim.proc);
-    const dynamo = child('dynamo-server.ts', []);
-    children.push(dynamo.proc);
-    const { kubeconfig } = (await sim.first) as { kubeconfig: string };
-    const { endpoint } = (await dynamo.first) as { endpoint: string };
+    const { kubeconfig, endpoint, control, ddb, db } = await startSimAndDynamo(
+      dir,
+      children,
+      { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) },
+      16_000,
+    );
     console.log(`  simulator up in ${n((performance.now() - t0) / 1000, 1)} s`);
-    const kc = parse(await readFile(kubeconfig, 'utf8'));
-    const control = simControl({
-      server: kc.clusters[0].cluster.server,
-      ca: Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64'),
-      token: kc.users[0].user.token,
-    });
-    const ddb = new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
     await new BalloonStore(db, 'fleetscope').putPolicy(
       CLUSTER,
       validatePolicy({
@@ -137,10 +122,7 @@ export async function balloonBench(): Promise<void> {
     growReport(grow, worstOf(runs).stateBytes);
     await ddb.destroy();
   } finally {
-    for (const c of children) c.stdin?.end();
-    await new Promise((r) => setTimeout(r, 200));
-    for (const c of children) if (c.exitCode === null) c.kill();
-    await rm(dir, { recursive: true, force: true });
+    await stopChildren(children, dir);
   }
 }
 

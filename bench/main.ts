@@ -15,12 +15,10 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { parse } from 'yaml';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { cycleCapability } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
@@ -29,7 +27,7 @@ import { growLatencyBench } from './balloon-grow-latency.js';
 import { balloonBench } from './balloons.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { runFleetBench } from './fleet.js';
-import { child, once, simControl } from './processes.js';
+import { once, startSimAndDynamo, stopChildren } from './processes.js';
 import { readsBench } from './reads.js';
 import { seedCluster } from './seed.js';
 import { CLUSTER, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
@@ -91,35 +89,17 @@ async function main(): Promise<void> {
       `fleetscope nodescope benchmark: 1 cluster of ${n(NODES)} nodes, 10 node-scoped DaemonSets x 2 containers (simulator in another process)`,
     );
     const t0 = performance.now();
-    const sim = child('sim-server.ts', [dir], {}, 12_000);
-    children.push(sim.proc);
-    const dynamo = child('dynamo-server.ts', []);
-    children.push(dynamo.proc);
-    const { kubeconfig } = (await sim.first) as { kubeconfig: string };
-    const { endpoint } = (await dynamo.first) as { endpoint: string };
+    const { kubeconfig, endpoint, control, ddb, db } = await startSimAndDynamo(dir, children, {}, 12_000);
     console.log(
       `  simulator up in ${n((performance.now() - t0) / 1000, 1)} s; DynamoDB (dynalite) at ${endpoint}`,
     );
 
-    const kc = parse(await readFile(kubeconfig, 'utf8'));
-    const kcCluster = kc.clusters.find((c: { name: string }) => c.name === CLUSTER).cluster;
-    const control = simControl({
-      server: kcCluster.server,
-      ca: Buffer.from(kcCluster['certificate-authority-data'], 'base64'),
-      token: kc.users.find((u: { name: string }) => u.name === CLUSTER).user.token,
-    });
     const client = ClusterClient.fromKubeconfig(await readFile(kubeconfig, 'utf8'), {
       cluster: CLUSTER,
       context: CLUSTER,
       timeoutMs: 60_000,
     });
     const simNow = (await control('GET', '/_sim/clock')).now as number;
-    const ddb = new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
     const t1 = performance.now();
     const seeded = await seedCluster(client, new NodeScopeStore(db, 'fleetscope'), CLUSTER, simNow);
     const { targets } = seeded;
@@ -308,10 +288,7 @@ async function main(): Promise<void> {
     await client.close();
     ddb.destroy();
   } finally {
-    for (const c of children) c.stdin?.end();
-    await new Promise((r) => setTimeout(r, 200));
-    for (const c of children) if (c.exitCode === null) c.kill();
-    await rm(dir, { recursive: true, force: true });
+    await stopChildren(children, dir);
   }
 }
 

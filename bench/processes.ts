@@ -1,8 +1,13 @@
 /** The benchmark's child processes (each part in its own process) and the simulator's control API. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { parse } from 'yaml';
+import { CLUSTER } from './spec.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -87,4 +92,44 @@ export function simControl(kubeconfig: { server: string; ca: Buffer; token: stri
       req.on('error', reject);
       req.end(body === undefined ? undefined : JSON.stringify(body));
     });
+}
+
+/**
+ * The simulator and DynamoDB of one bench part, started as children (kept in `children`, so the part's
+ * `stopChildren` ends them): the kubeconfig, the simulator's control API, and a DynamoDB client.
+ */
+export async function startSimAndDynamo(
+  dir: string,
+  children: ChildProcess[],
+  simEnv: Record<string, string>,
+  simHeapMb: number,
+) {
+  const sim = child('sim-server.ts', [dir], simEnv, simHeapMb);
+  children.push(sim.proc);
+  const dynamo = child('dynamo-server.ts', []);
+  children.push(dynamo.proc);
+  const { kubeconfig } = (await sim.first) as { kubeconfig: string };
+  const { endpoint } = (await dynamo.first) as { endpoint: string };
+  const kc = parse(await readFile(kubeconfig, 'utf8'));
+  const cluster = kc.clusters.find((c: { name: string }) => c.name === CLUSTER).cluster;
+  const control = simControl({
+    server: cluster.server,
+    ca: Buffer.from(cluster['certificate-authority-data'], 'base64'),
+    token: kc.users.find((u: { name: string }) => u.name === CLUSTER).user.token,
+  });
+  const ddb = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
+  const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+  return { kubeconfig, endpoint, control, ddb, db };
+}
+
+/** Ends a part's children (stdin closed first, killed if still there) and removes its directory. */
+export async function stopChildren(children: ChildProcess[], dir: string): Promise<void> {
+  for (const c of children) c.stdin?.end();
+  await new Promise((r) => setTimeout(r, 200));
+  for (const c of children) if (c.exitCode === null) c.kill();
+  await rm(dir, { recursive: true, force: true });
 }

@@ -16,13 +16,11 @@
  * Figures only: nothing here is asserted by the test suite.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { parse } from 'yaml';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore } from '../shared/balloons/store.js';
 import { cycleCapability, FOLLOW_PERIOD_MINUTES } from '../shared/cycle/capability.js';
@@ -30,7 +28,7 @@ import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { NodeScopeStore } from '../shared/nodescope/store.js';
 import { HOURS_PER_MONTH, PRICES } from './cost.js';
-import { child, once, simControl } from './processes.js';
+import { child, once, type simControl, startSimAndDynamo, stopChildren } from './processes.js';
 import { seedCluster } from './seed.js';
 import { CLUSTER, NODES } from './spec.js';
 import type { WireStats } from './wire-tap.js';
@@ -93,24 +91,12 @@ export async function readsBench(): Promise<void> {
     console.log(
       `\nfleetscope reads: what a cycle takes from the apiserver of 1 cluster of ${n(NODES)} nodes (10 node-scoped DaemonSets + ${WORKLOADS_PER_NODE} workload pods per node), steady and after ${CHANGED_NODE_FRACTION * 100}% of the pods changed`,
     );
-    const sim = child('sim-server.ts', [dir], { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) }, 16_000);
-    children.push(sim.proc);
-    const dynamo = child('dynamo-server.ts', []);
-    children.push(dynamo.proc);
-    const { kubeconfig } = (await sim.first) as { kubeconfig: string };
-    const { endpoint } = (await dynamo.first) as { endpoint: string };
-    const kc = parse(await readFile(kubeconfig, 'utf8'));
-    const control = simControl({
-      server: kc.clusters[0].cluster.server,
-      ca: Buffer.from(kc.clusters[0].cluster['certificate-authority-data'], 'base64'),
-      token: kc.users[0].user.token,
-    });
-    const ddb = new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const db = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+    const { kubeconfig, endpoint, control, ddb, db } = await startSimAndDynamo(
+      dir,
+      children,
+      { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) },
+      16_000,
+    );
     let now = (await control('GET', '/_sim/clock')).now as number;
     const advance = async (ms: number) => {
       now += ms;
@@ -202,10 +188,7 @@ export async function readsBench(): Promise<void> {
     printTable(rows, floors, up, changed.length);
     ddb.destroy();
   } finally {
-    for (const c of children) c.stdin?.end();
-    await new Promise((r) => setTimeout(r, 200));
-    for (const c of children) if (c.exitCode === null) c.kill();
-    await rm(dir, { recursive: true, force: true });
+    await stopChildren(children, dir);
   }
 }
 
