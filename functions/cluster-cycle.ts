@@ -17,6 +17,7 @@ import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
 import type { Deps } from '../shared/platform/deps.js';
+import type { Detail } from '../shared/platform/events.js';
 import { addMetrics } from '../shared/platform/observability.js';
 
 /**
@@ -30,16 +31,18 @@ type PhasesOff = { nodescope?: FeatureState | 'unannounced'; balloons?: FeatureS
 
 /**
  * Event-triggered: one cycle of one cluster (ClusterWorkRequested for "cycle"): node scope, then
- * balloons, over one snapshot of the cluster. A cluster that cannot be reached is recorded and reported,
+ * balloons, over one snapshot of the cluster; or a follow between cycles (ClusterFollowRequested). A cluster that cannot be reached is recorded and reported,
  * never thrown: the next cycle tries again, and the rest of the fleet is not held up.
  */
 export const handler = eventHandler({
   functionId: CYCLE,
-  detailTypes: ['ClusterWorkRequested'],
+  detailTypes: ['ClusterWorkRequested', 'ClusterFollowRequested'],
   run: async (event, { deps, logger, metrics }) => {
-    const { cluster: name, capability, cycleId, requestedAt } = event.detail;
+    const { cluster: name, capability } = event.detail;
     if (capability !== CYCLE) return { cluster: name, skipped: `capability ${capability}` };
-    if (event.detail.follow) return follow(name, deps, logger);
+    if (event['detail-type'] === 'ClusterFollowRequested') return follow(name, deps, logger);
+    // BusEvent does not narrow its detail by detail-type: the follow's went above.
+    const { cycleId, requestedAt } = event.detail as Detail<'ClusterWorkRequested'>;
     const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
     if (!cluster) {
       logger.info('cluster is no longer registered; skipping');

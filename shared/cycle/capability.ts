@@ -60,6 +60,15 @@ export const cycleCapability: FeaturedCapability = {
       pattern: pattern(['ClusterWorkRequested'], { capability: [CYCLE] }),
       target: CYCLE,
     },
+    {
+      // Its own detail-type and rule: no rule for ClusterWorkRequested, of this version or one from
+      // before the follow, routes a follow; and this rule targets the function's ARN, so a deploy
+      // creates it once the function runs code that knows follows.
+      id: 'cycle-follow-on-request',
+      description: "A follow of one cluster between cycles: the cycle function's kept lists taken up",
+      pattern: pattern(['ClusterFollowRequested'], { capability: [CYCLE] }),
+      target: CYCLE,
+    },
   ],
   // Node scope runs in every cycle; balloons only where configured, so they are not required here.
   requires: ['nodescope'],

@@ -2,26 +2,28 @@ import type { EventPublisher, OutgoingEvent } from '../platform/publisher.js';
 import { ownedBy, type RegisteredCluster } from './cluster.js';
 
 /**
- * One work request per registered cluster for a capability's cycle (or its follow, between cycles). The cycle id is stable for the
+ * One work request per registered cluster for a capability's cycle. The cycle id is stable for the
  * schedule's tick, so a retried dispatch produces the same requests and workers can dedupe on it.
+ * A follow between cycles is its own detail-type (ClusterFollowRequested), with its own rule: no
+ * worker, of this version or one from before the follow, can take it for a cycle.
  */
 export function workRequests(
   capability: string,
   clusters: RegisteredCluster[],
   now: Date,
   follow = false,
-): OutgoingEvent<'ClusterWorkRequested'>[] {
+): (OutgoingEvent<'ClusterWorkRequested'> | OutgoingEvent<'ClusterFollowRequested'>)[] {
   const requestedAt = now.toISOString();
-  const cycleId = `${capability}${follow ? '/follow' : ''}/${requestedAt}`;
   return clusters.map((c) => ({
-    detailType: 'ClusterWorkRequested' as const,
-    detail: {
-      cluster: c.name,
-      capability,
-      cycleId,
-      requestedAt,
-      ...(follow ? { follow: true as const } : {}),
-    },
+    ...(follow
+      ? {
+          detailType: 'ClusterFollowRequested' as const,
+          detail: { cluster: c.name, capability, requestedAt },
+        }
+      : {
+          detailType: 'ClusterWorkRequested' as const,
+          detail: { cluster: c.name, capability, cycleId: `${capability}/${requestedAt}`, requestedAt },
+        }),
     resources: [`cluster/${c.name}`],
   }));
 }

@@ -70,8 +70,17 @@ export const detailSchemas = {
       capability: z.string().min(1),
       cycleId: z.string().min(1),
       requestedAt: timestamp,
-      /** A follow between the capability's cycles (the cycle's: its kept lists taken up), not a cycle. */
-      follow: z.literal(true).optional(),
+    })
+    .strict(),
+  /**
+   * A follow between a capability's cycles (the cycle's: its kept lists taken up), not a cycle. Its own
+   * detail-type, so that no rule or worker for ClusterWorkRequested can ever take it for a cycle.
+   */
+  ClusterFollowRequested: z
+    .object({
+      cluster: clusterRef,
+      capability: z.string().min(1),
+      requestedAt: timestamp,
     })
     .strict(),
   ClusterInventoried: z
@@ -312,6 +321,7 @@ export const detailExamples: { [T in DetailType]: Detail<T> } = {
     cycleId: 'inventory/2026-11-21T10:00:00Z',
     requestedAt: '2026-11-21T10:00:00Z',
   },
+  ClusterFollowRequested: { cluster: 'prod-eu-1', capability: 'cycle', requestedAt: '2026-11-21T10:01:00Z' },
   ClusterInventoried: {
     cluster: 'prod-eu-1',
     reachable: true,

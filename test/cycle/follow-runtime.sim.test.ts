@@ -1,6 +1,6 @@
 /**
  * The follow in the local runtime, as it runs in the cloud: the cycle's second schedule (every minute,
- * leaving the cycle's ticks to it) dispatches ClusterWorkRequested with `follow` to the same function,
+ * leaving the cycle's ticks to it) dispatches ClusterFollowRequested, routed by its own rule to the same function,
  * whose module keeps the lists. A follow where nothing is kept reads nothing (not even the registry);
  * after a cycle it takes the kept lists up and writes nothing, to the cluster or the table.
  */
@@ -42,14 +42,8 @@ describe('the follow in the local runtime', () => {
 
   const requestFollow = async () => {
     const [d] = await env.runtime.bus.deliver({
-      detailType: 'ClusterWorkRequested',
-      detail: {
-        cluster: 'ok',
-        capability: CYCLE,
-        cycleId: `${CYCLE}/follow/${new Date(env.sim.clock.now()).toISOString()}`,
-        requestedAt: new Date(env.sim.clock.now()).toISOString(),
-        follow: true,
-      },
+      detailType: 'ClusterFollowRequested',
+      detail: { cluster: 'ok', capability: CYCLE, requestedAt: new Date(env.sim.clock.now()).toISOString() },
     });
     return d;
   };
