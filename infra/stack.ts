@@ -71,6 +71,10 @@ export class FleetscopeStack extends Stack {
       bus: this.bus.bus,
       functions: this.functions,
     });
+    // Routes before the work that uses them: a deploy that adds a rule (the cycle's follow) and the
+    // schedule that starts its work creates the schedule last, once EventBridge may invoke the target
+    // (a 403 in between is not retried, and would dead-letter the first events).
+    for (const s of this.schedules.all) s.schedule.node.addDependency(...this.rules.all.map((r) => r.rule));
     this.alarms = new Alarms(this, 'Alarms', {
       functions: this.functions.all,
       queues: this.deadLetterQueues,

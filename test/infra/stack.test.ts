@@ -293,6 +293,20 @@ describe('fleetscope stack (default context)', () => {
     }
   });
 
+  it('creates every schedule after every rule and its invoke permission (a deploy that adds a route starts no work it would drop)', () => {
+    // The follow's rule is new in the deploy that adds the follow; its schedule, new too, would otherwise
+    // start follows while EventBridge cannot yet invoke the function (403: not retried, dead-lettered).
+    const ruleIds = s.stack.rules.all.map((r) => logicalId(s.stack, r.rule));
+    const permissions = ofType(s.resources, 'AWS::Lambda::Permission')
+      .filter(([, p]) => ruleIds.includes(p.Properties.SourceArn?.['Fn::GetAtt']?.[0]))
+      .map(([id]) => id);
+    expect(permissions).toHaveLength(ruleIds.length);
+    for (const sch of s.stack.schedules.all) {
+      const dependsOn = asArray(s.resources[logicalId(s.stack, sch.schedule)]!.DependsOn ?? []);
+      expect(dependsOn, sch.spec.id).toEqual(expect.arrayContaining([...ruleIds, ...permissions]));
+    }
+  });
+
   it('gives every asynchronously invoked function an on-failure SQS destination, retries and a max event age', () => {
     expect(asyncTargets.size).toBeGreaterThan(0);
     const configs = ofType(s.resources, 'AWS::Lambda::EventInvokeConfig').map(([, c]) => c.Properties);
