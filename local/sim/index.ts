@@ -141,13 +141,20 @@ class SimulatorImpl implements Simulator {
       },
     });
     const url = await server.start();
-    const pub = this.handleOf(spec.name, state, url, token, stats);
+    const pub = this.handleOf(spec.name, state, url, token, stats, server);
     this.entries.push({ public: pub, state, server });
     return pub;
   }
 
   /** What a test or the local runtime holds of a running cluster: its address, credentials and controls. */
-  private handleOf(name: string, state: ClusterState, url: string, token: string, stats: Stats): SimCluster {
+  private handleOf(
+    name: string,
+    state: ClusterState,
+    url: string,
+    token: string,
+    stats: Stats,
+    server: ClusterServer,
+  ): SimCluster {
     return {
       name,
       server: url,
@@ -157,6 +164,7 @@ class SimulatorImpl implements Simulator {
       kubernetesVersion: state.version.semver,
       stats: () => stats.snapshot(),
       resetStats: () => stats.reset(),
+      connections: () => server.connections(),
       store: storeFacade(state),
       kubeconfigFor: async (credentials) => {
         const entry = { name, server: url, caPem: this.certs.caPem };

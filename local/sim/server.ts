@@ -68,6 +68,8 @@ function controlBody(raw: string): Json {
 export class ClusterServer {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  /** TCP connections accepted since the start (what a client's keep-alive saves shows here). */
+  private accepted = 0;
   private readonly watches = new Set<ServerResponse>();
   private readonly hung = new Set<ServerResponse>();
   private readonly handler: ApiHandler;
@@ -94,6 +96,7 @@ export class ClusterServer {
       });
     });
     server.on('connection', (s: Socket) => {
+      this.accepted++;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
@@ -112,6 +115,11 @@ export class ClusterServer {
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     this.url = `https://${host}:${addr.port}`;
     return this.url;
+  }
+
+  /** Client connections open now (in use or kept alive idle), and accepted since the start. */
+  connections(): { open: number; accepted: number } {
+    return { open: this.sockets.size, accepted: this.accepted };
   }
 
   async stop(): Promise<void> {

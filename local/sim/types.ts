@@ -160,6 +160,11 @@ export interface SimCluster {
   kubernetesVersion: string;
   stats(): RequestStats;
   resetStats(): void;
+  /**
+   * The server's TCP connections: open now (in use, or kept alive idle by a client), and accepted since
+   * it started (a client that reuses its connections opens few), as `ss` would show them at a real one.
+   */
+  connections(): { open: number; accepted: number };
   store: SimStore;
   /**
    * A kubeconfig for this cluster alone with other credentials: a bearer token (a user's or a

@@ -53,11 +53,21 @@ export interface ClusterCycleResult {
   metrics: DomainMetric[];
 }
 
+/** One cycle; once done, the idle sockets its reads and writes kept alive are closed (the next is a minute away). */
 export async function runClusterCycle(input: ClusterCycleInput): Promise<ClusterCycleResult> {
+  const reader = new RawReader(input.client);
+  try {
+    return await cycle(input, reader);
+  } finally {
+    await reader.closeIdle();
+  }
+}
+
+async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<ClusterCycleResult> {
   const { cluster, cycleId, client } = input;
   // Balloons need every pod; when they run, node scope takes its pods from the same list.
   const balloonItems = input.balloons ? await loadBalloonItems(input.db, input.table, cluster) : undefined;
-  const snapshot = new ClusterSnapshot(new RawReader(client), {
+  const snapshot = new ClusterSnapshot(reader, {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
     ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client), now: input.now } } : {}),

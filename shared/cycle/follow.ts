@@ -36,9 +36,23 @@ export interface Unread {
 /**
  * Follows every list `kept` holds under `scope` (keptScope: the cluster, its server and CA), in
  * parallel, after one read of the cluster's revision. Nothing kept: nothing read. With `unread`, a
- * list no cycle has read within its bound is dropped without a request.
+ * list no cycle has read within its bound is dropped without a request. Once done, the reader's idle
+ * sockets are closed: the next follow is a minute away, and the instance may follow many clusters.
  */
 export async function followCluster(
+  reader: RawReader,
+  kept: KeptLists,
+  scope: string,
+  unread?: Unread,
+): Promise<FollowResult> {
+  try {
+    return await follow(reader, kept, scope, unread);
+  } finally {
+    await reader.closeIdle();
+  }
+}
+
+async function follow(
   reader: RawReader,
   kept: KeptLists,
   scope: string,
