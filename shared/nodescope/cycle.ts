@@ -38,10 +38,12 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const resizer = resizerFor(run, clusterRec);
   const newlyRejected = await publishRefusals(run, found, clusterRec);
   const notices = await publishNotices(run, found, clusterRec);
+  // Every DaemonSet's log in one query, not one each, and before the heads: a fold deletes the entries
+  // it replayed only after it moved the head, so a head read after them names a base they extend (or,
+  // a fold in between, a newer one that holds them). Read the other way round, a fold in between would
+  // leave the head's base (kept in process) without them.
+  const logs = found.targets.length > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
   const heads = await headsByDs(ctx.store, ctx.cluster);
-  // Every DaemonSet's log in one query, not one each.
-  const logs =
-    found.targets.length > 0 && heads.size > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
   run.phases.mark('load states');
   // Every DaemonSet's apply item in one batch, not one read each.
   const dss = found.targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name));
