@@ -11,7 +11,8 @@
  * The per-DaemonSet phases run in ds-cycle.ts; the summary and cluster record in cycle-report.ts.
  * Nothing is kept in memory between invocations but copies used only while their inputs are unchanged
  * (base-cache.ts: the decoded bases, checked against the head read; resize-pods.ts: the last decision
- * per pod view and recommendation; store.ts: the apply item's requests, by their bytes).
+ * per pod view and recommendation; pod-requests.ts: the apply item's requests, by their bytes), the
+ * bases and requests under one heap budget (kept-budget.ts).
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import { type CycleResult, finishCycle } from './cycle-report.js';
