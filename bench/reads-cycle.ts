@@ -28,6 +28,10 @@ if (!['nodescope', 'balloons', 'both'].includes(mode))
 const tap = tapKubernetesApi();
 const { client, db, close } = invocation();
 const quiet = { info: () => {}, warn: () => {} };
+// BENCH_NS_WRITE_BUDGET: the set-up's converging cycles size every pod at once (reads.ts).
+const budget = process.env.BENCH_NS_WRITE_BUDGET
+  ? { writeBudget: Number(process.env.BENCH_NS_WRITE_BUDGET) }
+  : {};
 // The function module's lists kept between invocations (functions/cluster-cycle.ts), one per process.
 const kept = new KeptLists();
 
@@ -53,7 +57,7 @@ async function cycle(now: number) {
     db,
     table: 'fleetscope',
     pageSize: DEFAULT_SETTINGS.pageSize,
-    ...(mode !== 'balloons' ? { nodescope: { ...DEFAULT_SETTINGS } } : {}),
+    ...(mode !== 'balloons' ? { nodescope: { ...DEFAULT_SETTINGS, ...budget } } : {}),
     ...(mode !== 'nodescope' ? { balloons: { settleMs: 0 } } : {}),
     now: () => now,
     logger: quiet,
@@ -78,6 +82,8 @@ async function cycle(now: number) {
         .reduce((a, [, v]) => a + v, 0),
       errors: ns.detail.errors,
       scopes: ns.detail.scopes,
+      resizes: ns.detail.resizes.requested,
+      phases: ns.phases,
     },
     balloons: result.balloons && { errors: result.balloons.errors.slice(0, 3) },
     reads: result.reads,

@@ -52,7 +52,13 @@ interface CycleFigures extends WireStats {
   cpuMs: number;
   wallMs: number;
   maxRssMiB: number;
-  nodescope?: { cpuMs: number; errors: string[]; scopes: number };
+  nodescope?: {
+    cpuMs: number;
+    errors: string[];
+    scopes: number;
+    resizes: number;
+    phases: Record<string, number>;
+  };
   balloons?: { errors: string[] };
   /** How the cycle read each large list (taken up from the kept one, or listed, and why). */
   reads?: Record<string, unknown>;
@@ -103,6 +109,14 @@ export async function readsBench(): Promise<void> {
       await control('POST', '/_sim/clock', { advanceMs: ms });
     };
     await setUp({ kubeconfig, endpoint, db, now });
+    // Converge node scope (every pod sized at once, the kubelets answer) before the balloons are sized
+    // around the pods' requests, so that a steady cycle is steady: a cluster fleetscope has run for a
+    // while resizes only what moved.
+    const converged = await convergeNodeScope({ kubeconfig, endpoint }, async (ms) => {
+      await advance(ms);
+      return now;
+    });
+    console.log(`  set up: node scope converged (${converged.join(', ')} resizes per set-up cycle)`);
     // Converge the balloons (create, then size every one without a write budget), so that the
     // measured cycles are the steady state.
     // A set-up cycle that fails (a loaded machine: the simulator too slow for the retry budget) is run
@@ -127,7 +141,7 @@ export async function readsBench(): Promise<void> {
     };
 
     const rows = new Map<Mode, Row>();
-    for (const mode of MODES) {
+    for (const mode of modes()) {
       const warm = child('reads-cycle.ts', [], {
         BENCH_KUBECONFIG: kubeconfig,
         BENCH_DYNAMO: endpoint,
@@ -178,7 +192,7 @@ export async function readsBench(): Promise<void> {
       await new Promise((r) => warm.proc.once('exit', r));
     }
     const floors = new Map<Mode, Floor>();
-    for (const mode of MODES)
+    for (const mode of modes())
       floors.set(
         mode,
         (await once('floor.ts', { BENCH_KUBECONFIG: kubeconfig, BENCH_MODE: mode })) as unknown as Floor,
@@ -190,6 +204,46 @@ export async function readsBench(): Promise<void> {
   } finally {
     await stopChildren(children, dir);
   }
+}
+
+/** BENCH_READS_MODES=nodescope,both: some modes only (a profile of one); all three by default. */
+function modes(): readonly Mode[] {
+  const only = process.env.BENCH_READS_MODES?.split(',').map((m) => m.trim());
+  if (!only) return MODES;
+  const bad = only.filter((m) => !(MODES as readonly string[]).includes(m));
+  if (bad.length) throw new Error(`BENCH_READS_MODES: ${bad.join(', ')} is not one of ${MODES.join(', ')}`);
+  return MODES.filter((m) => only.includes(m));
+}
+
+/**
+ * Node scope's set-up cycles without a write budget, in a process of their own, until a cycle requests
+ * no resize (at most 4); the simulator's kubelets answer between them. Returns each cycle's resizes.
+ */
+async function convergeNodeScope(
+  o: { kubeconfig: string; endpoint: string },
+  advance: (ms: number) => Promise<number>,
+): Promise<number[]> {
+  const proc = child('reads-cycle.ts', [], {
+    BENCH_KUBECONFIG: o.kubeconfig,
+    BENCH_DYNAMO: o.endpoint,
+    BENCH_MODE: 'nodescope',
+    BENCH_NS_WRITE_BUDGET: String(NODES * 20),
+  });
+  const next = lines(proc.proc);
+  const out: number[] = [];
+  try {
+    for (let i = 0; i < 4; i++) {
+      proc.proc.stdin?.write(`cycle ${await advance(PERIOD_MS)}\n`);
+      const c = JSON.parse(await next()) as CycleFigures;
+      out.push(c.nodescope?.resizes ?? 0);
+      await advance(KUBELET_MS);
+      if (!c.nodescope?.resizes) break;
+    }
+  } finally {
+    proc.proc.stdin?.end();
+    await new Promise((r) => proc.proc.once('exit', r));
+  }
+  return out;
 }
 
 /** The balloon policy on every node and node scope's stored history (8 days), as in the other parts. */
@@ -380,6 +434,8 @@ function printTable(
       ]);
       if (x.reads && Object.keys(x.reads).length)
         console.log(`    cycle's lists: ${JSON.stringify(x.reads)}`);
+      if (x.nodescope && mode !== 'balloons') console.log(`    ${nodeScopeLine(x.nodescope)}`);
+      if (x.writes) console.log(`    writes: ${JSON.stringify(x.writes)}`);
       if (w.follows.length) console.log(`    ${followsLine(w.follows)}`);
       const errors = [...(x.nodescope?.errors ?? []), ...(x.balloons?.errors ?? [])];
       if (errors.length) console.log(`    ERRORS ${errors.slice(0, 3).join('; ')}`);
@@ -394,6 +450,16 @@ function printTable(
     `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing every 250 ms during each cycle and follow; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; a cycle that decoded less is held to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
   );
   targets(rows, up, floorOf);
+}
+
+/** Node scope's resizes and its phases' CPU, largest first: where its part of the cycle went. */
+function nodeScopeLine(ns: NonNullable<CycleFigures['nodescope']>): string {
+  const phases = Object.entries(ns.phases)
+    .filter(([k]) => !k.includes(':'))
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${n(v)}`)
+    .join(', ');
+  return `node scope: ${ns.resizes} resizes requested; CPU ms by phase: ${phases}`;
 }
 
 /** How lists ended, counted: `reached 10, closed 1, dropped (expired) 2`. */

@@ -1,10 +1,12 @@
 /**
- * Stored history for the benchmark: 8 days of samples every 30 minutes for every scope (each node's
- * load its own: a per-node factor, a daily cycle, noise), folded into a base through the very code the
- * worker uses (applyEntry, packBase, the store), so the measured cycle reads realistic states. The base
- * is dated two hours back, so the measured cycle has to fold.
+ * Stored history for the benchmark: 8 days of samples every 30 minutes for every scope (the usage the
+ * simulator reports for each node's pod: its per-node factor, a daily cycle, noise), folded into a
+ * base through the very code the worker uses (applyEntry, packBase, the store), so the measured cycle
+ * reads realistic states. The base is dated two hours back, so the measured cycle has to fold.
  */
 
+import { nodeIndexOfName } from '../local/sim/nodes.js';
+import { type ContainerLoad, containerLoad, containerUsage, nodeFactor } from '../local/sim/workload.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import type { NodeFacts } from '../shared/cycle/views.js';
 import type { ClusterClient } from '../shared/k8s/client.js';
@@ -19,7 +21,7 @@ import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { packBase } from '../shared/nodescope/state.js';
 import { dsKeyOf, type NodeScopeStore } from '../shared/nodescope/store.js';
 import { type NodeScopeTarget, resolveTargets } from '../shared/nodescope/targets.js';
-import { SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
+import { daemonSets, NODES, SEED_DAYS, SEED_STEP_MINUTES } from './spec.js';
 
 const DAY = 86_400_000;
 
@@ -29,14 +31,28 @@ function hash(s: string): number {
   return h;
 }
 
-function rng(seed: number) {
-  let x = seed || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
+/**
+ * Each eligible node's container loads, as the simulator computes them for the DaemonSet's pod on that
+ * node (the spec's load profile, its per-node factor by the node's index): the seeded history is the
+ * very usage metrics.k8s.io reports, so that the measured cycles' samples continue it. A history from
+ * another model would move every node's targets at each fold for hours, as no converged cluster does.
+ */
+function loadsOf(
+  ds: string,
+  target: NodeScopeTarget,
+  eligible: readonly string[],
+): Map<string, ContainerLoad[]> {
+  const spec = daemonSets().find((d) => `${d.namespace}/${d.name}` === ds);
+  if (!spec?.load) throw new Error(`seed: no load profile in bench/spec.ts for DaemonSet ${ds}`);
+  const profile = spec.load;
+  return new Map(
+    eligible.map((node) => {
+      const index = nodeIndexOfName(node);
+      if (index === undefined) throw new Error(`seed: ${node} is not a simulated node's name`);
+      const factor = nodeFactor(profile, index, node, NODES, ds);
+      return [node, target.containers.map((c) => containerLoad(profile, c.name, {}, factor))];
+    }),
+  );
 }
 
 export async function seedStates(
@@ -55,25 +71,20 @@ export async function seedStates(
     const eligible = nodes.filter((n) => !placementProblem(target.placement, n)).map((n) => n.name);
     const containers = target.containers.map((c) => c.name);
     const model: DsModel = { containers, nodes: new Map() };
-    const factor = new Map(eligible.map((n) => [n, 0.25 * 16 ** ((hash(`${ds}/${n}`) % 1000) / 1000)]));
-    const r = rng(hash(ds));
+    const usage = loadsOf(ds, target, eligible);
     const start = baseAt - SEED_DAYS * DAY;
     for (let t = start; t < baseAt; t += SEED_STEP_MINUTES * 60_000) {
-      const hour = (t % DAY) / 3_600_000;
-      const daily = 1 + 0.25 * Math.cos((2 * Math.PI * (hour - 14)) / 24);
       const entry: LogEntry = { at: t, gen: 0, containers, samples: [], ooms: [] };
       for (const node of eligible) {
-        const f = factor.get(node) as number;
+        const at = t - (hash(`${node}/${t}`) % 15_000);
+        const u = (usage.get(node) as ContainerLoad[]).map((l, i) =>
+          containerUsage(l, {}, at, 0, hash(`${ds}/${node}/${i}`)),
+        );
         entry.samples.push({
           node,
-          t: Math.floor((t - r() * 15_000) / 1000) * 1000,
-          cpu: target.containers.map((c) =>
-            Math.max(1, Math.round((c.requests.cpu ?? 50) * 0.5 * f * daily * (1 + 0.1 * (r() * 2 - 1)))),
-          ),
-          memory: target.containers.map(
-            (c) =>
-              Math.floor(((c.requests.memory ?? 64 * 2 ** 20) * 0.6 * f * (1 + 0.05 * r())) / 4096) * 4096,
-          ),
+          t: Math.floor(at / 1000) * 1000,
+          cpu: u.map((x) => Math.max(1, Math.round(x.cpuNanos / 1e6))),
+          memory: u.map((x) => x.memoryBytes),
         });
       }
       applyEntry(model, entry);

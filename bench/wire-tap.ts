@@ -12,6 +12,8 @@ export interface WireStats {
   requests: number;
   /** Requests by verb: "list" (GET of a collection or object), "watch", "write". */
   byVerb: Record<string, number>;
+  /** Writes by method and path, names left out: `PATCH /api/v1/namespaces/* /pods/* /resize`. */
+  writes?: Record<string, number>;
   wireBytes: number;
   decodedBytes: number;
 }
@@ -26,6 +28,10 @@ export function tapKubernetesApi(): { stats: WireStats; reset(): WireStats } {
       request.method !== 'GET' ? 'write' : /[?&]watch=(1|true)/.test(request.path) ? 'watch' : 'get';
     counted.requests++;
     counted.byVerb[verb] = (counted.byVerb[verb] ?? 0) + 1;
+    if (verb === 'write') {
+      const what = `${request.method} ${writePath(request.path)}`;
+      counted.writes = { ...counted.writes, [what]: (counted.writes?.[what] ?? 0) + 1 };
+    }
     request.once('response', (res: IncomingMessage) => count(res, counted));
   });
   return {
@@ -51,4 +57,11 @@ function count(res: IncomingMessage, stats: WireStats): void {
   res.on('end', () => {
     if (gzip && tail.length === 4) stats.decodedBytes += tail.readUInt32LE(0);
   });
+}
+
+/** A write's path without the objects' names and the query, so that writes of a kind count together. */
+function writePath(path: string): string {
+  return (path.split('?')[0] ?? '')
+    .replace(/\/namespaces\/[^/]+/, '/namespaces/*')
+    .replace(/\/([a-z.]+)\/[^/]+(\/[a-z]+)?$/, (_m, kind: string, sub = '') => `/${kind}/*${sub}`);
 }

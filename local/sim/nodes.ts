@@ -81,6 +81,18 @@ export function nodeShape(cluster: ClusterState, index: number): NodeShape {
   };
 }
 
+/**
+ * The index a simulated node's name was made from (nodeShape's inverse), so that a tool outside the
+ * simulator's process can compute what the simulator computes per node (the bench's seeded history).
+ * `a` is the cluster's VPC block (a multiple of 4) plus index / 62,500.
+ */
+export function nodeIndexOfName(name: string): number | undefined {
+  const m = /^ip-10-(\d+)-(\d+)-(\d+)\.ec2\.internal$/.exec(name);
+  if (!m) return undefined;
+  const [a, b, c] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return (a % 4) * 62_500 + (b - 1) * 250 + (c - 10);
+}
+
 const condition = (type: string, status: string, reason: string, message: string, time: string) => ({
   type,
   status,

@@ -9,9 +9,11 @@
  * folded, the DaemonSet was recreated, a head from before base ids, a cold process) reads the chunks
  * as before. Callers get fresh node records every time (a cycle mutates its model),
  * sharing only what nothing writes: the states' stored bytes and the stored recommendations.
- * Bounded by the decoded bodies' bytes; the least recently used base goes first.
+ * Bounded, with the apply items' unpacked requests, by one heap budget (kept-budget.ts), each base
+ * counted at what it holds in the heap (baseHeapBytes); the least recently used goes first.
  */
 import { randomUUID } from 'node:crypto';
+import { KeptBudget, type KeptEntry, keptBudgetBytes, processKept } from './kept-budget.js';
 import type { NodeRecord } from './model.js';
 
 /** What names a base: the id its fold gave it, and the head's generation, chunk count and version. */
@@ -31,20 +33,15 @@ export interface DecodedBase {
   nodes: readonly NodeRecord[];
 }
 
-interface Entry extends BaseIdentity, DecodedBase {
-  bytes: number;
-}
-
-/** About 10 DaemonSets of 5,000 nodes; a Lambda of 1,769 MB or more holds it easily. */
-const DEFAULT_MAX_BYTES = 96 * 2 ** 20;
+interface Entry extends BaseIdentity, DecodedBase, KeptEntry {}
 
 export class BaseCache {
   private readonly entries = new Map<string, Entry>();
-  private total = 0;
   /** Bases used from memory, and bases read from the table (counted for tests and the bench). */
   readonly stats = { hits: 0, misses: 0 };
 
-  constructor(private readonly maxBytes = DEFAULT_MAX_BYTES) {}
+  /** @param budget shared with the process's other copies by default; a test gives its own. */
+  constructor(readonly budget: KeptBudget = new KeptBudget(keptBudgetBytes())) {}
 
   /** Fresh records of the base the head names, or undefined when the copy kept is not that base. */
   get(key: string, head: BaseIdentity): DecodedBase | undefined {
@@ -54,43 +51,74 @@ export class BaseCache {
       return undefined;
     }
     this.stats.hits++;
-    this.entries.delete(key);
-    this.entries.set(key, e);
+    this.budget.touch(e);
     return { containers: [...e.containers], nodes: e.nodes.map(copyRecord) };
   }
 
   /**
-   * Keeps a base as decoded from its chunks (before anything touched it); `bytes` its bodies' size.
-   * The records are copied unless the caller hands them over (`owned`: nothing else holds them).
+   * Keeps a base as decoded from its chunks (before anything touched it); `bytes` its bodies' size
+   * (decompressed). The records are copied unless the caller hands them over (`owned`: nothing else
+   * holds them). Not kept when it alone is over the budget.
    */
   set(key: string, head: BaseIdentity, base: DecodedBase, bytes: number, owned = false): void {
     this.delete(key);
-    if (head.baseId === undefined || bytes > this.maxBytes) return;
+    if (head.baseId === undefined) return;
     // Only undecoded states can be shared: a decoded one is written by the cycle that holds it.
     if (base.nodes.some((n) => n.states.some((st) => st !== undefined))) return;
     const nodes = owned ? base.nodes : base.nodes.map(copyRecord);
     const { baseId, gen, chunks, version } = head;
-    this.entries.set(key, { baseId, gen, chunks, version, containers: [...base.containers], nodes, bytes });
-    this.total += bytes;
-    for (const [k, e] of this.entries) {
-      if (this.total <= this.maxBytes) break;
-      this.entries.delete(k);
-      this.total -= e.bytes;
-    }
+    const entry: Entry = {
+      baseId,
+      gen,
+      chunks,
+      version,
+      containers: [...base.containers],
+      nodes,
+      bytes: baseHeapBytes(base, bytes),
+      evicted: () => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      },
+    };
+    if (this.budget.admit(entry)) this.entries.set(key, entry);
   }
 
   delete(key: string): void {
     const e = this.entries.get(key);
     if (!e) return;
     this.entries.delete(key);
-    this.total -= e.bytes;
+    this.budget.release(e);
   }
 
   clear(): void {
-    this.entries.clear();
-    this.total = 0;
+    for (const key of [...this.entries.keys()]) this.delete(key);
   }
 }
+
+/**
+ * What a decoded base holds in the heap, estimated: its chunk bodies (`bodyBytes`, decompressed: its
+ * states' stored bytes are views into them) twice over, as the buffers behind them can be up to that
+ * (a fold's own base keeps its encoder's buffers, grown by doubling; a read's small chunk is a slice of
+ * zlib's 64 KiB output buffer), and per node its record, name, arrays, views and stored recommendation.
+ * The per-node constants are measured (Node 24, decodeBase of 2,000 and 5,000 nodes of 1, 2 and 4
+ * containers, with and without recommendations; heap and array buffers after a full GC): 650 B + 120 B
+ * per container, and 150 B + 330 B per container with a recommendation, within 5%. A 5,000-node base of
+ * two containers: about 11 MB measured, 14 MB estimated, for 2.8 MB of bodies (0.7 MB compressed), what
+ * the bound by the bodies' bytes undercounted fourfold.
+ */
+export function baseHeapBytes(base: DecodedBase, bodyBytes: number): number {
+  const c = base.containers.length;
+  let bytes = 2 * bodyBytes;
+  for (const n of base.nodes) {
+    bytes += PER_NODE + PER_CONTAINER * c + n.node.length + (n.group?.length ?? 0);
+    if (n.rec) bytes += PER_REC + PER_REC_CONTAINER * c;
+  }
+  return bytes;
+}
+
+const PER_NODE = 650;
+const PER_CONTAINER = 120;
+const PER_REC = 150;
+const PER_REC_CONTAINER = 330;
 
 function sameBase(a: BaseIdentity, b: BaseIdentity): boolean {
   return (
@@ -117,5 +145,5 @@ function copyRecord(n: NodeRecord): NodeRecord {
   };
 }
 
-/** The process's bases: one per warm container, as the kept lists are. */
-export const processBases = new BaseCache();
+/** The process's bases: one per warm container, as the kept lists are; under the process's budget. */
+export const processBases = new BaseCache(processKept);

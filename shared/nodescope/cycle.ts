@@ -11,7 +11,8 @@
  * The per-DaemonSet phases run in ds-cycle.ts; the summary and cluster record in cycle-report.ts.
  * Nothing is kept in memory between invocations but copies used only while their inputs are unchanged
  * (base-cache.ts: the decoded bases, checked against the head read; resize-pods.ts: the last decision
- * per pod view and recommendation; store.ts: the apply item's requests, by their bytes).
+ * per pod view and recommendation; pod-requests.ts: the apply item's requests, by their bytes), the
+ * bases and requests under one heap budget (kept-budget.ts).
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import { type CycleResult, finishCycle } from './cycle-report.js';
@@ -38,10 +39,12 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const resizer = resizerFor(run, clusterRec);
   const newlyRejected = await publishRefusals(run, found, clusterRec);
   const notices = await publishNotices(run, found, clusterRec);
+  // Every DaemonSet's log in one query, not one each, and before the heads: a fold deletes the entries
+  // it replayed only after it moved the head, so a head read after them names a base they extend (or,
+  // a fold in between, a newer one that holds them). Read the other way round, a fold in between would
+  // leave the head's base (kept in process) without them.
+  const logs = found.targets.length > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
   const heads = await headsByDs(ctx.store, ctx.cluster);
-  // Every DaemonSet's log in one query, not one each.
-  const logs =
-    found.targets.length > 0 && heads.size > 0 ? await ctx.store.listClusterLogs(ctx.cluster) : new Map();
   run.phases.mark('load states');
   // Every DaemonSet's apply item in one batch, not one read each.
   const dss = found.targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name));

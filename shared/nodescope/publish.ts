@@ -65,6 +65,24 @@ export async function publishRefusals(
   return newly;
 }
 
+/**
+ * Whether a pod's annotation is stale, remembered per pod view while the same view (a kept list's pod
+ * unchanged since) meets the same recommendation object (the stored one, kept with the base) and
+ * tolerance: a steady cycle parses again only the annotations of pods or recommendations that changed.
+ * Kept in a WeakMap on the view: it goes with the view.
+ */
+const staleness = new WeakMap<PodView, { rec: NodeRec; tolerance: number; stale: boolean }>();
+export const stalenessStats = { computed: 0 };
+
+export function staleFor(pod: PodView, rec: NodeRec, tolerance: number): boolean {
+  const last = staleness.get(pod);
+  if (last && last.rec === rec && last.tolerance === tolerance) return last.stale;
+  stalenessStats.computed++;
+  const stale = annotationStale(pod.annotation, rec, tolerance);
+  staleness.set(pod, { rec, tolerance, stale });
+  return stale;
+}
+
 /** Annotations: resized pods first, then the stalest; a pod gone since the list is skipped. */
 export async function annotatePods(
   run: CycleRun,
@@ -77,8 +95,7 @@ export async function annotatePods(
   for (const [node, pod] of pods) {
     const rec = recs.get(node);
     if (!rec) continue;
-    if (resized.has(node) || annotationStale(pod.annotation, rec, run.settings.annotationTolerance))
-      toAnnotate.push(pod);
+    if (resized.has(node) || staleFor(pod, rec, run.settings.annotationTolerance)) toAnnotate.push(pod);
   }
   toAnnotate.sort(
     (a, b) =>

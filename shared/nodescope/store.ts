@@ -37,7 +37,7 @@ import type { ResizeRecord } from '../resize/index.js';
 import { type BaseCache, processBases } from './base-cache.js';
 import { compress, decompress } from './codec.js';
 import type { ContainerRec } from './model.js';
-import type { PodRequests } from './pod-requests.js';
+import { type KeptRequests, type PodRequests, processRequests } from './pod-requests.js';
 import type { TargetScope, TemplateContainer } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
@@ -163,11 +163,13 @@ export class NodeScopeStore {
   /**
    * @param bases the decoded bases kept between cycles (base-cache.ts): the process's by default, as a
    *   warm container keeps them; a test gives its own.
+   * @param requests the apply items' requests kept unpacked (pod-requests.ts), likewise.
    */
   constructor(
     db: DynamoDBDocumentClient,
     table: string,
     readonly bases: BaseCache = processBases,
+    readonly requests: KeptRequests = processRequests,
   ) {
     this.items = new Table(db, table);
   }
@@ -393,7 +395,7 @@ export class NodeScopeStore {
   }
 
   async getApply(cluster: string, ds: string): Promise<ApplyRecord> {
-    return applyOf(await this.get(keyOf(clusterPk(cluster), applySk(ds)), true));
+    return applyOf(await this.get(keyOf(clusterPk(cluster), applySk(ds)), true), this.requests);
   }
 
   /**
@@ -424,7 +426,7 @@ export class NodeScopeStore {
     }
     // An absent item costs a read all the same.
     for (const ds of dss) if (!found.has(applySk(ds))) this.countRead(0, true);
-    return new Map(dss.map((ds) => [ds, applyOf(found.get(applySk(ds)))]));
+    return new Map(dss.map((ds) => [ds, applyOf(found.get(applySk(ds)), this.requests)]));
   }
 
   /**
@@ -439,7 +441,8 @@ export class NodeScopeStore {
     prev: number,
   ): Promise<boolean> {
     const { requests, records } = apply;
-    const requestsZ = requests && packRequests(requests);
+    const json = requests && Buffer.from(JSON.stringify(requests), 'utf8');
+    const requestsZ = json && compress(json);
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
@@ -447,7 +450,8 @@ export class NodeScopeStore {
       version: prev + 1,
     };
     const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
-    if (written && requests && requestsZ) rememberUnpacked(requestsZ, requests);
+    // The next cycle reads it back: kept as written.
+    if (written && requests && requestsZ) this.requests.keep(requestsZ, requests, json.length);
     return written;
   }
 
@@ -456,48 +460,18 @@ export class NodeScopeStore {
   }
 }
 
-function applyOf(item: Record<string, unknown> | undefined): ApplyRecord {
+function applyOf(item: Record<string, unknown> | undefined, kept: KeptRequests): ApplyRecord {
   if (!item) return { records: {}, version: 0 };
   const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
-  return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ)) };
+  return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ), kept) };
 }
 
-const packRequests = (r: PodRequests): Uint8Array => compress(Buffer.from(JSON.stringify(r), 'utf8'));
-
-/**
- * The last requests unpacked, by their packed bytes: a steady cycle reads every DaemonSet's apply item
- * and finds the same bytes, so it parses them once per process, not every cycle. Checked on content
- * (equal bytes, equal requests), so nothing stale can come out. Frozen: shared between cycles.
- */
-const unpacked = new Map<string, { z: Buffer; requests: PodRequests }>();
-const UNPACKED_MAX = 256;
-
-const unpackedKey = (z: Buffer) => z.subarray(0, 64).toString('base64') + String(z.length);
-
-function unpackRequests(b: Uint8Array): PodRequests {
-  const z = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  const hit = unpacked.get(unpackedKey(z));
-  if (hit?.z.equals(z)) return hit.requests;
-  const requests = JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as PodRequests;
-  return rememberUnpacked(z, requests);
-}
-
-/** Also what this process writes: the next cycle reads it back. */
-function rememberUnpacked(z: Uint8Array, requests: PodRequests): PodRequests {
-  const copy = Buffer.from(z);
-  const key = unpackedKey(copy);
-  unpacked.delete(key);
-  if (unpacked.size >= UNPACKED_MAX) unpacked.delete(unpacked.keys().next().value as string);
-  unpacked.set(key, { z: copy, requests: deepFreeze(requests) });
-  return requests;
-}
-
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object') {
-    for (const x of Object.values(v)) deepFreeze(x);
-    Object.freeze(v);
-  }
-  return v;
+/** The requests packed in `b`: parsed once per process while kept (KeptRequests). */
+function unpackRequests(b: Uint8Array, kept: KeptRequests): PodRequests {
+  const hit = kept.get(b);
+  if (hit) return hit;
+  const json = decompress(b);
+  return kept.keep(b, JSON.parse(Buffer.from(json).toString('utf8')) as PodRequests, json.length);
 }
 
 /** DynamoDB's item size, approximately (attribute names and values as UTF-8 text). */

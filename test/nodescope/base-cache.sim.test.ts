@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { BaseCache, newBaseId } from '../../shared/nodescope/base-cache.js';
 import { applyEntry } from '../../shared/nodescope/engine.js';
+import { KeptBudget } from '../../shared/nodescope/kept-budget.js';
 import type { DsModel, LogEntry } from '../../shared/nodescope/model.js';
+import { KeptRequests, type PodRequests } from '../../shared/nodescope/pod-requests.js';
 import { loadDs, packBase } from '../../shared/nodescope/state.js';
 import { type DsHead, NodeScopeStore } from '../../shared/nodescope/store.js';
 import { encodeState } from '../../shared/recommendation/index.js';
@@ -173,12 +175,95 @@ describe('the bases kept in process', () => {
     expect(bases.get(`same-a\u0000${DS}`, headA)).toBeDefined();
   });
 
-  it('keeps at most its budget of bytes, the least recently used base going first', async () => {
-    const bases = new BaseCache(1);
+  it('keeps nothing over its heap budget: a base larger than all of it is read every time', async () => {
+    const bases = new BaseCache(new KeptBudget(1));
     const store = new NodeScopeStore(runtime.db, runtime.table, bases);
     const head = await fold(store, 'tiny', model(5, 1));
     await load(store, 'tiny', head);
     await load(store, 'tiny', head);
     expect(bases.stats.hits).toBe(0);
+    expect(bases.budget.usedBytes).toBe(0);
+  });
+
+  it('stays within its heap budget, the least recently used base going first; a base let go is read again, the same', async () => {
+    // Each base's heap estimate, as a cache without a tight budget counts it.
+    const probe = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const heads: DsHead[] = [];
+    const sizes: number[] = [];
+    const first: Record<string, string>[] = [];
+    for (const [i, cluster] of ['lru-1', 'lru-2', 'lru-3'].entries()) {
+      const head = await fold(probe, cluster, model(20, i + 1));
+      const used = probe.bases.budget.usedBytes;
+      first.push(statesOf((await load(probe, cluster, head)).model));
+      sizes.push(probe.bases.budget.usedBytes - used);
+      heads.push(head);
+    }
+    for (const size of sizes) expect(size).toBeGreaterThan(0);
+    // Room for all three but one byte.
+    const budget = new KeptBudget(sizes.reduce((a, b) => a + b) - 1);
+    const store = new NodeScopeStore(runtime.db, runtime.table, new BaseCache(budget));
+    const [h1, h2, h3] = heads as [DsHead, DsHead, DsHead];
+    await load(store, 'lru-1', h1);
+    await load(store, 'lru-2', h2);
+    await load(store, 'lru-1', h1); // used again: lru-2 is now the least recently used
+    expect(store.bases.stats).toEqual({ hits: 1, misses: 2 });
+    await load(store, 'lru-3', h3);
+    expect(budget.usedBytes).toBe((sizes[0] as number) + (sizes[2] as number));
+    expect(budget.usedBytes).toBeLessThanOrEqual(budget.maxBytes);
+    let reads = store.stats.reads;
+    expect(statesOf((await load(store, 'lru-1', h1)).model)).toEqual(first[0]);
+    expect(statesOf((await load(store, 'lru-3', h3)).model)).toEqual(first[2]);
+    expect(store.stats.reads).toBe(reads); // both kept
+    // lru-2 went: its chunks are read from the table, with the same result as before.
+    const again = await load(store, 'lru-2', h2);
+    expect(store.stats.reads).toBeGreaterThan(reads);
+    expect(statesOf(again.model)).toEqual(first[1]);
+    expect(budget.usedBytes).toBeLessThanOrEqual(budget.maxBytes);
+    // Kept again, it pushed out the least recently used (lru-1).
+    reads = store.stats.reads;
+    await load(store, 'lru-3', h3);
+    await load(store, 'lru-2', h2);
+    expect(store.stats.reads).toBe(reads);
+    await load(store, 'lru-1', h1);
+    expect(store.stats.reads).toBeGreaterThan(reads);
+  });
+});
+
+describe("the apply items' requests kept unpacked", () => {
+  it('are under the same budget as the bases; requests let go are read from the table, the same', async () => {
+    const requests: PodRequests = Object.fromEntries(
+      NODES.map((n, i) => [n, { a: { cpu: 10 * (i + 1), memory: 2 ** 20 * (i + 1) } }]),
+    );
+    const writer = new NodeScopeStore(runtime.db, runtime.table, new BaseCache(), new KeptRequests());
+    expect(await writer.putApply('requests', DS, { records: {}, requests }, 0)).toBe(true);
+    // Kept as written, at twice its JSON's length and more: the next read is not parsed again.
+    const sizeOfRequests = writer.requests.budget.usedBytes;
+    expect(sizeOfRequests).toBeGreaterThan(2 * JSON.stringify(requests).length);
+    expect((await writer.getApply('requests', DS)).requests).toEqual(requests);
+    expect(writer.requests.stats).toEqual({ hits: 1, misses: 0 });
+    const head = await fold(writer, 'requests', model(20, 1));
+    await load(writer, 'requests', head);
+    const sizeOfBase = writer.bases.budget.usedBytes; // (its own budget: the writer's caches share none)
+    expect(sizeOfBase).toBeGreaterThan(0);
+    // A process with room for either, not both.
+    const budget = new KeptBudget(sizeOfRequests + sizeOfBase - 1);
+    const store = new NodeScopeStore(
+      runtime.db,
+      runtime.table,
+      new BaseCache(budget),
+      new KeptRequests(budget),
+    );
+    expect((await store.getApply('requests', DS)).requests).toEqual(requests);
+    expect(budget.usedBytes).toBe(sizeOfRequests);
+    await load(store, 'requests', head); // the base pushes out the requests, used less recently
+    expect(budget.usedBytes).toBe(sizeOfBase);
+    const reads = store.stats.reads;
+    expect((await store.getApply('requests', DS)).requests).toEqual(requests);
+    expect(store.requests.stats).toEqual({ hits: 0, misses: 2 });
+    expect(store.stats.reads).toBe(reads + 1);
+    // and now the requests, read again and kept, push out the base: it is read from the table, the same.
+    expect(budget.usedBytes).toBe(sizeOfRequests);
+    expect(statesOf((await load(store, 'requests', head)).model)).toEqual(statesOf(model(20, 1)));
+    expect(store.bases.stats).toEqual({ hits: 0, misses: 2 });
   });
 });

@@ -12,6 +12,7 @@ import {
   samePodRequests,
   sameRequests,
 } from '../../shared/nodescope/pod-requests.js';
+import { collected } from './collected.js';
 
 /** The comparison as first written: every (node, container, cpu, memory) as text, sorted and joined. */
 function reference(a: PodRequests | undefined, b: PodRequests): boolean {
@@ -94,6 +95,65 @@ describe('sameRequests', () => {
     expect(seen.same).toBeGreaterThan(100);
     expect(seen.different).toBeGreaterThan(100);
     expect(seen.changedAfterSame).toBeGreaterThan(50);
+  });
+});
+
+describe('the pods found to request what is stored', () => {
+  /** A pod view that counts how often its containers are read (what comparing it costs). */
+  const counted = (reads: { n: number }, cpu: number): PodView => {
+    const containers = [{ name: 'app', reqCpu: cpu, reqMem: 64, hasActual: false }];
+    return {
+      name: 'p',
+      namespace: 'ns',
+      uid: 'u',
+      node: 'n',
+      phase: 'Running',
+      terminating: false,
+      balloon: false,
+      resize: { state: 'none' },
+      get containers() {
+        reads.n++;
+        return containers;
+      },
+    } as PodView;
+  };
+
+  const swapped = (pods: ReadonlyMap<string, PodView>) =>
+    new Map([
+      ['n1', pods.get('n2') as PodView],
+      ['n2', pods.get('n1') as PodView],
+    ]);
+
+  it('are remembered without keeping a view alive once nothing else holds it', async () => {
+    const stored: PodRequests = freeze({
+      n1: { app: { cpu: 10, memory: 64 } },
+      n2: { app: { cpu: 20, memory: 64 } },
+    });
+    const reads = { n: 0 };
+    let pods: Map<string, PodView> | undefined = new Map([
+      ['n1', counted(reads, 10)],
+      ['n2', counted(reads, 20)],
+    ]);
+    const gone = new WeakRef(pods.get('n1') as PodView);
+    expect(samePodRequests(stored, pods)).toBe(true);
+    const compared = reads.n;
+    expect(compared).toBeGreaterThan(0);
+    // The same views again (a steady cycle): remembered, not compared again.
+    expect(samePodRequests(stored, new Map(pods))).toBe(true);
+    expect(reads.n).toBe(compared);
+    // Half of them again, or a view in another node's place: compared again.
+    expect(samePodRequests(stored, new Map([...pods].slice(0, 1)))).toBe(false);
+    expect(samePodRequests(stored, swapped(pods))).toBe(false);
+    expect(samePodRequests(stored, pods)).toBe(true);
+    // The pods change (new views that request more): the stored value stays kept, the old views go.
+    const changed = new Map([
+      ['n1', counted(reads, 11)],
+      ['n2', counted(reads, 20)],
+    ]);
+    expect(samePodRequests(stored, changed)).toBe(false);
+    pods = undefined;
+    expect(await collected(gone)).toBe(true);
+    expect(samePodRequests(stored, changed)).toBe(false);
   });
 });
 

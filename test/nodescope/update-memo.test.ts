@@ -9,6 +9,7 @@ import { DEFAULT_UPDATER, decideUpdate } from '../../shared/nodescope/apply.js';
 import type { NodeRec } from '../../shared/nodescope/model.js';
 import { memoFor } from '../../shared/nodescope/resize-pods.js';
 import { type NodeScopeTarget, scopeOf } from '../../shared/nodescope/targets.js';
+import { collected } from './collected.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -86,5 +87,20 @@ describe("the updater's remembered decisions", () => {
     const strict = memoFor(target, { ...DEFAULT_UPDATER, minChangePriority: 0.5 });
     expect(strict(r, p, T0 + 13 * HOUR)).toBeUndefined();
     expect(decide(r, p, T0 + 14 * HOUR)).toEqual(aged);
+  });
+
+  it('keeps no pod view alive: a decision goes with its view', async () => {
+    const decide = memoFor(target, DEFAULT_UPDATER);
+    const r = rec();
+    const remembered = (): WeakRef<PodView> => {
+      const p = pod(400, T0);
+      expect(decide(r, p, T0 + 13 * HOUR)?.pod).toBe(p); // the decision refers to its own view only
+      expect(decide(r, p, T0 + 13 * HOUR)).toBe(decide(r, p, T0 + 13 * HOUR));
+      return new WeakRef(p);
+    };
+    const view = remembered();
+    // The recommendation, the target and the settings, all still held, do not keep the view.
+    expect(await collected(view)).toBe(true);
+    expect(decide(r, pod(400, T0), T0 + 13 * HOUR)?.why).toMatch(/outside the recommended range/);
   });
 });
