@@ -500,7 +500,11 @@ export class Kubelet {
       delete status.resize;
     }
     if (this.cluster.features.observedGeneration) status.observedGeneration = pod.metadata.generation;
-    this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
+    const next = normalizePod({ ...pod, status });
+    // The status manager writes a pod's status only when it changed (isPodStatusByKubeletEqual): a
+    // resize retried and still Deferred for the same reason is no new resourceVersion, no watch event.
+    if (deepEqual(next.status, pod.status)) return;
+    this.cluster.internalWrite('pods', key, next);
   }
 
   private accept(key: string, pod: Json, desired: Record<string, Json>, now: number): void {

@@ -69,4 +69,20 @@ describe('retrying Deferred resizes', () => {
     expect(await pending('n2-second')).toBeUndefined();
     expect(await pending('n2-first')).toMatch(/^True Deferred/);
   });
+
+  it('writes nothing when a retried resize is still Deferred for the same reason (no watch event)', async () => {
+    c.addNode({ name: 'n3', cpu: '2', memory: '4Gi' });
+    await createPod(c, workloadPod('n3-grow', { node: 'n3', cpu: '500m', memory: '64Mi' }));
+    await createPod(c, workloadPod('n3-fill', { node: 'n3', cpu: '1400m', memory: '64Mi' }));
+    await resizePod(c, 'n3-grow', { cpu: '800m', memory: '64Mi' });
+    const deferred = await getPod(c, 'n3-grow');
+    expect(condition(deferred, 'PodResizePending')).toMatch(/^True Deferred/);
+    // The kubelet retries on every clock tick; the status it would write is the one the pod has,
+    // which its status manager does not write again.
+    sim.clock.advance(60_000);
+    sim.clock.advance(60_000);
+    const after = await getPod(c, 'n3-grow');
+    expect(condition(after, 'PodResizePending')).toMatch(/^True Deferred/);
+    expect(after.metadata.resourceVersion).toBe(deferred.metadata.resourceVersion);
+  });
 });
