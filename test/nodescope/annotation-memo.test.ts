@@ -8,6 +8,7 @@ import type { PodView } from '../../shared/cycle/views.js';
 import { annotationStale, annotationValue } from '../../shared/nodescope/incluster.js';
 import type { NodeRec } from '../../shared/nodescope/model.js';
 import { staleFor, stalenessStats } from '../../shared/nodescope/publish.js';
+import { runningPodView } from './helpers.js';
 
 const MIB = 2 ** 20;
 const T0 = Date.UTC(2026, 10, 1);
@@ -24,18 +25,12 @@ const rec = (cpu: number): NodeRec => ({
   },
 });
 
-const view = (annotation: string | undefined): PodView => ({
-  name: 'p',
-  namespace: 'm',
-  uid: 'u',
-  node: 'n1',
-  phase: 'Running',
-  terminating: false,
-  balloon: false,
-  containers: [{ name: 'a', reqCpu: 100, reqMem: 100 * MIB, hasActual: false }],
-  resize: { state: 'none' },
-  ...(annotation !== undefined ? { annotation } : {}),
-});
+const view = (annotation: string | undefined): PodView =>
+  runningPodView({
+    node: 'n1',
+    containers: [{ name: 'a', reqCpu: 100, reqMem: 100 * MIB, hasActual: false }],
+    ...(annotation !== undefined ? { annotation } : {}),
+  });
 
 describe("the annotations' remembered staleness", () => {
   it('answers as afresh, and parses again only what changed', () => {

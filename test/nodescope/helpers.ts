@@ -1,5 +1,6 @@
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, type SimDaemonSetSpec, startSimulator } from '../../local/sim/index.js';
+import type { PodView } from '../../shared/cycle/views.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
@@ -112,4 +113,19 @@ export async function cycle(
 
 export function requestsOf(env: Env, cluster: string) {
   return env.sim.cluster(cluster).stats();
+}
+
+/** A running pod's view as the cycle builds it (shared/cycle/views.ts), with the fields a test sets. */
+export function runningPodView(over: Partial<PodView> & Pick<PodView, 'containers'>): PodView {
+  return {
+    name: 'p',
+    namespace: 'ns',
+    uid: 'u',
+    node: 'n',
+    phase: 'Running',
+    terminating: false,
+    balloon: false,
+    resize: { state: 'none' },
+    ...over,
+  };
 }

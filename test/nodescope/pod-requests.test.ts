@@ -13,6 +13,7 @@ import {
   sameRequests,
 } from '../../shared/nodescope/pod-requests.js';
 import { collected } from './collected.js';
+import { runningPodView } from './helpers.js';
 
 /** The comparison as first written: every (node, container, cpu, memory) as text, sorted and joined. */
 function reference(a: PodRequests | undefined, b: PodRequests): boolean {
@@ -52,17 +53,9 @@ describe('sameRequests', () => {
   it('samePodRequests is sameRequests against the map built from the pods', () => {
     const seen = { same: 0, different: 0, changedAfterSame: 0 };
     const view = (cs: [string, number | undefined, number | undefined][]): PodView =>
-      ({
-        name: 'p',
-        namespace: 'ns',
-        uid: 'u',
-        node: 'n',
-        phase: 'Running',
-        terminating: false,
-        balloon: false,
-        resize: { state: 'none' },
+      runningPodView({
         containers: cs.map(([name, reqCpu, reqMem]) => ({ name, reqCpu, reqMem, hasActual: false })),
-      }) as PodView;
+      });
     const containers = fc.uniqueArray(fc.tuple(fc.constantFrom('app', 'sidecar', 'proxy'), amount, amount), {
       selector: (c) => c[0],
       maxLength: 3,
@@ -102,20 +95,13 @@ describe('the pods found to request what is stored', () => {
   /** A pod view that counts how often its containers are read (what comparing it costs). */
   const counted = (reads: { n: number }, cpu: number): PodView => {
     const containers = [{ name: 'app', reqCpu: cpu, reqMem: 64, hasActual: false }];
-    return {
-      name: 'p',
-      namespace: 'ns',
-      uid: 'u',
-      node: 'n',
-      phase: 'Running',
-      terminating: false,
-      balloon: false,
-      resize: { state: 'none' },
-      get containers() {
+    const v = runningPodView({ containers });
+    return Object.defineProperty(v, 'containers', {
+      get() {
         reads.n++;
         return containers;
       },
-    } as PodView;
+    });
   };
 
   const swapped = (pods: ReadonlyMap<string, PodView>) =>

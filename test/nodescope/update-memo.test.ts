@@ -10,6 +10,7 @@ import type { NodeRec } from '../../shared/nodescope/model.js';
 import { memoFor } from '../../shared/nodescope/resize-pods.js';
 import { type NodeScopeTarget, scopeOf } from '../../shared/nodescope/targets.js';
 import { collected } from './collected.js';
+import { runningPodView } from './helpers.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -30,18 +31,13 @@ const target: NodeScopeTarget = {
 };
 
 /** A pod sized once already (not the template's requests), started at `startTime`. */
-const pod = (cpu: number, startTime: number): PodView => ({
-  name: 'p',
-  namespace: 'm',
-  uid: 'u',
-  node: 'n1',
-  phase: 'Running',
-  terminating: false,
-  balloon: false,
-  startTime,
-  containers: [{ name: 'a', reqCpu: cpu, reqMem: 100 * MIB, hasActual: false }],
-  resize: { state: 'none' },
-});
+const pod = (cpu: number, startTime: number): PodView =>
+  runningPodView({
+    namespace: 'm',
+    node: 'n1',
+    startTime,
+    containers: [{ name: 'a', reqCpu: cpu, reqMem: 100 * MIB, hasActual: false }],
+  });
 
 /** Target 150m within [50m, 300m]: a pod at 120m is 25% off (old pods only), one at 400m is outside. */
 const rec = (): NodeRec => ({
