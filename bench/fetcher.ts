@@ -77,7 +77,13 @@ export function apiFetcher(kubeconfigPath: string) {
    * A watch: each event (one JSON line) handed to `onEvent` as it arrives, until `stop()` or the server
    * ends it. Watches are never compressed (kube-apiserver compresses API objects only).
    */
-  function watch(path: string, query: Query, onEvent: (e: { type: string; object: unknown }) => void) {
+  /** A watch; `onEnd` once it ends, by the server or by a connection error (not by stop()). */
+  function watch(
+    path: string,
+    query: Query,
+    onEvent: (e: { type: string; object: unknown }) => void,
+    onEnd: (why: string) => void = () => {},
+  ) {
     const url = new URL(path, base);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     stats.requests++;
@@ -86,7 +92,15 @@ export function apiFetcher(kubeconfigPath: string) {
       headers: { authorization: `Bearer ${user.token}`, accept: 'application/json' },
     });
     let pending = '';
+    let stopped = false;
+    const end = (why: string) => {
+      if (stopped) return;
+      stopped = true;
+      onEnd(why);
+    };
     req.on('response', (res) => {
+      res.on('error', (e) => end(e.message));
+      res.on('end', () => end('ended by the server'));
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
         stats.wireBytes += Buffer.byteLength(d);
@@ -100,9 +114,14 @@ export function apiFetcher(kubeconfigPath: string) {
         }
       });
     });
-    req.on('error', () => {});
+    req.on('error', (e) => end(e.message));
     req.end();
-    return { stop: () => req.destroy() };
+    return {
+      stop: () => {
+        stopped = true;
+        req.destroy();
+      },
+    };
   }
 
   return { get, list, watch, stats, close: () => agent.destroy() };

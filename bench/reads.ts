@@ -148,7 +148,7 @@ export async function readsBench(): Promise<void> {
         BENCH_MODE: mode,
       });
       children.push(warm.proc);
-      const next = lines(warm.proc);
+      const next = lines(warm.proc, `reads-cycle.ts (${mode})`);
       // A live cluster's pods change all the time: one pod changes every 250 ms while a cycle or a
       // follow runs (what brings the watch cache's bookmark that moves a quiet list on).
       const run = async <T>(what: 'cycle' | 'follow', afterMs: number): Promise<T> => {
@@ -229,7 +229,7 @@ async function convergeNodeScope(
     BENCH_MODE: 'nodescope',
     BENCH_NS_WRITE_BUDGET: String(NODES * 20),
   });
-  const next = lines(proc.proc);
+  const next = lines(proc.proc, 'reads-cycle.ts (node scope set-up)');
   const out: number[] = [];
   try {
     for (let i = 0; i < 4; i++) {
@@ -314,22 +314,30 @@ async function annotate(control: Control, p: PodRef, touch: number): Promise<voi
   if (r.kind === 'Status') throw new Error(`annotating ${p.namespace}/${p.name}: ${String(r.message)}`);
 }
 
-function lines(proc: ChildProcess): () => Promise<string> {
+/**
+ * The next line a child prints, in turn; rejects, naming the child, once it has exited (also when it
+ * exited before the line was asked for: the bench fails instead of waiting for ever).
+ */
+function lines(proc: ChildProcess, name: string): () => Promise<string> {
   const rl = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   const queue: string[] = [];
-  const waiting: ((l: string) => void)[] = [];
+  const waiting: { resolve: (l: string) => void; reject: (e: Error) => void }[] = [];
+  let exited: Error | undefined;
   rl.on('line', (l) => {
     const w = waiting.shift();
-    if (w) w(l);
+    if (w) w.resolve(l);
     else queue.push(l);
+  });
+  // After its last lines: 'close' follows 'exit' once stdout is drained.
+  proc.once('close', (code, signal) => {
+    exited = new Error(`${name} exited with ${signal ?? code} (its error is printed above)`);
+    for (const w of waiting.splice(0)) w.reject(exited);
   });
   return () => {
     const l = queue.shift();
     if (l !== undefined) return Promise.resolve(l);
-    return new Promise((resolve, reject) => {
-      waiting.push(resolve);
-      proc.once('exit', (code) => reject(new Error(`a cycle process exited with ${code}`)));
-    });
+    if (exited) return Promise.reject(exited);
+    return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   };
 }
 
@@ -342,7 +350,7 @@ async function upstream(
 ): Promise<{ list: UpstreamFigures; steady: UpstreamFigures; changed: UpstreamFigures }> {
   const reader = child('upstream-reader.ts', [], { BENCH_KUBECONFIG: kubeconfig });
   children.push(reader.proc);
-  const next = lines(reader.proc);
+  const next = lines(reader.proc, 'upstream-reader.ts');
   const list = JSON.parse(await next()) as UpstreamFigures;
   const window = async (): Promise<UpstreamFigures> => {
     for (let m = 0; m < DEFAULT_SETTINGS.periodMinutes; m++) {

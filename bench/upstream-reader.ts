@@ -42,22 +42,46 @@ function report(): void {
       maxRssMiB: process.resourceUsage().maxRSS / 1024,
       pods: pods.size,
       events,
+      rewatches,
     })}\n`,
   );
   events = 0;
 }
 
-const rv = await list();
-const watch = api.watch(
-  '/api/v1/pods',
-  { watch: 1, resourceVersion: rv, allowWatchBookmarks: 'true', timeoutSeconds: 3600 },
-  (e) => {
-    events++;
-    const obj = e.object as { metadata?: Meta };
-    if (e.type === 'DELETED') pods.delete(key(obj.metadata));
-    else if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') pods.set(key(obj.metadata), obj);
-  },
-);
+/**
+ * The informer's watch from the last resourceVersion seen; as client-go's reflector, a watch the server or the connection ends is
+ * started again from the last resourceVersion seen (counted: `rewatches`).
+ */
+let lastRv = await list();
+let rewatches = 0;
+let expired = false;
+let watch: { stop(): void } | undefined;
+function startWatch(): void {
+  watch = api.watch(
+    '/api/v1/pods',
+    { watch: 1, resourceVersion: lastRv, allowWatchBookmarks: 'true', timeoutSeconds: 3600 },
+    (e) => {
+      const obj = e.object as { metadata?: Meta };
+      if (obj.metadata?.resourceVersion) lastRv = obj.metadata.resourceVersion;
+      if (e.type === 'BOOKMARK') return;
+      events++;
+      if (e.type === 'DELETED') pods.delete(key(obj.metadata));
+      else if (e.type === 'ERROR') expired = true;
+      else pods.set(key(obj.metadata), obj);
+    },
+    () => {
+      rewatches++;
+      // An ERROR (410: the revision left the watch cache) lists again before watching, as a reflector.
+      const from = expired ? list() : Promise.resolve(lastRv);
+      expired = false;
+      void from.then((rv) => {
+        lastRv = rv;
+        startWatch();
+      });
+    },
+  );
+}
+startWatch();
 report();
 for await (const line of createInterface({ input: process.stdin })) {
   const what = line.trim();
@@ -68,6 +92,6 @@ for await (const line of createInterface({ input: process.stdin })) {
     report();
   } else break;
 }
-watch.stop();
+watch?.stop();
 api.close();
 process.exit(0);
