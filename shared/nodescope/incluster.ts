@@ -14,6 +14,11 @@ import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
+import {
+  CPU_HISTOGRAM_OPTIONS,
+  DEFAULT_ESTIMATION_OPTIONS,
+  MEMORY_HISTOGRAM_OPTIONS,
+} from '../recommendation/index.js';
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import type { Amounts, ContainerRec, NodeRec, RecSource } from './model.js';
@@ -82,7 +87,10 @@ function parseTargets(
   }
 }
 
-/** Whether the pod's annotation no longer says what the recommendation says (beyond `tolerance`). */
+/**
+ * Whether the pod's annotation no longer says what the recommendation says: a target moved by more
+ * than `tolerance` of its value and by more than one of the histogram's buckets (bucketsApart).
+ */
 export function annotationStale(current: string | undefined, rec: NodeRec, tolerance = 0.1): boolean {
   const parsed = parseTargets(current);
   if (!parsed || parsed.source !== rec.source || parsed.group !== rec.group) return true;
@@ -96,10 +104,31 @@ export function annotationStale(current: string | undefined, rec: NodeRec, toler
       const y = b[r];
       if (x === undefined && y === undefined) continue;
       if (x === undefined || y === undefined || !Number.isFinite(x)) return true;
-      if (Math.abs(x - y) > tolerance * Math.max(y, 1)) return true;
+      if (Math.abs(x - y) > tolerance * Math.max(y, 1) && bucketsApart(r, x, y) > 1.5) return true;
     }
   }
   return false;
+}
+
+/**
+ * How far apart two targets are in the recommender's histogram buckets (each taken back through the
+ * safety margin, its place within its bucket interpolated, so that a target rounded to the millicore or
+ * byte still lands where its bucket boundary is). Below about 200m a CPU bucket is wider than 10% of its
+ * value (12m and 23m are neighbouring boundaries), so a target that moves by one bucket as samples come
+ * and go is the histogram's resolution, not a move worth a write to every such pod at each fold.
+ */
+function bucketsApart(resource: 'cpu' | 'memory', a: number, b: number): number {
+  const options = resource === 'cpu' ? CPU_HISTOGRAM_OPTIONS : MEMORY_HISTOGRAM_OPTIONS;
+  const unit = resource === 'cpu' ? 1000 : 1;
+  const margin = 1 + DEFAULT_ESTIMATION_OPTIONS.marginFraction;
+  const place = (v: number) => {
+    const u = v / unit / margin;
+    const i = options.findBucket(u);
+    const start = options.getBucketStart(i);
+    const width = i + 1 < options.numBuckets ? options.getBucketStart(i + 1) - start : 0;
+    return i + (width > 0 ? Math.min(1, Math.max(0, (u - start) / width)) : 0);
+  };
+  return Math.abs(place(a) - place(b));
 }
 
 export async function annotatePod(

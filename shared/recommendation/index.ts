@@ -43,8 +43,14 @@ export type {
 } from './checkpoint/vpa-checkpoint.js';
 export { checkpointObject } from './checkpoint/vpa-checkpoint.js';
 export { DurationError, formatGoDuration, parseGoDuration, parseRfc3339 } from './gotime.js';
-export { OptionsError, type RecommenderOptions, resolveOptions } from './logic/options.js';
+export {
+  DEFAULT_ESTIMATION_OPTIONS,
+  OptionsError,
+  type RecommenderOptions,
+  resolveOptions,
+} from './logic/options.js';
 export { CheckpointError } from './model/histogram.js';
+export { CPU_HISTOGRAM_OPTIONS, MEMORY_HISTOGRAM_OPTIONS } from './model/histogram-options.js';
 export type { ControlledValues, ResourceName, ScalingMode, ScopeState };
 
 /** Integer amounts per resource; a resource left out of controlledResources is absent. */

@@ -52,3 +52,48 @@ describe("the annotations' remembered staleness", () => {
     }
   });
 });
+
+/**
+ * A target moved by one of the recommender's histogram buckets is its resolution, not a move: an
+ * annotation is stale when a target moved by more than the tolerance *and* by more than one bucket.
+ * The targets below are bucket boundaries as upstream makes them (boundary k of the CPU histogram is
+ * 10m × (1.05^k − 1) / 0.05 cores, times the 1.15 margin), so each pair is a known number of buckets apart.
+ */
+describe('annotation staleness at the histogram resolution', () => {
+  const cpuTarget = (k: number) => Math.round(10 * ((1.05 ** k - 1) / 0.05) * 1.15);
+  const memTarget = (k: number) => Math.round(1e7 * ((1.05 ** k - 1) / 0.05) * 1.15);
+  const withTargets = (cpu: number, memory: number): NodeRec => ({
+    source: 'node',
+    containers: {
+      a: {
+        target: { cpu, memory },
+        lowerBound: { cpu, memory },
+        upperBound: { cpu, memory },
+        uncappedTarget: { cpu, memory },
+      },
+    },
+  });
+  const stale = (from: [number, number], to: [number, number]) =>
+    annotationStale(annotationValue(withTargets(...from), T0), withTargets(...to), 0.1);
+
+  it('keeps an annotation whose target moved by one bucket, however large that is in percent', () => {
+    expect(cpuTarget(1)).toBe(12);
+    expect(cpuTarget(2)).toBe(24);
+    const mem = memTarget(20);
+    for (const k of [1, 2, 5, 12, 20]) {
+      // One bucket is 48% at 12m and 15% at 126m: over the 10% tolerance, still not a move.
+      expect(stale([cpuTarget(k + 1), mem], [cpuTarget(k), mem]), `cpu bucket ${k}`).toBe(false);
+      expect(stale([cpuTarget(k), mem], [cpuTarget(k + 1), mem]), `cpu bucket ${k} up`).toBe(false);
+    }
+    expect(stale([cpuTarget(30), memTarget(9)], [cpuTarget(30), memTarget(10)])).toBe(false);
+  });
+
+  it('rewrites it when a target moved by two buckets or more, and by more than the tolerance', () => {
+    const mem = memTarget(20);
+    for (const k of [1, 2, 5, 12, 20, 60])
+      expect(stale([cpuTarget(k + 2), mem], [cpuTarget(k), mem]), `cpu bucket ${k}`).toBe(true);
+    expect(stale([cpuTarget(30), memTarget(8)], [cpuTarget(30), memTarget(10)])).toBe(true);
+    // Near two buckets (1.8) but under the tolerance (9.2%): not a move either.
+    expect(stale([10_000, mem], [10_920, mem])).toBe(false);
+  });
+});
