@@ -12,10 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalScheduler } from '../../local/scheduler.js';
 import { allSchedules } from '../../shared/capabilities.js';
 import { CYCLE, CYCLE_FOLLOW } from '../../shared/cycle/capability.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { oneTickOf, scheduleMinutes } from '../../shared/platform/catalogue.js';
-import { agentDaemonSet, type Env, MINUTE, startEnv } from '../nodescope/helpers.js';
+import { agentDaemonSet, type Env, MINUTE, registerFileCluster, startEnv } from '../nodescope/helpers.js';
 
 describe('the follow in the local runtime', () => {
   let env: Env;
@@ -27,12 +26,7 @@ describe('the follow in the local runtime', () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-follow-'));
     const path = join(dir, 'kubeconfig.yaml');
     await env.sim.writeKubeconfig(path);
-    await new RegistryStore(env.runtime.db, env.runtime.table).add({
-      name: 'ok',
-      kubeconfig: { kind: 'file', path, context: 'ok' },
-      labels: {},
-      registeredAt: new Date().toISOString(),
-    });
+    await registerFileCluster(env.runtime, 'ok', path);
   });
   afterAll(async () => {
     setNodeScopeClock();

@@ -9,12 +9,11 @@ import { parse as parseYaml } from 'yaml';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
-import { agentDaemonSet, MINUTE, START, VPA_RESOURCE, vpaObject } from './helpers.js';
+import { agentDaemonSet, MINUTE, registerFileCluster, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const run = (args: string[]) => runFleetscopeInProcess(args);
 /** `recommendations import-checkpoints` of `file` for a DaemonSet of c1, on the state in `dir`. */
@@ -49,12 +48,7 @@ describe('fleetscope recommendations', () => {
     const runtime = await startLocalRuntime({ stateDir: dir });
     const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: 'c1', context: 'c1' });
     try {
-      await new RegistryStore(runtime.db, runtime.table).add({
-        name: 'c1',
-        kubeconfig: { kind: 'file', path: kubeconfig, context: 'c1' },
-        labels: {},
-        registeredAt: new Date(START).toISOString(),
-      });
+      await registerFileCluster(runtime, 'c1', kubeconfig, new Date(START));
       const store = new NodeScopeStore(runtime.db, runtime.table);
       for (let i = 0; i < 4; i++) {
         sim.clock.advance(15 * MINUTE);

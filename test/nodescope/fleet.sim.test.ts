@@ -7,12 +7,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
 import { nodescopeSummaryLines } from '../../shared/nodescope/summary.js';
 import type { Detail } from '../../shared/platform/events.js';
-import { agentDaemonSet, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
+import {
+  agentDaemonSet,
+  type Env,
+  MINUTE,
+  registerFileCluster,
+  startEnv,
+  VPA_RESOURCE,
+  vpaObject,
+} from './helpers.js';
 
 describe('nodescope in the local runtime', () => {
   let env: Env;
@@ -43,15 +50,9 @@ describe('nodescope in the local runtime', () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-nodescope-'));
     const path = join(dir, 'kubeconfig.yaml');
     await env.sim.writeKubeconfig(path);
-    const registry = new RegistryStore(env.runtime.db, env.runtime.table);
     for (const name of clusters) {
       env.sim.cluster(name).store.put(VPA_RESOURCE, vpaObject({ mode: 'Off' }));
-      await registry.add({
-        name,
-        kubeconfig: { kind: 'file', path, context: name },
-        labels: {},
-        registeredAt: new Date().toISOString(),
-      });
+      await registerFileCluster(env.runtime, name, path);
     }
   });
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, type SimDaemonSetSpec, startSimulator } from '../../local/sim/index.js';
 import type { PodView } from '../../shared/cycle/views.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
@@ -128,4 +129,19 @@ export function runningPodView(over: Partial<PodView> & Pick<PodView, 'container
     resize: { state: 'none' },
     ...over,
   };
+}
+
+/** Registers a simulated cluster in the runtime's registry, reached by a kubeconfig file's context of its name. */
+export async function registerFileCluster(
+  runtime: Pick<LocalRuntime, 'db' | 'table'>,
+  name: string,
+  path: string,
+  registeredAt = new Date(),
+): Promise<void> {
+  await new RegistryStore(runtime.db, runtime.table).add({
+    name,
+    kubeconfig: { kind: 'file', path, context: name },
+    labels: {},
+    registeredAt: registeredAt.toISOString(),
+  });
 }

@@ -14,12 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
-import { agentDaemonSet, MINUTE, START, VPA_RESOURCE, vpaObject } from './helpers.js';
+import { agentDaemonSet, MINUTE, registerFileCluster, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const POOL = 'example.com/pool';
 const run = (args: string[]) => runFleetscopeInProcess(args);
@@ -57,7 +56,6 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     await sim.writeKubeconfig(kubeconfig);
     const runtime = await startLocalRuntime({ stateDir: dir });
-    const registry = new RegistryStore(runtime.db, runtime.table);
     const store = new NodeScopeStore(runtime.db, runtime.table);
     try {
       for (const name of ['old', 'new']) {
@@ -66,12 +64,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
         v.spec.recommenders = [{ name: 'fleetscope' }];
         cluster.put(VPA_RESOURCE, v);
         pools[name] = labelPools(cluster);
-        await registry.add({
-          name,
-          kubeconfig: { kind: 'file', path: kubeconfig, context: name },
-          labels: {},
-          registeredAt: new Date(START).toISOString(),
-        });
+        await registerFileCluster(runtime, name, kubeconfig, new Date(START));
       }
       // Upstream's updater runs beside fleetscope in the old cluster.
       sim.cluster('old').store.put('deployments', {
