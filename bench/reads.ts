@@ -189,7 +189,7 @@ export async function readsBench(): Promise<void> {
         changed: { follows: [...early, ...late], cycle: await cycle(FOLLOW_MS) },
       });
       warm.proc.stdin?.end();
-      await new Promise((r) => warm.proc.once('exit', r));
+      await exited(warm.proc);
     }
     const floors = new Map<Mode, Floor>();
     for (const mode of modes())
@@ -241,7 +241,7 @@ async function convergeNodeScope(
     }
   } finally {
     proc.proc.stdin?.end();
-    await new Promise((r) => proc.proc.once('exit', r));
+    await exited(proc.proc);
   }
   return out;
 }
@@ -312,6 +312,12 @@ async function annotate(control: Control, p: PodRef, touch: number): Promise<voi
   );
   // A refused change would leave the figures measuring no change at all.
   if (r.kind === 'Status') throw new Error(`annotating ${p.namespace}/${p.name}: ${String(r.message)}`);
+}
+
+/** Once the child has exited (at once if it already has: its 'exit' event is not sent again). */
+function exited(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((r) => proc.once('exit', () => r()));
 }
 
 /**
