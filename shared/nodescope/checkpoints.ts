@@ -24,7 +24,7 @@ import { newBaseId } from './base-cache.js';
 import { materialize } from './engine.js';
 import { type DsModel, type NodeRecord, newNodeRecord } from './model.js';
 import { DEFAULT_SETTINGS } from './settings.js';
-import { type LoadedDs, loadDs, packBase } from './state.js';
+import { type LoadedDs, loadCurrent, packBase } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 
 /** The time the stored states are as of: the last stored cycle, else the base. */
@@ -64,9 +64,9 @@ export async function exportCheckpoints(
   opts: { node?: string; groups?: LabelGroups } = {},
 ): Promise<VerticalPodAutoscalerCheckpoint[] | undefined> {
   const ds = dsKeyOf(namespace, name);
-  const head = await store.getHead(cluster, ds);
-  if (!head) return undefined;
-  const loaded = await loadDs(store, head, cluster, ds, head.containers);
+  const current = await loadCurrent(store, cluster, ds);
+  if (!current) return undefined;
+  const { head, loaded } = current;
   const now = asOf(head, loaded.logCycles) as EpochMillis;
   const out: VerticalPodAutoscalerCheckpoint[] = [];
   const nodes = [...loaded.model.nodes.keys()].sort();
@@ -121,9 +121,9 @@ export async function importCheckpoints(
   groups?: LabelGroups,
 ): Promise<{ imported: number; skipped: number; reasons: SkippedCheckpoint[] } | undefined> {
   const ds = dsKeyOf(namespace, name);
-  const head = await store.getHead(cluster, ds);
-  if (!head) return undefined;
-  const loaded = await loadDs(store, head, cluster, ds, head.containers);
+  const current = await loadCurrent(store, cluster, ds);
+  if (!current) return undefined;
+  const { head, loaded } = current;
   const counts = seedStates(loaded.model, head, checkpoints, now, placement, groups);
   if (counts.imported > 0) await foldImported(store, cluster, ds, head, loaded, now);
   return counts;

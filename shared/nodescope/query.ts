@@ -8,7 +8,7 @@ import { groupsFromHead, storedValues } from './groups.js';
 import type { ContainerRec, DsModel, NodeRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
 import { DsRecommendations } from './recommend.js';
-import { loadDs } from './state.js';
+import { loadCurrent } from './state.js';
 import { type DsHead, dsKeyOf, type NodeScopeStore } from './store.js';
 import { type NodeScopeTarget, scopeOf, type TargetScope } from './targets.js';
 
@@ -81,12 +81,12 @@ export async function getRecommendations(
   opts: { node?: string; live?: boolean } = {},
 ): Promise<DaemonSetRecommendations | undefined> {
   const ds = dsKeyOf(namespace, name);
-  const head = await store.getHead(cluster, ds);
-  if (!head) return undefined;
-  const [loaded, apply] = await Promise.all([
-    loadDs(store, head, cluster, ds, head.containers, { replay: opts.live ?? false }),
+  const [current, apply] = await Promise.all([
+    loadCurrent(store, cluster, ds, { replay: opts.live ?? false }),
     store.getApply(cluster, ds),
   ]);
+  if (!current) return undefined;
+  const { head, loaded } = current;
   const nodes: Record<string, NodeRec> = {};
   let dsWide = head.dsWide;
   let groups = groupsFromHead(head);

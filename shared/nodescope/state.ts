@@ -161,3 +161,28 @@ export function packBase(
 }
 
 export { dsKeyOf };
+
+/**
+ * A DaemonSet's head and its states read as a pair that belongs together, for readers outside a cycle
+ * (the CLI's views, checkpoint import): its log entries first, then its head. A fold deletes the entries
+ * it replayed only after its head write, so the head read second names a base those entries extend, or a
+ * newer one that holds them (loadDs drops those by `foldedThrough`). A fold between the head read and
+ * the base's chunks deletes them: read again, at most three times.
+ */
+export async function loadCurrent(
+  store: NodeScopeStore,
+  cluster: string,
+  ds: string,
+  opts: { replay?: boolean } = {},
+): Promise<{ head: DsHead; loaded: LoadedDs } | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const logs = await store.listLogs(cluster, ds, '');
+    const head = await store.getHead(cluster, ds);
+    if (!head) return undefined;
+    try {
+      return { head, loaded: await loadDs(store, head, cluster, ds, head.containers, { ...opts, logs }) };
+    } catch (err) {
+      if (!(err instanceof BaseMovedError) || attempt >= 3) throw err;
+    }
+  }
+}
