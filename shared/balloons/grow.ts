@@ -23,6 +23,7 @@ import type { BalloonCycleResult } from './cycle.js';
 import { loadBalloonItems, runBalloonPhase } from './phase.js';
 import { readNode } from './read.js';
 import type { BalloonSettings } from './settings.js';
+import type { BalloonItems } from './store.js';
 
 /** Nodes served one by one for their Deferred resizes, at most, per pass (the rest wait a minute). */
 export const MAX_DEFERRED_NODES = 20;
@@ -136,6 +137,20 @@ export async function serveDemand(input: GrowInput): Promise<GrowResult> {
   const { items, configured } = await loadBalloonItems(input.db, input.table, input.cluster);
   if (!configured) return { configured, results: [] };
   const reader = new RawReader(input.client);
+  try {
+    return await serveWith(reader, input, items, configured);
+  } finally {
+    // The next pass is a minute away: keep no idle socket to the cluster until then.
+    await reader.closeIdle();
+  }
+}
+
+async function serveWith(
+  reader: RawReader,
+  input: GrowInput,
+  items: BalloonItems,
+  configured: boolean,
+): Promise<GrowResult> {
   const demand = await readDemand(reader);
   const base = {
     cluster: input.cluster,

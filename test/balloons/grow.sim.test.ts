@@ -4,9 +4,10 @@
  * the kubelet admits the resize on its own, nothing is preempted. A pod Pending for resources in a
  * policy-sized pool grows a node the same way. A cluster where nothing asks for balloons is not read.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../../shared/balloons/settings.js';
+import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { raw } from '../sim/helpers.js';
 import { resizePod } from '../sim/pod-helpers.js';
 import {
@@ -95,6 +96,35 @@ describe('grow on demand', () => {
     expect(pods.filter((p) => p.status?.phase !== 'Running')).toEqual([]);
     // served: the next pass finds nothing waiting
     expect((await pass()).results).toEqual([]);
+  });
+
+  it('closes the idle sockets its reads kept alive, as a cycle does (the next pass is a minute away)', async () => {
+    const [n1] = await nodesOf(env);
+    await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
+    await env.cycle();
+    const agent = agentOn(n1!.name);
+    await resizePod(
+      env.sim.cluster(env.cluster),
+      agent.metadata.name,
+      { cpu: '1500m', memory: '64Mi' },
+      undefined,
+      'kube-system',
+      'a',
+    );
+    env.sim.clock.advance(MINUTE);
+    // What closing does to the sockets is counted at the server in test/cycle/follow-sockets.sim.test.ts.
+    const closed = vi.spyOn(RawReader.prototype, 'closeIdle');
+    try {
+      const r = await pass();
+      expect(r.results).toHaveLength(1); // it read the demand and the node, and deflated
+      expect(closed).toHaveBeenCalledTimes(1);
+      // and when the pass fails part-way
+      env.sim.faults.inject({ cluster: env.cluster, fault: { type: 'status', code: 403 } });
+      await expect(pass()).rejects.toThrow();
+      expect(closed).toHaveBeenCalledTimes(2);
+    } finally {
+      closed.mockRestore();
+    }
   });
 
   it('a pod Pending for resources in a policy-sized pool: the pass grows a node and the pod runs', async () => {
