@@ -448,7 +448,8 @@ function printTable(
       ]);
       if (x.reads && Object.keys(x.reads).length)
         console.log(`    cycle's lists: ${JSON.stringify(x.reads)}`);
-      if (x.nodescope && mode !== 'balloons') console.log(`    ${nodeScopeLine(x.nodescope)}`);
+      if (x.nodescope && mode !== 'balloons')
+        console.log(`    ${nodeScopeLine(x.nodescope, floors.get('nodescope')?.cpuMs)}`);
       if (x.writes) console.log(`    writes: ${JSON.stringify(x.writes)}`);
       if (w.follows.length) console.log(`    ${followsLine(w.follows)}`);
       const errors = [...(x.nodescope?.errors ?? []), ...(x.balloons?.errors ?? [])];
@@ -466,14 +467,18 @@ function printTable(
   targets(rows, up, floorOf);
 }
 
-/** Node scope's resizes and its phases' CPU, largest first: where its part of the cycle went. */
-function nodeScopeLine(ns: NonNullable<CycleFigures['nodescope']>): string {
+/**
+ * Node scope's resizes and its phases' CPU, largest first: where its part of the cycle went; and its CPU
+ * against the floor of a full read of node scope's lists, what a cycle with nothing kept must read.
+ */
+function nodeScopeLine(ns: NonNullable<CycleFigures['nodescope']>, fullFloorMs?: number): string {
   const phases = Object.entries(ns.phases)
     .filter(([k]) => !k.includes(':'))
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${n(v)}`)
     .join(', ');
-  return `node scope: ${ns.resizes} resizes requested; CPU ms by phase: ${phases}`;
+  const full = fullFloorMs ? `; ${n(ns.cpuMs / fullFloorMs, 2)}x a full read's floor` : '';
+  return `node scope: ${ns.resizes} resizes requested${full}; CPU ms by phase: ${phases}`;
 }
 
 /** How lists ended, counted: `reached 10, closed 1, dropped (expired) 2`. */
