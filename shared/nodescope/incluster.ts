@@ -10,9 +10,10 @@
  * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
  */
 
+import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
 import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
-import { formatCpu, formatMemory, parseCpu, parseMemory } from '../kernel/quantity.js';
+import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
 import {
   CPU_HISTOGRAM_OPTIONS,
@@ -57,10 +58,11 @@ export function annotationValue(rec: NodeRec, now: number): string {
   return JSON.stringify(v);
 }
 
-const amount = (parse: (x: string) => number, v: string | undefined): number | undefined => {
+const amount = (parse: (x: string) => number | undefined, v: string | undefined): number | undefined => {
   if (v === undefined) return undefined;
+  if (typeof v !== 'string') return Number.NaN;
   try {
-    return parse(v);
+    return parse(v) ?? Number.NaN;
   } catch {
     return Number.NaN;
   }
@@ -75,8 +77,10 @@ function parseTargets(
     const targets: Record<string, Amounts> = {};
     for (const [name, c] of Object.entries(v.containers ?? {})) {
       const a: Amounts = {};
-      const cpu = amount(parseCpu, c.target?.cpu);
-      const memory = amount(parseMemory, c.target?.memory);
+      // The cycle's fast parsers (an unparseable text is NaN, as the exact parser's throw was): a cold
+      // process reads every pod's annotation once.
+      const cpu = amount(cpuMillis, c.target?.cpu);
+      const memory = amount(memoryBytes, c.target?.memory);
       if (cpu !== undefined) a.cpu = cpu;
       if (memory !== undefined) a.memory = memory;
       targets[name] = a;

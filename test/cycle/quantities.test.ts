@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cpuMillis, memoryBytes } from '../../shared/cycle/quantities.js';
-import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
+import { formatCpu, formatMemory, parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
+import type { Bytes, Millicores } from '../../shared/kernel/units.js';
 
 const quantity = fc
   .tuple(
@@ -35,6 +36,18 @@ describe('cpuMillis and memoryBytes', () => {
     );
     expect(distinctShort.size).toBeGreaterThan(4096);
     expect(long).toBeGreaterThan(100);
+  });
+
+  it("read back what the annotations' formatters wrote as the exact parsers do", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 45 }), (v) => {
+        const cpu = formatCpu(v as Millicores);
+        const memory = formatMemory(v as Bytes);
+        expect(cpuMillis(cpu)).toBe(parseCpu(cpu));
+        expect(memoryBytes(memory)).toBe(parseMemory(memory));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('refuses an invalid quantity every time it is asked', () => {
