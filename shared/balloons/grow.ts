@@ -137,12 +137,8 @@ export async function serveDemand(input: GrowInput): Promise<GrowResult> {
   const { items, configured } = await loadBalloonItems(input.db, input.table, input.cluster);
   if (!configured) return { configured, results: [] };
   const reader = new RawReader(input.client);
-  try {
-    return await serveWith(reader, input, items, configured);
-  } finally {
-    // The next pass is a minute away: keep no idle socket to the cluster until then.
-    await reader.closeIdle();
-  }
+  // The next pass is a minute away: keep no idle socket to the cluster until then.
+  return reader.closingIdle(() => serveWith(reader, input, items, configured));
 }
 
 async function serveWith(

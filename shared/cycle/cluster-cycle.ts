@@ -56,11 +56,7 @@ export interface ClusterCycleResult {
 /** One cycle; once done, the idle sockets its reads and writes kept alive are closed (the next is a minute away). */
 export async function runClusterCycle(input: ClusterCycleInput): Promise<ClusterCycleResult> {
   const reader = new RawReader(input.client);
-  try {
-    return await cycle(input, reader);
-  } finally {
-    await reader.closeIdle();
-  }
+  return reader.closingIdle(() => cycle(input, reader));
 }
 
 async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<ClusterCycleResult> {

@@ -45,11 +45,7 @@ export async function followCluster(
   scope: string,
   unread?: Unread,
 ): Promise<FollowResult> {
-  try {
-    return await follow(reader, kept, scope, unread);
-  } finally {
-    await reader.closeIdle();
-  }
+  return reader.closingIdle(() => follow(reader, kept, scope, unread));
 }
 
 async function follow(

@@ -187,6 +187,15 @@ export class RawReader {
         for (const socket of sockets ?? []) socket.destroy();
   }
 
+  /** Runs `work`, then closes the idle sockets it kept alive (closeIdle), also when it fails. */
+  async closingIdle<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      await this.closeIdle();
+    }
+  }
+
   /** Fresh credentials per request (EKS tokens expire; client-node's authenticators cache them). */
   private async authHeaders(): Promise<Record<string, string>> {
     const opts: https.RequestOptions & { headers?: Record<string, string> } = { headers: {} };

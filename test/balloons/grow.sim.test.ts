@@ -46,6 +46,16 @@ describe('grow on demand', () => {
       .cluster(env.cluster)
       .store.list('pods', 'kube-system')
       .find((p) => p.metadata.name.startsWith('agent-') && p.spec.nodeName === node);
+  /** The agent's container asks for 1500m: more than a full ballooned node has free, so Deferred. */
+  const upsize = (pod: string) =>
+    resizePod(
+      env.sim.cluster(env.cluster),
+      pod,
+      { cpu: '1500m', memory: '64Mi' },
+      undefined,
+      'kube-system',
+      'a',
+    );
   const pending = (pod: { status?: { conditions?: { type: string; reason?: string }[] } }) =>
     pod.status?.conditions?.find((c) => c.type === 'PodResizePending')?.reason;
 
@@ -66,14 +76,7 @@ describe('grow on demand', () => {
     expect(before.spec.cpu).toBe(n1!.allocatable.cpu - 1000);
     const agent = agentOn(n1!.name);
     const podsBefore = env.sim.cluster(env.cluster).store.list('pods').length;
-    await resizePod(
-      env.sim.cluster(env.cluster),
-      agent.metadata.name,
-      { cpu: '1500m', memory: '64Mi' },
-      undefined,
-      'kube-system',
-      'a',
-    );
+    await upsize(agent.metadata.name);
     expect(pending(agentOn(n1!.name))).toBe('Deferred');
     // within the minute: the pass finds the Deferred resize and sizes that node alone
     env.sim.clock.advance(MINUTE);
@@ -103,14 +106,7 @@ describe('grow on demand', () => {
     await env.store.putPolicy(env.cluster, WHOLE_CLUSTER_POLICY);
     await env.cycle();
     const agent = agentOn(n1!.name);
-    await resizePod(
-      env.sim.cluster(env.cluster),
-      agent.metadata.name,
-      { cpu: '1500m', memory: '64Mi' },
-      undefined,
-      'kube-system',
-      'a',
-    );
+    await upsize(agent.metadata.name);
     env.sim.clock.advance(MINUTE);
     // What closing does to the sockets is counted at the server in test/cycle/follow-sockets.sim.test.ts.
     const closed = vi.spyOn(RawReader.prototype, 'closeIdle');

@@ -8,8 +8,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import type { CycleResult, DsOutcome } from '../../shared/nodescope/cycle.js';
-import { type DsHead, NodeScopeStore, type StoredLog } from '../../shared/nodescope/store.js';
-import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import {
+  agentDaemonSet,
+  cycle,
+  type Env,
+  MINUTE,
+  RacedStore,
+  startEnv,
+  VPA_RESOURCE,
+  vpaObject,
+} from './helpers.js';
 
 const DAY = 24 * 60 * MINUTE;
 /** Never due within the test (the other invocation folds with a period of 1 ms). */
@@ -20,29 +29,6 @@ const agent = (r: CycleResult): DsOutcome => {
   if (!o) throw new Error(`no outcome for agent: ${JSON.stringify(r.detail.errors)}`);
   return o;
 };
-
-/** A store whose cycle reads heads and logs with `between` run after whichever of the two comes first. */
-class RacedStore extends NodeScopeStore {
-  between: (() => Promise<void>) | undefined;
-  ran = 0;
-  private async race(): Promise<void> {
-    const run = this.between;
-    this.between = undefined;
-    if (!run) return;
-    this.ran++;
-    await run();
-  }
-  override async listHeads(cluster: string): Promise<DsHead[]> {
-    const heads = await super.listHeads(cluster);
-    await this.race();
-    return heads;
-  }
-  override async listClusterLogs(cluster: string): Promise<Map<string, StoredLog[]>> {
-    const logs = await super.listClusterLogs(cluster);
-    await this.race();
-    return logs;
-  }
-}
 
 describe('a fold by another invocation between the head read and the log read', () => {
   let env: Env;

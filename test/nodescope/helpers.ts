@@ -5,7 +5,7 @@ import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { type DsHead, NodeScopeStore, type StoredLog } from '../../shared/nodescope/store.js';
 
 export const VPA_RESOURCE = 'verticalpodautoscalers.autoscaling.k8s.io';
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
@@ -144,4 +144,38 @@ export async function registerFileCluster(
     labels: {},
     registeredAt: registeredAt.toISOString(),
   });
+}
+
+/**
+ * A store that runs `between` (once, when set) right after whichever read of a DaemonSet's heads or logs
+ * comes first: another invocation's fold lands between a reader's head read and its log read, in
+ * whatever order the reader makes them (the cycle lists every head and log; the CLI's views get one).
+ */
+export class RacedStore extends NodeScopeStore {
+  between: (() => Promise<void>) | undefined;
+  ran = 0;
+  private async race(): Promise<void> {
+    const run = this.between;
+    this.between = undefined;
+    if (!run) return;
+    this.ran++;
+    await run();
+  }
+  private async raced<T>(read: Promise<T>): Promise<T> {
+    const out = await read;
+    await this.race();
+    return out;
+  }
+  override listHeads(cluster: string): Promise<DsHead[]> {
+    return this.raced(super.listHeads(cluster));
+  }
+  override listClusterLogs(cluster: string): Promise<Map<string, StoredLog[]>> {
+    return this.raced(super.listClusterLogs(cluster));
+  }
+  override getHead(cluster: string, ds: string): Promise<DsHead | undefined> {
+    return this.raced(super.getHead(cluster, ds));
+  }
+  override listLogs(cluster: string, ds: string, after: string): Promise<StoredLog[]> {
+    return this.raced(super.listLogs(cluster, ds, after));
+  }
 }

@@ -10,34 +10,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import { exportCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
-import { type DsHead, NodeScopeStore, type StoredLog } from '../../shared/nodescope/store.js';
-import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import {
+  agentDaemonSet,
+  cycle,
+  type Env,
+  MINUTE,
+  RacedStore,
+  startEnv,
+  VPA_RESOURCE,
+  vpaObject,
+} from './helpers.js';
 
 const DAY = 24 * 60 * MINUTE;
 const NO_FOLD = { foldEveryMs: 30 * DAY };
-
-/** A store whose view reads a head and logs with `between` run after whichever of the two comes first. */
-class RacedStore extends NodeScopeStore {
-  between: (() => Promise<void>) | undefined;
-  ran = 0;
-  private async race(): Promise<void> {
-    const run = this.between;
-    this.between = undefined;
-    if (!run) return;
-    this.ran++;
-    await run();
-  }
-  override async getHead(cluster: string, ds: string): Promise<DsHead | undefined> {
-    const head = await super.getHead(cluster, ds);
-    await this.race();
-    return head;
-  }
-  override async listLogs(cluster: string, ds: string, after: string): Promise<StoredLog[]> {
-    const logs = await super.listLogs(cluster, ds, after);
-    await this.race();
-    return logs;
-  }
-}
 
 describe('a fold by another invocation while a CLI view reads', () => {
   let env: Env;
