@@ -228,6 +228,8 @@ async function convergeNodeScope(
     BENCH_DYNAMO: o.endpoint,
     BENCH_MODE: 'nodescope',
     BENCH_NS_WRITE_BUDGET: String(NODES * 20),
+    // Its cycles are not the measured ones: their profiles would share the measured cycles' file names.
+    BENCH_PROFILE: '',
   });
   const next = lines(proc.proc, 'reads-cycle.ts (node scope set-up)');
   const out: number[] = [];
