@@ -153,29 +153,31 @@ export async function registerFileCluster(
  */
 export class RacedStore extends NodeScopeStore {
   between: (() => Promise<void>) | undefined;
+  /** Only after this read (by method name), when set: e.g. between a head read and its base's chunks. */
+  after: string | undefined;
   ran = 0;
-  private async race(): Promise<void> {
+  private async race(read: string): Promise<void> {
     const run = this.between;
+    if (!run || (this.after && this.after !== read)) return;
     this.between = undefined;
-    if (!run) return;
     this.ran++;
     await run();
   }
-  private async raced<T>(read: Promise<T>): Promise<T> {
-    const out = await read;
-    await this.race();
+  private async raced<T>(read: string, result: Promise<T>): Promise<T> {
+    const out = await result;
+    await this.race(read);
     return out;
   }
   override listHeads(cluster: string): Promise<DsHead[]> {
-    return this.raced(super.listHeads(cluster));
+    return this.raced('listHeads', super.listHeads(cluster));
   }
   override listClusterLogs(cluster: string): Promise<Map<string, StoredLog[]>> {
-    return this.raced(super.listClusterLogs(cluster));
+    return this.raced('listClusterLogs', super.listClusterLogs(cluster));
   }
   override getHead(cluster: string, ds: string): Promise<DsHead | undefined> {
-    return this.raced(super.getHead(cluster, ds));
+    return this.raced('getHead', super.getHead(cluster, ds));
   }
   override listLogs(cluster: string, ds: string, after: string): Promise<StoredLog[]> {
-    return this.raced(super.listLogs(cluster, ds, after));
+    return this.raced('listLogs', super.listLogs(cluster, ds, after));
   }
 }

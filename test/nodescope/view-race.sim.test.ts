@@ -29,7 +29,7 @@ describe('a fold by another invocation while a CLI view reads', () => {
   let env: Env;
   beforeAll(async () => {
     env = await startEnv(
-      ['warm', 'cold', 'export'].map((name, i) => ({
+      ['warm', 'cold', 'again', 'export'].map((name, i) => ({
         name,
         nodes: 4,
         seed: 41 + i,
@@ -37,7 +37,7 @@ describe('a fold by another invocation while a CLI view reads', () => {
         daemonSets: [agentDaemonSet()],
       })),
     );
-    for (const c of ['warm', 'cold', 'export'])
+    for (const c of ['warm', 'cold', 'again', 'export'])
       env.sim.cluster(c).store.put(VPA_RESOURCE, vpaObject({ mode: 'Off' }));
   });
   afterAll(async () => {
@@ -45,8 +45,14 @@ describe('a fold by another invocation while a CLI view reads', () => {
   });
 
   /** Five logged cycles after a first base; `view` then races the fold of all five by another cycle. */
-  async function raced<T>(cluster: string, warm: boolean, view: (s: NodeScopeStore) => Promise<T>) {
+  async function raced<T>(
+    cluster: string,
+    warm: boolean,
+    view: (s: NodeScopeStore) => Promise<T>,
+    raceAfter?: string,
+  ) {
     const mine = new RacedStore(env.runtime.db, env.runtime.table, new BaseCache());
+    mine.after = raceAfter;
     await cycle(env, cluster, 5 * MINUTE, NO_FOLD);
     for (let i = 0; i < 5; i++) await cycle(env, cluster, 5 * MINUTE, NO_FOLD);
     if (warm) await view(mine); // the view's process keeps the base it read
@@ -66,6 +72,17 @@ describe('a fold by another invocation while a CLI view reads', () => {
   ] as const)('recommendations (live) equal a read after the fold (%s process)', async (cluster, warm) => {
     const { got, after } = await raced(cluster, warm, (s) =>
       getRecommendations(s, cluster, 'monitoring', 'agent', { live: true }),
+    );
+    expect(after && Object.keys(after.nodes).length).toBeGreaterThan(0);
+    expect(got).toEqual(after);
+  });
+
+  it('reads again when the fold comes between the head read and its base (cold process)', async () => {
+    const { got, after } = await raced(
+      'again',
+      false,
+      (s) => getRecommendations(s, 'again', 'monitoring', 'agent', { live: true }),
+      'getHead',
     );
     expect(after && Object.keys(after.nodes).length).toBeGreaterThan(0);
     expect(got).toEqual(after);
