@@ -7,7 +7,10 @@ import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
+import { cycleCapability } from '../shared/cycle/capability.js';
 import { CLUSTER } from './spec.js';
+
+const CYCLE_V8_FLAGS = cycleCapability.functions[0]?.v8Flags ?? [];
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -22,7 +25,8 @@ export function child(
   env: Record<string, string> = {},
   heapMb?: number,
 ): Child {
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The cycle function's V8 flags (its NODE_OPTIONS in Lambda), for its cycles and their floors alike.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? CYCLE_V8_FLAGS.join(' ')).split(' ').filter(Boolean);
   const proc = spawn(
     process.execPath,
     [

@@ -226,7 +226,7 @@ function environmentOf(spec: FunctionSpec, props: FunctionsProps): Record<string
     ...(spec.access.reportBucket ? { [ENV.reportBucket]: reports.bucket.bucketName } : {}),
     POWERTOOLS_SERVICE_NAME: DEFAULTS.serviceName,
     POWERTOOLS_METRICS_NAMESPACE: DEFAULTS.metricsNamespace,
-    NODE_OPTIONS: '--enable-source-maps',
+    NODE_OPTIONS: ['--enable-source-maps', ...(spec.v8Flags ?? [])].join(' '),
   };
 }
 

@@ -38,6 +38,8 @@ export interface FunctionSpec {
   bundleFiles?: string[];
   /** Lambda reserved concurrency: bounds the load on clusters and on Secrets Manager. */
   reservedConcurrency?: number;
+  /** V8 flags the function runs with (NODE_OPTIONS, beside source maps); the bench's cycles use the same. */
+  v8Flags?: string[];
 }
 
 export interface ScheduleSpec {

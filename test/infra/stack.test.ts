@@ -218,7 +218,12 @@ describe('fleetscope stack (default context)', () => {
       expect(env[ENV.logLevel]).toBe('INFO');
       expect(env.POWERTOOLS_SERVICE_NAME).toBe(DEFAULTS.serviceName);
       expect(env.POWERTOOLS_METRICS_NAMESPACE).toBe(DEFAULTS.metricsNamespace);
+      expect(env.NODE_OPTIONS).toBe(['--enable-source-maps', ...(f.spec.v8Flags ?? [])].join(' '));
     }
+    const cycle = s.stack.functions.all.find((f) => f.spec.id === 'cycle');
+    expect(s.resources[logicalId(s.stack, cycle!.fn)]!.Properties.Environment.Variables.NODE_OPTIONS).toBe(
+      '--enable-source-maps --max-semi-space-size=64',
+    );
   });
 
   it('gives every function a log group with explicit retention', () => {
