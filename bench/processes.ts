@@ -7,10 +7,10 @@ import { createInterface } from 'node:readline';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
-import { cycleCapability } from '../shared/cycle/capability.js';
+import { CYCLE, cycleCapability } from '../shared/cycle/capability.js';
 import { CLUSTER } from './spec.js';
 
-const CYCLE_V8_FLAGS = cycleCapability.functions[0]?.v8Flags ?? [];
+const CYCLE_V8_FLAGS = cycleCapability.functions.find((f) => f.id === CYCLE)?.v8Flags ?? [];
 
 const ROOT = join(import.meta.dirname, '..');
 
