@@ -1,11 +1,11 @@
 /** fleetscope sim: argument parsing, the demo fleet, and a real run that serves until SIGTERM. */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command.js';
 import { demoFleet, parseSimArgs } from '../../cli/commands/sim.js';
+import { type CliRun, startFleetscope } from '../support/cli.js';
 import { testDir } from '../support/temp.js';
 
 describe('fleetscope sim arguments', () => {
@@ -83,48 +83,24 @@ describe('fleetscope sim arguments', () => {
 
 describe('fleetscope sim process', () => {
   it('writes the kubeconfig, serves the clusters, and stops cleanly on SIGTERM', async () => {
-    const dir = testDir('sim-cli-');
-    const out = path.join(dir, 'kubeconfig.yaml');
-    const root = path.resolve(import.meta.dirname, '../..');
-    const child = spawn(
-      path.join(root, 'node_modules/.bin/tsx'),
-      ['cli/main.ts', 'sim', '--clusters', '2', '--nodes', '3', '--kubeconfig-out', out],
-      {
-        cwd: root,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const out = path.join(testDir('sim-cli-'), 'kubeconfig.yaml');
+    const sim = await startFleetscope(
+      ['sim', '--clusters', '2', '--nodes', '3', '--kubeconfig-out', out],
+      (o) => o.includes('Ctrl-C stops the simulator.'),
     );
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let ended: CliRun;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ready line: ${stdout}`)), 30_000);
-        const check = () => {
-          if (stdout.includes('Ctrl-C stops the simulator.')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        child.stdout.on('data', check);
-        check();
-      });
-      expect(stdout).toMatch(/context demo-1\s+https:\/\/127\.0\.0\.1:\d+/);
-      expect(stdout).toMatch(/context demo-2\s+https:\/\/127\.0\.0\.1:\d+/);
+      expect(sim.out()).toMatch(/context demo-1\s+https:\/\/127\.0\.0\.1:\d+/);
+      expect(sim.out()).toMatch(/context demo-2\s+https:\/\/127\.0\.0\.1:\d+/);
       const kc = new KubeConfig();
       kc.loadFromString(readFileSync(out, 'utf8'));
       kc.setCurrentContext('demo-2');
       const nodes = await kc.makeApiClient(CoreV1Api).listNode();
       expect(nodes.items).toHaveLength(3);
     } finally {
-      child.kill('SIGTERM');
+      ended = await sim.stop('SIGTERM');
     }
-    expect(await exited).toBe(0);
-    expect(stdout).toContain('stopped (SIGTERM)');
+    expect(ended.code, ended.err).toBe(0);
+    expect(ended.out).toContain('stopped (SIGTERM)');
   });
 });

@@ -4,23 +4,22 @@
  * have sent as JSON; the manifests of `fleetscope rbac` load with `kubectl apply -f`, and kubectl, as the
  * ServiceAccount they bind, sees what it may and may not do.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { runFleetscopeInProcess } from '../support/cli.js';
+import { runFleetscopeInProcess, startFleetscope } from '../support/cli.js';
 import { describeNeeding, kubectlNeed } from '../support/needs-tool.js';
 
 const run = promisify(execFile);
 const KUBECTL_NEED = kubectlNeed();
 const KUBECTL = KUBECTL_NEED.path;
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 let dir: string;
-let child: ChildProcess | undefined;
+let sim: Awaited<ReturnType<typeof startFleetscope>> | undefined;
 
 async function kubectl(kubeconfig: string, args: string[]) {
   const argv = ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache'), ...args];
@@ -53,26 +52,14 @@ describeNeeding(KUBECTL_NEED, 'kubectl against fleetscope sim --rbac', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'sim-kubectl-rbac-'));
     admin = path.join(dir, 'admin.yaml');
-    child = spawn(
-      path.join(ROOT, 'node_modules/.bin/tsx'),
-      ['cli/main.ts', 'sim', '--rbac', '--clusters', '1', '--nodes', '2', '--kubeconfig-out', admin],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    sim = await startFleetscope(
+      ['sim', '--rbac', '--clusters', '1', '--nodes', '2', '--kubeconfig-out', admin],
+      (out) => out.includes('Ctrl-C'),
+      30_000,
     );
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`fleetscope sim did not start: ${out}`)), 30_000);
-      child?.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Ctrl-C')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child?.on('exit', (code) => reject(new Error(`fleetscope sim exited ${code}: ${out}`)));
-    });
   }, 40_000);
-  afterAll(() => {
-    child?.kill('SIGTERM');
+  afterAll(async () => {
+    await sim?.stop('SIGTERM');
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -2,12 +2,12 @@
  * `fleetscope sim --apiserver KUBECONFIG` as a process against a real kube-apiserver: it registers the
  * simulated nodes, Ready and untainted, runs a DaemonSet's pods on them, and stops cleanly on SIGTERM.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { SIMULATED_NODE_LABEL } from '../../local/sim/real/index.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
+import { type CliRun, startFleetscope } from '../support/cli.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
 import { testDir } from '../support/temp.js';
 
@@ -15,32 +15,19 @@ describeRealApiserver(
   'fleetscope sim --apiserver',
   (server) => {
     it('runs simulated nodes for the server until SIGTERM', async () => {
-      const dir = testDir('sim-apiserver-');
-      const file = path.join(dir, 'kubeconfig.yaml');
+      const file = path.join(testDir('sim-apiserver-'), 'kubeconfig.yaml');
       writeFileSync(file, server.api().adminKubeconfig, { mode: 0o600 });
-      const root = path.resolve(import.meta.dirname, '../..');
-      const child = spawn(
-        path.join(root, 'node_modules/.bin/tsx'),
-        ['cli/main.ts', 'sim', '--apiserver', file, '--nodes', '2'],
-        { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+      const sim = await startFleetscope(['sim', '--apiserver', file, '--nodes', '2'], (o) =>
+        o.includes('Ctrl-C stops'),
       );
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const client = ClusterClient.fromKubeconfig(server.api().adminKubeconfig, { cluster: 'cli' });
+      let ended: CliRun;
       try {
-        await waitFor(
-          () => out.includes('Ctrl-C stops'),
-          () => `no ready line: ${out}`,
+        expect(sim.out()).toMatch(/2 simulated node\(s\) on https:\/\/127\.0\.0\.1:\d+ \(v1\.36\.\d+\)/);
+        expect(sim.out()).toMatch(
+          /metrics\.k8s\.io: APIService v1beta1\.metrics\.k8s\.io -> 127\.0\.0\.1:\d+/,
         );
-        expect(out).toMatch(/2 simulated node\(s\) on https:\/\/127\.0\.0\.1:\d+ \(v1\.36\.\d+\)/);
-        expect(out).toMatch(/metrics\.k8s\.io: APIService v1beta1\.metrics\.k8s\.io -> 127\.0\.0\.1:\d+/);
-        expect(out).not.toContain('BEGIN');
+        expect(sim.out()).not.toContain('BEGIN');
         const nodes = await client.core.listNode({ labelSelector: `${SIMULATED_NODE_LABEL}=true` });
         expect(nodes.items).toHaveLength(2);
         await client.apps.createNamespacedDaemonSet({
@@ -62,14 +49,15 @@ describeRealApiserver(
             (
               await client.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=d' })
             ).items.filter((p) => p.status?.phase === 'Running').length === 2,
-          () => `the DaemonSet's pods did not run: ${out}`,
+          () => `the DaemonSet's pods did not run: ${sim.out()}`,
         );
       } finally {
-        child.kill('SIGTERM');
+        ended = await sim.stop('SIGTERM');
         await client.close();
       }
-      expect(await exited).toBe(0);
-      expect(out).toContain('stopped (SIGTERM)');
+      expect(ended.code, ended.err).toBe(0);
+      expect(ended.out).toContain('stopped (SIGTERM)');
+      expect(`${ended.out}${ended.err}`).not.toContain('BEGIN');
     }, 120_000);
   },
   { versions: ['1.36'] },

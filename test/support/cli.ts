@@ -62,13 +62,16 @@ export async function runFleetscopeInProcess(
 
 /**
  * Starts a long-running `fleetscope ...` (sim, run without --once) as its own process and resolves
- * once its standard output satisfies `ready`; `stop` sends SIGINT and resolves with how it ended.
+ * once its standard output satisfies `ready`; `stop` sends SIGINT (or the signal given) and resolves
+ * with how it ended. The process is the CLI itself, as bin/fleetscope runs it: no tsx in between,
+ * whose signal relay kills a child that does not answer within 30 ms (a loaded CI machine) with
+ * SIGKILL and exits 143.
  */
 export async function startFleetscope(
   args: string[],
   ready: (out: string) => boolean,
   timeoutMs = 60_000,
-): Promise<{ out: () => string; stop: () => Promise<CliRun> }> {
+): Promise<{ out: () => string; stop: (signal?: NodeJS.Signals) => Promise<CliRun> }> {
   const { spawn } = await import('node:child_process');
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env))
@@ -91,8 +94,8 @@ export async function startFleetscope(
   }
   return {
     out: () => out,
-    stop: async () => {
-      child.kill('SIGINT');
+    stop: async (signal = 'SIGINT') => {
+      child.kill(signal);
       return ended;
     },
   };
