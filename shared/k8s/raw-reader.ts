@@ -15,7 +15,15 @@ import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { type CallOptions, type ClusterClient, followPages } from './client.js';
 import { ClusterAccessError } from './errors.js';
+import { isProtobuf, PROTOBUF_OR_JSON, statusText } from './protobuf.js';
 import { writeGuard } from './write-guard.js';
+
+/** A response's body as it completed: its content type and bytes (the reader's scratch: read at once). */
+export interface Received {
+  type: string;
+  bytes: Buffer;
+  text(): string;
+}
 
 /** A list response as it comes off the wire: the items and the continue token. */
 export interface ListObject<T> {
@@ -204,19 +212,19 @@ export class RawReader {
   }
 
   /**
-   * The body of a response as text. The chunks are copied into one scratch buffer that the reader keeps
+   * The body of a response. The chunks are copied into one scratch buffer that the reader keeps
    * (grown to its largest response) and decoded from there: a fresh Buffer.concat per response would
    * allocate the whole list a second time outside the heap, and that external memory is what drives
    * the major garbage collections of a cycle (each of which marks everything the process holds).
    * Decoding is synchronous, so requests in flight at the same time never share the buffer's contents.
    */
-  private text(chunks: Buffer[], length: number): string {
-    if (chunks.length === 1) return (chunks[0] as Buffer).toString('utf8');
+  private bytes(chunks: Buffer[], length: number): Buffer {
+    if (chunks.length === 1) return chunks[0] as Buffer;
     if (this.scratch.length < length)
       this.scratch = Buffer.allocUnsafeSlow(Math.ceil(length / SCRATCH_STEP) * SCRATCH_STEP);
     let at = 0;
     for (const c of chunks) at += c.copy(this.scratch, at);
-    return this.scratch.toString('utf8', 0, length);
+    return this.scratch.subarray(0, length);
   }
 
   private fetch(
@@ -226,12 +234,31 @@ export class RawReader {
     signal: AbortSignal,
     write?: { method: string; body: string; contentType: string },
   ): Promise<string> {
+    return this.fetchAs(operation, path, query, signal, { write, decode: (body) => body.text() });
+  }
+
+  /**
+   * A request whose answer `decode` reads as it completes (the body's bytes are the reader's scratch
+   * buffer, valid only until then); `accept` is the media types asked for (JSON unless said).
+   */
+  private fetchAs<R>(
+    operation: string,
+    path: string,
+    query: Record<string, string | number | undefined>,
+    signal: AbortSignal,
+    how: {
+      write?: { method: string; body: string; contentType: string };
+      accept?: string;
+      decode: (body: Received) => R;
+    },
+  ): Promise<R> {
+    const { write } = how;
     return this.connection().then(async (conn) => {
       const url = new URL(conn.base.pathname.replace(/\/$/, '') + path, conn.base);
       for (const [k, v] of Object.entries(query))
         if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
       const auth = await this.authHeaders();
-      return new Promise<string>((resolve, reject) => {
+      return new Promise<R>((resolve, reject) => {
         const req = https.request(
           url,
           {
@@ -239,7 +266,7 @@ export class RawReader {
             method: write?.method ?? 'GET',
             headers: {
               ...auth,
-              accept: 'application/json',
+              accept: how.accept ?? 'application/json',
               ...(this.opts.gzip === false ? {} : { 'accept-encoding': 'gzip' }),
               // Always a length: Node sends a DELETE's body unframed otherwise, and the server reads
               // it as the start of the next request on the kept-alive connection (400 Bad Request).
@@ -253,6 +280,7 @@ export class RawReader {
             this.receive(
               res,
               { operation, request: `${write?.method ?? 'GET'} ${url.pathname}` },
+              how.decode,
               resolve,
               reject,
             ),
@@ -268,10 +296,11 @@ export class RawReader {
    * rejects with what the error mapping reads. A compressed body that does not decode (corrupt, or cut
    * short) rejects: the caller never sees part of a list.
    */
-  private receive(
+  private receive<R>(
     res: IncomingMessage,
     what: { operation: string; request: string },
-    resolve: (body: string) => void,
+    decode: (body: Received) => R,
+    resolve: (out: R) => void,
     reject: (err: unknown) => void,
   ): void {
     const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
@@ -306,13 +335,22 @@ export class RawReader {
     });
     body.on('end', () => {
       this.stats.decodedBytes += length;
-      const text = this.text(chunks, length);
+      const bytes = this.bytes(chunks, length);
       chunks.length = 0;
+      const type = String(res.headers['content-type'] ?? '');
       const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) return resolve(text);
+      if (status >= 200 && status < 300) {
+        try {
+          return resolve(decode({ type, bytes, text: () => bytes.toString('utf8') }));
+        } catch (err) {
+          return reject(this.undecodable(what, (err as Error).message));
+        }
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers))
         if (typeof v === 'string') headers[k.toLowerCase()] = v;
+      // A protobuf request's error comes back as a protobuf Status: read as the JSON it stands for.
+      const text = isProtobuf(type) ? statusText(bytes) : bytes.toString('utf8');
       reject(new RawHttpError(status, text, headers));
     });
   }
@@ -473,6 +511,7 @@ export class RawReader {
               return this.receive(
                 res,
                 { operation, request: `GET ${url.pathname}` },
+                () => undefined,
                 () => resolve(),
                 reject,
               );
@@ -538,22 +577,50 @@ export class RawReader {
    * Resolves to the list's resourceVersion (every page of one list has the same), where a watch can
    * take up from.
    */
+  /** One page asked for as protobuf (JSON if the server has no protobuf for it), decoded as it completes. */
+  private getList<T>(
+    operation: string,
+    path: string,
+    query: Record<string, string | number | undefined>,
+    protobuf: (bytes: Uint8Array) => ListObject<T>,
+  ): Promise<ListObject<T>> {
+    return this.client.call(operation, async (signal) => {
+      this.count(operation);
+      return this.fetchAs(operation, path, query, signal, {
+        accept: PROTOBUF_OR_JSON,
+        decode: (body) => {
+          const c0 = cpuMs();
+          const out = isProtobuf(body.type)
+            ? protobuf(body.bytes)
+            : (JSON.parse(body.text()) as ListObject<T>);
+          this.stats.parseMs += cpuMs() - c0;
+          return out;
+        },
+      });
+    });
+  }
+
   async list<T>(
     operation: string,
     path: string,
     query: Record<string, string | number | undefined>,
     onPage: (items: T[]) => void,
-    opts: { pageSize: number; onRestart?: () => void; maxPages?: number },
+    opts: {
+      pageSize: number;
+      onRestart?: () => void;
+      maxPages?: number;
+      /** Asks for Kubernetes protobuf, read by this (a built-in type's list); JSON otherwise. */
+      protobuf?: (bytes: Uint8Array) => ListObject<T>;
+    },
   ): Promise<{ resourceVersion?: string }> {
     let resourceVersion: string | undefined;
+    const pageQuery = (token: string | undefined) => ({ ...query, limit: opts.pageSize, continue: token });
     await followPages(
       { cluster: this.client.cluster, operation, maxPages: opts.maxPages },
       async (token) => {
-        const page: ListObject<T> = await this.get<ListObject<T>>(operation, path, {
-          ...query,
-          limit: opts.pageSize,
-          continue: token,
-        });
+        const page: ListObject<T> = opts.protobuf
+          ? await this.getList(operation, path, pageQuery(token), opts.protobuf)
+          : await this.get<ListObject<T>>(operation, path, pageQuery(token));
         const c0 = cpuMs();
         onPage(page.items ?? []);
         this.stats.pageMs += cpuMs() - c0;
