@@ -7,7 +7,13 @@
  * same address), or when the watch fails, the list is read in full, as without anything kept.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
-import { atOrAfter, type RawReader, type WatchEventType, type WatchOptions } from '../k8s/raw-reader.js';
+import {
+  atOrAfter,
+  type ListObject,
+  type RawReader,
+  type WatchEventType,
+  type WatchOptions,
+} from '../k8s/raw-reader.js';
 import type { KeptList } from './kept-lists.js';
 
 export interface KeptListSpec<O, V> {
@@ -20,6 +26,11 @@ export interface KeptListSpec<O, V> {
   keyOf: (o: O) => string | undefined;
   /** The object's view; `shared` is the list's, for objects its views share. */
   view: (o: O, shared: Map<string, unknown>) => V | undefined;
+  /**
+   * A full list asks for Kubernetes protobuf, read by this into the objects `view` takes (typed loosely:
+   * a kept list's object type stays as it is declared without one).
+   */
+  protobuf?: (bytes: Uint8Array) => ListObject<unknown>;
 }
 
 /** How a list was read: resumed (and how many changes), or listed in full (and why). */
@@ -160,6 +171,7 @@ async function listInFull<O extends Item, V>(
       onRestart: () => {
         list = fresh();
       },
+      ...(spec.protobuf ? { protobuf: spec.protobuf as (bytes: Uint8Array) => ListObject<O> } : {}),
     },
   );
   list.rv = resourceVersion ?? '';

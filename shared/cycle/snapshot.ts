@@ -10,6 +10,7 @@
  */
 import type { RawReader } from '../k8s/raw-reader.js';
 import type { KeptList, KeptLists } from './kept-lists.js';
+import { podListFromProtobuf } from './pod-protobuf.js';
 import { currentRevision, type KeptListSpec, type ListRead, readKeptList } from './resume.js';
 import { type NodeFacts, nodeFacts, type Owner, type PodView, podView } from './views.js';
 import type { NodeObject, PodObject } from './wire.js';
@@ -106,6 +107,8 @@ export class ClusterSnapshot {
       pageSize: this.opts.pageSize,
       keyOf: (p) => (p.metadata?.name ? `${p.metadata.namespace ?? ''}/${p.metadata.name}` : undefined),
       view: (p, shared) => podView(p, shared as Map<string, Owner>),
+      // A cold list is most of a cold cycle's CPU: pods come as protobuf, read for the view's fields only.
+      protobuf: podListFromProtobuf,
     });
     return all.filter(keep);
   }
