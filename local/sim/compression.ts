@@ -26,10 +26,10 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
   return value.split(',').some((token) => token.trim() === 'gzip');
 }
 
-/** Where a document is written in pieces: the list path streams its items. */
+/** Where a document is written in pieces: the list path streams its items (text, or bytes for protobuf). */
 export interface BodyWriter {
-  write(chunk: string): void;
-  end(chunk?: string): void;
+  write(chunk: string | Buffer): void;
+  end(chunk?: string | Buffer): void;
 }
 
 /**
@@ -94,12 +94,12 @@ export class DeferredBody implements BodyWriter {
     private readonly compress: boolean,
   ) {}
 
-  write(chunk: string): void {
+  write(chunk: string | Buffer): void {
     if (this.gzip) {
       this.gzip.write(chunk);
       return;
     }
-    const b = Buffer.from(chunk, 'utf8');
+    const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     if (!this.compress) {
       this.plainFraming().write(b);
       return;
@@ -109,8 +109,8 @@ export class DeferredBody implements BodyWriter {
     if (this.heldBytes > GZIP_THRESHOLD_BYTES) this.startGzip();
   }
 
-  end(chunk?: string): void {
-    if (chunk) this.write(chunk);
+  end(chunk?: string | Buffer): void {
+    if (chunk?.length) this.write(chunk);
     if (this.gzip) {
       this.gzip.end();
       return;

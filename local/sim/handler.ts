@@ -1,7 +1,8 @@
 /**
  * The apiserver's HTTP surface for one cluster: request parsing (RequestInfo), discovery, the
  * aggregator's answers for metrics.k8s.io, content negotiation (JSON, Table, PartialObjectMetadata,
- * aggregated discovery), watches, and the mapping of verbs onto the generic registry.
+ * aggregated discovery, protobuf for pod lists), watches, and the mapping of verbs onto the generic
+ * registry.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -26,6 +27,7 @@ import { isObject, type Json, type JsonObject } from './json.js';
 import { listOptions } from './list-options.js';
 import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import { APPLY_PATCH } from './patch.js';
+import { encodePodList, PROTOBUF, prefersProtobuf } from './protobuf.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { coreSchemas } from './resize-preemption.js';
 import {
@@ -200,9 +202,14 @@ export function classify(info: RequestInfo, cluster?: ClusterState): RequestKind
 export interface Reply {
   status: number;
   headers?: Record<string, string | string[]>;
-  /** A JSON document, or plain text, or a document written in pieces (a list), or a watch stream. */
+  /**
+   * A JSON document, or plain text, or binary bytes, or a document written in pieces (a list), or a
+   * watch stream.
+   */
   json?: Json;
   text?: string;
+  /** A binary document (a protobuf answer): framed and compressed as a JSON one. */
+  bytes?: Buffer;
   body?: (out: BodyWriter) => void;
   stream?: (res: ServerResponse) => void;
   contentType?: string;
@@ -432,6 +439,12 @@ export class ApiHandler {
     const { def, version } = scope;
     const name = info.name as string;
     const ct = (req.headers['content-type'] ?? 'application/json').split(';')[0]?.trim() ?? '';
+    // The one answer the simulator has in protobuf: a core/v1 pod list (before the 406 of protobuf only).
+    if (info.verb === 'list' && isCorePods(scope) && prefersProtobuf(req.headers.accept)) {
+      const r = listObjects(scope, listQuery(info.query));
+      this.cluster.kubelet.markObserved();
+      return { status: 200, bytes: encodePodList(listMeta(def, r), r.items), contentType: PROTOBUF };
+    }
     const as = representationOf(req);
     switch (info.verb) {
       case 'get': {
@@ -795,6 +808,11 @@ export class ApiHandler {
     }
     throw methodNotAllowed('the server does not allow this method on the requested resource');
   }
+}
+
+/** core/v1 pods, the only type the simulator answers in protobuf (encodePodList). */
+function isCorePods(scope: Scope): boolean {
+  return scope.def.resource === 'pods' && !scope.def.group && scope.version === 'v1' && !scope.subresource;
 }
 
 function tableListMeta(r: ListResult): JsonObject {

@@ -18,7 +18,7 @@ import { ApiHandler, classify, parseRequest, type Reply, type RequestInfo } from
 import { impersonate } from './impersonation.js';
 import type { Json } from './json.js';
 import { nodeControl } from './node-admin.js';
-import { decodeProtobuf, PROTOBUF } from './protobuf.js';
+import { decodeProtobuf, encodeStatus, PROTOBUF, prefersProtobuf } from './protobuf.js';
 import type { Recorder, RequestRecord } from './recorder.js';
 import type { Stats } from './stats.js';
 import type { Fault, FaultRule } from './types.js';
@@ -89,7 +89,7 @@ export class ClusterServer {
     const server = createServer({ ...tls, rejectUnauthorized: false }, (req, res) => {
       const seen: Seen = {};
       this.onRequest(req, res, seen).catch((err) => {
-        this.fail(res, err);
+        this.fail(res, err, this.statusAsProtobuf(req));
         // Refused before the handler (authentication, authorization): the handler records the rest.
         if (seen.request && !seen.handled && err instanceof ApiError)
           this.o.recorder?.request(seen.request, err.code, { json: err.toStatus() });
@@ -215,7 +215,7 @@ export class ClusterServer {
         }
         if (f.retryAfterSeconds) headers['Retry-After'] = String(f.retryAfterSeconds);
         const err = statusForCode(f.code, undefined, f.retryAfterSeconds);
-        this.sendJson(res, f.code, err.toStatus(), headers);
+        this.sendStatus(res, err, headers, this.statusAsProtobuf(req));
         return true;
       }
       default:
@@ -309,6 +309,11 @@ export class ClusterServer {
       reply.body(out);
       return;
     }
+    if (reply.bytes !== undefined) {
+      const contentType = reply.contentType ?? 'application/octet-stream';
+      this.sendBytes(res, reply.status, reply.bytes, headers, contentType, head, gzip);
+      return;
+    }
     if (reply.text !== undefined) {
       res.writeHead(reply.status, {
         ...headers,
@@ -329,21 +334,58 @@ export class ClusterServer {
     head = false,
     gzip = false,
   ): void {
-    const text = `${JSON.stringify(body)}\n`;
-    if (!head) {
-      // Framed (and compressed when asked) as kube-apiserver's Go server does.
-      new DeferredBody(res, status, { ...headers, 'Content-Type': contentType }, gzip).end(text);
-      return;
-    }
-    res.writeHead(status, {
-      ...headers,
-      'Content-Type': contentType,
-      'Content-Length': Buffer.byteLength(text),
-    });
-    res.end(head ? undefined : text);
+    const text = Buffer.from(`${JSON.stringify(body)}\n`, 'utf8');
+    this.sendBytes(res, status, text, headers, contentType, head, gzip);
   }
 
-  private fail(res: ServerResponse, err: unknown): void {
+  /** A whole document (JSON text or protobuf bytes), framed and compressed as kube-apiserver's Go server does. */
+  private sendBytes(
+    res: ServerResponse,
+    status: number,
+    body: Buffer,
+    headers: Record<string, string | string[]>,
+    contentType: string,
+    head: boolean,
+    gzip: boolean,
+  ): void {
+    if (!head) {
+      new DeferredBody(res, status, { ...headers, 'Content-Type': contentType }, gzip).end(body);
+      return;
+    }
+    res.writeHead(status, { ...headers, 'Content-Type': contentType, 'Content-Length': body.length });
+    res.end();
+  }
+
+  /** A Status failure: in protobuf for a request that prefers it (statusAsProtobuf), JSON otherwise. */
+  private sendStatus(
+    res: ServerResponse,
+    err: ApiError,
+    headers: Record<string, string | string[]>,
+    protobuf: boolean,
+  ): void {
+    if (protobuf)
+      this.sendBytes(res, err.code, encodeStatus(err.toStatus()), headers, PROTOBUF, false, false);
+    else this.sendJson(res, err.code, err.toStatus(), headers);
+  }
+
+  /**
+   * Whether a request's error is answered as a protobuf Status: an API request for a built-in type (a
+   * custom resource has no protobuf, upstream negotiates JSON for it) whose Accept header prefers
+   * protobuf. The simulator answers protobuf only for pod lists, but kube-apiserver negotiates the
+   * Status of every built-in type's request, whatever the simulator has for its successful answer.
+   */
+  private statusAsProtobuf(req: IncomingMessage): boolean {
+    const url = req.url ?? '/';
+    if (url.startsWith('/_sim/') || !prefersProtobuf(req.headers.accept)) return false;
+    try {
+      const info = parseRequest(req.method ?? 'GET', url);
+      return info.type === 'resource' && classify(info, this.o.cluster) !== 'customresources';
+    } catch {
+      return false; // a path that does not parse (bad escapes) is refused in JSON, as before
+    }
+  }
+
+  private fail(res: ServerResponse, err: unknown, protobuf: boolean): void {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -372,7 +414,8 @@ export class ClusterServer {
       'Cache-Control': 'no-cache, private',
     };
     if (e.details?.retryAfterSeconds) headers['Retry-After'] = String(e.details.retryAfterSeconds);
-    this.sendJson(res, e.code, e.toStatus(), headers);
+    // A 406 is written as JSON: upstream writes a failed negotiation's error raw (WriteRawJSON).
+    this.sendStatus(res, e, headers, protobuf && e.code !== 406);
   }
 }
 
