@@ -8,6 +8,8 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'yaml';
+import { podListFromProtobuf } from '../shared/cycle/pod-protobuf.js';
+import { isProtobuf, PROTOBUF_OR_JSON } from '../shared/k8s/protobuf.js';
 import { CLUSTER } from './spec.js';
 
 type Query = Record<string, string | number | undefined>;
@@ -25,7 +27,8 @@ export function apiFetcher(kubeconfigPath: string) {
   const base = new URL(cluster.server);
   const stats = { requests: 0, wireBytes: 0, decodedBytes: 0 };
 
-  function get(path: string, query: Query = {}): Promise<unknown> {
+  /** `protobuf`: pods asked for and decoded as the cycle reads them (podListFromProtobuf). */
+  function get(path: string, query: Query = {}, protobuf = false): Promise<unknown> {
     const url = new URL(path, base);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     stats.requests++;
@@ -36,7 +39,7 @@ export function apiFetcher(kubeconfigPath: string) {
           agent,
           headers: {
             authorization: `Bearer ${user.token}`,
-            accept: 'application/json',
+            accept: protobuf ? PROTOBUF_OR_JSON : 'application/json',
             'accept-encoding': 'gzip',
           },
         },
@@ -52,7 +55,11 @@ export function apiFetcher(kubeconfigPath: string) {
           body.on('end', () => {
             const body = Buffer.concat(chunks);
             stats.decodedBytes += body.length;
-            resolve(JSON.parse(body.toString('utf8')));
+            resolve(
+              isProtobuf(res.headers['content-type'])
+                ? podListFromProtobuf(body)
+                : JSON.parse(body.toString('utf8')),
+            );
           });
         },
       );
@@ -62,11 +69,11 @@ export function apiFetcher(kubeconfigPath: string) {
   }
 
   /** Every page of a list (pages of 1,000), its items kept as a caller would. */
-  async function list(path: string, query: Query = {}): Promise<Record<string, unknown>[]> {
+  async function list(path: string, query: Query = {}, protobuf = false): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     let token: string | undefined;
     do {
-      const page = (await get(path, { ...query, limit: 1000, continue: token })) as List;
+      const page = (await get(path, { ...query, limit: 1000, continue: token }, protobuf)) as List;
       items.push(...(page.items ?? []));
       token = page.metadata?.continue || undefined;
     } while (token);

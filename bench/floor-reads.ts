@@ -13,8 +13,11 @@ type Ds = {
   spec: { selector: { matchLabels: Record<string, string> } };
 };
 
-/** Node scope's reads; with `pods: false` its DaemonSets' pods and the nodes are someone else's. */
-export async function nodescopeReads(api: Api, opts: { pods: boolean }): Promise<void> {
+/**
+ * Node scope's reads; with `pods: false` its DaemonSets' pods and the nodes are someone else's. With
+ * `protobuf`, the pods as the cycle asks for them (protobuf, decoded for the views' fields).
+ */
+export async function nodescopeReads(api: Api, opts: { pods: boolean; protobuf?: boolean }): Promise<void> {
   await api.get(
     '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/verticalpodautoscalers.autoscaling.k8s.io',
   );
@@ -29,7 +32,8 @@ export async function nodescopeReads(api: Api, opts: { pods: boolean }): Promise
     const labelSelector = Object.entries(ds.spec.selector.matchLabels)
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
-    if (opts.pods) await api.list(`/api/v1/namespaces/${ds.metadata.namespace}/pods`, { labelSelector });
+    if (opts.pods)
+      await api.list(`/api/v1/namespaces/${ds.metadata.namespace}/pods`, { labelSelector }, opts.protobuf);
     await api.get(`/apis/metrics.k8s.io/v1beta1/namespaces/${ds.metadata.namespace}/pods`, { labelSelector });
   }
 }
@@ -44,6 +48,7 @@ export async function balloonReads(api: Api): Promise<void> {
 
 export async function readsOf(api: Api, mode: string): Promise<void> {
   if (mode === 'nodescope') return nodescopeReads(api, { pods: true });
+  if (mode === 'nodescope-protobuf') return nodescopeReads(api, { pods: true, protobuf: true });
   if (mode === 'balloons') return balloonReads(api);
   if (mode === 'both') {
     await nodescopeReads(api, { pods: false });
