@@ -462,8 +462,13 @@ function printTable(
       if (x.reads && Object.keys(x.reads).length)
         console.log(`    cycle's lists: ${JSON.stringify(x.reads)}`);
       if (x.nodescope && mode !== 'balloons')
+        // Node scope's own floors fit node scope alone; with both, its pods come from the list of every pod.
         console.log(
-          `    ${nodeScopeLine(x.nodescope, floors.get('nodescope')?.cpuMs, w === r.prime ? asRead : undefined)}`,
+          `    ${nodeScopeLine(
+            x.nodescope,
+            mode === 'nodescope' ? floors.get('nodescope')?.cpuMs : undefined,
+            mode === 'nodescope' && w === r.prime ? asRead : undefined,
+          )}`,
         );
       if (x.writes) console.log(`    writes: ${JSON.stringify(x.writes)}`);
       if (w.follows.length) console.log(`    ${followsLine(w.follows)}`);
