@@ -284,16 +284,7 @@ export function podProtobufSuite(target: () => { kubeconfig: string; cluster: st
   it('an error answered in protobuf reads as the same error as JSON', async () => {
     // A selector the server cannot parse: the pods' own handler refuses it, in the format asked for.
     const BAD = { labelSelector: 'app in (a' };
-    const missing = (protobuf: boolean) =>
-      reader
-        .list<PodObject>('list pods', `/api/v1/namespaces/${NS}/pods`, BAD, () => {}, {
-          pageSize: 3,
-          ...(protobuf ? { protobuf: podListFromProtobuf } : {}),
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+    const missing = (protobuf: boolean) => listError(reader, `/api/v1/namespaces/${NS}/pods`, BAD, protobuf);
     const [j, p] = [await missing(false), await missing(true)];
     // The server did answer in protobuf (else statusText was never exercised).
     const answer = await rawGet(
@@ -335,4 +326,22 @@ async function rawGet(kubeconfig: string, path: string) {
     req.on('error', reject);
     req.end();
   });
+}
+
+/** How a list fails, read as JSON or as protobuf (undefined if it does not fail). */
+export function listError(
+  reader: RawReader,
+  path: string,
+  query: Record<string, string>,
+  protobuf: boolean,
+): Promise<unknown> {
+  return reader
+    .list<PodObject>('list pods', path, query, () => {}, {
+      pageSize: 3,
+      ...(protobuf ? { protobuf: podListFromProtobuf } : {}),
+    })
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
 }

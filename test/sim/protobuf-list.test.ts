@@ -16,6 +16,7 @@ import { ClusterClient } from '../../shared/k8s/client.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import { PROTOBUF_MEDIA, PROTOBUF_OR_JSON, statusText, unwrap } from '../../shared/k8s/protobuf.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
+import { listError } from '../cycle/pod-protobuf-suite.js';
 
 const NAME = 'pb';
 const NODES = 150;
@@ -275,15 +276,7 @@ describe('pod lists in Kubernetes protobuf', () => {
     expect(JSON.parse(statusText(p.body))).toEqual(JSON.parse(j.body.toString('utf8')));
     const reader = new RawReader(client);
     const missing = (protobuf: boolean) =>
-      reader
-        .list<PodObject>('list', '/api/v1/namespaces/logging/nosuchresources', {}, () => {}, {
-          pageSize: 5,
-          ...(protobuf ? { protobuf: podListFromProtobuf } : {}),
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+      listError(reader, '/api/v1/namespaces/logging/nosuchresources', {}, protobuf);
     const [je, pe] = [await missing(false), await missing(true)];
     expect(je).toBeInstanceOf(ClusterAccessError);
     expect(pe).toBeInstanceOf(ClusterAccessError);
