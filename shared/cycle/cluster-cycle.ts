@@ -69,6 +69,7 @@ async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<Clust
     ...(input.kept ? { kept: { lists: input.kept, scope: keptScope(client), now: input.now } } : {}),
   });
   const requests = () => snapshot.reader.stats.requests + client.stats().requests;
+  const fallbacksBefore = reader.stats.protobufFallbacks;
   const ns = input.nodescope ? await nodescopePhase(input, input.nodescope, snapshot) : undefined;
   const before = requests();
   const balloons = input.balloons
@@ -86,6 +87,12 @@ async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<Clust
       })
     : undefined;
   const balloonRequests = requests() - before;
+  const fallbacks = snapshot.reader.stats.protobufFallbacks - fallbacksBefore;
+  if (fallbacks > 0)
+    input.logger.warn('pods answered in protobuf did not decode: those lists were read as JSON', {
+      cluster,
+      lists: fallbacks,
+    });
   return {
     reads: Object.fromEntries(snapshot.reads),
     ...(ns ? { nodescope: ns } : {}),

@@ -139,11 +139,22 @@ export interface RawStats {
   /** CPU ms spent in JSON.parse, and in the callers' page handlers. */
   parseMs: number;
   pageMs: number;
+  /** Lists read in JSON after a protobuf page that did not decode. */
+  protobufFallbacks: number;
 }
 
 /** An ERROR event's Status, rejected as the same answer given directly would be (410 Expired, ...). */
 function watchError(status: { code?: number } | undefined): RawHttpError {
   return new RawHttpError(status?.code ?? 500, JSON.stringify(status ?? {}), {});
+}
+
+/** A decoder's answer, or undefined when the bytes do not decode (a server's encoding we misread). */
+function undecodedAsUndefined<T>(decode: (bytes: Uint8Array) => T, bytes: Uint8Array): T | undefined {
+  try {
+    return decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The scratch buffer grows in steps of this many bytes. */
@@ -163,6 +174,7 @@ export class RawReader {
     byOperation: {},
     parseMs: 0,
     pageMs: 0,
+    protobufFallbacks: 0,
   };
   private scratch: Buffer = Buffer.alloc(0);
 
@@ -577,24 +589,27 @@ export class RawReader {
    * Resolves to the list's resourceVersion (every page of one list has the same), where a watch can
    * take up from.
    */
-  /** One page asked for as protobuf (JSON if the server has no protobuf for it), decoded as it completes. */
+  /**
+   * One page asked for as protobuf (JSON if the server has no protobuf for it), decoded as it
+   * completes; undefined when a protobuf answer does not decode, for the caller to ask again in JSON.
+   */
   private getList<T>(
     operation: string,
     path: string,
     query: Record<string, string | number | undefined>,
     protobuf: (bytes: Uint8Array) => ListObject<T>,
-  ): Promise<ListObject<T>> {
+  ): Promise<ListObject<T> | undefined> {
     return this.client.call(operation, async (signal) => {
       this.count(operation);
       return this.fetchAs(operation, path, query, signal, {
         accept: PROTOBUF_OR_JSON,
         decode: (body) => {
           const c0 = cpuMs();
-          const out = isProtobuf(body.type)
-            ? protobuf(body.bytes)
+          const page = isProtobuf(body.type)
+            ? undecodedAsUndefined(protobuf, body.bytes)
             : (JSON.parse(body.text()) as ListObject<T>);
           this.stats.parseMs += cpuMs() - c0;
-          return out;
+          return page;
         },
       });
     });
@@ -614,13 +629,19 @@ export class RawReader {
     },
   ): Promise<{ resourceVersion?: string }> {
     let resourceVersion: string | undefined;
+    let protobuf = opts.protobuf;
     const pageQuery = (token: string | undefined) => ({ ...query, limit: opts.pageSize, continue: token });
     await followPages(
       { cluster: this.client.cluster, operation, maxPages: opts.maxPages },
       async (token) => {
-        const page: ListObject<T> = opts.protobuf
-          ? await this.getList(operation, path, pageQuery(token), opts.protobuf)
-          : await this.get<ListObject<T>>(operation, path, pageQuery(token));
+        let page = protobuf ? await this.getList(operation, path, pageQuery(token), protobuf) : undefined;
+        if (!page) {
+          // A protobuf page that does not decode is asked for again in JSON (a continue token serves
+          // either), and so is the rest of the list: counted, never a failed cycle.
+          if (protobuf) this.stats.protobufFallbacks++;
+          protobuf = undefined;
+          page = await this.get<ListObject<T>>(operation, path, pageQuery(token));
+        }
         const c0 = cpuMs();
         onPage(page.items ?? []);
         this.stats.pageMs += cpuMs() - c0;

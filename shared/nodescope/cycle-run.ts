@@ -161,6 +161,7 @@ export class CycleRun {
       byOperation,
       parseMs: s.parseMs - a.parseMs,
       pageMs: s.pageMs - a.pageMs,
+      protobufFallbacks: s.protobufFallbacks - a.protobufFallbacks,
     };
   }
 }

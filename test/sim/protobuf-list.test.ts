@@ -176,6 +176,33 @@ describe('pod lists in Kubernetes protobuf', () => {
     expect(logs.pages.flat()[0]?.priority).toBe(2_000_001_000);
   });
 
+  it('reads the rest of a list as JSON when a protobuf page does not decode, and counts it', async () => {
+    const reader = new RawReader(client);
+    const path = '/api/v1/pods';
+    const json = await views(reader, path, {}, 40, false);
+    let calls = 0;
+    const pages: PodView[][] = [];
+    const owners = new Map();
+    await reader.list<PodObject>(
+      'list pods',
+      path,
+      {},
+      (items) => pages.push(items.map((p) => podView(p, owners) as PodView)),
+      {
+        pageSize: 40,
+        // The second page "does not decode": it and every page after it come as JSON.
+        protobuf: (bytes) => {
+          if (++calls === 2) throw new RangeError('index out of range');
+          return podListFromProtobuf(bytes);
+        },
+      },
+    );
+    expect(json.pages.length).toBeGreaterThan(2);
+    expect(calls).toBe(2);
+    expect(pages).toEqual(json.pages);
+    expect(reader.stats.protobufFallbacks).toBe(1);
+  });
+
   it('frames the answer as kube-apiserver does: k8s\\0, an Unknown of kind PodList, the protobuf content type', async () => {
     const a = await get('/api/v1/namespaces/logging/pods?limit=5', PROTOBUF_OR_JSON);
     expect(a.status).toBe(200);
