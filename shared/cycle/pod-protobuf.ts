@@ -170,23 +170,24 @@ function ownerReference(r: Reader, e: number): NonNullable<ObjectMeta['ownerRefe
   return o;
 }
 
-/** metav1.Time (seconds; Go's zero time, which JSON writes as null, reads as absent). */
+/**
+ * metav1.Time, in whole seconds. Go's zero time is written as an empty message (time_proto.go marshals
+ * nothing for it) where JSON writes null: it reads as absent, as does a message without seconds.
+ */
 function time(r: Reader, e: number): string | undefined {
-  let seconds = 0;
+  let seconds: number | undefined;
   while (r.pos < e) {
     const tag = r.uint32();
     if (tag >>> 3 === 1 && isVarint(tag)) seconds = Number(r.int64());
     else r.skipType(tag & 7);
   }
-  if (seconds <= GO_ZERO_TIME) return undefined;
+  if (seconds === undefined) return undefined;
   // A list's pods were mostly created and started in bursts: the last text is often the next one.
   if (seconds !== lastTime.seconds)
     lastTime = { seconds, text: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z') };
   return lastTime.text;
 }
 let lastTime = { seconds: Number.NaN, text: '' };
-/** time.Time{}.Unix(): 0001-01-01T00:00:00Z. */
-const GO_ZERO_TIME = -62135596800;
 
 /** One map<string, string> entry (key 1, value 2) into `into`. */
 function entry(r: Reader, e: number, into: Record<string, string>): Record<string, string> {
