@@ -1,7 +1,7 @@
 /**
  * Pods read as Kubernetes protobuf give the same views as the same pods read as JSON, page for page,
- * over every field a view reads: one suite run over the real kube-apiserver (pod-protobuf.real.test.ts,
- * the judge of the field numbers) and over the simulator (pod-protobuf.sim.test.ts).
+ * over every field a view reads, on the real kube-apiserver (pod-protobuf.real.test.ts, the judge of the
+ * field numbers and of what Go writes). The simulator's answers: test/sim/protobuf-list.test.ts.
  */
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
