@@ -67,6 +67,7 @@ export async function build() {
   // local/sim/protobuf.ts reads this beside itself (new URL(..., import.meta.url)): beside its chunk.
   mkdirSync(join(tmp, 'chunks'), { recursive: true });
   copyFileSync(join(ROOT, 'local/sim/kubectl-types.proto'), join(tmp, 'chunks/kubectl-types.proto'));
+  copyFileSync(join(ROOT, 'local/sim/pod-full.proto'), join(tmp, 'chunks/pod-full.proto'));
   writeFileSync(join(tmp, '.built'), '');
   const old = `${DIST}.old.${process.pid}`;
   try {
