@@ -69,20 +69,3 @@ export function statusText(body: Uint8Array): string {
     return JSON.stringify({ message: `an error body that does not decode (${(err as Error).message})` });
   }
 }
-
-/** A list's metadata (ListMeta) from its decoded message. */
-export function listMeta(m: { resourceVersion?: string; continue?: string } | undefined): {
-  resourceVersion?: string;
-  continue?: string;
-} {
-  return {
-    ...(m?.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
-    ...(m?.continue ? { continue: m.continue } : {}),
-  };
-}
-
-/** RFC 3339 in whole seconds, as Go's metav1.Time marshals (its protobuf form carries seconds only). */
-export function timeText(t: { seconds?: number } | null | undefined): string | undefined {
-  if (!t || t.seconds === undefined) return undefined;
-  return new Date(Number(t.seconds) * 1000).toISOString().replace('.000Z', 'Z');
-}
