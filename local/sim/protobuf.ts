@@ -23,21 +23,16 @@ import { isObject, type Json, type JsonObject } from './json.js';
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
-let podRoot: protobuf.Root | undefined;
-const podSchema = (): protobuf.Root => {
-  podRoot ??= protobuf.parse(readFileSync(new URL('./pod-full.proto', import.meta.url), 'utf8'), {
-    keepCase: true,
-  }).root;
-  return podRoot;
-};
-
-let root: protobuf.Root | undefined;
-const schema = (): protobuf.Root => {
-  root ??= protobuf.parse(readFileSync(new URL('./kubectl-types.proto', import.meta.url), 'utf8'), {
-    keepCase: true,
-  }).root;
-  return root;
-};
+/** A schema beside this module, parsed once (the CLI bundle copies both files beside its chunk). */
+function schemaFile(file: string): () => protobuf.Root {
+  let root: protobuf.Root | undefined;
+  return () => {
+    root ??= protobuf.parse(readFileSync(new URL(file, import.meta.url), 'utf8'), { keepCase: true }).root;
+    return root;
+  };
+}
+const podSchema = schemaFile('./pod-full.proto');
+const schema = schemaFile('./kubectl-types.proto');
 
 const unsupported = (what: string): ApiError =>
   new ApiError(
