@@ -36,6 +36,19 @@
  *                           (aws:ResourceOrgID). Default "" (any account).
  *   fleetSize               Registered clusters the workers' reserved concurrency is sized for
  *                           (shared/fleet/concurrency.ts). Default 100.
+ *   vpc                     Where the functions run: "" (default) outside any VPC, for public cluster
+ *                           endpoints; "create": a small VPC the stack creates (two AZs, private
+ *                           subnets, flow logs); "vpc-...": an existing VPC, with vpcSubnetIds.
+ *   vpcSubnetIds            The existing VPC's private subnets (two AZs or more), comma-separated.
+ *   vpcRouteTableIds        Their route tables (one, or one per subnet), for the DynamoDB and S3
+ *                           gateway endpoints; not needed with vpcEgress=nat.
+ *   vpcEgress               How the functions reach the AWS APIs from the VPC: "endpoints" (default;
+ *                           gateway endpoints for DynamoDB and S3, interface endpoints for EventBridge,
+ *                           Secrets Manager and STS, infra/constructs/network.ts) or "nat" (a NAT gateway
+ *                           the created VPC gets; an existing VPC's subnets must route to one already).
+ *   vpcCidr                 The created VPC's CIDR. Default 10.72.0.0/16.
+ *   clusterEndpointCidrs    The functions' security group's HTTPS egress: where the clusters' API
+ *                           endpoints are, comma-separated. Default 0.0.0.0/0.
  *
  * Stack outputs (read by the CLI's --aws mode): TableName, IdempotencyTableName, BusName,
  * KubeconfigSecretPrefix, StackRegion, ControlPlane (the registry owner name), VerifyFunctionName, and

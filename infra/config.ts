@@ -25,6 +25,24 @@ export interface StackConfig {
   organizationId: string | undefined;
   /** Registered clusters to size the workers' reserved concurrency for (shared/fleet/concurrency.ts). */
   fleetSize: number;
+  /** Undefined (context `vpc` empty): the functions run outside any VPC, as for public endpoints. */
+  vpc: VpcSettings | undefined;
+}
+
+/** The functions in a VPC (context `vpc` and its companions; see infra/app.ts). */
+export interface VpcSettings {
+  /** An existing VPC's id, or undefined: the stack creates one (`vpc=create`). */
+  vpcId: string | undefined;
+  /** The existing VPC's subnets the functions run in (private ones, in two AZs or more). */
+  subnetIds: string[];
+  /** Their route tables, for the gateway endpoints (one, or one per subnet in the same order). */
+  routeTableIds: string[];
+  /** How the AWS APIs are reached: VPC endpoints the stack creates, or a NAT. */
+  egress: 'endpoints' | 'nat';
+  /** The CIDR of the VPC the stack creates. */
+  cidr: string;
+  /** Where the clusters' API endpoints are: the security group's HTTPS egress. */
+  egressCidrs: string[];
 }
 
 export const CONTEXT_DEFAULTS = {
@@ -40,6 +58,12 @@ export const CONTEXT_DEFAULTS = {
   assumeRolePattern: 'fleetscope-*',
   organizationId: '',
   fleetSize: 100,
+  vpc: '',
+  vpcSubnetIds: '',
+  vpcRouteTableIds: '',
+  vpcEgress: 'endpoints',
+  vpcCidr: '10.72.0.0/16',
+  clusterEndpointCidrs: '0.0.0.0/0',
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -61,6 +85,17 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 /** A role name (or path/name) with IAM wildcards; at least three literal characters before any '*'. */
 const ROLE_PATTERN = /^[\w+=,.@/-]{3,}[\w+=,.@/*?-]{0,509}$/;
 const ORGANIZATION_ID = /^o-[a-z0-9]{10,32}$/;
+/** An IPv4 CIDR block. */
+const CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+const isCidr = (v: string): boolean => {
+  const m = CIDR.exec(v);
+  return !!m && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) <= 32;
+};
+/** A comma-separated list whose every item passes `item` (empty when `empty` allows it). */
+const listOf =
+  (item: (v: string) => boolean, empty: boolean) =>
+  (v: string): boolean =>
+    v === '' ? empty : v.split(',').every((x) => item(x.trim()));
 
 class ContextError extends Error {
   constructor(key: ContextKey, value: unknown, rule: string) {
@@ -98,6 +133,27 @@ const STRING_RULES: Partial<Record<ContextKey, Rule<string>>> = {
   organizationId: {
     test: (v) => v === '' || ORGANIZATION_ID.test(v),
     says: 'an AWS Organizations ID ("o-" and 10-32 letters or digits), or empty',
+  },
+  vpc: {
+    test: (v) => v === '' || v === 'create' || /^vpc-[0-9a-f]{8,17}$/.test(v),
+    says: 'empty (no VPC), "create" (the stack creates one) or an existing VPC id (vpc-...)',
+  },
+  vpcSubnetIds: {
+    test: listOf((x) => /^subnet-[0-9a-f]{8,17}$/.test(x), true),
+    says: 'subnet ids (subnet-...), comma-separated',
+  },
+  vpcRouteTableIds: {
+    test: listOf((x) => /^rtb-[0-9a-f]{8,17}$/.test(x), true),
+    says: 'route table ids (rtb-...), comma-separated',
+  },
+  vpcEgress: { test: (v) => v === 'endpoints' || v === 'nat', says: '"endpoints" or "nat"' },
+  vpcCidr: {
+    test: (v) => isCidr(v) && Number(v.split('/')[1]) <= 20,
+    says: "an IPv4 CIDR of /20 or larger (two /22 subnets and room for the NAT's public ones)",
+  },
+  clusterEndpointCidrs: {
+    test: listOf(isCidr, false),
+    says: 'IPv4 CIDRs of the cluster API endpoints, comma-separated (0.0.0.0/0 for anywhere)',
   },
 };
 
@@ -174,5 +230,43 @@ export function readStackConfig(node: Node): StackConfig {
     fleetSize: context.int('fleetSize'),
     schedulesEnabled: context.bool('schedulesEnabled'),
     xrayTracing: context.bool('xrayTracing'),
+    vpc: readVpc(context),
   };
+}
+
+const items = (v: string): string[] => (v === '' ? [] : [...new Set(v.split(',').map((x) => x.trim()))]);
+
+/** The VPC settings, or undefined without `vpc`; companions that contradict `vpc` are errors. */
+function readVpc(context: ContextReader): VpcSettings | undefined {
+  const vpc = context.str('vpc');
+  const subnetIds = items(context.str('vpcSubnetIds'));
+  const routeTableIds = items(context.str('vpcRouteTableIds'));
+  const egress = context.str('vpcEgress') as VpcSettings['egress'];
+  const settings: VpcSettings = {
+    vpcId: vpc.startsWith('vpc-') ? vpc : undefined,
+    subnetIds,
+    routeTableIds,
+    egress,
+    cidr: context.str('vpcCidr'),
+    egressCidrs: items(context.str('clusterEndpointCidrs')),
+  };
+  if (vpc === '') {
+    if (subnetIds.length || routeTableIds.length)
+      throw new ContextError('vpc', vpc, 'vpcSubnetIds and vpcRouteTableIds need vpc set to a VPC id');
+    return undefined;
+  }
+  if (!settings.vpcId) {
+    if (subnetIds.length || routeTableIds.length)
+      throw new ContextError('vpcSubnetIds', subnetIds.join(','), 'only with an existing VPC (vpc=vpc-...)');
+    return settings;
+  }
+  if (subnetIds.length < 2)
+    throw new ContextError('vpcSubnetIds', subnetIds.join(','), 'at least two subnets (two AZs) of the VPC');
+  if (egress === 'endpoints' && routeTableIds.length !== 1 && routeTableIds.length !== subnetIds.length)
+    throw new ContextError(
+      'vpcRouteTableIds',
+      routeTableIds.join(','),
+      "the subnets' route tables (one, or one per subnet in order): the DynamoDB and S3 gateway endpoints go on them",
+    );
+  return settings;
 }

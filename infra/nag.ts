@@ -79,15 +79,29 @@ export function acknowledgeNagFindings(stack: FleetscopeStack): NagAcknowledgeme
       'encrypted and expires its objects.',
   );
 
-  // X-Ray (context xrayTracing=true): Lambda adds xray:PutTraceSegments/PutTelemetryRecords, which X-Ray
-  // only supports on Resource "*" (the actions have no resource types).
-  if (stack.config.xrayTracing)
+  // X-Ray (context xrayTracing=true) and a VPC (context vpc): X-Ray's PutTraceSegments/PutTelemetryRecords
+  // and EC2's DescribeNetworkInterfaces/DescribeSubnets have no resource types, and Lambda creates the
+  // function's ENIs itself, so their ids are unknown here: AWS requires Resource "*" for them.
+  const star = [
+    ...(stack.config.xrayTracing
+      ? [
+          'X-Ray tracing is on: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions',
+        ]
+      : []),
+    ...(stack.network
+      ? [
+          'it runs in a VPC: Lambda attaches it through ENIs it creates and deletes with the role ' +
+            "(AWSLambdaVPCAccessExecutionRole's actions, inline), whose ids are unknown before, and the " +
+            'EC2 Describe actions have no resource-level permissions',
+        ]
+      : []),
+  ];
+  if (star.length)
     for (const f of stack.functions.all)
       ack(
         f.role,
         'AwsSolutions-IAM5[Resource::*]',
-        `Function ${f.spec.id} has X-Ray tracing on: xray:PutTraceSegments and xray:PutTelemetryRecords ` +
-          'have no resource-level permissions, so AWS requires Resource "*" for them.',
+        `Function ${f.spec.id}: ${star.join('; ')}. AWS requires Resource "*" for these actions.`,
       );
 
   return acknowledged;

@@ -6,6 +6,7 @@ import type { StackConfig } from './config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Bus } from './constructs/bus.js';
 import { Functions } from './constructs/functions.js';
+import { Network } from './constructs/network.js';
 import type { DeadLetterQueue } from './constructs/queues.js';
 import { ReportBucket } from './constructs/reports.js';
 import { Rules } from './constructs/rules.js';
@@ -31,6 +32,8 @@ export class FleetscopeStack extends Stack {
   readonly rules: Rules;
   readonly alarms: Alarms;
   readonly reports: ReportBucket;
+  /** Where the functions run, when context `vpc` is set. */
+  readonly network: Network | undefined;
   /** The cdk-nag findings this stack accepts, with reasons (infra/nag.ts). */
   readonly nagAcknowledgements: NagAcknowledgement[];
 
@@ -45,12 +48,21 @@ export class FleetscopeStack extends Stack {
     this.tables = new Tables(this, 'Tables');
     this.bus = new Bus(this, 'Events', { busName: config.busName, archiveDays: config.eventArchiveDays });
     this.reports = new ReportBucket(this, 'Reports');
+    const specs = allFunctions();
+    this.network = config.vpc
+      ? new Network(this, 'Network', {
+          settings: config.vpc,
+          specs,
+          logRetentionDays: config.logRetentionDays,
+        })
+      : undefined;
     this.functions = new Functions(this, 'Functions', {
       // Workers are sized for the fleet: its clusters x the time one takes, within half a period.
-      specs: allFunctions().map((spec) => ({
+      specs: specs.map((spec) => ({
         ...spec,
         reservedConcurrency: reservedConcurrency(spec, config.fleetSize, allSchedules(), allRules()),
       })),
+      network: this.network,
       controlPlane: Fn.join('@', [config.stackName, Aws.REGION]),
       config,
       table: this.tables.table,

@@ -14,6 +14,7 @@ import { DEFAULTS, ENV } from '../../shared/platform/config.js';
 import { TABLE } from '../../shared/platform/table.js';
 import type { StackConfig } from '../config.js';
 import { pascal, REPO_ROOT } from '../paths.js';
+import { Network } from './network.js';
 import { type DeadLetterQueue, deadLetterQueue } from './queues.js';
 
 /** Lambda's own retries of an asynchronous invocation (Scheduler and EventBridge invoke asynchronously). */
@@ -68,6 +69,8 @@ export interface FunctionsProps {
   controlPlane: string;
   /** Where functions with access.reportBucket write the fleet report (that one object key only). */
   reports: { bucket: s3.IBucket; key: string };
+  /** The VPC, subnets and security group every function runs in; none: outside any VPC. */
+  network?: Network;
 }
 
 /** One Lambda per catalogue FunctionSpec, each with its own role derived from `spec.access`. */
@@ -151,6 +154,13 @@ export class Functions extends Construct {
       retryAttempts: ASYNC_INVOKE.retryAttempts,
       maxEventAge: ASYNC_INVOKE.maxEventAge,
       bundling: bundlingOf(spec),
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: { subnets: props.network.subnets },
+            securityGroups: [props.network.securityGroup],
+          }
+        : {}),
     });
     return { spec, fn, role, logGroup, onFailure };
   }
@@ -194,6 +204,7 @@ function leastPrivilege(
     // EKS tokens are presigned sts:GetCallerIdentity URLs: presigning needs no IAM permission. Clusters
     // in other accounts are reached through a role there, which these functions assume.
     ...(access.kubeconfigSecrets ? [Functions.assumeRoleStatement(scope, config)] : []),
+    ...(props.network ? [Network.eniStatement()] : []),
   ];
 }
 

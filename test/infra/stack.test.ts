@@ -1,11 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, type CfnElement, Token, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Token, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildFleetscope } from '../../infra/build.js';
 import { CONTEXT_DEFAULTS } from '../../infra/config.js';
 import { ASYNC_INVOKE } from '../../infra/constructs/functions.js';
@@ -17,57 +16,22 @@ import { allFunctions, allRules, allSchedules } from '../../shared/capabilities.
 import { DEFAULTS, ENV } from '../../shared/platform/config.js';
 import { IDEMPOTENCY_TABLE, TABLE } from '../../shared/platform/table.js';
 
-// Synthesises in memory with bundling skipped (fast), with cdk.json's context (feature flags and
-// defaults) so the template is the one `cdk synth` produces. One test at the end runs the real CLI.
+import {
+  asArray,
+  cdkJson,
+  type Json,
+  newApp,
+  ofType,
+  roleStatements,
+  type Statement,
+  synth,
+  tempDir,
+} from './synth.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: synthesised CloudFormation is untyped JSON
-type Json = Record<string, any>;
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Sid?: string };
-
-const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
-  app: string;
-  context: Record<string, unknown>;
-};
-const outdirs: string[] = [];
-const tempDir = (prefix: string) => {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  outdirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of outdirs) rmSync(d, { recursive: true, force: true });
-});
-
-function newApp(context: Record<string, unknown> = {}): App {
-  return new App({
-    outdir: tempDir('fleetscope-cdk-test-'),
-    context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context },
-  });
-}
-
-/** Builds and synthesises (Template.fromStack runs the cdk-nag validation: unacknowledged findings throw). */
-function synth(context: Record<string, unknown> = {}) {
-  const app = newApp(context);
-  const stack = buildFleetscope(app);
-  const template = Template.fromStack(stack);
-  return { app, stack, template, resources: template.toJSON().Resources as Record<string, Json> };
-}
+// One test at the end runs the real CLI.
 
 const logicalId = (stack: FleetscopeStack, c: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(c.node.defaultChild as CfnElement);
-const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
-const ofType = (resources: Record<string, Json>, type: string) =>
-  Object.entries(resources).filter(([, r]) => r.Type === type);
-
-/** Every statement of every identity policy that applies to a role (inline in the role, or attached). */
-function roleStatements(resources: Record<string, Json>, roleId: string): Statement[] {
-  const role = resources[roleId]!;
-  const inline = (role.Properties.Policies ?? []).flatMap((p: Json) => p.PolicyDocument.Statement);
-  const attached = ofType(resources, 'AWS::IAM::Policy')
-    .filter(([, p]) => p.Properties.Roles.some((r: Json) => r.Ref === roleId))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
-  return [...inline, ...attached];
-}
 const allIdentityStatements = (resources: Record<string, Json>): Statement[] => [
   ...ofType(resources, 'AWS::IAM::Role').flatMap(([id]) => roleStatements(resources, id)),
   ...ofType(resources, 'AWS::IAM::ManagedPolicy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement),
