@@ -32,21 +32,16 @@ export const ASYNC_INVOKE = {
 const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
-const TABLE_READ = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DescribeTable',
-];
+// Only what the code calls (test/infra/iam.sim.test.ts records it): no Scan, DescribeTable or
+// ConditionCheckItem, which no handler uses.
+const TABLE_READ = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
 const TABLE_WRITE = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
 ];
-const INDEX_READ = ['dynamodb:Query', 'dynamodb:Scan'];
+const INDEX_READ = ['dynamodb:Query'];
 /** What Powertools' DynamoDBPersistenceLayer calls. */
 const IDEMPOTENCY = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'];
 

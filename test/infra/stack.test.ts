@@ -325,7 +325,6 @@ describe('fleetscope stack (default context)', () => {
       expect(on(tableArn).includes('dynamodb:PutItem')).toBe(f.spec.access.table === 'readwrite');
       expect(on({ 'Fn::Join': ['', [tableArn, `/index/${TABLE.gsi1.indexName}`]] })).toEqual([
         'dynamodb:Query',
-        'dynamodb:Scan',
       ]);
       expect(on(idempotencyArn).length > 0).toBe(f.spec.access.idempotency);
       expect(on(busArn).includes('events:PutEvents')).toBe(f.spec.access.putEvents);
