@@ -13,9 +13,13 @@ import type { Node } from 'constructs';
  *                               assumeRolePattern. Default "fleetscope-access".
  *   member.externalId           sts:ExternalId the trust policy requires. Default none.
  *   member.clusters             EKS clusters (in this stack's region) to give access entries. Default none.
- *   member.accessPolicies       EKS access policies for each entry, cluster-wide. Default "AmazonEKSViewPolicy".
- *   member.kubernetesGroups     Kubernetes groups of the entries, for fleetscope's write RBAC
- *                               (infra/member/rbac.yaml). Default "fleetscope".
+ *   member.accessPolicies       EKS access policies for each entry, cluster-wide. Default none: what
+ *                               fleetscope may do in a cluster is the RBAC `fleetscope rbac` generates
+ *                               from the capabilities' declarations, bound to the entries' group.
+ *   member.kubernetesGroups     The Kubernetes group of the entries, which that RBAC binds (exactly one).
+ *                               Default "fleetscope".
+ *   member.capabilities         The capabilities enabled in these clusters (the RBAC command's
+ *                               --capability flags). Default: all.
  *   member.createRole           false in this account's second region: the role (global) exists already
  *                               and only the access entries are deployed. Default true.
  */
@@ -28,6 +32,8 @@ export interface MemberConfig {
   clusters: string[];
   accessPolicies: string[];
   kubernetesGroups: string[];
+  /** Empty: every capability. */
+  capabilities: string[];
   createRole: boolean;
 }
 
@@ -38,8 +44,9 @@ export const MEMBER_DEFAULTS = {
   roleName: 'fleetscope-access',
   externalId: '',
   clusters: '',
-  accessPolicies: 'AmazonEKSViewPolicy',
+  accessPolicies: '',
   kubernetesGroups: 'fleetscope',
+  capabilities: '',
   createRole: 'true',
 } as const;
 
@@ -60,9 +67,10 @@ const RULES: Record<Key, [RegExp, string]> = {
     'EKS access policy names such as AmazonEKSViewPolicy',
   ],
   kubernetesGroups: [
-    /^([a-z0-9][a-z0-9:._-]*)?(,[a-z0-9][a-z0-9:._-]*)*$/,
-    'Kubernetes group names, comma-separated',
+    /^[a-z0-9][a-z0-9._-]*$/,
+    'one Kubernetes group name (the RBAC binds it; names starting with "system:" are reserved)',
   ],
+  capabilities: [/^([a-z][a-z0-9-]*)?(,[a-z][a-z0-9-]*)*$/, 'capability ids, comma-separated'],
   createRole: [/^(true|false)$/, 'true or false'],
 };
 
@@ -84,6 +92,7 @@ export function readMemberConfig(node: Node): MemberConfig {
     clusters: list('clusters'),
     accessPolicies: list('accessPolicies'),
     kubernetesGroups: list('kubernetesGroups'),
+    capabilities: list('capabilities'),
     createRole: get('createRole') === 'true',
   };
 }

@@ -2,17 +2,33 @@ import { Aws, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
+import { CAPABILITIES } from '../../shared/capabilities.js';
+import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { Functions } from '../constructs/functions.js';
 import { pascal } from '../paths.js';
 import type { MemberConfig } from './config.js';
 
+/** The capability that is always enabled: registration. */
+const CORE = 'fleet';
+
 /**
- * One member account's side of a fleet: the role fleetscope assumes there, and an EKS access entry (with
- * its access policies) per named cluster, so onboarding an account (region) is one deploy.
+ * What to run once per cluster with its admin credentials: the RBAC `fleetscope rbac` generates from
+ * the capabilities' declarations, bound to the access entries' group. The stack's `RbacCommand` output.
+ */
+export function rbacCommand(config: Pick<MemberConfig, 'kubernetesGroups' | 'capabilities'>): string {
+  const caps = config.capabilities.map((c) => ` --capability ${c}`).join('');
+  return `npx fleetscope rbac --group ${config.kubernetesGroups[0]}${caps} | kubectl apply -f -`;
+}
+
+/**
+ * One member account's side of a fleet: the role fleetscope assumes there, and an EKS access entry per
+ * named cluster, so onboarding an account (region) is one deploy and one command per cluster.
  *
- * The role has no IAM permissions: the EKS token is a presigned sts:GetCallerIdentity, which needs none,
- * and what the role may do in each cluster is what its access entry grants. It trusts only the control
- * plane's cluster-access function roles (by their IAM path) and, when set, only with the external ID.
+ * The role has no IAM permissions: the EKS token is a presigned sts:GetCallerIdentity, which needs none.
+ * Its access entries carry no access policy unless the operator names one (member.accessPolicies): what
+ * it may do in a cluster is the RBAC the capabilities declare, bound to the entries' Kubernetes group
+ * (`rbacCommand`, the one recipe). It trusts only the control plane's cluster-access function roles (by
+ * their IAM path) and, when set, only with the external ID.
  */
 export class FleetscopeMemberStack extends Stack {
   readonly config: MemberConfig;
@@ -26,6 +42,7 @@ export class FleetscopeMemberStack extends Stack {
     });
     const { config } = props;
     this.config = config;
+    checkRbac(config);
     const account = config.controlPlaneAccount ?? Aws.ACCOUNT_ID;
     const trusted = `arn:${Aws.PARTITION}:iam::${account}:role${Functions.clusterAccessRolePath(config.controlPlaneStack)}*`;
 
@@ -47,11 +64,15 @@ export class FleetscopeMemberStack extends Stack {
         clusterName: cluster,
         principalArn: this.role.roleArn,
         type: 'STANDARD',
-        ...(config.kubernetesGroups.length ? { kubernetesGroups: config.kubernetesGroups } : {}),
-        accessPolicies: config.accessPolicies.map((policy) => ({
-          policyArn: `arn:${Aws.PARTITION}:eks::aws:cluster-access-policy/${policy}`,
-          accessScope: { type: 'cluster' },
-        })),
+        kubernetesGroups: config.kubernetesGroups,
+        ...(config.accessPolicies.length
+          ? {
+              accessPolicies: config.accessPolicies.map((policy) => ({
+                policyArn: `arn:${Aws.PARTITION}:eks::aws:cluster-access-policy/${policy}`,
+                accessScope: { type: 'cluster' },
+              })),
+            }
+          : {}),
       });
       this.accessEntries.push(entry);
     }
@@ -59,5 +80,24 @@ export class FleetscopeMemberStack extends Stack {
     // What to pass to `fleetscope cluster register --assume-role`.
     new CfnOutput(this, 'RoleArn', { value: this.role.roleArn });
     new CfnOutput(this, 'TrustedPrincipals', { value: trusted });
+    new CfnOutput(this, 'KubernetesGroup', { value: config.kubernetesGroups[0]! });
+    // Once per cluster, with its admin credentials: the RBAC the access entry's group is bound by.
+    new CfnOutput(this, 'RbacCommand', { value: rbacCommand(config) });
   }
+}
+
+/** The capabilities named exist, and their declarations make valid least-privilege RBAC for the group. */
+function checkRbac(config: MemberConfig): void {
+  const known = CAPABILITIES.map((c) => c.id);
+  for (const c of config.capabilities)
+    if (!known.includes(c))
+      throw new Error(
+        `context "member.capabilities": unknown capability "${c}" (known: ${known.join(', ')})`,
+      );
+  if (config.kubernetesGroups.length !== 1)
+    throw new Error('context "member.kubernetesGroups": exactly one group, which the RBAC binds');
+  const caps = config.capabilities.length
+    ? withRequired(CAPABILITIES, [CORE, ...config.capabilities])
+    : CAPABILITIES;
+  rbacManifests(caps, { subjects: [{ kind: 'Group', name: config.kubernetesGroups[0]! }] });
 }

@@ -68,11 +68,8 @@ describe('member-account stack', () => {
     template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
   });
 
-  it('gives each named cluster an access entry for the role, with cluster-wide access policies and the RBAC group', () => {
-    const { resources } = synth({
-      'member.clusters': 'prod-eu-1,prod-eu-2',
-      'member.accessPolicies': 'AmazonEKSViewPolicy',
-    });
+  it('gives each named cluster an access entry for the role in the RBAC group, with no access policy', () => {
+    const { resources, template } = synth({ 'member.clusters': 'prod-eu-1,prod-eu-2' });
     const entries = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::EKS::AccessEntry');
     expect(entries.map(([, e]) => e.Properties.ClusterName)).toEqual(['prod-eu-1', 'prod-eu-2']);
     const roleId = Object.entries(resources).find(([, r]) => r.Type === 'AWS::IAM::Role')![0];
@@ -82,13 +79,11 @@ describe('member-account stack', () => {
         PrincipalArn: { 'Fn::GetAtt': [roleId, 'Arn'] },
         Type: 'STANDARD',
         KubernetesGroups: ['fleetscope'],
-        AccessPolicies: [
-          {
-            PolicyArn: partitionArn(':eks::aws:cluster-access-policy/AmazonEKSViewPolicy'),
-            AccessScope: { Type: 'cluster' },
-          },
-        ],
       });
+    // The one recipe: the RBAC the capabilities declare, bound to that group (test/rbac/member-recipe.real.test.ts).
+    const outputs = template.toJSON().Outputs as Record<string, Json>;
+    expect(outputs.KubernetesGroup!.Value).toBe('fleetscope');
+    expect(outputs.RbacCommand!.Value).toBe('npx fleetscope rbac --group fleetscope | kubectl apply -f -');
     // Without a control plane account the role trusts this account's functions; no external ID condition.
     const trust = Object.values(resources).find((r) => r.Type === 'AWS::IAM::Role')!.Properties
       .AssumeRolePolicyDocument.Statement[0];
@@ -110,6 +105,26 @@ describe('member-account stack', () => {
     });
   });
 
+  it('adds cluster-wide access policies only when the operator names them, and limits the RBAC to capabilities named', () => {
+    const { resources, template } = synth({
+      'member.clusters': 'prod-eu-1',
+      'member.accessPolicies': 'AmazonEKSViewPolicy',
+      'member.kubernetesGroups': 'fleet-ops',
+      'member.capabilities': 'inventory,claims',
+    });
+    const [entry] = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry');
+    expect(entry!.Properties.KubernetesGroups).toEqual(['fleet-ops']);
+    expect(entry!.Properties.AccessPolicies).toEqual([
+      {
+        PolicyArn: partitionArn(':eks::aws:cluster-access-policy/AmazonEKSViewPolicy'),
+        AccessScope: { Type: 'cluster' },
+      },
+    ]);
+    expect((template.toJSON().Outputs as Record<string, Json>).RbacCommand!.Value).toBe(
+      'npx fleetscope rbac --group fleet-ops --capability inventory --capability claims | kubectl apply -f -',
+    );
+  });
+
   it('adds access entries only, to the existing role, in an account second region', () => {
     const { template, resources } = synth({ 'member.createRole': 'false', 'member.clusters': 'prod-us-1' });
     template.resourceCountIs('AWS::IAM::Role', 0);
@@ -129,6 +144,9 @@ describe('member-account stack', () => {
       { 'member.externalId': 'x' },
       { 'member.accessPolicies': 'AdministratorAccess' },
       { 'member.createRole': 'maybe' },
+      { 'member.capabilities': 'inventory,telepathy' },
+      { 'member.kubernetesGroups': 'a,b' },
+      { 'member.kubernetesGroups': 'system:masters' },
     ]) {
       const key = Object.keys(context)[0]!;
       expect(() => buildMember(new App({ outdir: tempDir(), context })), key).toThrow(`context "${key}"`);

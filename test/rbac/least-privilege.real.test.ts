@@ -17,14 +17,12 @@ import { CAPABILITIES } from '../../shared/capabilities.js';
 import { clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
-import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
-import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
-import { vpaObject } from '../nodescope/helpers.js';
 import { busEvent } from '../support/bus-event.js';
 import { claimsThroughDrift } from '../support/claims-drift.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
+import { forbidden, startAgentDaemonSet } from './real-cluster.js';
 
 const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
 type Cap = (typeof CAPS)[number];
@@ -36,27 +34,6 @@ const work = (cluster: string, capability: string) =>
     cycleId: `${capability}/1`,
     requestedAt: new Date().toISOString(),
   });
-
-/** The 403 Status a real kube-apiserver answers for a request RBAC refuses. */
-export function forbidden(
-  user: string,
-  verb: string,
-  resource: string,
-  where: { namespace?: string; name?: string; group?: string },
-) {
-  const scope = where.namespace ? `in the namespace "${where.namespace}"` : 'at the cluster scope';
-  const subject = where.name ? `${resource.split('/')[0]} "${where.name}"` : resource;
-  return {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: `${subject} is forbidden: User "${user}" cannot ${verb} resource "${resource}" in API group "${where.group ?? ''}" ${scope}`,
-    reason: 'Forbidden',
-    details: { ...(where.name ? { name: where.name } : {}), kind: resource.split('/')[0] },
-    code: 403,
-  };
-}
 
 describeRealApiserver('least privilege under the generated RBAC', (server, version) => {
   let runtime: LocalRuntime;
@@ -206,73 +183,3 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     );
   });
 });
-
-// biome-ignore lint/suspicious/noExplicitAny: parsed JSON of arbitrary shape
-type Admin = (method: string, path: string, body?: unknown, contentType?: string) => Promise<any>;
-
-/**
- * What node scope works on, made by the admin as the missing controllers and kubelet would: the scoped
- * VPA CRD, a DaemonSet with a VPA, and one Running pod of it per node (status written as a kubelet).
- */
-async function startAgentDaemonSet(admin: Admin, established: (crd: string) => Promise<void>): Promise<void> {
-  await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', scopedVpaCrd());
-  await established(VPA_CRD_NAME);
-  await admin('POST', '/api/v1/namespaces', { metadata: { name: 'monitoring' } });
-  await admin('POST', '/api/v1/namespaces/monitoring/serviceaccounts', { metadata: { name: 'default' } });
-  const labels = { app: 'agent' };
-  const container = {
-    name: 'collector',
-    image: 'busybox',
-    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
-  };
-  const ds = await admin('POST', '/apis/apps/v1/namespaces/monitoring/daemonsets', {
-    metadata: { name: 'agent' },
-    spec: {
-      selector: { matchLabels: labels },
-      template: { metadata: { labels }, spec: { containers: [container] } },
-    },
-  });
-  const owner = {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    name: 'agent',
-    uid: ds.metadata.uid,
-    controller: true,
-  };
-  for (const node of ['node-a', 'node-b']) {
-    const path = '/api/v1/namespaces/monitoring/pods';
-    const name = `agent-${node}`;
-    await admin('POST', path, {
-      metadata: { name, labels, ownerReferences: [owner] },
-      spec: { nodeName: node, containers: [container] },
-    });
-    await admin(
-      'PATCH',
-      `${path}/${name}/status`,
-      {
-        status: {
-          phase: 'Running',
-          conditions: [{ type: 'Ready', status: 'True' }],
-          containerStatuses: [
-            {
-              name: 'collector',
-              image: 'busybox',
-              imageID: '',
-              ready: true,
-              restartCount: 0,
-              started: true,
-              state: { running: { startedAt: new Date().toISOString() } },
-              resources: container.resources,
-            },
-          ],
-        },
-      },
-      'application/strategic-merge-patch+json',
-    );
-  }
-  await admin(
-    'POST',
-    '/apis/autoscaling.k8s.io/v1/namespaces/monitoring/verticalpodautoscalers',
-    vpaObject({ mode: 'Off' }),
-  );
-}
