@@ -65,166 +65,163 @@ const work = (capability: string) => ({
   detail: { cluster: CLUSTER, capability, cycleId: `${capability}/1`, requestedAt: new Date().toISOString() },
 });
 
-describeRealApiserver(
-  'the member recipe (access entry group + generated RBAC)',
-  (server) => {
-    let runtime: LocalRuntime;
-    let dir: string;
-    let groups: string[];
-    const admin = async (method: string, path: string, body?: unknown, contentType?: string) => {
-      const r = await server.raw(method, path, { body, contentType });
-      if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-      return r.json;
-    };
-    const asFleetscope = (method: string, path: string, body?: unknown, contentType?: string) =>
-      server.raw(method, path, { user: SESSION_USER, groups, body, contentType });
+describeRealApiserver('the member recipe (access entry group + generated RBAC)', (server) => {
+  let runtime: LocalRuntime;
+  let dir: string;
+  let groups: string[];
+  const admin = async (method: string, path: string, body?: unknown, contentType?: string) => {
+    const r = await server.raw(method, path, { body, contentType });
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+  const asFleetscope = (method: string, path: string, body?: unknown, contentType?: string) =>
+    server.raw(method, path, { user: SESSION_USER, groups, body, contentType });
 
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'fleetscope-member-recipe-'));
-      const recipe = memberRecipe(join(dir, 'cdk.out'));
-      expect(recipe.entry.AccessPolicies, 'the access entry grants nothing cluster-wide').toBeUndefined();
-      groups = recipe.entry.KubernetesGroups;
-      // `npx fleetscope rbac ... | kubectl apply -f -`, as the output prints it.
-      const rbac = await runFleetscopeInProcess(recipe.args);
-      expect(rbac.code, rbac.err).toBe(0);
-      for (const doc of parseAllDocuments(rbac.out)) {
-        const object = doc.toJS() as Json;
-        await admin('POST', collectionPath(object as never), object);
-      }
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-member-recipe-'));
+    const recipe = memberRecipe(join(dir, 'cdk.out'));
+    expect(recipe.entry.AccessPolicies, 'the access entry grants nothing cluster-wide').toBeUndefined();
+    groups = recipe.entry.KubernetesGroups;
+    // `npx fleetscope rbac ... | kubectl apply -f -`, as the output prints it.
+    const rbac = await runFleetscopeInProcess(recipe.args);
+    expect(rbac.code, rbac.err).toBe(0);
+    for (const doc of parseAllDocuments(rbac.out)) {
+      const object = doc.toJS() as Json;
+      await admin('POST', collectionPath(object as never), object);
+    }
 
-      runtime = await startLocalRuntime({ retryDelayMs: 5 });
-      process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
-      for (const node of ['node-a', 'node-b'])
-        await admin('POST', '/api/v1/nodes', {
-          metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
-        });
-      await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
-      await server.established(OCM_CLUSTER_CLAIM.crdName);
-      await startAgentDaemonSet(admin, server.established);
-      const path = join(dir, 'member.yaml');
-      await writeFile(path, await server.api().kubeconfigFor(SESSION_USER, groups));
-      await new RegistryStore(runtime.db, runtime.table).add({
-        name: CLUSTER,
-        kubeconfig: { kind: 'file', path, context: 'envtest' },
-        labels: {},
-        registeredAt: new Date().toISOString(),
+    runtime = await startLocalRuntime({ retryDelayMs: 5 });
+    process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
+    for (const node of ['node-a', 'node-b'])
+      await admin('POST', '/api/v1/nodes', {
+        metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
       });
-    }, 180_000);
-    afterAll(async () => {
-      delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
-      await resetClusterConnector();
-      await runtime?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
+    await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
+    await server.established(OCM_CLUSTER_CLAIM.crdName);
+    await startAgentDaemonSet(admin, server.established);
+    const path = join(dir, 'member.yaml');
+    await writeFile(path, await server.api().kubeconfigFor(SESSION_USER, groups));
+    await new RegistryStore(runtime.db, runtime.table).add({
+      name: CLUSTER,
+      kubeconfig: { kind: 'file', path, context: 'envtest' },
+      labels: {},
+      registeredAt: new Date().toISOString(),
     });
+  }, 180_000);
+  afterAll(async () => {
+    delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
+    await resetClusterConnector();
+    await runtime?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
-    it('registration: the cluster identity is read under the recipe', async () => {
-      const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
-      const ref = { kind: 'file' as const, path: join(dir, 'member.yaml'), context: 'envtest' };
-      await expect(clusterAccess().verify(CLUSTER, ref)).resolves.toEqual({
-        kubeSystemUid: kubeSystem.metadata.uid,
-      });
+  it('registration: the cluster identity is read under the recipe', async () => {
+    const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
+    const ref = { kind: 'file' as const, path: join(dir, 'member.yaml'), context: 'envtest' };
+    await expect(clusterAccess().verify(CLUSTER, ref)).resolves.toEqual({
+      kubeSystemUid: kubeSystem.metadata.uid,
     });
+  });
 
-    it('every capability: registration events, then every schedule once, with nothing refused', async () => {
-      await new BalloonStore(runtime.db, runtime.table).putPolicy(
-        CLUSTER,
-        validatePolicy({ name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } }),
+  it('every capability: registration events, then every schedule once, with nothing refused', async () => {
+    await new BalloonStore(runtime.db, runtime.table).putPolicy(
+      CLUSTER,
+      validatePolicy({ name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } }),
+    );
+    await runtime.bus.deliver({
+      detailType: 'ClusterRegistered',
+      detail: { cluster: CLUSTER, labels: {}, registeredAt: new Date().toISOString() },
+    });
+    await runtime.bus.drain();
+    await runtime.scheduler.runOnce();
+    await runtime.bus.drain();
+    for (const capability of ['inventory', 'claims', 'cycle']) {
+      const out = (await runtime.invoker.invoke(capability, work(capability))) as Json | undefined;
+      expect(JSON.stringify(out ?? {}), capability).not.toMatch(/forbidden|403/i);
+    }
+    expect(runtime.invoker.deadLetters).toEqual([]);
+    const status = await new RegistryStore(runtime.db, runtime.table).getStatus(CLUSTER);
+    expect(status).toMatchObject({ reachable: true, nodeCount: 2 });
+    // What each capability wrote under the recipe, read back as the admin.
+    const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
+    const properties = await admin('GET', '/apis/about.k8s.io/v1alpha1/clusterproperties');
+    expect(properties.items.map((p: Json) => [p.metadata.name, p.spec.value])).toContainEqual([
+      'id.k8s.io',
+      kubeSystem.metadata.uid,
+    ]);
+    await admin('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon');
+    await admin('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/fleetscope-balloon');
+    // The owner lease, in the namespace registration creates (leases and namespace create: fleet's rules).
+    const lease = await admin(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${OWNER_LEASE.namespace}/leases/${OWNER_LEASE.name}`,
+    );
+    expect(lease.spec.holderIdentity).toBeTruthy();
+    // The feature lifecycle's objects (its CRD and a Feature per capability).
+    const features = await admin('GET', '/apis/fleetscope.io/v1alpha1/features');
+    expect(features.items.length).toBeGreaterThan(0);
+  });
+
+  it('refuses the writes no capability may make, with the real 403', async () => {
+    // [method, path, body, the verb, resource and API group the 403 names]
+    const cases: [string, string, unknown, string, string, string][] = [
+      ['GET', '/api/v1/namespaces/kube-system/secrets', undefined, 'list', 'secrets', ''],
+      ['DELETE', '/api/v1/namespaces/monitoring/pods/agent-node-a', undefined, 'delete', 'pods', ''],
+      ['DELETE', '/api/v1/namespaces/kube-system', undefined, 'delete', 'namespaces', ''],
+      ['PATCH', '/api/v1/nodes/node-a', { metadata: { labels: { x: 'y' } } }, 'patch', 'nodes', ''],
+      // The balloon DaemonSet's writes are limited to kube-system and its own name.
+      [
+        'POST',
+        '/apis/apps/v1/namespaces/default/daemonsets',
+        { metadata: { name: 'x' } },
+        'create',
+        'daemonsets',
+        'apps',
+      ],
+      [
+        'DELETE',
+        '/apis/apps/v1/namespaces/monitoring/daemonsets/agent',
+        undefined,
+        'delete',
+        'daemonsets',
+        'apps',
+      ],
+      [
+        'DELETE',
+        '/apis/apps/v1/namespaces/kube-system/daemonsets/other',
+        undefined,
+        'delete',
+        'daemonsets',
+        'apps',
+      ],
+      [
+        'DELETE',
+        '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical',
+        undefined,
+        'delete',
+        'priorityclasses',
+        'scheduling.k8s.io',
+      ],
+      [
+        'POST',
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        { metadata: { name: 'x' } },
+        'create',
+        'clusterrolebindings',
+        'rbac.authorization.k8s.io',
+      ],
+    ];
+    for (const [method, path, body, verb, resource, group] of cases) {
+      const r = await asFleetscope(
+        method,
+        path,
+        body,
+        method === 'PATCH' ? 'application/merge-patch+json' : undefined,
       );
-      await runtime.bus.deliver({
-        detailType: 'ClusterRegistered',
-        detail: { cluster: CLUSTER, labels: {}, registeredAt: new Date().toISOString() },
-      });
-      await runtime.bus.drain();
-      await runtime.scheduler.runOnce();
-      await runtime.bus.drain();
-      for (const capability of ['inventory', 'claims', 'cycle']) {
-        const out = (await runtime.invoker.invoke(capability, work(capability))) as Json | undefined;
-        expect(JSON.stringify(out ?? {}), capability).not.toMatch(/forbidden|403/i);
-      }
-      expect(runtime.invoker.deadLetters).toEqual([]);
-      const status = await new RegistryStore(runtime.db, runtime.table).getStatus(CLUSTER);
-      expect(status).toMatchObject({ reachable: true, nodeCount: 2 });
-      // What each capability wrote under the recipe, read back as the admin.
-      const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');
-      const properties = await admin('GET', '/apis/about.k8s.io/v1alpha1/clusterproperties');
-      expect(properties.items.map((p: Json) => [p.metadata.name, p.spec.value])).toContainEqual([
-        'id.k8s.io',
-        kubeSystem.metadata.uid,
-      ]);
-      await admin('GET', '/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon');
-      await admin('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/fleetscope-balloon');
-      // The owner lease, in the namespace registration creates (leases and namespace create: fleet's rules).
-      const lease = await admin(
-        'GET',
-        `/apis/coordination.k8s.io/v1/namespaces/${OWNER_LEASE.namespace}/leases/${OWNER_LEASE.name}`,
+      expect(r.status, `${method} ${path}`).toBe(403);
+      expect(r.json.message, `${method} ${path}`).toContain(
+        `User "${SESSION_USER}" cannot ${verb} resource "${resource}" in API group "${group}"`,
       );
-      expect(lease.spec.holderIdentity).toBeTruthy();
-      // The feature lifecycle's objects (its CRD and a Feature per capability).
-      const features = await admin('GET', '/apis/fleetscope.io/v1alpha1/features');
-      expect(features.items.length).toBeGreaterThan(0);
-    });
-
-    it('refuses the writes no capability may make, with the real 403', async () => {
-      // [method, path, body, the verb, resource and API group the 403 names]
-      const cases: [string, string, unknown, string, string, string][] = [
-        ['GET', '/api/v1/namespaces/kube-system/secrets', undefined, 'list', 'secrets', ''],
-        ['DELETE', '/api/v1/namespaces/monitoring/pods/agent-node-a', undefined, 'delete', 'pods', ''],
-        ['DELETE', '/api/v1/namespaces/kube-system', undefined, 'delete', 'namespaces', ''],
-        ['PATCH', '/api/v1/nodes/node-a', { metadata: { labels: { x: 'y' } } }, 'patch', 'nodes', ''],
-        // The balloon DaemonSet's writes are limited to kube-system and its own name.
-        [
-          'POST',
-          '/apis/apps/v1/namespaces/default/daemonsets',
-          { metadata: { name: 'x' } },
-          'create',
-          'daemonsets',
-          'apps',
-        ],
-        [
-          'DELETE',
-          '/apis/apps/v1/namespaces/monitoring/daemonsets/agent',
-          undefined,
-          'delete',
-          'daemonsets',
-          'apps',
-        ],
-        [
-          'DELETE',
-          '/apis/apps/v1/namespaces/kube-system/daemonsets/other',
-          undefined,
-          'delete',
-          'daemonsets',
-          'apps',
-        ],
-        [
-          'DELETE',
-          '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical',
-          undefined,
-          'delete',
-          'priorityclasses',
-          'scheduling.k8s.io',
-        ],
-        [
-          'POST',
-          '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-          { metadata: { name: 'x' } },
-          'create',
-          'clusterrolebindings',
-          'rbac.authorization.k8s.io',
-        ],
-      ];
-      for (const [method, path, body, verb, resource, group] of cases) {
-        const r = await asFleetscope(
-          method,
-          path,
-          body,
-          method === 'PATCH' ? 'application/merge-patch+json' : undefined,
-        );
-        expect(r.status, `${method} ${path}`).toBe(403);
-        expect(r.json.message, `${method} ${path}`).toContain(
-          `User "${SESSION_USER}" cannot ${verb} resource "${resource}" in API group "${group}"`,
-        );
-      }
-    });
-  },
-);
+    }
+  });
+});
