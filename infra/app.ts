@@ -36,6 +36,9 @@
  *                           (aws:ResourceOrgID). Default "" (any account).
  *   fleetSize               Registered clusters the workers' reserved concurrency is sized for
  *                           (shared/fleet/concurrency.ts). Default 100.
+ *   retainData              true (default): the tables and the report buckets outlive the stack
+ *                           (DeletionPolicy Retain; the registry table is deletion-protected too).
+ *                           false: `cdk destroy` deletes them (buckets must be empty).
  *   vpc                     Where the functions run: "" (default) outside any VPC, for public cluster
  *                           endpoints; "create": a small VPC the stack creates (two AZs, private
  *                           subnets, flow logs); "vpc-...": an existing VPC, with vpcSubnetIds.

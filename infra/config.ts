@@ -25,6 +25,8 @@ export interface StackConfig {
   organizationId: string | undefined;
   /** Registered clusters to size the workers' reserved concurrency for (shared/fleet/concurrency.ts). */
   fleetSize: number;
+  /** Tables and buckets outlive the stack (DeletionPolicy Retain); false: deleted with it. */
+  retainData: boolean;
   /** Undefined (context `vpc` empty): the functions run outside any VPC, as for public endpoints. */
   vpc: VpcSettings | undefined;
 }
@@ -58,6 +60,7 @@ export const CONTEXT_DEFAULTS = {
   assumeRolePattern: 'fleetscope-*',
   organizationId: '',
   fleetSize: 100,
+  retainData: true,
   vpc: '',
   vpcSubnetIds: '',
   vpcRouteTableIds: '',
@@ -230,6 +233,7 @@ export function readStackConfig(node: Node): StackConfig {
     fleetSize: context.int('fleetSize'),
     schedulesEnabled: context.bool('schedulesEnabled'),
     xrayTracing: context.bool('xrayTracing'),
+    retainData: context.bool('retainData'),
     vpc: readVpc(context),
   };
 }

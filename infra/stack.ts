@@ -45,9 +45,9 @@ export class FleetscopeStack extends Stack {
     const { config } = props;
     this.config = config;
 
-    this.tables = new Tables(this, 'Tables');
+    this.tables = new Tables(this, 'Tables', { retain: config.retainData });
     this.bus = new Bus(this, 'Events', { busName: config.busName, archiveDays: config.eventArchiveDays });
-    this.reports = new ReportBucket(this, 'Reports');
+    this.reports = new ReportBucket(this, 'Reports', { retain: config.retainData });
     const specs = allFunctions();
     this.network = config.vpc
       ? new Network(this, 'Network', {

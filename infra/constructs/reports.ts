@@ -20,15 +20,18 @@ export class ReportBucket extends Construct {
   /** The one object the scheduled function writes. */
   readonly key = LATEST_REPORT_KEY;
 
-  constructor(scope: Construct, id: string) {
+  /** `retain`: both buckets outlive the stack (context retainData, default true). */
+  constructor(scope: Construct, id: string, props: { retain: boolean }) {
     super(scope, id);
+    // With retainData=false CloudFormation deletes them with the stack, and fails to if they hold objects.
+    const removalPolicy = props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [{ id: 'expire-logs', expiration: Duration.days(ACCESS_LOG_DAYS) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
     });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -45,7 +48,7 @@ export class ReportBucket extends Construct {
       ],
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'report-bucket/',
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy,
     });
   }
 }

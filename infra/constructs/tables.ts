@@ -30,8 +30,10 @@ export class Tables extends Construct {
   readonly table: dynamodb.TableV2;
   readonly idempotency: dynamodb.TableV2;
 
-  constructor(scope: Construct, id: string) {
+  /** `retain`: both tables outlive the stack (context retainData, default true). */
+  constructor(scope: Construct, id: string, props: { retain: boolean }) {
     super(scope, id);
+    const removalPolicy = props.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     this.table = new dynamodb.TableV2(this, 'Table', {
       partitionKey: attribute(TABLE.partitionKey),
@@ -48,12 +50,14 @@ export class Tables extends Construct {
       billing: dynamodb.Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Deleting the stack with retainData=false must be able to delete it.
+      deletionProtection: props.retain,
+      removalPolicy,
     });
 
-    // Idempotency records live for minutes to hours: losing them on stack deletion costs at most one
-    // duplicate handling of an in-flight event, so this table is not retained or deletion-protected.
+    // Idempotency records live for minutes to hours: losing them costs at most one duplicate handling
+    // of an in-flight event, so this table is not deletion-protected; it is retained like the other so
+    // that a stack deleted and deployed again (a rollback by redeploy) does not run those events twice.
     // PITR stays on (AwsSolutions-DDB3); for a table this small it costs next to nothing.
     this.idempotency = new dynamodb.TableV2(this, 'IdempotencyTable', {
       partitionKey: attribute(IDEMPOTENCY_TABLE.partitionKey),
@@ -61,7 +65,7 @@ export class Tables extends Construct {
       billing: dynamodb.Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
-      removalPolicy: RemovalPolicy.DESTROY,
+      removalPolicy,
     });
   }
 }
