@@ -11,7 +11,7 @@
  * evaluator to replace by what the template sets that variable to (test/infra/iam-eval.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client } from '@smithy/core/client';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ENV } from '../../shared/platform/config.js';
 
 export const ACCOUNT = '123456789012';
@@ -118,6 +118,11 @@ export function callsOf(client: string, command: string, input: Input): Call[] {
   }
 }
 
+/** Smithy's Client, which every AWS SDK v3 client of this install extends (one copy: @smithy/core). */
+const Client = Object.getPrototypeOf(DynamoDBClient.prototype).constructor as {
+  prototype: { send: (...a: unknown[]) => unknown; middlewareStack: unknown };
+};
+
 const current = new AsyncLocalStorage<string>();
 const instrumented = new WeakSet<object>();
 let installed = false;
@@ -131,8 +136,8 @@ export function install(): void {
   if (installed) return;
   installed = true;
   const send = Client.prototype.send;
-  Client.prototype.send = function (this: Client<never, never, never, never>, ...args: never[]) {
-    const stack = this.middlewareStack as unknown as { add: (...a: unknown[]) => void };
+  Client.prototype.send = function (this: { middlewareStack: unknown }, ...args: unknown[]) {
+    const stack = this.middlewareStack as { add: (...a: unknown[]) => void };
     if (!instrumented.has(stack)) {
       instrumented.add(stack);
       stack.add(
@@ -147,8 +152,8 @@ export function install(): void {
         { step: 'initialize', name: 'fleetscopeIamRecorder', priority: 'high' },
       );
     }
-    return (send as (...a: never[]) => unknown).apply(this, args);
-  } as typeof Client.prototype.send;
+    return send.apply(this, args);
+  };
 }
 
 /** Runs `fn` as an invocation of `functionId`: the AWS calls it makes are that function's. */
