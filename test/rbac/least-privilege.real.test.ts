@@ -14,7 +14,6 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
-import { clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
@@ -22,7 +21,7 @@ import { busEvent } from '../support/bus-event.js';
 import { claimsThroughDrift } from '../support/claims-drift.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
-import { forbidden, startAgentDaemonSet } from './real-cluster.js';
+import { forbidden, prepareCluster } from './real-cluster.js';
 
 const CAPS = ['inventory', 'claims', 'nodescope', 'balloons'] as const;
 type Cap = (typeof CAPS)[number];
@@ -48,14 +47,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
     process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-rbac-real-'));
-    for (const node of ['node-a', 'node-b'])
-      await admin('POST', '/api/v1/nodes', {
-        metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
-      });
-    // The hub's ClusterClaim CRD (OCM installs it, not fleetscope): claims are mirrored where it exists.
-    await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
-    await server.established(OCM_CLUSTER_CLAIM.crdName);
-    await startAgentDaemonSet(admin, server.established);
+    await prepareCluster(admin, server.established);
     const registry = new RegistryStore(runtime.db, runtime.table);
     for (const cap of CAPS) {
       const caps = withRequired(CAPABILITIES, ['fleet', cap]);

@@ -18,14 +18,13 @@ import { buildMember } from '../../infra/member/build.js';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
-import { clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
-import { startAgentDaemonSet } from './real-cluster.js';
+import { prepareCluster } from './real-cluster.js';
 
 const CLUSTER = 'member';
 /** The username EKS gives an access entry of a role: the session of the role fleetscope assumed. */
@@ -92,13 +91,7 @@ describeRealApiserver('the member recipe (access entry group + generated RBAC)',
 
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
     process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
-    for (const node of ['node-a', 'node-b'])
-      await admin('POST', '/api/v1/nodes', {
-        metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
-      });
-    await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
-    await server.established(OCM_CLUSTER_CLAIM.crdName);
-    await startAgentDaemonSet(admin, server.established);
+    await prepareCluster(admin, server.established);
     const path = join(dir, 'member.yaml');
     await writeFile(path, await server.api().kubeconfigFor(SESSION_USER, groups));
     await new RegistryStore(runtime.db, runtime.table).add({

@@ -3,6 +3,7 @@
  * node scope works on, made by the admin as the controllers and kubelet a bare server lacks would.
  */
 
+import { clusterClaimCrd, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { VPA_CRD_NAME } from '../../shared/kernel/crds/vpa.js';
 import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
 import { vpaObject } from '../nodescope/helpers.js';
@@ -35,10 +36,24 @@ export type Admin = (method: string, path: string, body?: unknown, contentType?:
  * What node scope works on, made by the admin as the missing controllers and kubelet would: the scoped
  * VPA CRD, a DaemonSet with a VPA, and one Running pod of it per node (status written as a kubelet).
  */
-export async function startAgentDaemonSet(
+/**
+ * A bare server made like a small cluster: two Linux nodes, the hub's ClusterClaim CRD (OCM installs
+ * it, not fleetscope: claims are mirrored where it exists) and node scope's workload.
+ */
+export async function prepareCluster(
   admin: Admin,
   established: (crd: string) => Promise<void>,
 ): Promise<void> {
+  for (const node of ['node-a', 'node-b'])
+    await admin('POST', '/api/v1/nodes', {
+      metadata: { name: node, labels: { 'kubernetes.io/os': 'linux' } },
+    });
+  await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', clusterClaimCrd());
+  await established(OCM_CLUSTER_CLAIM.crdName);
+  await startAgentDaemonSet(admin, established);
+}
+
+async function startAgentDaemonSet(admin: Admin, established: (crd: string) => Promise<void>): Promise<void> {
   await admin('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', scopedVpaCrd());
   await established(VPA_CRD_NAME);
   await admin('POST', '/api/v1/namespaces', { metadata: { name: 'monitoring' } });
