@@ -1,12 +1,12 @@
 import type { InventoryAccess } from '../inventory/inventory.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterConnector } from '../k8s/connector.js';
-import { EksTokenMinter } from '../k8s/eks-token.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import { redact } from '../k8s/redact.js';
 import { AssumedRoles } from '../platform/assumed-roles.js';
 import { readConfig } from '../platform/config.js';
+import { EksTokenMinter } from '../platform/eks-token.js';
 import { createKubeconfigSource } from './secrets-kubeconfig-source.js';
 
 let shared: ClusterConnector | undefined;
@@ -29,7 +29,7 @@ export function clusterConnector(): ClusterConnector {
       source: createKubeconfigSource({ ttlSeconds: kubeconfigTtlSeconds, secretPrefix }),
       secretPrefix,
       ttlSeconds: kubeconfigTtlSeconds,
-      eksTokens: new EksTokenMinter({ roles: assumedRoles() }),
+      eksTokens: () => new EksTokenMinter({ roles: assumedRoles() }),
     });
   }
   return shared;

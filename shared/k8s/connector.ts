@@ -7,7 +7,6 @@
  */
 import path from 'node:path';
 import { ClusterClient, type ClusterClientOptions, type ClusterLogger } from './client.js';
-import { defaultEksTokenProvider, type EksTokenProvider } from './eks-token.js';
 import { ClusterAccessError, KubeconfigError } from './errors.js';
 import {
   describeKubeconfigRef,
@@ -17,6 +16,7 @@ import {
 } from './kubeconfig-ref.js';
 import { FileKubeconfigSource, type KubeconfigSource, KubeconfigSourceError } from './kubeconfig-source.js';
 import { redactFields } from './redact.js';
+import { type EksTokenProvider, noEksTokens } from './token-source.js';
 
 export interface ClusterConnectorOptions {
   /** Where kubeconfigs come from; default Secrets Manager (secret refs) and files (file refs). */
@@ -27,8 +27,11 @@ export interface ClusterConnectorOptions {
   ttlSeconds: number;
   /** Options for every client (timeout, retry budget, page size, logger). */
   client?: Omit<ClusterClientOptions, 'onUnauthorized' | 'onRequest' | 'info'>;
-  /** EKS tokens for EKS exec kubeconfigs; default an in-process minter on the default credential chain. */
-  eksTokens?: EksTokenProvider;
+  /**
+   * EKS tokens for EKS exec kubeconfigs (the AWS side's minter, made on first use); default none, so
+   * an EKS kubeconfig is refused with a message saying so.
+   */
+  eksTokens?: EksTokenProvider | (() => EksTokenProvider);
   /** Region for EKS tokens when the kubeconfig does not say. */
   defaultRegion?: string;
   logger?: ClusterLogger;
@@ -59,6 +62,7 @@ export class ClusterConnector {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private eksTokens: EksTokenProvider | undefined;
+  private readonly makeEksTokens: () => EksTokenProvider;
   private counters: ConnectorStats = emptyStats();
 
   // The settings come from the caller (the fleet layer reads the platform's configuration): cluster
@@ -70,7 +74,8 @@ export class ClusterConnector {
     // Without a source, files only: secrets come through shared/fleet's Secrets Manager source.
     this.source = opts.source ?? new FileKubeconfigSource({ ttlSeconds });
     this.now = opts.now ?? Date.now;
-    this.eksTokens = opts.eksTokens;
+    const given = opts.eksTokens;
+    this.makeEksTokens = typeof given === 'function' ? given : () => given ?? noEksTokens;
   }
 
   /** The cached client for this cluster, or a new one built from a freshly loaded kubeconfig. */
@@ -180,12 +185,14 @@ export class ClusterConnector {
 
   /** The EKS provider is only created (and the AWS SDK's credential chain touched) when needed. */
   private lazyEksTokens(): EksTokenProvider {
+    const provider = () => {
+      this.eksTokens ??= this.makeEksTokens();
+      return this.eksTokens;
+    };
     return {
-      token: (clusterName, region, role) => {
-        this.eksTokens ??= defaultEksTokenProvider();
-        return this.eksTokens.token(clusterName, region, role);
-      },
+      token: (clusterName, region, role) => provider().token(clusterName, region, role),
       invalidate: (clusterName) => this.eksTokens?.invalidate(clusterName),
+      regionProblem: (region) => provider().regionProblem?.(region) ?? null,
     };
   }
 }

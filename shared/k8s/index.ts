@@ -14,14 +14,6 @@ export {
   patchOptions,
 } from './client.js';
 export { ClusterConnector, type ClusterConnectorOptions, type ConnectorStats } from './connector.js';
-export {
-  decodeEksToken,
-  defaultEksTokenProvider,
-  EksTokenError,
-  EksTokenMinter,
-  type EksTokenProvider,
-  mintEksToken,
-} from './eks-token.js';
 export { ClusterAccessError, type FailureKind, KubeconfigError } from './errors.js';
 export { type BuiltKubeConfig, buildKubeConfig, type KubeconfigInfo } from './kubeconfig.js';
 export {
@@ -38,3 +30,4 @@ export {
 } from './kubeconfig-source.js';
 export { redact, redactFields, registerSecret } from './redact.js';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+export { EksTokenError, type EksTokenProvider, noEksTokens } from './token-source.js';

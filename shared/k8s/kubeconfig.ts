@@ -15,10 +15,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
-import { type EksTokenProvider, regionProblem } from './eks-token.js';
 import { KubeconfigError } from './errors.js';
 import { registerSecret } from './redact.js';
 import { type AssumeRoleSpec, assumeRoleProblem } from './role.js';
+import { type EksTokenProvider, regionShapeProblem } from './token-source.js';
 
 /** A kubeconfig larger than this is not a kubeconfig. */
 const MAX_KUBECONFIG_BYTES = 1024 * 1024;
@@ -470,7 +470,7 @@ function detectEksExec(
     fail(
       `user "${uName}" runs ${plugin} without --region and no region could be inferred (server name, AWS_REGION)`,
     );
-  const badRegion = regionProblem(region);
+  const badRegion = regionShapeProblem(region) ?? opts.eksTokens?.regionProblem?.(region) ?? null;
   if (badRegion) fail(`user "${uName}" runs ${plugin} for a region that cannot be used: ${badRegion}`);
   const role = eksRole(flags, opts.assumeRole, uName, fail);
   return { plugin, clusterName: clusterName as string, region: region as string, ...(role ? { role } : {}) };

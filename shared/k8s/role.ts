@@ -2,34 +2,15 @@
  * Clusters in other AWS accounts are reached through a role in the cluster's own account: the control
  * plane assumes it and mints the cluster's EKS token with the role's temporary credentials.
  *
- * This layer only describes the role and asks for its credentials through {@link RoleCredentialsProvider};
- * the STS adapter that answers lives in shared/platform and is passed in by the composition root
- * (shared/fleet/cluster-access.ts), so neither layer imports the other.
+ * This layer only describes the role; the token source it is handed (shared/k8s/token-source.ts) mints
+ * with the role's credentials. The STS adapter and the minter live in shared/platform and are wired by
+ * the composition root (shared/fleet/cluster-access.ts), so neither layer imports the other.
  */
 
 /** The role to assume for a cluster, and the external ID its trust policy may require. */
 export interface AssumeRoleSpec {
   roleArn: string;
   externalId?: string;
-}
-
-/** Temporary credentials of an assumed role. */
-export interface TemporaryCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken: string;
-  expiration: Date;
-}
-
-/**
- * Supplies a role's temporary credentials. A refusal is thrown as an error carrying the STS error's
- * `code` (AccessDenied, ExpiredToken, ...) and a message that names the role, never a credential.
- */
-export interface RoleCredentialsProvider {
-  /** `cluster` names the session (CloudTrail, EKS audit) when a new one has to be opened. */
-  credentials(role: AssumeRoleSpec, cluster: string): Promise<TemporaryCredentials>;
-  /** Drops the role's cached credentials (a cluster refused a token minted with them). */
-  forget(role: AssumeRoleSpec): void;
 }
 
 /** IAM role ARN: partition, 12-digit account, optional path, name of at most 64 characters. */

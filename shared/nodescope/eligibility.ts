@@ -7,20 +7,10 @@
  */
 import type { NodeFacts } from '../cycle/views.js';
 import { type Toleration, toleratesTaint } from '../kernel/taints.js';
-import type { PodSpecLike } from './k8s-types.js';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PodSpecLike } from './k8s-types.js';
 
+export type { NodeSelectorRequirement, NodeSelectorTerm } from './k8s-types.js';
 export { type Toleration, toleratesTaint };
-
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
 
 export interface PlacementFacts {
   nodeSelector?: Record<string, string>;

@@ -4,9 +4,20 @@
  * which other capabilities read too, are in shared/cycle/wire.ts.
  */
 import type { ContainerSpec, ObjectMeta, Quantities } from '../cycle/wire.js';
-import type { NodeSelectorTerm, Toleration } from './eligibility.js';
+import type { Toleration } from '../kernel/taints.js';
 
 export type { ContainerSpec, ObjectMeta };
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
 
 export interface PodSpecLike {
   nodeName?: string;

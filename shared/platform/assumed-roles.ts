@@ -3,8 +3,8 @@
  * caches its temporary credentials, one set per (role, external ID) shared by every cluster behind
  * that role, until shortly before they expire.
  *
- * It satisfies shared/k8s's RoleCredentialsProvider structurally (this layer does not import that one;
- * shared/fleet/cluster-access.ts wires them together). Refusals become a {@link RoleAssumptionError}
+ * The EKS token minter (eks-token.ts) asks it for a role's credentials; shared/fleet/cluster-access.ts
+ * wires the minter into cluster access. Refusals become a {@link RoleAssumptionError}
  * with the STS error's code and message, which name the role but never a credential.
  */
 import { AssumeRoleCommand, type AssumeRoleCommandOutput, STSClient } from '@aws-sdk/client-sts';

@@ -5,8 +5,7 @@
  */
 import { GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ReportSink } from './sink.js';
-import { LATEST_REPORT_KEY } from './sink.js';
+import { LATEST_REPORT_KEY, type ReportSink } from './report-sink.js';
 
 /** The longest a presigned link may live: SigV4 allows a week; a report link needs far less. */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;

@@ -12,8 +12,8 @@ import { createCertificates } from '../../local/sim/certs.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { ClusterClient, type ClusterLogger } from '../../shared/k8s/client.js';
 import { ClusterConnector } from '../../shared/k8s/connector.js';
-import { EksTokenMinter } from '../../shared/k8s/eks-token.js';
 import { FileKubeconfigSource } from '../../shared/k8s/kubeconfig-source.js';
+import { EksTokenMinter } from '../../shared/platform/eks-token.js';
 import { testDir } from '../support/temp.js';
 import { captureOutput, FAKE_CA_B64, simpleKubeconfig } from './helpers.js';
 

@@ -11,10 +11,10 @@ import { createCertificates } from '../../local/sim/certs.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { ClusterClient, type ClusterClientOptions } from '../../shared/k8s/client.js';
 import { ClusterConnector } from '../../shared/k8s/connector.js';
-import type { EksTokenProvider } from '../../shared/k8s/eks-token.js';
 import { ClusterAccessError, KubeconfigError } from '../../shared/k8s/errors.js';
 import type { BuildKubeConfigOptions } from '../../shared/k8s/kubeconfig.js';
 import { FileKubeconfigSource } from '../../shared/k8s/kubeconfig-source.js';
+import type { EksTokenProvider } from '../../shared/k8s/token-source.js';
 import { simpleKubeconfig } from './helpers.js';
 
 const BIG_NODES = 1234;

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EksTokenProvider } from '../../shared/k8s/eks-token.js';
 import { KubeconfigError } from '../../shared/k8s/errors.js';
 import { buildKubeConfig } from '../../shared/k8s/kubeconfig.js';
 import type { AssumeRoleSpec } from '../../shared/k8s/role.js';
+import type { EksTokenProvider } from '../../shared/k8s/token-source.js';
 import { testDir } from '../support/temp.js';
 import { FAKE_CA_B64, kubeconfigYaml, simpleKubeconfig } from './helpers.js';
 
@@ -42,6 +42,9 @@ class FakeEks implements EksTokenProvider {
     return `k8s-aws-v1.fake-${cluster}-${region}`;
   }
   invalidate() {}
+  regionProblem(region: string) {
+    return region === 'eu-nowhere-1' ? `region "${region}" does not exist` : null;
+  }
 }
 
 async function authHeader(kc: ReturnType<typeof build>['kubeConfig']): Promise<string | undefined> {
@@ -199,7 +202,7 @@ describe('buildKubeConfig', () => {
     ).toContain('a role to assume is set for this cluster, but user "c1-user" authenticates with a token');
   });
 
-  it('refuses a region that does not exist, naming it', () => {
+  it('refuses a region its token source cannot mint for, naming it', () => {
     const text = simpleKubeconfig({
       user: {
         exec: {

@@ -3,44 +3,10 @@
  * math takes only the kernel's unit types), Kubernetes access and the platform's AWS adapters never
  * import each other, and the list of capabilities sits above the platform, which never imports it.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type Import, importGraph } from '../support/imports.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-
-interface Import {
-  from: string;
-  to: string;
-  typeOnly: boolean;
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((e) => {
-    const p = join(dir, e);
-    if (statSync(p).isDirectory()) return sources(p);
-    return p.endsWith('.ts') ? [p] : [];
-  });
-}
-
-/** Imports of our own modules (relative specifiers), as repository paths without extension. */
-function importsOf(file: string): Import[] {
-  const text = readFileSync(file, 'utf8');
-  const out: Import[] = [];
-  const re = /(?:^|\n)\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g;
-  for (const m of text.matchAll(re)) {
-    const spec = m[3] ?? m[4];
-    if (!spec) continue;
-    out.push({
-      from: relative(ROOT, file),
-      to: relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, ''),
-      typeOnly: Boolean(m[2]),
-    });
-  }
-  return out;
-}
-
-const ALL = sources(join(ROOT, 'shared')).flatMap(importsOf);
+const ALL = importGraph(['shared']).filter((i) => !i.pkg);
 const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
 const from = (dir: string) => ALL.filter((i) => under(i.from, dir));
 const show = (is: Import[]) => is.map((i) => `${i.from} -> ${i.to}${i.typeOnly ? ' (type)' : ''}`);

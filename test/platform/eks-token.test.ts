@@ -6,7 +6,7 @@ import {
   EksTokenMinter,
   mintEksToken,
   stsHost,
-} from '../../shared/k8s/eks-token.js';
+} from '../../shared/platform/eks-token.js';
 
 const credentials = {
   accessKeyId: 'AKIDEXAMPLE',
@@ -98,6 +98,14 @@ describe('EKS token', () => {
     expect(stsHost('cn-north-1')).toBe('sts.cn-north-1.amazonaws.com.cn');
     expect(stsHost('us-gov-west-1')).toBe('sts.us-gov-west-1.amazonaws.com');
     expect(() => stsHost('evil.example.com/')).toThrow(/not an AWS region/);
+  });
+
+  it('names a region no AWS partition lists, for the kubeconfig reader to refuse', () => {
+    const minter = new EksTokenMinter({ credentials });
+    expect(minter.regionProblem('eu-nowhere-1')).toBe(
+      'region "eu-nowhere-1" does not exist (no AWS partition lists it)',
+    );
+    expect(minter.regionProblem('eu-west-1')).toBeNull();
   });
 
   it('caches per cluster and region, re-mints after 10 minutes and on invalidate', async () => {

@@ -6,12 +6,14 @@
  * with SigV4 (service sts, regional endpoint) for 60 s, with `x-k8s-aws-id: <cluster>` among the
  * signed headers. The API server accepts it for 15 minutes after X-Amz-Date; tokens here are reused
  * for at most 10 minutes per (cluster, region).
+ *
+ * The AWS side of cluster access: it satisfies shared/k8s's EksTokenProvider structurally (this layer
+ * does not import that one); shared/fleet/cluster-access.ts hands it to the cluster connector.
  */
 import { STSClient, type STSClientConfig } from '@aws-sdk/client-sts';
 import { partition } from '@aws-sdk/core/client';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { redact } from './redact.js';
-import { type AssumeRoleSpec, describeRole, type RoleCredentialsProvider, roleKey } from './role.js';
+import type { RoleCredentials, RoleToAssume } from './assumed-roles.js';
 
 export type AwsCredentials = NonNullable<STSClientConfig['credentials']>;
 type HashConstructor = STSClient['config']['sha256'];
@@ -24,23 +26,27 @@ export const EKS_TOKEN_LIFETIME_MS = 15 * 60_000;
 /** Tokens are re-minted after this, well inside the lifetime. */
 export const EKS_TOKEN_REFRESH_MS = 10 * 60_000;
 
-/** Anything that can supply a bearer token for an EKS cluster. */
-export interface EksTokenProvider {
-  /** `role`: mint with that role's credentials (a cluster in another account) instead of our own. */
-  token(clusterName: string, region: string, role?: AssumeRoleSpec): Promise<string>;
-  /** Forget cached tokens (all, or one cluster's, and that cluster's role session) so the next call mints afresh. */
-  invalidate(clusterName?: string): void;
-}
-
 export class EksTokenError extends Error {
   override readonly name = 'EksTokenError';
   /** The STS error code when a role could not be assumed (AccessDenied, ExpiredToken, ...). */
   readonly code?: string;
   constructor(message: string, code?: string) {
-    super(redact(message));
+    // Messages name the cluster, the role and the SDK's error, never a credential; the cluster access
+    // layer redacts again at its boundary.
+    super(message);
     this.code = code;
   }
 }
+
+/** Supplies a role's temporary credentials (shared/platform/assumed-roles.ts). */
+export interface RoleCredentialsSource {
+  credentials(role: RoleToAssume, cluster: string): Promise<RoleCredentials>;
+  forget(role: RoleToAssume): void;
+}
+
+const roleKey = (r: RoleToAssume): string => `${r.roleArn}\u0000${r.externalId ?? ''}`;
+const describeRole = (r: RoleToAssume): string =>
+  `role ${r.roleArn}${r.externalId ? ' (with an external ID)' : ''}`;
 
 /** Null when `region` is a region of an AWS partition the SDK knows, else why not. */
 export function regionProblem(region: string): string | null {
@@ -124,7 +130,7 @@ export interface EksTokenMinterOptions {
   /** Fixed credentials or a provider; default the SDK's default chain (env, web identity, ECS, IMDS, …). */
   credentials?: AwsCredentials;
   /** Credentials of roles in other accounts (the STS adapter); needed only for clusters with a role. */
-  roles?: RoleCredentialsProvider;
+  roles?: RoleCredentialsSource;
   now?: () => number;
   refreshAfterMs?: number;
   sha256?: HashConstructor;
@@ -143,10 +149,10 @@ const ROLE_TOKEN_MARGIN_MS = 60_000;
  * Caching provider: one token per (cluster, region, role), re-minted after `refreshAfterMs` (10 min) or
  * before the role credentials it was signed with expire, whichever comes first.
  */
-export class EksTokenMinter implements EksTokenProvider {
+export class EksTokenMinter {
   private readonly cache = new Map<string, Promise<CachedToken>>();
   /** The role each cluster's tokens were last minted with, so a 401 can drop that role's session. */
-  private readonly roleOf = new Map<string, AssumeRoleSpec>();
+  private readonly roleOf = new Map<string, RoleToAssume>();
   private readonly now: () => number;
   private readonly refreshAfterMs: number;
   private credentials: AwsCredentials | undefined;
@@ -168,7 +174,7 @@ export class EksTokenMinter implements EksTokenProvider {
     return this.credentials;
   }
 
-  async token(clusterName: string, region: string, role?: AssumeRoleSpec): Promise<string> {
+  async token(clusterName: string, region: string, role?: RoleToAssume): Promise<string> {
     const key = `${clusterName}\u0000${region}\u0000${role ? roleKey(role) : ''}`;
     const now = this.now();
     const cached = this.cache.get(key);
@@ -197,7 +203,7 @@ export class EksTokenMinter implements EksTokenProvider {
     clusterName: string,
     region: string,
     now: number,
-    role?: AssumeRoleSpec,
+    role?: RoleToAssume,
   ): Promise<CachedToken> {
     const renewAt = now + this.refreshAfterMs;
     if (!role) {
@@ -218,7 +224,7 @@ export class EksTokenMinter implements EksTokenProvider {
     return { token, renewAt: Math.min(renewAt, temp.expiration.getTime() - ROLE_TOKEN_MARGIN_MS) };
   }
 
-  private async roleCredentials(role: AssumeRoleSpec, clusterName: string) {
+  private async roleCredentials(role: RoleToAssume, clusterName: string) {
     if (!this.opts.roles)
       throw new EksTokenError(
         `cluster "${clusterName}" is reached through ${describeRole(role)}, but no STS credential provider is configured`,
@@ -233,6 +239,10 @@ export class EksTokenMinter implements EksTokenProvider {
         code,
       );
     }
+  }
+
+  regionProblem(region: string): string | null {
+    return regionProblem(region);
   }
 
   invalidate(clusterName?: string): void {

@@ -5,9 +5,9 @@
  */
 import { STSClient } from '@aws-sdk/client-sts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeEksToken, EksTokenMinter, mintEksToken } from '../../shared/k8s/eks-token.js';
 import { toClusterAccessError } from '../../shared/k8s/errors.js';
 import { AssumedRoles, RoleAssumptionError, sessionName } from '../../shared/platform/assumed-roles.js';
+import { decodeEksToken, EksTokenMinter, mintEksToken } from '../../shared/platform/eks-token.js';
 import { type LocalSts, startLocalSts } from '../support/sts-server.js';
 
 const CONTROL_PLANE = {

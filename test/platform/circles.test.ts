@@ -1,0 +1,169 @@
+/**
+ * No new import circle, and no new domain file that speaks to AWS itself (issue 32). A circle means no
+ * file in it can be read, tested or replaced alone; a domain file importing the SDK means the next
+ * engineer must know the table's shape to change the domain. The circles and files still on the lists
+ * below are the ones left from before this rule: the lists only shrink (a list entry that no longer
+ * holds fails too, so the list is trimmed as they go).
+ */
+import { describe, expect, it } from 'vitest';
+import { circles, type Import, importGraph } from '../support/imports.js';
+
+/** The circles still to be broken, each named by the folder it lives in and its modules. */
+const KNOWN_CIRCLES: readonly (readonly string[])[] = [
+  [
+    'shared/balloons/cluster-events',
+    'shared/balloons/cycle',
+    'shared/balloons/cycle-state',
+    'shared/balloons/decide',
+    'shared/balloons/gate',
+    'shared/balloons/incluster',
+    'shared/balloons/node-opt-out',
+    'shared/balloons/opt-out-step',
+    'shared/balloons/pending',
+    'shared/balloons/recheck',
+    'shared/balloons/resizing',
+    'shared/balloons/store',
+    'shared/balloons/summary',
+    'shared/balloons/summary-model',
+  ],
+  ['shared/cycle/kept-lists', 'shared/cycle/resume'],
+  ['cli/commands/cluster', 'cli/commands/cluster-refresh'],
+  ['cli/commands/features', 'cli/commands/features-rollout'],
+  [
+    'local/sim/authn',
+    'local/sim/authz',
+    'local/sim/builtins',
+    'local/sim/cluster',
+    'local/sim/crd',
+    'local/sim/daemonsets',
+    'local/sim/events',
+    'local/sim/handler',
+    'local/sim/kubelet',
+    'local/sim/metrics',
+    'local/sim/node-fit',
+    'local/sim/nodes',
+    'local/sim/pod-requests',
+    'local/sim/pods',
+    'local/sim/preemption',
+    'local/sim/rbac-aggregation',
+    'local/sim/rbac-escalation',
+    'local/sim/rbac-objects',
+    'local/sim/resize',
+    'local/sim/resize-admission',
+    'local/sim/resize-preemption',
+    'local/sim/rest',
+    'local/sim/reviews',
+    'local/sim/scheduler',
+    'local/sim/topology-labels',
+  ],
+  [
+    'soak/agent',
+    'soak/balloons',
+    'soak/config',
+    'soak/declared',
+    'soak/features',
+    'soak/invariants/balloons',
+    'soak/invariants/evictions',
+    'soak/invariants/features',
+    'soak/invariants/resizes',
+    'soak/types',
+  ],
+];
+
+/** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
+const KNOWN_SDK_IMPORTERS: readonly string[] = [
+  'shared/balloons/grow.ts',
+  'shared/balloons/phase.ts',
+  'shared/balloons/serve-request.ts',
+  'shared/balloons/store.ts',
+  'shared/balloons/summary.ts',
+  'shared/claims/store.ts',
+  'shared/claims/summary.ts',
+  'shared/cycle/cluster-cycle.ts',
+  'shared/features/claim-fence.ts',
+  'shared/features/dangling.ts',
+  'shared/features/gate.ts',
+  'shared/features/members.ts',
+  'shared/features/reconciler.ts',
+  'shared/features/rollout-store.ts',
+  'shared/features/spec.ts',
+  'shared/features/store.ts',
+  'shared/features/summary.ts',
+  'shared/features/tasks.ts',
+  'shared/fleet/registry-store.ts',
+  'shared/nodescope/store.ts',
+  'shared/nodescope/summary.ts',
+  'shared/report/gather.ts',
+];
+
+const GRAPH = importGraph(['shared', 'cli', 'infra', 'local', 'functions', 'bench', 'soak']);
+const AWS = /^@aws-sdk\/|^@smithy\//;
+/** An adapter is named for the AWS service it speaks (`s3.ts`, `secrets-kubeconfig-source.ts`, `*-dynamo.ts`). */
+const ADAPTER = /(^|[/-])(dynamo|s3|secrets|sts)[^/]*\.ts$/;
+
+const speaksAws = (i: Import) => (i.pkg && AWS.test(i.to)) || i.to === 'shared/platform/dynamo';
+const sdkImporters = (graph: readonly Import[]) =>
+  [...new Set(graph.filter(speaksAws).map((i) => i.from))]
+    .filter((f) => f.startsWith('shared/') && !f.startsWith('shared/platform/') && !ADAPTER.test(f))
+    .sort();
+const within = (circle: readonly string[], known: readonly string[]) =>
+  circle.every((m) => known.includes(m));
+
+describe('import circles', () => {
+  const found = circles(GRAPH);
+
+  it('the detector finds a planted circle, type imports included', () => {
+    const plant = (from: string, to: string, typeOnly = false): Import => ({
+      from,
+      to,
+      pkg: false,
+      typeOnly,
+    });
+    const graph = [
+      plant('a/x.ts', 'a/y'),
+      plant('a/y.ts', 'a/z', true),
+      plant('a/z.ts', 'a/x'),
+      plant('a/w.ts', 'a/x'),
+    ];
+    expect(circles(graph)).toEqual([['a/x', 'a/y', 'a/z']]);
+    expect(circles(GRAPH.length > 500 ? GRAPH : []).length).toBeGreaterThan(0);
+  });
+
+  it('no circle but the ones still listed to be broken', () => {
+    const fresh = found.filter((c) => !KNOWN_CIRCLES.some((k) => within(c, k)));
+    expect(
+      fresh,
+      'a new import circle: break it (move the shared type or constant to a module of its own)',
+    ).toEqual([]);
+  });
+
+  it('every listed circle still exists (trim the list once one is broken)', () => {
+    const gone = KNOWN_CIRCLES.filter((k) => !found.some((c) => within(c, k)));
+    expect(gone.map((k) => k[0])).toEqual([]);
+  });
+});
+
+describe('AWS stays in adapters', () => {
+  it('no domain file in shared/ imports the AWS SDK or platform/dynamo but those still listed', () => {
+    const found = sdkImporters(GRAPH);
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.filter((f) => !KNOWN_SDK_IMPORTERS.includes(f))).toEqual([]);
+    expect(
+      KNOWN_SDK_IMPORTERS.filter((f) => !found.includes(f)),
+      'trim the list',
+    ).toEqual([]);
+  });
+
+  it('cluster access (shared/k8s) imports no AWS SDK: tokens come from a source it is handed', () => {
+    expect(GRAPH.filter((i) => i.from.startsWith('shared/k8s/') && i.pkg && AWS.test(i.to))).toEqual([]);
+  });
+
+  it('no module imports both the Kubernetes client and an AWS SDK', () => {
+    const files = new Map<string, Set<string>>();
+    for (const i of GRAPH.filter((g) => g.pkg)) {
+      const kind = AWS.test(i.to) ? 'aws' : i.to.startsWith('@kubernetes/') ? 'k8s' : undefined;
+      if (kind) files.set(i.from, (files.get(i.from) ?? new Set()).add(kind));
+    }
+    expect([...files].filter(([, k]) => k.size === 2).map(([f]) => f)).toEqual([]);
+  });
+});
