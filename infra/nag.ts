@@ -2,6 +2,7 @@ import { Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import type { StackConfig } from './config.js';
 import type { Functions } from './constructs/functions.js';
+import type { Network } from './constructs/network.js';
 import type { DeadLetterQueue } from './constructs/queues.js';
 import type { ReportBucket } from './constructs/reports.js';
 
@@ -27,6 +28,8 @@ export interface NagSubject {
   readonly functions: Functions;
   readonly reports: ReportBucket;
   readonly deadLetterQueues: DeadLetterQueue[];
+  /** Where the functions run, when context `vpc` is set. */
+  readonly network: Network | undefined;
 }
 
 export function acknowledgeNagFindings(stack: NagSubject): NagAcknowledgement[] {
