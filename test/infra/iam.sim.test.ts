@@ -308,6 +308,25 @@ describe('IAM: every call the handlers make, judged against the template', () =>
     expect(unusedByAll, 'granted, and no function called it in the run').toEqual([]);
   });
 
+  it('holds the AssumeRole grant to the organization when organizationId is set (aws:ResourceOrgID)', async () => {
+    const org = 'o-abcdefghij';
+    const { stack, resources } = synth({ organizationId: org });
+    const f = stack.functions.get('inventory');
+    const policies = functionPolicies(
+      resources,
+      stack.getLogicalId(f.fn.node.defaultChild as never),
+      'inventory',
+    );
+    const assume = (orgId: string) =>
+      judge(policies, {
+        action: 'sts:AssumeRole',
+        resource: MEMBER_ROLE,
+        context: { 'aws:ResourceOrgID': orgId },
+      });
+    expect(await assume(org)).toBe('Allowed');
+    expect(await assume('o-zyxwvutsrq')).not.toBe('Allowed');
+  });
+
   it('denies every call no function may make', async () => {
     let probes = 0;
     for (const f of allFunctions()) {
