@@ -249,6 +249,14 @@ describe('IAM: every call the handlers make, judged against the template', () =>
     await runtime.bus.drain();
     await runtime.scheduler.runOnce();
     await runtime.bus.drain();
+    // In Lambda each function has its own container and reads the kubeconfig itself; here one process
+    // caches it for all. With nothing else running, a cold cache lets balloons' request read it too.
+    await resetClusterConnector();
+    await runtime.bus.deliver({
+      detailType: 'NodeResizeRequested',
+      detail: { cluster: 'plain', node, cpu: '2', memory: '4Gi', requestedAt: new Date().toISOString() },
+    });
+    await runtime.bus.drain();
   }, 180_000);
 
   afterAll(async () => {
