@@ -135,6 +135,15 @@ export async function readsBench(): Promise<void> {
     }
     const { changed, background } = await changeSetOf(control);
     let touch = 0;
+    // The background change is best effort: one that fails is counted and printed, never a crash.
+    const touches = { sent: 0, failed: 0, last: '' };
+    const touchBackground = () => {
+      touches.sent++;
+      annotate(control, background, ++touch).catch((e: Error) => {
+        touches.failed++;
+        touches.last = e.message;
+      });
+    };
     const change = async () => {
       touch++;
       for (const p of changed) await annotate(control, p, touch);
@@ -154,7 +163,7 @@ export async function readsBench(): Promise<void> {
       const run = async <T>(what: 'cycle' | 'follow', afterMs: number): Promise<T> => {
         await advance(afterMs);
         warm.proc.stdin?.write(`${what} ${now}\n`);
-        const during = setInterval(() => void annotate(control, background, ++touch), 250);
+        const during = setInterval(touchBackground, 250);
         try {
           return JSON.parse(await next()) as T;
         } finally {
@@ -207,6 +216,9 @@ export async function readsBench(): Promise<void> {
 
     const up = await upstream(kubeconfig, advance, change, children);
     printTable(rows, floors, up, changed.length, asRead);
+    console.log(
+      `  background changes: ${touches.sent} sent, ${touches.failed} failed${touches.failed ? ` (last: ${touches.last})` : ''}`,
+    );
     ddb.destroy();
   } finally {
     await stopChildren(children, dir);
