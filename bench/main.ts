@@ -3,9 +3,10 @@
  * why and the others still run. The exit code says which failed: the sum of their bits (startup 1,
  * reads 2, nodescope 4, balloons 8, grow 16, fleet 32, real 64; 0 when every part ran).
  *
- * The default run is the representative subset (1,000 nodes, 200 fleet clusters: docs/developing.md
- * gives its duration); `npm run bench -- --full` (or BENCH_FULL=1) is the full run at 5,000 nodes and
- * 1,000 clusters. BENCH_NODES and BENCH_FLEET_CLUSTERS override either; BENCH_ONLY=reads,nodescope
+ * The default run is the representative subset (1,000 nodes, 200 fleet clusters, 200 nodes on the real
+ * apiserver: docs/developing.md gives its duration); `npm run bench -- --full` (or BENCH_FULL=1) is the
+ * full run at 5,000 nodes, 1,000 clusters and 1,000 real nodes. BENCH_NODES, BENCH_FLEET_CLUSTERS and
+ * BENCH_REAL_NODES override either; BENCH_ONLY=reads,nodescope
  * runs some parts. The parts (their own files say what they measure):
  *   startup     the CLI's start times (bench/startup.ts)
  *   reads       what a cycle takes from the apiserver, against an upstream-VPA-like reader (bench/reads.ts)
@@ -22,8 +23,8 @@ type Part = (typeof PARTS)[number];
 
 /** The representative subset's sizes, and the full run's. */
 const SIZES = {
-  subset: { BENCH_NODES: '1000', BENCH_FLEET_CLUSTERS: '200' },
-  full: { BENCH_NODES: '5000', BENCH_FLEET_CLUSTERS: '1000' },
+  subset: { BENCH_NODES: '1000', BENCH_FLEET_CLUSTERS: '200', BENCH_REAL_NODES: '200' },
+  full: { BENCH_NODES: '5000', BENCH_FLEET_CLUSTERS: '1000', BENCH_REAL_NODES: '1000' },
 } as const;
 
 /** Each part, loaded only when it runs (its module reads BENCH_NODES when it loads); a part may skip, saying why. */
@@ -53,7 +54,7 @@ async function runAll(): Promise<number> {
   for (const [k, v] of Object.entries(sizes)) process.env[k] ??= v;
   const parts = chosen();
   console.log(
-    `fleetscope bench: ${full ? 'the full run' : 'the representative subset (the full run: npm run bench -- --full)'}, ${process.env.BENCH_NODES} nodes, ${process.env.BENCH_FLEET_CLUSTERS} fleet clusters; parts ${parts.join(', ')}`,
+    `fleetscope bench: ${full ? 'the full run' : 'the representative subset (the full run: npm run bench -- --full)'}, ${process.env.BENCH_NODES} nodes, ${process.env.BENCH_FLEET_CLUSTERS} fleet clusters, ${process.env.BENCH_REAL_NODES} nodes on the real apiserver; parts ${parts.join(', ')}`,
   );
   const t0 = performance.now();
   const outcomes: { part: Part; ms: number; how: string }[] = [];

@@ -72,8 +72,19 @@ export async function once(script: string, env: Record<string, string>): Promise
  * before any answer (a reset, a refused connection) is sent again, up to 3 times, unless it is a POST
  * (advancing the clock twice would skew every figure after it); then it rejects, naming the request.
  */
-export function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
-  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true });
+export function simControl(kubeconfig: {
+  server: string;
+  ca: Buffer | string;
+  /** A bearer token (the simulator's), or a client certificate (a real kube-apiserver's admin). */
+  token?: string;
+  cert?: string;
+  key?: string;
+}) {
+  const { cert, key } = kubeconfig;
+  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true, ...(cert ? { cert, key } : {}) });
+  const auth: Record<string, string> = kubeconfig.token
+    ? { authorization: `Bearer ${kubeconfig.token}` }
+    : {};
   const once = (method: string, path: string, body: unknown, contentType: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const req = https.request(
@@ -81,7 +92,7 @@ export function simControl(kubeconfig: { server: string; ca: Buffer; token: stri
         {
           agent,
           method,
-          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': contentType },
+          headers: { ...auth, 'content-type': contentType },
         },
         (res) => {
           const chunks: Buffer[] = [];
