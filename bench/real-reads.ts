@@ -38,6 +38,7 @@ import {
   printReads,
   printSideBySide,
   type ReadsBackend,
+  type ReadsResult,
   simulatorBackend,
   WORKLOADS_PER_NODE,
 } from './reads.js';
@@ -53,26 +54,23 @@ export async function realReadsBench(): Promise<string | undefined> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetscope-bench-real-'));
   const children: ChildProcess[] = [];
   try {
-    const real = await realBackend(found.assets, nodes, dir, children);
-    let onReal: Awaited<ReturnType<typeof measureReads>>;
-    try {
-      onReal = await measureReads(real, children);
-    } finally {
-      await real.close();
-    }
+    const onReal = await measureAndClose(await realBackend(found.assets, nodes, dir, children), children);
     printReads(onReal);
-    const sim = await simulatorBackend(dir, children, nodes);
-    let onSim: Awaited<ReturnType<typeof measureReads>>;
-    try {
-      onSim = await measureReads(sim, children);
-    } finally {
-      await sim.close();
-    }
+    const onSim = await measureAndClose(await simulatorBackend(dir, children, nodes), children);
     printReads(onSim);
     printSideBySide(onReal, onSim);
     return undefined;
   } finally {
     await stopChildren(children, dir);
+  }
+}
+
+/** The reads measured on a backend, which is closed after, whatever happened. */
+async function measureAndClose(b: ReadsBackend, children: ChildProcess[]): Promise<ReadsResult> {
+  try {
+    return await measureReads(b, children);
+  } finally {
+    await b.close();
   }
 }
 

@@ -230,11 +230,17 @@ describe('raw reader: connections reset by the server', () => {
     expect([...again.list.items.keys()]).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('a follow whose watch is reset throughout drops the list, and the next cycle lists it', async () => {
+  /** A reader and the lists it keeps: one, listed. */
+  async function keptOne(): Promise<{ reader: RawReader; kept: KeptLists }> {
     const reader = new RawReader(client);
     const kept = new KeptLists();
     const { list } = await readKeptList(reader, spec, undefined, async () => undefined);
     kept.put('stand-in s list', list);
+    return { reader, kept };
+  }
+
+  it('a follow whose watch is reset throughout drops the list, and the next cycle lists it', async () => {
+    const { reader, kept } = await keptOne();
     resets.watch = 100;
     const r = await followCluster(reader, kept, 'stand-in s');
     expect(r.lists).toEqual({ list: { how: 'dropped', why: 'watch failed' } });
@@ -242,10 +248,7 @@ describe('raw reader: connections reset by the server', () => {
   });
 
   it('a follow whose watch is reset once takes the list up all the same', async () => {
-    const reader = new RawReader(client);
-    const kept = new KeptLists();
-    const { list } = await readKeptList(reader, spec, undefined, async () => undefined);
-    kept.put('stand-in s list', list);
+    const { reader, kept } = await keptOne();
     resets.watch = 1;
     const r = await followCluster(reader, kept, 'stand-in s');
     expect(r.lists.list).toMatchObject({ how: 'resumed', rv: '20' });
