@@ -45,8 +45,8 @@ type Mode = (typeof MODES)[number];
 
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-/** Megabytes, with two decimals under 1 MB (a small cluster's steady window, its scaled target). */
-const mb = (b: number) => `${n(b / 1e6, b < 1e6 ? 2 : 1)} MB`;
+/** Bytes in MB, two decimals under 1 MB, in kB under 0.1 MB (a small cluster's window, its scaled target). */
+const mb = (b: number) => (b < 1e5 ? `${n(b / 1e3, 1)} kB` : `${n(b / 1e6, b < 1e6 ? 2 : 1)} MB`);
 const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
 
 interface CycleFigures extends WireStats {
