@@ -1,6 +1,7 @@
 /**
  * The reads part of `npm run bench` (BENCH_ONLY=reads): what a cycle takes from the apiserver of the
- * 5,000-node cluster with every pod (the DaemonSets' plus 20 workload pods per node, 154,515 pods), in
+ * bench's cluster of BENCH_NODES nodes with every pod (the DaemonSets' plus 20 workload pods per node:
+ * 154,515 pods at 5,000 nodes), on the simulator here and on a real kube-apiserver (real-reads.ts), in
  * one table, one run: node scope alone, balloons alone and both together, each as a warm Lambda runs
  * consecutive cycles (reads-cycle.ts: one process, one client) with a follow every minute between them
  * (shared/cycle/follow.ts), in steady state and after 1% of the pods changed in the middle of the
