@@ -19,11 +19,16 @@ export function apiFetcher(kubeconfigPath: string) {
   const kubeconfig = parse(readFileSync(kubeconfigPath, 'utf8'));
   const cluster = kubeconfig.clusters.find((c: { name: string }) => c.name === CLUSTER).cluster;
   const user = kubeconfig.users.find((u: { name: string }) => u.name === CLUSTER).user;
+  // A bearer token (the simulator's) or a client certificate (a real kube-apiserver's admin).
+  const b64 = (k: string) => (user[k] ? Buffer.from(user[k], 'base64') : undefined);
   const agent = new https.Agent({
     keepAlive: true,
     maxSockets: 4,
     ca: Buffer.from(cluster['certificate-authority-data'], 'base64'),
+    cert: b64('client-certificate-data'),
+    key: b64('client-key-data'),
   });
+  const auth: Record<string, string> = user.token ? { authorization: `Bearer ${user.token}` } : {};
   const base = new URL(cluster.server);
   const stats = { requests: 0, wireBytes: 0, decodedBytes: 0 };
 
@@ -38,7 +43,7 @@ export function apiFetcher(kubeconfigPath: string) {
         {
           agent,
           headers: {
-            authorization: `Bearer ${user.token}`,
+            ...auth,
             accept: protobuf ? PROTOBUF_OR_JSON : 'application/json',
             'accept-encoding': 'gzip',
           },
@@ -55,6 +60,12 @@ export function apiFetcher(kubeconfigPath: string) {
           body.on('end', () => {
             const body = Buffer.concat(chunks);
             stats.decodedBytes += body.length;
+            // An error answer is no floor: the run fails, naming it.
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300)
+              return reject(
+                new Error(`GET ${url.pathname} answered ${status}: ${body.toString('utf8').slice(0, 200)}`),
+              );
             resolve(
               isProtobuf(res.headers['content-type'])
                 ? podListFromProtobuf(body)
@@ -96,7 +107,7 @@ export function apiFetcher(kubeconfigPath: string) {
     stats.requests++;
     const req = https.request(url, {
       agent,
-      headers: { authorization: `Bearer ${user.token}`, accept: 'application/json' },
+      headers: { ...auth, accept: 'application/json' },
     });
     let pending = '';
     let stopped = false;
@@ -106,6 +117,10 @@ export function apiFetcher(kubeconfigPath: string) {
       onEnd(why);
     };
     req.on('response', (res) => {
+      if ((res.statusCode ?? 0) >= 300) {
+        res.resume();
+        return end(`answered ${res.statusCode}`);
+      }
       res.on('error', (e) => end(e.message));
       res.on('end', () => end('ended by the server'));
       res.setEncoding('utf8');

@@ -68,35 +68,69 @@ export async function once(script: string, env: Record<string, string>): Promise
 
 /**
  * The simulator's control endpoints (/_sim/stats, /_sim/clock), with the kubeconfig's credentials; also
- * any API request of the bench's own (a patch: give its content type).
+ * any API request of the bench's own (a patch: give its content type). A request whose connection failed
+ * before any answer (a reset, a refused connection) is sent again, up to 3 times, unless it is a POST
+ * (advancing the clock twice would skew every figure after it); then it rejects, naming the request.
  */
-export function simControl(kubeconfig: { server: string; ca: Buffer; token: string }) {
-  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true });
-  return (
-    method: string,
-    path: string,
-    body?: unknown,
-    contentType = 'application/json',
-  ): Promise<Record<string, unknown>> =>
-    new Promise((resolve, reject) => {
+export function simControl(kubeconfig: {
+  server: string;
+  ca: Buffer | string;
+  /** A bearer token (the simulator's), or a client certificate (a real kube-apiserver's admin). */
+  token?: string;
+  cert?: string;
+  key?: string;
+}) {
+  const { cert, key } = kubeconfig;
+  const agent = new https.Agent({ ca: kubeconfig.ca, keepAlive: true, ...(cert ? { cert, key } : {}) });
+  const auth: Record<string, string> = kubeconfig.token
+    ? { authorization: `Bearer ${kubeconfig.token}` }
+    : {};
+  const once = (method: string, path: string, body: unknown, contentType: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
       const req = https.request(
         new URL(path, kubeconfig.server),
         {
           agent,
           method,
-          headers: { authorization: `Bearer ${kubeconfig.token}`, 'content-type': contentType },
+          headers: { ...auth, 'content-type': contentType },
         },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (d: Buffer) => chunks.push(d));
-          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString() || '{}')));
-          res.on('error', reject);
+          res.on('end', () => {
+            try {
+              resolve(JSON.parse(Buffer.concat(chunks).toString() || '{}'));
+            } catch {
+              reject(new Error(`${method} ${path}: answered ${res.statusCode} with a body that is not JSON`));
+            }
+          });
+          res.on('error', (e) => reject(Object.assign(e, { answered: true })));
         },
       );
       req.on('error', reject);
       req.end(body === undefined ? undefined : JSON.stringify(body));
     });
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<Record<string, unknown>> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once(method, path, body, contentType);
+      } catch (e) {
+        const err = e as Error & { code?: string; answered?: boolean };
+        if (method === 'POST' || err.answered || attempt >= 3 || !RETRIED_CODES.has(err.code ?? ''))
+          throw new Error(`simulator ${method} ${path} failed after ${attempt} attempt(s): ${err.message}`);
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  };
 }
+
+/** Connection failures before an answer, where sending the request again is safe. */
+const RETRIED_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE']);
 
 /**
  * The simulator and DynamoDB of one bench part, started as children (kept in `children`, so the part's

@@ -1,6 +1,7 @@
 /**
  * The reads part of `npm run bench` (BENCH_ONLY=reads): what a cycle takes from the apiserver of the
- * 5,000-node cluster with every pod (the DaemonSets' plus 20 workload pods per node, 154,515 pods), in
+ * bench's cluster of BENCH_NODES nodes with every pod (the DaemonSets' plus 20 workload pods per node:
+ * 154,515 pods at 5,000 nodes), on the simulator here and on a real kube-apiserver (real-reads.ts), in
  * one table, one run: node scope alone, balloons alone and both together, each as a warm Lambda runs
  * consecutive cycles (reads-cycle.ts: one process, one client) with a follow every minute between them
  * (shared/cycle/follow.ts), in steady state and after 1% of the pods changed in the middle of the
@@ -33,7 +34,7 @@ import { seedCluster } from './seed.js';
 import { CLUSTER, NODES } from './spec.js';
 import type { WireStats } from './wire-tap.js';
 
-const WORKLOADS_PER_NODE = 20;
+export const WORKLOADS_PER_NODE = 20;
 const PERIOD_MS = DEFAULT_SETTINGS.periodMinutes * 60_000;
 const FOLLOW_MS = FOLLOW_PERIOD_MINUTES * 60_000;
 /** How long after a cycle its resizes' answers come (the simulator's kubelets act on its clock). */
@@ -45,8 +46,9 @@ type Mode = (typeof MODES)[number];
 
 const n = (v: number, d = 0) =>
   v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-const mb = (b: number) => `${n(b / 1e6, 1)} MB`;
-const verdict = (ok: boolean) => (ok ? 'pass' : 'MISS');
+/** Bytes in MB, two decimals under 1 MB, in kB under 0.1 MB (a small cluster's window, its scaled target). */
+const mb = (b: number) => (b < 1e5 ? `${n(b / 1e3, 1)} kB` : `${n(b / 1e6, b < 1e6 ? 2 : 1)} MB`);
+const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
 
 interface CycleFigures extends WireStats {
   cpuMs: number;
@@ -90,127 +92,271 @@ interface UpstreamFigures extends WireStats {
 type Control = ReturnType<typeof simControl>;
 type Row = { prime: Window; steady: Window; changed: Window };
 
+/** Where the reads are measured: a simulator in its own process, or a real kube-apiserver (real-reads.ts). */
+export interface ReadsBackend {
+  /** What it is, for the tables: `simulator`, `kube-apiserver v1.36.2`. */
+  name: string;
+  nodes: number;
+  kubeconfig: string;
+  /** DynamoDB's endpoint (dynalite) and a client for it. */
+  endpoint: string;
+  db: DynamoDBDocumentClient;
+  /** The bench's own API requests (the change set and its annotations). */
+  control: Control;
+  /** The cluster's clock (the simulated kubelets' and metrics'), in ms since the epoch. */
+  now(): number;
+  /** Moves the clock on; the kubelets and controllers act on what happened meanwhile. */
+  advance(ms: number): Promise<void>;
+  /** Ends what the backend runs in this process (its children are the caller's to stop). */
+  close(): Promise<void>;
+}
+
+/** What one backend's run measured: every table's figures. */
+export interface ReadsResult {
+  backend: string;
+  nodes: number;
+  rows: Map<Mode, Row>;
+  floors: Map<Mode, Floor>;
+  asRead?: Floor;
+  up: { list: UpstreamFigures; steady: UpstreamFigures; changed: UpstreamFigures };
+  changedPods: number;
+  touches: { sent: number; failed: number; last: string };
+}
+
+/** The reads part on the simulator at BENCH_NODES: its table and targets. */
 export async function readsBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetscope-bench-reads-'));
   const children: ChildProcess[] = [];
   try {
-    console.log(
-      `\nfleetscope reads: what a cycle takes from the apiserver of 1 cluster of ${n(NODES)} nodes (10 node-scoped DaemonSets + ${WORKLOADS_PER_NODE} workload pods per node), steady and after ${CHANGED_NODE_FRACTION * 100}% of the pods changed`,
-    );
-    const { kubeconfig, endpoint, control, ddb, db } = await startSimAndDynamo(
-      dir,
-      children,
-      { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE) },
-      16_000,
-    );
-    let now = (await control('GET', '/_sim/clock')).now as number;
-    const advance = async (ms: number) => {
-      now += ms;
-      await control('POST', '/_sim/clock', { advanceMs: ms });
-    };
-    await setUp({ kubeconfig, endpoint, db, now });
-    // Converge node scope (every pod sized at once, the kubelets answer) before the balloons are sized
-    // around the pods' requests, so that a steady cycle is steady: a cluster fleetscope has run for a
-    // while resizes only what moved.
-    const converged = await convergeNodeScope({ kubeconfig, endpoint }, async (ms) => {
-      await advance(ms);
-      return now;
-    });
-    console.log(`  set up: node scope converged (${converged.join(', ')} resizes per set-up cycle)`);
-    // Converge the balloons (create, then size every one without a write budget), so that the
-    // measured cycles are the steady state.
-    // A set-up cycle that fails (a loaded machine: the simulator too slow for the retry budget) is run
-    // again once; it is not measured.
-    for (const budget of [undefined, NODES * 2]) {
-      await advance(PERIOD_MS);
-      const converge = () =>
-        once('balloon-cycle.ts', {
-          BENCH_KUBECONFIG: kubeconfig,
-          BENCH_DYNAMO: endpoint,
-          BENCH_NOW: String(now),
-          BENCH_MODE: 'balloons',
-          ...(budget ? { BENCH_WRITE_BUDGET: String(budget) } : {}),
-        });
-      await converge().catch(converge);
+    const sim = await simulatorBackend(dir, children, NODES);
+    try {
+      printReads(await measureReads(sim, children));
+    } finally {
+      await sim.close();
     }
-    const { changed, background } = await changeSetOf(control);
-    let touch = 0;
-    const change = async () => {
-      touch++;
-      for (const p of changed) await annotate(control, p, touch);
-    };
-
-    const rows = new Map<Mode, Row>();
-    for (const mode of modes()) {
-      const warm = child('reads-cycle.ts', [], {
-        BENCH_KUBECONFIG: kubeconfig,
-        BENCH_DYNAMO: endpoint,
-        BENCH_MODE: mode,
-      });
-      children.push(warm.proc);
-      const next = lines(warm.proc, `reads-cycle.ts (${mode})`);
-      // A live cluster's pods change all the time: one pod changes every 250 ms while a cycle or a
-      // follow runs (what brings the watch cache's bookmark that moves a quiet list on).
-      const run = async <T>(what: 'cycle' | 'follow', afterMs: number): Promise<T> => {
-        await advance(afterMs);
-        warm.proc.stdin?.write(`${what} ${now}\n`);
-        const during = setInterval(() => void annotate(control, background, ++touch), 250);
-        try {
-          return JSON.parse(await next()) as T;
-        } finally {
-          clearInterval(during);
-        }
-      };
-      // The kubelets answer a cycle's resizes within seconds, as in life (the simulator's kubelets act
-      // when its clock moves): a few seconds pass after each cycle, the rest of the minute before the
-      // next follow.
-      const cycle = async (afterMs: number) => {
-        const c = await run<CycleFigures>('cycle', afterMs);
-        await advance(KUBELET_MS);
-        return c;
-      };
-      const follow = (afterMs = FOLLOW_MS) => run<FollowFigures>('follow', afterMs);
-      const follows = async (n: number) => {
-        const out: FollowFigures[] = [];
-        for (let i = 0; i < n; i++) out.push(await follow());
-        return out;
-      };
-      const prime = await cycle(PERIOD_MS);
-      const afterCycle = () => follow(FOLLOW_MS - KUBELET_MS);
-      const steady = { follows: [await afterCycle(), ...(await follows(3))], cycle: await cycle(FOLLOW_MS) };
-      // The change in the middle of the next 5 minutes: after the second follow, half a minute before the third.
-      const early = [await afterCycle(), ...(await follows(1))];
-      await advance(FOLLOW_MS / 2);
-      await change();
-      const late = [await follow(FOLLOW_MS / 2), await follow()];
-      rows.set(mode, {
-        prime: { cycle: prime, follows: [] },
-        steady,
-        changed: { follows: [...early, ...late], cycle: await cycle(FOLLOW_MS) },
-      });
-      warm.proc.stdin?.end();
-      await exited(warm.proc);
-    }
-    const floors = new Map<Mode, Floor>();
-    for (const mode of modes())
-      floors.set(
-        mode,
-        (await once('floor.ts', { BENCH_KUBECONFIG: kubeconfig, BENCH_MODE: mode })) as unknown as Floor,
-      );
-    // The floor of what node scope's first cycle reads as it reads it (pods as protobuf), beside the JSON one.
-    const asRead = rows.has('nodescope')
-      ? ((await once('floor.ts', {
-          BENCH_KUBECONFIG: kubeconfig,
-          BENCH_MODE: 'nodescope-protobuf',
-        })) as unknown as Floor)
-      : undefined;
-
-    const up = await upstream(kubeconfig, advance, change, children);
-    printTable(rows, floors, up, changed.length, asRead);
-    ddb.destroy();
   } finally {
     await stopChildren(children, dir);
   }
+}
+
+/** The simulator of NODES nodes with their workload pods, and DynamoDB, as children of this process. */
+export async function simulatorBackend(
+  dir: string,
+  children: ChildProcess[],
+  nodes: number,
+): Promise<ReadsBackend> {
+  const { kubeconfig, endpoint, control, ddb, db } = await startSimAndDynamo(
+    dir,
+    children,
+    { BENCH_WORKLOAD_PODS: String(WORKLOADS_PER_NODE), BENCH_NODES: String(nodes) },
+    16_000,
+  );
+  let now = (await control('GET', '/_sim/clock')).now as number;
+  return {
+    name: 'simulator',
+    nodes,
+    kubeconfig,
+    endpoint,
+    db,
+    control,
+    now: () => now,
+    advance: async (ms) => {
+      now += ms;
+      await control('POST', '/_sim/clock', { advanceMs: ms });
+    },
+    close: async () => ddb.destroy(),
+  };
+}
+
+/** The reads of every mode on one backend, set up, measured, and the floors and upstream-like beside. */
+export async function measureReads(b: ReadsBackend, children: ChildProcess[]): Promise<ReadsResult> {
+  const { kubeconfig, endpoint, control, db } = b;
+  console.log(
+    `\nfleetscope reads on the ${b.name}: what a cycle takes from the apiserver of 1 cluster of ${n(b.nodes)} nodes (10 node-scoped DaemonSets + ${WORKLOADS_PER_NODE} workload pods per node), steady and after ${CHANGED_NODE_FRACTION * 100}% of the pods changed`,
+  );
+  const advance = (ms: number) => b.advance(ms);
+  await setUp({ kubeconfig, endpoint, db, now: b.now() });
+  // Converge node scope (every pod sized at once, the kubelets answer) before the balloons are sized
+  // around the pods' requests, so that a steady cycle is steady: a cluster fleetscope has run for a
+  // while resizes only what moved.
+  const converged = await convergeNodeScope({ kubeconfig, endpoint }, b.nodes, async (ms) => {
+    await advance(ms);
+    return b.now();
+  });
+  console.log(`  set up: node scope converged (${converged.join(', ')} resizes per set-up cycle)`);
+  // Converge the balloons (create, then size every one without a write budget), so that the
+  // measured cycles are the steady state.
+  // A set-up cycle that fails (a loaded machine: the simulator too slow for the retry budget) is run
+  // again once; it is not measured.
+  for (const budget of [undefined, b.nodes * 2]) {
+    await advance(PERIOD_MS);
+    const converge = () =>
+      once('balloon-cycle.ts', {
+        BENCH_KUBECONFIG: kubeconfig,
+        BENCH_DYNAMO: endpoint,
+        BENCH_NOW: String(b.now()),
+        BENCH_MODE: 'balloons',
+        ...(budget ? { BENCH_WRITE_BUDGET: String(budget) } : {}),
+      });
+    await converge().catch(converge);
+  }
+  const { changed, background } = await changeSetOf(control);
+  let touch = 0;
+  // The background change is best effort: one that fails is counted and printed, never a crash.
+  const touches = { sent: 0, failed: 0, last: '' };
+  const touchBackground = () => {
+    touches.sent++;
+    annotate(control, background, ++touch).catch((e: Error) => {
+      touches.failed++;
+      touches.last = e.message;
+    });
+  };
+  const change = async () => {
+    touch++;
+    for (const p of changed) await annotate(control, p, touch);
+  };
+
+  const rows = new Map<Mode, Row>();
+  for (const mode of modes()) {
+    const warm = child('reads-cycle.ts', [], {
+      BENCH_KUBECONFIG: kubeconfig,
+      BENCH_DYNAMO: endpoint,
+      BENCH_MODE: mode,
+    });
+    children.push(warm.proc);
+    const next = lines(warm.proc, `reads-cycle.ts (${mode})`);
+    // A live cluster's pods change all the time: one pod changes every 250 ms while a cycle or a
+    // follow runs (what brings the watch cache's bookmark that moves a quiet list on).
+    const run = async <T>(what: 'cycle' | 'follow', afterMs: number): Promise<T> => {
+      await advance(afterMs);
+      warm.proc.stdin?.write(`${what} ${b.now()}\n`);
+      const during = setInterval(touchBackground, 250);
+      try {
+        return JSON.parse(await next()) as T;
+      } finally {
+        clearInterval(during);
+      }
+    };
+    // The kubelets answer a cycle's resizes within seconds, as in life (the simulator's kubelets act
+    // when its clock moves): a few seconds pass after each cycle, the rest of the minute before the
+    // next follow.
+    const cycle = async (afterMs: number) => {
+      const c = await run<CycleFigures>('cycle', afterMs);
+      await advance(KUBELET_MS);
+      return c;
+    };
+    const follow = (afterMs = FOLLOW_MS) => run<FollowFigures>('follow', afterMs);
+    const follows = async (n: number) => {
+      const out: FollowFigures[] = [];
+      for (let i = 0; i < n; i++) out.push(await follow());
+      return out;
+    };
+    const prime = await cycle(PERIOD_MS);
+    const afterCycle = () => follow(FOLLOW_MS - KUBELET_MS);
+    const steady = { follows: [await afterCycle(), ...(await follows(3))], cycle: await cycle(FOLLOW_MS) };
+    // The change in the middle of the next 5 minutes: after the second follow, half a minute before the third.
+    const early = [await afterCycle(), ...(await follows(1))];
+    await advance(FOLLOW_MS / 2);
+    await change();
+    const late = [await follow(FOLLOW_MS / 2), await follow()];
+    rows.set(mode, {
+      prime: { cycle: prime, follows: [] },
+      steady,
+      changed: { follows: [...early, ...late], cycle: await cycle(FOLLOW_MS) },
+    });
+    warm.proc.stdin?.end();
+    await exited(warm.proc);
+  }
+  const floors = new Map<Mode, Floor>();
+  for (const mode of modes())
+    floors.set(
+      mode,
+      (await once('floor.ts', { BENCH_KUBECONFIG: kubeconfig, BENCH_MODE: mode })) as unknown as Floor,
+    );
+  // The floor of what node scope's first cycle reads as it reads it (pods as protobuf), beside the JSON one.
+  const asRead = rows.has('nodescope')
+    ? ((await once('floor.ts', {
+        BENCH_KUBECONFIG: kubeconfig,
+        BENCH_MODE: 'nodescope-protobuf',
+      })) as unknown as Floor)
+    : undefined;
+
+  const up = await upstream(kubeconfig, advance, change, children);
+  return {
+    backend: b.name,
+    nodes: b.nodes,
+    rows,
+    floors,
+    asRead,
+    up,
+    changedPods: changed.length,
+    touches,
+  };
+}
+
+/**
+ * A cycle's floor: a full read's, measured. The first cycle, which lists every object, is held to it
+ * whole: its pods come as protobuf, fewer bytes than the JSON the floor parses, so bytes do not compare.
+ * A cycle that reads less (watches, PodMetrics: JSON) is held to the same CPU per decoded byte.
+ */
+function floorFor(rows: Map<Mode, Row>, floors: Map<Mode, Floor>, mode: Mode, r: CycleFigures): number {
+  const f = floors.get(mode) as Floor;
+  if (r === rows.get(mode)?.prime.cycle) return f.cpuMs;
+  return (f.cpuMs * r.decodedBytes) / Math.max(1, f.decodedBytes);
+}
+
+/**
+ * The real server's figures beside the simulator's, row by row (`real | simulator`), and the floors:
+ * what differs is the simulator's to explain, and the real figure is the one the docs quote.
+ */
+export function printSideBySide(real: ReadsResult, sim: ReadsResult): void {
+  const label: Record<Mode, string> = { nodescope: 'node scope', balloons: 'balloons', both: 'both' };
+  const pair = (a: string, b: string) => `${a} | ${b}`.padStart(22);
+  console.log(
+    `\n  side by side at ${n(real.nodes)} nodes: ${real.backend} | ${sim.backend} (a row: the cycle and the follows of the 5 minutes up to it)`,
+  );
+  console.log(
+    `  ${'WHAT'.padEnd(28)} ${'REQUESTS'.padStart(22)} ${'ON THE WIRE MB'.padStart(22)} ${'DECODED MB'.padStart(22)} ${'CYCLE CPU s'.padStart(22)} ${'CPU/FLOOR'.padStart(22)}`,
+  );
+  const mbOf = (b: number) => n(b / 1e6, b < 1e6 ? 3 : 2);
+  for (const mode of MODES) {
+    const [a, b] = [real.rows.get(mode), sim.rows.get(mode)];
+    if (!a || !b) continue;
+    for (const when of ['prime', 'steady', 'changed'] as const) {
+      const [x, y] = [a[when], b[when]];
+      const [sx, sy] = [windowStats(x), windowStats(y)];
+      const ratio = (r: ReadsResult, w: Window) => w.cycle.cpuMs / floorFor(r.rows, r.floors, mode, w.cycle);
+      console.log(
+        `  ${`${label[mode]}, ${when === 'prime' ? 'cold' : when === 'steady' ? 'steady' : `${CHANGED_NODE_FRACTION * 100}% changed`}`.padEnd(28)} ${pair(String(sx.requests), String(sy.requests))} ${pair(mbOf(sx.wireBytes), mbOf(sy.wireBytes))} ${pair(mbOf(sx.decodedBytes), mbOf(sy.decodedBytes))} ${pair(n(x.cycle.cpuMs / 1000, 2), n(y.cycle.cpuMs / 1000, 2))} ${pair(`${n(ratio(real, x), 2)}x`, `${n(ratio(sim, y), 2)}x`)}`,
+      );
+    }
+  }
+  for (const mode of MODES) {
+    const [a, b] = [real.floors.get(mode), sim.floors.get(mode)];
+    if (!a || !b) continue;
+    console.log(
+      `  ${`floor, ${label[mode]} (JSON)`.padEnd(28)} ${pair(String(a.requests), String(b.requests))} ${pair(mbOf(a.wireBytes), mbOf(b.wireBytes))} ${pair(mbOf(a.decodedBytes), mbOf(b.decodedBytes))} ${pair(n(a.cpuMs / 1000, 2), n(b.cpuMs / 1000, 2))}`,
+    );
+  }
+  const [pa, pb, ja, jb] = [
+    real.asRead,
+    sim.asRead,
+    real.floors.get('nodescope'),
+    sim.floors.get('nodescope'),
+  ];
+  if (pa && pb && ja && jb)
+    console.log(
+      `  ${'floor, node scope as read'.padEnd(28)} ${pair(String(pa.requests), String(pb.requests))} ${pair(mbOf(pa.wireBytes), mbOf(pb.wireBytes))} ${pair(mbOf(pa.decodedBytes), mbOf(pb.decodedBytes))} ${pair(n(pa.cpuMs / 1000, 2), n(pb.cpuMs / 1000, 2))}   (pods as protobuf: ${n((100 * pa.decodedBytes) / ja.decodedBytes)}% | ${n((100 * pb.decodedBytes) / jb.decodedBytes)}% of the JSON's bytes)`,
+    );
+}
+
+/** One backend's table, its background changes and its targets. */
+export function printReads(r: ReadsResult): void {
+  console.log(`\n  reads on the ${r.backend}, ${n(r.nodes)} nodes:`);
+  printTable(r.rows, r.floors, r.up, r.changedPods, r.nodes, r.asRead);
+  console.log(
+    `  background changes: ${r.touches.sent} sent, ${r.touches.failed} failed${r.touches.failed ? ` (last: ${r.touches.last})` : ''}`,
+  );
 }
 
 /** BENCH_READS_MODES=nodescope,both: some modes only (a profile of one); all three by default. */
@@ -228,13 +374,14 @@ function modes(): readonly Mode[] {
  */
 async function convergeNodeScope(
   o: { kubeconfig: string; endpoint: string },
+  nodes: number,
   advance: (ms: number) => Promise<number>,
 ): Promise<number[]> {
   const proc = child('reads-cycle.ts', [], {
     BENCH_KUBECONFIG: o.kubeconfig,
     BENCH_DYNAMO: o.endpoint,
     BENCH_MODE: 'nodescope',
-    BENCH_NS_WRITE_BUDGET: String(NODES * 20),
+    BENCH_NS_WRITE_BUDGET: String(nodes * 20),
     // Its cycles are not the measured ones: their profiles would share the measured cycles' file names.
     BENCH_PROFILE: '',
   });
@@ -398,7 +545,7 @@ function windowStats(w: Window): WireStats {
  * Lambda's bill per 1,000 nodes and month for 5-minute windows like this one (the cycle and its
  * follows, each an invocation): at their wall time, and at their CPU.
  */
-function lambdaPer1000(w: Window): [number, number] {
+function lambdaPer1000(w: Window, nodes: number): [number, number] {
   const windows = (60 / DEFAULT_SETTINGS.periodMinutes) * HOURS_PER_MONTH;
   const gb = (cycleCapability.functions[0]?.memoryMb ?? 1769) / 1024;
   const invocations = [w.cycle, ...w.follows];
@@ -408,7 +555,7 @@ function lambdaPer1000(w: Window): [number, number] {
         (a, x) => a + (ms(x) / 1000) * gb * PRICES.lambdaGbSecond + PRICES.lambdaRequest,
         0,
       )) /
-      NODES) *
+      nodes) *
     1000;
   return [bill((x) => x.wallMs), bill((x) => x.cpuMs)];
 }
@@ -418,6 +565,7 @@ function printTable(
   floors: Map<Mode, Floor>,
   up: { list: UpstreamFigures; steady: UpstreamFigures; changed: UpstreamFigures },
   changedPods: number,
+  nodes: number,
   asRead?: Floor,
 ): void {
   const label: Record<Mode, string> = {
@@ -428,11 +576,7 @@ function printTable(
   // A full read's floor, measured. The first cycle, which lists every object, is held to it whole: its
   // pods come as protobuf, fewer bytes than the JSON the floor parses, so bytes do not compare. A cycle
   // that reads less (watches, PodMetrics: JSON) is held to the same CPU per decoded byte.
-  const floorOf = (mode: Mode, r: CycleFigures) => {
-    const f = floors.get(mode) as Floor;
-    if (r === rows.get(mode)?.prime.cycle) return f.cpuMs;
-    return (f.cpuMs * r.decodedBytes) / Math.max(1, f.decodedBytes);
-  };
+  const floorOf = (mode: Mode, r: CycleFigures) => floorFor(rows, floors, mode, r);
   console.log(
     `\n  ${'WHAT (PER 5 MINUTES)'.padEnd(36)} ${'READS+WRITES'.padStart(12)} ${'ON THE WIRE'.padStart(12)} ${'DECODED'.padStart(10)} ${'CPU s'.padStart(7)} ${'FLOOR s'.padStart(8)} ${'CPU/FLOOR'.padStart(10)} ${'NS CPU/FLOOR'.padStart(13)} ${'PEAK RSS'.padStart(10)} ${'LAMBDA $/1k NODES-MONTH'.padStart(24)}`,
   );
@@ -450,7 +594,7 @@ function printTable(
     ] as const) {
       const x = w.cycle;
       const floor = floorOf(mode, x);
-      const [wall, cpu] = lambdaPer1000(w);
+      const [wall, cpu] = lambdaPer1000(w, nodes);
       line(`${label[mode]}, ${when}`, windowStats(w), [
         n(x.cpuMs / 1000, 2),
         n(floor / 1000, 2),
@@ -484,7 +628,7 @@ function printTable(
   console.log(
     `  (a row: the cycle and the follows of the 5 minutes up to it, every minute between cycles, one pod of another node changing every 250 ms during each cycle and follow; CPU, floor and RSS are the cycle's. Floor: a full read of the mode fetched and JSON-parsed in a fresh process, ${[...floors].map(([m, f]) => `${m} ${n(f.cpuMs / 1000, 2)} s for ${mb(f.decodedBytes)}`).join(', ')}; the first cycle (every object listed, pods as protobuf) is held to it whole, a cycle that decoded less to the same CPU per decoded byte. NS CPU: node scope's phases alone. Lambda: the cycle and its follows (an invocation each) at the measured wall time, which here is mostly the simulator's serving on a shared machine and each follow's wait for its bookmark, and at fleetscope's CPU time. Change: every pod on 1% of the nodes annotated, ${n(changedPods)} pods, 2.5 minutes after the steady cycle.)`,
   );
-  targets(rows, up, floorOf, floors);
+  targets(rows, up, floorOf, floors, nodes);
 }
 
 /**
@@ -528,14 +672,28 @@ function followsLine(follows: FollowFigures[]): string {
   return `follows: ${follows.length}, ${stats.requests} requests, ${mb(stats.wireBytes)} on the wire, wall ${wall} s; lists ${ends(follows.map((f) => f.lists))}`;
 }
 
+/**
+ * The targets of issue 33, stated at 5,000 nodes and scaled to the cluster measured: bytes in proportion
+ * to its nodes; CPU against the floor as it is (a ratio); peak RSS under 1 GiB at any size (not scaled:
+ * most of a small cluster's RSS is the Node process itself). Each printed with met or missed.
+ */
+export const TARGET_NODES = 5000;
+export const targetsAt = (nodes: number) => {
+  const scale = nodes / TARGET_NODES;
+  return { scale, steadyBothWire: 2e6 * scale, coldFloorRatio: 1.25, rssMiB: 1024 };
+};
+
 function targets(
   rows: Map<Mode, Row>,
   up: { steady: UpstreamFigures; changed: UpstreamFigures },
   floorOf: (mode: Mode, r: CycleFigures) => number,
   floors: Map<Mode, Floor>,
+  nodes: number,
 ): void {
   const both = rows.get('both');
   const ns = rows.get('nodescope');
+  const goal = targetsAt(nodes);
+  const scaled = nodes === TARGET_NODES ? '' : ` (at ${n(TARGET_NODES)} nodes, scaled to ${n(nodes)})`;
   const rss = Math.max(
     ...[...rows.values()].flatMap((r) => [r.prime, r.steady, r.changed].map((w) => w.cycle.maxRssMiB)),
   );
@@ -547,7 +705,12 @@ function targets(
     ];
     // A full read's JSON (the floor's), not the first cycle's bytes: its pods came as protobuf.
     const fullJson = floors.get('both')?.decodedBytes ?? windowStats(both.prime).decodedBytes;
-    t.push(['steady, both: bytes on the wire per 5 minutes', mb(steady), '<= 20 MB', steady <= 20e6]);
+    t.push([
+      'steady, both: bytes on the wire per 5 minutes',
+      mb(steady),
+      `<= ${mb(goal.steadyBothWire)}${scaled}`,
+      steady <= goal.steadyBothWire,
+    ]);
     t.push([
       'steady, both: against the upstream-like reader',
       `${mb(steady)} vs ${mb(up.steady.wireBytes)} in 5 min`,
@@ -573,12 +736,18 @@ function targets(
       ),
     );
     t.push(['node scope CPU / floor (steady, after the change)', `${n(worst, 2)}x`, '<= 1.5x', worst <= 1.5]);
-    // Part 3 as its owner restated it (docs/nodescope.md, the profile's fourth pass): every row, against
-    // the floor of a full read of node scope's lists, what a cycle with nothing kept must read.
+    // Against the floor of a full read of node scope's lists, what a cycle with nothing kept must read.
     const full = floors.get('nodescope');
     if (full) {
-      const rows = [ns.prime.cycle, ns.steady.cycle, ns.changed.cycle];
-      const ratio = Math.max(...rows.map((x) => (x.nodescope?.cpuMs ?? x.cpuMs) / full.cpuMs));
+      const cpuOf = (x: CycleFigures) => x.nodescope?.cpuMs ?? x.cpuMs;
+      const cold = cpuOf(ns.prime.cycle) / full.cpuMs;
+      t.push([
+        "node scope's cold cycle CPU / a full read's floor",
+        `${n(cold, 2)}x`,
+        `<= ${n(goal.coldFloorRatio, 2)}x`,
+        cold <= goal.coldFloorRatio,
+      ]);
+      const ratio = Math.max(...[ns.prime.cycle, ns.steady.cycle, ns.changed.cycle].map(cpuOf)) / full.cpuMs;
       t.push([
         "node scope CPU / a full read's floor (every row)",
         `${n(ratio, 2)}x`,
@@ -587,8 +756,8 @@ function targets(
       ]);
     }
   }
-  t.push(['peak RSS (every cycle process)', `${n(rss)} MiB`, '< 1,024 MiB', rss < 1024]);
-  console.log('\n  targets:');
+  t.push(['peak RSS (every cycle process)', `${n(rss)} MiB`, `< ${n(goal.rssMiB)} MiB`, rss < goal.rssMiB]);
+  console.log(`\n  targets at ${n(nodes)} nodes:`);
   for (const [what, value, target, ok] of t)
-    console.log(`    ${what.padEnd(52)} ${value.padEnd(30)} ${target.padEnd(46)} ${verdict(ok)}`);
+    console.log(`    ${what.padEnd(52)} ${value.padEnd(30)} ${target.padEnd(56)} ${verdict(ok)}`);
 }

@@ -74,10 +74,17 @@ function startWatch(): void {
       // An ERROR (410: the revision left the watch cache) lists again before watching, as a reflector.
       const from = expired ? list() : Promise.resolve(lastRv);
       expired = false;
-      void from.then((rv) => {
-        lastRv = rv;
-        startWatch();
-      });
+      from.then(
+        (rv) => {
+          lastRv = rv;
+          startWatch();
+        },
+        // A list that fails after its retries ends the reader with its reason (the bench names it).
+        (e: unknown) => {
+          console.error('upstream-reader: listing again failed:', e);
+          process.exit(1);
+        },
+      );
     },
   );
 }

@@ -25,6 +25,15 @@ import type { Fault, FaultRule } from './types.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 
+/**
+ * kube-apiserver's http.Server (k8s.io/apiserver secure_serving.go): an idle kept-alive connection is
+ * closed after 90 s (IdleTimeout), headers must come within 32 s (ReadHeaderTimeout). Node's defaults
+ * (5 s idle) made a simulator busy serving a large list close connections whose next request was
+ * already on the wire: the client read ECONNRESET where a real server would have answered.
+ */
+export const IDLE_TIMEOUT_MS = 90_000;
+const READ_HEADER_TIMEOUT_MS = 32_000;
+
 export interface ServerOptions {
   cluster: ClusterState;
   token: string;
@@ -89,6 +98,8 @@ export class ClusterServer {
     const server = createServer({ ...tls, rejectUnauthorized: false }, (req, res) => {
       const seen: Seen = {};
       this.onRequest(req, res, seen).catch((err) => {
+        // A client gone (reset, or closed before its body came) has nobody to answer: not an error.
+        if (clientGone(req, res)) return void res.destroy();
         this.fail(res, err, this.statusAsProtobuf(req));
         // Refused before the handler (authentication, authorization): the handler records the rest.
         if (seen.request && !seen.handled && err instanceof ApiError)
@@ -101,8 +112,10 @@ export class ClusterServer {
       s.on('close', () => this.sockets.delete(s));
     });
     server.on('tlsClientError', () => {
-      /* a client that rejects our certificate: nothing to answer */
+      /* a client that rejects our certificate, or resets the handshake: nothing to answer */
     });
+    server.keepAliveTimeout = IDLE_TIMEOUT_MS;
+    server.headersTimeout = READ_HEADER_TIMEOUT_MS;
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -417,6 +430,11 @@ export class ClusterServer {
     // A 406 is written as JSON: upstream writes a failed negotiation's error raw (WriteRawJSON).
     this.sendStatus(res, e, headers, protobuf && e.code !== 406);
   }
+}
+
+/** Whether the client went away before its answer: its connection reset or closed, the request aborted. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  return req.errored !== null || res.destroyed || req.socket.destroyed;
 }
 
 /** Whether a response may be gzip-compressed: API objects (not watches) for a client that asks. */
