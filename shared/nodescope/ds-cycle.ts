@@ -11,6 +11,7 @@ import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
 import { scopeValues, valuesNewSinceFold } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
+import { memoryUsageByNode } from './memory-guard.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
@@ -108,7 +109,8 @@ async function applyAndPublish(
   const stored = cluster.applies.get(ds);
   if (target.apply === 'off') await recordPodRequests(run, ds, c.pods, stored);
   else {
-    const input = { target, pods: c.pods, recs, ooms, stored };
+    const usage = memoryUsageByNode(c.observed.entry);
+    const input = { target, pods: c.pods, recs, ooms, stored, usage };
     const resized = await resizePods(run, cluster.resizer, input, outcome);
     await annotatePods(run, c.pods, recs.recs, resized, outcome);
   }

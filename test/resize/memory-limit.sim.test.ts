@@ -3,11 +3,20 @@
  * simulator's kubelet: the resize stays PodResizeInProgress with reason Error and the real kubelet's
  * message; the resize mechanism reads it as an actuation error in people's units, keeps the raw message
  * (the usage the kubelet saw) and never sends the same request again; once the limit asked for is above
- * the usage, the kubelet actuates it.
+ * the usage, the kubelet actuates it. Node scope does not ask for it in the first place.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import { clusterResizeApi, memoryLimitRefusals, type PodLike, Resizer } from '../../shared/resize/index.js';
-import { agentDaemonSet, type Env, MINUTE, startEnv } from '../nodescope/helpers.js';
+import {
+  agentDaemonSet,
+  cycle,
+  type Env,
+  MINUTE,
+  startEnv,
+  VPA_RESOURCE,
+  vpaObject,
+} from '../nodescope/helpers.js';
 
 const MI = 2 ** 20;
 
@@ -77,5 +86,53 @@ describe('a memory limit lowered below usage', () => {
     const done = await read();
     expect(done.status?.conditions?.find((c) => c.type === 'PodResizeInProgress')).toBeUndefined();
     expect(done.status?.containerStatuses?.[0]?.resources?.limits?.memory).toBe('480Mi');
+  });
+});
+
+describe('node scope keeps a lowered memory limit above usage', () => {
+  let env: Env;
+  const results: CycleResult[] = [];
+  beforeAll(async () => {
+    env = await startEnv([
+      {
+        name: 'cap',
+        nodes: 3,
+        seed: 43,
+        vpaCrd: true,
+        daemonSets: [
+          agentDaemonSet({
+            containers: [
+              { name: 'collector', requests: { cpu: '100m', memory: '512Mi' }, limits: { memory: '512Mi' } },
+            ],
+            load: { cpu: 300, memory: '200Mi', noise: 0.02 },
+          }),
+        ],
+      },
+    ]);
+    // maxAllowed caps the memory target (and its proportional limit) at 128Mi, below the 200Mi in use:
+    // asked for as such, the kubelet would refuse it and leave every pod mid-resize.
+    const policies = [{ containerName: 'collector', maxAllowed: { memory: '128Mi' } }];
+    env.sim.cluster('cap').store.put(VPA_RESOURCE, vpaObject({ mode: 'InPlace', policies }));
+    for (let i = 0; i < 8; i++) results.push(await cycle(env, 'cap', 15 * MINUTE));
+  }, 120_000);
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('resizes CPU only, never asks the kubelet for a limit below usage, and counts what it held', () => {
+    const reports = results.flatMap((r) => r.resizeReports).map((x) => x.report);
+    expect(reports.filter((r) => r.kind === 'refused')).toEqual([]);
+    expect(reports.some((r) => r.kind === 'resized' && r.outcome === 'Completed')).toBe(true);
+    const held = results.flatMap((r) => r.daemonSets).reduce((n, d) => n + (d.resizes.memoryHeld ?? 0), 0);
+    expect(held).toBeGreaterThan(0);
+    const pods = env.sim.cluster('cap').store.list('pods', 'monitoring');
+    expect(pods.length).toBeGreaterThan(0);
+    for (const p of pods) {
+      const c = p.spec.containers[0];
+      expect(c.resources.limits.memory).toBe('512Mi');
+      expect(c.resources.requests.cpu).not.toBe('100m');
+      const conds = (p.status.conditions ?? []).map((x: { type: string }) => x.type);
+      expect(conds).not.toContain('PodResizeInProgress');
+    }
   });
 });
