@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import type { LoadProfile } from '../../local/sim/workload.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { vpaCheckpointCrd } from '../../shared/kernel/crds/vpa.js';
@@ -21,7 +20,13 @@ import { installScopedCrd, scopedVpaCrd } from '../../shared/nodescope/crd.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { describeNeeding, kubectlNeed } from '../support/needs-tool.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
-import { installCrd, type RealEnv, runNodeScopeCycles, startRealEnv } from './helpers.js';
+import {
+  createAgentDaemonSet,
+  installCrd,
+  type RealEnv,
+  runNodeScopeCycles,
+  startRealEnv,
+} from './helpers.js';
 
 const CLUSTER = 'ns-off';
 const NS = 'monitoring';
@@ -90,27 +95,7 @@ describeRealApiserver(
         perNode: { [names[0]!]: 4, [names[1]!]: 1, [names[2]!]: 2 },
         noise: 0.05,
       };
-      await env.client.apps.createNamespacedDaemonSet({
-        namespace: NS,
-        body: {
-          metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: {
-                containers: [
-                  {
-                    name: 'collector',
-                    image: 'registry.k8s.io/pause:3.10',
-                    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
-                  },
-                ],
-              },
-            },
-          },
-        },
-      });
+      await createAgentDaemonSet(env, NS, load);
       const vpa = vpaObject({ name: 'pool', via: 'spec', mode: 'Off' }) as { spec: Record<string, unknown> };
       vpa.spec.scope = POOL;
       await env.client.custom.createNamespacedCustomObject({
