@@ -17,6 +17,7 @@ import {
   importCheckpoints,
   type SkippedCheckpoint,
 } from '../../shared/nodescope/checkpoints.js';
+import type { StatusShape } from '../../shared/nodescope/collect.js';
 import { applyCrdPlan, planScopedCrd, readVpaCrd } from '../../shared/nodescope/crd-plan.js';
 import { type DaemonSetNodes, daemonSetNodes } from '../../shared/nodescope/daemonset-nodes.js';
 import {
@@ -44,7 +45,7 @@ import { outputFormat, outputOptions, print } from '../output.js';
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
   fleetscope recommendations get --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [--stored] [-o table|wide|json|yaml]
-  fleetscope recommendations install-crd --cluster NAME [--dry-run]
+  fleetscope recommendations install-crd --cluster NAME [--status-shape upstream|deckhouse] [--dry-run]
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE | --scope LABEL] [-o json|yaml|table|wide]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--scope LABEL] --file FILE|- [-o ...]
 
@@ -54,9 +55,13 @@ const usage = `usage:
                requests now with the change (current → target (delta, %)), recomputed from the stored
                states as the next cycle would (the report's figures); --stored shows what the last
                fold stored instead. Both say as of when.
-  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (enum, CEL rule) in a cluster;
-               prints what it changes (path by path) first; --dry-run: only that, checked by the API
-               server (dryRun=All), nothing written
+  install-crd  install the VerticalPodAutoscaler CRD variant with spec.scope (a label key, CEL rule) in a
+               cluster; prints what it changes (path by path) first; --dry-run: only that, checked by the
+               API server (dryRun=All), nothing written. --status-shape: where the groups go:
+               upstream (AEP-10031 as it stands: status.recommendationGroups, targets only,
+               status.recommendation the DaemonSet-wide fallback) or deckhouse (the fork's older
+               status.groups with bounds, status.recommendation empty); default: upstream, or the
+               installed CRD's own where its scope is upstream's or the fork's
   checkpoints  the stored history as upstream VerticalPodAutoscalerCheckpoint objects (a List; JSON unless
                -o yaml, or -o table|wide for a summary per checkpoint):
                one per node and container (spec.scopeValue = node) and one DaemonSet-wide per container;
@@ -81,6 +86,7 @@ const options = {
   namespace: { type: 'string', short: 'n' },
   'sort-by': { type: 'string' },
   'dry-run': { type: 'boolean' },
+  'status-shape': { type: 'string' },
   scope: { type: 'string' },
   ...outputOptions,
 } as const;
@@ -549,19 +555,31 @@ function recsTable(recs: DaemonSetRecommendations, wide: boolean): string[] {
   return textTable(rows);
 }
 
+/** What each status shape publishes, as install-crd says it. */
+const STATUS_SHAPES: Record<StatusShape, string> = {
+  upstream:
+    'AEP-10031 as it stands: status.recommendationGroups (targets only), status.recommendation the DaemonSet-wide fallback',
+  deckhouse: "the Deckhouse fork's status.groups (with bounds), status.recommendation left empty",
+};
+
 async function installCrd(values: Flags): Promise<number> {
   const name = need(values.cluster, 'install-crd needs --cluster');
   const dryRun = values['dry-run'] ?? false;
+  const asked = values['status-shape'];
+  if (asked !== undefined && !(asked in STATUS_SHAPES))
+    throw new UsageError(`--status-shape ${asked}: use one of ${Object.keys(STATUS_SHAPES).join(', ')}`);
   return withContext(values, async (ctx) => {
     const cluster = await registeredCluster(ctx, name);
     const client = await clusterAccess().client(cluster.name, cluster.kubeconfig);
-    const plan = planScopedCrd(await readVpaCrd(client));
+    const plan = planScopedCrd(await readVpaCrd(client), asked as StatusShape | undefined);
+    const says = `status shape ${plan.shape}: ${STATUS_SHAPES[plan.shape]}`;
     if (plan.action === 'unchanged') {
       console.log(
-        `${cluster.name}: the VerticalPodAutoscaler CRD already is fleetscope's variant; nothing to change`,
+        `${cluster.name}: the VerticalPodAutoscaler CRD already is fleetscope's variant (${says}); nothing to change`,
       );
       return 0;
     }
+    console.log(`${cluster.name}: ${says}`);
     // What it will change, before it changes it.
     console.log(
       `${cluster.name}: ${dryRun ? 'would' : 'will'} ${plan.action} the VerticalPodAutoscaler CRD:`,

@@ -12,6 +12,7 @@ import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
 import { DueQueue } from './lags.js';
+import { type MemoryLimitDecrease, memoryLimitRefusal } from './memory-limit-refusal.js';
 import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
 import { DISABLED_CONDITION, preemptionDisabledCondition } from './resize-preemption.js';
@@ -21,6 +22,7 @@ import {
   advanceOom,
   type ContainerLoad,
   type ContainerResources,
+  containerUsage,
   mayOom,
   type OomState,
 } from './workload.js';
@@ -537,6 +539,13 @@ export class Kubelet {
     this.inProgress.delete(key);
     const pod = this.cluster.store.get('pods', key);
     if (pod?.status?.phase !== 'Running') return;
+    const refused = this.conditions ? memoryLimitRefusal(this.memoryLimitDecreases(key, pod)) : undefined;
+    if (refused) {
+      // Not actuated: tried again at each tick, done once usage is below the new limit.
+      this.inProgress.set(key, { observed: false });
+      this.actuationError(key, pod, refused);
+      return;
+    }
     const status: JsonObject = { ...pod.status };
     const byName = new Map<string, Json>();
     for (const c of [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])])
@@ -551,6 +560,44 @@ export class Kubelet {
     this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
     this.trackOom(key);
     this.retryDeferred(pod.spec.nodeName);
+  }
+
+  /** The containers whose memory limit the spec lowers below what runs, with their usage now. */
+  private memoryLimitDecreases(key: string, pod: Json): MemoryLimitDecrease[] {
+    const loads = this.cluster.containerLoads(pod);
+    const now = this.cluster.clock.now();
+    const out: MemoryLimitDecrease[] = [];
+    for (const c of pod.spec.containers ?? []) {
+      const running = (pod.status.containerStatuses ?? []).find((s: Json) => s.name === c.name)?.resources;
+      const limit = containerResources(c).memLimit;
+      const runs = running ? containerResources({ resources: running }) : undefined;
+      const before = runs?.memLimit;
+      const l = loads.get(c.name);
+      if (!l || limit === undefined || before === undefined || limit >= before) continue;
+      // The working set as metrics-server reports it (the same noise key as local/sim/metrics.ts).
+      const h = fnv1a(c.name, fnv1a(key, this.cluster.seedHash));
+      const oom = this.oomState(key, c.name, pod);
+      const usage = containerUsage(l, runs as ContainerResources, now, oom.lastStartMs, h).memoryBytes;
+      out.push({ container: c.name, limit, usage });
+    }
+    return out;
+  }
+
+  /** PodResizeInProgress with reason Error: written only when it changed (the status manager's rule). */
+  private actuationError(key: string, pod: Json, message: string): void {
+    const conds: Json[] = (pod.status.conditions ?? []).filter((c: Json) => c.type !== 'PodResizeInProgress');
+    const prev = (pod.status.conditions ?? []).find((c: Json) => c.type === 'PodResizeInProgress');
+    const cond: JsonObject = { type: 'PodResizeInProgress', status: 'True' };
+    if (this.cluster.features.observedGeneration) cond.observedGeneration = pod.metadata.generation;
+    Object.assign(cond, {
+      lastProbeTime: null,
+      lastTransitionTime:
+        prev?.reason === 'Error' ? prev.lastTransitionTime : rfc3339(this.cluster.clock.now()),
+      reason: 'Error',
+      message,
+    });
+    const next = normalizePod({ ...pod, status: { ...pod.status, conditions: [...conds, cond] } });
+    if (!deepEqual(next.status, pod.status)) this.cluster.internalWrite('pods', key, next);
   }
 
   /**

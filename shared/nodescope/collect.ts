@@ -30,30 +30,75 @@ export { RECOMMENDATION_ANNOTATION };
 export type CrdState = 'absent' | 'stock' | 'scoped';
 export type MetricsState = 'available' | 'absent' | 'unavailable';
 
+/**
+ * Where a VPA's groups are published: AEP-10031 as it stands (`status.recommendationGroups`, targets
+ * only, with the DaemonSet-wide `status.recommendation` kept as the fallback), or the Deckhouse fork's
+ * older shape (`status.groups`, `status.recommendation` left empty). Read from the installed CRD.
+ */
+export type StatusShape = 'upstream' | 'deckhouse';
+/** The CRD annotation that picks the shape where a CRD defines both fields. */
+export const STATUS_SHAPE_ANNOTATION = 'fleetscope.io/status-shape';
+
+export interface VpaCrdFacts {
+  state: CrdState;
+  shape: StatusShape;
+  /** Whether the CRD keeps the shape's groups field (the stock CRD prunes it). */
+  groups: boolean;
+}
+
 interface CrdObject {
+  metadata?: { annotations?: Record<string, string> };
   spec?: {
     versions?: {
       name?: string;
       served?: boolean;
-      schema?: { openAPIV3Schema?: { properties?: { spec?: { properties?: Record<string, unknown> } } } };
+      schema?: {
+        openAPIV3Schema?: {
+          properties?: Record<string, { properties?: Record<string, unknown> } | undefined>;
+        };
+      };
     }[];
   };
 }
 
-/** Whether the VPA CRD is installed and whether its v1 schema carries spec.scope. */
-export async function readCrd(reader: RawReader): Promise<CrdState> {
+/** The shape a CRD's v1 status schema keeps: recommendationGroups first, else groups. */
+export function statusShapeOf(
+  status: Record<string, unknown> | undefined,
+  annotation: string | undefined,
+): { shape: StatusShape; groups: boolean } {
+  const upstream = status?.recommendationGroups !== undefined;
+  const deckhouse = status?.groups !== undefined;
+  if (upstream && deckhouse)
+    return { shape: annotation === 'deckhouse' ? 'deckhouse' : 'upstream', groups: true };
+  if (deckhouse) return { shape: 'deckhouse', groups: true };
+  return { shape: 'upstream', groups: upstream };
+}
+
+/** Whether the VPA CRD is installed, whether its v1 schema carries spec.scope, and its status shape. */
+export async function readCrdFacts(reader: RawReader): Promise<VpaCrdFacts> {
+  const absent: VpaCrdFacts = { state: 'absent', shape: 'upstream', groups: false };
   try {
     const crd = await reader.get<CrdObject>(
       'get VPA CRD',
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${VPA_CRD_NAME}`,
     );
     const v1 = crd.spec?.versions?.find((v) => v.name === 'v1' && v.served !== false);
-    if (!v1) return 'absent';
-    return v1.schema?.openAPIV3Schema?.properties?.spec?.properties?.scope ? 'scoped' : 'stock';
+    if (!v1) return absent;
+    const props = v1.schema?.openAPIV3Schema?.properties;
+    const state = props?.spec?.properties?.scope ? 'scoped' : 'stock';
+    return {
+      state,
+      ...statusShapeOf(props?.status?.properties, crd.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION]),
+    };
   } catch (err) {
-    if (err instanceof ClusterAccessError && err.status === 404) return 'absent';
+    if (err instanceof ClusterAccessError && err.status === 404) return absent;
     throw err;
   }
+}
+
+/** Whether the VPA CRD is installed and whether its v1 schema carries spec.scope. */
+export async function readCrd(reader: RawReader): Promise<CrdState> {
+  return (await readCrdFacts(reader)).state;
 }
 
 export async function listVpas(reader: RawReader, pageSize: number): Promise<VpaObject[]> {

@@ -9,12 +9,15 @@ import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME } from '../kernel/crds/vpa.js';
-import { type CrdJson, scopedVpaCrd, withScope } from './crd.js';
+import type { StatusShape } from './collect.js';
+import { type CrdJson, defaultShape, scopedVpaCrd, withScope } from './crd.js';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 export interface CrdPlan {
   action: 'create' | 'update' | 'unchanged';
+  /** The status shape the CRD will have (asked for, else crd.ts defaultShape). */
+  shape: StatusShape;
   /** `+ path` added, `- path` removed, `~ path` changed; the whole CRD when it is created. */
   changes: string[];
   body?: CrdJson;
@@ -59,16 +62,20 @@ function keyedChanges(
 }
 
 /** What installing the variant over `existing` (undefined: no VPA CRD) would change. */
-export function planScopedCrd(existing: CrdJson | undefined): CrdPlan {
+export function planScopedCrd(existing: CrdJson | undefined, asked?: StatusShape): CrdPlan {
+  const shape = asked ?? defaultShape(existing);
   if (!existing)
     return {
       action: 'create',
+      shape,
       changes: [`+ CustomResourceDefinition ${VPA_CRD_NAME}`],
-      body: scopedVpaCrd(),
+      body: scopedVpaCrd(shape),
     };
-  const body = withScope(existing);
+  const body = withScope(existing, shape);
   const changes = jsonChanges(existing, body);
-  return changes.length === 0 ? { action: 'unchanged', changes } : { action: 'update', changes, body };
+  return changes.length === 0
+    ? { action: 'unchanged', shape, changes }
+    : { action: 'update', shape, changes, body };
 }
 
 export async function readVpaCrd(client: ClusterClient): Promise<CrdJson | undefined> {

@@ -1,8 +1,11 @@
 /**
  * The VerticalPodAutoscaler CRD variant fleetscope installs: `spec.scope` as AEP-10031 has it (any node
  * label key; KEP-4943's `node` is still accepted, being a valid key), allowed only for DaemonSet targets
- * (a CEL rule, so the apiserver itself refuses it elsewhere), and in status AEP-10031's `groups` (one
- * recommendation per value of the label) beside `nodeScope`, the structured summary fleetscope writes.
+ * (a CEL rule, so the apiserver itself refuses it elsewhere), and in status the groups (one
+ * recommendation per value of the label) in one of two shapes (collect.ts StatusShape): AEP-10031 as it
+ * stands, `recommendationGroups` (the default), or the Deckhouse fork's older `groups`; beside them
+ * `nodeScope`, the structured summary fleetscope writes. The shape is also said in the CRD's annotation
+ * fleetscope.io/status-shape, which decides where a CRD keeps both fields.
  * updatePolicy.updateMode also accepts VPA 1.7's `InPlace`.
  *
  * Installing it over an existing VPA CRD changes only the v1 schema, and there only adds: other
@@ -17,6 +20,7 @@ import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { VPA_CRD_NAME, vpaCrd, vpaSchema, vpaV1Version } from '../kernel/crds/vpa.js';
+import { STATUS_SHAPE_ANNOTATION, type StatusShape, statusShapeOf } from './collect.js';
 import { LABEL_KEY_MAX_LENGTH, LABEL_KEY_PATTERN } from './label-key.js';
 
 /** The CEL rule on spec (also checked by fleetscope itself, for clusters with the stock CRD). */
@@ -35,17 +39,31 @@ export const SCOPE_PROPERTY = {
   maxLength: LABEL_KEY_MAX_LENGTH,
   pattern: LABEL_KEY_PATTERN,
   description:
-    'Scope of the recommendation (AEP-10031): a node label key. The target DaemonSet\'s pods are grouped by the value of that label on their node (scopeValue "__absent__" for nodes without it), one recommendation per group in status.groups; kubernetes.io/hostname (or "node", KEP-4943) gives each node its own. Only valid when targetRef.kind is DaemonSet.',
+    'Scope of the recommendation (AEP-10031): a node label key. The target DaemonSet\'s pods are grouped by the value of that label on their node (scopeValue "__absent__" for nodes without it), one recommendation per group in status.recommendationGroups (status.groups in the Deckhouse shape); kubernetes.io/hostname (or "node", KEP-4943) gives each node its own. Only valid when targetRef.kind is DaemonSet.',
+};
+
+/** The descriptions of fleetscope's earlier variants' spec.scope: theirs, not someone else's. */
+const EARLIER_SCOPE_DESCRIPTIONS = [
+  'Scope of the recommendation (AEP-10031): a node label key. The target DaemonSet\'s pods are grouped by the value of that label on their node (scopeValue "__absent__" for nodes without it), one recommendation per group in status.groups; kubernetes.io/hostname (or "node", KEP-4943) gives each node its own. Only valid when targetRef.kind is DaemonSet.',
+];
+
+/** The status field each shape's groups go in. */
+export const GROUPS_FIELD: Record<StatusShape, 'recommendationGroups' | 'groups'> = {
+  upstream: 'recommendationGroups',
+  deckhouse: 'groups',
 };
 
 /** VPA 1.7's update modes; InPlace resizes in place only, never evicts. */
 const UPDATE_MODES = ['Off', 'Initial', 'Recreate', 'InPlaceOrRecreate', 'InPlace', 'Auto'];
 
-/** status.groups items: AEP-10031's RecommendationGroup, its containerRecommendations as upstream's. */
-function groupsProperty(containerRecommendation: unknown) {
+/** The groups' items: AEP-10031's RecommendedPodResourcesGroup, its containerRecommendations as upstream's. */
+function groupsProperty(containerRecommendation: unknown, shape: StatusShape) {
   return {
     type: 'array',
-    description: 'One recommendation per value of the spec.scope label (AEP-10031)',
+    description:
+      shape === 'upstream'
+        ? 'One recommendation per value of the spec.scope label (AEP-10031), targets only; status.recommendation is the fallback for pods whose value has none'
+        : 'One recommendation per value of the spec.scope label (the Deckhouse fork of AEP-10031)',
     items: {
       type: 'object',
       required: ['scopeValue'],
@@ -67,14 +85,14 @@ const NODE_SCOPE_STATUS = {
 };
 
 /** The v1 openAPIV3Schema of the scoped variant. */
-export function scopedVpaSchema(): Record<string, unknown> {
-  return scopeVersion({ schema: { openAPIV3Schema: vpaSchema() as RootSchema } }).schema
+export function scopedVpaSchema(shape: StatusShape = 'upstream'): Record<string, unknown> {
+  return scopeVersion({ schema: { openAPIV3Schema: vpaSchema() as RootSchema } }, shape).schema
     ?.openAPIV3Schema as Record<string, unknown>;
 }
 
 /** The whole CRD, for a cluster that has none: the stock CRD (its printer columns) with spec.scope. */
-export function scopedVpaCrd(): Record<string, unknown> {
-  return withScope(vpaCrd()) as Record<string, unknown>;
+export function scopedVpaCrd(shape?: StatusShape): Record<string, unknown> {
+  return withScope(vpaCrd(), shape) as Record<string, unknown>;
 }
 
 /**
@@ -82,18 +100,37 @@ export function scopedVpaCrd(): Record<string, unknown> {
  * versions, printer columns (kubectl get vpa's CPU and Mem), names and conversion stay as installed. A
  * CRD without v1 gets the stock v1 (not storage, since another version already is).
  */
-export function withScope(crd: CrdJson): CrdJson {
+export function withScope(crd: CrdJson, asked?: StatusShape): CrdJson {
+  const shape = asked ?? defaultShape(crd);
   const versions = crd.spec?.versions ?? [];
   const hasV1 = versions.some((v) => v.name === 'v1');
   const next = hasV1
-    ? versions.map((v) => (v.name === 'v1' ? scopeVersion(v) : v))
-    : [...versions, scopeVersion({ ...vpaV1Version(), storage: false })];
+    ? versions.map((v) => (v.name === 'v1' ? scopeVersion(v, shape) : v))
+    : [...versions, scopeVersion({ ...vpaV1Version(), storage: false }, shape)];
   const meta = crd.metadata ?? {};
+  const annotations = {
+    ...meta.annotations,
+    'fleetscope.io/variant': 'scope',
+    [STATUS_SHAPE_ANNOTATION]: shape,
+  };
   return {
     ...crd,
-    metadata: { ...meta, annotations: { ...meta.annotations, 'fleetscope.io/variant': 'scope' } },
+    metadata: { ...meta, annotations },
     spec: { ...crd.spec, versions: next },
   };
+}
+
+/**
+ * The shape installed when none is asked for: a CRD whose scope is someone else's (upstream's, the
+ * fork's) keeps its own; fleetscope's own variants and CRDs without scope get AEP-10031 as it stands.
+ */
+export function defaultShape(crd: CrdJson | undefined): StatusShape {
+  const root = crd?.spec?.versions?.find((v) => v.name === 'v1')?.schema?.openAPIV3Schema;
+  if (!foreignScope(root?.properties?.spec?.properties?.scope)) return 'upstream';
+  return statusShapeOf(
+    root?.properties?.status?.properties,
+    crd?.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION],
+  ).shape;
 }
 
 /** Whether an installed spec.scope is someone else's (upstream's AEP-10031 CRD): then it is kept as is. */
@@ -101,11 +138,12 @@ function foreignScope(scope: Json | undefined): boolean {
   if (!scope) return false;
   const e = scope.enum;
   const kep4943 = Array.isArray(e) && e.length === 1 && e[0] === 'node';
-  return !kep4943 && scope.description !== SCOPE_PROPERTY.description;
+  const ours = [SCOPE_PROPERTY.description, ...EARLIER_SCOPE_DESCRIPTIONS];
+  return !kep4943 && !ours.includes(scope.description as string);
 }
 
 /** One version with the variant's spec and status fields merged in: only added, never changed. */
-function scopeVersion(version: CrdVersion): CrdVersion {
+function scopeVersion(version: CrdVersion, shape: StatusShape): CrdVersion {
   const root: RootSchema = version.schema?.openAPIV3Schema ?? (vpaSchema() as RootSchema);
   const props: NonNullable<RootSchema['properties']> = root.properties ?? {};
   const spec = props.spec ?? { type: 'object' };
@@ -139,7 +177,7 @@ function scopeVersion(version: CrdVersion): CrdVersion {
           status: {
             ...status,
             properties: {
-              groups: groupsProperty(item),
+              [GROUPS_FIELD[shape]]: groupsProperty(item, shape),
               nodeScope: NODE_SCOPE_STATUS,
               ...status.properties,
             },
@@ -176,7 +214,10 @@ function stockRecommendationItem(): unknown {
  * withScope); a CRD that has it all is left untouched. Raw JSON throughout: client-node's typed models
  * rename the x-kubernetes-* keys.
  */
-export async function installScopedCrd(client: ClusterClient): Promise<'created' | 'updated' | 'unchanged'> {
+export async function installScopedCrd(
+  client: ClusterClient,
+  shape?: StatusShape,
+): Promise<'created' | 'updated' | 'unchanged'> {
   const raw = new RawReader(client);
   const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions`;
   let existing: CrdJson | undefined;
@@ -186,10 +227,10 @@ export async function installScopedCrd(client: ClusterClient): Promise<'created'
     if (!(err instanceof ClusterAccessError && err.status === 404)) throw err;
   }
   if (!existing) {
-    await raw.send('create VPA CRD', 'POST', path, scopedVpaCrd());
+    await raw.send('create VPA CRD', 'POST', path, scopedVpaCrd(shape));
     return 'created';
   }
-  const next = withScope(existing);
+  const next = withScope(existing, shape);
   if (isDeepStrictEqual(next.spec, existing.spec) && isDeepStrictEqual(next.metadata, existing.metadata))
     return 'unchanged';
   await raw.send('replace VPA CRD', 'PUT', `${path}/${VPA_CRD_NAME}`, next);

@@ -59,7 +59,14 @@ export interface DsOutcome {
   baseBytes: number;
   dsWide: Record<string, ContainerRec>;
   recs: Map<string, NodeRec>;
-  resizes: { requested: number; completed: number; refused: number; skipped: number };
+  resizes: {
+    requested: number;
+    completed: number;
+    refused: number;
+    skipped: number;
+    /** Resizes whose memory was left as it runs: its limit would have gone below usage (memory-guard.ts). */
+    memoryHeld?: number;
+  };
   annotated: number;
   statusPatched: boolean;
   /** DynamoDB request units this DaemonSet's part of the cycle used; log entries read since the base. */

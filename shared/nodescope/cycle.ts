@@ -50,7 +50,7 @@ export async function runCycle(ctx: CycleContext): Promise<CycleResult> {
   const dss = found.targets.map((t) => dsKeyOf(t.ds.namespace, t.ds.name));
   const applies = dss.length > 0 ? await ctx.store.getApplies(ctx.cluster, dss) : new Map();
   run.phases.mark('resize');
-  const facts = { crd: found.crd, nodes, resizer, logs, applies };
+  const facts = { crd: found.crdFacts, nodes, resizer, logs, applies };
   const outcomes = await eachDaemonSet(run, found, heads, facts);
   await expireUntargeted(run, heads, found.targets);
   // NotReady nodes are counted from the list the cycle read anyway (none read: not known, not zero).

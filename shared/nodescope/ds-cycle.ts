@@ -1,15 +1,17 @@
 /**
  * One node-scoped DaemonSet's part of a cycle: collect its pods and usage, load its states, take this
- * cycle's samples, recommend, fold or append, then (unless its mode is Off) resize and publish.
+ * cycle's samples, recommend, fold or append, then resize (not in mode Off) and publish (not under
+ * the switch fleetscope.io/writes: none, which writes nothing at all).
  */
 import type { NodeFacts, PodView } from '../cycle/views.js';
 import type { Resizer } from '../resize/index.js';
-import { type CrdState, listDaemonSetMetrics, listDaemonSetPods } from './collect.js';
+import { listDaemonSetMetrics, listDaemonSetPods, type VpaCrdFacts } from './collect.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
 import { applyEntry } from './engine.js';
 import { appendLog, writeFold } from './fold.js';
 import { scopeValues, valuesNewSinceFold } from './groups.js';
 import type { VpaObject } from './k8s-types.js';
+import { memoryUsageByNode } from './memory-guard.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
@@ -20,7 +22,7 @@ import { HOSTNAME_LABEL, type NodeScopeTarget } from './targets.js';
 
 /** What every DaemonSet of the cycle shares. */
 export interface ClusterFacts {
-  crd: CrdState;
+  crd: VpaCrdFacts;
   nodes: readonly NodeFacts[];
   resizer: Resizer;
   /** Every DaemonSet's stored log entries, read at once at the start of the cycle. */
@@ -67,7 +69,7 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
     });
   const hostnames =
     target.scope.key === HOSTNAME_LABEL ? scopeValues(cluster.nodes, eligible, HOSTNAME_LABEL) : new Map();
-  if (target.apply !== 'off')
+  if (target.writes !== false)
     await applyAndPublish(
       run,
       cluster,
@@ -82,7 +84,10 @@ export async function dsCycle(run: CycleRun, cluster: ClusterFacts, plan: DsPlan
   return outcome;
 }
 
-/** Resize in place, then make the recommendations visible: annotations, the VPA's condition. */
+/**
+ * Resize in place, then make the recommendations visible: annotations, the VPA's status. Mode Off
+ * writes nothing to pods (no resize, no annotation) and publishes the status, as upstream's recommender.
+ */
 async function applyAndPublish(
   run: CycleRun,
   cluster: ClusterFacts,
@@ -100,10 +105,15 @@ async function applyAndPublish(
   const { recs } = c.stored;
   const { target } = plan;
   const ooms = c.observed.entry.ooms;
-  const stored = cluster.applies.get(dsKeyOf(target.ds.namespace, target.ds.name));
-  const input = { target, pods: c.pods, recs, ooms, stored };
-  const resized = await resizePods(run, cluster.resizer, input, outcome);
-  await annotatePods(run, c.pods, recs.recs, resized, outcome);
+  const ds = dsKeyOf(target.ds.namespace, target.ds.name);
+  const stored = cluster.applies.get(ds);
+  if (target.apply === 'off') await recordPodRequests(run, ds, c.pods, stored);
+  else {
+    const usage = memoryUsageByNode(c.observed.entry);
+    const input = { target, pods: c.pods, recs, ooms, stored, usage };
+    const resized = await resizePods(run, cluster.resizer, input, outcome);
+    await annotatePods(run, c.pods, recs.recs, resized, outcome);
+  }
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>
     c.stored.stats ?? statsOf(c.loaded.model, c.eligible, recs.recs, recs.dsWide, c.observed.lastSampleAt);

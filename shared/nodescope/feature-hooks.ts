@@ -29,7 +29,9 @@ const carriesOurs = (v: Vpa) => v.status?.nodeScope !== undefined || (v.status?.
 const nameOf = (o: KObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
 /**
- * Removes fleetscope's RecommendationProvided condition and status.nodeScope from every VPA. The list is
+ * Removes fleetscope's RecommendationProvided condition and status.nodeScope from every VPA, and from a
+ * VPA fleetscope sizes (it carries them) the recommendation and groups it published there too, which
+ * upstream's updater and admission controller would go on acting on. The list is
  * replaced whole (a merge patch cannot remove one entry), so it is computed from the VPA as read and
  * written on that version only: a condition the recommender wrote in between makes the server refuse
  * it, and it is computed again from the VPA as it now is.
@@ -38,7 +40,15 @@ export async function clearVpaStatus(ctx: TaskContext): Promise<TaskOutcome> {
   const api = await ctx.objects();
   const patchOf = (vpa: Vpa) =>
     carriesOurs(vpa)
-      ? { status: { conditions: (vpa.status?.conditions ?? []).filter((c) => !ours(c)), nodeScope: null } }
+      ? {
+          status: {
+            conditions: (vpa.status?.conditions ?? []).filter((c) => !ours(c)),
+            nodeScope: null,
+            recommendation: null,
+            recommendationGroups: null,
+            groups: null,
+          },
+        }
       : undefined;
   for (const vpa of (await api.list(VPAS)) as Vpa[])
     if (carriesOurs(vpa)) await api.patchAsRead(VPAS, vpa, (o) => patchOf(o as Vpa), 'status');

@@ -5,7 +5,7 @@
  * DaemonSet) the DaemonSets, and resolves them (targets.ts).
  */
 import type { RawReader } from '../k8s/raw-reader.js';
-import { type CrdState, listDaemonSets, listVpas, readCrd } from './collect.js';
+import { type CrdState, listDaemonSets, listVpas, readCrdFacts, type VpaCrdFacts } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import { type NodeScopeTarget, type RejectedTarget, resolveTargets, type SkippedVpa } from './targets.js';
 import { readUpstreamVpa } from './upstream-read.js';
@@ -13,6 +13,8 @@ import { FLEETSCOPE_RECOMMENDER, NOT_READ, recommendersOf, type UpstreamVpa } fr
 
 export interface FoundTargets {
   crd: CrdState;
+  /** The status shape the CRD keeps (collect.ts). */
+  crdFacts: VpaCrdFacts;
   targets: NodeScopeTarget[];
   rejected: RejectedTarget[];
   /** Scoped VPAs left to another recommender. */
@@ -26,15 +28,17 @@ export interface FoundTargets {
 export const vpaKey = (namespace: string | undefined, name: string | undefined) => `${namespace}/${name}`;
 
 export async function findTargets(reader: RawReader, pageSize: number): Promise<FoundTargets> {
-  const crd = await readCrd(reader);
+  const crdFacts = await readCrdFacts(reader);
+  const crd = crdFacts.state;
   if (crd === 'absent')
-    return { crd, targets: [], rejected: [], skipped: [], upstream: NOT_READ, vpas: new Map() };
+    return { crd, crdFacts, targets: [], rejected: [], skipped: [], upstream: NOT_READ, vpas: new Map() };
   const vpas = await listVpas(reader, pageSize);
   const upstream = vpas.some(asksFleetscope) ? await readUpstreamVpa(reader) : NOT_READ;
   const daemonSets = targetsNeedDaemonSets(vpas) ? await listDaemonSets(reader, pageSize) : [];
   const { targets, rejected, skipped } = resolveTargets(vpas, daemonSets, upstream);
   return {
     crd,
+    crdFacts,
     targets,
     rejected,
     skipped,

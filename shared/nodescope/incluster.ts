@@ -1,13 +1,15 @@
 /**
- * What nodescope makes visible inside a cluster (never in update mode Off, which writes nothing):
+ * What nodescope makes visible inside a cluster (in update mode Off the VPA's status only, as upstream's
+ * recommender; nothing at all under fleetscope.io/writes: none):
  *   - on each pod, the annotation fleetscope.io/recommendation: that node's recommendation (target,
  *     lower and upper bound per container) and whether it is the node's own or the DaemonSet-wide
  *     fallback; rewritten only when the target moved by more than 10% or the source changed;
  *   - on the VerticalPodAutoscaler, a status condition summarising the node-scoped recommendations
  *     (RecommendationProvided, reason NodeScope), and with the scoped CRD also `status.nodeScope` and
- *     AEP-10031's `status.groups` (status-groups.ts).
- * status.recommendation is deliberately left alone: upstream's updater and admission controller act on
- * it, and would evict DaemonSet pods back to one DaemonSet-wide size.
+ *     AEP-10031's groups with the DaemonSet-wide `status.recommendation` as its fallback, or the
+ *     Deckhouse fork's older `status.groups` (status-groups.ts).
+ * Upstream's updater acts on status.recommendation where it runs in an evicting mode: the VPA is then
+ * warned about (upstream-vpa.ts), and mode InPlace or Initial keeps it away.
  */
 
 import { cpuMillis, memoryBytes } from '../cycle/quantities.js';
@@ -15,6 +17,7 @@ import type { RawReader } from '../k8s/raw-reader.js';
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
+import { cpuCell, memoryCell } from '../kernel/units-format.js';
 import {
   CPU_HISTOGRAM_OPTIONS,
   DEFAULT_ESTIMATION_OPTIONS,
@@ -23,7 +26,7 @@ import {
 import { RECOMMENDATION_ANNOTATION } from './collect.js';
 import type { VpaObject } from './k8s-types.js';
 import type { Amounts, ContainerRec, NodeRec, RecSource } from './model.js';
-import type { StatusGroup } from './status-groups.js';
+import type { StatusContainerRecommendation, StatusGroup } from './status-groups.js';
 
 const q = (a: Amounts | undefined) => {
   const out: { cpu?: string; memory?: string } = {};
@@ -173,11 +176,11 @@ export function conditionMessage(s: StatusSummary): string {
   for (const [name, c] of Object.entries(s.containers).sort(([a], [b]) => (a < b ? -1 : 1))) {
     const cpu =
       c.min.cpu !== undefined
-        ? `cpu ${q(c.min).cpu}..${q(c.max).cpu} (DaemonSet-wide ${q(c.daemonSetWide).cpu ?? '-'})`
+        ? `cpu ${cpuCell(c.min.cpu)}..${cpuCell(c.max.cpu)} (DaemonSet-wide ${cpuCell(c.daemonSetWide.cpu)})`
         : '';
     const mem =
       c.min.memory !== undefined
-        ? `memory ${q(c.min).memory}..${q(c.max).memory} (DaemonSet-wide ${q(c.daemonSetWide).memory ?? '-'})`
+        ? `memory ${memoryCell(c.min.memory)}..${memoryCell(c.max.memory)} (DaemonSet-wide ${memoryCell(c.daemonSetWide.memory)})`
         : '';
     parts.push(`${name}: ${[cpu, mem].filter(Boolean).join(', ')}`);
   }
@@ -199,6 +202,17 @@ export function currentCondition(vpa: VpaObject | undefined, type: string) {
   return vpa?.status?.conditions?.find((c) => c.type === type);
 }
 
+/**
+ * What a status write carries besides the condition: fleetscope's summary (scoped CRD), and the
+ * recommendation and groups in the CRD's shape (status-groups.ts); null clears a field (merge patch).
+ */
+export interface StatusFields {
+  nodeScope?: StatusSummary & { updatedAt: string };
+  recommendation?: { containerRecommendations: StatusContainerRecommendation[] } | null;
+  recommendationGroups?: StatusGroup[] | null;
+  groups?: StatusGroup[] | null;
+}
+
 /** Patches the VPA's status (merge patch on the status subresource). */
 export async function patchVpaStatus(
   raw: RawReader,
@@ -206,9 +220,9 @@ export async function patchVpaStatus(
   condition: VpaCondition,
   now: number,
   previous: VpaObject | undefined,
-  scoped?: { nodeScope: StatusSummary & { updatedAt: string }; groups: StatusGroup[] | undefined },
+  fields: StatusFields = {},
 ): Promise<void> {
-  const nodeScope = scoped?.nodeScope;
+  const { nodeScope, ...published } = fields;
   const old = currentCondition(previous, condition.type) as
     | { lastTransitionTime?: string; status?: string }
     | undefined;
@@ -235,8 +249,8 @@ export async function patchVpaStatus(
       perNodeTotal: q(nodeScope.perNodeTotal),
       daemonSetWideTotal: q(nodeScope.daemonSetWideTotal),
     };
-  // A merge patch replaces the list whole: groups no longer there go with it.
-  if (scoped?.groups) status.groups = scoped.groups;
+  // A merge patch replaces a list whole: groups no longer there go with it.
+  for (const [k, v] of Object.entries(published)) if (v !== undefined) status[k] = v;
   await raw.send(
     'patch VPA status',
     'PATCH',

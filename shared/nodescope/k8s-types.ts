@@ -62,8 +62,10 @@ export interface VpaObject {
   };
   status?: {
     conditions?: { type?: string; status?: string; message?: string; reason?: string }[];
-    /** AEP-10031's groups, as the VPA carries them. */
+    /** AEP-10031's groups as the VPA carries them: as it stands, and the Deckhouse fork's older field. */
+    recommendationGroups?: unknown[];
     groups?: unknown[];
+    recommendation?: unknown;
   };
 }
 

@@ -8,8 +8,9 @@
  */
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { type CycleRun, describe } from './cycle-run.js';
-import type { FoundTargets } from './find-targets.js';
+import { type FoundTargets, vpaKey } from './find-targets.js';
 import type { ClusterRecord } from './store.js';
+import { writesAllowed } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
 export const SKIPPED_EVENT_REASON = 'NodeScopeSkipped';
@@ -63,7 +64,8 @@ export async function publishNotices(
         : 'upstream VPA would act on a VPA fleetscope sizes',
       { namespace: n.namespace, vpa: n.vpa, reason: n.reason },
     );
-    if (n.updateMode === 'Off') {
+    // Under fleetscope.io/writes: none nothing is written, an Event included (mode Off still says it).
+    if (!writesAllowed(found.vpas.get(vpaKey(n.namespace, n.vpa)))) {
       n.said = true;
       continue;
     }

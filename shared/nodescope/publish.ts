@@ -3,9 +3,11 @@
  * each pod, the VPA's RecommendationProvided condition (and status.nodeScope with the scoped CRD), and
  * refused VPAs marked as such. Every write comes out of the cycle's budget, after the resizes.
  */
+
+import { isDeepStrictEqual } from 'node:util';
 import type { PodView } from '../cycle/views.js';
 import { ClusterAccessError } from '../k8s/errors.js';
-import type { CrdState } from './collect.js';
+import type { VpaCrdFacts } from './collect.js';
 import { type CycleRun, type DsOutcome, describe } from './cycle-run.js';
 import { type FoundTargets, vpaKey } from './find-targets.js';
 import {
@@ -15,20 +17,22 @@ import {
   conditionMessage,
   currentCondition,
   patchVpaStatus,
+  type StatusFields,
   type StatusSummary,
 } from './incluster.js';
 import type { VpaObject } from './k8s-types.js';
 import type { ContainerRec, NodeRec } from './model.js';
 import type { DsRecommendations } from './recommend.js';
-import { groupsStale, statusGroups } from './status-groups.js';
+import { statusGroups, statusRecommendation } from './status-groups.js';
 import type { ClusterRecord, DsHead } from './store.js';
-import type { NodeScopeTarget, RejectedTarget } from './targets.js';
+import { type NodeScopeTarget, type RejectedTarget, writesAllowed } from './targets.js';
 
 export const CONDITION_TYPE = 'RecommendationProvided';
 
 /**
  * Refused targets: logged once per VPA and reason (the cluster record remembers them), and said on the
- * VPA itself too (not in mode Off, which writes nothing). Returns those not reported before.
+ * VPA itself too (not under fleetscope.io/writes: none, which writes nothing). Returns those not
+ * reported before.
  */
 export async function publishRefusals(
   run: CycleRun,
@@ -45,8 +49,8 @@ export async function publishRefusals(
       reason: r.reason,
     });
   for (const r of found.rejected) {
-    if (r.updateMode === 'Off') continue;
     const vpa = found.vpas.get(vpaKey(r.namespace, r.vpa));
+    if (!writesAllowed(vpa)) continue;
     const cond = currentCondition(vpa, CONDITION_TYPE);
     if (cond?.status === 'False' && cond.reason === 'NodeScopeRefused' && cond.message === r.reason) continue;
     if (!run.budget.take()) break;
@@ -118,12 +122,13 @@ export async function annotatePods(
 
 /**
  * The VPA's status: on each fold, and whenever the condition is missing; written only when it changed.
- * With the scoped CRD also status.nodeScope and (label scopes) AEP-10031's status.groups, rewritten
- * whenever they differ from what the VPA carries at a fold, or are missing.
+ * Besides the condition, in the CRD's shape (status-groups.ts): the DaemonSet-wide status.recommendation
+ * (upstream's shape) and the groups where the CRD keeps them, rewritten whenever they differ from what
+ * the VPA carries at a fold, or are missing; with the scoped CRD also status.nodeScope.
  */
 export async function publishStatus(
   run: CycleRun,
-  ds: { target: NodeScopeTarget; vpa: VpaObject | undefined; crd: CrdState; folded: boolean },
+  ds: { target: NodeScopeTarget; vpa: VpaObject | undefined; crd: VpaCrdFacts; folded: boolean },
   recs: DsRecommendations,
   stats: () => DsHead['stats'],
   outcome: DsOutcome,
@@ -132,13 +137,12 @@ export async function publishStatus(
   const { target, vpa } = ds;
   const cond = currentCondition(vpa, CONDITION_TYPE);
   const current = cond?.status === 'True' && cond.reason === 'NodeScope';
-  const groups = ds.crd === 'scoped' ? statusGroups(target, recs, hostnames) : undefined;
-  const regroup =
-    groups !== undefined && (ds.folded || vpa?.status?.groups === undefined) && groupsStale(vpa, groups);
-  if (!current || ds.folded || regroup) {
+  const fields = publishedFields(target, vpa, ds.crd, recs, hostnames);
+  const restate = (ds.folded || fieldsMissing(vpa, fields)) && fieldsStale(vpa, fields);
+  if (!current || ds.folded || restate) {
     const summary = statusSummary(recs.recs, recs.dsWide, stats());
     const message = conditionMessage(summary);
-    if ((cond?.message !== message || !current || regroup) && run.budget.take()) {
+    if ((cond?.message !== message || !current || restate) && run.budget.take()) {
       try {
         await patchVpaStatus(
           run.reader,
@@ -146,9 +150,9 @@ export async function publishStatus(
           { type: CONDITION_TYPE, status: 'True', reason: 'NodeScope', message },
           run.now,
           vpa,
-          ds.crd === 'scoped'
-            ? { nodeScope: { ...summary, updatedAt: new Date(run.now).toISOString() }, groups }
-            : undefined,
+          ds.crd.state === 'scoped'
+            ? { ...fields, nodeScope: { ...summary, updatedAt: new Date(run.now).toISOString() } }
+            : fields,
         );
         outcome.statusPatched = true;
       } catch (err) {
@@ -161,6 +165,45 @@ export async function publishStatus(
   }
   run.phases.mark('status');
 }
+
+type Published = Omit<StatusFields, 'nodeScope'>;
+
+/**
+ * The recommendation and groups in the CRD's shape; null clears what the other shape left (a VPA whose
+ * CRD changed shape). The stock CRD keeps no groups: the recommendation alone.
+ */
+function publishedFields(
+  target: NodeScopeTarget,
+  vpa: VpaObject | undefined,
+  crd: VpaCrdFacts,
+  recs: DsRecommendations,
+  hostnames: ReadonlyMap<string, string>,
+): Published {
+  const groups = crd.groups ? statusGroups(target, recs, hostnames, crd.shape) : undefined;
+  if (crd.shape === 'deckhouse')
+    return {
+      ...(groups ? { groups } : {}),
+      ...(vpa?.status?.recommendation !== undefined ? { recommendation: null } : {}),
+      ...(vpa?.status?.recommendationGroups !== undefined ? { recommendationGroups: null } : {}),
+    };
+  return {
+    ...(Object.keys(recs.dsWide).length > 0 ? { recommendation: statusRecommendation(recs.dsWide) } : {}),
+    ...(groups ? { recommendationGroups: groups } : {}),
+    ...(vpa?.status?.groups !== undefined ? { groups: null } : {}),
+  };
+}
+
+const carried = (vpa: VpaObject | undefined, k: keyof Published) => vpa?.status?.[k];
+
+/** A field to publish that the VPA does not carry. */
+const fieldsMissing = (vpa: VpaObject | undefined, f: Published) =>
+  (Object.keys(f) as (keyof Published)[]).some((k) => f[k] !== null && carried(vpa, k) === undefined);
+
+/** A field whose value differs from what the VPA carries (null: carried at all). */
+const fieldsStale = (vpa: VpaObject | undefined, f: Published) =>
+  (Object.keys(f) as (keyof Published)[]).some((k) =>
+    f[k] === null ? carried(vpa, k) !== undefined : !isDeepStrictEqual(carried(vpa, k), f[k]),
+  );
 
 function statusSummary(
   recs: ReadonlyMap<string, NodeRec>,

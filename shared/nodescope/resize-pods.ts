@@ -11,6 +11,7 @@ import { type ResizeRecord, Resizer } from '../resize/index.js';
 import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision, type UpdaterSettings } from './apply.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
+import { keepMemoryAboveUsage, usageFloor } from './memory-guard.js';
 import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
@@ -52,6 +53,8 @@ interface ApplyInput {
   ooms: readonly OomEvent[];
   /** The apply item as the cycle read it (with every DaemonSet's); read here when absent. */
   stored?: ApplyRecord;
+  /** This cycle's memory usage per node and container (memory-guard.ts). */
+  usage?: ReadonlyMap<string, Readonly<Record<string, number>>>;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -154,11 +157,12 @@ export function memoFor(target: NodeScopeTarget, s: UpdaterSettings) {
 async function request(
   run: CycleRun,
   resizer: Resizer,
-  { target, recs }: ApplyInput,
+  input: ApplyInput,
   decisions: readonly UpdateDecision[],
   records: ResizeRecords,
   outcome: DsOutcome,
 ): Promise<Set<string>> {
+  const { target, recs } = input;
   const owner = { kind: 'DaemonSet', name: target.ds.name };
   const resized = new Set<string>();
   for (const candidate of decisions) {
@@ -169,6 +173,17 @@ async function request(
       const r = recs.refresh(d.node);
       d = r ? decideUpdate(target, r, d.pod, run.now, run.settings.updater) : undefined;
       if (!d) continue;
+    }
+    // A memory limit below the container's usage is refused by the kubelet: that memory stays as it runs.
+    const floor = usageFloor(input.usage?.get(d.node), records.all[d.node], d.pod.uid);
+    const kept = keepMemoryAboveUsage(d.desired, d.pod, floor);
+    if (kept.held.length > 0) {
+      outcome.resizes.memoryHeld = (outcome.resizes.memoryHeld ?? 0) + 1;
+      if (Object.keys(kept.desired).length === 0) {
+        outcome.resizes.skipped++;
+        continue;
+      }
+      d = { ...d, desired: kept.desired };
     }
     const current = podLike(d.pod);
     if (!resizer.mayRequest(current, d.desired, records.all[d.node]).ok) {

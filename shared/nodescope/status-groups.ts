@@ -1,15 +1,18 @@
 /**
- * `status.groups` as AEP-10031 defines it: one entry per scope value of spec.scope, `{scopeValue,
- * containerRecommendations}`, the recommendations in upstream's RecommendedContainerResources shape.
- * Label scopes carry each group's target, bounds and uncapped target; `kubernetes.io/hostname` has one
- * group per node, so it carries targets only (AEP-10031's own choice, to keep the VPA object within
- * etcd's size limit at thousands of nodes). KEP-4943's `scope: node` names no label, so it has none.
- * status.recommendation is never written: for scoped VPAs upstream leaves it empty too.
+ * A scoped VPA's groups, one entry per scope value of spec.scope, `{scopeValue,
+ * containerRecommendations}` in upstream's RecommendedContainerResources shape, in either of two shapes
+ * (collect.ts StatusShape):
+ *   upstream   AEP-10031 as it stands (kubernetes/autoscaler#10032, implementation #10012):
+ *              `status.recommendationGroups`, every group targets only, and `status.recommendation`
+ *              kept as the DaemonSet-wide fallback (with its bounds) for pods whose value has no group;
+ *   deckhouse  the fork's older `status.groups`: label scopes carry each group's target, bounds and
+ *              uncapped target, `kubernetes.io/hostname` targets only (to keep the VPA object within
+ *              etcd's size limit at thousands of nodes); status.recommendation left empty.
+ * KEP-4943's `scope: node` names no label, so it has no groups in either.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { formatCpu, formatMemory } from '../kernel/quantity.js';
 import type { Bytes, Millicores } from '../kernel/units.js';
-import type { VpaObject } from './k8s-types.js';
+import type { StatusShape } from './collect.js';
 import type { Amounts, ContainerRec } from './model.js';
 import type { DsRecommendations } from './recommend.js';
 import { HOSTNAME_LABEL, NODE_SCOPE, type NodeScopeTarget } from './targets.js';
@@ -53,6 +56,13 @@ function containerRecommendations(
     });
 }
 
+/** The DaemonSet-wide recommendation as upstream's `status.recommendation`, bounds included. */
+export function statusRecommendation(dsWide: Record<string, ContainerRec>): {
+  containerRecommendations: StatusContainerRecommendation[];
+} {
+  return { containerRecommendations: containerRecommendations(dsWide, false) };
+}
+
 const byValue = (a: StatusGroup, b: StatusGroup) =>
   a.scopeValue < b.scopeValue ? -1 : a.scopeValue > b.scopeValue ? 1 : 0;
 
@@ -64,6 +74,7 @@ export function statusGroups(
   target: NodeScopeTarget,
   recs: DsRecommendations,
   hostnames: ReadonlyMap<string, string>,
+  shape: StatusShape,
 ): StatusGroup[] | undefined {
   const { key, perNode } = target.scope;
   if (key === NODE_SCOPE) return undefined;
@@ -71,7 +82,7 @@ export function statusGroups(
     return [...recs.groups]
       .map(([scopeValue, c]) => ({
         scopeValue,
-        containerRecommendations: containerRecommendations(c, false),
+        containerRecommendations: containerRecommendations(c, shape === 'upstream'),
       }))
       .sort(byValue);
   if (key !== HOSTNAME_LABEL) return undefined;
@@ -86,9 +97,4 @@ export function statusGroups(
       out.push({ scopeValue, containerRecommendations: containerRecommendations(rec.containers, true) });
   }
   return out.sort(byValue);
-}
-
-/** Whether the VPA's status.groups differ from `groups`. */
-export function groupsStale(vpa: VpaObject | undefined, groups: StatusGroup[]): boolean {
-  return !isDeepStrictEqual(vpa?.status?.groups ?? [], groups);
 }

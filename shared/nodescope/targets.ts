@@ -24,6 +24,19 @@ import { claimOf, NOT_READ, type UpstreamVpa } from './upstream-vpa.js';
 export const SCOPE_ANNOTATION = 'fleetscope.io/scope';
 /** The label key whose groups size a new node in per-node scope, when not the default. */
 export const NEW_NODE_GROUP_ANNOTATION = 'fleetscope.io/new-node-group';
+/**
+ * The switch that stops every write for a VPA, its status included (`none`; `all` is the default):
+ * separate from update mode Off, which still publishes the recommendation in the VPA's status as
+ * upstream's recommender does.
+ */
+export const WRITES_ANNOTATION = 'fleetscope.io/writes';
+const WRITES_VALUES = ['all', 'none'];
+
+/** Whether fleetscope may write for this VPA at all; any value but `all` counts as `none` (the safe side). */
+export const writesAllowed = (vpa: VpaObject | undefined): boolean => {
+  const v = vpa?.metadata?.annotations?.[WRITES_ANNOTATION];
+  return v === undefined || v === 'all';
+};
 export const NODE_SCOPE = 'node';
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 export const INSTANCE_TYPE_LABEL = 'node.kubernetes.io/instance-type';
@@ -90,6 +103,8 @@ export interface NodeScopeTarget {
   containers: TemplateContainer[];
   updateMode: UpdateMode;
   apply: ApplyMode;
+  /** False under the switch fleetscope.io/writes: none: nothing is written to the cluster, status included. */
+  writes?: boolean;
   /** The resolved policy of each container (by name or "*"); containers without one are absent. */
   policies: Record<string, ContainerPolicy>;
   /** How the VPA asked: spec.scope (scoped CRD) or the annotation. */
@@ -243,6 +258,9 @@ function askProblem(a: Ask): string | undefined {
   const newNodeProblem = newNode === undefined ? undefined : labelKeyProblem(newNode);
   if (newNodeProblem)
     return `annotation ${NEW_NODE_GROUP_ANNOTATION} "${newNode}" is not a node label key: ${newNodeProblem}`;
+  const writes = a.vpa.metadata?.annotations?.[WRITES_ANNOTATION];
+  if (writes !== undefined && !WRITES_VALUES.includes(writes))
+    return `annotation ${WRITES_ANNOTATION} "${writes}" is not one of ${WRITES_VALUES.join(', ')} (nothing is written until it is)`;
   if (!(UPDATE_MODES as readonly string[]).includes(a.rawMode))
     return `updateMode "${a.rawMode}" is not one of ${UPDATE_MODES.join(', ')}`;
   if (targetRef.kind !== 'DaemonSet')
@@ -294,6 +312,7 @@ function targetOf(
     containers,
     updateMode,
     apply: applyModeOf(updateMode),
+    ...(writesAllowed(a.vpa) ? {} : { writes: false }),
     policies,
     via: a.scope?.via ?? 'spec',
     scope,

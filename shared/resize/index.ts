@@ -3,6 +3,7 @@
  * later, by balloon pods. See README.md beside this file.
  */
 export { clusterResizeApi, hasResizeSubresource } from './api.js';
+export { describeMemoryRefusals, type MemoryLimitRefusal, memoryLimitRefusals } from './memory-refusal.js';
 export { desiredDigest, type PlanResult, planResize, type ResizePlan } from './patch.js';
 export { rawResizeApi } from './raw-api.js';
 export { resizeEventDetail, resizeMetricName } from './report.js';

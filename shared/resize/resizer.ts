@@ -7,9 +7,17 @@
  * caller turns into an event and a metric.
  */
 import { ClusterAccessError } from '../k8s/errors.js';
+import { describeMemoryRefusals, memoryLimitRefusals } from './memory-refusal.js';
 import { desiredDigest, planResize } from './patch.js';
 import { observeResize } from './status.js';
-import type { DesiredResources, PodLike, RefusalKind, ResizeRecord, ResizeReport } from './types.js';
+import type {
+  DesiredResources,
+  PodLike,
+  RefusalKind,
+  ResizeObservation,
+  ResizeRecord,
+  ResizeReport,
+} from './types.js';
 
 /** The 1.36 resize admission's refusal of a resize the node's allocatable cannot hold (a 403). */
 const NODE_CAPACITY = /node didn't have enough allocatable resources/;
@@ -156,7 +164,7 @@ export class Resizer {
             },
             report: this.refusal(
               obs.state === 'infeasible' ? 'Infeasible' : 'ActuationError',
-              obs.message ?? (obs.state === 'infeasible' ? 'the node can never fit it' : 'actuation failed'),
+              refusalMessage(obs),
               key,
               now,
               nextAttemptAt,
@@ -386,4 +394,11 @@ export class Resizer {
       at,
     };
   }
+}
+
+/** What a kubelet's refusal says, a memory-limit refusal in people's units (memory-refusal.ts). */
+function refusalMessage(obs: ResizeObservation): string {
+  if (obs.state === 'infeasible') return obs.message ?? 'the node can never fit it';
+  const below = memoryLimitRefusals(obs.message);
+  return below.length > 0 ? describeMemoryRefusals(below) : (obs.message ?? 'actuation failed');
 }

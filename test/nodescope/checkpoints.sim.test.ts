@@ -61,7 +61,16 @@ describe('VerticalPodAutoscalerCheckpoints', () => {
     env.sim.faults.clear(fault);
     const empty = await getRecommendations(other, 'cp', 'monitoring', 'agent', { live: true });
     expect(empty?.nodes).toEqual({});
-    const result = await importCheckpoints(other, 'cp', 'monitoring', 'agent', exported, env.sim.clock.now());
+    // Named as before AEP-10031's hashed names (`<vpa>-<container>-<value>`): import goes by spec, not name.
+    const legacy = exported.map((c) => ({
+      ...c,
+      metadata: {
+        ...c.metadata,
+        name: `${c.spec.vpaObjectName}-${c.spec.containerName}${c.spec.scopeValue ? `-${c.spec.scopeValue}` : ''}`,
+      },
+    }));
+    expect(legacy.filter((c, i) => c.metadata.name !== exported[i]?.metadata.name).length).toBeGreaterThan(0);
+    const result = await importCheckpoints(other, 'cp', 'monitoring', 'agent', legacy, env.sim.clock.now());
     expect(result).toMatchObject({ imported: exported.length - 2, skipped: 2 });
     const after = await getRecommendations(other, 'cp', 'monitoring', 'agent', { live: true });
     expect(Object.keys(before?.nodes ?? {}).length).toBeGreaterThan(0);
@@ -75,7 +84,7 @@ describe('VerticalPodAutoscalerCheckpoints', () => {
         expect(Math.abs(a - b)).toBeLessThanOrEqual(Math.ceil(a * 0.06));
       }
     }
-    // Its own history wins: a second import changes nothing.
+    // Its own history wins: a second import, in upstream's names now, changes nothing.
     expect(
       await importCheckpoints(other, 'cp', 'monitoring', 'agent', exported, env.sim.clock.now()),
     ).toMatchObject({

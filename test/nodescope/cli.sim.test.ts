@@ -290,21 +290,31 @@ describe('fleetscope recommendations', () => {
     const before = crd();
     const dry = await run([...install, '--dry-run']);
     expect(dry.err).toBe('');
-    const plan = dry.out.split('\n');
+    const [shape, ...plan] = dry.out.split('\n');
+    const SHAPE =
+      'c1: status shape upstream: AEP-10031 as it stands: status.recommendationGroups (targets only), status.recommendation the DaemonSet-wide fallback';
+    expect(shape).toBe(SHAPE);
     expect(plan[0]).toBe('c1: would update the VerticalPodAutoscaler CRD:');
+    expect(plan).toContain(
+      '  + spec.versions[v1].schema.openAPIV3Schema.properties.status.properties.recommendationGroups',
+    );
     expect(plan).toContain('  + spec.versions[v1].schema.openAPIV3Schema.properties.spec.properties.scope');
     expect(plan.at(-1)).toBe('c1: dry run: the API server accepts it (dryRun=All); nothing was written');
     expect(crd()).toEqual(before);
     const r = await run(install);
     expect(r.err).toBe('');
     expect(r.out.split('\n')).toEqual([
+      SHAPE,
       'c1: will update the VerticalPodAutoscaler CRD:',
       ...plan.slice(1, -1),
       'c1: VerticalPodAutoscaler CRD updated',
     ]);
     expect(crd()?.metadata.resourceVersion).not.toBe(before?.metadata.resourceVersion);
     expect((await run(install)).out).toBe(
-      "c1: the VerticalPodAutoscaler CRD already is fleetscope's variant; nothing to change",
+      "c1: the VerticalPodAutoscaler CRD already is fleetscope's variant (status shape upstream: AEP-10031 as it stands: status.recommendationGroups (targets only), status.recommendation the DaemonSet-wide fallback); nothing to change",
     );
+    const bad = await run([...install, '--status-shape', 'fork']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain('--status-shape fork: use one of upstream, deckhouse');
   });
 });

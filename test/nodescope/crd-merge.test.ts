@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { vpaCrd, vpaV1Version } from '../../shared/kernel/crds/vpa.js';
-import { type CrdJson, SCOPE_RULE, withScope } from '../../shared/nodescope/crd.js';
+import { STATUS_SHAPE_ANNOTATION, statusShapeOf } from '../../shared/nodescope/collect.js';
+import { type CrdJson, defaultShape, SCOPE_RULE, withScope } from '../../shared/nodescope/crd.js';
 import { LABEL_KEY_PATTERN, labelKeyProblem } from '../../shared/nodescope/label-key.js';
 
 const CUSTOM_RULE = { rule: 'self.targetRef.name != ""', message: 'a site rule' };
@@ -57,6 +58,59 @@ function aep10031Crd(): CrdJson {
   ];
   return crd;
 }
+
+/** Upstream's CRD with AEP-10031 as it stands (PR 10012's head): scope, recommendationGroups. */
+function currentAepCrd(): CrdJson {
+  const crd = aep10031Crd();
+  const status = v1Schema(crd).properties.status.properties;
+  status.recommendationGroups = status.groups;
+  delete status.groups;
+  return crd;
+}
+
+describe('status shapes', () => {
+  const fields = (crd: CrdJson) => Object.keys(v1Schema(crd).properties.status.properties).sort();
+
+  it("over AEP-10031's current CRD: its recommendationGroups kept as they are, shape upstream", () => {
+    const before = currentAepCrd();
+    const after = withScope(structuredClone(before));
+    expect(v1Schema(after).properties.status.properties.recommendationGroups).toEqual(
+      v1Schema(before).properties.status.properties.recommendationGroups,
+    );
+    expect(fields(after)).toEqual([...fields(before), 'nodeScope'].sort());
+    expect(statusShapeOf(v1Schema(after).properties.status.properties, undefined)).toEqual({
+      shape: 'upstream',
+      groups: true,
+    });
+  });
+
+  it("over the Deckhouse fork's CRD: its status.groups kept and used, nothing of upstream's added", () => {
+    const before = aep10031Crd();
+    const after = withScope(structuredClone(before));
+    expect(fields(after)).toEqual([...fields(before), 'nodeScope'].sort());
+    expect(defaultShape(before)).toBe('deckhouse');
+    expect(after.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION]).toBe('deckhouse');
+  });
+
+  it('--status-shape deckhouse on the stock CRD: status.groups, not recommendationGroups', () => {
+    const after = withScope(upstreamCrd(), 'deckhouse');
+    expect(fields(after)).toContain('groups');
+    expect(fields(after)).not.toContain('recommendationGroups');
+    expect(statusShapeOf(v1Schema(after).properties.status.properties, undefined).shape).toBe('deckhouse');
+  });
+
+  it("upgrades fleetscope's own earlier variant (status.groups) to upstream's shape; the annotation decides", () => {
+    const earlier = withScope(upstreamCrd(), 'deckhouse');
+    delete earlier.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION];
+    const after = withScope(structuredClone(earlier));
+    expect(fields(after)).toEqual(expect.arrayContaining(['groups', 'recommendationGroups']));
+    const props = v1Schema(after).properties.status.properties;
+    expect(statusShapeOf(props, after.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION]).shape).toBe(
+      'upstream',
+    );
+    expect(statusShapeOf(props, 'deckhouse').shape).toBe('deckhouse');
+  });
+});
 
 describe('withScope', () => {
   it("over an upstream CRD that has AEP-10031's fields, changes nothing of theirs", () => {
@@ -112,7 +166,10 @@ describe('withScope', () => {
     expect(modes(after)).toEqual(modes(before));
     expect(updatePolicy).toBeDefined();
     const status = v1!.schema!.openAPIV3Schema!.properties!.status!;
-    expect(status.properties!.groups).toMatchObject({
+    // AEP-10031 as it stands by default: recommendationGroups, said in the annotation too.
+    expect(status.properties!.groups).toBeUndefined();
+    expect(after.metadata?.annotations?.[STATUS_SHAPE_ANNOTATION]).toBe('upstream');
+    expect(status.properties!.recommendationGroups).toMatchObject({
       type: 'array',
       items: { properties: { scopeValue: { type: 'string' }, containerRecommendations: { type: 'array' } } },
     });

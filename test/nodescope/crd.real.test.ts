@@ -70,7 +70,7 @@ const withScope = (vpa: Record<string, unknown>, name: string, scope: string) =>
   return v;
 };
 
-/** status.groups as fleetscope publishes it: __absent__, the empty value, a value; bounds and none. */
+/** The groups as fleetscope publishes them: __absent__, the empty value, a value; bounds and none. */
 const GROUPS = [
   {
     scopeValue: '',
@@ -96,6 +96,19 @@ const GROUPS = [
     ],
   },
 ];
+
+/** status.recommendation as fleetscope publishes it: the DaemonSet-wide fallback, with bounds. */
+const FALLBACK = {
+  containerRecommendations: [
+    {
+      containerName: 'collector',
+      target: { cpu: '90m', memory: '309Mi' },
+      lowerBound: { cpu: '25m', memory: '64Mi' },
+      upperBound: { cpu: '2', memory: '1Gi' },
+      uncappedTarget: { cpu: '90m', memory: '323522422' },
+    },
+  ],
+};
 
 const SUMMARY = {
   nodes: 3,
@@ -144,18 +157,47 @@ async function scenario(b: ApiBackend) {
   // AEP-10031: a label key as the scope, and status.groups through the status subresource.
   const pool = await created(b, VPAS, withScope(vpaObject({ name: 'pool', via: 'spec' }), 'pool', POOL));
   record.labelScope = pool.json.spec.scope;
-  // Written as a cycle writes it (the condition, status.nodeScope and status.groups in one merge patch).
-  await patchVpaStatus(
-    new RawReader(client),
-    { namespace: NS, name: 'pool' },
-    { type: 'RecommendationProvided', status: 'True', reason: 'NodeScope', message: 'groups' },
-    Date.UTC(2026, 10, 26),
-    undefined,
-    { nodeScope: SUMMARY, groups: GROUPS },
-  );
+  // Written as a cycle writes it, AEP-10031 as it stands (the default shape): the condition,
+  // status.nodeScope, the groups and the DaemonSet-wide fallback in one merge patch.
+  const raw = new RawReader(client);
+  const condition = {
+    type: 'RecommendationProvided',
+    status: 'True',
+    reason: 'NodeScope',
+    message: 'groups',
+  } as const;
+  const at = Date.UTC(2026, 10, 26);
+  await patchVpaStatus(raw, { namespace: NS, name: 'pool' }, condition, at, undefined, {
+    nodeScope: SUMMARY,
+    recommendation: FALLBACK,
+    recommendationGroups: GROUPS,
+    groups: GROUPS, // not in this shape's CRD: pruned
+  });
   const read = await b.raw('GET', `${VPAS}/pool`);
-  record.groups = read.json?.status?.groups;
-  record.recommendation = read.json?.status?.recommendation ?? null;
+  record.upstream = {
+    recommendationGroups: read.json?.status?.recommendationGroups,
+    recommendation: read.json?.status?.recommendation,
+    groups: read.json?.status?.groups ?? null,
+  };
+  // The Deckhouse fork's shape, installed over it: status.groups kept too, the recommendation cleared.
+  record.deckhouseInstall = await installScopedCrd(client, 'deckhouse');
+  await vi.waitFor(
+    async () => {
+      await patchVpaStatus(raw, { namespace: NS, name: 'pool' }, condition, at, read.json, {
+        groups: GROUPS,
+        recommendation: null,
+        recommendationGroups: null,
+      });
+      const again = await b.raw('GET', `${VPAS}/pool`);
+      if (!again.json?.status?.groups) throw new Error(`${b.name}: status.groups still pruned`);
+      record.deckhouse = {
+        groups: again.json.status.groups,
+        recommendation: again.json.status.recommendation ?? null,
+        recommendationGroups: again.json.status.recommendationGroups ?? null,
+      };
+    },
+    { timeout: 30_000, interval: 200 },
+  );
 
   await created(b, CRDS, vpaCheckpointCrd());
   await b.established('verticalpodautoscalercheckpoints.autoscaling.k8s.io');
@@ -191,11 +233,12 @@ describeRealApiserver('the scoped VPA CRD and checkpoints', (server) => {
     });
   });
 
-  it('the real server keeps a label key as the scope, and status.groups exactly as written', () => {
+  it('the real server keeps a label key as the scope, and either shape exactly as written', () => {
     const r = records.get('real') ?? {};
     expect(r.labelScope).toBe(POOL);
-    expect(r.groups).toEqual(GROUPS);
-    expect(r.recommendation).toBeNull();
+    expect(r.upstream).toEqual({ recommendationGroups: GROUPS, recommendation: FALLBACK, groups: null });
+    expect(r.deckhouseInstall).toBe('updated');
+    expect(r.deckhouse).toEqual({ groups: GROUPS, recommendation: null, recommendationGroups: null });
   });
 
   it("the real server keeps an exported checkpoint's histograms, but prunes its scopeValue", () => {

@@ -1,8 +1,9 @@
 /**
  * AEP-10031 over the simulator: a DaemonSet scoped by a node label key gets one recommendation per
  * value of that label (`__absent__` for nodes without it, `""` for an empty value), each from its
- * nodes' merged history, published in status.groups beside status.nodeScope, with status.recommendation
- * left empty; every node's pod is sized from its group. Bad scopes are refused with the reason named.
+ * nodes' merged history, published as AEP-10031 stands in status.recommendationGroups (targets only)
+ * beside status.nodeScope, with the DaemonSet-wide status.recommendation as the fallback; every node's
+ * pod is sized from its group. Bad scopes are refused with the reason named.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
@@ -71,40 +72,42 @@ describe('node label scope (AEP-10031) over the simulator', () => {
   const vpa = () => env.sim.cluster('grp').store.get(VPA_RESOURCE, 'agent', 'monitoring');
   const poolOf = (node: string) => (pools.has(node) ? (pools.get(node) as string) : '__absent__');
 
-  it('publishes one group per label value, with __absent__ and "", and leaves status.recommendation empty', async () => {
+  it('publishes one group per label value, with __absent__ and "", targets only, and the DaemonSet-wide fallback', async () => {
     const status = vpa().status;
-    expect(status.groups.map((g: { scopeValue: string }) => g.scopeValue)).toEqual([
+    expect(status.recommendationGroups.map((g: { scopeValue: string }) => g.scopeValue)).toEqual([
       '',
       '__absent__',
       'cpu',
       'gpu',
     ]);
-    expect(status.recommendation).toBeUndefined();
+    expect(status.groups).toBeUndefined();
     expect(status.nodeScope).toMatchObject({ nodes: 6 });
-    // Each group as the last fold computed it from its nodes' merged history, bounds included.
+    // Each group as the last fold computed it from its nodes' merged history (AEP-10031: targets only).
     const stored = await getRecommendations(env.store, 'grp', 'monitoring', 'agent');
     const q = (a: { cpu?: number; memory?: number }) => ({
       cpu: formatCpu(a.cpu as Millicores),
       memory: formatMemory(a.memory as Bytes),
     });
-    for (const g of status.groups) {
+    for (const g of status.recommendationGroups) {
       const want = stored?.groups[g.scopeValue];
       expect(want, g.scopeValue).toBeDefined();
-      expect(g.containerRecommendations.map((c: { containerName: string }) => c.containerName)).toEqual([
-        'collector',
-        'shipper',
-      ]);
-      for (const c of g.containerRecommendations) {
-        const w = want?.[c.containerName];
-        expect(c).toEqual({
-          containerName: c.containerName,
-          target: q(w!.target),
-          lowerBound: q(w!.lowerBound),
-          upperBound: q(w!.upperBound),
-          uncappedTarget: q(w!.uncappedTarget),
-        });
-      }
+      expect(g.containerRecommendations).toEqual(
+        ['collector', 'shipper'].map((name) => ({ containerName: name, target: q(want![name]!.target) })),
+      );
     }
+    // status.recommendation: the DaemonSet-wide recommendation, bounds included.
+    expect(status.recommendation.containerRecommendations).toEqual(
+      ['collector', 'shipper'].map((name) => {
+        const w = stored!.dsWide[name]!;
+        return {
+          containerName: name,
+          target: q(w.target),
+          lowerBound: q(w.lowerBound),
+          upperBound: q(w.upperBound),
+          uncappedTarget: q(w.uncappedTarget),
+        };
+      }),
+    );
   });
 
   it("sizes every node's pod from its group: the same target within a group, the group named", () => {
@@ -169,5 +172,6 @@ describe('node label scope (AEP-10031) over the simulator', () => {
     const web = env.sim.cluster('grp').store.get(VPA_RESOURCE, 'web', 'monitoring');
     expect(web.status.conditions[0]).toMatchObject({ status: 'False', reason: 'NodeScopeRefused' });
     expect(web.status.groups).toBeUndefined();
+    expect(web.status.recommendationGroups).toBeUndefined();
   });
 });

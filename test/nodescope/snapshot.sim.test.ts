@@ -3,12 +3,14 @@
  * built with allPods, the cycle lists the cluster's pods once and its nodes once (per page), and the
  * other capability's reads after it cost nothing, while every result equals that of a cycle reading each
  * DaemonSet's pods itself. The two cycles run on the same simulated cluster at the same simulated time,
- * stored under two cluster names; update mode Off, so neither changes the cluster.
+ * stored under two cluster names; fleetscope.io/writes: none, so neither changes the cluster (mode Off
+ * would still write the VPA's status, which the first would write and the second find current).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
+import { WRITES_ANNOTATION } from '../../shared/nodescope/targets.js';
 import { agentDaemonSet, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const CLUSTER = 'shared';
@@ -40,15 +42,22 @@ describe('node scope over a snapshot shared with another capability', () => {
         daemonSets: [agentDaemonSet(), agentDaemonSet({ name: 'shipper', namespace: 'logging' })],
       },
     ]);
-    sim().store.put(VPA_RESOURCE, vpaObject({ mode: 'Off' }));
+    const silent = (vpa: Record<string, unknown>) => {
+      const v = vpa as { metadata: { annotations: Record<string, string> } };
+      v.metadata.annotations[WRITES_ANNOTATION] = 'none';
+      return v;
+    };
+    sim().store.put(VPA_RESOURCE, silent(vpaObject({ mode: 'Off' })));
     sim().store.put(
       VPA_RESOURCE,
-      vpaObject({
-        name: 'shipper',
-        namespace: 'logging',
-        target: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'shipper' },
-        mode: 'Off',
-      }),
+      silent(
+        vpaObject({
+          name: 'shipper',
+          namespace: 'logging',
+          target: { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'shipper' },
+          mode: 'Off',
+        }),
+      ),
     );
     // Pods no node-scoped DaemonSet owns, the shared list has them too: two elsewhere, and one running
     // in the agent's namespace on one of its nodes, started after the agent's pod there (what only the

@@ -1,11 +1,14 @@
 /**
- * status.groups per scope (AEP-10031): label scopes carry each group's bounds; kubernetes.io/hostname
- * one group per node with targets only (a hostname value seen twice once); `node` none.
+ * The groups per scope and shape. AEP-10031 as it stands (kubernetes/autoscaler#10032, #10012):
+ * `status.recommendationGroups`, every group targets only, and `status.recommendation` the
+ * DaemonSet-wide fallback with its bounds. The Deckhouse fork's older `status.groups`: label scopes
+ * carry each group's bounds; kubernetes.io/hostname one group per node with targets only (a hostname
+ * value seen twice once); `node` none in either.
  */
 import { describe, expect, it } from 'vitest';
 import type { ContainerRec, NodeRec } from '../../shared/nodescope/model.js';
 import type { DsRecommendations } from '../../shared/nodescope/recommend.js';
-import { statusGroups } from '../../shared/nodescope/status-groups.js';
+import { statusGroups, statusRecommendation } from '../../shared/nodescope/status-groups.js';
 import { type NodeScopeTarget, scopeOf } from '../../shared/nodescope/targets.js';
 
 const rec = (cpu: number): ContainerRec => ({
@@ -29,9 +32,48 @@ const recs = {
 } as unknown as DsRecommendations;
 const target = (key: string) => ({ scope: scopeOf(key, undefined) }) as NodeScopeTarget;
 
-describe('status.groups', () => {
+describe('status.recommendationGroups (upstream, the default)', () => {
+  it('label scope: one entry per scope value (present, empty, absent), sorted, targets only', () => {
+    const groups = statusGroups(target('example.com/pool'), recs, new Map(), 'upstream');
+    expect(groups).toEqual([
+      {
+        scopeValue: '',
+        containerRecommendations: [{ containerName: 'a', target: { cpu: '50m', memory: '128Mi' } }],
+      },
+      {
+        scopeValue: '__absent__',
+        containerRecommendations: [{ containerName: 'a', target: { cpu: '100m', memory: '128Mi' } }],
+      },
+      {
+        scopeValue: 'gpu',
+        containerRecommendations: [{ containerName: 'a', target: { cpu: '500m', memory: '128Mi' } }],
+      },
+    ]);
+  });
+
+  it('status.recommendation: the DaemonSet-wide fallback, with its bounds, containers by name', () => {
+    expect(statusRecommendation({ b: rec(20), a: rec(10) })).toEqual({
+      containerRecommendations: [
+        {
+          containerName: 'a',
+          target: { cpu: '10m', memory: '128Mi' },
+          lowerBound: { cpu: '5m', memory: '64Mi' },
+          upperBound: { cpu: '20m', memory: '256Mi' },
+          uncappedTarget: { cpu: '10m', memory: '128Mi' },
+        },
+        expect.objectContaining({ containerName: 'b' }),
+      ],
+    });
+  });
+
+  it('scope node (KEP-4943) names no label: no groups', () => {
+    expect(statusGroups(target('node'), recs, new Map(), 'upstream')).toBeUndefined();
+  });
+});
+
+describe('status.groups (the Deckhouse fork)', () => {
   it('label scope: one entry per scope value, sorted, with bounds', () => {
-    const groups = statusGroups(target('example.com/pool'), recs, new Map());
+    const groups = statusGroups(target('example.com/pool'), recs, new Map(), 'deckhouse');
     expect(groups?.map((g) => g.scopeValue)).toEqual(['', '__absent__', 'gpu']);
     expect(groups?.[2]?.containerRecommendations).toEqual([
       {
@@ -50,7 +92,7 @@ describe('status.groups', () => {
       ['n2', 'host-a'],
       ['n3', 'host-c'],
     ]);
-    const groups = statusGroups(target('kubernetes.io/hostname'), recs, hostnames);
+    const groups = statusGroups(target('kubernetes.io/hostname'), recs, hostnames, 'deckhouse');
     expect(groups).toEqual([
       {
         scopeValue: 'host-a',
@@ -70,6 +112,6 @@ describe('status.groups', () => {
   });
 
   it('scope node (KEP-4943) names no label: no groups', () => {
-    expect(statusGroups(target('node'), recs, new Map())).toBeUndefined();
+    expect(statusGroups(target('node'), recs, new Map(), 'deckhouse')).toBeUndefined();
   });
 });

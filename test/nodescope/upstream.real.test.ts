@@ -184,9 +184,10 @@ describeRealApiserver('fleetscope beside upstream VPA', (server) => {
     expect(r.plan).toEqual([
       'update',
       '+ metadata.annotations.fleetscope.io/variant',
+      '+ metadata.annotations.fleetscope.io/status-shape',
       `+ ${v1}.spec.properties.scope`,
       `+ ${v1}.spec.x-kubernetes-validations`,
-      `+ ${v1}.status.properties.groups`,
+      `+ ${v1}.status.properties.recommendationGroups`,
       `+ ${v1}.status.properties.nodeScope`,
     ]);
     expect(r.dryRunStoredNothing).toBe(true);

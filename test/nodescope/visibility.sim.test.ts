@@ -2,7 +2,10 @@
  * Update mode Auto over the simulator: policies honoured, pods resized in place (never evicted),
  * recommendations visible on the pods and the VPA, OOM kills recorded, refused targets reported once.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
+import type { Bytes, Millicores } from '../../shared/kernel/units.js';
 import { RECOMMENDATION_ANNOTATION } from '../../shared/nodescope/collect.js';
 import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import {
@@ -138,8 +141,23 @@ describe('update mode Auto', () => {
       new RegExp(`^node scope \\(fleetscope\\): ${n} node\\(s\\), ${n} with their own history`),
     );
     expect(cond.message).toMatch(/collector: cpu \d+m\.\.\d+m \(DaemonSet-wide \d+m\)/);
-    // status.recommendation is left to upstream (its updater would evict back to one size).
-    expect(vpa.status.recommendation).toBeUndefined();
+    expect(cond.message).toMatch(
+      /memory \d+(Mi|\.\d+Gi)\.\.\d+(Mi|\.\d+Gi) \(DaemonSet-wide \d+(Mi|\.\d+Gi)\)/,
+    );
+    // status.recommendation: the DaemonSet-wide recommendation, as upstream's recommender publishes it.
+    const dsWide = results.at(-1)?.daemonSets[0]?.dsWide.collector;
+    expect(vpa.status.recommendation.containerRecommendations).toEqual([
+      {
+        containerName: 'collector',
+        target: {
+          cpu: formatCpu(dsWide?.target.cpu as Millicores),
+          memory: formatMemory(dsWide?.target.memory as Bytes),
+        },
+        lowerBound: expect.any(Object),
+        upperBound: expect.any(Object),
+        uncappedTarget: expect.any(Object),
+      },
+    ]);
   });
 
   it('records an OOM kill, which raises that node’s memory target', () => {

@@ -5,7 +5,9 @@
  */
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { ManualClock } from '../../local/sim/clock.js';
+import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import { type SimulatedNodes, startSimulatedNodes } from '../../local/sim/real/index.js';
+import type { LoadProfile } from '../../local/sim/workload.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
@@ -51,6 +53,36 @@ export async function installCrd(client: ClusterClient, crd: Record<string, unkn
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`CRD ${name} was not Established in 30 s`);
+}
+
+/** The agent DaemonSet the node scope suites size: `collector` (and, with `shipper`, a second container). */
+export async function createAgentDaemonSet(
+  env: RealEnv,
+  namespace: string,
+  load: LoadProfile,
+  opts: { shipper?: boolean } = {},
+): Promise<void> {
+  const image = 'registry.k8s.io/pause:3.10';
+  const containers = [
+    {
+      name: 'collector',
+      image,
+      resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
+    },
+    ...(opts.shipper
+      ? [{ name: 'shipper', image, resources: { requests: { cpu: '50m', memory: '64Mi' } } }]
+      : []),
+  ];
+  await env.client.apps.createNamespacedDaemonSet({
+    namespace,
+    body: {
+      metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
+      spec: {
+        selector: { matchLabels: { app: 'agent' } },
+        template: { metadata: { labels: { app: 'agent' } }, spec: { containers } },
+      },
+    },
+  });
 }
 
 const MINUTE = 60_000;

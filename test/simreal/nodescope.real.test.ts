@@ -6,13 +6,18 @@
  * applies each resize into the pod's status (allocatedResources, resources, observedGeneration).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import type { LoadProfile } from '../../local/sim/workload.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
-import { installCrd, type RealEnv, runNodeScopeCycles, startRealEnv } from './helpers.js';
+import {
+  createAgentDaemonSet,
+  installCrd,
+  type RealEnv,
+  runNodeScopeCycles,
+  startRealEnv,
+} from './helpers.js';
 
 const CLUSTER = 'ns-real';
 const NS = 'monitoring';
@@ -42,32 +47,7 @@ describeRealApiserver(
         containers: { shipper: { cpu: 40, memory: '48Mi' } },
         noise: 0.05,
       };
-      await env.client.apps.createNamespacedDaemonSet({
-        namespace: NS,
-        body: {
-          metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: {
-                containers: [
-                  {
-                    name: 'collector',
-                    image: 'registry.k8s.io/pause:3.10',
-                    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
-                  },
-                  {
-                    name: 'shipper',
-                    image: 'registry.k8s.io/pause:3.10',
-                    resources: { requests: { cpu: '50m', memory: '64Mi' } },
-                  },
-                ],
-              },
-            },
-          },
-        },
-      });
+      await createAgentDaemonSet(env, NS, load, { shipper: true });
       await env.client.custom.createNamespacedCustomObject({
         group: 'autoscaling.k8s.io',
         version: 'v1',
