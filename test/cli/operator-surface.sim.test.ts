@@ -1,0 +1,61 @@
+/**
+ * Issue 31, as an operator meets it through bin/fleetscope: what `run` says of a worker whose feature
+ * is off, and the kubectl habits (-o name, -o jsonpath, --no-headers, tables alone on stdout).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DemoFleet, startDemoFleet } from '../../local/demo-fleet.js';
+import { fleetscope } from './bin.js';
+
+let fleet: DemoFleet;
+let dir: string;
+let stateDir: string;
+const cli = (...args: string[]) => fleetscope(args, { stateDir });
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'fleetscope-surface-'));
+  stateDir = join(dir, 'state');
+  const kubeconfig = join(dir, 'demo.yaml');
+  fleet = await startDemoFleet({ clusters: 1, nodes: 3, kubeconfigPath: kubeconfig, clockSpeedup: 0 });
+  const reg = await cli(
+    'cluster',
+    'register',
+    '--name',
+    'demo-1',
+    '--kubeconfig',
+    kubeconfig,
+    '--context',
+    'demo-1',
+  );
+  expect([reg.code, reg.err]).toEqual([0, '']);
+}, 120_000);
+afterAll(async () => {
+  await fleet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('run: a worker whose feature is turning off', () => {
+  it('says the state in words, in the table and in -o json', async () => {
+    const set = await cli(
+      'features',
+      'set',
+      '--cluster',
+      'demo-1',
+      '--feature',
+      'balloons',
+      '--desired',
+      'off',
+    );
+    expect(set.code).toBe(0);
+    const table = await cli('run', '--once', '--cluster', 'demo-1');
+    expect(table.code).toBe(0);
+    // "0 T; 1 u; 2 r; ...": a state's name spread into its characters.
+    expect(table.out).not.toMatch(/\d [A-Za-z]; \d [A-Za-z];/);
+    expect(table.out).toMatch(/^demo-1\s+balloons\s+ok\s+.*\sskipped: feature TurningOff$/m);
+    const json = JSON.parse((await cli('run', '--once', '--cluster', 'demo-1', '-o', 'json')).out);
+    const balloons = json.results.find((r: { capability: string }) => r.capability === 'balloons');
+    expect(balloons.detail).toMatch(/^skipped: feature Turning(Off|On)$|^skipped: feature Off$/);
+  }, 180_000);
+});
