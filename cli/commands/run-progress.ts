@@ -4,7 +4,7 @@
  * With -o json|yaml nothing is printed until the end, then the results as one document.
  */
 import type { RunStep } from '../../shared/run-plan.js';
-import { type OutputFormat, print } from '../output.js';
+import { headersWanted, type OutputFormat, print } from '../output.js';
 
 export interface RunResult {
   cluster: string;
@@ -72,6 +72,7 @@ export class ProgressReporter {
   private header(): void {
     if (this.headed || !this.text) return;
     this.headed = true;
+    if (!headersWanted()) return;
     const wide = this.format === 'wide' ? ['SCHEDULE', 'FINISHED (WALL TIME)'] : [];
     console.log(this.row(['CLUSTER', 'CAPABILITY', 'RESULT', 'WALL TIME', ...wide, 'DETAIL']));
   }
