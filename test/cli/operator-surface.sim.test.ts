@@ -59,3 +59,15 @@ describe('run: a worker whose feature is turning off', () => {
     expect(balloons.detail).toMatch(/^skipped: feature Turning(Off|On)$|^skipped: feature Off$/);
   }, 180_000);
 });
+
+describe('run: a run that reached no cluster', () => {
+  it('exits 1 and says why, so a cron job does not read it as done', async () => {
+    const empty = join(dir, 'empty-state');
+    const r = await fleetscope(['run', '--once'], { stateDir: empty });
+    expect(r.code, r.out + r.err).toBe(1);
+    expect(r.err).toMatch(/^fleetscope run: no cycle ran on any cluster: none is registered/);
+    expect(r.out).toMatch(/\(exit 1\)$/);
+    const json = JSON.parse((await fleetscope(['run', '--once', '-o', 'json'], { stateDir: empty })).out);
+    expect(json.summary).toMatchObject({ reachedNoCluster: true, failed: 0 });
+  }, 120_000);
+});
