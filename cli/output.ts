@@ -108,9 +108,16 @@ const NAME_PARTS = [
   'id',
 ];
 
-/** `-o name`: one name per object of the document (a list's rows, or the one object), for xargs. */
+/**
+ * `-o name`: one name per object of the document, for xargs: a list's rows, the rows of a document's
+ * list (`{features: [...], unannounced}`), or the one object.
+ */
 function names(data: unknown): string[] {
-  const rows = Array.isArray(data) ? data : [data];
+  const list =
+    data && typeof data === 'object' && !Array.isArray(data)
+      ? Object.values(data).find((v) => Array.isArray(v) && v.length && typeof v[0] === 'object')
+      : undefined;
+  const rows = Array.isArray(data) ? data : ((list as unknown[] | undefined) ?? [data]);
   return rows.map((row) => {
     const parts = NAME_PARTS.flatMap((k) => {
       const v = (row as Record<string, unknown> | null)?.[k];

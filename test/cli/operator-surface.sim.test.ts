@@ -71,3 +71,54 @@ describe('run: a run that reached no cluster', () => {
     expect(json.summary).toMatchObject({ reachedNoCluster: true, failed: 0 });
   }, 120_000);
 });
+
+describe("kubectl's habits", () => {
+  it('-o name prints one name per object, for xargs', async () => {
+    expect(await cli('cluster', 'list', '-o', 'name')).toMatchObject({ code: 0, out: 'demo-1' });
+    const features = (await cli('features', 'list', '--cluster', 'demo-1', '-o', 'name')).out.split('\n');
+    expect(features).toContain('demo-1/fleetscope-system/balloons');
+  }, 60_000);
+
+  it('-o jsonpath=TEMPLATE reads the document -o json prints', async () => {
+    expect((await cli('cluster', 'list', '-o', 'jsonpath={[*].cluster.name}')).out).toBe('demo-1');
+    const json = JSON.parse((await cli('features', 'list', '--cluster', 'demo-1', '-o', 'json')).out);
+    const r = await cli(
+      'features',
+      'list',
+      '--cluster',
+      'demo-1',
+      '-o',
+      'jsonpath={range .features[*]}{.feature}={.state}{"\\n"}{end}',
+    );
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')).toEqual(
+      json.features.map((f: { feature: string; state: string }) => `${f.feature}=${f.state}`),
+    );
+    const bad = await cli('cluster', 'list', '-o', 'jsonpath={range [*]}{.x}');
+    expect([bad.code, bad.err.split('\n')[0]]).toEqual([
+      2,
+      'fleetscope cluster: -o jsonpath={range [*]}{.x}: {range} without {end}',
+    ]);
+  }, 60_000);
+
+  it('--no-headers leaves a table its rows alone', async () => {
+    // The ages tick between the two calls.
+    const lines = async (...args: string[]) =>
+      (await cli('cluster', 'list', ...args)).out.replace(/\(\d+s ago\)/g, '(ago)').split('\n');
+    const table = await lines();
+    const rows = await lines('--no-headers');
+    expect(table[0]).toMatch(/^NAME\s/);
+    expect(rows).toEqual(table.slice(1));
+    const claims = await cli('claims', 'get', '--no-headers');
+    expect(claims.out).toMatch(/^demo-1\s/);
+    const refused = await cli('cluster', 'list', '--no-headers', '-o', 'json');
+    expect(refused.code).toBe(2);
+  }, 60_000);
+
+  it('claims get: the table alone on stdout, its count on stderr', async () => {
+    const r = await cli('claims', 'get');
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^CLUSTER\s+ID \(id\.k8s\.io\)\s+CLUSTERSET/);
+    expect(r.err).toBe('claims: 1 cluster(s) with an ID, 0 ClusterSet(s)');
+  }, 60_000);
+});
