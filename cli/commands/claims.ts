@@ -107,9 +107,9 @@ async function get(values: Flags): Promise<number> {
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
         out(views.map(jsonView));
       } else {
-        // The count above the table goes to stderr, as kubectl's notes do: stdout is the table alone.
+        // The table alone, as kubectl get prints it (the count above it is npm start's summary): scripts
+        // read the rows. An empty list keeps its line saying so.
         const [count, ...table] = await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) });
-        if (table.length) console.error(count);
         printLines(table.length ? table : [count!]);
       }
       return 0;
