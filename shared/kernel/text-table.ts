@@ -27,3 +27,11 @@ export function textTable(rows: string[][]): string[] {
   headers.add(lines[0]!);
   return lines;
 }
+
+/** Text cut to fit a cell at a word boundary, with "…" saying there is more ("waiting 10m for…"). */
+export function clipWords(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}

@@ -7,7 +7,7 @@ import {
   Summaries,
 } from '../../local/summary.js';
 import { reachabilityText } from '../../shared/fleet/reachability.js';
-import { textTable } from '../../shared/kernel/text-table.js';
+import { clipWords, textTable } from '../../shared/kernel/text-table.js';
 
 const fleet = (age: string, nodes: number) => [
   'fleet: 2 cluster(s), 2 reachable',
@@ -110,5 +110,16 @@ describe("npm start's summaries over three minutes of wall time (manual clock)",
       expect.stringMatching(/summary 2 /),
       expect.stringMatching(/summary 3 /),
     ]);
+  });
+});
+
+describe("the summary's feature table", () => {
+  it('cuts a long wait at a word, and says there is more', () => {
+    const wait =
+      'waiting 10m for components to stop using it (two cycle periods), then deletes the DaemonSet';
+    const cell = clipWords(wait, 40);
+    expect(cell).toBe('waiting 10m for components to stop…');
+    expect(cell.length).toBeLessThanOrEqual(40);
+    expect(clipWords('short', 40)).toBe('short');
   });
 });
