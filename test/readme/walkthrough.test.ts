@@ -161,6 +161,23 @@ describe('the README walkthrough', () => {
     expect(r.code).toBe(0);
     const targets = [...r.out.matchAll(/"cpuMillicores":\s*(\d+)/g)].map((m) => Number(m[1]));
     expect(new Set(targets).size).toBeGreaterThan(1);
+
+    // What the walkthrough says of them: the busiest node's pod gets at least the DaemonSet-wide
+    // target (which upstream VPA would give every pod), an idle node's pod less.
+    type Rec = { target: { cpuMillicores: number } };
+    const doc = JSON.parse(r.out) as {
+      dsWide: Record<string, Rec>;
+      nodes: Record<string, { containers: Record<string, Rec> }>;
+    };
+    for (const [container, wide] of Object.entries(doc.dsWide)) {
+      const own = Object.values(doc.nodes).flatMap((n) => {
+        const rec = n.containers[container];
+        return rec ? [rec.target.cpuMillicores] : [];
+      });
+      expect(own.length).toBeGreaterThan(1);
+      expect(Math.max(...own), container).toBeGreaterThanOrEqual(wide.target.cpuMillicores);
+      expect(Math.min(...own), container).toBeLessThan(wide.target.cpuMillicores);
+    }
   });
 
   it('inflated balloons on demo-1 under the policy, into free capacity only', () => {
