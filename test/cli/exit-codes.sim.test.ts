@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT, type ExitKind } from '../../cli/exit-codes.js';
 import { commands } from '../../cli/main.js';
 import { type DemoFleet, startDemoFleet } from '../../local/demo-fleet.js';
-import { ClusterClient } from '../../shared/k8s/client.js';
 import { fleetscope } from './bin.js';
 
 interface Case {
@@ -180,14 +179,7 @@ beforeAll(async () => {
     expect([r.code, r.err], args.join(' ')).toEqual([0, '']);
   }
   // Edited by hand in the cluster: the drift check has a write to make.
-  const c = ClusterClient.fromKubeconfig(fleet.sim.kubeconfig(), { cluster: C, context: C });
-  await c.custom.deleteClusterCustomObject({
-    group: 'about.k8s.io',
-    version: 'v1beta1',
-    plural: 'clusterproperties',
-    name: 'zone.example.com',
-  });
-  await c.close();
+  fleet.sim.cluster(C).store.delete('clusterproperties.about.k8s.io', 'zone.example.com');
 }, 300_000);
 afterAll(async () => {
   await fleet?.stop();
