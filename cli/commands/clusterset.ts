@@ -10,7 +10,7 @@ import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines } from '../../shared/claims/summary.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, printLines, structured } from '../output.js';
 
 const usage = `usage:
   fleetscope clusterset join  --cluster NAME --set CLUSTERSET
@@ -127,7 +127,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     const wide = outputFormat(values) === 'wide';
-    for (const line of await clusterSetLines(ctx, values.set, wide)) console.log(line);
+    printLines(await clusterSetLines(ctx, values.set, wide));
     return 0;
   });
 }
