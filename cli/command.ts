@@ -42,8 +42,33 @@ export function runSubcommand(
   const [sub, ...extra] = positionals;
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const handler = sub && Object.hasOwn(handlers, sub) ? handlers[sub] : undefined;
-  if (!handler) throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+  if (!handler)
+    throw new UsageError(
+      sub
+        ? `unknown subcommand "${sub}"${didYouMean(sub, Object.keys(handlers))}`
+        : `missing subcommand (one of ${Object.keys(handlers).join(', ')})`,
+    );
   return handler();
+}
+
+/** kubectl's hint for a mistyped word: `; did you mean "cluster"?`, or '' when nothing is close. */
+export function didYouMean(word: string, candidates: string[]): string {
+  const near = candidates
+    .map((c) => ({ c, d: editDistance(word.toLowerCase(), c.toLowerCase()) }))
+    .filter(({ c, d }) => d <= Math.max(1, Math.floor(c.length / 3)) || c.startsWith(word))
+    .sort((a, b) => a.d - b.d);
+  return near.length ? `; did you mean "${near[0]!.c}"?` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /** A file's text, or standard input's for "-". */
@@ -68,7 +93,9 @@ export function decimalFlag(
   const n = Number(v);
   if (v === undefined || !pattern.test(v) || n < min || n > max) {
     const what = integer ? 'an integer' : 'a decimal number';
-    throw new UsageError(`${name} needs ${what} from ${min} to ${max}, got ${JSON.stringify(v ?? '')}`);
+    // A bound no operator would type (Number.MAX_SAFE_INTEGER) is left unsaid.
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${name} needs ${what} ${range}, got ${JSON.stringify(v ?? '')}`);
   }
   return n;
 }

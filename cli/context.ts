@@ -8,7 +8,8 @@ import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps, resetDeps } from '../shared/platform/deps.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
-import { UsageError } from './command.js';
+import { didYouMean, UsageError } from './command.js';
+import { FORMATS_TEXT } from './output.js';
 
 /** Where a CLI command acts: the local state directory (default) or a deployed stack (`--aws`). */
 export interface CliContext {
@@ -56,26 +57,57 @@ export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], opt
       allowPositionals: true,
     });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    // node:util's text for an unknown flag carries a hint about positionals that does not apply here.
-    const unknown = /^Unknown option '([^']+)'/.exec(message);
-    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : message);
+    throw new UsageError(flagProblem(err instanceof Error ? err.message : String(err), options));
   }
 }
 
+/** node:util's parse error in fleetscope's words: the flag, what is wrong, what would be right. */
+function flagProblem(message: string, options: ParseArgsOptionsConfig): string {
+  // Its text for an unknown flag carries a hint about positionals that does not apply here.
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) {
+    const known = Object.keys(options).map((o) => `--${o}`);
+    return `unknown option ${unknown[1]}${didYouMean(unknown[1]!, known)}`;
+  }
+  // A flag at the end, or followed by another flag: its value was forgotten.
+  const missing =
+    /^Option '(?:-\w, )?--([\w-]+) <value>' argument missing/.exec(message)?.[1] ??
+    longName(/^Option '(-\w|--[\w-]+)' argument is ambiguous/.exec(message)?.[1], options);
+  if (missing)
+    return missing === 'output' ? `-o needs a value: ${FORMATS_TEXT}` : `--${missing} needs a value`;
+  const boolean = /^Option '(?:-\w, )?--([\w-]+)' does not take an argument/.exec(message);
+  if (boolean) return `--${boolean[1]} takes no value`;
+  return message;
+}
+
+function longName(flag: string | undefined, options: ParseArgsOptionsConfig): string | undefined {
+  if (!flag) return undefined;
+  if (flag.startsWith('--')) return flag.slice(2);
+  return Object.entries(options).find(([, o]) => o.short === flag.slice(1))?.[0];
+}
+
 /**
- * `--cpu -2` as `--cpu=-2`: node:util reads a value starting with "-" as another flag and calls it
- * ambiguous; a negative number after a flag that takes a value is that flag's value (and its own check
- * then says what is wrong with it).
+ * `--cpu -2` as `--cpu=-2`, `--name -a.example.com` as `--name=-a.example.com`: node:util reads a value
+ * starting with "-" as another flag and calls it ambiguous; after a flag that takes a value, anything
+ * that is not one of the command's flags is that flag's value (and its own check then says what is wrong
+ * with it).
  */
 function negativeValuesJoined(args: string[], options: ParseArgsOptionsConfig): string[] {
   const out: string[] = [];
+  const isFlag = (a: string) =>
+    a === '--' ||
+    (a.startsWith('--')
+      ? Object.hasOwn(options, a.slice(2).split('=')[0]!) || a === '--help'
+      : a === '-h' || Object.values(options).some((o) => o.short === a.slice(1, 2)));
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const next = args[i + 1];
-    const takesValue = arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
-    if (takesValue && next !== undefined && /^-\d/.test(next)) {
-      out.push(`${arg}=${next}`);
+    const name = arg.startsWith('--')
+      ? arg.slice(2)
+      : Object.entries(options).find(([, o]) => arg === `-${o.short}`)?.[0];
+    const takesValue = name !== undefined && options[name]?.type === 'string';
+    if (takesValue && next?.startsWith('-') && !isFlag(next)) {
+      out.push(arg.startsWith('--') ? `${arg}=${next}` : `${arg}${next}`);
       i++;
     } else out.push(arg);
   }

@@ -1,5 +1,7 @@
 import type { CliCommand } from './command.js';
-import { UsageError } from './command.js';
+import { didYouMean, UsageError } from './command.js';
+import { EXIT } from './exit-codes.js';
+import { FORMATS_TEXT, knownFormat } from './output.js';
 import { localStateDir, refuseMissingStateDir } from './read-only.js';
 
 // Commands are loaded lazily so that `fleetscope recommend` does not pay for the AWS SDK or the simulator.
@@ -72,12 +74,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
-    return name ? 0 : 2;
+    return name ? EXIT.done : EXIT.usage;
   }
-  const entry = commands[name];
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
-    console.error(`fleetscope: unknown command "${name}"; fleetscope --help lists the commands`);
-    return 2;
+    const hint = didYouMean(name, Object.keys(commands));
+    console.error(`fleetscope: unknown command "${name}"${hint}; fleetscope --help lists the commands`);
+    return EXIT.usage;
   }
   const wantsUsage = rest.includes('--help') || rest.includes('-h');
   const stateDir = wantsUsage ? undefined : localStateDir(name, rest);
@@ -89,16 +92,33 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    // Manifest commands (rbac, report) name their own formats.
+    if (!Object.values(command.outputs ?? {}).every((o) => o === 'manifests')) refuseUnknownFormat(rest);
     refuseMissingStateDir(name, rest);
     return await command.run(rest);
   } catch (err) {
     if (err instanceof UsageError) {
       // The one thing that is wrong, and where the rest is: the whole usage would bury the error.
       console.error(`fleetscope ${name}: ${err.message}\nrun "fleetscope ${name} --help" for usage`);
-      return 2;
+      return EXIT.usage;
     }
     console.error(`fleetscope ${name}: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return EXIT.refused;
+  }
+}
+
+/**
+ * `-o FORMAT` naming no format at all is wrong on every command, those that print only a confirmation
+ * included (which would otherwise ignore it and exit 0); each command still refuses a known format it
+ * has no form for.
+ */
+function refuseUnknownFormat(args: string[]): void {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') return;
+    const value = a === '-o' || a === '--output' ? args[i + 1] : /^(?:-o=?|--output=)(.+)$/.exec(a)?.[1];
+    if (value !== undefined && !value.startsWith('-') && !knownFormat(value))
+      throw new UsageError(`-o ${value}: use one of ${FORMATS_TEXT}`);
   }
 }
 

@@ -1,11 +1,11 @@
 /**
  * The balloons part of the demo (KEP-5620): an "elastic" node pool in demo-1 sized by a policy, shown
  * being shrunk to its workloads plus headroom, then grown as more work arrives; one explicit resize
- * request (the cloud-provider story); node scope's per-node upsize Deferred on a full pool node, served
+ * request (the cloud-provider story); a pod upsize Deferred on a full pool node (as node scope's can be), served
  * by the minute's grow pass (the balloon deflates, the resize completes, nothing is preempted); and one
  * reclaim blocked by pods that took the space first, explained. Simulated nodes and pods only: a real fleet's pools and policies are the operator's.
  */
-import { amounts, pairText } from '../shared/balloons/amounts.js';
+import { amounts } from '../shared/balloons/amounts.js';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
@@ -13,6 +13,7 @@ import { blockedText } from '../shared/balloons/summary.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
+import { pairWords } from '../shared/kernel/units-format.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
 import { rawResizeApi } from '../shared/resize/raw-api.js';
 import type { LocalRuntime } from './runtime.js';
@@ -72,7 +73,9 @@ async function cycle(runtime: LocalRuntime, capability = CYCLE): Promise<Record<
   return (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
 }
 
-const offers = (nodes: Record<string, NodeState>, n: string) => pairText(nodes[n]?.size);
+// The narrative quotes the records the balloons table draws (BalloonStore's state), each pair with its
+// units: a sentence has no column header to say them.
+const offers = (nodes: Record<string, NodeState>, n: string) => pairWords(nodes[n]?.size);
 
 /** The story after the first cycle, act by act; returns the lines to print. */
 export async function balloonStory(
@@ -84,13 +87,24 @@ export async function balloonStory(
   const shrunk = await cycle(runtime);
   const lines = [
     'balloons demo (demo-1):',
-    `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(shrunk, n)} of ${pairText(shrunk[n]?.allocatable)}`).join(', ')}`,
+    `  policy "elastic" shrank the pool to its requests + 20%: ${POOL.map((n) => `${n} offers ${offers(shrunk, n)} of ${pairWords(shrunk[n]?.allocatable)}`).join(', ')}`,
   ];
   lines.push(...(await deferredUpsizeGrows(runtime, sim)));
   lines.push(await moreWorkArrives(runtime, sim, shrunk));
   lines.push(...(await vmResized(runtime, sim, publisher)));
   lines.push(...(await reclaimBlocked(runtime)));
+  lines.push(await poolNow(runtime));
   return lines;
+}
+
+/** Where the story leaves the pool: what the balloons table shows for it, in words. */
+async function poolNow(runtime: LocalRuntime): Promise<string> {
+  const nodes = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+  const each = POOL.map(
+    (n) =>
+      `${n} offers ${offers(nodes, n)} of ${pairWords(nodes[n]?.allocatable)}, balloon ${pairWords(nodes[n]?.balloon)}`,
+  );
+  return `  the pool now (the balloons table above): ${each.join('; ')}`;
 }
 
 /** Pods the shrunk pool cannot schedule: the policy grows it, the kubelets deflate, the pods bind. */
@@ -111,7 +125,7 @@ async function moreWorkArrives(
   return `  8 more batch pods arrived (${queued} could not be scheduled); the policy grew the pool: ${POOL.map((n) => `${n} ${offers(shrunk, n)} -> ${offers(grown, n)}`).join(', ')}; ${waiting()} still waiting`;
 }
 
-/** The cloud-provider story: a node outside the pool is told its VM now offers 2 / 4Gi. */
+/** The cloud-provider story: a node outside the pool is told its VM now offers 2 cores / 4Gi. */
 async function vmResized(
   runtime: LocalRuntime,
   sim: Simulator,
@@ -138,7 +152,7 @@ async function vmResized(
   await runtime.bus.drain();
   const s = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes[general];
   return [
-    `  explicit NodeResizeRequested: ${general} should offer 2 / 4Gi (its VM is being resized) -> balloon ${pairText(s?.balloon)}, the node offers ${pairText(s?.size)}`,
+    `  explicit NodeResizeRequested: ${general} should offer ${pairWords(amounts(2000, 4 * 2 ** 30))} (its VM is being resized) -> balloon ${pairWords(s?.balloon)}, the node offers ${pairWords(s?.size)}`,
   ];
 }
 
@@ -153,8 +167,8 @@ type DemoPod = {
 };
 
 /**
- * Node scope's per-node upsize (the PATCH of pods/resize it makes) of netd on a full pool node: the
- * kubelet Defers it; the minute's grow pass deflates the balloon by what it needs; the kubelet then
+ * An upsize of netd on a full pool node, made the way node scope makes one (a PATCH of pods/resize) but
+ * by the demo, above any target, so that it cannot fit: the kubelet Defers it; the minute's grow pass deflates the balloon by what it needs; the kubelet then
  * completes the resize on its own, and no pod is preempted or evicted.
  */
 async function deferredUpsizeGrows(runtime: LocalRuntime, sim: Simulator): Promise<string[]> {
@@ -196,7 +210,9 @@ async function deferredUpsizeGrows(runtime: LocalRuntime, sim: Simulator): Promi
   const gone = [...before].filter((uid) => !now.has(uid)).length;
   const actual = netd()?.status?.containerStatuses?.[0]?.resources?.requests?.cpu;
   return [
-    `  node scope's per-node upsize of ${pod.metadata.name} on ${node} to ${cpu}: ${answer} by the kubelet; the minute's grow pass deflated the balloon (${node} offers ${offers(prev, node)} -> ${offers(grown, node)}); the resize ${pending() ? `is still ${pending()}` : `completed (${actual})`}; pods preempted or evicted: ${gone}`,
+    // The demo's own request, not node scope's target (which the recommendations table shows): sized to
+    // be more than the node has free, so that the kubelet must defer it.
+    `  a resize of ${pod.metadata.name} on ${node} to ${cpu}, more than the node has free (the demo's own request, not node scope's target): ${answer} by the kubelet; the minute's grow pass deflated the balloon (${node} offers ${offers(prev, node)} -> ${offers(grown, node)}); the resize ${pending() ? `is still ${pending()}` : `completed (${actual})`}; pods preempted or evicted: ${gone}`,
   ];
 }
 
@@ -212,7 +228,7 @@ async function reclaimBlocked(runtime: LocalRuntime): Promise<string[]> {
   const after = await cycle(runtime);
   const blocked = after[squeezed] ? blockedText(squeezed, after[squeezed]) : undefined;
   return [
-    `  explicit size 1 / 2Gi for ${squeezed}, below what its pods request:`,
+    `  explicit size ${pairWords(amounts(1000, 2 * 2 ** 30))} for ${squeezed}, below what its pods request:`,
     `    ${blocked ?? `${squeezed}: not blocked`}`,
   ];
 }

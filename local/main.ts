@@ -9,10 +9,9 @@ import { allSchedules } from '../shared/capabilities.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
 import { balloonStory } from './demo-balloons.js';
-import type { LocalRuntime } from './runtime.js';
 import { schedulesLine } from './scheduler.js';
 import { hasDemo1, type LocalControlPlane, startControlPlane } from './start.js';
-import { compactSummary, fullSummary, summarySections } from './summary.js';
+import { Summaries, summarySections } from './summary.js';
 
 const USAGE = `usage: npm start -- [--once] [--kubeconfig PATH] [--clusters N] [--nodes M] [--state-dir DIR]
                     [--speedup X] [--verbose]
@@ -48,13 +47,19 @@ async function main(): Promise<number> {
   const plane = await startControlPlane({ ...options, say: (l) => console.log(l) });
   try {
     const { runtime, fleet } = plane;
-    const summaries = new Summaries(runtime, options.verbose, fleet.demo ? runtime.clock : undefined);
+    const summaries = new Summaries(() => summarySections(runtime), {
+      verbose: options.verbose,
+      ...(fleet.demo ? { simNow: runtime.clock } : {}),
+    });
     await runtime.scheduler.runOnce();
+    // The story runs before the first tables are drawn, so that they show the state it ends in: the
+    // narrative below them quotes the same records.
+    const story =
+      fleet.demo && hasDemo1(fleet.targets)
+        ? await balloonStory(runtime, fleet.demo.sim, deps().publisher)
+        : [];
     await summaries.print();
-    if (fleet.demo && hasDemo1(fleet.targets)) {
-      console.log('');
-      for (const line of await balloonStory(runtime, fleet.demo.sim, deps().publisher)) console.log(line);
-    }
+    if (story.length) console.log(['', ...story].join('\n'));
     if (!options.once) await runUntilStopped(plane, options.speedup, summaries);
     return 0;
   } finally {
@@ -91,50 +96,6 @@ function readOptions(): StartOptions | undefined {
     verbose: values.verbose ?? false,
     stateDir: resolve(values['state-dir'] ?? process.env.FLEETSCOPE_STATE_DIR ?? '.fleetscope'),
   };
-}
-
-/** A full summary at least this often (wall time); compact ones in between. */
-const FULL_SUMMARY_EVERY_MS = 5 * 60_000;
-
-/**
- * The summaries, numbered: the first in full, then what changed since the one before (it fits a
- * screen), with the full tables every FULL_SUMMARY_EVERY_MS, on Enter, and always under --verbose.
- */
-class Summaries {
-  private count = 0;
-  private previous: string[][] = [];
-  private lastFullAt = 0;
-  private fullNext = false;
-  /** `simNow`: the simulated clusters' clock (it runs at --speedup), when the fleet is the demo's. */
-  constructor(
-    private readonly runtime: LocalRuntime,
-    private readonly verbose: boolean,
-    private readonly simNow?: () => number,
-  ) {}
-
-  /** The next summary is a full one (Enter on the terminal). */
-  askFull(): void {
-    this.fullNext = true;
-  }
-
-  async print(ran?: string): Promise<void> {
-    this.count++;
-    const wallMs = Date.now();
-    const sim = this.simNow ? `, ${new Date(this.simNow()).toISOString()} sim time` : '';
-    const at = `summary ${this.count} at ${new Date(wallMs).toISOString()} wall time${sim}`;
-    const title = ran === undefined ? at : `${at} (ran: ${ran})`;
-    const sections = await summarySections(this.runtime);
-    const full = this.verbose || this.fullNext || wallMs - this.lastFullAt >= FULL_SUMMARY_EVERY_MS;
-    if (full) {
-      this.lastFullAt = wallMs;
-      this.fullNext = false;
-    }
-    const lines = full
-      ? fullSummary(title, sections)
-      : compactSummary(`${title}: what changed (Enter: full tables)`, this.previous, sections);
-    this.previous = sections;
-    console.log(lines.join('\n'));
-  }
 }
 
 /**

@@ -83,13 +83,22 @@ export function fullSummary(title: string, sections: string[][]): string[] {
 /** Lines shown per section in a compact summary; the rest are counted. */
 export const COMPACT_LINES_PER_SECTION = 4;
 
-/** A line as compared between summaries: ages ("3m ago") move on without anything changing. */
-const comparable = (line: string) => line.replace(/\b\d+(\.\d+)?(ms|s|m|h|d) ago\b/g, 'ago').trimEnd();
+/**
+ * A line as compared between summaries: ages ("3m ago", "in 5m") move on without anything changing,
+ * and a longer age widens its column, which moves every cell after it: the words are compared, not the
+ * padding.
+ */
+const comparable = (line: string) =>
+  line
+    .replace(/\b\d+(\.\d+)?(ms|s|m|h|d) ago\b/g, 'ago')
+    .replace(/\bin \d+(\.\d+)?(ms|s|m|h|d)\b/g, 'in')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /**
  * What changed since the previous summary, to fit a screen: per section that changed, its headline and
  * up to COMPACT_LINES_PER_SECTION of its new or changed lines, then how many more there are. A section
- * that did not change is left out; nothing changed at all is one line.
+ * that did not change is left out; when nothing changed state there is nothing to print ([]).
  */
 export function compactSummary(title: string, previous: string[][], next: string[][]): string[] {
   const out = [`--- ${title} ---`];
@@ -104,6 +113,64 @@ export function compactSummary(title: string, previous: string[][], next: string
     if (shown.length > COMPACT_LINES_PER_SECTION)
       out.push(`  ... ${shown.length - COMPACT_LINES_PER_SECTION} more changed line(s) of ${rest.length}`);
   });
-  if (out.length === 1) out.push('no change since the last summary');
-  return out;
+  return out.length === 1 ? [] : out;
+}
+
+/** A full summary at least this often (wall time); compact ones in between. */
+export const FULL_SUMMARY_EVERY_MS = 5 * 60_000;
+
+/**
+ * `npm start`'s summaries, numbered: the first in full, then what changed state since the one before
+ * (it fits a screen; nothing at all when nothing changed but ages), with the full tables every
+ * FULL_SUMMARY_EVERY_MS of wall time, on Enter, and always under --verbose.
+ */
+export class Summaries {
+  private count = 0;
+  private previous: string[][] = [];
+  private lastFullAt = Number.NEGATIVE_INFINITY;
+  private fullNext = false;
+
+  constructor(
+    private readonly sections: () => Promise<string[][]>,
+    private readonly opts: {
+      verbose: boolean;
+      /** The simulated clusters' clock (it runs at --speedup), when the fleet is the demo's. */
+      simNow?: () => number;
+      wallNow?: () => number;
+      write?: (text: string) => void;
+    },
+  ) {}
+
+  /** The next summary is a full one (Enter on the terminal). */
+  askFull(): void {
+    this.fullNext = true;
+  }
+
+  /** Prints the next summary, if there is anything to say; whether it printed. */
+  async print(ran?: string): Promise<boolean> {
+    const wallMs = (this.opts.wallNow ?? Date.now)();
+    const sections = await this.sections();
+    const full = this.opts.verbose || this.fullNext || wallMs - this.lastFullAt >= FULL_SUMMARY_EVERY_MS;
+    const title = (n: number) => {
+      const sim = this.opts.simNow ? `, ${new Date(this.opts.simNow()).toISOString()} sim time` : '';
+      const at = `summary ${n} at ${new Date(wallMs).toISOString()} wall time${sim}`;
+      return ran === undefined ? at : `${at} (ran: ${ran})`;
+    };
+    const lines = full
+      ? fullSummary(title(this.count + 1), sections)
+      : compactSummary(
+          `${title(this.count + 1)}: what changed (Enter: full tables)`,
+          this.previous,
+          sections,
+        );
+    this.previous = sections;
+    if (lines.length === 0) return false;
+    if (full) {
+      this.lastFullAt = wallMs;
+      this.fullNext = false;
+    }
+    this.count++;
+    (this.opts.write ?? console.log)(lines.join('\n'));
+    return true;
+  }
 }

@@ -64,6 +64,8 @@ export function outcomeOf(result: unknown): StepOutcome {
   if (typeof r.error === 'string') return { ok: false, text: r.error };
   if (r.reachable === false) return { ok: false, text: 'unreachable' };
   if (typeof r.skipped === 'string') return { ok: true, text: `skipped: ${r.skipped}` };
+  // A worker gated by its own feature says only that feature's state (balloons-grow: `off: 'TurningOff'`).
+  if (typeof r.off === 'string') return { ok: true, text: `skipped: feature ${r.off}` };
   if (typeof r.state === 'string') {
     const ok = r.state === 'in-sync' || r.state === 'repaired';
     return { ok, text: `claims ${r.state}${typeof r.writes === 'number' ? `, ${r.writes} write(s)` : ''}` };
@@ -86,7 +88,7 @@ function inventoryText(r: Record<string, unknown>): string {
 function cycleText(r: Record<string, unknown>): StepOutcome {
   const ns = r.nodescope as { daemonSets?: number; scopes?: number; errors?: string[] } | undefined;
   const bl = r.balloons as { nodes?: number } | undefined;
-  const off = r.off as Record<string, string> | undefined;
+  const off = typeof r.off === 'object' ? (r.off as Record<string, string> | null) : undefined;
   const parts = [
     ns ? `nodescope ${ns.daemonSets ?? 0} DaemonSet(s), ${ns.scopes ?? 0} scope(s)` : undefined,
     bl ? `balloons ${bl.nodes ?? 0} node(s)` : undefined,

@@ -27,7 +27,7 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { NONE, readableUsd } from '../../shared/kernel/units-format.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, print } from '../output.js';
+import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope balloons status [--cluster NAME] [--node NODE] [--pool POOL]
@@ -266,6 +266,11 @@ async function status(values: Flags): Promise<number> {
       : (await ctx.registry.list()).map((c) => c.name);
     const found = await Promise.all(names.map(async (n) => [n, await store.state(n)] as const));
     const states = found.flatMap(([, s]) => (s ? [s] : []));
+    // A node no cycle has seen, where a cycle has run, is a name that does not exist (exit 1).
+    if (values.node && states.length && !states.some((s) => values.node! in s.nodes))
+      throw new Error(
+        `node "${values.node}" is not among the nodes the balloon cycle saw in ${states.map((s) => s.cluster).join(', ')} (balloons status lists them)`,
+      );
     const keep = ([n, st]: [string, NodeState]) =>
       (!values.node || n === values.node) && (!values.pool || poolOf(st) === values.pool);
     for (const s of states) s.nodes = Object.fromEntries(Object.entries(s.nodes).filter(keep).sort(sort));
@@ -279,12 +284,12 @@ async function status(values: Flags): Promise<number> {
         errors: s.errors,
       })),
     };
-    if (states.every((s) => Object.keys(s.nodes).length === 0) && format !== 'json' && format !== 'yaml') {
+    if (states.every((s) => Object.keys(s.nodes).length === 0) && !isDocument(format)) {
       for (const line of await whyNoBalloons(store, found, values)) console.log(line);
       return 0;
     }
     print(format, data, (wide) => statusTable(states, wide));
-    if (format !== 'json' && format !== 'yaml')
+    if (!isDocument(format))
       for (const c of data.clusters)
         for (const w of autoscalerWarnings(c.nodes)) console.log(`${c.cluster}: ${w}`);
     return 0;
@@ -469,7 +474,7 @@ async function policyGet(values: Flags): Promise<number> {
     const shown = policies.filter((p) => !values.name || p.name === values.name);
     if (values.name && shown.length === 0)
       throw new Error(`cluster ${cluster} has no balloon policy "${values.name}"`);
-    if (shown.length === 0 && format !== 'json' && format !== 'yaml') {
+    if (shown.length === 0 && !isDocument(format)) {
       console.log(`no balloon policies in cluster ${cluster}`);
       return 0;
     }

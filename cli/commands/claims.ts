@@ -4,7 +4,7 @@ import { type ClaimsSettings, describeOp } from '../../shared/claims/identity.js
 import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
 import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
 import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
-import { ID_CLAIM } from '../../shared/claims/rules.js';
+import { clusterIdProblem, customClaimProblem, ID_CLAIM } from '../../shared/claims/rules.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { CLAIMS_SORTS, claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
 import { syncCluster } from '../../shared/claims/sync.js';
@@ -12,7 +12,7 @@ import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { type CliCommand, decimalFlag, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, printLines, structured } from '../output.js';
 import { claimsPorts } from './clusterset.js';
 
 const usage = `usage:
@@ -37,7 +37,8 @@ Claims (KEP-2149) are kept in DynamoDB and written into each cluster as ClusterP
   <name>.<your domain>       custom claims: an RFC 1123 subdomain outside *.k8s.io, *.kubernetes.io and
                              sigs.k8s.io; values up to 128 KiB (OCM takes 1024 characters)
 check runs the drift check now: edited or deleted claims in the cluster are restored, claims that
-must not be there are removed (--dry-run only shows what would be written).
+must not be there are removed (--dry-run only shows what would be written, and exits 1 when
+anything would be, as kubectl diff does).
 dns prints a backend's multi-cluster DNS name (<hostname>.<cluster ID>.<svc>.<ns>.svc.clusterset.local),
 which exists only within a ClusterSet: with --cluster, the cluster must be a member of one.`;
 
@@ -105,9 +106,12 @@ async function get(values: Flags): Promise<number> {
         const ids = (await store.listIdentities()).sort(CLAIMS_SORTS[sortBy ?? 'cluster']);
         const views = await Promise.all(ids.map((i) => claimsView(store, i.cluster)));
         out(views.map(jsonView));
-      } else
-        for (const line of await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) }))
-          console.log(line);
+      } else {
+        // The table alone, as kubectl get prints it (the count above it is npm start's summary): scripts
+        // read the rows. An empty list keeps its line saying so.
+        const [count, ...table] = await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) });
+        printLines(table.length ? table : [count!]);
+      }
       return 0;
     }
     await registeredCluster(ctx, values.cluster);
@@ -144,6 +148,14 @@ async function set(values: Flags): Promise<number> {
   const name = need(values.name, 'set needs --name');
   const value = await readValue(values);
   if (value === undefined && name !== ID_CLAIM) throw new UsageError(`--default only applies to ${ID_CLAIM}`);
+  // A name or value that does not parse is wrong on any fleet: usage (2), before anything is read.
+  const invalid =
+    value === undefined
+      ? null
+      : name === ID_CLAIM
+        ? clusterIdProblem(value)
+        : customClaimProblem(name, value);
+  if (invalid) throw new UsageError(invalid);
   const out = structured(values);
   return withContext(values, async (ctx) => {
     const ports = claimsPorts(ctx);
@@ -214,8 +226,9 @@ async function check(values: Flags): Promise<number> {
     const results = dry ? await dryRun(ctx, clusters) : await checkNow(ctx, clusters);
     if (out) out(results);
     else for (const r of results) for (const line of checkLines(r, dry)) console.log(line);
+    // A dry run with writes pending is a difference, as `kubectl diff` exits 1 on one.
     const failed = (r: CheckResult) =>
-      dry ? r.error !== undefined : !['in-sync', 'repaired'].includes(r.state);
+      dry ? r.error !== undefined || r.writes.length > 0 : !['in-sync', 'repaired'].includes(r.state);
     return results.some(failed) ? 1 : 0;
   });
 }

@@ -8,7 +8,7 @@ import { INVENTORY } from '../../shared/inventory/capability.js';
 import { describeChanges, type StatusChange, statusChanges } from '../../shared/inventory/changes.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliContext, registeredCluster, withContext } from '../context.js';
-import { outputFormat, print } from '../output.js';
+import { isDocument, outputFormat, print } from '../output.js';
 import type { Flags } from './cluster.js';
 
 export interface Refreshed {
@@ -24,7 +24,7 @@ export async function refresh(values: Flags): Promise<number> {
     const clusters = values.cluster?.length
       ? await Promise.all([...new Set(values.cluster)].map((n) => registeredCluster(ctx, n)))
       : await ctx.registry.list();
-    if (clusters.length === 0 && format !== 'json' && format !== 'yaml') {
+    if (clusters.length === 0 && !isDocument(format)) {
       console.log('no clusters registered (fleetscope cluster register adds one)');
       return 0;
     }

@@ -9,7 +9,7 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, stateDirOf, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, print } from '../output.js';
+import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
@@ -225,7 +225,7 @@ async function list(values: Flags): Promise<number> {
       };
     });
     rows.sort(sortBy);
-    if (rows.length === 0 && format !== 'json' && format !== 'yaml') {
+    if (rows.length === 0 && !isDocument(format)) {
       console.log('no clusters registered (fleetscope cluster register adds one)');
       return 0;
     }

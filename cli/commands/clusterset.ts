@@ -5,11 +5,12 @@ import {
   type MembershipResult,
   moveClusterSet,
 } from '../../shared/claims/membership.js';
+import { clusterSetProblem } from '../../shared/claims/rules.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { claimsView, clusterSetLines } from '../../shared/claims/summary.js';
-import { type CliCommand, need, runSubcommand } from '../command.js';
+import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, structured } from '../output.js';
+import { outputFormat, outputOptions, printLines, structured } from '../output.js';
 
 const usage = `usage:
   fleetscope clusterset join  --cluster NAME --set CLUSTERSET
@@ -44,13 +45,27 @@ export const command: CliCommand = {
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
     return runSubcommand(positionals, {
-      join: () => change(values, (p, c) => joinClusterSet(p, c, need(values.set, 'join needs --set'))),
+      join: () => {
+        const set = setName(values.set, '--set', 'join');
+        return change(values, (p, c) => joinClusterSet(p, c, set));
+      },
       leave: () => change(values, (p, c) => leaveClusterSet(p, c, values.set)),
-      move: () => change(values, (p, c) => moveClusterSet(p, c, need(values.to, 'move needs --to'))),
+      move: () => {
+        const to = setName(values.to, '--to', 'move');
+        return change(values, (p, c) => moveClusterSet(p, c, to));
+      },
       list: () => list(values),
     });
   },
 };
+
+/** A ClusterSet name from the command line: one that does not parse is a usage error, on any fleet. */
+function setName(value: string | undefined, flag: string, verb: string): string {
+  const name = need(value, `${verb} needs ${flag}`);
+  const problem = clusterSetProblem(name);
+  if (problem) throw new UsageError(`${flag}: ${problem}`);
+  return name;
+}
 
 export function claimsPorts(ctx: CliContext): ClaimsPorts {
   return {
@@ -112,7 +127,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     const wide = outputFormat(values) === 'wide';
-    for (const line of await clusterSetLines(ctx, values.set, wide)) console.log(line);
+    printLines(await clusterSetLines(ctx, values.set, wide));
     return 0;
   });
 }

@@ -34,7 +34,7 @@ import { textTable } from '../../shared/kernel/text-table.js';
 import { clusterPk, SK, Table } from '../../shared/platform/dynamo.js';
 import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { outputFormat, outputOptions, print } from '../output.js';
+import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
 import { rolloutCommand, rolloutOptions } from './features-rollout.js';
 
@@ -395,7 +395,8 @@ async function register(values: Flags): Promise<number> {
     try {
       checkRequires(specs, (await loadCatalog(store)).specs, values.file!);
     } catch (err) {
-      if (err instanceof DeclarationError) throw new UsageError(err.message);
+      // A feature it requires that this fleet lacks: another fleet may have it (exit 1).
+      if (err instanceof DeclarationError) throw new Error(err.message);
       throw err;
     }
     const now = Date.now();
@@ -457,7 +458,8 @@ async function operate(values: Flags, verb: Verb): Promise<number> {
         Date.now(),
       );
     } catch (err) {
-      if (err instanceof OperatorError) throw new UsageError(err.message);
+      // The transition as it is refuses the verb (none in progress, another task current): exit 1.
+      if (err instanceof OperatorError) throw new Error(err.message);
       throw err;
     }
     // The reconciler looks at the feature at once (the event it reacts to for any operator change).
@@ -557,8 +559,7 @@ async function reconcile(values: Flags): Promise<number> {
     }
     await ctx.runtime?.bus.drain();
     print(format, results, () => reconcileLines(results));
-    for (const r of results)
-      if (r.error && format !== 'json' && format !== 'yaml') console.error(`${r.cluster}: ${r.error}`);
+    for (const r of results) if (r.error && !isDocument(format)) console.error(`${r.cluster}: ${r.error}`);
     return results.some((r) => r.error) ? 1 : 0;
   });
 }

@@ -40,7 +40,7 @@ import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendatio
 import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../command.js';
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { whyNoNodeScope } from '../explain/empty-nodescope.js';
-import { outputFormat, outputOptions, print } from '../output.js';
+import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
@@ -181,7 +181,7 @@ async function list(values: Flags): Promise<number> {
     const notices = (await noticesIn(store, clusters)).filter(
       (n) => !values.namespace || n.namespace === values.namespace,
     );
-    if (heads.length === 0 && format !== 'json' && format !== 'yaml') {
+    if (heads.length === 0 && !isDocument(format)) {
       if (all.length) console.log(`no node-scoped DaemonSets in namespace ${values.namespace}`);
       else console.log(await whyNoNodeScope(ctx, values.cluster));
       for (const line of noticeLines(notices)) console.log(line);

@@ -4,7 +4,10 @@
  * With -o json|yaml nothing is printed until the end, then the results as one document.
  */
 import type { RunStep } from '../../shared/run-plan.js';
-import { type OutputFormat, print } from '../output.js';
+import { headersWanted, type OutputFormat, print } from '../output.js';
+
+/** The cluster column of a fleet-wide schedule's line. */
+export const FLEET = '(fleet)';
 
 export interface RunResult {
   cluster: string;
@@ -13,6 +16,8 @@ export interface RunResult {
   ok: boolean;
   text: string;
   ms: number;
+  /** Not this control plane's to run (another one owns the cluster). */
+  notOurs?: boolean;
 }
 
 /** A wall-clock duration for people: "850 ms", "4.2 s", "3 min 5 s". */
@@ -31,11 +36,15 @@ export class ProgressReporter {
   private current?: { schedule: string; total: number; done: number };
   private headed = false;
 
+  /** Whether the plan has per-cluster steps: then a run that reached no cluster did nothing. */
+  private readonly perCluster: boolean;
+
   constructor(
     private readonly format: OutputFormat,
     scope: { clusters: string[]; plan: RunStep[] },
     private readonly tty = Boolean(process.stdout.isTTY),
   ) {
+    this.perCluster = scope.plan.some((s) => s.kind === 'per-cluster');
     this.live = this.tty && (format === 'table' || format === 'wide');
     this.widths = {
       cluster: Math.max(7, ...scope.clusters.map((c) => c.length)),
@@ -72,6 +81,7 @@ export class ProgressReporter {
   private header(): void {
     if (this.headed || !this.text) return;
     this.headed = true;
+    if (!headersWanted()) return;
     const wide = this.format === 'wide' ? ['SCHEDULE', 'FINISHED (WALL TIME)'] : [];
     console.log(this.row(['CLUSTER', 'CAPABILITY', 'RESULT', 'WALL TIME', ...wide, 'DETAIL']));
   }
@@ -105,20 +115,31 @@ export class ProgressReporter {
     console.log(line);
   }
 
-  /** Prints the summary (or the whole document) and returns the exit code: 1 when anything failed. */
+  /**
+   * Prints the summary (or the whole document) and returns the exit code: 1 when anything failed, or
+   * when per-cluster capabilities were asked for and reached no cluster (a cron job must not read a run
+   * that did nothing as a success).
+   */
   finish(): number {
     this.clearLive();
     this.current = undefined;
     const failed = this.results.filter((r) => !r.ok).length;
+    const reachedNone = this.perCluster && !this.results.some((r) => r.cluster !== FLEET && !r.notOurs);
     const wallMs = performance.now() - this.started0;
-    const summary = { ok: this.results.length - failed, failed, wallTimeMs: Math.round(wallMs) };
-    if (this.text) {
-      if (this.results.length === 0)
-        console.log('nothing ran: no registered cluster this control plane owns');
-      console.log(
-        `run: ${summary.ok} ok, ${failed} failed in ${wallSeconds(wallMs)} wall time${failed ? ' (exit 1)' : ''}`,
+    const summary = {
+      ok: this.results.length - failed,
+      failed,
+      reachedNoCluster: reachedNone,
+      wallTimeMs: Math.round(wallMs),
+    };
+    const exit = failed || reachedNone ? ' (exit 1)' : '';
+    if (reachedNone)
+      console.error(
+        'fleetscope run: no cycle ran on any cluster: none is registered that this control plane owns (fleetscope cluster list)',
       );
-    } else {
+    if (this.text)
+      console.log(`run: ${summary.ok} ok, ${failed} failed in ${wallSeconds(wallMs)} wall time${exit}`);
+    else {
       const results = this.results.map(({ ms, text, ...r }) => ({
         ...r,
         detail: text,
@@ -126,6 +147,6 @@ export class ProgressReporter {
       }));
       print(this.format, { results, summary }, () => []);
     }
-    return failed ? 1 : 0;
+    return failed || reachedNone ? 1 : 0;
   }
 }

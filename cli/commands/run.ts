@@ -18,7 +18,7 @@ import {
 import { type CliCommand, decimalFlag, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, withContext } from '../context.js';
 import { outputFormat, outputOptions } from '../output.js';
-import { ProgressReporter, wallSeconds } from './run-progress.js';
+import { FLEET, ProgressReporter, wallSeconds } from './run-progress.js';
 
 const usage = `usage: fleetscope run [--once] [--capability ID ...] [--cluster NAME ...] [--speedup X]
                       [-o table|wide|json|yaml] [--state-dir DIR]
@@ -125,13 +125,20 @@ async function runStep(
     await runtime.bus.drain();
     const outcome = o.ok ? outcomeOf(o.result) : { ok: false, text: o.error ?? 'failed' };
     const text = `${base.schedule}: ${outcome.text}`;
-    reporter.completed({ ...base, cluster: '(fleet)', ok: outcome.ok, text, ms: performance.now() - t0 });
+    reporter.completed({ ...base, cluster: FLEET, ok: outcome.ok, text, ms: performance.now() - t0 });
     return;
   }
   const me = readConfig().controlPlane;
   const mine = clusters.filter((c) => ownedBy(c, me));
   for (const c of clusters.filter((c) => !ownedBy(c, me)))
-    reporter.completed({ ...base, cluster: c.name, ok: true, text: `skipped: owned by ${c.owner}`, ms: 0 });
+    reporter.completed({
+      ...base,
+      cluster: c.name,
+      ok: true,
+      text: `skipped: owned by ${c.owner}`,
+      ms: 0,
+      notOurs: true,
+    });
   reporter.started(base.schedule, mine.length);
   await Promise.all(
     mine.map(async (c) => reporter.completed({ ...base, cluster: c.name, ...(await work(ctx, step, c)) })),

@@ -6,7 +6,7 @@
 
 import { startSimulatedNodes } from '../../local/sim/real/index.js';
 import { readInput } from '../command.js';
-import { type OutputFormat, print } from '../output.js';
+import { isDocument, type OutputFormat, print } from '../output.js';
 
 export interface ApiserverRun {
   kubeconfig: string;
@@ -42,7 +42,7 @@ export async function runOnApiserver(o: ApiserverRun): Promise<number> {
     clock: 'wall',
   };
   const format = o.format ?? 'table';
-  if (format === 'json' || format === 'yaml') print(format, view, () => []);
+  if (isDocument(format)) print(format, view, () => []);
   else {
     console.log(
       `fleetscope sim: ${o.nodes} simulated node(s) on ${view.apiserver} (${view.version}); metrics.k8s.io: ${view.metricsApi}`,

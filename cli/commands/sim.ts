@@ -10,7 +10,7 @@ import { demoFleetSpecs, demoVpas } from '../../local/demo-fleet.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../../local/sim/index.js';
 import type { CliCommand } from '../command.js';
 import { decimalFlag, UsageError } from '../command.js';
-import { type OutputFormat, outputFormat, print } from '../output.js';
+import { isDocument, type OutputFormat, outputFormat, print } from '../output.js';
 import { runOnApiserver } from './sim-apiserver.js';
 
 const USAGE = `usage: fleetscope sim --clusters N --nodes M --kubeconfig-out FILE [options]
@@ -285,7 +285,7 @@ export function simStartView(o: Options, sim: Pick<Simulator, 'clusters' | 'cloc
 function printStart(o: Options, sim: Simulator): void {
   const view = simStartView(o, sim);
   const format = o.format ?? 'table';
-  if (format === 'json' || format === 'yaml') {
+  if (isDocument(format)) {
     print(format, view, () => []);
     return;
   }
@@ -350,7 +350,7 @@ export const command: CliCommand = {
     });
     if (ticker) clearInterval(ticker);
     await sim.stop();
-    if (o.format === 'table' || o.format === 'wide') console.log(`fleetscope sim: stopped (${signal})`);
+    if (!isDocument(o.format ?? 'table')) console.log(`fleetscope sim: stopped (${signal})`);
     return 0;
   },
 };

@@ -19,8 +19,8 @@ import {
   type Observation,
   parseWaves,
   type Rollout,
-  RolloutInputError,
   RolloutNotFoundError,
+  RolloutRefusedError,
   waveBounds,
 } from './rollout.js';
 import type { RolloutStore } from './rollout-store.js';
@@ -62,7 +62,7 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
   const reqs = input.selector ? parseLabelSelector(input.selector) : [];
   const selected = (await p.registry.list()).filter((c) => matchesLabels(reqs, c.labels)).map((c) => c.name);
   if (selected.length === 0)
-    throw new RolloutInputError(
+    throw new RolloutRefusedError(
       `no registered cluster matches ${input.selector ? `--selector ${input.selector}` : 'the fleet'}`,
     );
   const now = p.now();
@@ -95,7 +95,7 @@ export async function startRollout(p: RolloutPorts, input: RolloutInput): Promis
   const holder = await p.rollouts.take(rollout);
   if (holder) {
     await p.rollouts.discard(rollout);
-    throw new RolloutInputError(`rollout ${holder} of ${refKey(spec)} is running: halt it first`);
+    throw new RolloutRefusedError(`rollout ${holder} of ${refKey(spec)} is running: halt it first`);
   }
   await publish(p, [rolloutEvent(rollout, 'started', 0, [])]);
   return rollout;
@@ -311,7 +311,7 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
     if (!r)
       throw new RolloutNotFoundError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
     if (r.status === 'completed' || r.status === 'rolled-back')
-      throw new RolloutInputError(
+      throw new RolloutRefusedError(
         `rollout ${id} has ${r.status === 'completed' ? 'completed' : 'been rolled back'}`,
       );
     if (r.status === to) return r;
@@ -330,7 +330,7 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
       if (holder) {
         const why = `rollout ${holder} of ${r.namespace}/${r.feature} is running: halt it first`;
         await halt(p, s, `resume refused: ${why}`, now);
-        throw new RolloutInputError(why);
+        throw new RolloutRefusedError(why);
       }
       await publish(p, [rolloutEvent(s, 'resumed', s.wave + 1, clustersOfWave(s, s.wave))]);
     }
@@ -352,9 +352,9 @@ export async function approveWave(p: RolloutPorts, id: string, by: string): Prom
     const r = await p.rollouts.get(id);
     if (!r)
       throw new RolloutNotFoundError(`no rollout "${id}" (fleetscope features rollout status lists them)`);
-    if (!r.approval) throw new RolloutInputError(`rollout ${id} was started without approval gates`);
-    if (r.status !== 'running') throw new RolloutInputError(`rollout ${id} is ${r.status}, not running`);
-    if (r.wave >= r.bounds.length - 1) throw new RolloutInputError(`rollout ${id} is in its last wave`);
+    if (!r.approval) throw new RolloutRefusedError(`rollout ${id} was started without approval gates`);
+    if (r.status !== 'running') throw new RolloutRefusedError(`rollout ${id} is ${r.status}, not running`);
+    if (r.wave >= r.bounds.length - 1) throw new RolloutRefusedError(`rollout ${id} is in its last wave`);
     if ((r.approvedWave ?? -1) >= r.wave) return r;
     const now = p.now();
     const s = await p.rollouts.save(r, { approvedWave: r.wave }, `wave ${r.wave + 2} approved by ${by}`, now);

@@ -14,6 +14,11 @@ export class RolloutInputError extends Error {
   override name = 'RolloutInputError';
 }
 
+/** A rollout refused by the fleet as it is (another one running, no cluster matches): not the input. */
+export class RolloutRefusedError extends Error {
+  override name = 'RolloutRefusedError';
+}
+
 /** No rollout has the id given: not a usage error, as an unknown cluster is not (exit 1). */
 export class RolloutNotFoundError extends Error {
   override name = 'RolloutNotFoundError';

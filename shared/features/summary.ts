@@ -1,6 +1,6 @@
 /** The features part of `npm start`'s summary: each cluster's features by state, and what moves. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { textTable } from '../kernel/text-table.js';
+import { clipWords, textTable } from '../kernel/text-table.js';
 import { FeatureStore } from './store.js';
 import { featureJson, waitingCell } from './views.js';
 
@@ -26,7 +26,7 @@ export async function featureSummaryLines(runtime: {
           f.feature,
           f.state,
           f.tasks[0]?.title ?? '',
-          waitingCell(f).slice(0, 80),
+          clipWords(waitingCell(f), 80),
         ]),
       ]),
     );

@@ -53,6 +53,12 @@ export function amountWords(r: 'cpu' | 'memory', v: number): string {
   return `${text} ${text === '1' ? 'core' : 'cores'}`;
 }
 
+/** A CPU and memory pair in a sentence, each with its unit: "7.9 cores / 31Gi", "500m / 1Gi". */
+export const pairWords = (a: { cpu?: number; memory?: number } | undefined): string =>
+  a?.cpu === undefined || a.memory === undefined
+    ? NONE
+    : `${amountWords('cpu', a.cpu)} / ${amountWords('memory', a.memory)}`;
+
 /** What an absent value reads in every table: one placeholder, never a blank cell. */
 export const NONE = '-';
 

@@ -15,8 +15,13 @@ export interface ChartDataset {
   color: string;
   /** Drawn as a line over the bars (a reference level, such as the DaemonSet-wide target). */
   line?: boolean;
-  /** A dashed line (what is requested today, beside the targets). */
+  /** A dashed line. */
   dashed?: boolean;
+  /**
+   * A marker per category, not joined (what each node's pod requests today): a line from one node to
+   * the next would draw a slope across nodes that have nothing between them.
+   */
+  marker?: boolean;
 }
 
 export interface ChartSpec {
@@ -77,7 +82,7 @@ function dataset(
   r: Resource,
   values: number[],
   color: string,
-  style: { line?: boolean; dashed?: boolean } = {},
+  style: { line?: boolean; dashed?: boolean; marker?: boolean } = {},
 ): ChartDataset {
   return {
     label,
@@ -86,6 +91,7 @@ function dataset(
     color,
     ...(style.line ? { line: true } : {}),
     ...(style.dashed ? { dashed: true } : {}),
+    ...(style.marker ? { marker: true } : {}),
   };
 }
 
@@ -128,7 +134,7 @@ export function daemonSetCharts(ds: DaemonSetReport, index: number): ChartSpec[]
         r,
         ds.nodes.map((n) => n.requests[r]),
         COLORS.current,
-        { line: true, dashed: true },
+        { marker: true },
       ),
     ],
   }));

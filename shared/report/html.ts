@@ -117,7 +117,7 @@ function nodescopeSection(m: ReportModel): string {
     ? empty(m.nodescope.empty)
     : m.nodescope.daemonSets.map(daemonSetCard).join('');
   return `<section id="nodescope"><h2>Node-scoped DaemonSets <span class="sub">KEP-4943</span></h2>
-<p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the dashed grey line what each node's pod requests today.</p>${body}</section>`;
+<p class="lead">One DaemonSet, very different nodes: each bar is a node's own target; the orange line is what upstream VPA would give every pod of the DaemonSet, the grey diamond what each node's pod requests today.</p>${body}</section>`;
 }
 
 function chartsSection(

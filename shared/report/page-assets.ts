@@ -7,7 +7,7 @@ body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif
 header{background:linear-gradient(135deg,#0f172a,#1e3a8a);color:#fff;padding:28px 40px}
 header h1{margin:0;font-size:26px;font-weight:650;letter-spacing:-.01em}
 header .meta{margin:4px 0 18px;color:#cbd5e1}
-.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:12px}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:12px;align-items:start}
 .tile{background:rgba(255,255,255,.08);border:1px solid rgba(255,255,255,.15);border-radius:10px;padding:12px 14px}
 .tile .value{font-size:20px;font-weight:650}
 .tile .label{color:#cbd5e1;font-size:12px}
@@ -60,7 +60,9 @@ export const PAGE_SCRIPT = `
       var datasets = s.datasets.map(function (d) {
         var palette = d.color === 'palette';
         return {
-          type: d.line ? 'line' : undefined,
+          type: d.line || d.marker ? 'line' : undefined,
+          showLine: d.marker ? false : undefined,
+          pointStyle: d.marker ? 'rectRot' : undefined,
           indexAxis: s.horizontal ? 'y' : 'x',
           label: d.label,
           data: d.data,
@@ -69,8 +71,9 @@ export const PAGE_SCRIPT = `
           borderColor: palette ? '#ffffff' : d.color,
           borderWidth: d.line ? 2 : palette ? 2 : 0,
           borderDash: d.dashed ? [6, 4] : undefined,
-          pointRadius: 0,
-          order: d.line ? 0 : 1,
+          pointRadius: d.marker ? 6 : 0,
+          pointHoverRadius: d.marker ? 8 : undefined,
+          order: d.line || d.marker ? 0 : 1,
           borderRadius: d.line || palette ? 0 : 3
         };
       });

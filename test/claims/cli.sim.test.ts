@@ -90,7 +90,7 @@ describe('fleetscope clusterset and claims', () => {
     expect(await properties('cli-a')).toEqual({ 'id.k8s.io': uid, 'cluster.clusterset.k8s.io': uid });
   });
 
-  it('refuses what the rules forbid, with the rule named and exit code 1', async () => {
+  it('refuses what the rules forbid, with the rule named and exit code 2 (wrong on any fleet)', async () => {
     inProcess = true;
     const reserved = await run(
       'claims',
@@ -102,7 +102,7 @@ describe('fleetscope clusterset and claims', () => {
       '--value',
       'x',
     );
-    expect(reserved.code).toBe(1);
+    expect(reserved.code).toBe(2);
     expect(reserved.err).toMatch(/reserved domain \*\.k8s\.io/);
     const bigFile = join(dir, 'big.txt');
     await writeFile(bigFile, 'a'.repeat(MAX_CLAIM_VALUE_BYTES + 1));
@@ -116,7 +116,7 @@ describe('fleetscope clusterset and claims', () => {
       '--value-file',
       bigFile,
     );
-    expect(big.code).toBe(1);
+    expect(big.code).toBe(2);
     expect(big.err).toMatch(/131073 bytes; a claim value holds at most 131072 bytes/);
     expect(await properties('cli-a')).not.toHaveProperty('big.example.com');
 

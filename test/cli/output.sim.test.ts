@@ -84,7 +84,7 @@ describe('-o and the shared vocabulary', () => {
     const r = await runFleetscopeInProcess(['cluster', 'list', '-o', 'xml'], { stateDir });
     expect(r.code).toBe(2);
     expect(r.err.split('\n')).toEqual([
-      'fleetscope cluster: -o xml: use one of table, wide, json, yaml',
+      'fleetscope cluster: -o xml: use one of table, wide, json, yaml, name, jsonpath=TEMPLATE',
       'run "fleetscope cluster --help" for usage',
     ]);
   });

@@ -95,7 +95,7 @@ describe('fleetscope features', () => {
     const requiring = join(dir, 'requires.yaml');
     await writeFile(requiring, 'features:\n  - namespace: acme\n    name: app\n    requires: [acme/nope]\n');
     const unknown = await run('features', 'register', '--file', requiring);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/features\[0\]\.requires\[0\]: unknown feature "acme\/nope"/);
     // A file whose second feature could do harm is refused whole: its first, harmless one is not stored.
     const harmful = join(dir, 'harmful.yaml');

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/runtime.js';
-import { BIN, type CliRun, runFleetscope } from '../support/cli.js';
+import { fleetscope, LAUNCHER } from '../cli/bin.js';
+import type { CliRun } from '../support/cli.js';
 
 /** The quick start's `npm start -- --once`, with the project directory's default state (`.fleetscope`). */
 async function quickStart(dir: string): Promise<void> {
@@ -65,7 +66,7 @@ function words(line: string): string[] {
 }
 
 function startSim(args: string[], cwd: string): Promise<ChildProcess> {
-  const sim = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const sim = spawn(LAUNCHER, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   sim.stdout?.on('data', (d) => {
     out += d;
@@ -90,8 +91,8 @@ function startSim(args: string[], cwd: string): Promise<ChildProcess> {
 
 describe('the README walkthrough', () => {
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  // `fleetscope ...` (on PATH after npm link) or `npx fleetscope ...`: the same bin either way.
-  const commands = walkthroughCommands(readme).map((a) => (a[0] === 'npx' ? a.slice(1) : a));
+  // `fleetscope ...`, on PATH after npm link: bin/fleetscope, as a reader runs it.
+  const commands = walkthroughCommands(readme);
   const dir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   /** npm start's state: the default, `.fleetscope` in the project's directory. */
   const quickStartState = join(dir, '.fleetscope');
@@ -100,7 +101,7 @@ describe('the README walkthrough', () => {
   let sim: ChildProcess | undefined;
   /** What the walkthrough's `export` lines set. */
   const env: Record<string, string> = {};
-  const cli = (args: string[]) => runFleetscope(args, { cwd: dir, env });
+  const cli = (args: string[]) => fleetscope(args, { cwd: dir, env });
 
   beforeAll(async () => {
     await quickStart(dir);
@@ -160,6 +161,23 @@ describe('the README walkthrough', () => {
     expect(r.code).toBe(0);
     const targets = [...r.out.matchAll(/"cpuMillicores":\s*(\d+)/g)].map((m) => Number(m[1]));
     expect(new Set(targets).size).toBeGreaterThan(1);
+
+    // What the walkthrough says of them: the busiest node's pod gets at least the DaemonSet-wide
+    // target (which upstream VPA would give every pod), an idle node's pod less.
+    type Rec = { target: { cpuMillicores: number } };
+    const doc = JSON.parse(r.out) as {
+      dsWide: Record<string, Rec>;
+      nodes: Record<string, { containers: Record<string, Rec> }>;
+    };
+    for (const [container, wide] of Object.entries(doc.dsWide)) {
+      const own = Object.values(doc.nodes).flatMap((n) => {
+        const rec = n.containers[container];
+        return rec ? [rec.target.cpuMillicores] : [];
+      });
+      expect(own.length).toBeGreaterThan(1);
+      expect(Math.max(...own), container).toBeGreaterThanOrEqual(wide.target.cpuMillicores);
+      expect(Math.min(...own), container).toBeLessThan(wide.target.cpuMillicores);
+    }
   });
 
   it('inflated balloons on demo-1 under the policy, into free capacity only', () => {
@@ -189,7 +207,7 @@ describe('the README walkthrough', () => {
 
   it("kept its own state: npm start's registrations stand, and registering over one says how to go on", async () => {
     expect(env.FLEETSCOPE_STATE_DIR).toBeDefined();
-    const theirs = (args: string[]) => runFleetscope(args, { cwd: dir, stateDir: quickStartState });
+    const theirs = (args: string[]) => fleetscope(args, { cwd: dir, stateDir: quickStartState });
     const listed = JSON.parse((await theirs(['cluster', 'list', '-o', 'json'])).out);
     expect(listed.map((r: { cluster: { name: string } }) => r.cluster.name)).toEqual(['demo-1', 'demo-2']);
     expect(JSON.stringify(listed)).toContain('demo-kubeconfig.yaml');

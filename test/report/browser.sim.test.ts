@@ -78,6 +78,7 @@ interface Opened {
   requests: string[];
   /** What the page shows as text: the headline tiles, the requests table's rows. */
   headline: Record<string, { value: string; label: string }>;
+  tiles: { height: number; needs: number }[];
   requestRows: string[][];
   /** Screenshots taken (header and each section), when asked for. */
   shots: string[];
@@ -102,6 +103,14 @@ const IN_PAGE = `(() => {
       label: t.querySelector('.label').textContent,
     };
   });
+  // Each headline tile's height beside what its content needs (value, label, padding and border).
+  const tiles = [...document.querySelectorAll('.tile')].map((t) => {
+    const css = getComputedStyle(t);
+    const box = ['paddingTop', 'paddingBottom', 'borderTopWidth', 'borderBottomWidth']
+      .map((k) => parseFloat(css[k])).reduce((a, b) => a + b, 0);
+    const content = [...t.children].reduce((a, c) => a + c.getBoundingClientRect().height, 0);
+    return { height: t.getBoundingClientRect().height, needs: content + box };
+  });
   const requestRows = [...document.querySelectorAll('#requests tbody tr')].map((tr) =>
     [...tr.querySelectorAll('td')].map((td) => td.textContent),
   );
@@ -110,6 +119,7 @@ const IN_PAGE = `(() => {
     drawn: report ? report.drawn : [],
     canvases,
     headline,
+    tiles,
     requestRows,
   };
 })()`;
@@ -221,19 +231,22 @@ describeNeeding(CHROMIUM_NEED, 'the fleet report in a browser', () => {
     const story = started.split('\n');
     const from = story.indexOf('balloons demo (demo-1):');
     expect(from).toBeGreaterThanOrEqual(0);
-    expect(story.slice(from + 1, from + 7)).toEqual([
+    expect(story.slice(from + 1, from + 8)).toEqual([
       expect.stringMatching(
         /^ {2}policy "elastic" shrank the pool to its requests \+ 20%: elastic-1 offers /,
       ),
       expect.stringMatching(
-        /^ {2}node scope's per-node upsize of netd-\S+ on elastic-\d to \d+m: Deferred by the kubelet; the minute's grow pass deflated the balloon .*; the resize completed \(\d+m\); pods preempted or evicted: 0$/,
+        /^ {2}a resize of netd-\S+ on elastic-\d to \d+m, more than the node has free \(the demo's own request, not node scope's target\): Deferred by the kubelet; the minute's grow pass deflated the balloon .*; the resize completed \(\d+m\); pods preempted or evicted: 0$/,
       ),
       expect.stringMatching(
         /^ {2}8 more batch pods arrived \(\d+ could not be scheduled\); the policy grew the pool: /,
       ),
-      expect.stringMatching(/^ {2}explicit NodeResizeRequested: \S+ should offer 2 \/ 4Gi .* -> balloon /),
-      '  explicit size 1 / 2Gi for elastic-1, below what its pods request:',
+      expect.stringMatching(
+        /^ {2}explicit NodeResizeRequested: \S+ should offer 2 cores \/ 4Gi .* -> balloon /,
+      ),
+      '  explicit size 1 core / 2Gi for elastic-1, below what its pods request:',
       expect.stringMatching(/^ {4}\S/),
+      expect.stringMatching(/^ {2}the pool now \(the balloons table above\): elastic-1 offers /),
     ]);
   });
 
@@ -293,6 +306,9 @@ describeNeeding(CHROMIUM_NEED, 'the fleet report in a browser', () => {
     const verb = (d: number) => (d > 0 ? /adds/ : d < 0 ? /saves/ : /unchanged/);
     expect(opened.headline['today-cpu']?.label).toMatch(verb(model.summary.change.cpu));
     expect(opened.headline['vs-ds-wide']?.label).toMatch(/DaemonSet-wide VPA/);
+    // A tile is as tall as what it holds (a grid row once stretched them to twice that).
+    expect(opened.tiles.length).toBeGreaterThan(3);
+    for (const t of opened.tiles) expect(t.height).toBeLessThanOrEqual(t.needs + 2);
     // The table the headline sums shows the same figures, cluster by cluster.
     expect(opened.requestRows.map((r) => [r[0], r[2], r[3]])).toEqual(
       rows.map((r) => [

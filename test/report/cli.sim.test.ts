@@ -46,7 +46,7 @@ describe('fleetscope report (local state)', () => {
         ['-o', 'table'],
         "-o table: the report's human form is the HTML file (--out FILE); -o json|yaml print its figures",
       ],
-      [['-o', 'pdf'], '-o pdf: use one of table, wide, json, yaml'],
+      [['-o', 'pdf'], '-o pdf: use one of table, wide, json, yaml, name, jsonpath=TEMPLATE'],
       [['extra'], 'unexpected argument "extra"'],
       [['--expires', '60', '--out', 'x'], '--expires goes with --aws'],
     ] as [string[], string][]) {

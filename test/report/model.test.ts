@@ -14,6 +14,7 @@ import type { DsHead } from '../../shared/nodescope/store.js';
 import { buildReportModel, type ReportInputs } from '../../shared/report/build.js';
 import { chartsOf } from '../../shared/report/charts.js';
 import { renderReportHtml } from '../../shared/report/html.js';
+import { PAGE_SCRIPT } from '../../shared/report/page-assets.js';
 
 const MI = 2 ** 20;
 const GI = 2 ** 30;
@@ -311,6 +312,14 @@ describe('the report model', () => {
     const cpu = chartsOf(m)[0]!;
     expect(cpu.datasets[0]).toMatchObject({ data: [0.4, 0.4, 0.05], readable: ['400m', '400m', '50m'] });
     expect(chartsOf(m)[1]!.datasets[1]!.readable[0]).toBe('512Mi');
+  });
+
+  it("draws each node's requests today as a marker of its own, not a line across the nodes", () => {
+    const today = chartsOf(m)[0]!.datasets.find((d) => d.label === "pod's requests today");
+    expect(today).toMatchObject({ marker: true });
+    expect(today).not.toHaveProperty('line');
+    // The page draws a marker dataset unjoined: points, no line between categories.
+    expect(PAGE_SCRIPT).toMatch(/showLine: d\.marker \? false/);
   });
 
   it('says why each section is empty', () => {

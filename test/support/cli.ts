@@ -16,7 +16,14 @@ export const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
  */
 export function runFleetscope(
   args: string[],
-  opts: { stateDir?: string; stdin?: string; cwd?: string; env?: Record<string, string> } = {},
+  opts: {
+    stateDir?: string;
+    stdin?: string;
+    cwd?: string;
+    env?: Record<string, string>;
+    /** Through bin/fleetscope, the shell launcher `npm link` puts on PATH (test/cli/bin.ts). */
+    launcher?: string;
+  } = {},
 ): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
   for (const k of Object.keys(env))
@@ -24,8 +31,8 @@ export function runFleetscope(
   const full = opts.stateDir ? [...args, '--state-dir', opts.stateDir] : args;
   return new Promise((resolve) => {
     const child = execFile(
-      process.execPath,
-      [BIN, ...full],
+      opts.launcher ?? process.execPath,
+      opts.launcher ? full : [BIN, ...full],
       { env, cwd: opts.cwd ?? REPO_ROOT, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
