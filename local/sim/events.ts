@@ -2,7 +2,8 @@
  * The Events a real cluster records about pods (`kubectl get events`), derived from the changes the
  * simulated controllers and kubelets make, so the event recorder needs no hook inside them:
  * - daemonset-controller: SuccessfulCreate "Created pod: <name>" on the DaemonSet;
- * - default-scheduler: Scheduled "Successfully assigned <ns>/<pod> to <node>";
+ * - default-scheduler: Scheduled "Successfully assigned <ns>/<pod> to <node>"; and, told by the
+ *   scheduler, FailedScheduling (the FitError message) and Preempted on a victim;
  * - kubelet: Pulled/Created/Started per container when the pod starts, Killing when it is deleted,
  *   the admission failure (OutOfcpu, OutOfmemory) as a Warning, and the resize outcomes of 1.33+
  *   kubelets: ResizeStarted, ResizeCompleted (Normal), ResizeDeferred, ResizeInfeasible (Warning), with
@@ -110,6 +111,17 @@ export class EventRecorder {
     if (pod.status?.phase === 'Failed' && /^OutOf/.test(reason ?? '') && prev?.status?.reason !== reason)
       this.record(pod, this.kubelet(pod), 'Warning', reason, pod.status.message ?? '');
     if (this.cluster.features.resizeConditions) this.resize(pod, prev);
+  }
+
+  /** The scheduler found no node (or preempts for this pod, which binds at once here). */
+  failedScheduling(pod: Json, message: string): void {
+    this.record(pod, { component: 'default-scheduler' }, 'Warning', 'FailedScheduling', message);
+  }
+
+  /** kube-scheduler's preemption: "Preempted by pod <preemptor UID> on node <node>" on the victim. */
+  preempted(victim: Json, preemptor: Json, node: string): void {
+    const message = `Preempted by pod ${preemptor.metadata.uid} on node ${node}`;
+    this.record(victim, { component: 'default-scheduler' }, 'Normal', 'Preempted', message);
   }
 
   private kubelet(pod: Json): Source {
