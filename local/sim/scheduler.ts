@@ -253,7 +253,9 @@ export class Scheduler {
       if (why || short.length > 0) {
         filtered.set(
           name,
-          why ? { reasons: [why], resolvable: false } : { reasons: short, resolvable: true },
+          why
+            ? { reasons: [why], resolvable: false }
+            : { reasons: short, resolvable: !(this.minor >= 34 && tooSmall(want, node)) },
         );
         continue;
       }
@@ -312,6 +314,12 @@ export class Scheduler {
       this.cluster.internalDelete('pods', key);
     }
   }
+}
+
+/** 1.34+ (kubernetes#131345): the pod exceeds the node's allocatable even empty; preemption cannot help. */
+function tooSmall(want: Amounts, node: Json): boolean {
+  const alloc = nodeAllocatable(node);
+  return want.cpuM > alloc.cpuM || want.mem > alloc.mem;
 }
 
 /** The conditions with `cond` replacing the one of its type (or appended). */

@@ -53,6 +53,26 @@ describe('scheduler Events', () => {
     await raw(c, 'DELETE', '/api/v1/namespaces/apps/pods/huge');
   });
 
+  it('1.34+: a node too small for the pod even empty is not a preemption candidate (kubernetes#131345)', async () => {
+    const old = await startSimulator({ clusters: [{ name: 'old', nodes: 0, kubernetesVersion: '1.33.13' }] });
+    try {
+      const messages: string[] = [];
+      for (const cl of [c, old.cluster('old')]) {
+        if (cl !== c) cl.addNode({ name: 'small', cpu: '1', memory: '2Gi' });
+        await raw(cl, 'POST', '/api/v1/namespaces/default/pods', { body: pod('huge', '2') });
+        const got = await raw(cl, 'GET', '/api/v1/namespaces/default/pods/huge');
+        messages.push(got.json.status.conditions.find((x: Ev) => x.type === 'PodScheduled').message);
+        await raw(cl, 'DELETE', '/api/v1/namespaces/default/pods/huge');
+      }
+      expect(messages).toEqual([
+        '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+        '0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.',
+      ]);
+    } finally {
+      await old.stop();
+    }
+  });
+
   it('records FailedScheduling on the preemptor and Preempted on the victim, naming the preemptor and node', async () => {
     await raw(c, 'POST', '/api/v1/namespaces/apps/pods', {
       body: pod('victim', '800m', { priorityClassName: 'low' }),
