@@ -218,10 +218,7 @@ export class Scheduler {
     const perNode = [...found.filtered.values()].map((f) => f.reasons);
     if ('node' in outcome) {
       // kube-scheduler records the failed attempt, nominates, and binds in a later cycle.
-      this.cluster.events.failedScheduling(
-        pod,
-        fitErrorMessage(nodes.size, { perNode, absent: found.absent }),
-      );
+      this.cluster.events.failedScheduling(pod, fitErrorMessage(nodes.size, { ...found, perNode }));
       this.evict(outcome.victims, pod, outcome.node);
       usage.forget(outcome.node);
       // Victims go at once (no graceful termination here), so the preemptor binds in this same pass.
@@ -255,7 +252,7 @@ export class Scheduler {
           name,
           why
             ? { reasons: [why], resolvable: false }
-            : { reasons: short, resolvable: !(this.minor >= 34 && tooSmall(want, node)) },
+            : { reasons: short, resolvable: !this.tooSmall(want, node) },
         );
         continue;
       }
@@ -296,6 +293,10 @@ export class Scheduler {
   }
 
   /** The preemptor's victims: marked DisruptionTarget (reason PreemptionByScheduler), then deleted. */
+  /** 1.34+ (kubernetes#131345): the pod exceeds the node's allocatable even empty; preemption cannot help. */
+  private tooSmall = (want: Amounts, node: Json) =>
+    this.minor >= 34 && (want.cpuM > nodeAllocatable(node).cpuM || want.mem > nodeAllocatable(node).mem);
+
   private evict(victims: BoundPod[], preemptor: Json, node: string): void {
     const scheduler = preemptor.spec?.schedulerName ?? DEFAULT_SCHEDULER;
     const t = rfc3339(this.cluster.clock.now());
@@ -314,12 +315,6 @@ export class Scheduler {
       this.cluster.internalDelete('pods', key);
     }
   }
-}
-
-/** 1.34+ (kubernetes#131345): the pod exceeds the node's allocatable even empty; preemption cannot help. */
-function tooSmall(want: Amounts, node: Json): boolean {
-  const alloc = nodeAllocatable(node);
-  return want.cpuM > alloc.cpuM || want.mem > alloc.mem;
 }
 
 /** The conditions with `cond` replacing the one of its type (or appended). */
