@@ -3,6 +3,7 @@
  * RBAC: registration (creating the CRDs), membership, custom claims, then drift by an admin (an edited
  * claim, a deleted one) repaired by the next check. Returns what the cluster then holds.
  */
+import { expect } from 'vitest';
 import type { LocalRuntime } from '../../local/runtime.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
@@ -51,4 +52,19 @@ export async function claimsThroughDrift(h: ClaimsDriftHooks, c: string) {
     ocm: values(await admin('GET', `/apis/${OCM_CLUSTER_CLAIM.group}/v1alpha1/clusterclaims`)),
     syncState: (await ports.store.getSyncStatus(c))?.state,
   };
+}
+
+/** What claimsThroughDrift must leave: the identity, the set, the custom claim (mirrored to OCM), repaired. */
+export function expectRepaired(
+  got: Awaited<ReturnType<typeof claimsThroughDrift>>,
+  kubeSystemUid: string,
+): void {
+  expect(got.properties).toMatchObject({
+    'id.k8s.io': kubeSystemUid,
+    'clusterset.k8s.io': 'blue',
+    'zone.example.com': 'eu-1a',
+  });
+  expect(got.properties['gone.example.com']).toBeUndefined();
+  expect(got.ocm['zone.example.com']).toBe('eu-1a');
+  expect(got.syncState).toMatch(/in-sync|repaired/);
 }
