@@ -73,7 +73,12 @@ export const EXERCISES: Record<string, Exercise> = {
     // The user's VPA stays (its spec.scope and fleetscope's status are what must go).
     outlives: { objects: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/] },
     // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
-    changes: [/^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/],
+    // The operator's install-crd (part of the use, not of the feature) records on the CRD which status
+    // shape it serves; the CRD is the cluster's and keeps it.
+    changes: [
+      /^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/,
+      /^customresourcedefinitions\.apiextensions\.k8s\.io\/verticalpodautoscalers\.autoscaling\.k8s\.io annotation fleetscope\.io\/status-shape added$/,
+    ],
     keeps: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/],
   },
   'fleetscope-system/claims': {
