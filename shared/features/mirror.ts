@@ -160,6 +160,16 @@ export class FeatureMirror {
       }));
   }
 
+  /**
+   * Removes the Feature object of a feature fleetscope no longer has (unregistered, or the cluster
+   * deregistered), only if fleetscope made it (its managed-by label), on the object as read.
+   */
+  async removeObject(ref: FeatureRef): Promise<boolean> {
+    const live = await this.read(ref);
+    if (live?.metadata?.labels?.['app.kubernetes.io/managed-by'] !== 'fleetscope') return false;
+    return this.api.delete(featureQuery(ref), live);
+  }
+
   /** Publishes `epoch` in the status where it is not yet (an attempt died between issuing and publishing). */
   async publishEpoch(ref: FeatureRef, epoch: number): Promise<void> {
     const live = await this.read(ref);

@@ -37,6 +37,7 @@ export interface KObject {
 interface Resolved {
   base: string;
   resource: string;
+  kind: string;
   namespaced: boolean;
 }
 
@@ -63,7 +64,7 @@ export class ObjectsApi {
       q.resource ? r.name === q.resource : r.kind === q.kind && !r.name.includes('/'),
     );
     if (!found) return undefined;
-    return { base, resource: found.name, namespaced: found.namespaced };
+    return { base, resource: found.name, kind: found.kind, namespaced: found.namespaced };
   }
 
   /** Forgets what discovery said about an API version (a CRD was just created). */
@@ -210,9 +211,13 @@ export class ObjectsApi {
 
   /**
    * Creates the object, or merge-patches it where it differs from the manifest; writes nothing when it
-   * already says what the manifest says. Returns what it did.
+   * already says what the manifest says. Returns what it did. `adopt` judges an object that exists
+   * before it is changed (it throws to refuse it: ./owned.ts).
    */
-  async apply(manifest: KObject): Promise<'created' | 'updated' | 'unchanged'> {
+  async apply(
+    manifest: KObject,
+    opts: { adopt?: (live: KObject) => void } = {},
+  ): Promise<'created' | 'updated' | 'unchanged'> {
     const q = { apiVersion: String(manifest.apiVersion), kind: String(manifest.kind) };
     const r = await this.resolve(q);
     if (!r) throw new Error(`the cluster does not serve ${manifest.kind} (${manifest.apiVersion})`);
@@ -228,9 +233,10 @@ export class ObjectsApi {
         return 'created';
       } catch (err) {
         if (!is(err, 409)) throw err;
-        return this.apply(manifest); // created meanwhile: converge on the manifest
+        return this.apply(manifest, opts); // created meanwhile: converge on the manifest
       }
     }
+    opts.adopt?.(live);
     const { status: _s, ...wanted } = manifest;
     if (contains(live, wanted)) return 'unchanged';
     await this.raw.send(

@@ -93,6 +93,11 @@ export interface FeatureSpec extends FeatureRef {
   /** What an Off feature may have left that the checks derived from its tasks cannot see. */
   leftovers?: (ctx: LeftoverContext) => Promise<string[]>;
   origin: { capability: string } | { file: string };
+  /**
+   * A declared feature's kinds the operator allowed at registration (admission, RBAC, cluster-scoped:
+   * ./harmless.ts); absent: none.
+   */
+  allowKinds?: string[];
   /** Features that must be On before this one turns on (and stay On until it is Off). */
   requires?: FeatureRef[];
   /** The features that require this one (derived by the catalog from their `requires`). */

@@ -11,7 +11,7 @@
  * Uses are items of their own, so that a worker's report never races the reconciler's conditional write
  * of the record; one query (sk begins with feature#<ns>/<name>#) reads a feature's record and uses.
  */
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   clusterPk,
   gsi1Of,
@@ -274,6 +274,67 @@ export class FeatureStore {
   /** Registers (or replaces) a third-party feature's declaration. */
   async putDeclaration(d: StoredDeclaration): Promise<void> {
     await this.table.put({ ...keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`), ...d });
+  }
+
+  /**
+   * Registers a file's declarations all at once or not at all (one transaction), each on the one read
+   * before (`previous`: its registeredAt, or undefined when it was not registered): false when another
+   * registration or an unregister came in between, and nothing is written.
+   */
+  async putDeclarations(
+    ds: readonly StoredDeclaration[],
+    previous: ReadonlyMap<string, number | undefined>,
+  ): Promise<boolean> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: ds.map((d) => {
+            const before = previous.get(refKey(d));
+            return {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`), ...d },
+                ...(before === undefined
+                  ? { ConditionExpression: 'attribute_not_exists(registeredAt)' }
+                  : {
+                      ConditionExpression: 'registeredAt = :at',
+                      ExpressionAttributeValues: { ':at': before },
+                    }),
+              },
+            };
+          }),
+        }),
+      );
+      this.stats.writes += ds.length;
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'TransactionCanceledException') return false;
+      throw err;
+    }
+  }
+
+  /** Removes a declaration as it was read (its registeredAt); false when it changed or is gone. */
+  async deleteDeclaration(ref: FeatureRef, registeredAt: number): Promise<boolean> {
+    return this.table.delete(keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(ref)}`), {
+      ConditionExpression: 'registeredAt = :at',
+      ExpressionAttributeValues: { ':at': registeredAt },
+    });
+  }
+
+  /**
+   * Forgets one feature of a cluster (its record, uses and mirror marker), the record only while it is
+   * still the version read and Off: false, and nothing forgotten, when it changed meanwhile.
+   */
+  async forgetFeature(cluster: string, record: FeatureRecord): Promise<boolean> {
+    const gone = await this.table.delete(keyOf(clusterPk(cluster), recordSk(record)), {
+      ConditionExpression: '#v = :v AND #s = :off',
+      ExpressionAttributeNames: { '#v': 'version', '#s': 'state' },
+      ExpressionAttributeValues: { ':v': record.version, ':off': 'Off' },
+    });
+    if (!gone) return false;
+    const rest = await this.table.query(clusterPk(cluster), { beginsWith: featurePrefix(record) });
+    for (const item of rest) await this.table.delete(keyOf(clusterPk(cluster), String(item[SK])));
+    return true;
   }
 
   async listDeclarations(): Promise<StoredDeclaration[]> {
