@@ -1,6 +1,6 @@
 /**
  * `features register` and `features unregister`: third-party declarations in and out of the fleet.
- * A file is registered whole or not at all (one transaction, each declaration on the version read),
+ * A file is registered whole or not at all (each declaration on the version read, undone on a race),
  * with the kinds the operator allows it to write (`--allow-kind`); a feature is unregistered only once
  * it is Off everywhere and nothing requires it (shared/features/unregister.ts).
  */
@@ -45,10 +45,10 @@ export async function register(values: RegisterFlags): Promise<number> {
       if (err instanceof DeclarationError) throw new UsageError(err.message);
       throw err;
     }
-    const previous = new Map((await store.listDeclarations()).map((d) => [refKey(d), d.registeredAt]));
+    const previous = new Map((await store.listDeclarations()).map((d) => [refKey(d), d]));
     const now = Date.now();
     // Never the same registeredAt as the one it replaces: the next registration's condition tells them apart.
-    const at = (k: string) => Math.max(now, (previous.get(k) ?? 0) + 1);
+    const at = (k: string) => Math.max(now, (previous.get(k)?.registeredAt ?? 0) + 1);
     const stored = specs.map((s) => ({ ...s, registeredAt: at(refKey(s)) }));
     if (!(await store.putDeclarations(stored, previous)))
       throw new Error(

@@ -154,7 +154,7 @@ export function parseDeclarations(text: string, file: string, opts: RegisterOpti
   if (list.length > MAX_FEATURES_PER_FILE)
     problems.push({
       path: 'features',
-      message: `${list.length} features: a file registers at most ${MAX_FEATURES_PER_FILE} (one transaction)`,
+      message: `${list.length} features: a file registers at most ${MAX_FEATURES_PER_FILE}`,
     });
   if (problems.length) throw new DeclarationError(file, problems);
   return specs as FeatureSpec[];
@@ -165,7 +165,7 @@ export function parseDeclarations(text: string, file: string, opts: RegisterOpti
  * under DynamoDB's 400 KB item limit, so one oversize file cannot stop every pass.
  */
 export const DECLARATION_MAX_BYTES = 64 * 1024;
-/** A file's features are registered in one DynamoDB transaction (100 items at most). */
+/** A file's features are registered together (all or none): a bound on what one file may hold. */
 export const MAX_FEATURES_PER_FILE = 25;
 
 /**

@@ -67,7 +67,8 @@ export type FeatureMetric =
   | 'FeatureStepConflicts'
   | 'FeatureClaimsLost'
   | 'FeatureTransitionsStuck'
-  | 'FeatureMirrorErrors';
+  | 'FeatureMirrorErrors'
+  | 'FeatureReconcileErrors';
 
 export interface ReconcilerPorts {
   store: FeatureStore;
@@ -124,10 +125,37 @@ export async function reconcileCluster(
   const outcomes: FeatureOutcome[] = [];
   for (const spec of specs) {
     const view = views.get(refKey(spec)) ?? { uses: [] };
-    outcomes.push(await reconcileFeature(p, access, cluster, spec, view));
+    outcomes.push(
+      await isolated(p, cluster, spec, view, () => reconcileFeature(p, access, cluster, spec, view)),
+    );
   }
   if (p.mirror !== false) await mirrorCluster(p, access, cluster, specs, views, outcomes);
   return outcomes;
+}
+
+/**
+ * One feature's steps, whose failure (its record refused by DynamoDB, a bug) is that feature's outcome
+ * and never stops the features after it in the catalog, nor the mirror.
+ */
+async function isolated(
+  p: ReconcilerPorts,
+  cluster: string,
+  spec: FeatureSpec,
+  view: FeatureView,
+  run: () => Promise<FeatureOutcome>,
+): Promise<FeatureOutcome> {
+  try {
+    return await run();
+  } catch (err) {
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
+    p.count?.('FeatureReconcileErrors', 1);
+    p.warn?.('a feature could not be reconciled; the others go on', {
+      cluster,
+      feature: refKey(spec),
+      error,
+    });
+    return { feature: refKey(spec), state: view.record?.state ?? 'Off', steps: 0, error };
+  }
 }
 
 /** The cluster's client and objects, connected on first use and shared by every task of the pass. */

@@ -11,7 +11,7 @@
  * Uses are items of their own, so that a worker's report never races the reconciler's conditional write
  * of the record; one query (sk begins with feature#<ns>/<name>#) reads a feature's record and uses.
  */
-import { type DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   clusterPk,
   gsi1Of,
@@ -277,40 +277,35 @@ export class FeatureStore {
   }
 
   /**
-   * Registers a file's declarations all at once or not at all (one transaction), each on the one read
-   * before (`previous`: its registeredAt, or undefined when it was not registered): false when another
-   * registration or an unregister came in between, and nothing is written.
+   * Registers a file's declarations all or none, each on the one read before (`previous`, absent when it
+   * was not registered): false when another registration or an unregister came in between, and what
+   * this one had written is put back as it was. (dynalite, the local table, has no transactions;
+   * sizes are checked before, so only a condition can refuse a write.)
    */
   async putDeclarations(
     ds: readonly StoredDeclaration[],
-    previous: ReadonlyMap<string, number | undefined>,
+    previous: ReadonlyMap<string, StoredDeclaration>,
   ): Promise<boolean> {
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: ds.map((d) => {
-            const before = previous.get(refKey(d));
-            return {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`), ...d },
-                ...(before === undefined
-                  ? { ConditionExpression: 'attribute_not_exists(registeredAt)' }
-                  : {
-                      ConditionExpression: 'registeredAt = :at',
-                      ExpressionAttributeValues: { ':at': before },
-                    }),
-              },
-            };
-          }),
-        }),
-      );
-      this.stats.writes += ds.length;
-      return true;
-    } catch (err) {
-      if ((err as { name?: string }).name === 'TransactionCanceledException') return false;
-      throw err;
+    const key = (d: FeatureRef) => keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`);
+    const onRead = (at: number | undefined) =>
+      at === undefined
+        ? { ConditionExpression: 'attribute_not_exists(registeredAt)' }
+        : { ConditionExpression: 'registeredAt = :at', ExpressionAttributeValues: { ':at': at } };
+    const done: StoredDeclaration[] = [];
+    for (const d of ds) {
+      if (await this.table.put({ ...key(d), ...d }, onRead(previous.get(refKey(d))?.registeredAt))) {
+        done.push(d);
+        continue;
+      }
+      for (const w of done.reverse()) {
+        const before = previous.get(refKey(w));
+        if (before) await this.table.put({ ...key(w), ...before }, onRead(w.registeredAt));
+        else await this.table.delete(key(w), onRead(w.registeredAt));
+      }
+      return false;
     }
+    this.stats.writes += ds.length;
+    return true;
   }
 
   /** Removes a declaration as it was read (its registeredAt); false when it changed or is gone. */
