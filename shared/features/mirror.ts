@@ -148,16 +148,14 @@ export class FeatureMirror {
 
   /** The uses in-cluster components wrote into the Feature object's status (none if it is absent). */
   async readUses(ref: FeatureRef): Promise<Use[]> {
+    return (await this.observeUses(ref)).uses;
+  }
+
+  /** Those uses, and which Feature object they were read from (its uid; absent: there is none). */
+  async observeUses(ref: FeatureRef): Promise<{ uses: Use[]; uid?: string }> {
     const live = await this.read(ref);
-    return Object.entries(live?.status?.uses ?? {})
-      .filter(([, u]) => u.source !== 'fleetscope')
-      .map(([component, u]) => ({
-        component,
-        value: u.value,
-        at: Date.parse(u.time) || 0,
-        ...(typeof u.epoch === 'number' ? { epoch: u.epoch } : {}),
-        source: 'cluster' as const,
-      }));
+    const uid = live?.metadata?.uid;
+    return { uses: usesIn(live), ...(uid ? { uid } : {}) };
   }
 
   /**
@@ -201,6 +199,18 @@ export class FeatureMirror {
     );
     return this.api.writes - before;
   }
+}
+
+function usesIn(live: FeatureObject | undefined): Use[] {
+  return Object.entries(live?.status?.uses ?? {})
+    .filter(([, u]) => u.source !== 'fleetscope')
+    .map(([component, u]) => ({
+      component,
+      value: u.value,
+      at: Date.parse(u.time) || 0,
+      ...(typeof u.epoch === 'number' ? { epoch: u.epoch } : {}),
+      source: 'cluster' as const,
+    }));
 }
 
 const FLEETSCOPE_REF: FeatureRef = { namespace: FLEETSCOPE_NAMESPACE, name: 'probe' };

@@ -133,6 +133,9 @@ export async function reconcileCluster(
   return outcomes;
 }
 
+/** Errors thrown by onStep (tests crash a pass there): never isolated to one feature. */
+const CRASHES = new WeakSet<object>();
+
 /**
  * One feature's steps, whose failure (its record refused by DynamoDB, a bug) is that feature's outcome
  * and never stops the features after it in the catalog, nor the mirror.
@@ -147,6 +150,7 @@ async function isolated(
   try {
     return await run();
   } catch (err) {
+    if (err instanceof Object && CRASHES.has(err)) throw err;
     const error = String((err as Error)?.message ?? err).slice(0, 512);
     p.count?.('FeatureReconcileErrors', 1);
     p.warn?.('a feature could not be reconciled; the others go on', {
@@ -407,8 +411,22 @@ function taskContext(
 function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesPort {
   const inCluster = async () => new FeatureMirror(await access.objects());
   const stored = async () => (await p.store.view(ref.cluster, ref)).uses;
+  const observe = async () => {
+    const view = await p.store.view(ref.cluster, ref);
+    const seen = await (await inCluster()).observeUses(ref);
+    const uses = [...view.uses, ...seen.uses];
+    if (seen.uid) return { uses, objectUid: seen.uid };
+    // Written once (the mirror's marker names a version) and not there now: someone deleted it.
+    if (view.mirror && view.mirror.version > 0)
+      return {
+        uses,
+        missing: `the Feature object ${refKey(ref)} is gone from the cluster (deleted?): in-cluster components' uses cannot be read until it is written again`,
+      };
+    return { uses };
+  };
   return {
-    list: async (): Promise<Use[]> => [...(await stored()), ...(await (await inCluster()).readUses(ref))],
+    list: async (): Promise<Use[]> => (await observe()).uses,
+    observe,
     // The in-cluster clear's writes are counted by the task's fence; DynamoDB's are returned.
     clear: async () => {
       const token = ref.tasks[0]?.claim?.token ?? '';
@@ -465,7 +483,13 @@ const stepMark = (r: FeatureRecord, step: StepMark['step'], task?: string): Step
 });
 
 async function mark(p: ReconcilerPorts, r: FeatureRecord, step: StepMark['step'], task?: string) {
-  await p.onStep?.(stepMark(r, step, task));
+  try {
+    await p.onStep?.(stepMark(r, step, task));
+  } catch (err) {
+    // A test's crash at this step: the whole pass dies, as a killed process would.
+    if (err instanceof Object) CRASHES.add(err);
+    throw err;
+  }
 }
 
 /** Writes the records that changed (or were not written for an hour) into the cluster. */
@@ -486,9 +510,27 @@ async function mirrorCluster(
     return v.mirror.version !== v.record?.version || now - v.mirror.at > MIRROR_RESYNC_MS;
   });
   if (due.length === 0) return;
+  const failed = async (specs: readonly FeatureSpec[], err: unknown) => {
+    // Visibility only: a transition never waits on its mirror; it is written again later.
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
+    p.count?.('FeatureMirrorErrors', 1);
+    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
+    for (const spec of specs)
+      await p.store.putMirror(cluster, spec, {
+        version: before.get(refKey(spec))?.mirror?.version ?? 0,
+        at: now,
+        error,
+      });
+  };
+  let mirror: FeatureMirror;
   try {
-    const mirror = new FeatureMirror(await access.objects());
-    for (const spec of due) {
+    mirror = new FeatureMirror(await access.objects());
+  } catch (err) {
+    return failed(due, err);
+  }
+  // One feature's object that cannot be written (its namespace does not exist) is that feature's error.
+  for (const spec of due) {
+    try {
       const view = await p.store.view(cluster, spec);
       if (!view.record) continue;
       const dangling =
@@ -497,17 +539,8 @@ async function mirrorCluster(
           : [];
       await mirror.write(view.record, spec, view.uses, dangling);
       await p.store.putMirror(cluster, spec, { version: view.record.version, at: now });
+    } catch (err) {
+      await failed([spec], err);
     }
-  } catch (err) {
-    // Visibility only: a transition never waits on its mirror; it is written again later.
-    const error = String((err as Error)?.message ?? err).slice(0, 512);
-    p.count?.('FeatureMirrorErrors', 1);
-    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
-    for (const spec of due)
-      await p.store.putMirror(cluster, spec, {
-        version: before.get(refKey(spec))?.mirror?.version ?? 0,
-        at: now,
-        error,
-      });
   }
 }

@@ -39,6 +39,12 @@ export interface UsesPort {
   /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
   list(): Promise<Use[]>;
   /**
+   * Those uses, and where in-cluster components' were read: the Feature object's uid, or `missing` (why)
+   * when the object fleetscope wrote into the cluster is gone (deleted with kubectl): then nothing says
+   * what those components use, and a wait must not end on it.
+   */
+  observe(): Promise<{ uses: Use[]; objectUid?: string; missing?: string }>;
+  /**
    * Issues a new uses epoch (fenced to the task's claim) and forgets the uses that do not echo it;
    * returns the epoch and the writes made other than to the cluster.
    */

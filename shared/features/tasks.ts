@@ -64,13 +64,16 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
   const waitMs = (t.waitSeconds ?? ctx.usesWaitSeconds) * 1000;
   const clearedAt = Number(ctx.progress?.clearedAt);
   const epoch = Number(ctx.progress?.epoch);
+  const objectAt = ctx.progress?.object;
   const restart = async (why: string): Promise<TaskOutcome> => {
     const cleared = await ctx.uses.clear();
     ctx.wrote(cleared.writes);
+    // Which Feature object the epoch was published in: a wait that sees another one starts over.
+    const { objectUid } = await ctx.uses.observe();
     return {
       done: false,
       waitingFor: `${why}uses cleared at ${at(ctx.now)} (epoch ${cleared.epoch}); waiting ${minutes(waitMs)} for components to report`,
-      progress: { clearedAt: ctx.now, epoch: cleared.epoch },
+      progress: { clearedAt: ctx.now, epoch: cleared.epoch, ...(objectUid ? { object: objectUid } : {}) },
       pollMs: waitMs,
     };
   };
@@ -81,12 +84,17 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
     return {
       done: false,
       waitingFor: `uses cleared at ${at(clearedAt)} (epoch ${epoch}); ${minutes(clearedAt + waitMs - ctx.now)} left before checking`,
-      progress: { clearedAt, epoch },
+      progress: ctx.progress!,
       pollMs: clearedAt + waitMs - ctx.now,
     };
   // The control plane's clock times the wait; whether a use is since the clearing is its epoch, never
-  // the time a component wrote (its clock may be anywhere).
-  const stale = (await ctx.uses.list()).filter((u: Use) => u.epoch === epoch && u.value === ctx.old);
+  // the time a component wrote (its clock may be anywhere). A wait never ends on the absence of what it
+  // reads: a Feature object deleted (or deleted and written again) since the clearing starts it over.
+  const seen = await ctx.uses.observe();
+  if (seen.missing) return restart(`${seen.missing}; `);
+  if (objectAt !== undefined && seen.objectUid !== objectAt)
+    return restart('the Feature object was replaced since the clearing (its uses went with it); ');
+  const stale = seen.uses.filter((u: Use) => u.epoch === epoch && u.value === ctx.old);
   if (stale.length === 0) return { done: true };
   return restart(
     `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (its time ${at(u.at)})`).join(', ')}; `,
