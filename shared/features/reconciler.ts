@@ -10,6 +10,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
+import { clusterSkew } from '../k8s/cluster-clock.js';
 import { withWriteGuard } from '../k8s/write-guard.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
@@ -34,7 +35,15 @@ import {
   withDefault,
 } from './machine.js';
 import { FeatureMirror } from './mirror.js';
-import { type FeatureRecord, type FeatureRef, oldValueOf, refKey, type Use } from './model.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  oldValueOf,
+  refKey,
+  targetOf,
+  type Use,
+} from './model.js';
 import { ObjectsApi } from './objects.js';
 import { type FeatureSpec, type TaskContext, type TaskOutcome, tasksOf, type UsesPort } from './spec.js';
 import type { FeatureStore, FeatureView } from './store.js';
@@ -94,6 +103,11 @@ export interface ReconcilerPorts {
   mirror?: boolean;
   /** Look at waiting tasks again now, not at their next poll (`features reconcile`). */
   eager?: boolean;
+  /**
+   * This machine's wall clock (default Date.now), against which the cluster's clock is read: a pass
+   * with something to do runs on `now` moved by the cluster's skew (shared/k8s/cluster-clock.ts).
+   */
+  wallNow?: () => number;
 }
 
 export interface FeatureOutcome {
@@ -115,13 +129,14 @@ const HEARTBEAT_MS = 1000;
 
 /** One cluster's pass: every feature of the catalog, or only `only`. */
 export async function reconcileCluster(
-  p: ReconcilerPorts,
+  given: ReconcilerPorts,
   cluster: string,
   only?: FeatureRef,
 ): Promise<FeatureOutcome[]> {
-  const access = clusterOf(p, cluster);
-  const views = await p.store.clusterViews(cluster);
-  const specs = only ? [p.catalog.need(only)] : p.catalog.specs;
+  const access = clusterOf(given, cluster);
+  const views = await given.store.clusterViews(cluster);
+  const specs = only ? [given.catalog.need(only)] : given.catalog.specs;
+  const p = await onClusterTime(given, access, specs, views);
   const outcomes: FeatureOutcome[] = [];
   for (const spec of specs) {
     const view = views.get(refKey(spec)) ?? { uses: [] };
@@ -131,6 +146,38 @@ export async function reconcileCluster(
   }
   if (p.mirror !== false) await mirrorCluster(p, access, cluster, specs, views, outcomes);
   return outcomes;
+}
+
+/**
+ * The ports on the cluster's clock: every wait, claim, deadline and time stored by the pass is the
+ * cluster's (its API server's Date, against this machine's wall clock), so a caller whose clock is off
+ * (`features reconcile` from a laptop) neither ends a wait early nor writes times from its future. A
+ * pass with nothing to do reads no clock of the cluster (and makes no request); one that cannot reach
+ * it keeps its own (its tasks fail on the connection anyway).
+ */
+async function onClusterTime(
+  p: ReconcilerPorts,
+  access: Access,
+  specs: readonly FeatureSpec[],
+  views: Map<string, FeatureView>,
+): Promise<ReconcilerPorts> {
+  const work = specs.some((s) => {
+    const r = views.get(refKey(s))?.record;
+    return !r || r.tasks.length > 0 || r.default !== s.default || r.state !== finalOf(targetOf(r));
+  });
+  if (!work) return p;
+  let skew = 0;
+  try {
+    skew = await clusterSkew(await access.client(), p.wallNow ?? Date.now);
+  } catch {
+    return p;
+  }
+  if (skew === 0) return p;
+  p.warn?.("this machine's clock is off the cluster's: the pass runs on the cluster's", {
+    skewMs: skew,
+  });
+  const now = p.now;
+  return { ...p, now: () => now() + skew };
 }
 
 /** Errors thrown by onStep (tests crash a pass there): never isolated to one feature. */

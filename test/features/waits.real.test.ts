@@ -32,6 +32,25 @@ const declared = (ref: FeatureRef, extra: Partial<FeatureSpec> = {}): FeatureSpe
 });
 const WIDGETS = { namespace: 'acme', name: 'widgets' };
 const GHOST = { namespace: 'ghost', name: 'ghost' };
+const SLOW = { namespace: 'acme', name: 'slow' };
+const slowConfig = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'slow-config', namespace: 'acme' },
+  data: { slow: 'yes' },
+};
+/** Off waits an hour for uses, then deletes its ConfigMap. */
+const slow = declared(SLOW, {
+  enable: [
+    { task: 'apply-manifests', manifests: [slowConfig] },
+    { task: 'wait-for-uses', waitSeconds: 0 },
+  ],
+  disable: [
+    { task: 'wait-for-uses', waitSeconds: 3600 },
+    { task: 'delete-objects', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'acme', name: 'slow-config' },
+  ],
+});
+const HOUR = 3_600_000;
 const featurePath = (r: FeatureRef) =>
   `/apis/${FEATURE_API_VERSION}/namespaces/${r.namespace}/features/${r.name}`;
 
@@ -41,7 +60,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
   let client: ClusterClient;
   let clock = Date.UTC(2026, 11, 2, 4, 0, 0);
   // The ghost feature first: its namespace does not exist, and the widgets after it must be mirrored.
-  const catalog = new FeatureCatalog([declared(GHOST), declared(WIDGETS)]);
+  const catalog = new FeatureCatalog([declared(GHOST), declared(WIDGETS), slow]);
   const ports = (): ReconcilerPorts => ({
     store,
     catalog,
@@ -121,5 +140,29 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
     clock += 61_000;
     await pass();
     expect((await widgets()).state).toBe('Off');
+  });
+
+  it("a laptop two hours ahead: the wait runs on the cluster's clock, and no time from its future is stored", async () => {
+    // The scheduled reconciler, on the right time, turns slow on, then starts turning it off.
+    const onTime = (): ReconcilerPorts => ({ ...ports(), now: Date.now });
+    for (let i = 0; i < 5 && (await store.get(CLUSTER, SLOW))?.state !== 'On'; i++)
+      await reconcileCluster(onTime(), CLUSTER, SLOW);
+    expect((await store.get(CLUSTER, SLOW))?.state).toBe('On');
+    await setDesired(store, slow, CLUSTER, 'off', 'test', {}, Date.now());
+    await reconcileCluster(onTime(), CLUSTER, SLOW);
+    expect((await store.get(CLUSTER, SLOW))?.tasks[0]?.title).toBe('wait for uses');
+    // `features reconcile` from a laptop whose clock is two hours ahead, three seconds later.
+    await new Promise((r) => setTimeout(r, 3000));
+    const ahead = () => Date.now() + 2 * HOUR;
+    const laptop: ReconcilerPorts = { ...ports(), now: ahead, wallNow: ahead, eager: true };
+    await reconcileCluster(laptop, CLUSTER, SLOW);
+    const r = (await store.get(CLUSTER, SLOW))!;
+    expect(r.state).toBe('TurningOff');
+    expect(r.tasks[0]?.waitingFor).toMatch(/(59|60)m left before checking/);
+    expect(r.tasks[0]?.stuck).toBeUndefined();
+    expect((await server.raw('GET', '/api/v1/namespaces/acme/configmaps/slow-config')).status).toBe(200);
+    // Nothing it stored is from its future.
+    const times = [r.updatedAt, r.tasks[0]?.claim?.until ?? 0, r.tasks[0]?.notBefore ?? 0];
+    expect(Math.max(...times)).toBeLessThan(Date.now() + HOUR + 60_000);
   });
 });
