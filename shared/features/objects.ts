@@ -8,6 +8,7 @@
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
+import { unguarded, writeGuard } from '../k8s/write-guard.js';
 import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 
 export interface ObjectsQuery {
@@ -210,6 +211,20 @@ export class ObjectsApi {
   }
 
   /**
+   * A create cannot carry a precondition: a writer frozen between its fence and the create may send it
+   * after it lost its claim and the world moved on (the feature turned off again). The guard says so
+   * once the create is back, and the object just created (its uid) is taken back at once.
+   */
+  private async confirmCreate(q: ObjectsQuery, r: Resolved, made: KObject): Promise<void> {
+    const guard = writeGuard();
+    if (!guard?.confirm || (await guard.confirm(`create ${r.resource}`))) return;
+    await unguarded(() => this.delete(q, made));
+    throw new Error(
+      `created ${made.kind ?? r.resource} ${made.metadata?.name} after this task's claim was lost and the transition moved on: taken back`,
+    );
+  }
+
+  /**
    * Creates the object, or merge-patches it where it differs from the manifest; writes nothing when it
    * already says what the manifest says. Returns what it did. `adopt` judges an object that exists
    * before it is changed (it throws to refuse it: ./owned.ts).
@@ -226,10 +241,16 @@ export class ObjectsApi {
     const live = await this.get(r, ns, name);
     if (!live) {
       try {
-        await this.raw.send(`create ${r.resource}`, 'POST', this.path(r, ns), manifest, 'application/json', {
-          expected: [409],
-        });
+        const made = await this.raw.send<KObject>(
+          `create ${r.resource}`,
+          'POST',
+          this.path(r, ns),
+          manifest,
+          'application/json',
+          { expected: [409] },
+        );
         this.writes++;
+        await this.confirmCreate(q, r, made);
         return 'created';
       } catch (err) {
         if (!is(err, 409)) throw err;
