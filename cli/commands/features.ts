@@ -53,7 +53,8 @@ const usage = `usage:
                                [--selector k=v] [--stuck-after 30m] [--fail-after N] [--no-rollback]
                                [--approval] [-o ...]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
-  fleetscope features rollout halt|resume|approve --id ID
+  fleetscope features rollout halt|resume --id ID
+  fleetscope features rollout approve --id ID --wave N    (the wave whose gate status shows)
 
 Every capability is a feature of each cluster (KEP-3920): On, Off, or TurningOn/TurningOff while the
 tasks of the transition are performed in order (each shown with what it waits for). F is a feature

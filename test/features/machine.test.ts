@@ -478,7 +478,7 @@ describe('rollout rollback, approval and health', () => {
     const paused = { ...r, approval: true, waveReachedAt: T0 };
     expect(decideRollout(paused, [off()], T0 + 120_000)).toEqual({
       kind: 'none',
-      why: 'waiting for approval of wave 2: fleetscope features rollout approve --id r',
+      why: 'waiting for approval of wave 2: fleetscope features rollout approve --id r --wave 2',
     });
     expect(decideRollout({ ...paused, approvedWave: 0 }, [off()], T0 + 120_000)).toEqual({
       kind: 'next-wave',
