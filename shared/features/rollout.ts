@@ -166,7 +166,11 @@ export type RolloutAction =
 
 export function decideRollout(r: Rollout, seen: readonly Observation[], now: number): RolloutAction {
   if (r.status === 'rolling-back') {
-    const back = seen.filter((o) => o.state !== o.previousFinal);
+    // Only the clusters this rollout set (and sets back): one whose value someone else set meanwhile is
+    // left as it is, so it is not waited for either (it may never return to its previous state).
+    const mine = (o: Observation) =>
+      o.desiredBy === `rollout/${r.id}` || o.desiredBy === `rollout/${r.id}/rollback`;
+    const back = seen.filter((o) => mine(o) && o.state !== o.previousFinal);
     if (back.length)
       return {
         kind: 'none',

@@ -400,7 +400,11 @@ describe('rollout rollback, approval and health', () => {
     });
     expect(decideRollout({ ...r, rollback: false }, [failing], T0 + 2).kind).toBe('halt');
     const back = { ...r, status: 'rolling-back' as const };
-    expect(decideRollout(back, [{ ...failing, previousFinal: 'On' as const }], T0 + 3)).toMatchObject({
+    // Set back by the rollback (a value someone else set is left, and not waited for).
+    const setBack = { desiredBy: 'rollout/r/rollback' };
+    expect(
+      decideRollout(back, [{ ...failing, ...setBack, previousFinal: 'On' as const }], T0 + 3),
+    ).toMatchObject({
       kind: 'none',
       why: 'rolling back: a (TurningOff)',
     });
