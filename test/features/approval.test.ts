@@ -10,6 +10,7 @@ import { decideRollout, type Rollout } from '../../shared/features/rollout.js';
 import { approveWave, type RolloutPorts } from '../../shared/features/rollout-runner.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
 import { FeatureStore } from '../../shared/features/store.js';
+import { testRollout } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 11, 2);
 let runtime: LocalRuntime;
@@ -21,28 +22,7 @@ const ports = (): RolloutPorts => ({
   registry: { list: async () => [], getStatus: async () => undefined },
   now: () => now,
 });
-const rollout = (id: string, over: Partial<Rollout> = {}): Rollout => ({
-  id,
-  namespace: 'acme',
-  feature: 'widgets',
-  to: 'on',
-  waves: '1,2,100%',
-  bounds: [1, 2, 3],
-  clusters: ['a', 'b', 'c'],
-  pauseMs: 60_000,
-  stuckAfterMs: 1_800_000,
-  failAfterAttempts: 3,
-  status: 'running',
-  approval: true,
-  wave: 0,
-  waveStartedAt: T0,
-  createdAt: T0,
-  createdBy: 'op',
-  updatedAt: T0,
-  version: 1,
-  log: [],
-  ...over,
-});
+const rollout = (id: string, over: Partial<Rollout> = {}) => testRollout(T0, { id, approval: true, ...over });
 const refusal = (p: Promise<unknown>) =>
   p.then(
     () => 'approved',

@@ -6,22 +6,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FeatureCatalog } from '../../shared/features/catalog.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
-import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
+import { testFeature } from './fixtures.js';
 import { type FeatureEnv, startFeatureEnv } from './helpers.js';
 
-const declared = (name: string): FeatureSpec => ({
-  namespace: 'acme',
-  name,
-  description: 'test feature',
-  default: 'on',
-  components: [],
-  usesWaitSeconds: 0,
-  since: '0.1.0',
-  enable: [],
-  disable: [],
-  origin: { file: 'test' },
-});
+const declared = (name: string) => testFeature({ namespace: 'acme', name });
 
 let env: FeatureEnv;
 beforeAll(async () => {

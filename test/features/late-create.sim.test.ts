@@ -9,7 +9,7 @@ import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.j
 import { setDesired } from '../../shared/features/desired.js';
 import { CLAIM_MS } from '../../shared/features/machine.js';
 import type { StepMark } from '../../shared/features/reconciler.js';
-import type { FeatureSpec } from '../../shared/features/spec.js';
+import { latch, testFeature } from './fixtures.js';
 import { drive, type FeatureEnv, MINUTE, startFeatureEnv } from './helpers.js';
 
 const LATE = { namespace: 'acme', name: 'late' };
@@ -19,13 +19,8 @@ const config = {
   metadata: { name: 'late-config', namespace: 'default' },
   data: { on: 'yes' },
 };
-const late: FeatureSpec = {
-  ...LATE,
-  description: 'test feature',
+const late = testFeature(LATE, {
   default: 'off',
-  components: [],
-  usesWaitSeconds: 0,
-  since: '0.1.0',
   enable: [{ task: 'apply-manifests', manifests: [config] }],
   disable: [
     {
@@ -36,17 +31,8 @@ const late: FeatureSpec = {
       name: 'late-config',
     },
   ],
-  origin: { file: 'test' },
-};
+});
 const catalog = new FeatureCatalog([...builtinFeatures(), late]);
-
-function latch() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => {
-    open = r;
-  });
-  return { opened, open };
-}
 
 let env: FeatureEnv;
 beforeAll(async () => {

@@ -4,30 +4,16 @@
  * waited for to return to its previous state: the rollback ends rolled-back instead of wedging.
  */
 import { expect, it } from 'vitest';
-import { decideRollout, type Observation, type Rollout } from '../../shared/features/rollout.js';
+import { decideRollout, type Observation } from '../../shared/features/rollout.js';
+import { testRollout } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 11, 2);
-const r: Rollout = {
-  id: 'r',
-  namespace: 'acme',
-  feature: 'widgets',
-  to: 'on',
+const r = testRollout(T0, {
   waves: '1,100%',
   bounds: [2, 3],
-  clusters: ['a', 'b', 'c'],
-  pauseMs: 60_000,
-  stuckAfterMs: 1_800_000,
-  failAfterAttempts: 3,
   status: 'rolling-back',
-  wave: 0,
-  waveStartedAt: T0,
   previous: { a: 'off', b: 'off' },
-  createdAt: T0,
-  createdBy: 'op',
-  updatedAt: T0,
-  version: 1,
-  log: [],
-};
+});
 const seen = (b: Partial<Observation>): Observation[] => [
   // Set back by the rollback, and back Off.
   { cluster: 'a', reachable: true, state: 'Off', previousFinal: 'Off', desiredBy: 'rollout/r/rollback' },

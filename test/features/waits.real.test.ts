@@ -16,20 +16,11 @@ import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { describeRealApiserver, type RealServer } from '../support/real-apiserver.js';
+import { testFeature } from './fixtures.js';
 
 const CLUSTER = 'waits';
-const declared = (ref: FeatureRef, extra: Partial<FeatureSpec> = {}): FeatureSpec => ({
-  ...ref,
-  description: 'test feature',
-  default: 'on',
-  components: ['agent'],
-  usesWaitSeconds: 60,
-  since: '0.1.0',
-  enable: [],
-  disable: [],
-  origin: { file: 'test' },
-  ...extra,
-});
+const declared = (ref: FeatureRef, extra: Partial<FeatureSpec> = {}) =>
+  testFeature(ref, { components: ['agent'], usesWaitSeconds: 60, ...extra });
 const WIDGETS = { namespace: 'acme', name: 'widgets' };
 const GHOST = { namespace: 'ghost', name: 'ghost' };
 const SLOW = { namespace: 'acme', name: 'slow' };
