@@ -12,6 +12,7 @@ import type { FeatureCatalog } from './catalog.js';
 import { setDesired, setDesiredInOrder } from './desired.js';
 import { type FeatureRef, finalOf, refKey, type Value } from './model.js';
 import {
+  approvalProblem,
   clustersOfWave,
   decideRollout,
   type Health,
@@ -19,7 +20,6 @@ import {
   type Observation,
   parseWaves,
   type Rollout,
-  approvalProblem,
   RolloutInputError,
   RolloutNotFoundError,
   waveBounds,
@@ -348,12 +348,7 @@ async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
 }
 
 /** The operator's approval of the next wave (rollouts started with approval gates). */
-export async function approveWave(
-  p: RolloutPorts,
-  id: string,
-  by: string,
-  wave?: number,
-): Promise<Rollout> {
+export async function approveWave(p: RolloutPorts, id: string, by: string, wave?: number): Promise<Rollout> {
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
     if (!r)
