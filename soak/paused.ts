@@ -1,9 +1,12 @@
 /**
- * A fault of the soak (issue 16, finding 1): a reconciler paused past its claim. Right after the first
- * feature flip, a reconciler of the soak's own process claims that feature's first task and freezes
- * there (its heartbeat frozen with it), while the runtimes' reconcilers go on; it resumes once its claim
- * has lapsed and another has taken the task over. The invariant "no task's writes seen twice" holds it
- * to no write passing its fence after that.
+ * A fault of the soak (issue 16, finding 1; issue 34): a reconciler paused past its claim at a step
+ * that writes. After a feature flip, a reconciler of the soak's own process runs a pass over that
+ * feature and freezes at the first write of a task that is not a wait (a create, an apply, a delete,
+ * a patch: its fence held, the write about to be sent), its heartbeat frozen with it, while the
+ * runtimes' reconcilers go on; it resumes once its claim has lapsed and another has taken the task
+ * over. A pass that met only waits ends without freezing, and the next flip starts another. The
+ * invariant "no task's writes seen twice" holds it to no write passing its fence after that, and fails
+ * a run where it never froze at a write (the dangerous path never hit).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
@@ -16,9 +19,11 @@ import { ClusterClient } from '../shared/k8s/client.js';
 export interface PausedOutcome {
   cluster: string;
   feature: string;
-  /** It froze holding a task's claim (the fault was hit), and which task. */
+  /** It froze at a write of a task that is not a wait (the fault was hit), and which task. */
   froze: boolean;
   task?: string;
+  /** Passes it ran over the flipped features (those that met only waits ended without freezing). */
+  passes: number;
   /** Writes whose fence held after it resumed (each would have reached the cluster a second time). */
   fencedAfter: number;
   claimsLost: number;
@@ -37,13 +42,28 @@ export class PausedReconciler {
     private readonly sim: Simulator,
   ) {}
 
-  get started(): boolean {
-    return this.run !== undefined;
+  private running = false;
+
+  /** Whether a pass may start: none is running, and none froze yet. */
+  get canStart(): boolean {
+    return !this.running && !this.outcome?.froze;
+  }
+
+  get froze(): boolean {
+    return this.outcome?.froze === true;
   }
 
   start(cluster: string, feature: string): void {
-    const o: PausedOutcome = { cluster, feature, froze: false, fencedAfter: 0, claimsLost: 0 };
+    const o: PausedOutcome = {
+      cluster,
+      feature,
+      froze: false,
+      passes: (this.outcome?.passes ?? 0) + 1,
+      fencedAfter: this.outcome?.fencedAfter ?? 0,
+      claimsLost: this.outcome?.claimsLost ?? 0,
+    };
     this.outcome = o;
+    this.running = true;
     const gate = new Promise<void>((r) => {
       this.release = r;
     });
@@ -62,17 +82,15 @@ export class PausedReconciler {
           id: 'soak/paused',
           heartbeatMs: 0, // frozen with the process
           mirror: false,
-          // Frozen once it holds a task's claim, before performing it.
-          onStep: async (m) => {
-            if (m.step === 'claimed' && !o.froze) {
+          // Frozen at the first write of a task that is not a wait: its fence held, the write not sent.
+          // A write whose fence held after it resumed would reach the cluster a second time.
+          onFence: async (m) => {
+            if (this.resumed) o.fencedAfter++;
+            else if (!o.froze && m.task && !m.task.startsWith('wait ')) {
               o.froze = true;
               o.task = m.task;
               await gate;
             }
-          },
-          // A write whose fence held after it resumed: it would reach the cluster.
-          onFence: () => {
-            if (this.resumed) o.fencedAfter++;
           },
           count: (m) => {
             if (m === 'FeatureClaimsLost') o.claimsLost++;
@@ -85,11 +103,15 @@ export class PausedReconciler {
       .catch((err) => {
         o.error = String((err as Error)?.message ?? err).slice(0, 300);
       })
-      .finally(() => client.close());
+      .finally(() => {
+        this.running = false;
+        return client.close();
+      });
   }
 
   /** Lets it go on (its claim lapsed meanwhile), and waits for its pass to end. */
   async resume(): Promise<void> {
+    if (!this.froze) return;
     this.resumed = true;
     this.release?.();
     await this.run;

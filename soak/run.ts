@@ -253,11 +253,11 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   }
   sim.clock.advance(w.period);
   if (!settling) await w.operator.flip(cycle, sim.clock.now());
-  const flipped = w.operator.done[0];
-  if (flipped && !w.paused.started) {
-    w.paused.start(flipped.cluster, flipped.feature); // frozen holding its first claim
-    w.pausedAt = cycle;
-  }
+  // A pass over each flip in turn, until one froze at a write (./paused.ts); timed from when it froze.
+  const flips = w.operator.done;
+  const flipped = flips[(w.paused.outcome?.passes ?? 0) % Math.max(1, flips.length)];
+  if (flipped && w.paused.canStart) w.paused.start(flipped.cluster, flipped.feature);
+  if (w.pausedAt === undefined && w.paused.froze) w.pausedAt = cycle;
   await w.operator.restorePolicies();
   const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
   const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, w.names) : [];
@@ -316,7 +316,7 @@ async function judge(w: World, faults: FaultCounts, started: number) {
   );
   const failing = await failingAttempts(w.db, DEFAULTS.table, w.names);
   const injected = {
-    'a reconciler paused past its claim (froze holding it)': w.paused.outcome?.froze ? 1 : 0,
+    'a reconciler paused past its claim (froze at a write)': w.paused.outcome?.froze ? 1 : 0,
     'reports of an agent with a skewed clock': w.agent.outcome.reports,
     'of them, on echoing the current epoch while it wound down': w.agent.outcome.heldOn,
     'failed attempts of a declared task that cannot succeed': failing.attempts,

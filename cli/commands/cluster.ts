@@ -8,7 +8,14 @@ import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
-import { parseFlags, registeredCluster, stateDirOf, targetOptions, withContext } from '../context.js';
+import {
+  type CliContext,
+  parseFlags,
+  registeredCluster,
+  stateDirOf,
+  targetOptions,
+  withContext,
+} from '../context.js';
 import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 
 const usage = `usage:
@@ -110,6 +117,9 @@ async function register(values: Flags): Promise<number> {
     const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
     const { verifyThroughStack } = await import('../remote-verify.js');
     const access = clusterAccess();
+    // A deregistration killed halfway may have left the name's feature records: a new cluster under
+    // that name starts from the defaults, not from what the old one was set to.
+    if (!(await ctx.registry.get(name))) await forgetFeatures(ctx, name);
     const cluster = await registerCluster(
       { name, kubeconfig: ref, labels },
       {
@@ -292,9 +302,17 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
   ]);
 }
 
+async function forgetFeatures(ctx: CliContext, name: string): Promise<void> {
+  const { FeatureStore } = await import('../../shared/features/store.js');
+  await new FeatureStore(ctx.db, ctx.table).forgetCluster(name);
+}
+
 async function deregister(values: Flags): Promise<number> {
   const name = need(values.name, 'deregister needs --name');
   return withContext(values, async (ctx) => {
+    // Its feature records first: a kill after this leaves a registered cluster whose features are
+    // announced again, never records that outlive the registration.
+    if (await ctx.registry.get(name)) await forgetFeatures(ctx, name);
     await deregisterCluster(name, {
       store: ctx.registry,
       publisher: ctx.publisher,

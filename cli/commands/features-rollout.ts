@@ -35,6 +35,7 @@ export const rolloutOptions = {
   id: { type: 'string' },
   'no-rollback': { type: 'boolean' },
   approval: { type: 'boolean' },
+  wave: { type: 'string' },
 } as const;
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
@@ -185,7 +186,8 @@ function rolloutTable(all: Rollout[], wide: boolean): string[] {
 async function approve(values: Flags): Promise<number> {
   if (!values.id) throw new UsageError('approve needs --id');
   return withContext(values, async (ctx) => {
-    const r = await asUsage(async () => approveWave(await ports(ctx), values.id!, 'operator'));
+    const wave = values.wave === undefined ? undefined : Number(values.wave);
+    const r = await asUsage(async () => approveWave(await ports(ctx), values.id!, 'operator', wave));
     await ctx.runtime?.bus.drain();
     console.log(`rollout ${r.id}: wave ${r.wave + 2} of ${r.bounds.length} approved`);
     return 0;

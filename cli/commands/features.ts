@@ -3,7 +3,6 @@ import { userInfo } from 'node:os';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
 import { danglingOf } from '../../shared/features/dangling.js';
-import { checkRequires, DeclarationError, parseDeclarations } from '../../shared/features/declaration.js';
 import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
 import {
@@ -17,7 +16,6 @@ import { ObjectsApi } from '../../shared/features/objects.js';
 import { actOnTransition, OperatorError, VERBS, type Verb } from '../../shared/features/operator.js';
 import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
-import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
 import {
@@ -32,10 +30,11 @@ import {
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { clusterPk, SK, Table } from '../../shared/platform/dynamo.js';
-import { type CliCommand, readInput, runSubcommand, UsageError } from '../command.js';
+import { type CliCommand, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { isDocument, outputFormat, outputOptions, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
+import { register, registerOptions, unregister } from './features-register.js';
 import { rolloutCommand, rolloutOptions } from './features-rollout.js';
 
 const usage = `usage:
@@ -45,7 +44,8 @@ const usage = `usage:
   fleetscope features set      --cluster NAME --feature F --desired on|off|default [--keep-state]
   fleetscope features history  --cluster NAME --feature F [-o table|json|yaml]
   fleetscope features plan     --cluster NAME --feature F --desired on|off [--keep-state] [-o table|json|yaml]
-  fleetscope features register --file FILE|-
+  fleetscope features register --file FILE|- [--allow-kind KIND ...]
+  fleetscope features unregister --feature NAMESPACE/NAME
   fleetscope features check-upgrade [--cluster NAME] [--kubernetes VERSION] [--fleetscope VERSION] [-o ...]
   fleetscope features reconcile [--cluster NAME] [-o table|json|yaml]
   fleetscope features retry|skip|abandon --cluster NAME --feature F [--task T] --reason "..." 
@@ -53,7 +53,8 @@ const usage = `usage:
                                [--selector k=v] [--stuck-after 30m] [--fail-after N] [--no-rollback]
                                [--approval] [-o ...]
   fleetscope features rollout status [--id ID] [-o table|json|yaml]
-  fleetscope features rollout halt|resume|approve --id ID
+  fleetscope features rollout halt|resume --id ID
+  fleetscope features rollout approve --id ID --wave N    (the wave whose gate status shows)
 
 Every capability is a feature of each cluster (KEP-3920): On, Off, or TurningOn/TurningOff while the
 tasks of the transition are performed in order (each shown with what it waits for). F is a feature
@@ -65,7 +66,10 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
                  state for its history window instead of deleting it (nodescope)
   plan           what turning it on or off would create, change and delete in the cluster, checked
                  by the API server as a dry run (dryRun=All); nothing is written
-  register       declare third-party features from a file made of the built-in tasks
+  register       declare third-party features from a file made of the built-in tasks; they write only
+                 objects they create, and no admission, RBAC or cluster-scoped kind unless --allow-kind
+                 names it (the whole file, or nothing)
+  unregister     remove a registered feature once it is Off in every cluster and nothing requires it
   check-upgrade  whether any feature blocks an upgrade or downgrade of fleetscope (--fleetscope) or of
                  Kubernetes (--kubernetes), and why; exit 1 when something blocks
   reconcile      run the server flow now (what the schedule does every 2 minutes), looking again at
@@ -86,12 +90,12 @@ const options = {
   ...targetOptions,
   ...outputOptions,
   ...rolloutOptions,
+  ...registerOptions,
   cluster: { type: 'string' },
   feature: { type: 'string' },
   desired: { type: 'string' },
   'keep-state': { type: 'boolean' },
   offline: { type: 'boolean' },
-  file: { type: 'string' },
   kubernetes: { type: 'string' },
   fleetscope: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
@@ -113,6 +117,7 @@ export const command: CliCommand = {
     history: 'data',
     plan: 'data',
     register: 'action',
+    unregister: 'action',
     'check-upgrade': 'data',
     reconcile: 'data',
     retry: 'action',
@@ -134,6 +139,7 @@ export const command: CliCommand = {
       history: () => history(values),
       plan: () => plan(values),
       register: () => register(values),
+      unregister: () => unregister(values),
       'check-upgrade': () => checkUpgrade(values),
       reconcile: () => reconcile(values),
       ...Object.fromEntries(VERBS.map((v) => [v, () => operate(values, v)])),
@@ -377,34 +383,6 @@ async function plan(values: Flags): Promise<number> {
       keepState: Boolean(values['keep-state']),
     });
     print(format, result, () => planLines(result));
-    return 0;
-  });
-}
-
-async function register(values: Flags): Promise<number> {
-  if (!values.file) throw new UsageError('register needs --file FILE (or - for standard input)');
-  let specs: FeatureSpec[];
-  try {
-    specs = parseDeclarations(await readInput(values.file), values.file);
-  } catch (err) {
-    if (err instanceof DeclarationError) throw new UsageError(err.message);
-    throw err;
-  }
-  return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
-    try {
-      checkRequires(specs, (await loadCatalog(store)).specs, values.file!);
-    } catch (err) {
-      // A feature it requires that this fleet lacks: another fleet may have it (exit 1).
-      if (err instanceof DeclarationError) throw new Error(err.message);
-      throw err;
-    }
-    const now = Date.now();
-    for (const s of specs) await store.putDeclaration({ ...s, registeredAt: now });
-    for (const s of specs)
-      console.log(
-        `registered ${refKey(s)} (default ${s.default}; on: ${s.enable.length} task(s), off: ${s.disable.length} task(s)): announced to every cluster at the next reconcile`,
-      );
     return 0;
   });
 }

@@ -87,6 +87,19 @@ export class ClaimFence implements WriteGuard {
   }
 
   /**
+   * A create that landed: it stays while the claim is still ours, or when the feature still heads where
+   * this task's transition went (the new holder wants the object too); not when it has turned the other
+   * way meanwhile (turned off again, its objects already deleted).
+   */
+  async confirm(): Promise<boolean> {
+    if (!this.lost && (await this.renew())) return true;
+    const r = this.record;
+    const to = r.transition?.to;
+    const now = await this.p.store.get(r.cluster, r);
+    return to !== undefined && (now?.state === to || now?.transition?.to === to);
+  }
+
+  /**
    * The table as the task writes it: every write command (a clear-state delete, a hook's stored state)
    * passes the same fence as a cluster write, so a holder whose claim lapsed writes nothing there either.
    */

@@ -9,6 +9,7 @@ import { clusterPk, Table } from '../platform/dynamo.js';
 import { FeatureMirror } from './mirror.js';
 import type { FeatureRef, Use } from './model.js';
 import { fieldAt, type KObject, type ObjectsApi } from './objects.js';
+import { ownedQuery } from './owned.js';
 import type { FeatureSpec, LeftoverContext } from './spec.js';
 import { describeObjects, type TaskSpec } from './task-kinds.js';
 
@@ -49,19 +50,24 @@ export async function danglingState(
 /** Objects the feature's tasks name that are still there. */
 async function danglingObjects(spec: FeatureSpec, api: ObjectsApi): Promise<string[]> {
   const out: string[] = [];
-  for (const t of [...spec.disable, ...spec.enable]) out.push(...(await objectsOf(t, api)));
+  // A declared feature's deletes, clears and applies touch only what it created: the rest is not its.
+  const owner = 'file' in spec.origin ? spec : undefined;
+  for (const t of [...spec.disable, ...spec.enable]) out.push(...(await objectsOf(t, api, owner)));
   return out;
 }
 
-async function objectsOf(t: TaskSpec, api: ObjectsApi): Promise<string[]> {
+async function objectsOf(t: TaskSpec, api: ObjectsApi, owner: FeatureRef | undefined): Promise<string[]> {
   switch (t.task) {
-    case 'delete-objects':
+    case 'delete-objects': {
+      const left = await api.list(ownedQuery(t, owner));
+      return left.length ? [`objects: ${left.length} ${describeObjects(t)}: ${names(left)}`] : [];
+    }
     case 'wait-for-no-objects': {
       const left = await api.list(t);
       return left.length ? [`objects: ${left.length} ${describeObjects(t)}: ${names(left)}`] : [];
     }
     case 'clear-field': {
-      const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
+      const having = (await api.list(ownedQuery(t, owner))).filter((o) => fieldAt(o, t.field) !== undefined);
       return having.length
         ? [
             `objects: ${having.length} ${t.kind ?? t.resource} still carry ${t.field.join('.')}: ${names(having)}`,
@@ -77,7 +83,7 @@ async function objectsOf(t: TaskSpec, api: ObjectsApi): Promise<string[]> {
           namespace: m.metadata.namespace,
           name: m.metadata.name,
         };
-        if ((await api.list(q)).length)
+        if ((await api.list(ownedQuery(q, owner))).length)
           out.push(`objects: ${describeObjects(q)} (applied when it turned on)`);
       }
       return out;

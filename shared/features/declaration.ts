@@ -31,7 +31,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { rfc1123LabelProblem } from '../kernel/names.js';
 import { formatPath } from '../platform/validation.js';
-import { harmOf, isSystemNamespace } from './harmless.js';
+import { GUARDED_KINDS, harmOf, isSystemNamespace, OWNER_VALUE_MAX, ownerValue } from './harmless.js';
 import { FLEETSCOPE_NAMESPACE, parseRef, refKey } from './model.js';
 import { DEFAULT_USES_WAIT_SECONDS, type FeatureSpec } from './spec.js';
 import { parseTask, type TaskProblem, type TaskSpec } from './task-kinds.js';
@@ -51,6 +51,9 @@ const declSchema = z
       })
       .refine((n) => !isSystemNamespace(n), {
         message: "kube-* namespaces are the cluster's own; use your own namespace",
+      })
+      .refine((n) => n !== 'default', {
+        message: "default is everyone's namespace, not a feature's own; use your own namespace",
       }),
     name: label('feature name'),
     description: z.string().max(1024).default(''),
@@ -108,8 +111,16 @@ export class DeclarationError extends Error {
   }
 }
 
+export interface RegisterOptions {
+  /**
+   * Kinds the operator allows the file's features to write (admission webhooks, RBAC, cluster-scoped
+   * kinds: ./harmless.ts GUARDED_KINDS); every other guarded kind is refused.
+   */
+  allowKinds?: readonly string[];
+}
+
 /** The features a file declares; throws DeclarationError naming every bad field. */
-export function parseDeclarations(text: string, file: string): FeatureSpec[] {
+export function parseDeclarations(text: string, file: string, opts: RegisterOptions = {}): FeatureSpec[] {
   let doc: unknown;
   try {
     doc = parseYaml(text);
@@ -120,7 +131,11 @@ export function parseDeclarations(text: string, file: string): FeatureSpec[] {
   if (!Array.isArray(list) || list.length === 0)
     throw new DeclarationError(file, [{ path: 'features', message: 'a list of at least one feature' }]);
   const problems: TaskProblem[] = [];
-  const specs = list.map((item, i) => declared(item, `features[${i}]`, file, problems));
+  const allowKinds = [...new Set(opts.allowKinds ?? [])].sort();
+  for (const k of allowKinds)
+    if (!(k in GUARDED_KINDS) && !/^[A-Z][A-Za-z0-9]*$/.test(k))
+      problems.push({ path: '--allow-kind', message: `"${k}" is not a kind such as ClusterRole` });
+  const specs = list.map((item, i) => declared(item, `features[${i}]`, file, problems, allowKinds));
   const seen = new Set<string>();
   specs.forEach((s, i) => {
     if (!s) return;
@@ -128,9 +143,30 @@ export function parseDeclarations(text: string, file: string): FeatureSpec[] {
     if (seen.has(key)) problems.push({ path: `features[${i}].name`, message: `${key} is declared twice` });
     seen.add(key);
   });
+  specs.forEach((s, i) => {
+    const bytes = s ? Buffer.byteLength(JSON.stringify(s)) : 0;
+    if (bytes > DECLARATION_MAX_BYTES)
+      problems.push({
+        path: `features[${i}]`,
+        message: `${Math.ceil(bytes / 1024)} KiB declared: at most ${DECLARATION_MAX_BYTES / 1024} KiB (its tasks are copied into every cluster's record, which DynamoDB limits to 400 KB)`,
+      });
+  });
+  if (list.length > MAX_FEATURES_PER_FILE)
+    problems.push({
+      path: 'features',
+      message: `${list.length} features: a file registers at most ${MAX_FEATURES_PER_FILE}`,
+    });
   if (problems.length) throw new DeclarationError(file, problems);
   return specs as FeatureSpec[];
 }
+
+/**
+ * A declaration's size, as stored: its tasks are copied into each cluster's record with the history,
+ * under DynamoDB's 400 KB item limit, so one oversize file cannot stop every pass.
+ */
+export const DECLARATION_MAX_BYTES = 64 * 1024;
+/** A file's features are registered together (all or none): a bound on what one file may hold. */
+export const MAX_FEATURES_PER_FILE = 25;
 
 /**
  * The file's `requires` against every feature there will be (the catalog and the file): each names a
@@ -178,7 +214,13 @@ function pathBack(
   return undefined;
 }
 
-function declared(item: unknown, at: string, file: string, problems: TaskProblem[]): FeatureSpec | undefined {
+function declared(
+  item: unknown,
+  at: string,
+  file: string,
+  problems: TaskProblem[],
+  allowKinds: readonly string[],
+): FeatureSpec | undefined {
   const parsed = declSchema.safeParse(item);
   if (!parsed.success)
     for (const i of parsed.error.issues)
@@ -189,15 +231,24 @@ function declared(item: unknown, at: string, file: string, problems: TaskProblem
   const tasks = (list: unknown, which: string): TaskSpec[] =>
     (Array.isArray(list) ? list : []).flatMap((t, j) => {
       const r = parseTask(t, `${at}.${which}[${j}]`, { allowHooks: false });
-      problems.push(...r.problems, ...(r.task ? harmOf(ref, r.task, `${at}.${which}[${j}]`) : []));
+      problems.push(
+        ...r.problems,
+        ...(r.task ? harmOf(ref, r.task, `${at}.${which}[${j}]`, allowKinds) : []),
+      );
       return r.task ? [r.task] : [];
     });
   const enable = tasks(raw.enable, 'enable');
   const disable = tasks(raw.disable, 'disable');
   if (!parsed.success) return undefined;
+  if (ownerValue(ref).length > OWNER_VALUE_MAX)
+    problems.push({
+      path: `${at}.name`,
+      message: `namespace and name together are ${ownerValue(ref).length} characters: the ownership label "${ownerValue(ref)}" holds at most ${OWNER_VALUE_MAX}`,
+    });
   const { enable: _e, disable: _d, kubernetes, requires, ...rest } = parsed.data;
   return {
     ...rest,
+    ...(allowKinds.length ? { allowKinds: [...allowKinds] } : {}),
     ...(kubernetes ? { kubernetes } : {}),
     ...(requires.length ? { requires: requires.map(parseRef) } : {}),
     enable,

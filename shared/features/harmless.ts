@@ -8,6 +8,12 @@
  *   no Namespace or CRD deleted (everything in them would go with them)
  *   no binding to a cluster-wide admin role, and no role that grants everything or escalation verbs
  *   stored state cleared only under the feature's own prefix "<namespace>/<name>#"
+ *   no admission webhook or policy, RBAC object or cluster-scoped kind unless the operator allowed that
+ *     kind at registration (`features register --allow-kind K`)
+ *
+ * Whatever a file says, its writes touch only objects the feature created (./owned.ts): each carries the
+ * feature's ownership label, an existing object without it is never adopted, and deletes and clears
+ * select by it. These rules refuse at registration what that would refuse at every pass anyway.
  */
 import type { FeatureRef } from './model.js';
 import type { TaskOf, TaskProblem, TaskSpec } from './task-kinds.js';
@@ -26,17 +32,100 @@ const UNDELETABLE: Record<string, { kind: string; resource: string }> = {
 const ADMIN_ROLES = new Set(['cluster-admin', 'admin', 'edit']);
 const ESCALATING_VERBS = ['*', 'escalate', 'bind', 'impersonate'];
 
+/**
+ * The label every object a declared feature creates carries: its value names the feature
+ * ("<namespace>.<name>": both are RFC 1123 labels, so the dot cannot be part of either).
+ */
+export const OWNER_LABEL = 'features.fleetscope.io/owner';
+export const ownerValue = (f: FeatureRef) => `${f.namespace}.${f.name}`;
+/** A label value is at most 63 characters. */
+export const OWNER_VALUE_MAX = 63;
+
+/**
+ * Kinds a declared feature may write only when the operator allowed them at registration: whoever
+ * writes them decides for every request of the cluster (admission), grants permissions (RBAC), or
+ * reaches past the feature's namespace (cluster-scoped kinds Kubernetes serves itself; a custom
+ * cluster-scoped kind is refused when it is written, by discovery: ./owned.ts).
+ */
+export const GUARDED_KINDS: Record<string, string> = {
+  ...Object.fromEntries(
+    [
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+      'MutatingAdmissionPolicy',
+      'MutatingAdmissionPolicyBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ].map((k) => [k, 'admission: it decides on every request of the cluster']),
+  ),
+  ...Object.fromEntries(
+    ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].map((k) => [
+      k,
+      'RBAC: it grants permissions',
+    ]),
+  ),
+  ...Object.fromEntries(
+    [
+      'Namespace',
+      'Node',
+      'PersistentVolume',
+      'StorageClass',
+      'PriorityClass',
+      'RuntimeClass',
+      'IngressClass',
+      'CSIDriver',
+      'CSINode',
+      'VolumeAttachment',
+      'APIService',
+      'CustomResourceDefinition',
+      'CertificateSigningRequest',
+      'FlowSchema',
+      'PriorityLevelConfiguration',
+      'DeviceClass',
+    ].map((k) => [k, 'cluster-scoped: it reaches past the feature namespace']),
+  ),
+};
+
+/** Why `kind` needs the operator's allowance, or undefined when it needs none (or was allowed). */
+export function guardOf(
+  kind: string | undefined,
+  allowed: readonly string[] | undefined,
+): string | undefined {
+  if (!kind || allowed?.includes(kind)) return undefined;
+  return GUARDED_KINDS[kind];
+}
+
+const notAllowed = (kind: string, why: string) =>
+  `a declared feature writes no ${kind} (${why}) unless the operator allows it at registration: features register --allow-kind ${kind}`;
+
 /** The state prefix a feature owns: a clear-state may name it or anything under it. */
 export const ownStatePrefix = (f: FeatureRef) => `${f.namespace}/${f.name}#`;
 
-export function harmOf(feature: FeatureRef, task: TaskSpec, at: string): TaskProblem[] {
+export function harmOf(
+  feature: FeatureRef,
+  task: TaskSpec,
+  at: string,
+  allowed: readonly string[] = [],
+): TaskProblem[] {
   switch (task.task) {
-    case 'delete-objects':
-      return [...undeletable(task, at), ...outOfBounds(feature, task, at, 'deletes')];
+    case 'delete-objects': {
+      const never = undeletable(task, at);
+      return [
+        ...never,
+        ...outOfBounds(feature, task, at, 'deletes'),
+        ...(never.length ? [] : guarded(task.kind, allowed, `${at}.kind`)),
+      ];
+    }
     case 'clear-field':
-      return outOfBounds(feature, task, at, 'clears a field of');
+      return [
+        ...outOfBounds(feature, task, at, 'clears a field of'),
+        ...guarded(task.kind, allowed, `${at}.kind`),
+      ];
     case 'apply-manifests':
-      return task.manifests.flatMap((m, k) => manifestHarm(m as Manifest, `${at}.manifests[${k}]`));
+      return task.manifests.flatMap((m, k) => [
+        ...manifestHarm(m as Manifest, `${at}.manifests[${k}]`),
+        ...guarded(m.kind, allowed, `${at}.manifests[${k}].kind`),
+      ]);
     case 'clear-state':
       return task.prefixes.flatMap((p, k) =>
         p.startsWith(ownStatePrefix(feature))
@@ -52,6 +141,14 @@ export function harmOf(feature: FeatureRef, task: TaskSpec, at: string): TaskPro
       return [];
   }
 }
+
+function guarded(kind: string | undefined, allowed: readonly string[], path: string): TaskProblem[] {
+  const why = guardOf(kind, allowed);
+  return why ? [{ path, message: notAllowed(kind!, why) }] : [];
+}
+
+/** The message a write of a guarded or cluster-scoped kind is refused with, at a pass (./owned.ts). */
+export const refusedKindMessage = notAllowed;
 
 function systemNamespace(ns: string | undefined, path: string): TaskProblem[] {
   return isSystemNamespace(ns)

@@ -148,16 +148,24 @@ export class FeatureMirror {
 
   /** The uses in-cluster components wrote into the Feature object's status (none if it is absent). */
   async readUses(ref: FeatureRef): Promise<Use[]> {
+    return (await this.observeUses(ref)).uses;
+  }
+
+  /** Those uses, and which Feature object they were read from (its uid; absent: there is none). */
+  async observeUses(ref: FeatureRef): Promise<{ uses: Use[]; uid?: string }> {
     const live = await this.read(ref);
-    return Object.entries(live?.status?.uses ?? {})
-      .filter(([, u]) => u.source !== 'fleetscope')
-      .map(([component, u]) => ({
-        component,
-        value: u.value,
-        at: Date.parse(u.time) || 0,
-        ...(typeof u.epoch === 'number' ? { epoch: u.epoch } : {}),
-        source: 'cluster' as const,
-      }));
+    const uid = live?.metadata?.uid;
+    return { uses: usesIn(live), ...(uid ? { uid } : {}) };
+  }
+
+  /**
+   * Removes the Feature object of a feature fleetscope no longer has (unregistered, or the cluster
+   * deregistered), only if fleetscope made it (its managed-by label), on the object as read.
+   */
+  async removeObject(ref: FeatureRef): Promise<boolean> {
+    const live = await this.read(ref);
+    if (live?.metadata?.labels?.['app.kubernetes.io/managed-by'] !== 'fleetscope') return false;
+    return this.api.delete(featureQuery(ref), live);
   }
 
   /** Publishes `epoch` in the status where it is not yet (an attempt died between issuing and publishing). */
@@ -191,6 +199,18 @@ export class FeatureMirror {
     );
     return this.api.writes - before;
   }
+}
+
+function usesIn(live: FeatureObject | undefined): Use[] {
+  return Object.entries(live?.status?.uses ?? {})
+    .filter(([, u]) => u.source !== 'fleetscope')
+    .map(([component, u]) => ({
+      component,
+      value: u.value,
+      at: Date.parse(u.time) || 0,
+      ...(typeof u.epoch === 'number' ? { epoch: u.epoch } : {}),
+      source: 'cluster' as const,
+    }));
 }
 
 const FLEETSCOPE_REF: FeatureRef = { namespace: FLEETSCOPE_NAMESPACE, name: 'probe' };

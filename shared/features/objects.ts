@@ -8,6 +8,7 @@
 import type { ClusterClient } from '../k8s/client.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
+import { unguarded, writeGuard } from '../k8s/write-guard.js';
 import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 
 export interface ObjectsQuery {
@@ -37,6 +38,7 @@ export interface KObject {
 interface Resolved {
   base: string;
   resource: string;
+  kind: string;
   namespaced: boolean;
 }
 
@@ -63,7 +65,7 @@ export class ObjectsApi {
       q.resource ? r.name === q.resource : r.kind === q.kind && !r.name.includes('/'),
     );
     if (!found) return undefined;
-    return { base, resource: found.name, namespaced: found.namespaced };
+    return { base, resource: found.name, kind: found.kind, namespaced: found.namespaced };
   }
 
   /** Forgets what discovery said about an API version (a CRD was just created). */
@@ -209,10 +211,28 @@ export class ObjectsApi {
   }
 
   /**
-   * Creates the object, or merge-patches it where it differs from the manifest; writes nothing when it
-   * already says what the manifest says. Returns what it did.
+   * A create cannot carry a precondition: a writer frozen between its fence and the create may send it
+   * after it lost its claim and the world moved on (the feature turned off again). The guard says so
+   * once the create is back, and the object just created (its uid) is taken back at once.
    */
-  async apply(manifest: KObject): Promise<'created' | 'updated' | 'unchanged'> {
+  private async confirmCreate(q: ObjectsQuery, r: Resolved, made: KObject): Promise<void> {
+    const guard = writeGuard();
+    if (!guard?.confirm || (await guard.confirm(`create ${r.resource}`))) return;
+    await unguarded(() => this.delete(q, made));
+    throw new Error(
+      `created ${made.kind ?? r.resource} ${made.metadata?.name} after this task's claim was lost and the transition moved on: taken back`,
+    );
+  }
+
+  /**
+   * Creates the object, or merge-patches it where it differs from the manifest; writes nothing when it
+   * already says what the manifest says. Returns what it did. `adopt` judges an object that exists
+   * before it is changed (it throws to refuse it: ./owned.ts).
+   */
+  async apply(
+    manifest: KObject,
+    opts: { adopt?: (live: KObject) => void } = {},
+  ): Promise<'created' | 'updated' | 'unchanged'> {
     const q = { apiVersion: String(manifest.apiVersion), kind: String(manifest.kind) };
     const r = await this.resolve(q);
     if (!r) throw new Error(`the cluster does not serve ${manifest.kind} (${manifest.apiVersion})`);
@@ -221,16 +241,23 @@ export class ObjectsApi {
     const live = await this.get(r, ns, name);
     if (!live) {
       try {
-        await this.raw.send(`create ${r.resource}`, 'POST', this.path(r, ns), manifest, 'application/json', {
-          expected: [409],
-        });
+        const made = await this.raw.send<KObject>(
+          `create ${r.resource}`,
+          'POST',
+          this.path(r, ns),
+          manifest,
+          'application/json',
+          { expected: [409] },
+        );
         this.writes++;
+        await this.confirmCreate(q, r, made);
         return 'created';
       } catch (err) {
         if (!is(err, 409)) throw err;
-        return this.apply(manifest); // created meanwhile: converge on the manifest
+        return this.apply(manifest, opts); // created meanwhile: converge on the manifest
       }
     }
+    opts.adopt?.(live);
     const { status: _s, ...wanted } = manifest;
     if (contains(live, wanted)) return 'unchanged';
     await this.raw.send(

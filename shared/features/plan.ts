@@ -7,7 +7,7 @@
  */
 import { ClusterAccessError } from '../k8s/errors.js';
 import { RawReader } from '../k8s/raw-reader.js';
-import { type FeatureRecord, type Final, inTransition, turningTo } from './model.js';
+import { type FeatureRecord, type FeatureRef, type Final, inTransition, turningTo } from './model.js';
 import {
   contains,
   fieldAt,
@@ -16,6 +16,7 @@ import {
   type ObjectsQuery,
   removalPatch,
 } from './objects.js';
+import { labelled, notOwned, ownedQuery } from './owned.js';
 import { type FeatureSpec, tasksOf } from './spec.js';
 import { describeObjects, type TaskSpec, titleOf } from './task-kinds.js';
 
@@ -73,16 +74,23 @@ export async function planTransition(
   const tasks = plannedTasks(spec, record, to);
   const base = { cluster, feature: `${spec.namespace}/${spec.name}`, state: record?.state ?? 'Off', to };
   if (typeof tasks === 'string') return { ...base, note: tasks, steps: [] };
-  const dry = new DryRun(ports.objects);
+  // A declared feature writes only what it created (./owned.ts): planned the same way.
+  const owner = 'file' in spec.origin ? spec : undefined;
+  const dry = new DryRun(ports.objects, owner);
   const steps: PlannedStep[] = [];
   for (const t of tasks)
-    steps.push(...(await planTask(t, dry, ports)).map((s) => ({ task: titleOf(t), ...s })));
+    steps.push(...(await planTask(t, dry, ports, owner)).map((s) => ({ task: titleOf(t), ...s })));
   return { ...base, steps };
 }
 
 type Step = Omit<PlannedStep, 'task'>;
 
-async function planTask(t: TaskSpec, dry: DryRun, ports: PlanPorts): Promise<Step[]> {
+async function planTask(
+  t: TaskSpec,
+  dry: DryRun,
+  ports: PlanPorts,
+  owner: FeatureRef | undefined,
+): Promise<Step[]> {
   const api = ports.objects;
   switch (t.task) {
     case 'wait-for-uses':
@@ -98,9 +106,9 @@ async function planTask(t: TaskSpec, dry: DryRun, ports: PlanPorts): Promise<Ste
       ];
     }
     case 'delete-objects':
-      return Promise.all((await api.list(t)).map((o) => dry.write(t, o, 'delete')));
+      return Promise.all((await api.list(ownedQuery(t, owner))).map((o) => dry.write(t, o, 'delete')));
     case 'clear-field': {
-      const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
+      const having = (await api.list(ownedQuery(t, owner))).filter((o) => fieldAt(o, t.field) !== undefined);
       return Promise.all(
         having.map((o) =>
           dry.write(t, o, 'change', removalPatch(t.field), t.subresource, `remove ${t.field.join('.')}`),
@@ -132,7 +140,10 @@ const what = (o: KObject, kind: string | undefined) => `${kind ?? o.kind ?? 'obj
 /** Writes sent as server-side dry runs, through the same discovery as the tasks' real writes. */
 class DryRun {
   private readonly raw: RawReader;
-  constructor(private readonly api: ObjectsApi) {
+  constructor(
+    private readonly api: ObjectsApi,
+    private readonly owner: FeatureRef | undefined,
+  ) {
     this.raw = new RawReader(api.client);
   }
 
@@ -160,7 +171,8 @@ class DryRun {
     );
   }
 
-  async apply(m: KObject): Promise<Step> {
+  async apply(declared: KObject): Promise<Step> {
+    const m = this.owner ? labelled(declared, this.owner) : declared;
     const q = { apiVersion: String(m.apiVersion), kind: String(m.kind) };
     const ns = m.metadata?.namespace;
     const name = String(m.metadata?.name);
@@ -170,6 +182,8 @@ class DryRun {
       return { action: 'create', object, refused: `the cluster does not serve ${m.kind} (${m.apiVersion})` };
     const [live] = await this.api.list({ ...q, namespace: ns, name });
     const { status: _s, ...wanted } = m;
+    const taken = live && this.owner ? notOwned(live, this.owner) : undefined;
+    if (taken) return { action: 'change', object, refused: taken };
     if (!live)
       return this.send({ action: 'create', object }, async () =>
         this.raw.send(`dry-run create ${r.resource}`, 'POST', (await this.path(q, ns))!, m),

@@ -10,6 +10,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
+import { clusterSkew } from '../k8s/cluster-clock.js';
 import { withWriteGuard } from '../k8s/write-guard.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
@@ -34,7 +35,15 @@ import {
   withDefault,
 } from './machine.js';
 import { FeatureMirror } from './mirror.js';
-import { type FeatureRecord, type FeatureRef, oldValueOf, refKey, type Use } from './model.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  oldValueOf,
+  refKey,
+  targetOf,
+  type Use,
+} from './model.js';
 import { ObjectsApi } from './objects.js';
 import { type FeatureSpec, type TaskContext, type TaskOutcome, tasksOf, type UsesPort } from './spec.js';
 import type { FeatureStore, FeatureView } from './store.js';
@@ -67,7 +76,8 @@ export type FeatureMetric =
   | 'FeatureStepConflicts'
   | 'FeatureClaimsLost'
   | 'FeatureTransitionsStuck'
-  | 'FeatureMirrorErrors';
+  | 'FeatureMirrorErrors'
+  | 'FeatureReconcileErrors';
 
 export interface ReconcilerPorts {
   store: FeatureStore;
@@ -93,6 +103,11 @@ export interface ReconcilerPorts {
   mirror?: boolean;
   /** Look at waiting tasks again now, not at their next poll (`features reconcile`). */
   eager?: boolean;
+  /**
+   * This machine's wall clock (default Date.now), against which the cluster's clock is read: a pass
+   * with something to do runs on `now` moved by the cluster's skew (shared/k8s/cluster-clock.ts).
+   */
+  wallNow?: () => number;
 }
 
 export interface FeatureOutcome {
@@ -114,20 +129,84 @@ const HEARTBEAT_MS = 1000;
 
 /** One cluster's pass: every feature of the catalog, or only `only`. */
 export async function reconcileCluster(
-  p: ReconcilerPorts,
+  given: ReconcilerPorts,
   cluster: string,
   only?: FeatureRef,
 ): Promise<FeatureOutcome[]> {
-  const access = clusterOf(p, cluster);
-  const views = await p.store.clusterViews(cluster);
-  const specs = only ? [p.catalog.need(only)] : p.catalog.specs;
+  const access = clusterOf(given, cluster);
+  const views = await given.store.clusterViews(cluster);
+  const specs = only ? [given.catalog.need(only)] : given.catalog.specs;
+  const p = await onClusterTime(given, access, specs, views);
   const outcomes: FeatureOutcome[] = [];
   for (const spec of specs) {
     const view = views.get(refKey(spec)) ?? { uses: [] };
-    outcomes.push(await reconcileFeature(p, access, cluster, spec, view));
+    outcomes.push(
+      await isolated(p, cluster, spec, view, () => reconcileFeature(p, access, cluster, spec, view)),
+    );
   }
   if (p.mirror !== false) await mirrorCluster(p, access, cluster, specs, views, outcomes);
   return outcomes;
+}
+
+/**
+ * The ports on the cluster's clock: every wait, claim, deadline and time stored by the pass is the
+ * cluster's (its API server's Date, against this machine's wall clock), so a caller whose clock is off
+ * (`features reconcile` from a laptop) neither ends a wait early nor writes times from its future. A
+ * pass with nothing to do reads no clock of the cluster (and makes no request); one that cannot reach
+ * it keeps its own (its tasks fail on the connection anyway).
+ */
+async function onClusterTime(
+  p: ReconcilerPorts,
+  access: Access,
+  specs: readonly FeatureSpec[],
+  views: Map<string, FeatureView>,
+): Promise<ReconcilerPorts> {
+  const work = specs.some((s) => {
+    const r = views.get(refKey(s))?.record;
+    return !r || r.tasks.length > 0 || r.default !== s.default || r.state !== finalOf(targetOf(r));
+  });
+  if (!work) return p;
+  let skew = 0;
+  try {
+    skew = await clusterSkew(await access.client(), p.wallNow ?? Date.now);
+  } catch {
+    return p;
+  }
+  if (skew === 0) return p;
+  p.warn?.("this machine's clock is off the cluster's: the pass runs on the cluster's", {
+    skewMs: skew,
+  });
+  const now = p.now;
+  return { ...p, now: () => now() + skew };
+}
+
+/** Errors thrown by onStep (tests crash a pass there): never isolated to one feature. */
+const CRASHES = new WeakSet<object>();
+
+/**
+ * One feature's steps, whose failure (its record refused by DynamoDB, a bug) is that feature's outcome
+ * and never stops the features after it in the catalog, nor the mirror.
+ */
+async function isolated(
+  p: ReconcilerPorts,
+  cluster: string,
+  spec: FeatureSpec,
+  view: FeatureView,
+  run: () => Promise<FeatureOutcome>,
+): Promise<FeatureOutcome> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof Object && CRASHES.has(err)) throw err;
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
+    p.count?.('FeatureReconcileErrors', 1);
+    p.warn?.('a feature could not be reconciled; the others go on', {
+      cluster,
+      feature: refKey(spec),
+      error,
+    });
+    return { feature: refKey(spec), state: view.record?.state ?? 'Off', steps: 0, error };
+  }
 }
 
 /** The cluster's client and objects, connected on first use and shared by every task of the pass. */
@@ -379,8 +458,22 @@ function taskContext(
 function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesPort {
   const inCluster = async () => new FeatureMirror(await access.objects());
   const stored = async () => (await p.store.view(ref.cluster, ref)).uses;
+  const observe = async () => {
+    const view = await p.store.view(ref.cluster, ref);
+    const seen = await (await inCluster()).observeUses(ref);
+    const uses = [...view.uses, ...seen.uses];
+    if (seen.uid) return { uses, objectUid: seen.uid };
+    // Written once (the mirror's marker names a version) and not there now: someone deleted it.
+    if (view.mirror && view.mirror.version > 0)
+      return {
+        uses,
+        missing: `the Feature object ${refKey(ref)} is gone from the cluster (deleted?): in-cluster components' uses cannot be read until it is written again`,
+      };
+    return { uses };
+  };
   return {
-    list: async (): Promise<Use[]> => [...(await stored()), ...(await (await inCluster()).readUses(ref))],
+    list: async (): Promise<Use[]> => (await observe()).uses,
+    observe,
     // The in-cluster clear's writes are counted by the task's fence; DynamoDB's are returned.
     clear: async () => {
       const token = ref.tasks[0]?.claim?.token ?? '';
@@ -437,7 +530,13 @@ const stepMark = (r: FeatureRecord, step: StepMark['step'], task?: string): Step
 });
 
 async function mark(p: ReconcilerPorts, r: FeatureRecord, step: StepMark['step'], task?: string) {
-  await p.onStep?.(stepMark(r, step, task));
+  try {
+    await p.onStep?.(stepMark(r, step, task));
+  } catch (err) {
+    // A test's crash at this step: the whole pass dies, as a killed process would.
+    if (err instanceof Object) CRASHES.add(err);
+    throw err;
+  }
 }
 
 /** Writes the records that changed (or were not written for an hour) into the cluster. */
@@ -458,9 +557,27 @@ async function mirrorCluster(
     return v.mirror.version !== v.record?.version || now - v.mirror.at > MIRROR_RESYNC_MS;
   });
   if (due.length === 0) return;
+  const failed = async (specs: readonly FeatureSpec[], err: unknown) => {
+    // Visibility only: a transition never waits on its mirror; it is written again later.
+    const error = String((err as Error)?.message ?? err).slice(0, 512);
+    p.count?.('FeatureMirrorErrors', 1);
+    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
+    for (const spec of specs)
+      await p.store.putMirror(cluster, spec, {
+        version: before.get(refKey(spec))?.mirror?.version ?? 0,
+        at: now,
+        error,
+      });
+  };
+  let mirror: FeatureMirror;
   try {
-    const mirror = new FeatureMirror(await access.objects());
-    for (const spec of due) {
+    mirror = new FeatureMirror(await access.objects());
+  } catch (err) {
+    return failed(due, err);
+  }
+  // One feature's object that cannot be written (its namespace does not exist) is that feature's error.
+  for (const spec of due) {
+    try {
       const view = await p.store.view(cluster, spec);
       if (!view.record) continue;
       const dangling =
@@ -469,17 +586,8 @@ async function mirrorCluster(
           : [];
       await mirror.write(view.record, spec, view.uses, dangling);
       await p.store.putMirror(cluster, spec, { version: view.record.version, at: now });
+    } catch (err) {
+      await failed([spec], err);
     }
-  } catch (err) {
-    // Visibility only: a transition never waits on its mirror; it is written again later.
-    const error = String((err as Error)?.message ?? err).slice(0, 512);
-    p.count?.('FeatureMirrorErrors', 1);
-    p.warn?.('could not write the Feature objects into the cluster', { cluster, error });
-    for (const spec of due)
-      await p.store.putMirror(cluster, spec, {
-        version: before.get(refKey(spec))?.mirror?.version ?? 0,
-        at: now,
-        error,
-      });
   }
 }

@@ -12,6 +12,7 @@ import type { FeatureCatalog } from './catalog.js';
 import { setDesired, setDesiredInOrder } from './desired.js';
 import { type FeatureRef, finalOf, refKey, type Value } from './model.js';
 import {
+  approvalProblem,
   clustersOfWave,
   decideRollout,
   type Health,
@@ -347,7 +348,7 @@ async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
 }
 
 /** The operator's approval of the next wave (rollouts started with approval gates). */
-export async function approveWave(p: RolloutPorts, id: string, by: string): Promise<Rollout> {
+export async function approveWave(p: RolloutPorts, id: string, by: string, wave?: number): Promise<Rollout> {
   for (let i = 0; i < 5; i++) {
     const r = await p.rollouts.get(id);
     if (!r)
@@ -355,8 +356,10 @@ export async function approveWave(p: RolloutPorts, id: string, by: string): Prom
     if (!r.approval) throw new RolloutRefusedError(`rollout ${id} was started without approval gates`);
     if (r.status !== 'running') throw new RolloutRefusedError(`rollout ${id} is ${r.status}, not running`);
     if (r.wave >= r.bounds.length - 1) throw new RolloutRefusedError(`rollout ${id} is in its last wave`);
-    if ((r.approvedWave ?? -1) >= r.wave) return r;
+    if ((r.approvedWave ?? -1) >= r.wave && wave === r.wave + 2) return r;
     const now = p.now();
+    const problem = approvalProblem(r, wave, now);
+    if (problem) throw new RolloutRefusedError(`rollout ${id}: ${problem}`);
     const s = await p.rollouts.save(r, { approvedWave: r.wave }, `wave ${r.wave + 2} approved by ${by}`, now);
     if (s) {
       await publish(p, [rolloutEvent(s, 'approved', r.wave + 2, clustersOfWave(s, r.wave + 1))]);

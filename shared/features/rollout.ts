@@ -171,7 +171,11 @@ export type RolloutAction =
 
 export function decideRollout(r: Rollout, seen: readonly Observation[], now: number): RolloutAction {
   if (r.status === 'rolling-back') {
-    const back = seen.filter((o) => o.state !== o.previousFinal);
+    // Only the clusters this rollout set (and sets back): one whose value someone else set meanwhile is
+    // left as it is, so it is not waited for either (it may never return to its previous state).
+    const mine = (o: Observation) =>
+      o.desiredBy === `rollout/${r.id}` || o.desiredBy === `rollout/${r.id}/rollback`;
+    const back = seen.filter((o) => mine(o) && o.state !== o.previousFinal);
     if (back.length)
       return {
         kind: 'none',
@@ -208,9 +212,25 @@ export function decideRollout(r: Rollout, seen: readonly Observation[], now: num
   if (r.approval && (r.approvedWave ?? -1) < r.wave)
     return {
       kind: 'none',
-      why: `waiting for approval of wave ${r.wave + 2}: fleetscope features rollout approve --id ${r.id}`,
+      why: `waiting for approval of wave ${r.wave + 2}: fleetscope features rollout approve --id ${r.id} --wave ${r.wave + 2}`,
     };
   return { kind: 'next-wave' };
+}
+
+/**
+ * Why an approval of wave `wave` (1-based, as `rollout status` names it) cannot be given now: an
+ * approval names the wave that was reviewed, and only the gate being shown can be opened (the current
+ * wave reached its state and its pause is over). Not the one after it, not one before it started.
+ */
+export function approvalProblem(r: Rollout, wave: number | undefined, now: number): string | undefined {
+  const next = r.wave + 2;
+  if (wave === undefined || !Number.isInteger(wave))
+    return `an approval names the wave it approves: --wave ${next} (rollout status shows "waiting for approval of wave N")`;
+  if (wave !== next)
+    return `wave ${wave} is not the one waiting: the next wave is ${next}${wave < next ? ` (wave ${wave} already started)` : ''}`;
+  if (r.waveReachedAt === undefined || now - r.waveReachedAt < r.pauseMs)
+    return `wave ${next} is not waiting for approval yet: wave ${r.wave + 1} has not reached its state and its pause (rollout status shows the gate once it has)`;
+  return undefined;
 }
 
 /** Why one cluster of the wave halts the rollout, if it does. */

@@ -39,6 +39,12 @@ export interface UsesPort {
   /** Every use reported (by fleetscope's workers and, via the Feature object, by in-cluster components). */
   list(): Promise<Use[]>;
   /**
+   * Those uses, and where in-cluster components' were read: the Feature object's uid, or `missing` (why)
+   * when the object fleetscope wrote into the cluster is gone (deleted with kubectl): then nothing says
+   * what those components use, and a wait must not end on it.
+   */
+  observe(): Promise<{ uses: Use[]; objectUid?: string; missing?: string }>;
+  /**
    * Issues a new uses epoch (fenced to the task's claim) and forgets the uses that do not echo it;
    * returns the epoch and the writes made other than to the cluster.
    */
@@ -93,6 +99,11 @@ export interface FeatureSpec extends FeatureRef {
   /** What an Off feature may have left that the checks derived from its tasks cannot see. */
   leftovers?: (ctx: LeftoverContext) => Promise<string[]>;
   origin: { capability: string } | { file: string };
+  /**
+   * A declared feature's kinds the operator allowed at registration (admission, RBAC, cluster-scoped:
+   * ./harmless.ts); absent: none.
+   */
+  allowKinds?: string[];
   /** Features that must be On before this one turns on (and stay On until it is Off). */
   requires?: FeatureRef[];
   /** The features that require this one (derived by the catalog from their `requires`). */

@@ -276,6 +276,62 @@ export class FeatureStore {
     await this.table.put({ ...keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`), ...d });
   }
 
+  /**
+   * Registers a file's declarations all or none, each on the one read before (`previous`, absent when it
+   * was not registered): false when another registration or an unregister came in between, and what
+   * this one had written is put back as it was. (dynalite, the local table, has no transactions;
+   * sizes are checked before, so only a condition can refuse a write.)
+   */
+  async putDeclarations(
+    ds: readonly StoredDeclaration[],
+    previous: ReadonlyMap<string, StoredDeclaration>,
+  ): Promise<boolean> {
+    const key = (d: FeatureRef) => keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(d)}`);
+    const onRead = (at: number | undefined) =>
+      at === undefined
+        ? { ConditionExpression: 'attribute_not_exists(registeredAt)' }
+        : { ConditionExpression: 'registeredAt = :at', ExpressionAttributeValues: { ':at': at } };
+    const done: StoredDeclaration[] = [];
+    for (const d of ds) {
+      if (await this.table.put({ ...key(d), ...d }, onRead(previous.get(refKey(d))?.registeredAt))) {
+        done.push(d);
+        continue;
+      }
+      for (const w of done.reverse()) {
+        const before = previous.get(refKey(w));
+        if (before) await this.table.put({ ...key(w), ...before }, onRead(w.registeredAt));
+        else await this.table.delete(key(w), onRead(w.registeredAt));
+      }
+      return false;
+    }
+    this.stats.writes += ds.length;
+    return true;
+  }
+
+  /** Removes a declaration as it was read (its registeredAt); false when it changed or is gone. */
+  async deleteDeclaration(ref: FeatureRef, registeredAt: number): Promise<boolean> {
+    return this.table.delete(keyOf(FEATURES_PK, `${DECL_PREFIX}${refKey(ref)}`), {
+      ConditionExpression: 'registeredAt = :at',
+      ExpressionAttributeValues: { ':at': registeredAt },
+    });
+  }
+
+  /**
+   * Forgets one feature of a cluster (its record, uses and mirror marker), the record only while it is
+   * still the version read and Off: false, and nothing forgotten, when it changed meanwhile.
+   */
+  async forgetFeature(cluster: string, record: FeatureRecord): Promise<boolean> {
+    const gone = await this.table.delete(keyOf(clusterPk(cluster), recordSk(record)), {
+      ConditionExpression: '#v = :v AND #s = :off',
+      ExpressionAttributeNames: { '#v': 'version', '#s': 'state' },
+      ExpressionAttributeValues: { ':v': record.version, ':off': 'Off' },
+    });
+    if (!gone) return false;
+    const rest = await this.table.query(clusterPk(cluster), { beginsWith: featurePrefix(record) });
+    for (const item of rest) await this.table.delete(keyOf(clusterPk(cluster), String(item[SK])));
+    return true;
+  }
+
   async listDeclarations(): Promise<StoredDeclaration[]> {
     return (await this.table.query(FEATURES_PK, { beginsWith: DECL_PREFIX })).map((i) =>
       withoutKeys<StoredDeclaration>(i),

@@ -182,6 +182,8 @@ export function describeObjects(o: ObjectsParams): string {
   return `${what}${name}${sel}`;
 }
 
+const TITLE_MAX = 200;
+
 export function titleOf(t: TaskSpec): string {
   switch (t.task) {
     case 'wait-for-uses':
@@ -192,8 +194,13 @@ export function titleOf(t: TaskSpec): string {
       return `clear ${t.field.join('.')} from ${describeObjects(t)}`;
     case 'delete-objects':
       return `delete ${describeObjects(t)}`;
-    case 'apply-manifests':
-      return `apply ${t.manifests.map((m) => `${m.kind} ${m.metadata.name}`).join(', ')}`;
+    case 'apply-manifests': {
+      // Bounded: the title is kept in every cluster's record and its history (DynamoDB's 400 KB item).
+      const all = `apply ${t.manifests.map((m) => `${m.kind} ${m.metadata.name}`).join(', ')}`;
+      return all.length <= TITLE_MAX
+        ? all
+        : `${all.slice(0, TITLE_MAX - 24)}... (${t.manifests.length} objects)`;
+    }
     case 'clear-state':
       return `clear stored state ${t.prefixes.join(', ')}`;
     case 'hook':

@@ -6,22 +6,35 @@
 import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
 import { parseRef, type Use } from './model.js';
 import { fieldAt, type KObject, removalPatch } from './objects.js';
+import { OwnedObjects, type TaskObjects } from './owned.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
 import { FeatureStore } from './store.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
+/** The objects a task may write: a declared feature's own only (./owned.ts), fleetscope's as they are. */
+export function taskObjects(
+  spec: FeatureSpec,
+  ctx: Pick<TaskContext, 'objects'>,
+): () => Promise<TaskObjects> {
+  if (!isDeclared(spec)) return ctx.objects;
+  return async () => new OwnedObjects(await ctx.objects(), spec, spec.allowKinds);
+}
+
+export const isDeclared = (spec: Pick<FeatureSpec, 'origin'>) => 'file' in spec.origin;
+
 export async function runTask(spec: FeatureSpec, task: TaskSpec, ctx: TaskContext): Promise<TaskOutcome> {
+  const objects = taskObjects(spec, ctx);
   switch (task.task) {
     case 'wait-for-uses':
       return waitForUses(task, ctx);
     case 'wait-for-no-objects':
       return waitForNoObjects(task, ctx);
     case 'clear-field':
-      return clearField(task, ctx);
+      return clearField(task, await objects());
     case 'delete-objects':
-      return deleteObjects(task, ctx);
+      return deleteObjects(task, await objects());
     case 'apply-manifests':
-      return applyManifests(task, ctx);
+      return applyManifests(task, await objects());
     case 'clear-state':
       return clearState(task, ctx);
     case 'wait-for-features':
@@ -51,13 +64,16 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
   const waitMs = (t.waitSeconds ?? ctx.usesWaitSeconds) * 1000;
   const clearedAt = Number(ctx.progress?.clearedAt);
   const epoch = Number(ctx.progress?.epoch);
+  const objectAt = ctx.progress?.object;
   const restart = async (why: string): Promise<TaskOutcome> => {
     const cleared = await ctx.uses.clear();
     ctx.wrote(cleared.writes);
+    // Which Feature object the epoch was published in: a wait that sees another one starts over.
+    const { objectUid } = await ctx.uses.observe();
     return {
       done: false,
       waitingFor: `${why}uses cleared at ${at(ctx.now)} (epoch ${cleared.epoch}); waiting ${minutes(waitMs)} for components to report`,
-      progress: { clearedAt: ctx.now, epoch: cleared.epoch },
+      progress: { clearedAt: ctx.now, epoch: cleared.epoch, ...(objectUid ? { object: objectUid } : {}) },
       pollMs: waitMs,
     };
   };
@@ -68,12 +84,17 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
     return {
       done: false,
       waitingFor: `uses cleared at ${at(clearedAt)} (epoch ${epoch}); ${minutes(clearedAt + waitMs - ctx.now)} left before checking`,
-      progress: { clearedAt, epoch },
+      progress: ctx.progress!,
       pollMs: clearedAt + waitMs - ctx.now,
     };
   // The control plane's clock times the wait; whether a use is since the clearing is its epoch, never
-  // the time a component wrote (its clock may be anywhere).
-  const stale = (await ctx.uses.list()).filter((u: Use) => u.epoch === epoch && u.value === ctx.old);
+  // the time a component wrote (its clock may be anywhere). A wait never ends on the absence of what it
+  // reads: a Feature object deleted (or deleted and written again) since the clearing starts it over.
+  const seen = await ctx.uses.observe();
+  if (seen.missing) return restart(`${seen.missing}; `);
+  if (objectAt !== undefined && seen.objectUid !== objectAt)
+    return restart('the Feature object was replaced since the clearing (its uses went with it); ');
+  const stale = seen.uses.filter((u: Use) => u.epoch === epoch && u.value === ctx.old);
   if (stale.length === 0) return { done: true };
   return restart(
     `still reporting "${ctx.old}": ${stale.map((u) => `${u.component} (its time ${at(u.at)})`).join(', ')}; `,
@@ -107,22 +128,19 @@ async function waitForNoObjects(t: TaskOf<'wait-for-no-objects'>, ctx: TaskConte
   };
 }
 
-async function clearField(t: TaskOf<'clear-field'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const api = await ctx.objects();
+async function clearField(t: TaskOf<'clear-field'>, api: TaskObjects): Promise<TaskOutcome> {
   const having = (await api.list(t)).filter((o) => fieldAt(o, t.field) !== undefined);
   const patchOf = (o: KObject) => (fieldAt(o, t.field) === undefined ? undefined : removalPatch(t.field));
   for (const o of having) await api.patchAsRead(t, o, patchOf, t.subresource);
   return { done: true };
 }
 
-async function deleteObjects(t: TaskOf<'delete-objects'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const api = await ctx.objects();
+async function deleteObjects(t: TaskOf<'delete-objects'>, api: TaskObjects): Promise<TaskOutcome> {
   for (const o of await api.list(t)) await api.delete(t, o);
   return { done: true };
 }
 
-async function applyManifests(t: TaskOf<'apply-manifests'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const api = await ctx.objects();
+async function applyManifests(t: TaskOf<'apply-manifests'>, api: TaskObjects): Promise<TaskOutcome> {
   for (const m of t.manifests) await api.apply(m);
   return { done: true };
 }

@@ -49,13 +49,39 @@ export function describeAccessError(err: unknown): string {
 
 export function clusterAccess(connector = clusterConnector()) {
   return {
-    /** Loads the kubeconfig (validating the context) and reads the cluster's identity: one request. */
-    async verify(name: string, ref: KubeconfigRef): Promise<{ kubeSystemUid: string }> {
+    /**
+     * Loads the kubeconfig (validating the context) and reads the cluster's identity: its kube-system
+     * UID, and the `id.k8s.io` ClusterProperty it already carries (a cluster keeps one ID: KEP-2149).
+     */
+    async verify(name: string, ref: KubeconfigRef): Promise<{ kubeSystemUid: string; clusterId?: string }> {
       const client = await connector.get(name, ref);
-      return { kubeSystemUid: await inventoryAccess(client).kubeSystemUid() };
+      const kubeSystemUid = await inventoryAccess(client).kubeSystemUid();
+      const clusterId = await carriedClusterId(client);
+      return { kubeSystemUid, ...(clusterId ? { clusterId } : {}) };
     },
     client: (name: string, ref: KubeconfigRef) => connector.get(name, ref),
   };
+}
+
+/** The value of the cluster's `id.k8s.io` ClusterProperty; undefined without one (or without the CRD). */
+async function carriedClusterId(client: ClusterClient): Promise<string | undefined> {
+  try {
+    const o = (await client.call(
+      'get clusterproperty id.k8s.io',
+      () =>
+        client.custom.getClusterCustomObject({
+          group: 'about.k8s.io',
+          version: 'v1alpha1',
+          plural: 'clusterproperties',
+          name: 'id.k8s.io',
+        }),
+      { expected: [404] },
+    )) as { spec?: { value?: string } };
+    return o.spec?.value || undefined;
+  } catch (err) {
+    if (err instanceof ClusterAccessError && (err.status === 404 || err.status === 403)) return undefined;
+    throw err;
+  }
 }
 
 /** Inventory reads over the cluster access layer: four requests, whatever the cluster's size. */

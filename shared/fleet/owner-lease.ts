@@ -3,6 +3,7 @@
  * conditionally on the resourceVersion read, so two control planes racing for it cannot both win.
  */
 import type { ClusterClient } from '../k8s/client.js';
+import { clusterSkew } from '../k8s/cluster-clock.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { readConfig } from '../platform/config.js';
 import {
@@ -52,14 +53,17 @@ export async function readOwnerLease(client: ClusterClient): Promise<OwnerLease 
 /**
  * Renews the lease when this control plane holds it, takes it when it is free or expired (or held by
  * another and `force`), and otherwise leaves it: the ownership seen, and whether this one now holds it.
- * A write that loses a race (409) reads as held by the winner.
+ * A write that loses a race (409) reads as held by the winner. Judged and written on the cluster's
+ * clock: `nowMs` moved by how far the API server's Date is from this machine's wall clock (`wall`), so a
+ * control plane whose clock runs ahead neither takes a live lease nor stamps one into the future.
  */
 export async function holdOwnerLease(
   client: ClusterClient,
   me: string,
-  nowMs: number,
-  opts: { force?: boolean } = {},
+  callerNowMs: number,
+  opts: { force?: boolean; wall?: () => number } = {},
 ): Promise<{ before: Ownership; held: boolean }> {
+  const nowMs = callerNowMs + (await clusterSkew(client, opts.wall));
   const lease = await readOwnerLease(client);
   const before = ownershipOf(lease, me, nowMs);
   if (before.kind === 'other' && !opts.force) return { before, held: false };
@@ -128,7 +132,7 @@ export async function ownerRefusal(
   cluster: string,
   client: ClusterClient,
   nowMs: number,
-  opts: { force?: boolean } = {},
+  opts: { force?: boolean; wall?: () => number } = {},
 ): Promise<string | undefined> {
   const r = await holdOwnerLease(client, controlPlaneIdentity(), nowMs, opts);
   if (r.held) return undefined;

@@ -1,7 +1,7 @@
 /**
  * A cluster belongs to one control plane, and says so itself: a coordination.k8s.io Lease in
  * fleetscope-system whose holder is the control plane that acts on it (a stack, or a local state
- * directory), renewed by every cycle on the control plane's clock. Two control planes with separate
+ * directory), renewed by every cycle on the cluster's clock (its API server's Date: ../k8s/cluster-clock.ts). Two control planes with separate
  * registries (two stacks, two state directories) see each other there, so the second one is refused
  * instead of fighting the first over the cluster's claims and balloons. Pure: no Kubernetes client.
  */
@@ -26,7 +26,7 @@ export type Ownership =
   | { kind: 'expired'; holder: string }
   | { kind: 'other'; holder: string; renewedAt: string };
 
-/** Who holds the cluster, as `me` sees it at `nowMs`: an expired lease is anyone's to take. */
+/** Who holds the cluster, as `me` sees it at `nowMs` (the cluster's time): an expired lease is anyone's to take. */
 export function ownershipOf(lease: OwnerLease | undefined, me: string, nowMs: number): Ownership {
   if (!lease?.holder) return { kind: 'free' };
   if (lease.holder === me) return { kind: 'mine' };

@@ -22,7 +22,7 @@ export interface RegistrationPorts {
    * Loads the kubeconfig and reaches the cluster; throws an error that says what is wrong. Returns the
    * cluster's kube-system UID, which tells whether it is already registered under another name.
    */
-  verify: (name: string, ref: KubeconfigRef) => Promise<{ kubeSystemUid: string }>;
+  verify: (name: string, ref: KubeconfigRef) => Promise<{ kubeSystemUid: string; clusterId?: string }>;
   /** Where a failed notification is reported: the registration itself stands. */
   warn?: (message: string) => void;
   /** The control plane that will act on the cluster (recorded as its owner). */
@@ -52,7 +52,8 @@ export async function registerCluster(
   }
   const existing = await ports.store.get(input.name);
   if (existing) throw new AlreadyRegisteredError(existing);
-  const { kubeSystemUid } = await ports.verify(input.name, input.kubeconfig);
+  const { kubeSystemUid, clusterId } = await ports.verify(input.name, input.kubeconfig);
+  await refuseSecondIdentity(ports.store, input.name, kubeSystemUid, clusterId);
   const refused = await ports.holdOwner?.(input.name, input.kubeconfig);
   if (refused) throw new RegistrationError(refused);
   const cluster: RegisteredCluster = {
@@ -78,6 +79,26 @@ export async function registerCluster(
     resources: [`cluster/${cluster.name}`],
   });
   return cluster;
+}
+
+/**
+ * A cluster rebuilt behind the same endpoint, or whose kube-system was recreated, has a new kube-system
+ * UID but still carries the `id.k8s.io` of its registration: registering it again would give it a
+ * second identity (two registrations writing two IDs in turn, KEP-2149's immutable ID flipping). The
+ * operator decides which registration the cluster is.
+ */
+async function refuseSecondIdentity(
+  store: RegistryStore,
+  name: string,
+  uid: string,
+  carried: string | undefined,
+): Promise<void> {
+  if (!carried || carried === uid) return;
+  const holder = await store.uidHolder(carried);
+  if (!holder || holder === name || !(await store.get(holder))) return;
+  throw new RegistrationError(
+    `this cluster carries id.k8s.io ${carried}, the ID of cluster "${holder}" as registered, but its kube-system UID is now ${uid} (kube-system recreated, or the cluster rebuilt behind the same endpoint): one cluster keeps one identity. If it is still "${holder}", keep that registration (its ID stays ${carried}); if it is a new cluster, deregister "${holder}" first (fleetscope cluster deregister --name ${holder}), then register it`,
+  );
 }
 
 async function takeUidGuard(store: RegistryStore, uid: string, name: string): Promise<void> {

@@ -23,6 +23,8 @@ export interface Received {
   type: string;
   bytes: Buffer;
   text(): string;
+  /** The response's Date header (the server's clock, to the second). */
+  date?: string;
 }
 
 /** A list response as it comes off the wire: the items and the continue token. */
@@ -353,7 +355,8 @@ export class RawReader {
       const status = res.statusCode ?? 0;
       if (status >= 200 && status < 300) {
         try {
-          return resolve(decode({ type, bytes, text: () => bytes.toString('utf8') }));
+          const date = typeof res.headers.date === 'string' ? { date: res.headers.date } : {};
+          return resolve(decode({ type, bytes, text: () => bytes.toString('utf8'), ...date }));
         } catch (err) {
           return reject(this.undecodable(what, (err as Error).message));
         }
@@ -382,6 +385,20 @@ export class RawReader {
   private count(operation: string): void {
     this.stats.requests++;
     this.stats.byOperation[operation] = (this.stats.byOperation[operation] ?? 0) + 1;
+  }
+
+  /**
+   * The API server's clock: the Date header of its answer to GET /version (HTTP dates are whole
+   * seconds), as epoch ms at the middle of that second; NaN when the server sends none.
+   */
+  async serverTime(): Promise<number> {
+    const operation = 'read the server time';
+    return this.client.call(operation, async (signal) => {
+      this.count(operation);
+      return this.fetchAs(operation, '/version', {}, signal, {
+        decode: (body) => Date.parse(body.date ?? '') + 500,
+      });
+    });
   }
 
   /** One GET of a JSON document, parsed. */

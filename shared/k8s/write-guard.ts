@@ -11,6 +11,12 @@ export interface WriteGuard {
   before(operation: string): Promise<void>;
   /** Called after the server accepted it (2xx). */
   after(operation: string): Promise<void>;
+  /**
+   * After a create (which no precondition can fence): whether what was just created may stay. False
+   * when the writer lost its right to write while the create was in flight and the world moved on
+   * without it: the creator then removes what it created.
+   */
+  confirm?(operation: string): Promise<boolean>;
 }
 
 const current = new AsyncLocalStorage<WriteGuard>();
@@ -18,6 +24,9 @@ const current = new AsyncLocalStorage<WriteGuard>();
 /** Runs `fn` with every cluster write it makes (directly or not) passing through `guard`. */
 export const withWriteGuard = <T>(guard: WriteGuard, fn: () => Promise<T>): Promise<T> =>
   current.run(guard, fn);
+
+/** Runs `fn` with no guard: a writer taking back its own refused create. */
+export const unguarded = <T>(fn: () => Promise<T>): Promise<T> => current.exit(fn);
 
 /** The guard of the code running now, if any. */
 export const writeGuard = (): WriteGuard | undefined => current.getStore();

@@ -234,14 +234,16 @@ export function judgePaused(p: PausedOutcome | undefined): Outcome {
   const key = `${p.cluster} ${p.feature}`;
   const violations: string[] = [];
   if (!p.froze)
-    violations.push(`${key}: the paused reconciler never froze holding a claim (the fault was not hit)`);
+    violations.push(
+      `${key}: the paused reconciler never froze at a write step in ${p.passes} pass(es) (only waits: the fault was not hit)`,
+    );
   if (p.fencedAfter > 0)
     violations.push(
       `${key}: ${p.fencedAfter} write(s) of the reconciler paused past its claim passed their fence after it resumed`,
     );
   return {
     checked: 1,
-    unit: `paused reconcilers (froze at "${p.task ?? '?'}", ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
+    unit: `paused reconcilers (froze at the write of "${p.task ?? '?'}" after ${p.passes} pass(es), ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
     violations,
   };
 }

@@ -13,9 +13,9 @@ import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { detailLines, featureJson } from '../../shared/features/views.js';
 
 /** The fields a file is refused for (none when it is accepted). */
-function refusedFields(features: unknown[]): string[] {
+function refusedFields(features: unknown[], allowKinds?: string[]): string[] {
   try {
-    parseDeclarations(JSON.stringify({ features }), 'f.yaml');
+    parseDeclarations(JSON.stringify({ features }), 'f.yaml', allowKinds ? { allowKinds } : {});
     return [];
   } catch (err) {
     if (!(err instanceof DeclarationError)) throw err;
@@ -124,13 +124,18 @@ describe('a third-party declaration cannot do harm', () => {
   });
 
   it('refuses a binding to a cluster-wide admin role, and a role that grants everything', () => {
+    // RBAC kinds allowed at registration: what such a grant may still not be.
+    const RBAC = ['ClusterRole', 'ClusterRoleBinding', 'RoleBinding'];
     for (const role of ['cluster-admin', 'admin', 'edit', 'system:masters'])
       expect(
-        refusedFields([feature([], { enable: [apply(binding('ClusterRoleBinding', role))] })]),
+        refusedFields([feature([], { enable: [apply(binding('ClusterRoleBinding', role))] })], RBAC),
         role,
       ).toEqual(['features[0].enable[0].manifests[0].roleRef.name']);
     expect(
-      refusedFields([feature([], { enable: [apply(binding('RoleBinding', 'cluster-admin', 'acme'))] })]),
+      refusedFields(
+        [feature([], { enable: [apply(binding('RoleBinding', 'cluster-admin', 'acme'))] })],
+        RBAC,
+      ),
     ).toEqual(['features[0].enable[0].manifests[0].roleRef.name']);
     const everything = {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -138,26 +143,27 @@ describe('a third-party declaration cannot do harm', () => {
       metadata: { name: 'widgets-all' },
       rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }],
     };
-    expect(refusedFields([feature([], { enable: [apply(everything)] })])).toEqual([
+    expect(refusedFields([feature([], { enable: [apply(everything)] })], RBAC)).toEqual([
       'features[0].enable[0].manifests[0].rules[0]',
     ]);
-    // A narrow role of its own is fine.
-    expect(
-      refusedFields([
-        feature([], {
-          enable: [
-            apply(
-              {
-                ...everything,
-                metadata: { name: 'widgets-reader' },
-                rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
-              },
-              binding('ClusterRoleBinding', 'widgets-reader'),
-            ),
-          ],
-        }),
-      ]),
-    ).toEqual([]);
+    // A narrow role of its own is fine, once the operator allowed RBAC at registration; not before.
+    const narrow = feature([], {
+      enable: [
+        apply(
+          {
+            ...everything,
+            metadata: { name: 'widgets-reader' },
+            rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
+          },
+          binding('ClusterRoleBinding', 'widgets-reader'),
+        ),
+      ],
+    });
+    expect(refusedFields([narrow], RBAC)).toEqual([]);
+    expect(refusedFields([narrow])).toEqual([
+      'features[0].enable[0].manifests[0].kind',
+      'features[0].enable[0].manifests[1].kind',
+    ]);
   });
 
   it('names every problem of a hostile file at once', () => {
@@ -260,5 +266,45 @@ describe('requires: the order features turn on and off in', () => {
     expect(orderOf(catalog, catalog.need({ namespace: 'fleetscope-system', name: 'balloons' }))!.off).toEqual(
       ['acme/app', 'acme/base', 'fleetscope-system/balloons'],
     );
+  });
+});
+
+describe('a declaration writes only what the operator allowed (issue 34)', () => {
+  it('registration refuses what a pass would refuse: guarded kinds, default as the namespace', () => {
+    const file = (features: unknown[]) => JSON.stringify({ features });
+    const hostile = [
+      {
+        namespace: 'default',
+        name: 'secrets',
+        disable: [{ task: 'delete-objects', apiVersion: 'v1', kind: 'Secret', namespace: 'default' }],
+      },
+      {
+        namespace: 'acme',
+        name: 'open',
+        enable: [
+          {
+            task: 'apply-manifests',
+            manifests: [
+              {
+                apiVersion: 'rbac.authorization.k8s.io/v1',
+                kind: 'ClusterRoleBinding',
+                metadata: { name: 'open-secrets' },
+                roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'secrets-rw' },
+                subjects: [{ kind: 'Group', name: 'system:unauthenticated' }],
+              },
+            ],
+          },
+        ],
+        disable: [{ task: 'delete-objects', apiVersion: 'v1', kind: 'Node', selector: 'x' }],
+      },
+    ];
+    expect(() => parseDeclarations(file(hostile), 'f.yaml')).toThrow(
+      /features\[0\]\.namespace: default is everyone's namespace.*features\[1\]\.enable\[0\]\.manifests\[0\]\.kind: a declared feature writes no ClusterRoleBinding.*features\[1\]\.disable\[0\]\.kind: a declared feature writes no Node/,
+    );
+    // The operator's allowance, at registration, is kept with the declaration.
+    const [open] = parseDeclarations(file([hostile[1]]), 'f.yaml', {
+      allowKinds: ['ClusterRoleBinding', 'Node'],
+    });
+    expect(open!.allowKinds).toEqual(['ClusterRoleBinding', 'Node']);
   });
 });

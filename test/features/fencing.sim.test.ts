@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { setDesired } from '../../shared/features/desired.js';
+import { OWNER_LABEL } from '../../shared/features/harmless.js';
 import { CLAIM_MS } from '../../shared/features/machine.js';
 import type { StepMark } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
@@ -63,7 +64,10 @@ describe('a reconciler paused past its claim mid-task', () => {
     for (let i = 0; i < 6; i++)
       await env.client(cluster).core.createNamespacedConfigMap({
         namespace: 'default',
-        body: { metadata: { name: `g${i}`, labels: { 'acme.io/gadget': 'true' } }, data: { gadget: 'x' } },
+        body: {
+          metadata: { name: `g${i}`, labels: { 'acme.io/gadget': 'true', [OWNER_LABEL]: 'acme.gadgets' } },
+          data: { gadget: 'x' },
+        },
       });
     await env.reconcile(cluster, GADGETS, { catalog, mirror: false });
     expect((await env.store.get(cluster, GADGETS))!.state).toBe('On');

@@ -400,7 +400,11 @@ describe('rollout rollback, approval and health', () => {
     });
     expect(decideRollout({ ...r, rollback: false }, [failing], T0 + 2).kind).toBe('halt');
     const back = { ...r, status: 'rolling-back' as const };
-    expect(decideRollout(back, [{ ...failing, previousFinal: 'On' as const }], T0 + 3)).toMatchObject({
+    // Set back by the rollback (a value someone else set is left, and not waited for).
+    const setBack = { desiredBy: 'rollout/r/rollback' };
+    expect(
+      decideRollout(back, [{ ...failing, ...setBack, previousFinal: 'On' as const }], T0 + 3),
+    ).toMatchObject({
       kind: 'none',
       why: 'rolling back: a (TurningOff)',
     });
@@ -478,7 +482,7 @@ describe('rollout rollback, approval and health', () => {
     const paused = { ...r, approval: true, waveReachedAt: T0 };
     expect(decideRollout(paused, [off()], T0 + 120_000)).toEqual({
       kind: 'none',
-      why: 'waiting for approval of wave 2: fleetscope features rollout approve --id r',
+      why: 'waiting for approval of wave 2: fleetscope features rollout approve --id r --wave 2',
     });
     expect(decideRollout({ ...paused, approvedWave: 0 }, [off()], T0 + 120_000)).toEqual({
       kind: 'next-wave',

@@ -56,6 +56,21 @@ describeRealApiserver('features plan', (server) => {
       namespace: 'widgets',
       body: { metadata: { name: 'widget-agent-config' }, data: { stamping: 'disabled' } },
     });
+    // A user's object of that name is not the feature's: never taken over (issue 34), nor deleted.
+    const taken = await planTransition(widgets!, 'envtest', undefined, 'On', ports(c));
+    expect(taken.steps[0]).toMatchObject({
+      action: 'change',
+      refused: expect.stringMatching(/exists and was not created by feature widgets\/widgets/),
+    });
+    const notOurs = await planTransition(widgets!, 'envtest', { state: 'On' } as never, 'Off', ports(c));
+    expect(notOurs.steps.find((s) => s.action === 'delete')).toBeUndefined();
+    await c.core.patchNamespacedConfigMap({
+      name: 'widget-agent-config',
+      namespace: 'widgets',
+      body: [
+        { op: 'add', path: '/metadata/labels', value: { 'features.fleetscope.io/owner': 'widgets.widgets' } },
+      ],
+    });
     const changed = await planTransition(widgets!, 'envtest', undefined, 'On', ports(c));
     expect(changed.steps[0]).toMatchObject({
       action: 'change',

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { setDesired } from '../../shared/features/desired.js';
+import { OWNER_LABEL } from '../../shared/features/harmless.js';
 import { TASK_DEADLINE_MS } from '../../shared/features/machine.js';
 import { actOnTransition } from '../../shared/features/operator.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
@@ -60,7 +61,8 @@ describe('a stuck transition', () => {
   const configMap = (name: string, label: string) =>
     env.client(cluster).core.createNamespacedConfigMap({
       namespace: 'acme',
-      body: { metadata: { name, labels: { [label]: 'true' } } },
+      // Made by the feature (its ownership label): a declared feature deletes only what it created.
+      body: { metadata: { name, labels: { [label]: 'true', [OWNER_LABEL]: `acme.${label.split('/')[1]}` } } },
     });
   const record = async (spec: FeatureSpec) => (await env.store.get(cluster, spec))!;
   /** Reconciles at every moment the first task is due until `until` on the clock. */

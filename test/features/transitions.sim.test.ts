@@ -46,6 +46,9 @@ const widgets: FeatureSpec = {
   ],
   origin: { file: 'test' },
 };
+
+import { OWNER_LABEL } from '../../shared/features/harmless.js';
+
 const WIDGETS = { namespace: 'acme', name: 'widgets' };
 const catalog = new FeatureCatalog([...builtinFeatures(), widgets]);
 
@@ -238,7 +241,7 @@ describe('feature transitions over the simulator', () => {
       updatedAt: env.now(),
       desired: 'on',
     });
-    await configMap('agent', { 'acme.io/agent': 'true' });
+    await configMap('agent', { 'acme.io/agent': 'true', [OWNER_LABEL]: 'acme.widgets' });
     await configMap('w1', { 'acme.io/widget': 'true' });
     await configMap('w2', { 'acme.io/widget': 'true' });
     const r0 = (await env.store.get('w', WIDGETS))!;
@@ -273,7 +276,7 @@ describe('feature transitions over the simulator', () => {
     await env.store.save({ ...r0, desired: 'on', version: r0.version + 1 }, r0.version);
     await env.reconcile('w', WIDGETS, widgetPorts);
     expect((await env.store.get('w', WIDGETS))!.state).toBe('On');
-    await configMap('agent', { 'acme.io/agent': 'true' });
+    await configMap('agent', { 'acme.io/agent': 'true', [OWNER_LABEL]: 'acme.widgets' });
     const r1 = (await env.store.get('w', WIDGETS))!;
     await env.store.save({ ...r1, desired: 'off', version: r1.version + 1 }, r1.version);
     const fault = env.sim.faults.inject({
