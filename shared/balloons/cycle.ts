@@ -138,7 +138,7 @@ async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promis
     l.errors.push(`${l.inflatesHeld}; balloons only deflate until it is fixed`);
   }
   try {
-    await ctx.objects.ensureDaemonSet(selection);
+    l.repairs.push(...(await ctx.objects.ensureDaemonSet(selection)).repaired);
   } catch (err) {
     l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
   }
@@ -180,6 +180,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
   await optOutOfResizePreemption(l, items, nodes, decisions, pods);
   for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
+  for (const d of decisions) if (d.balloon?.problems) l.errors.push(unsoundBalloon(d.node, d.balloon));
   const inflated = await apply(
     l,
     decisions.filter((d) => !l.reverted.has(d.node)),
@@ -219,6 +220,10 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     repairs: l.repairs,
   };
 }
+
+/** A balloon pod that is not what a balloon must be, named with each field and what is done about it. */
+const unsoundBalloon = (node: string, b: CountedPod) =>
+  `node ${node}: balloon pod ${b.namespace}/${b.name} has ${b.problems!.join('; ')}: deflated to the floor and never inflated (the DaemonSet's template is kept as balloons need it: delete the pod to have it recreated from it)`;
 
 /** Impostors not reported by the last cycle (one Event each, not one per cycle). */
 const newImpostors = (now: Impostor[], before: readonly Impostor[] | undefined): Impostor[] => {

@@ -3,6 +3,7 @@
  * else: which nodes are managed, what each should offer, what its balloon becomes, and what is blocked.
  * Pure: the cycle (./cycle.ts) reads, calls this, and acts on the answer.
  */
+import type { NodeSelectorTerm } from '../cycle/wire.js';
 import type { Taint, Toleration } from '../kernel/taints.js';
 import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
@@ -38,6 +39,10 @@ export interface CountedPod {
   nodeSelector?: Readonly<Record<string, string>>;
   /** Not scheduled yet: its tolerations, so a pool is grown only where its taints let the pod in. */
   tolerations?: readonly Toleration[];
+  /** Not scheduled yet: its required node affinity terms (ORed), where it may land. */
+  terms?: readonly NodeSelectorTerm[];
+  /** A balloon that is not what a balloon must be (./integrity.ts): deflated, never inflated. */
+  problems?: readonly string[];
   /** Not bound yet, but nominated to this node by the scheduler's preemption: it holds room there. */
   nominated?: string;
   /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */
@@ -140,8 +145,9 @@ function decideNode(
     { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
     input.now,
   );
-  // Draining gives the node its capacity back, but it stays in its pool (the report groups by it).
-  const desired = input.drain ? undefined : sized;
+  // Draining gives the node its capacity back, but it stays in its pool (the report groups by it). A
+  // balloon that is not sound (./integrity.ts) is deflated to the floor and never inflated.
+  const desired = input.drain || balloon?.problems ? undefined : sized;
   if (!desired && !balloon) return undefined;
   const current = balloon?.requests ?? BALLOON_FLOOR;
   // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.
@@ -209,6 +215,7 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     ...(o.desired ? { desired: o.desired.size } : {}),
     ...(o.pool ? { source: o.pool } : {}),
     ...(o.balloon ? { podUid: o.balloon.uid } : {}),
+    ...(o.balloon?.problems ? { unsound: [...o.balloon.problems] } : {}),
     ...(o.blocked ? { blocked: o.blocked } : {}),
     ...priceOf(node, input.policies, o.desired),
     ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),

@@ -68,6 +68,8 @@ export interface NodeState {
    * the balloon deflates and waits for the kubelet; nothing is evicted.
    */
   overcommitted?: Amounts;
+  /** Why the node's balloon pod is not sound (./integrity.ts): it is held at the floor. */
+  unsound?: string[];
   /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
   price?: NodePrice;
   /** KEP-5836 (1.37+): the node's opt-out from resize preemption; absent where the server has none. */
