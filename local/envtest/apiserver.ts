@@ -3,7 +3,7 @@
  * certificates (TLS verified by every client), RBAC on, a service-account key pair and the front-proxy
  * certificates of the aggregation layer. Only the API server runs: no controllers, scheduler or kubelet.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createCertificates } from '../sim/certs.js';
 import { kubeconfigYaml } from '../sim/kubeconfig.js';
 import { apiserverFor, type KubeAssets } from './assets.js';
+import { launch, terminate } from './processes.js';
 
 export interface RealApiserver {
   /** The server's own version (`v1.36.2`), read from /version. */
@@ -26,6 +27,12 @@ export interface RealApiserver {
   kubeconfigFor(user: string, groups?: string[]): Promise<string>;
   /** The client certificate behind kubeconfigFor (raw HTTPS clients; no certificate means the admin). */
   credentials(user?: string, groups?: string[]): Promise<ClientCredentials>;
+  /** Where etcd's data, the logs (`<component>.log`) and the PKI files are. */
+  dir: string;
+  /** The PKI files other components of a cluster start with (the CA, the service-account key). */
+  pki: { ca: string; saKey: string };
+  /** The process ids (each its own group's) of etcd and kube-apiserver. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -81,6 +88,9 @@ export async function startRealApiserver(
       adminKubeconfig: kubeconfigYaml([{ name: 'envtest', server: url, caPem: files.caPem, client: admin }]),
       kubeconfigFor,
       credentials: async (user, groups = []) => (user ? files.issue(user, groups) : admin),
+      dir,
+      pki: { ca: files.paths.ca, saKey: files.paths.saKey },
+      pids: children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])),
       stop,
     };
   } catch (e) {
@@ -229,36 +239,6 @@ async function httpOk(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-/** A child whose output goes to a log file, killed with this process if the test runner dies first. */
-function launch(binary: string, args: string[], log: string): ChildProcess {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const c of live) c.kill('SIGKILL');
-    });
-  }
-  writeFileSync(log, '');
-  const child = spawn('sh', ['-c', 'exec "$0" "$@" >>"$LOG" 2>&1', binary, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG: log },
-    stdio: 'ignore',
-  });
-  live.add(child);
-  child.once('exit', () => live.delete(child));
-  return child;
-}
-
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 export function freePort(): Promise<number> {

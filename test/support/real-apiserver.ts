@@ -84,7 +84,7 @@ export function describeRealApiserver(
 }
 
 /** One request through the kubeconfig's TLS and client certificate; the JSON body parsed when it is JSON. */
-async function rawRequest(
+export async function rawRequest(
   kc: KubeConfig,
   method: string,
   path: string,

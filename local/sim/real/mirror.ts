@@ -52,6 +52,8 @@ export class ApiMirror {
     private readonly versions: RemoteVersions,
     /** Objects with a write still queued: the cache keeps them until the server answers it. */
     private readonly queued: (collection: string, key: string) => boolean,
+    /** 'all': every node, and no kubelet or namespace-controller duty (real ones run; only metrics here). */
+    private readonly nodes: 'simulated' | 'all' = 'simulated',
   ) {}
 
   /** Stores an object the server returned (its resourceVersion kept aside: the store stamps its own). */
@@ -63,7 +65,11 @@ export class ApiMirror {
   /** One read of every mirrored collection; true when anything changed. */
   async read(): Promise<boolean> {
     let changed = false;
-    for (const m of MIRRORED) if (await this.readCollection(m)) changed = true;
+    for (const m of MIRRORED) {
+      const all = this.nodes === 'all' && m.collection === 'nodes';
+      if (await this.readCollection(all ? { collection: 'nodes' } : m)) changed = true;
+    }
+    if (this.nodes === 'all') return changed;
     await this.confirmPodDeletions();
     await this.finalizeNamespaces();
     return changed;
