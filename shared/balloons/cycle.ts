@@ -142,6 +142,7 @@ async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promis
   } catch (err) {
     l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
   }
+  l.errors.push(...(await ctx.objects.namespaceLimits()));
 }
 
 const impostorsOf = (pods: readonly BalloonPod[]): Impostor[] =>

@@ -25,6 +25,7 @@ import {
   type Selection,
   selectionDigest,
 } from './manifests.js';
+import { limitRangeProblems, quotaProblems } from './namespace-limits.js';
 import { NodeOptOutApi } from './node-opt-out.js';
 
 /** What ensureDaemonSet reads of the balloon DaemonSet. */
@@ -283,6 +284,30 @@ export class BalloonObjects {
     } catch (err) {
       if (is(err, 404)) return false;
       throw err;
+    }
+  }
+
+  /**
+   * What a LimitRange or ResourceQuota in the balloon namespace breaks (./namespace-limits.ts); two
+   * lists. A list that cannot be read (RBAC granted before this rule) is said, not fatal.
+   */
+  async namespaceLimits(): Promise<string[]> {
+    const list = async <T>(what: string) =>
+      (
+        await this.reader.get<{ items?: T[] }>(
+          `list ${what}`,
+          `/api/v1/namespaces/${BALLOON_NAMESPACE}/${what}`,
+        )
+      ).items ?? [];
+    try {
+      return [
+        ...limitRangeProblems(BALLOON_NAMESPACE, await list('limitranges')),
+        ...quotaProblems(BALLOON_NAMESPACE, await list('resourcequotas')),
+      ];
+    } catch (err) {
+      return [
+        `LimitRanges and ResourceQuotas in ${BALLOON_NAMESPACE} could not be read: ${(err as Error).message}`,
+      ];
     }
   }
 
