@@ -21,10 +21,13 @@ export function parseResizeRequest(raw: RawResizeRequest): { node: string; size:
   const problem = rfc1123SubdomainProblem(raw.node, 'node');
   if (problem) throw new ResizeRequestError(problem);
   try {
-    return {
-      node: raw.node,
-      size: amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory)),
-    };
+    const size = amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory));
+    for (const r of RESOURCES)
+      if (size[r] === 0)
+        throw new ResizeRequestError(
+          `${r}: must be greater than zero (node ${raw.node} would offer its pods no ${r}; use --clear to give the node back)`,
+        );
+    return { node: raw.node, size };
   } catch (err) {
     if (err instanceof AmountError) throw new ResizeRequestError(err.message);
     throw err;
