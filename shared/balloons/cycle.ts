@@ -13,7 +13,7 @@ import type { Amounts } from './amounts.js';
 import { noteAutoscalers } from './autoscalers.js';
 import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
-import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
+import { type BalloonNode, type CountedPod, decide, type NodeDecision, type StaleRequest } from './decide.js';
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
 import type { BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
@@ -90,7 +90,8 @@ export interface BalloonCycleResult {
   decisions: NodeDecision[];
   reports: ResizeReport[];
   reverts: Revert[];
-  unknownNodes: string[];
+  /** Explicit sizes dropped this cycle, each saying why (their node is gone, or is another node). */
+  dropped: string[];
   errors: string[];
   /** Labelled pods that are not fleetscope's balloons, counted as workloads. */
   impostors: Impostor[];
@@ -167,7 +168,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};
   await followUp(l, pods, previous);
-  const { decisions, unknownNodes } = decide({
+  const { decisions, stale } = decide({
     ...(ctx.drain ? { drain: true } : {}),
     ...(usage ? { usage } : {}),
     now: l.now,
@@ -180,7 +181,10 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   noteAutoscalers(decisions, nodes);
   // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
   await optOutOfResizePreemption(l, items, nodes, decisions, pods);
-  for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
+  const dropped = await dropStale(
+    l,
+    ctx.onlyNode ? stale.filter((s) => s.request.node === ctx.onlyNode) : stale,
+  );
   for (const d of decisions) if (d.balloon?.problems) l.errors.push(unsoundBalloon(d.node, d.balloon));
   const inflated = await apply(
     l,
@@ -215,11 +219,30 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     decisions,
     reports: l.reports,
     reverts: l.reverts,
-    unknownNodes,
+    dropped,
     errors: l.errors,
     impostors,
     repairs: l.repairs,
   };
+}
+
+/**
+ * Explicit sizes whose node is gone or is another node are deleted (only the very item read: a size set
+ * again meanwhile stays) and said once; they are not errors, and never size the node that took the name.
+ */
+async function dropStale(l: CycleLedger, stale: readonly StaleRequest[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const { request, why } of stale) {
+    try {
+      await l.ctx.store.deleteRequestIf(l.ctx.cluster, request.node, request.requestedAt);
+      out.push(`explicit size for node ${request.node} dropped: ${why}`);
+    } catch (err) {
+      l.errors.push(
+        `explicit size for node ${request.node} (${why}) could not be dropped: ${(err as Error).message}`,
+      );
+    }
+  }
+  return out;
 }
 
 /** A balloon pod that is not what a balloon must be, named with each field and what is done about it. */

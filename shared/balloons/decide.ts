@@ -9,6 +9,7 @@ import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './a
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
 import { pendingDemand } from './pending.js';
 import { nodePrice } from './prices.js';
+import { staleRequest } from './requests.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
 
@@ -19,6 +20,9 @@ export interface BalloonNode {
   allocatable: Amounts;
   /** As read; fences the KEP-5836 node patch (./opt-out.ts). */
   resourceVersion?: string;
+  /** The node object's identity (an explicit size belongs to it) and creation time. */
+  uid?: string;
+  createdAt?: number;
   /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+), when not empty. */
   optOut?: readonly string[];
   /** What keeps a waiting pod off the node (./pending.ts): its taints, and whether it is cordoned. */
@@ -239,10 +243,22 @@ function overcommit(allocatable: Amounts, held: Amounts): { overcommitted?: Amou
   return isZero(over) ? {} : { overcommitted: over };
 }
 
-export function decide(input: DecideInput): { decisions: NodeDecision[]; unknownNodes: string[] } {
+/** An explicit size that no longer applies (./requests.ts staleRequest), and why. */
+export interface StaleRequest {
+  request: ExplicitRequest;
+  why: string;
+}
+
+export function decide(input: DecideInput): { decisions: NodeDecision[]; stale: StaleRequest[] } {
   const byNode = podsByNode(input.pods);
-  const explicit = new Map(input.requests.map((r) => [r.node, r]));
-  const names = new Set(input.nodes.map((n) => n.name));
+  const nodes = new Map(input.nodes.map((n) => [n.name, n]));
+  const stale: StaleRequest[] = [];
+  const explicit = new Map<string, ExplicitRequest>();
+  for (const r of input.requests) {
+    const why = staleRequest(r, nodes.get(r.node));
+    if (why) stale.push({ request: r, why });
+    else explicit.set(r.node, r);
+  }
   const demand = input.drain
     ? new Map<string, Amounts>()
     : pendingDemand(
@@ -263,5 +279,5 @@ export function decide(input: DecideInput): { decisions: NodeDecision[]; unknown
     );
     if (d) decisions.push(d);
   }
-  return { decisions, unknownNodes: input.requests.map((r) => r.node).filter((n) => !names.has(n)) };
+  return { decisions, stale };
 }

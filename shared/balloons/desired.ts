@@ -18,6 +18,8 @@ export interface ExplicitRequest {
   requestedAt: number;
   /** Who asked: "event" (NodeResizeRequested) or "cli". */
   via: string;
+  /** The uid of the node object it was set for: a node recreated under the name is another node. */
+  nodeUid?: string;
 }
 
 export type SizeSource =

@@ -20,6 +20,8 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   capacity: amounts(n.capacityCpu, n.capacityMemory),
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
   resourceVersion: n.resourceVersion,
+  ...(n.uid ? { uid: n.uid } : {}),
+  ...(n.createdAt !== undefined ? { createdAt: n.createdAt } : {}),
   ...(n.resizePreemptionOptOut ? { optOut: n.resizePreemptionOptOut } : {}),
   ...(n.taints.length > 0 ? { taints: n.taints } : {}),
   ...(n.unschedulable ? { unschedulable: true } : {}),

@@ -187,6 +187,17 @@ export class BalloonStore {
     this.stats.writes++;
   }
 
+  /** Deletes the node's explicit size only if it is still the one asked for at `requestedAt`. */
+  async deleteRequestIf(cluster: string, node: string, requestedAt: number): Promise<boolean> {
+    const deleted = await this.table.delete(keyOf(clusterPk(cluster), REQUEST + node), {
+      ConditionExpression: '#q.#t = :t',
+      ExpressionAttributeNames: { '#q': 'request', '#t': 'requestedAt' },
+      ExpressionAttributeValues: { ':t': requestedAt },
+    });
+    if (deleted) this.stats.writes++;
+    return deleted;
+  }
+
   async deleteRequest(cluster: string, node: string): Promise<boolean> {
     return this.deleteIfPresent(keyOf(clusterPk(cluster), REQUEST + node));
   }

@@ -216,4 +216,44 @@ describe('issue 28 defects, over the simulator', () => {
     expect(r.decisions.find((d) => d.node === n1!.name)?.desired?.size.cpu).toBe(2000);
     for (const d of r.decisions) expect(d.desired?.size).toEqual(amounts(2000, 4 * GI));
   });
+
+  it('5. an explicit size belongs to the node object it was set for: dropped when the node goes, never applied to a new node of that name', async () => {
+    const [n1] = await nodesOf(env);
+    const uid = (await env.core.readNode({ name: n1!.name })).metadata!.uid!;
+    await env.store.putRequest(env.cluster, { ...explicit(n1!.name, amounts(1000, 2 * GI)), nodeUid: uid });
+    await env.cycle();
+    expect((await balloonOn(env, n1!.name))?.spec).toEqual(sub(n1!.allocatable, amounts(1000, 2 * GI)));
+    // the VM goes, and a bigger one registers under the recycled name
+    env.sim.cluster(env.cluster).removeNode(n1!.name);
+    env.sim.cluster(env.cluster).addNode({
+      name: n1!.name,
+      cpu: '32',
+      memory: '128Gi',
+      labels: { 'kubernetes.io/os': 'linux' },
+    });
+    const r = await env.cycle();
+    expect(r.errors).toEqual([]);
+    expect(r.dropped.join()).toMatch(
+      new RegExp(`explicit size for node ${n1!.name} dropped: .*another node now`),
+    );
+    expect((await env.store.load(env.cluster)).requests).toEqual([]);
+    // the new node is sized by its pool's policy, not by the old node's 1 CPU / 2Gi
+    expect(r.decisions.find((d) => d.node === n1!.name)?.desired?.source.kind).toBe('policy');
+    const again = await env.cycle();
+    expect(again.errors).toEqual([]);
+    expect(again.dropped).toEqual([]);
+  });
+
+  it('5. an explicit size whose node was deleted is dropped once, and the cycle has no error', async () => {
+    const [, n2] = await nodesOf(env);
+    await env.store.putRequest(env.cluster, explicit(n2!.name, amounts(1000, 2 * GI)));
+    await env.cycle();
+    env.sim.cluster(env.cluster).removeNode(n2!.name);
+    const r = await env.cycle();
+    expect(r.errors).toEqual([]);
+    expect(r.dropped).toEqual([
+      `explicit size for node ${n2!.name} dropped: node ${n2!.name} no longer exists`,
+    ]);
+    expect((await env.store.load(env.cluster)).requests).toEqual([]);
+  });
 });
