@@ -141,6 +141,7 @@ function nodeJson(node: string, s: NodeState) {
       ? { resize: { state: s.resize.state, ...(s.resize.message ? { message: s.resize.message } : {}) } }
       : {}),
     ...(s.overcommitted ? { overcommitted: capacityOf(s.overcommitted) } : {}),
+    ...(s.usageFloor ? { usageFloor: capacityOf(s.usageFloor) } : {}),
     ...(s.resizePreemption ? { resizePreemption: s.resizePreemption } : {}),
     ...(s.price
       ? {
@@ -206,6 +207,7 @@ export function statusTable(states: ClusterBalloons[], wide: boolean): string[] 
       'RESIZE',
       'PODS IN THE WAY',
       'OVER-COMMITTED BY',
+      'BOUNDED BY USAGE',
       'BALLOON $/MONTH',
       'RESIZE PREEMPTION',
     );
@@ -231,6 +233,7 @@ export function statusTable(states: ClusterBalloons[], wide: boolean): string[] 
           s.resize?.state ?? NONE,
           s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
           s.overcommitted ? pairText(s.overcommitted) : NONE,
+          s.usageFloor ? pairText(s.usageFloor) : NONE,
           s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : NONE,
           resizePreemptionText(s) ?? NONE,
         );

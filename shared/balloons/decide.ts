@@ -5,7 +5,7 @@
  */
 import type { NodeSelectorTerm } from '../cycle/wire.js';
 import type { Taint, Toleration } from '../kernel/taints.js';
-import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
+import { type Amounts, add, each, equal, isZero, max, min, RESOURCES, sub, ZERO } from './amounts.js';
 import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
 import { pendingDemand } from './pending.js';
 import { nodePrice } from './prices.js';
@@ -151,7 +151,9 @@ function decideNode(
   );
   // Draining gives the node its capacity back, but it stays in its pool (the report groups by it). A
   // balloon that is not sound (./integrity.ts) is deflated to the floor and never inflated.
-  const desired = input.drain || balloon?.problems ? undefined : sized;
+  const used = input.usage?.get(node.name);
+  const desired =
+    input.drain || balloon?.problems ? undefined : boundByUsage(sized, used, node, input.policies);
   if (!desired && !balloon) return undefined;
   const current = balloon?.requests ?? BALLOON_FLOOR;
   // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.
@@ -213,7 +215,9 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     balloon: o.current,
     target: o.plan.target,
     size: max(ZERO, sub(node.allocatable, o.current)),
-    ...overcommit(node.allocatable, add(o.workloads, o.current)),
+    // What pods use beyond their requests is held too: a VM without the ballooned capacity has only the rest.
+    ...overcommit(node.allocatable, add(max(o.workloads, used ?? ZERO), o.current)),
+    ...(o.desired?.usageFloor ? { usageFloor: o.desired.usageFloor } : {}),
     ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(used ? { used } : {}),
     ...(o.desired ? { desired: o.desired.size } : {}),
@@ -235,6 +239,33 @@ function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired
     ordered.map((p) => p.policy.prices),
   );
   return price ? { price } : {};
+}
+
+/** Above what the node's pods use (metrics.k8s.io), where no policy says: +10%. */
+export const USAGE_HEADROOM_PERCENT = 10;
+
+/**
+ * A node never offers less than its pods use, with headroom (the policy's, or 10%): if the ballooned
+ * capacity is really absent from the VM, a node sized below its usage is where OOM kills come from.
+ */
+function boundByUsage(
+  d: Desired | undefined,
+  used: Amounts | undefined,
+  node: BalloonNode,
+  policies: readonly CompiledPolicy[],
+): Desired | undefined {
+  if (!d || !used) return d;
+  const p =
+    d.source.kind === 'policy'
+      ? policies.find((x) => x.policy.name === (d.source as { policy: string }).policy)
+      : undefined;
+  const pct = p?.policy.headroomPercent ?? USAGE_HEADROOM_PERCENT;
+  const floor = min(
+    node.allocatable,
+    each((r) => used[r] + Math.max(Math.ceil((used[r] * pct) / 100), p?.policy.headroomMin[r] ?? 0)),
+  );
+  if (RESOURCES.every((r) => d.size[r] >= floor[r])) return d;
+  return { ...d, size: max(d.size, floor), usageFloor: floor };
 }
 
 /** How far the node's pods and balloon hold beyond its allocatable, when they do. */

@@ -47,6 +47,8 @@ export interface Desired {
   source: SizeSource;
   /** True when the source asked for more than allocatable offers (clamped; the node cannot give more). */
   clamped: boolean;
+  /** What the node's usage requires (with headroom), where it raised the size the source asked for. */
+  usageFloor?: Amounts;
 }
 
 export interface CompiledPolicy {

@@ -2,6 +2,9 @@
  * Issue 28's rules that need no cluster: which waiting pods are demand, what a balloon pod must be.
  */
 import { describe, expect, it } from 'vitest';
+import { amounts, sub } from '../../shared/balloons/amounts.js';
+import { decide } from '../../shared/balloons/decide.js';
+import { compilePolicies } from '../../shared/balloons/desired.js';
 import { balloonPodProblems } from '../../shared/balloons/integrity.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { demandable } from '../../shared/balloons/read.js';
@@ -114,5 +117,68 @@ describe('7. input that was silently wrong is refused, naming the field', () => 
     expect(() => parseResizeRequest({ node: 'n1', cpu: '1', memory: '0' })).toThrow(
       /memory: must be greater/,
     );
+  });
+});
+
+describe('4. a node never offers less than its pods use', () => {
+  const GI = 2 ** 30;
+  const policies = compilePolicies([
+    validatePolicy({
+      name: 'pool',
+      selector: 'pool=a',
+      headroomPercent: 10,
+      headroomMin: { cpu: '0', memory: '0' },
+      min: { cpu: '750m', memory: '1Gi' },
+      max: { cpu: '8', memory: '32Gi' },
+      step: { cpu: '250m', memory: '256Mi' },
+      shrinkCooldownMinutes: 0,
+    }),
+  ]);
+  const node = {
+    name: 'n1',
+    labels: { pool: 'a' },
+    capacity: amounts(8000, 32 * GI),
+    allocatable: amounts(7900, 31 * GI),
+  };
+  const balloon = {
+    namespace: 'kube-system',
+    name: 'b',
+    uid: 'b',
+    node: 'n1',
+    balloon: true,
+    requests: amounts(7150, 30 * GI),
+  };
+  const workload = {
+    namespace: 'default',
+    name: 'w',
+    uid: 'w',
+    node: 'n1',
+    balloon: false,
+    requests: amounts(500, GI / 2),
+  };
+  const run = (usage?: Map<string, ReturnType<typeof amounts>>) =>
+    decide({
+      now: 0,
+      nodes: [node],
+      pods: [balloon, workload],
+      policies,
+      requests: [],
+      previous: {},
+      ...(usage ? { usage } : {}),
+    }).decisions[0]!;
+
+  it('by requests alone the node offers its minimum', () => {
+    expect(run().desired?.size).toEqual(amounts(750, GI));
+  });
+  it('usage above that bounds the shrink (usage + the policy headroom), said in the state, and counts as over-commitment', () => {
+    const used = Math.round(3.27 * GI);
+    const d = run(new Map([['n1', amounts(691, used)]]));
+    const floor = amounts(761, used + Math.ceil(used * 0.1));
+    expect(d.desired?.usageFloor).toEqual(floor);
+    expect(d.desired?.size).toEqual(amounts(761, floor.memory));
+    expect(d.state.usageFloor).toEqual(floor);
+    expect(d.resizeTo).toEqual(sub(node.allocatable, amounts(761, floor.memory)));
+    // the balloon now holds 30Gi of 31Gi while 3.27Gi are used: over-committed by what is used beyond
+    expect(d.state.overcommitted?.memory).toBe(used + 30 * GI - 31 * GI);
   });
 });
