@@ -6,9 +6,16 @@
 import type { NodeSelectorTerm } from '../cycle/wire.js';
 import type { Taint, Toleration } from '../kernel/taints.js';
 import { type Amounts, add, each, equal, isZero, max, min, RESOURCES, sub, ZERO } from './amounts.js';
-import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
+import {
+  type CompiledPolicy,
+  type Desired,
+  desiredSize,
+  type ExplicitRequest,
+  HOST_ID_LABEL,
+  KUBELETS_PER_HOST_LABEL,
+} from './desired.js';
 import { pendingDemand } from './pending.js';
-import { nodePrice } from './prices.js';
+import { nodePrice, sharedHostPrice } from './prices.js';
 import { staleRequest } from './requests.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
@@ -234,9 +241,13 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
 function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired: Desired | undefined) {
   const own = desired?.source.kind === 'policy' ? desired.source.policy : undefined;
   const ordered = [...policies].sort((a, b) => Number(b.policy.name === own) - Number(a.policy.name === own));
-  const price = nodePrice(
-    node.labels,
-    ordered.map((p) => p.policy.prices),
+  // Every kubelet on a shared host reports the whole host: the host is priced once, a share per node.
+  const price = sharedHostPrice(
+    nodePrice(
+      node.labels,
+      ordered.map((p) => p.policy.prices),
+    ),
+    hostShareOf(node.labels),
   );
   return price ? { price } : {};
 }
@@ -266,6 +277,12 @@ function boundByUsage(
   );
   if (RESOURCES.every((r) => d.size[r] >= floor[r])) return d;
   return { ...d, size: max(d.size, floor), usageFloor: floor };
+}
+
+/** The number of kubelets on the node's host, when it is labelled as one of N (./desired.ts hostShare). */
+function hostShareOf(labels: Readonly<Record<string, string>>): number | undefined {
+  const n = Number(labels[KUBELETS_PER_HOST_LABEL]);
+  return labels[HOST_ID_LABEL] && Number.isInteger(n) && n > 1 ? n : undefined;
 }
 
 /** How far the node's pods and balloon hold beyond its allocatable, when they do. */

@@ -7,8 +7,10 @@ import { decide } from '../../shared/balloons/decide.js';
 import { compilePolicies } from '../../shared/balloons/desired.js';
 import { balloonPodProblems } from '../../shared/balloons/integrity.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
+import { nodePrice } from '../../shared/balloons/prices.js';
 import { demandable } from '../../shared/balloons/read.js';
 import { parseResizeRequest } from '../../shared/balloons/requests.js';
+import { monthlyValue } from '../../shared/balloons/summary-model.js';
 import { podView } from '../../shared/cycle/views.js';
 import type { PodObject } from '../../shared/cycle/wire.js';
 
@@ -180,5 +182,56 @@ describe('4. a node never offers less than its pods use', () => {
     expect(d.resizeTo).toEqual(sub(node.allocatable, amounts(761, floor.memory)));
     // the balloon now holds 30Gi of 31Gi while 3.27Gi are used: over-committed by what is used beyond
     expect(d.state.overcommitted?.memory).toBe(used + 30 * GI - 31 * GI);
+  });
+});
+
+describe('6. money: a host is priced once, whatever the number of kubelets on it', () => {
+  const GI = 2 ** 30;
+  const kubelet = (i: number) => ({
+    name: `k${i}`,
+    labels: {
+      'node.kubernetes.io/instance-type': 'm5.2xlarge',
+      'fleetscope.io/host-id': 'h1',
+      'fleetscope.io/kubelets-per-host': '4',
+    },
+    capacity: amounts(8000, 32 * GI),
+    allocatable: amounts(7900, 31 * GI),
+  });
+  const balloon = (i: number) => ({
+    namespace: 'kube-system',
+    name: `b${i}`,
+    uid: `b${i}`,
+    node: `k${i}`,
+    balloon: true,
+    requests: amounts(6000, 24 * GI),
+  });
+  it('four kubelets of one m5.2xlarge are worth at most the host ($280.32 a month)', () => {
+    const { decisions } = decide({
+      now: 0,
+      nodes: [0, 1, 2, 3].map(kubelet),
+      pods: [0, 1, 2, 3].map(balloon),
+      policies: [],
+      requests: [],
+      previous: {},
+    });
+    const total = decisions.reduce((sum, d) => sum + (monthlyValue(d.state) ?? 0), 0);
+    // each balloon holds 3/4 of the host: together 3/4 of one host's price, not three hosts'
+    expect(total).toBeCloseTo(0.384 * 730 * 0.75, 2);
+    expect(decisions[0]?.state.price).toMatchObject({ sharedBy: 4, hourlyUsd: 0.096 });
+  });
+  it('the shipped table is scaled to the node region; an unknown region is unpriced, never us-east-1 silently', () => {
+    const labels = (region: string) => ({
+      'node.kubernetes.io/instance-type': 'm5.2xlarge',
+      'topology.kubernetes.io/region': region,
+    });
+    expect(nodePrice(labels('eu-west-1'), [])).toEqual({
+      instanceType: 'm5.2xlarge',
+      hourlyUsd: 0.4262,
+      from: 'table',
+      region: 'eu-west-1',
+    });
+    expect(nodePrice(labels('us-east-1'), [])?.hourlyUsd).toBe(0.384);
+    expect(nodePrice(labels('xx-nowhere-1'), [])).toBeUndefined();
+    expect(nodePrice(labels('xx-nowhere-1'), [{ 'm5.2xlarge': 0.5 }])?.hourlyUsd).toBe(0.5);
   });
 });
