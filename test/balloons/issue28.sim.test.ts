@@ -256,4 +256,24 @@ describe('issue 28 defects, over the simulator', () => {
     ]);
     expect((await env.store.load(env.cluster)).requests).toEqual([]);
   });
+
+  it('2. a LimitRange and a ResourceQuota in kube-system are reported with what they break; the cycle goes on', async () => {
+    await env.core.createNamespacedLimitRange({
+      namespace: BALLOON_NAMESPACE,
+      body: {
+        metadata: { name: 'defaults' },
+        spec: { limits: [{ type: 'Container', _default: { cpu: '2' } }] },
+      },
+    });
+    await env.core.createNamespacedResourceQuota({
+      namespace: BALLOON_NAMESPACE,
+      body: { metadata: { name: 'quota' }, spec: { hard: { 'requests.cpu': '4' } } },
+    });
+    const r = await env.cycle();
+    expect(r.errors).toEqual([
+      'LimitRange kube-system/defaults (Container) injects limits (cpu 2) into new balloons: an inflate past them is refused, so such a balloon is held at the floor',
+      'ResourceQuota kube-system/quota bounds requests.cpu 4: an inflate past what is left is refused (403)',
+    ]);
+    expect(r.decisions.length).toBe(3);
+  });
 });
