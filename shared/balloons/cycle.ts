@@ -15,7 +15,7 @@ import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
 import { type BalloonNode, type CountedPod, decide, type NodeDecision, type StaleRequest } from './decide.js';
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
-import type { BalloonObjects } from './incluster.js';
+import { BalloonObjectError, type BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
 import { optOutOfResizePreemption, releaseOptOuts } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
@@ -126,7 +126,7 @@ export class CycleLedger {
  * A broken object is recorded and the cycle goes on (nodes still grow): without a sound PriorityClass no
  * balloon grows.
  */
-async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<void> {
+async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<DaemonSetOwner> {
   const { ctx } = l;
   const selection: Selection = {
     policies: items.policies,
@@ -138,12 +138,30 @@ async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promis
     l.inflatesHeld = (err as Error).message;
     l.errors.push(`${l.inflatesHeld}; balloons only deflate until it is fixed`);
   }
+  let owner: DaemonSetOwner = { known: false };
   try {
-    l.repairs.push(...(await ctx.objects.ensureDaemonSet(selection)).repaired);
+    const ds = await ctx.objects.ensureDaemonSet(selection);
+    l.repairs.push(...ds.repaired);
+    owner = ds.uid ? { known: true, uid: ds.uid } : { known: false };
   } catch (err) {
     l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
+    if (err instanceof BalloonObjectError) owner = { known: true };
   }
   l.errors.push(...(await ctx.objects.namespaceLimits()));
+  return owner;
+}
+
+/** Whose pods are balloons: the DaemonSet's uid as read; known without a uid when it is not fleetscope's. */
+type DaemonSetOwner = { known: false } | { known: true; uid?: string };
+
+/** A pod made by another object of the balloon DaemonSet's name (not fleetscope's) is an impostor. */
+function ownedBy(pods: BalloonPod[], owner: DaemonSetOwner): void {
+  if (!owner.known) return;
+  for (const p of pods)
+    if (p.balloon && p.ownerUid !== owner.uid) {
+      p.balloon = false;
+      p.impostor = true;
+    }
 }
 
 const impostorsOf = (pods: readonly BalloonPod[]): Impostor[] =>
@@ -162,8 +180,9 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     return releaseOptOuts(l, nodes).then(() => idleResult(l));
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
-  if (!ctx.drain) await ensureBalloonObjects(l, items);
+  const owner = ctx.drain ? { known: false as const } : await ensureBalloonObjects(l, items);
   const pods = await ctx.read.pods();
+  ownedBy(pods, owner);
   const impostors = impostorsOf(pods);
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};

@@ -52,6 +52,8 @@ export interface CountedPod {
   tolerations?: readonly Toleration[];
   /** Not scheduled yet: its required node affinity terms (ORed), where it may land. */
   terms?: readonly NodeSelectorTerm[];
+  /** A balloon's controller (the DaemonSet's uid): only the DaemonSet fleetscope made owns balloons. */
+  ownerUid?: string;
   /** A balloon that is not what a balloon must be (./integrity.ts): deflated, never inflated. */
   problems?: readonly string[];
   /** Not bound yet, but nominated to this node by the scheduler's preemption: it holds room there. */

@@ -30,7 +30,12 @@ import { NodeOptOutApi } from './node-opt-out.js';
 
 /** What ensureDaemonSet reads of the balloon DaemonSet. */
 interface DaemonSetSeen {
-  metadata?: { annotations?: Record<string, string>; resourceVersion?: string };
+  metadata?: {
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    uid?: string;
+  };
   spec?: { template?: { spec?: TemplateSpecSeen } };
 }
 
@@ -75,6 +80,8 @@ export type Ensured = 'created' | 'updated' | 'present';
 
 export interface DaemonSetEnsured {
   ensured: Ensured;
+  /** The DaemonSet's uid, when read: only its pods are balloons (absent right after a create). */
+  uid?: string;
   /** The template's drift that was repaired, one phrase per field. */
   repaired: string[];
 }
@@ -198,14 +205,21 @@ export class BalloonObjects {
         });
       return { ensured: 'created', repaired: [] };
     }
+    // A DaemonSet of that name that fleetscope did not create is never written, and its pods are not balloons.
+    if (current.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE)
+      throw new BalloonObjectError(
+        `DaemonSet ${BALLOON_NAMESPACE}/${BALLOON_NAME} is not fleetscope's (no ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE} label): left alone, and its pods are not balloons (delete it and fleetscope recreates it)`,
+      );
+    const uid = current.metadata?.uid;
     const sameSelection = current.metadata?.annotations?.[SELECTION_ANNOTATION] === selectionDigest(sel);
     const drift = templateDrift(current.spec?.template?.spec, this.image);
-    if (sameSelection && drift.length === 0) return { ensured: 'present', repaired: [] };
+    if (sameSelection && drift.length === 0) return { ensured: 'present', uid, repaired: [] };
     await this.updateDaemonSet(sel, wanted, current.metadata?.resourceVersion);
     // A new image alone is an ordinary update; anything else in the template drifted from outside.
     const repaired = drift.filter((d) => !d.startsWith('image '));
     return {
       ensured: 'updated',
+      uid,
       repaired: repaired.length
         ? [
             `DaemonSet ${BALLOON_NAMESPACE}/${BALLOON_NAME}'s pod template had ${repaired.join(', ')}: repaired`,

@@ -71,6 +71,7 @@ export function balloonPod(
     ...(v.balloon && !balloon ? { impostor: true } : {}),
     requests,
     ...(problems.length > 0 ? { problems } : {}),
+    ...(balloon && v.owner?.uid ? { ownerUid: v.owner.uid } : {}),
     ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {}, tolerations: v.tolerations ?? [] } : {}),
     ...(v.waiting?.terms ? { terms: v.waiting.terms } : {}),
     ...(v.nominated ? { nominated: v.nominated } : {}),

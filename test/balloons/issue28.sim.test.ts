@@ -277,3 +277,61 @@ describe('issue 28 defects, over the simulator', () => {
     expect(r.decisions.length).toBe(3);
   });
 });
+
+describe('issue 28, owners: a DaemonSet of the balloon name that fleetscope did not create', () => {
+  let env: BalloonEnv;
+  beforeEach(async () => {
+    env = await startBalloonEnv();
+  });
+  afterEach(async () => env.stop());
+
+  it('is never written, and its pods are impostors: never resized, reported', async () => {
+    const labels = { app: 'theirs', 'fleetscope.io/balloon': 'true' };
+    await env.client.apps.createNamespacedDaemonSet({
+      namespace: BALLOON_NAMESPACE,
+      body: {
+        metadata: { name: BALLOON_NAME },
+        spec: {
+          selector: { matchLabels: { app: 'theirs' } },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [
+                {
+                  name: 'balloon',
+                  image: 'registry.k8s.io/pause:3.10',
+                  resources: { requests: { cpu: '100m', memory: '128Mi' } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    const before = await env.client.apps.readNamespacedDaemonSet({
+      name: BALLOON_NAME,
+      namespace: BALLOON_NAMESPACE,
+    });
+    await env.store.putPolicy(env.cluster, FIXED_SIZE_POLICY);
+    await env.cycle();
+    const r = await env.cycle();
+    expect(r.errors.join()).toMatch(
+      /DaemonSet kube-system\/fleetscope-balloon is not fleetscope's .*left alone/,
+    );
+    const after = await env.client.apps.readNamespacedDaemonSet({
+      name: BALLOON_NAME,
+      namespace: BALLOON_NAMESPACE,
+    });
+    expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+    const pods = await env.core.listNamespacedPod({
+      namespace: BALLOON_NAMESPACE,
+      labelSelector: 'app=theirs',
+    });
+    expect(pods.items.length).toBe(3);
+    for (const p of pods.items) {
+      expect(p.spec?.containers[0]?.resources?.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+      expect(p.metadata?.generation ?? 1).toBe(1);
+    }
+    expect(r.impostors.length).toBe(3);
+  });
+});
