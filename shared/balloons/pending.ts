@@ -4,7 +4,7 @@
  * policy then sizes it for that pod too. Once the balloon deflates, the scheduler places the pod itself.
  * (Explicit sizes and shared hosts are never grown for it: their size is someone else's decision.)
  */
-import type { NodeSelectorRequirement, NodeSelectorTerm } from '../cycle/wire.js';
+import { termMatches } from '../kernel/node-affinity.js';
 import { UNSCHEDULABLE_TAINT, untoleratedTaint } from '../kernel/taints.js';
 import { type Amounts, add, RESOURCES, ZERO } from './amounts.js';
 import type { BalloonNode, CountedPod } from './decide.js';
@@ -21,41 +21,6 @@ function allows(pod: CountedPod, node: BalloonNode): boolean {
   if (pod.terms && !pod.terms.some((t) => termMatches(t, node))) return false;
   const taints = [...(node.taints ?? []), ...(node.unschedulable ? [UNSCHEDULABLE_TAINT] : [])];
   return untoleratedTaint(pod.tolerations ?? [], taints) === undefined;
-}
-
-/** A requirement as the scheduler's NodeAffinity reads it (labels, or metadata.name for a field). */
-function requirementMatches(r: NodeSelectorRequirement, value: string | undefined): boolean {
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case 'In':
-      return value !== undefined && values.includes(value);
-    case 'NotIn':
-      return value === undefined || !values.includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      const a = Number(value);
-      const b = Number(values[0]);
-      if (value === undefined || !Number.isInteger(a) || !Number.isInteger(b)) return false;
-      return r.operator === 'Gt' ? a > b : a < b;
-    }
-    default:
-      return false;
-  }
-}
-
-/** A required node affinity term: every expression (labels) and field (metadata.name) matches; empty none. */
-function termMatches(t: NodeSelectorTerm, node: BalloonNode): boolean {
-  const exprs = t.matchExpressions ?? [];
-  const fields = t.matchFields ?? [];
-  if (exprs.length === 0 && fields.length === 0) return false;
-  return (
-    exprs.every((r) => requirementMatches(r, r.key === undefined ? undefined : node.labels[r.key])) &&
-    fields.every((r) => r.key === 'metadata.name' && requirementMatches(r, node.name))
-  );
 }
 
 export function pendingDemand(
