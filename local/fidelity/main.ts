@@ -1,9 +1,12 @@
 /**
  * `npm run fidelity`: records every request the capability suites send to the simulator, replays the
  * recordings against a real kube-apiserver of each version in FLEETSCOPE_KUBE_ASSETS, and prints where
- * the simulator's answers differ from the real server's.
+ * the simulator's answers differ from the real server's; then runs the behaviour scenarios
+ * (behaviour.ts) on the simulator and on a whole real cluster and prints where the simulator's kubelet,
+ * scheduler and DaemonSet controller decide otherwise than the real ones.
  *
  *   npm run fidelity [-- --versions 1.33,1.36] [--recordings DIR] [--json FILE] [SUITE...]
+ *   npm run fidelity -- --only api|behaviour [--scenarios NAME,...]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,8 +17,9 @@ import { startRealApiserver } from '../envtest/apiserver.js';
 import { findKubeAssets, type KubeAssets } from '../envtest/assets.js';
 import { DEFAULT_VERSION_ENV } from '../sim/cluster.js';
 import { RECORD_ENV } from '../sim/recorder.js';
+import { runBehaviour, type ScenarioResult } from './behaviour.js';
 import { type ReplayResult, replayRecording } from './replay.js';
-import { printReport, type VersionReport } from './report.js';
+import { printBehaviour, printReport, type VersionReport } from './report.js';
 
 /** The suites whose simulator traffic is fleetscope's own: every capability that talks to a cluster. */
 export const CAPABILITY_SUITES = [
@@ -34,17 +38,27 @@ const PARALLEL = 2;
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { versions: { type: 'string' }, recordings: { type: 'string' }, json: { type: 'string' } },
+    options: {
+      versions: { type: 'string' },
+      recordings: { type: 'string' },
+      json: { type: 'string' },
+      only: { type: 'string' },
+      scenarios: { type: 'string' },
+    },
   });
   const lookup = findKubeAssets();
   if (!lookup.ok) {
     process.stderr.write(`fidelity: ${lookup.why}; it needs real kube-apiserver binaries and etcd\n`);
     return 2;
   }
+  if (values.only && !['api', 'behaviour'].includes(values.only)) {
+    process.stderr.write(`fidelity: --only takes api or behaviour, not ${values.only}\n`);
+    return 2;
+  }
   const suites = positionals.length ? positionals : CAPABILITY_SUITES;
   const versions = values.versions?.split(',') ?? [...lookup.assets.apiservers.keys()].reverse();
   const reports: VersionReport[] = [];
-  for (const version of versions) {
+  for (const version of values.only === 'behaviour' ? [] : versions) {
     const full =
       [...lookup.assets.apiservers.keys()].find((v) => v === version || v.startsWith(`${version}.`)) ??
       version;
@@ -52,8 +66,23 @@ async function main(): Promise<number> {
     const dir = values.recordings ?? record(suites, full);
     reports.push(await replayAll(lookup.assets, full, recordingsAt(dir, full)));
   }
-  printReport(reports, process.stdout);
-  if (values.json) writeFileSync(values.json, JSON.stringify(reports, mapsAsObjects, 2));
+  if (reports.length) printReport(reports, process.stdout);
+  let behaviour: ScenarioResult[] = [];
+  if (values.only !== 'api') {
+    if (lookup.assets.clusters.size === 0) {
+      process.stderr.write(
+        'fidelity: no kube-scheduler, kube-controller-manager and kubemark in the assets: the behaviour scenarios need a whole cluster\n',
+      );
+      return 2;
+    }
+    behaviour = await runBehaviour(lookup.assets, values.scenarios?.split(','));
+    if (behaviour.length === 0) {
+      process.stderr.write(`fidelity: no scenario matches ${values.scenarios}\n`);
+      return 2;
+    }
+    printBehaviour(behaviour, process.stdout);
+  }
+  if (values.json) writeFileSync(values.json, JSON.stringify({ api: reports, behaviour }, mapsAsObjects, 2));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 /** What `npm run fidelity` prints: per version, the exchanges compared and the divergences by kind. */
 import type { Writable } from 'node:stream';
+import type { ScenarioResult } from './behaviour.js';
 import { LEFT_ASIDE } from './compare.js';
 import type { ReplayResult } from './replay.js';
 
@@ -77,4 +78,24 @@ export function printReport(reports: VersionReport[], out: Writable): void {
       `divergences on kube-apiserver ${report.version}: ${s.replayed - s.matched} of ${s.replayed} requests (${s.groups.size} kinds)\n`,
     );
   }
+}
+
+/** The behaviour scenarios: per scenario its divergences, then every excused one with its reason. */
+export function printBehaviour(results: ScenarioResult[], out: Writable): void {
+  out.write('\nkubelet, scheduler and DaemonSet controller: the simulator against a whole real cluster\n');
+  for (const r of results) {
+    out.write(`  ${r.divergences.length} divergent, ${r.excused.length} excused: ${r.scenario}\n`);
+    if (r.error) out.write(`     did not finish: ${r.error}\n`);
+    for (const d of r.divergences) out.write(`     ${d}\n`);
+  }
+  const why = new Map<string, string[]>();
+  for (const r of results)
+    for (const e of r.excused) why.set(e.why, [...(why.get(e.why) ?? []), `${r.scenario}: ${e.divergence}`]);
+  out.write('\nexcused, and why:\n');
+  for (const [reason, list] of why) out.write(`  ${list.length}× ${reason}\n     e.g. ${list[0]}\n`);
+  const total = results.reduce((n, r) => n + r.divergences.length, 0);
+  const failed = results.filter((r) => r.error).length;
+  out.write(
+    `\nbehaviour divergences: ${total} in ${results.length} scenarios (${results.reduce((n, r) => n + r.excused.length, 0)} excused${failed ? `, ${failed} did not finish` : ''})\n`,
+  );
 }

@@ -56,23 +56,12 @@ const STATUS_ORDER = [
 function normalizeDaemonSet(ds: JsonObject): JsonObject {
   const out = orderTop(ds);
   if (isObject(out.spec)) {
-    const spec = orderKeys(out.spec, [
-      'selector',
-      'template',
-      'updateStrategy',
-      'minReadySeconds',
-      'revisionHistoryLimit',
-    ]);
+    const order = ['selector', 'template', 'updateStrategy', 'minReadySeconds', 'revisionHistoryLimit'];
+    const spec = orderKeys(out.spec, order);
     if (isObject(spec.template)) {
       const tpl = orderKeys(spec.template, ['metadata', 'spec']);
-      if (isObject(tpl.metadata))
-        tpl.metadata = orderKeys(tpl.metadata, [
-          'name',
-          'namespace',
-          'creationTimestamp',
-          'labels',
-          'annotations',
-        ]);
+      const meta = ['name', 'namespace', 'creationTimestamp', 'labels', 'annotations'];
+      if (isObject(tpl.metadata)) tpl.metadata = orderKeys(tpl.metadata, meta);
       if (isObject(tpl.spec)) tpl.spec = orderPodSpec(tpl.spec, 'DaemonSet');
       spec.template = tpl;
     }
@@ -82,13 +71,8 @@ function normalizeDaemonSet(ds: JsonObject): JsonObject {
   return out;
 }
 
-/** DaemonSetStatus fields tagged `omitempty`: a real server leaves them out at 0 (the other counts stay). */
-const OMITTED_WHEN_ZERO = [
-  'observedGeneration',
-  'updatedNumberScheduled',
-  'numberAvailable',
-  'numberUnavailable',
-];
+/** DaemonSetStatus fields tagged `omitempty` (observedGeneration to numberUnavailable): left out at 0. */
+const OMITTED_WHEN_ZERO = STATUS_ORDER.slice(STATUS_ORDER.indexOf('observedGeneration'), -2);
 
 function withoutZeros(o: JsonObject, keys: readonly string[]): JsonObject {
   if (!keys.some((k) => o[k] === 0)) return o;

@@ -2,7 +2,8 @@
  * The Events a real cluster records about pods (`kubectl get events`), derived from the changes the
  * simulated controllers and kubelets make, so the event recorder needs no hook inside them:
  * - daemonset-controller: SuccessfulCreate "Created pod: <name>" on the DaemonSet;
- * - default-scheduler: Scheduled "Successfully assigned <ns>/<pod> to <node>";
+ * - default-scheduler: Scheduled "Successfully assigned <ns>/<pod> to <node>"; and, told by the
+ *   scheduler, FailedScheduling (the FitError message) and Preempted on a victim;
  * - kubelet: Pulled/Created/Started per container when the pod starts, Killing when it is deleted,
  *   the admission failure (OutOfcpu, OutOfmemory) as a Warning, and the resize outcomes of 1.33+
  *   kubelets: ResizeStarted, ResizeCompleted (Normal), ResizeDeferred, ResizeInfeasible (Warning), with
@@ -55,6 +56,8 @@ export function eventStrategy(): Strategy {
   };
 }
 
+const SCHEDULER = { component: 'default-scheduler' };
+
 interface Source {
   component: string;
   host?: string;
@@ -97,23 +100,35 @@ export class EventRecorder {
     const pod = ev.object;
     const prev = ev.type === 'ADDED' ? undefined : ev.prev;
     if (!prev) this.created(pod);
+    const { namespace, name } = pod.metadata;
     if (pod.spec?.nodeName && !prev?.spec?.nodeName)
       this.record(
         pod,
-        { component: 'default-scheduler' },
+        SCHEDULER,
         'Normal',
         'Scheduled',
-        `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${pod.spec.nodeName}`,
+        `Successfully assigned ${namespace}/${name} to ${pod.spec.nodeName}`,
       );
     if (running(pod) && !running(prev)) this.started(pod);
     const reason = pod.status?.reason;
     if (pod.status?.phase === 'Failed' && /^OutOf/.test(reason ?? '') && prev?.status?.reason !== reason)
-      this.record(pod, this.kubelet(pod), 'Warning', reason, pod.status.message ?? '');
+      this.byKubelet(pod, 'Warning', reason, pod.status.message ?? '');
     if (this.cluster.features.resizeConditions) this.resize(pod, prev);
   }
 
-  private kubelet(pod: Json): Source {
-    return { component: 'kubelet', host: pod.spec?.nodeName };
+  /** The scheduler found no node (or preempts for this pod, which binds at once here). */
+  failedScheduling(pod: Json, message: string): void {
+    this.record(pod, SCHEDULER, 'Warning', 'FailedScheduling', message);
+  }
+
+  /** kube-scheduler's preemption: "Preempted by pod <preemptor UID> on node <node>" on the victim. */
+  preempted(victim: Json, preemptor: Json, node: string): void {
+    const message = `Preempted by pod ${preemptor.metadata.uid} on node ${node}`;
+    this.record(victim, SCHEDULER, 'Normal', 'Preempted', message);
+  }
+
+  private byKubelet(pod: Json, type: string, reason: string, message: string, fieldPath?: string): void {
+    this.record(pod, { component: 'kubelet', host: pod.spec?.nodeName }, type, reason, message, fieldPath);
   }
 
   private created(pod: Json): void {
@@ -132,65 +147,38 @@ export class EventRecorder {
   }
 
   private started(pod: Json): void {
-    const src = this.kubelet(pod);
     for (const c of pod.spec?.containers ?? []) {
       const at = `spec.containers{${c.name}}`;
-      this.record(
-        pod,
-        src,
-        'Normal',
-        'Pulled',
-        `Container image "${c.image}" already present on machine`,
-        at,
-      );
-      this.record(pod, src, 'Normal', 'Created', `Created container: ${c.name}`, at);
-      this.record(pod, src, 'Normal', 'Started', `Started container ${c.name}`, at);
+      this.byKubelet(pod, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`, at);
+      this.byKubelet(pod, 'Normal', 'Created', `Created container: ${c.name}`, at);
+      this.byKubelet(pod, 'Normal', 'Started', `Started container ${c.name}`, at);
     }
   }
 
   private deleted(pod: Json): void {
     if (!running(pod) || !pod.spec?.nodeName) return;
     for (const c of pod.spec.containers ?? [])
-      this.record(
-        pod,
-        this.kubelet(pod),
-        'Normal',
-        'Killing',
-        `Stopping container ${c.name}`,
-        `spec.containers{${c.name}}`,
-      );
+      this.byKubelet(pod, 'Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
   }
 
   /** The kubelet's resize events, on the transitions of PodResizePending and PodResizeInProgress. */
   private resize(pod: Json, prev: Json): void {
     const pending = condition(pod, 'PodResizePending');
     const before = condition(prev, 'PodResizePending');
-    if (pending && (pending.reason !== before?.reason || pending.message !== before?.message))
-      this.record(
+    const { reason, message } = pending ?? {};
+    if (pending && (reason !== before?.reason || message !== before?.message))
+      this.byKubelet(
         pod,
-        this.kubelet(pod),
         'Warning',
-        `Resize${pending.reason}`,
-        `Pod resize ${pending.reason}: ${resizeSummary(pod, pending.message)}`,
+        `Resize${reason}`,
+        `Pod resize ${reason}: ${resizeSummary(pod, message)}`,
       );
     const progress = condition(pod, 'PodResizeInProgress');
     const wasInProgress = condition(prev, 'PodResizeInProgress');
     if (progress && !wasInProgress)
-      this.record(
-        pod,
-        this.kubelet(pod),
-        'Normal',
-        'ResizeStarted',
-        `Pod resize started: ${resizeSummary(pod)}`,
-      );
+      this.byKubelet(pod, 'Normal', 'ResizeStarted', `Pod resize started: ${resizeSummary(pod)}`);
     if (!progress && wasInProgress && !pending)
-      this.record(
-        pod,
-        this.kubelet(pod),
-        'Normal',
-        'ResizeCompleted',
-        `Pod resize completed: ${resizeSummary(pod)}`,
-      );
+      this.byKubelet(pod, 'Normal', 'ResizeCompleted', `Pod resize completed: ${resizeSummary(pod)}`);
   }
 
   private record(

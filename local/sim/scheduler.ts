@@ -151,7 +151,7 @@ export class Scheduler {
       const residents = others.map((b) => ({ ...b, cpuM: b.req.cpuM, mem: b.req.mem }));
       const victims = resizeVictims(pod, node, need, residents, this.cluster.features);
       if (!victims || victims.length === 0) continue;
-      this.evict(victims, pod);
+      this.evict(victims, pod, nodeName);
       usage.forget(nodeName);
     }
   }
@@ -215,14 +215,16 @@ export class Scheduler {
       podsOn: (n) => usage.podsOn(n),
       node: (n) => nodes.get(n),
     });
+    const perNode = [...found.filtered.values()].map((f) => f.reasons);
     if ('node' in outcome) {
-      this.evict(outcome.victims, pod);
+      // kube-scheduler records the failed attempt, nominates, and binds in a later cycle.
+      this.cluster.events.failedScheduling(pod, fitErrorMessage(nodes.size, { ...found, perNode }));
+      this.evict(outcome.victims, pod, outcome.node);
       usage.forget(outcome.node);
       // Victims go at once (no graceful termination here), so the preemptor binds in this same pass.
       this.bind(key, pod, outcome.node, want, usage);
       return;
     }
-    const perNode = [...found.filtered.values()].map((f) => f.reasons);
     const message = fitErrorMessage(nodes.size, { perNode, absent: found.absent }, outcome.message);
     this.unschedulable(key, pod, message);
   }
@@ -248,7 +250,9 @@ export class Scheduler {
       if (why || short.length > 0) {
         filtered.set(
           name,
-          why ? { reasons: [why], resolvable: false } : { reasons: short, resolvable: true },
+          why
+            ? { reasons: [why], resolvable: false }
+            : { reasons: short, resolvable: !this.tooSmall(want, node) },
         );
         continue;
       }
@@ -285,10 +289,15 @@ export class Scheduler {
     cond.message = message;
     const status = { ...pod.status, conditions: withCondition(pod.status?.conditions, cond) };
     this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
+    this.cluster.events.failedScheduling(pod, message);
   }
 
   /** The preemptor's victims: marked DisruptionTarget (reason PreemptionByScheduler), then deleted. */
-  private evict(victims: BoundPod[], preemptor: Json): void {
+  /** 1.34+ (kubernetes#131345): the pod exceeds the node's allocatable even empty; preemption cannot help. */
+  private tooSmall = (want: Amounts, node: Json) =>
+    this.minor >= 34 && (want.cpuM > nodeAllocatable(node).cpuM || want.mem > nodeAllocatable(node).mem);
+
+  private evict(victims: BoundPod[], preemptor: Json, node: string): void {
     const scheduler = preemptor.spec?.schedulerName ?? DEFAULT_SCHEDULER;
     const t = rfc3339(this.cluster.clock.now());
     for (const { key, pod } of victims) {
@@ -302,6 +311,7 @@ export class Scheduler {
       });
       const status = { ...pod.status, conditions: withCondition(pod.status?.conditions, cond) };
       this.cluster.internalWrite('pods', key, normalizePod({ ...pod, status }));
+      this.cluster.events.preempted(pod, preemptor, node);
       this.cluster.internalDelete('pods', key);
     }
   }

@@ -108,8 +108,9 @@ describe('pods that fit nowhere', () => {
   it('stay Pending with PodScheduled=False, reason Unschedulable and the FitError message', async () => {
     const huge = await createPod(c, workloadPod('huge', { cpu: '3' }));
     expect(podView(huge)).toMatchObject({ phase: 'Pending', node: undefined });
+    // 1.34+ (kubernetes#131345): nodes smaller than the pod even empty are no preemption candidates.
     expect(condition(huge, 'PodScheduled')).toBe(
-      'False Unschedulable: 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.',
+      'False Unschedulable: 0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.',
     );
     const fat = await createPod(c, workloadPod('fat', { memory: '5Gi', tolerations: TOLERATE }));
     expect(podView(fat).node).toBe('c');

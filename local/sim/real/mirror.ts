@@ -65,10 +65,13 @@ export class ApiMirror {
   /** One read of every mirrored collection; true when anything changed. */
   async read(): Promise<boolean> {
     let changed = false;
-    for (const m of MIRRORED) {
-      const all = this.nodes === 'all' && m.collection === 'nodes';
-      if (await this.readCollection(all ? { collection: 'nodes' } : m)) changed = true;
-    }
+    for (const m of MIRRORED)
+      if (
+        await this.readCollection(
+          this.nodes === 'all' && m.collection === 'nodes' ? { collection: 'nodes' } : m,
+        )
+      )
+        changed = true;
     if (this.nodes === 'all') return changed;
     await this.confirmPodDeletions();
     await this.finalizeNamespaces();
