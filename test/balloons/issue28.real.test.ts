@@ -7,9 +7,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
-import { type BalloonCycleResult, runBalloonCycle } from '../../shared/balloons/cycle.js';
-import { freshPods } from '../../shared/balloons/fresh-read.js';
-import { BalloonObjects } from '../../shared/balloons/incluster.js';
+import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
 import {
   BALLOON_LABEL,
   BALLOON_NAME,
@@ -17,15 +15,12 @@ import {
   PRIORITY_CLASS,
 } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { snapshotRead } from '../../shared/balloons/read.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
-import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
-import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
-import { Resizer, rawResizeApi } from '../../shared/resize/index.js';
 import { type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from '../cluster/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
+import { realBalloonCycle } from './helpers.js';
 
 const CLUSTER = 'balloons-cluster';
 const NS = 'work';
@@ -60,18 +55,11 @@ describeRealCluster('balloons, issue 28', { nodes: [node('roomy'), node('full-a'
   /** One balloon cycle, then until the real kubelets have answered every balloon resize. */
   const cycle = async (): Promise<BalloonCycleResult> => {
     env.clock.advance(60_000);
-    const snapshot = new ClusterSnapshot(new RawReader(env.client), { pageSize: 500, allPods: true });
-    const api = rawResizeApi(snapshot.reader);
-    const r = await runBalloonCycle({
+    const r = await realBalloonCycle({
+      client: env.client,
+      store,
       cluster: CLUSTER,
       cycleId: `real/${++n}`,
-      store,
-      objects: new BalloonObjects(env.client, snapshot.reader, PAUSE),
-      resizer: new Resizer(api, { now: () => env.clock.now() }),
-      api,
-      read: snapshotRead(snapshot),
-      fresh: freshPods(snapshot.reader),
-      settings: { settleMs: 2000 },
       now: () => env.clock.now(),
     });
     await k.waitFor('the kubelets to answer the balloon resizes', async () =>
