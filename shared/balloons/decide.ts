@@ -5,7 +5,19 @@
  */
 import type { NodeSelectorTerm } from '../cycle/wire.js';
 import type { Taint, Toleration } from '../kernel/taints.js';
-import { type Amounts, add, each, equal, isZero, max, min, RESOURCES, sub, ZERO } from './amounts.js';
+import {
+  type Amounts,
+  add,
+  amounts,
+  each,
+  equal,
+  isZero,
+  max,
+  min,
+  RESOURCES,
+  sub,
+  ZERO,
+} from './amounts.js';
 import {
   type CompiledPolicy,
   type Desired,
@@ -224,8 +236,12 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     balloon: o.current,
     target: o.plan.target,
     size: max(ZERO, sub(node.allocatable, o.current)),
-    // What pods use beyond their requests is held too: a VM without the ballooned capacity has only the rest.
-    ...overcommit(node.allocatable, add(max(o.workloads, used ?? ZERO), o.current)),
+    ...overcommit(node.allocatable, add(o.workloads, o.current)),
+    ...usageOvercommit(
+      node.allocatable,
+      add(o.workloads, o.current),
+      used && add(max(o.workloads, used), o.current),
+    ),
     ...(o.desired?.usageFloor ? { usageFloor: o.desired.usageFloor } : {}),
     ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(used ? { used } : {}),
@@ -256,6 +272,7 @@ function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired
 
 /** Above what the node's pods use (metrics.k8s.io), where no policy says: +10%. */
 export const USAGE_HEADROOM_PERCENT = 10;
+const USAGE_STEP = amounts(250, 256 * 1024 * 1024);
 
 /**
  * A node never offers less than its pods use, with headroom (the policy's, or 10%): if the ballooned
@@ -273,9 +290,15 @@ function boundByUsage(
       ? policies.find((x) => x.policy.name === (d.source as { policy: string }).policy)
       : undefined;
   const pct = p?.policy.headroomPercent ?? USAGE_HEADROOM_PERCENT;
+  // Rounded up to the policy's step (250m / 256Mi without one): usage moves a little every reading,
+  // and a size that followed it would resize the balloon every cycle.
+  const step = p?.policy.step ?? USAGE_STEP;
   const floor = min(
     node.allocatable,
-    each((r) => used[r] + Math.max(Math.ceil((used[r] * pct) / 100), p?.policy.headroomMin[r] ?? 0)),
+    each((r) => {
+      const want = used[r] + Math.max(Math.ceil((used[r] * pct) / 100), p?.policy.headroomMin[r] ?? 0);
+      return Math.ceil(want / step[r]) * step[r];
+    }),
   );
   if (RESOURCES.every((r) => d.size[r] >= floor[r])) return d;
   return { ...d, size: max(d.size, floor), usageFloor: floor };
@@ -285,6 +308,23 @@ function boundByUsage(
 function hostShareOf(labels: Readonly<Record<string, string>>): number | undefined {
   const n = Number(labels[KUBELETS_PER_HOST_LABEL]);
   return labels[HOST_ID_LABEL] && Number.isInteger(n) && n > 1 ? n : undefined;
+}
+
+/**
+ * What pods use beyond their requests is held too: a VM without the ballooned capacity has only the
+ * rest. Kept apart from the requests' figure (which the kubelet's admission and the Events follow, and
+ * which does not move with usage's noise); shown where it is the larger.
+ */
+function usageOvercommit(
+  allocatable: Amounts,
+  requested: Amounts,
+  held: Amounts | undefined,
+): { overcommittedByUsage?: Amounts } {
+  if (!held) return {};
+  const over = max(ZERO, sub(held, allocatable));
+  return isZero(over) || equal(over, max(ZERO, sub(requested, allocatable)))
+    ? {}
+    : { overcommittedByUsage: over };
 }
 
 /** How far the node's pods and balloon hold beyond its allocatable, when they do. */

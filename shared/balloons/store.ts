@@ -68,6 +68,8 @@ export interface NodeState {
    * the balloon deflates and waits for the kubelet; nothing is evicted.
    */
   overcommitted?: Amounts;
+  /** How far usage (metrics.k8s.io) beside the balloon goes beyond allocatable, where more than requests do. */
+  overcommittedByUsage?: Amounts;
   /** What the node's pods use, with headroom, where it kept the node from shrinking further. */
   usageFloor?: Amounts;
   /** Why the node's balloon pod is not sound (./integrity.ts): it is held at the floor. */
