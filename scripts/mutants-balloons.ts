@@ -72,9 +72,77 @@ const MUTATIONS: Mutation[] = [
     from: 'new Set(decisions.filter((d) => d.desired).map((d) => d.node))',
     to: 'new Set<string>()',
   },
+  {
+    name: 'issue 28: a balloon trusted whatever its pod is (priority, preemptionPolicy, containers)',
+    file: 'shared/balloons/integrity.ts',
+    from: '  return out;\n}',
+    to: '  return [];\n}',
+  },
+  {
+    name: 'issue 28: a drifted pod template never repaired',
+    file: 'shared/balloons/incluster.ts',
+    from: 'const drift = templateDrift(current.spec?.template?.spec, this.image);',
+    to: 'const drift: string[] = [];',
+  },
+  {
+    name: 'issue 28: a PriorityClass replaced at another value trusted',
+    file: 'shared/balloons/incluster.ts',
+    from: 'if (pc.value !== BALLOON_PRIORITY) drift.push(',
+    to: 'if (false) drift.push(',
+  },
+  {
+    name: 'issue 28: a LimitRange or ResourceQuota in kube-system never reported',
+    file: 'shared/balloons/cycle.ts',
+    from: '  l.errors.push(...(await ctx.objects.namespaceLimits()));',
+    to: '',
+  },
+  {
+    name: 'issue 28: deflates held back by the back-off of a refused inflate',
+    file: 'shared/balloons/resizing.ts',
+    from: "return same && record?.state !== 'error' ? record : undefined;",
+    to: 'return record;',
+  },
+  {
+    name: 'issue 28: pending pods counted wherever their required node affinity points',
+    file: 'shared/balloons/pending.ts',
+    from: '  if (pod.terms && !pod.terms.some((t) => termMatches(t, node))) return false;',
+    to: '',
+  },
+  {
+    name: "issue 28: gated pods and other schedulers' pods counted as demand",
+    file: 'shared/balloons/read.ts',
+    from: "!p.waiting.gated && p.waiting.schedulerName === 'default-scheduler';",
+    to: 'true;',
+  },
+  {
+    name: 'issue 28: usage never bounds a shrink',
+    file: 'shared/balloons/decide.ts',
+    from: 'if (!d || !used) return d;',
+    to: 'return d;',
+  },
+  {
+    name: 'issue 28: an explicit size applied to a new node of the same name',
+    file: 'shared/balloons/requests.ts',
+    from: 'if (r.nodeUid && node.uid && r.nodeUid !== node.uid)',
+    to: 'if (false)',
+  },
+  {
+    name: 'issue 28: a shared host priced once per kubelet',
+    file: 'shared/balloons/prices.ts',
+    from: 'if (!price || !kubelets || kubelets <= 1) return price;',
+    to: 'return price;',
+  },
+  {
+    name: 'issue 28: pods of a balloon-named DaemonSet fleetscope did not create taken as balloons',
+    file: 'shared/balloons/cycle.ts',
+    from: 'if (p.balloon && p.ownerUid !== owner.uid) {',
+    to: 'if (false) {',
+  },
 ];
 
 const TESTS = [
+  'test/balloons/issue28.test.ts',
+  'test/balloons/issue28.sim.test.ts',
   'test/balloons/defects.sim.test.ts',
   'test/balloons/balloons.sim.test.ts',
   'test/balloons/domain.test.ts',

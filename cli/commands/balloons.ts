@@ -141,6 +141,8 @@ function nodeJson(node: string, s: NodeState) {
       ? { resize: { state: s.resize.state, ...(s.resize.message ? { message: s.resize.message } : {}) } }
       : {}),
     ...(s.overcommitted ? { overcommitted: capacityOf(s.overcommitted) } : {}),
+    ...(s.overcommittedByUsage ? { overcommittedByUsage: capacityOf(s.overcommittedByUsage) } : {}),
+    ...(s.usageFloor ? { usageFloor: capacityOf(s.usageFloor) } : {}),
     ...(s.resizePreemption ? { resizePreemption: s.resizePreemption } : {}),
     ...(s.price
       ? {
@@ -206,6 +208,7 @@ export function statusTable(states: ClusterBalloons[], wide: boolean): string[] 
       'RESIZE',
       'PODS IN THE WAY',
       'OVER-COMMITTED BY',
+      'BOUNDED BY USAGE',
       'BALLOON $/MONTH',
       'RESIZE PREEMPTION',
     );
@@ -230,7 +233,8 @@ export function statusTable(states: ClusterBalloons[], wide: boolean): string[] 
           pairText(s.desired),
           s.resize?.state ?? NONE,
           s.blocked?.pods.map((p) => `${p.namespace}/${p.name}`).join(',') ?? NONE,
-          s.overcommitted ? pairText(s.overcommitted) : NONE,
+          overcommitText(s),
+          s.usageFloor ? pairText(s.usageFloor) : NONE,
           s.price ? `${s.price.instanceType} ${readableUsd(monthlyValue(s) ?? 0)}` : NONE,
           resizePreemptionText(s) ?? NONE,
         );
@@ -411,6 +415,14 @@ function balloonAfterResize(state: ClusterBalloons | undefined, node: string): s
   if (s) return `balloon now ${pairText(s.balloon)} (the node offers ${pairText(s.size)})`;
   return undefined;
 }
+
+/** OVER-COMMITTED BY: the requests' figure, or usage's where that is larger (said so). */
+const overcommitText = (s: NodeState): string =>
+  s.overcommittedByUsage
+    ? `${pairText(s.overcommittedByUsage)} (by usage)`
+    : s.overcommitted
+      ? pairText(s.overcommitted)
+      : NONE;
 
 function policyInput(values: Flags): Record<string, unknown> {
   const pairOf = (cpu: string | undefined, memory: string | undefined, name: string) => {

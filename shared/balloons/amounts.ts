@@ -65,12 +65,21 @@ export function parseAmount(field: string, resource: Resource, value: unknown): 
   }
   if (n < 0) throw new AmountError(`${field}: "${value}" is negative`);
   if (!Number.isSafeInteger(n)) throw new AmountError(`${field}: "${value}" is out of range`);
+  // A unit-less memory quantity is bytes: "4" meant as 4Gi would size a node to nothing.
+  if (resource === 'memory' && n > 0 && n < MI && /^\s*[0-9.eE+]+\s*$/.test(String(value)))
+    throw new AmountError(
+      `${field}: "${value}" is ${n} bytes (a memory quantity without a unit is bytes); write the unit, as in ${String(value).trim()}Gi or ${String(value).trim()}Mi`,
+    );
   return n;
 }
+const MI = 1024 * 1024;
 
 export function parseAmounts(field: string, value: { cpu?: unknown; memory?: unknown } | undefined): Amounts {
   if (value === undefined || value === null || typeof value !== 'object')
     throw new AmountError(`${field}: cpu and memory are required`);
+  const unknown = Object.keys(value).filter((k) => k !== 'cpu' && k !== 'memory');
+  if (unknown.length > 0)
+    throw new AmountError(`${field}.${unknown[0]}: unknown field (${field} has cpu and memory)`);
   return amounts(
     parseAmount(`${field}.cpu`, 'cpu', value.cpu),
     parseAmount(`${field}.memory`, 'memory', value.memory),

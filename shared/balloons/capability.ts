@@ -185,5 +185,12 @@ function balloonsPermissions(): KubePermission[] {
       verbs: ['create'],
       why: 'Events on balloon pods and the DaemonSet',
     },
+    {
+      ...inKubeSystem,
+      group: '',
+      resources: ['limitranges', 'resourcequotas'],
+      verbs: ['list'],
+      why: 'a LimitRange or ResourceQuota in the balloon namespace, reported with what it breaks',
+    },
   ];
 }

@@ -69,7 +69,13 @@ export async function recordClusterEvents(
       'BalloonImpostor',
       `pod ${p.namespace}/${p.name}${p.node ? ` on node ${p.node}` : ''} carries ${BALLOON_LABEL}=true but is not fleetscope's (a balloon is a pod in ${BALLOON_NAMESPACE} owned by DaemonSet ${BALLOON_NAME}): counted as a workload, never resized`,
     );
-  for (const r of input.repairs) await note(DAEMONSET, 'Warning', 'BalloonPriorityClassRepaired', r);
+  for (const r of input.repairs)
+    await note(
+      DAEMONSET,
+      'Warning',
+      r.startsWith('DaemonSet') ? 'BalloonTemplateRepaired' : 'BalloonPriorityClassRepaired',
+      r,
+    );
   return written;
 }
 

@@ -13,9 +13,9 @@ import type { Amounts } from './amounts.js';
 import { noteAutoscalers } from './autoscalers.js';
 import { recordClusterEvents } from './cluster-events.js';
 import { saveCycle } from './cycle-state.js';
-import { type BalloonNode, type CountedPod, decide, type NodeDecision } from './decide.js';
+import { type BalloonNode, type CountedPod, decide, type NodeDecision, type StaleRequest } from './decide.js';
 import { compile, idleResult, resizeUnsupported, unsupportedResult, wanted } from './gate.js';
-import type { BalloonObjects } from './incluster.js';
+import { BalloonObjectError, type BalloonObjects } from './incluster.js';
 import type { Selection } from './manifests.js';
 import { optOutOfResizePreemption, releaseOptOuts } from './opt-out-step.js';
 import { type FreshPods, recheckInflates } from './recheck.js';
@@ -90,7 +90,8 @@ export interface BalloonCycleResult {
   decisions: NodeDecision[];
   reports: ResizeReport[];
   reverts: Revert[];
-  unknownNodes: string[];
+  /** Explicit sizes dropped this cycle, each saying why (their node is gone, or is another node). */
+  dropped: string[];
   errors: string[];
   /** Labelled pods that are not fleetscope's balloons, counted as workloads. */
   impostors: Impostor[];
@@ -125,7 +126,7 @@ export class CycleLedger {
  * A broken object is recorded and the cycle goes on (nodes still grow): without a sound PriorityClass no
  * balloon grows.
  */
-async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<void> {
+async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promise<DaemonSetOwner> {
   const { ctx } = l;
   const selection: Selection = {
     policies: items.policies,
@@ -137,11 +138,30 @@ async function ensureBalloonObjects(l: CycleLedger, items: BalloonItems): Promis
     l.inflatesHeld = (err as Error).message;
     l.errors.push(`${l.inflatesHeld}; balloons only deflate until it is fixed`);
   }
+  let owner: DaemonSetOwner = { known: false };
   try {
-    await ctx.objects.ensureDaemonSet(selection);
+    const ds = await ctx.objects.ensureDaemonSet(selection);
+    l.repairs.push(...ds.repaired);
+    owner = ds.uid ? { known: true, uid: ds.uid } : { known: false };
   } catch (err) {
     l.errors.push(`balloon DaemonSet: ${(err as Error).message}`);
+    if (err instanceof BalloonObjectError) owner = { known: true };
   }
+  l.errors.push(...(await ctx.objects.namespaceLimits()));
+  return owner;
+}
+
+/** Whose pods are balloons: the DaemonSet's uid as read; known without a uid when it is not fleetscope's. */
+type DaemonSetOwner = { known: false } | { known: true; uid?: string };
+
+/** A pod made by another object of the balloon DaemonSet's name (not fleetscope's) is an impostor. */
+function ownedBy(pods: BalloonPod[], owner: DaemonSetOwner): void {
+  if (!owner.known) return;
+  for (const p of pods)
+    if (p.balloon && p.ownerUid !== owner.uid) {
+      p.balloon = false;
+      p.impostor = true;
+    }
 }
 
 const impostorsOf = (pods: readonly BalloonPod[]): Impostor[] =>
@@ -160,13 +180,14 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     return releaseOptOuts(l, nodes).then(() => idleResult(l));
   const unsupported = await resizeUnsupported(l, items);
   if (unsupported) return unsupportedResult(l, items, unsupported);
-  if (!ctx.drain) await ensureBalloonObjects(l, items);
+  const owner = ctx.drain ? { known: false as const } : await ensureBalloonObjects(l, items);
   const pods = await ctx.read.pods();
+  ownedBy(pods, owner);
   const impostors = impostorsOf(pods);
   const usage = await ctx.objects.nodeUsage().catch(() => undefined);
   const previous = items.state?.nodes ?? {};
   await followUp(l, pods, previous);
-  const { decisions, unknownNodes } = decide({
+  const { decisions, stale } = decide({
     ...(ctx.drain ? { drain: true } : {}),
     ...(usage ? { usage } : {}),
     now: l.now,
@@ -179,7 +200,11 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
   noteAutoscalers(decisions, nodes);
   // Before any inflate: a workload's resize Deferred by it must wait for the node to grow, not preempt.
   await optOutOfResizePreemption(l, items, nodes, decisions, pods);
-  for (const n of unknownNodes) l.errors.push(`explicit size for node ${n}: the node does not exist`);
+  const dropped = await dropStale(
+    l,
+    ctx.onlyNode ? stale.filter((s) => s.request.node === ctx.onlyNode) : stale,
+  );
+  for (const d of decisions) if (d.balloon?.problems) l.errors.push(unsoundBalloon(d.node, d.balloon));
   const inflated = await apply(
     l,
     decisions.filter((d) => !l.reverted.has(d.node)),
@@ -213,12 +238,35 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     decisions,
     reports: l.reports,
     reverts: l.reverts,
-    unknownNodes,
+    dropped,
     errors: l.errors,
     impostors,
     repairs: l.repairs,
   };
 }
+
+/**
+ * Explicit sizes whose node is gone or is another node are deleted (only the very item read: a size set
+ * again meanwhile stays) and said once; they are not errors, and never size the node that took the name.
+ */
+async function dropStale(l: CycleLedger, stale: readonly StaleRequest[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const { request, why } of stale) {
+    try {
+      await l.ctx.store.deleteRequestIf(l.ctx.cluster, request.node, request.requestedAt);
+      out.push(`explicit size for node ${request.node} dropped: ${why}`);
+    } catch (err) {
+      l.errors.push(
+        `explicit size for node ${request.node} (${why}) could not be dropped: ${(err as Error).message}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** A balloon pod that is not what a balloon must be, named with each field and what is done about it. */
+const unsoundBalloon = (node: string, b: CountedPod) =>
+  `node ${node}: balloon pod ${b.namespace}/${b.name} has ${b.problems!.join('; ')}: deflated to the floor and never inflated (the DaemonSet's template is kept as balloons need it: delete the pod to have it recreated from it)`;
 
 /** Impostors not reported by the last cycle (one Event each, not one per cycle). */
 const newImpostors = (now: Impostor[], before: readonly Impostor[] | undefined): Impostor[] => {

@@ -3,11 +3,32 @@
  * else: which nodes are managed, what each should offer, what its balloon becomes, and what is blocked.
  * Pure: the cycle (./cycle.ts) reads, calls this, and acts on the answer.
  */
+import type { NodeSelectorTerm } from '../cycle/wire.js';
 import type { Taint, Toleration } from '../kernel/taints.js';
-import { type Amounts, add, equal, isZero, max, RESOURCES, sub, ZERO } from './amounts.js';
-import { type CompiledPolicy, type Desired, desiredSize, type ExplicitRequest } from './desired.js';
+import {
+  type Amounts,
+  add,
+  amounts,
+  each,
+  equal,
+  isZero,
+  max,
+  min,
+  RESOURCES,
+  sub,
+  ZERO,
+} from './amounts.js';
+import {
+  type CompiledPolicy,
+  type Desired,
+  desiredSize,
+  type ExplicitRequest,
+  HOST_ID_LABEL,
+  KUBELETS_PER_HOST_LABEL,
+} from './desired.js';
 import { pendingDemand } from './pending.js';
-import { nodePrice } from './prices.js';
+import { nodePrice, sharedHostPrice } from './prices.js';
+import { staleRequest } from './requests.js';
 import { BALLOON_FLOOR, type BalloonPlan, type PodInTheWay, planBalloon, podsInTheWay } from './sizing.js';
 import type { BlockedReclaim, NodeState } from './store.js';
 
@@ -18,6 +39,9 @@ export interface BalloonNode {
   allocatable: Amounts;
   /** As read; fences the KEP-5836 node patch (./opt-out.ts). */
   resourceVersion?: string;
+  /** The node object's identity (an explicit size belongs to it) and creation time. */
+  uid?: string;
+  createdAt?: number;
   /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+), when not empty. */
   optOut?: readonly string[];
   /** What keeps a waiting pod off the node (./pending.ts): its taints, and whether it is cordoned. */
@@ -38,6 +62,12 @@ export interface CountedPod {
   nodeSelector?: Readonly<Record<string, string>>;
   /** Not scheduled yet: its tolerations, so a pool is grown only where its taints let the pod in. */
   tolerations?: readonly Toleration[];
+  /** Not scheduled yet: its required node affinity terms (ORed), where it may land. */
+  terms?: readonly NodeSelectorTerm[];
+  /** A balloon's controller (the DaemonSet's uid): only the DaemonSet fleetscope made owns balloons. */
+  ownerUid?: string;
+  /** A balloon that is not what a balloon must be (./integrity.ts): deflated, never inflated. */
+  problems?: readonly string[];
   /** Not bound yet, but nominated to this node by the scheduler's preemption: it holds room there. */
   nominated?: string;
   /** Labelled as a balloon but not fleetscope's: counted as a workload, never written, reported. */
@@ -140,8 +170,11 @@ function decideNode(
     { size: prev?.size, lastShrinkAt: prev?.lastShrinkAt },
     input.now,
   );
-  // Draining gives the node its capacity back, but it stays in its pool (the report groups by it).
-  const desired = input.drain ? undefined : sized;
+  // Draining gives the node its capacity back, but it stays in its pool (the report groups by it). A
+  // balloon that is not sound (./integrity.ts) is deflated to the floor and never inflated.
+  const used = input.usage?.get(node.name);
+  const desired =
+    input.drain || balloon?.problems ? undefined : boundByUsage(sized, used, node, input.policies);
   if (!desired && !balloon) return undefined;
   const current = balloon?.requests ?? BALLOON_FLOOR;
   // A node nobody sizes any more gets its capacity back: its balloon is deflated to the floor.
@@ -204,11 +237,18 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
     target: o.plan.target,
     size: max(ZERO, sub(node.allocatable, o.current)),
     ...overcommit(node.allocatable, add(o.workloads, o.current)),
+    ...usageOvercommit(
+      node.allocatable,
+      add(o.workloads, o.current),
+      used && add(max(o.workloads, used), o.current),
+    ),
+    ...(o.desired?.usageFloor ? { usageFloor: o.desired.usageFloor } : {}),
     ...(prev?.lastShrinkAt !== undefined ? { lastShrinkAt: prev.lastShrinkAt } : {}),
     ...(used ? { used } : {}),
     ...(o.desired ? { desired: o.desired.size } : {}),
     ...(o.pool ? { source: o.pool } : {}),
     ...(o.balloon ? { podUid: o.balloon.uid } : {}),
+    ...(o.balloon?.problems ? { unsound: [...o.balloon.problems] } : {}),
     ...(o.blocked ? { blocked: o.blocked } : {}),
     ...priceOf(node, input.policies, o.desired),
     ...(prev?.resize && prev.resize.podUid === o.balloon?.uid ? { resize: prev.resize } : {}),
@@ -219,11 +259,72 @@ function nodeState(node: BalloonNode, input: DecideInput, o: NodeOutcome): NodeS
 function priceOf(node: BalloonNode, policies: readonly CompiledPolicy[], desired: Desired | undefined) {
   const own = desired?.source.kind === 'policy' ? desired.source.policy : undefined;
   const ordered = [...policies].sort((a, b) => Number(b.policy.name === own) - Number(a.policy.name === own));
-  const price = nodePrice(
-    node.labels,
-    ordered.map((p) => p.policy.prices),
+  // Every kubelet on a shared host reports the whole host: the host is priced once, a share per node.
+  const price = sharedHostPrice(
+    nodePrice(
+      node.labels,
+      ordered.map((p) => p.policy.prices),
+    ),
+    hostShareOf(node.labels),
   );
   return price ? { price } : {};
+}
+
+/** Above what the node's pods use (metrics.k8s.io), where no policy says: +10%. */
+export const USAGE_HEADROOM_PERCENT = 10;
+const USAGE_STEP = amounts(250, 256 * 1024 * 1024);
+
+/**
+ * A node never offers less than its pods use, with headroom (the policy's, or 10%): if the ballooned
+ * capacity is really absent from the VM, a node sized below its usage is where OOM kills come from.
+ */
+function boundByUsage(
+  d: Desired | undefined,
+  used: Amounts | undefined,
+  node: BalloonNode,
+  policies: readonly CompiledPolicy[],
+): Desired | undefined {
+  if (!d || !used) return d;
+  const p =
+    d.source.kind === 'policy'
+      ? policies.find((x) => x.policy.name === (d.source as { policy: string }).policy)
+      : undefined;
+  const pct = p?.policy.headroomPercent ?? USAGE_HEADROOM_PERCENT;
+  // Rounded up to the policy's step (250m / 256Mi without one): usage moves a little every reading,
+  // and a size that followed it would resize the balloon every cycle.
+  const step = p?.policy.step ?? USAGE_STEP;
+  const floor = min(
+    node.allocatable,
+    each((r) => {
+      const want = used[r] + Math.max(Math.ceil((used[r] * pct) / 100), p?.policy.headroomMin[r] ?? 0);
+      return Math.ceil(want / step[r]) * step[r];
+    }),
+  );
+  if (RESOURCES.every((r) => d.size[r] >= floor[r])) return d;
+  return { ...d, size: max(d.size, floor), usageFloor: floor };
+}
+
+/** The number of kubelets on the node's host, when it is labelled as one of N (./desired.ts hostShare). */
+function hostShareOf(labels: Readonly<Record<string, string>>): number | undefined {
+  const n = Number(labels[KUBELETS_PER_HOST_LABEL]);
+  return labels[HOST_ID_LABEL] && Number.isInteger(n) && n > 1 ? n : undefined;
+}
+
+/**
+ * What pods use beyond their requests is held too: a VM without the ballooned capacity has only the
+ * rest. Kept apart from the requests' figure (which the kubelet's admission and the Events follow, and
+ * which does not move with usage's noise); shown where it is the larger.
+ */
+function usageOvercommit(
+  allocatable: Amounts,
+  requested: Amounts,
+  held: Amounts | undefined,
+): { overcommittedByUsage?: Amounts } {
+  if (!held) return {};
+  const over = max(ZERO, sub(held, allocatable));
+  return isZero(over) || equal(over, max(ZERO, sub(requested, allocatable)))
+    ? {}
+    : { overcommittedByUsage: over };
 }
 
 /** How far the node's pods and balloon hold beyond its allocatable, when they do. */
@@ -232,10 +333,22 @@ function overcommit(allocatable: Amounts, held: Amounts): { overcommitted?: Amou
   return isZero(over) ? {} : { overcommitted: over };
 }
 
-export function decide(input: DecideInput): { decisions: NodeDecision[]; unknownNodes: string[] } {
+/** An explicit size that no longer applies (./requests.ts staleRequest), and why. */
+export interface StaleRequest {
+  request: ExplicitRequest;
+  why: string;
+}
+
+export function decide(input: DecideInput): { decisions: NodeDecision[]; stale: StaleRequest[] } {
   const byNode = podsByNode(input.pods);
-  const explicit = new Map(input.requests.map((r) => [r.node, r]));
-  const names = new Set(input.nodes.map((n) => n.name));
+  const nodes = new Map(input.nodes.map((n) => [n.name, n]));
+  const stale: StaleRequest[] = [];
+  const explicit = new Map<string, ExplicitRequest>();
+  for (const r of input.requests) {
+    const why = staleRequest(r, nodes.get(r.node));
+    if (why) stale.push({ request: r, why });
+    else explicit.set(r.node, r);
+  }
   const demand = input.drain
     ? new Map<string, Amounts>()
     : pendingDemand(
@@ -256,5 +369,5 @@ export function decide(input: DecideInput): { decisions: NodeDecision[]; unknown
     );
     if (d) decisions.push(d);
   }
-  return { decisions, unknownNodes: input.requests.map((r) => r.node).filter((n) => !names.has(n)) };
+  return { decisions, stale };
 }

@@ -18,6 +18,8 @@ export interface ExplicitRequest {
   requestedAt: number;
   /** Who asked: "event" (NodeResizeRequested) or "cli". */
   via: string;
+  /** The uid of the node object it was set for: a node recreated under the name is another node. */
+  nodeUid?: string;
 }
 
 export type SizeSource =
@@ -45,6 +47,8 @@ export interface Desired {
   source: SizeSource;
   /** True when the source asked for more than allocatable offers (clamped; the node cannot give more). */
   clamped: boolean;
+  /** What the node's usage requires (with headroom), where it raised the size the source asked for. */
+  usageFloor?: Amounts;
 }
 
 export interface CompiledPolicy {

@@ -28,7 +28,7 @@ export function idleResult(l: CycleLedger): BalloonCycleResult {
     decisions: [],
     reports: [],
     reverts: [],
-    unknownNodes: [],
+    dropped: [],
     errors: l.errors,
     impostors: [],
     repairs: [],

@@ -21,7 +21,7 @@ import { RawReader } from '../k8s/raw-reader.js';
 import { RESOURCES } from './amounts.js';
 import type { BalloonCycleResult } from './cycle.js';
 import { loadBalloonItems, runBalloonPhase } from './phase.js';
-import { readNode } from './read.js';
+import { demandable, readNode } from './read.js';
 import type { BalloonSettings } from './settings.js';
 import type { BalloonItems } from './store.js';
 
@@ -34,19 +34,14 @@ export interface Demand {
   deferred: { node: string; pod: string }[];
 }
 
-type Condition = NonNullable<NonNullable<PodObject['status']>['conditions']>[number];
-
-/** Pending because no node had the cpu or memory (the scheduler's FitError), not for another reason. */
-export const pendingForResources = (p: PodObject): boolean =>
-  !p.spec?.nodeName &&
-  !p.metadata?.deletionTimestamp &&
-  (p.status?.conditions ?? []).some(
-    (c: Condition) =>
-      c.type === 'PodScheduled' &&
-      c.status === 'False' &&
-      c.reason === 'Unschedulable' &&
-      /Insufficient (cpu|memory)/.test(c.message ?? ''),
-  );
+/**
+ * Pending because no node had the cpu or memory (the scheduler's FitError), not for another reason, and
+ * the default scheduler's to place (no gate, no other scheduler): what room can serve.
+ */
+export const pendingForResources = (p: PodObject): boolean => {
+  const v = !p.spec?.nodeName && !p.metadata?.deletionTimestamp ? podView(p) : undefined;
+  return v !== undefined && demandable(v);
+};
 
 /** A bound pod whose resize the kubelet holds Deferred now (not merely once, per an old Event). */
 export const deferredNow = (p: PodObject): boolean =>

@@ -25,17 +25,66 @@ import {
   type Selection,
   selectionDigest,
 } from './manifests.js';
+import { limitRangeProblems, quotaProblems } from './namespace-limits.js';
 import { NodeOptOutApi } from './node-opt-out.js';
 
 /** What ensureDaemonSet reads of the balloon DaemonSet. */
 interface DaemonSetSeen {
-  metadata?: { annotations?: Record<string, string> };
-  spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+  metadata?: {
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    uid?: string;
+  };
+  spec?: { template?: { spec?: TemplateSpecSeen } };
+}
+
+interface TemplateSpecSeen {
+  priorityClassName?: string;
+  priority?: number;
+  preemptionPolicy?: string;
+  runtimeClassName?: string;
+  overhead?: object;
+  resources?: object;
+  initContainers?: object[];
+  containers?: { name?: string; image?: string; resources?: { requests?: object; limits?: object } }[];
+}
+
+/**
+ * How the balloon DaemonSet's pod template differs from what balloons need, one phrase per field: a
+ * pod made from a drifted template would run at another priority, preempt, or hold more than sized.
+ */
+export function templateDrift(t: TemplateSpecSeen | undefined, image: string): string[] {
+  const out: string[] = [];
+  if (t?.priorityClassName !== PRIORITY_CLASS)
+    out.push(`priorityClassName ${t?.priorityClassName ?? 'unset'}`);
+  if (t?.priority !== undefined) out.push(`priority ${t.priority}`);
+  if (t?.preemptionPolicy !== undefined && t.preemptionPolicy !== 'Never')
+    out.push(`preemptionPolicy ${t.preemptionPolicy}`);
+  for (const f of ['runtimeClassName', 'overhead', 'resources'] as const)
+    if (t?.[f] !== undefined) out.push(`${f} set`);
+  if ((t?.initContainers ?? []).length > 0) out.push('initContainers set');
+  const cs = t?.containers ?? [];
+  if (cs.length !== 1 || cs[0]?.name !== BALLOON_CONTAINER)
+    out.push(`containers [${cs.map((c) => c.name).join(', ')}]`);
+  else {
+    if (cs[0].image !== image) out.push(`image ${cs[0].image}`);
+    if (cs[0].resources?.limits !== undefined) out.push('limits set');
+  }
+  return out;
 }
 
 const is = (err: unknown, status: number) => err instanceof ClusterAccessError && err.status === status;
 
 export type Ensured = 'created' | 'updated' | 'present';
+
+export interface DaemonSetEnsured {
+  ensured: Ensured;
+  /** The DaemonSet's uid, when read: only its pods are balloons (absent right after a create). */
+  uid?: string;
+  /** The template's drift that was repaired, one phrase per field. */
+  repaired: string[];
+}
 
 export class BalloonObjectError extends Error {
   override name = 'BalloonObjectError';
@@ -137,7 +186,7 @@ export class BalloonObjects {
     return hasResizeSubresource(this.client);
   }
 
-  async ensureDaemonSet(sel: Selection): Promise<Ensured> {
+  async ensureDaemonSet(sel: Selection): Promise<DaemonSetEnsured> {
     const wanted = balloonDaemonSet(sel, this.image);
     const current = await this.readDaemonSet();
     if (!current) {
@@ -154,13 +203,29 @@ export class BalloonObjects {
         .catch((e) => {
           if (!is(e, 409)) throw e;
         });
-      return 'created';
+      return { ensured: 'created', repaired: [] };
     }
+    // A DaemonSet of that name that fleetscope did not create is never written, and its pods are not balloons.
+    if (current.metadata?.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY_VALUE)
+      throw new BalloonObjectError(
+        `DaemonSet ${BALLOON_NAMESPACE}/${BALLOON_NAME} is not fleetscope's (no ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE} label): left alone, and its pods are not balloons (delete it and fleetscope recreates it)`,
+      );
+    const uid = current.metadata?.uid;
     const sameSelection = current.metadata?.annotations?.[SELECTION_ANNOTATION] === selectionDigest(sel);
-    const sameImage = current.spec?.template?.spec?.containers?.[0]?.image === this.image;
-    if (sameSelection && sameImage) return 'present';
-    await this.updateDaemonSet(sel, wanted);
-    return 'updated';
+    const drift = templateDrift(current.spec?.template?.spec, this.image);
+    if (sameSelection && drift.length === 0) return { ensured: 'present', uid, repaired: [] };
+    await this.updateDaemonSet(sel, wanted, current.metadata?.resourceVersion);
+    // A new image alone is an ordinary update; anything else in the template drifted from outside.
+    const repaired = drift.filter((d) => !d.startsWith('image '));
+    return {
+      ensured: 'updated',
+      uid,
+      repaired: repaired.length
+        ? [
+            `DaemonSet ${BALLOON_NAMESPACE}/${BALLOON_NAME}'s pod template had ${repaired.join(', ')}: repaired`,
+          ]
+        : [],
+    };
   }
 
   /** The balloon DaemonSet as far as ensureDaemonSet compares it; undefined when it does not exist. */
@@ -177,17 +242,27 @@ export class BalloonObjects {
     }
   }
 
-  /** A new selection or image: the selection digest, the affinity and the container replaced. */
-  private async updateDaemonSet(sel: Selection, wanted: ReturnType<typeof balloonDaemonSet>): Promise<void> {
-    // A merge patch replaces the affinity's term list whole (strategic merge has no key to merge them by).
+  /**
+   * A new selection or image, or a drifted template: the selection digest and the whole pod template
+   * written back, fields a balloon must not have removed (null), fenced on the version read (a 409 is
+   * tried again next cycle).
+   */
+  private async updateDaemonSet(
+    sel: Selection,
+    wanted: ReturnType<typeof balloonDaemonSet>,
+    resourceVersion: string | undefined,
+  ): Promise<void> {
+    // A merge patch replaces lists whole (the affinity's terms, the containers): nothing else survives.
+    const removed = { priority: null, preemptionPolicy: null, runtimeClassName: null, overhead: null };
     const patch = {
-      metadata: { annotations: { [SELECTION_ANNOTATION]: selectionDigest(sel) } },
+      metadata: {
+        annotations: { [SELECTION_ANNOTATION]: selectionDigest(sel) },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
       spec: {
         template: {
-          spec: {
-            affinity: wanted.spec.template.spec.affinity,
-            containers: [{ ...wanted.spec.template.spec.containers[0], name: BALLOON_CONTAINER }],
-          },
+          metadata: wanted.spec.template.metadata,
+          spec: { ...removed, resources: null, initContainers: null, ...wanted.spec.template.spec },
         },
       },
     };
@@ -223,6 +298,30 @@ export class BalloonObjects {
     } catch (err) {
       if (is(err, 404)) return false;
       throw err;
+    }
+  }
+
+  /**
+   * What a LimitRange or ResourceQuota in the balloon namespace breaks (./namespace-limits.ts); two
+   * lists. A list that cannot be read (RBAC granted before this rule) is said, not fatal.
+   */
+  async namespaceLimits(): Promise<string[]> {
+    const list = async <T>(what: string) =>
+      (
+        await this.reader.get<{ items?: T[] }>(
+          `list ${what}`,
+          `/api/v1/namespaces/${BALLOON_NAMESPACE}/${what}`,
+        )
+      ).items ?? [];
+    try {
+      return [
+        ...limitRangeProblems(BALLOON_NAMESPACE, await list('limitranges')),
+        ...quotaProblems(BALLOON_NAMESPACE, await list('resourcequotas')),
+      ];
+    } catch (err) {
+      return [
+        `LimitRanges and ResourceQuotas in ${BALLOON_NAMESPACE} could not be read: ${(err as Error).message}`,
+      ];
     }
   }
 

@@ -4,18 +4,21 @@
  * policy then sizes it for that pod too. Once the balloon deflates, the scheduler places the pod itself.
  * (Explicit sizes and shared hosts are never grown for it: their size is someone else's decision.)
  */
+import { termMatches } from '../kernel/node-affinity.js';
 import { UNSCHEDULABLE_TAINT, untoleratedTaint } from '../kernel/taints.js';
 import { type Amounts, add, RESOURCES, ZERO } from './amounts.js';
 import type { BalloonNode, CountedPod } from './decide.js';
 import { type CompiledPolicy, policyFor } from './desired.js';
 
 /**
- * Whether the scheduler could place the pod on the node, resources aside: its nodeSelector matches, and
+ * Whether the scheduler could place the pod on the node, resources aside: its nodeSelector and required
+ * node affinity (labels, and metadata.name: a DaemonSet's pod is pinned so) match, and
  * it tolerates the node's NoSchedule/NoExecute taints and, on a cordoned node, the unschedulable one
  * (TaintToleration and NodeUnschedulable). A pod the node turns away is not served by growing it.
  */
 function allows(pod: CountedPod, node: BalloonNode): boolean {
   if (!Object.entries(pod.nodeSelector ?? {}).every(([k, v]) => node.labels[k] === v)) return false;
+  if (pod.terms && !pod.terms.some((t) => termMatches(t, node))) return false;
   const taints = [...(node.taints ?? []), ...(node.unschedulable ? [UNSCHEDULABLE_TAINT] : [])];
   return untoleratedTaint(pod.tolerations ?? [], taints) === undefined;
 }

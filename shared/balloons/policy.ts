@@ -48,8 +48,11 @@ export const POLICY_DEFAULTS = {
 
 type PolicyInput = Partial<Record<keyof BalloonPolicy, unknown>>;
 
+/** Decimal only: Number() would also take "0x10" as 16, "1e2" as 100 and " " as 0. */
+const DECIMAL = /^\s*\d+(\.\d+)?\s*$/;
+
 function number(field: string, v: unknown, lo: number, hi: number): number {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  const n = typeof v === 'string' && DECIMAL.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isFinite(n) || n < lo || n > hi)
     throw new PolicyError(`${field}: must be a number from ${lo} to ${hi} (got ${JSON.stringify(v)})`);
   return n;
@@ -68,7 +71,23 @@ function pair(field: string, v: unknown): Amounts {
  * A policy from user input (CLI flags, a file), with defaults for what is left out. Every refusal names
  * the field; nothing is stored until this has passed.
  */
+const FIELDS = new Set<string>([
+  'name',
+  'selector',
+  'headroomPercent',
+  'headroomMin',
+  'min',
+  'max',
+  'step',
+  'shrinkCooldownMinutes',
+  'prices',
+]);
+
 export function validatePolicy(input: PolicyInput): BalloonPolicy {
+  // A misspelt field would silently leave its default in place ("headroomPercnt: 50" stores 10%).
+  const unknown = Object.keys(input).filter((k) => !FIELDS.has(k));
+  if (unknown.length > 0)
+    throw new PolicyError(`${unknown[0]}: unknown field (a policy has ${[...FIELDS].join(', ')})`);
   const name = String(input.name ?? '');
   const problem = rfc1123LabelProblem(name, 'name');
   if (problem) throw new PolicyError(`name: ${problem}`);
@@ -108,6 +127,8 @@ export function validatePolicy(input: PolicyInput): BalloonPolicy {
         `min.${r}: ${amountWords(r, policy.min[r])} exceeds max.${r} ${amountWords(r, policy.max[r])}`,
       );
     if (policy.step[r] <= 0) throw new PolicyError(`step.${r}: must be greater than zero`);
+    if (policy.max[r] <= 0)
+      throw new PolicyError(`max.${r}: must be greater than zero (a node offering no ${r} can never grow)`);
   }
   return policy;
 }

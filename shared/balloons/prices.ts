@@ -97,11 +97,41 @@ export const EC2_HOURLY_USD: Readonly<Record<string, number>> = Object.freeze({
   'r7i.4xlarge': 1.0584,
 });
 
+export const REGION_LABEL = 'topology.kubernetes.io/region';
+
+/**
+ * On-demand Linux prices of a region relative to us-east-1's, for the shipped table (approximate: the
+ * ratio of general-purpose m5/m6i list prices, 2025). A region not here is unpriced unless a policy
+ * names its types; a policy's prices are taken as they are, wherever the node runs.
+ */
+export const REGION_PRICE_FACTOR: Readonly<Record<string, number>> = Object.freeze({
+  'us-east-1': 1,
+  'us-east-2': 1,
+  'us-west-2': 1,
+  'us-west-1': 1.17,
+  'ca-central-1': 1.1,
+  'eu-west-1': 1.11,
+  'eu-west-2': 1.16,
+  'eu-west-3': 1.16,
+  'eu-central-1': 1.19,
+  'eu-north-1': 1.06,
+  'ap-south-1': 1.05,
+  'ap-southeast-1': 1.25,
+  'ap-southeast-2': 1.25,
+  'ap-northeast-1': 1.29,
+  'ap-northeast-2': 1.23,
+  'sa-east-1': 1.59,
+});
+
 /** A node's price as found: its instance type, USD per hour, and where the figure came from. */
 export interface NodePrice {
   instanceType: string;
   hourlyUsd: number;
   from: 'policy' | 'table';
+  /** The region the table's price was scaled to (absent: us-east-1, or a policy's price). */
+  region?: string;
+  /** Kubelets sharing the host (KEP-5620's testing story): each is priced its share of the host. */
+  sharedBy?: number;
 }
 
 /** The node's price: the first override that names its instance type, else the table; none if unknown. */
@@ -116,7 +146,24 @@ export function nodePrice(
     if (p !== undefined) return { instanceType, hourlyUsd: p, from: 'policy' };
   }
   const p = EC2_HOURLY_USD[instanceType];
-  return p === undefined ? undefined : { instanceType, hourlyUsd: p, from: 'table' };
+  const region = labels[REGION_LABEL];
+  const factor = region ? REGION_PRICE_FACTOR[region] : 1;
+  if (p === undefined || factor === undefined) return undefined;
+  return {
+    instanceType,
+    hourlyUsd: Math.round(p * factor * 10_000) / 10_000,
+    from: 'table',
+    ...(region && region !== 'us-east-1' ? { region } : {}),
+  };
+}
+
+/** One host's price is shared by the kubelets on it: each node is priced its 1/N of the host. */
+export function sharedHostPrice(
+  price: NodePrice | undefined,
+  kubelets: number | undefined,
+): NodePrice | undefined {
+  if (!price || !kubelets || kubelets <= 1) return price;
+  return { ...price, hourlyUsd: price.hourlyUsd / kubelets, sharedBy: kubelets };
 }
 
 /** The monthly value of what the balloon holds, at the node's price (0 for an empty capacity). */

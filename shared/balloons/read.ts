@@ -11,6 +11,7 @@ import { ClusterAccessError } from '../k8s/errors.js';
 import { amounts } from './amounts.js';
 import type { BalloonPod, ClusterRead } from './cycle.js';
 import type { BalloonNode } from './decide.js';
+import { balloonPodProblems } from './integrity.js';
 import { BALLOON_CONTAINER, BALLOON_NAME, BALLOON_NAMESPACE } from './manifests.js';
 
 export const balloonNode = (n: NodeFacts): BalloonNode => ({
@@ -19,6 +20,8 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
   capacity: amounts(n.capacityCpu, n.capacityMemory),
   allocatable: amounts(n.allocatableCpu, n.allocatableMemory),
   resourceVersion: n.resourceVersion,
+  ...(n.uid ? { uid: n.uid } : {}),
+  ...(n.createdAt !== undefined ? { createdAt: n.createdAt } : {}),
   ...(n.resizePreemptionOptOut ? { optOut: n.resizePreemptionOptOut } : {}),
   ...(n.taints.length > 0 ? { taints: n.taints } : {}),
   ...(n.unschedulable ? { unschedulable: true } : {}),
@@ -26,8 +29,16 @@ export const balloonNode = (n: NodeFacts): BalloonNode => ({
 
 const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
 const bound = (p: PodView) => p.node !== '' && holding(p);
-/** Bound pods, and pods waiting to be scheduled (the demand a pool may be grown for). */
-const boundOrWaiting = (p: PodView) => holding(p) && (p.node !== '' || !p.terminating);
+/**
+ * A waiting pod that growing a node can serve: the default scheduler reported it Unschedulable for cpu
+ * or memory, and no scheduling gate holds it. Another scheduler's pod, a gated pod, or one waiting for a
+ * volume or a port is not served by room.
+ */
+export const demandable = (p: PodView): boolean =>
+  p.waiting?.forResources === true && !p.waiting.gated && p.waiting.schedulerName === 'default-scheduler';
+/** Bound pods, pods nominated to a node, and pods waiting for room (the demand a pool may be grown for). */
+const boundOrWaiting = (p: PodView) =>
+  holding(p) && (p.node !== '' || (!p.terminating && (p.nominated !== undefined || demandable(p))));
 
 /**
  * A balloon is a pod in the balloon namespace whose controller is fleetscope's balloon DaemonSet. The
@@ -50,6 +61,7 @@ export function balloonPod(
   const requests = amounts(e.cpu + (g?.cpu ?? 0), e.memory + (g?.memory ?? 0));
   const balloon = ownedBalloon(v);
   const c = balloon ? v.containers.find((x) => x.name === BALLOON_CONTAINER) : undefined;
+  const problems = balloon ? balloonPodProblems(v) : [];
   return {
     namespace: v.namespace,
     name: v.name,
@@ -58,7 +70,10 @@ export function balloonPod(
     balloon,
     ...(v.balloon && !balloon ? { impostor: true } : {}),
     requests,
+    ...(problems.length > 0 ? { problems } : {}),
+    ...(balloon && v.owner?.uid ? { ownerUid: v.owner.uid } : {}),
     ...(v.node === '' ? { nodeSelector: v.nodeSelector ?? {}, tolerations: v.tolerations ?? [] } : {}),
+    ...(v.waiting?.terms ? { terms: v.waiting.terms } : {}),
     ...(v.nominated ? { nominated: v.nominated } : {}),
     ...(v.resizePreemptionDisabled ? { resizePreemptionDisabled: true as const } : {}),
     like: balloon ? podLikeOf(v) : {},

@@ -21,10 +21,13 @@ export function parseResizeRequest(raw: RawResizeRequest): { node: string; size:
   const problem = rfc1123SubdomainProblem(raw.node, 'node');
   if (problem) throw new ResizeRequestError(problem);
   try {
-    return {
-      node: raw.node,
-      size: amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory)),
-    };
+    const size = amounts(parseAmount('cpu', 'cpu', raw.cpu), parseAmount('memory', 'memory', raw.memory));
+    for (const r of RESOURCES)
+      if (size[r] === 0)
+        throw new ResizeRequestError(
+          `${r}: must be greater than zero (node ${raw.node} would offer its pods no ${r}; use --clear to give the node back)`,
+        );
+    return { node: raw.node, size };
   } catch (err) {
     if (err instanceof AmountError) throw new ResizeRequestError(err.message);
     throw err;
@@ -43,9 +46,22 @@ export function checkAgainstNode(size: Amounts, node: string, allocatable: Amoun
   }
 }
 
-export const explicitRequest = (node: string, size: Amounts, via: string, at: number): ExplicitRequest => ({
-  node,
-  size,
-  requestedAt: at,
-  via,
-});
+export const explicitRequest = (
+  node: string,
+  size: Amounts,
+  via: string,
+  at: number,
+  nodeUid?: string,
+): ExplicitRequest => ({ node, size, requestedAt: at, via, ...(nodeUid ? { nodeUid } : {}) });
+
+/**
+ * Why an explicit size no longer applies, or undefined while it does: a size belongs to the node object
+ * it was set for. Its node is gone, or a node of that name is another object (cloud names are recycled):
+ * another uid. (A size stored before sizes kept the uid is matched by name until it is set again.)
+ */
+export function staleRequest(r: ExplicitRequest, node: { uid?: string } | undefined): string | undefined {
+  if (!node) return `node ${r.node} no longer exists`;
+  if (r.nodeUid && node.uid && r.nodeUid !== node.uid)
+    return `node ${r.node} is another node now (uid ${node.uid}; the size was set for uid ${r.nodeUid})`;
+  return undefined;
+}

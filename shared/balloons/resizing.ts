@@ -3,7 +3,7 @@
  * first (they give capacity back and never wait), inflates within the write budget, the inflated ones
  * read back once the kubelet had time to answer, and a Deferred inflate reverted at once.
  */
-import { desiredDigest, observeResize, type PodLike, pairOf } from '../resize/index.js';
+import { desiredDigest, observeResize, type PodLike, pairOf, type ResizeRecord } from '../resize/index.js';
 import { type Amounts, amounts, each, equal, min, RESOURCES } from './amounts.js';
 import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
@@ -65,7 +65,8 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     const to = pending ? belowPending(d.resizeTo, pending, pod.requests) : d.resizeTo;
     if (pending && equal(to, pending)) continue;
     const desired = desiredOf(to);
-    if (!ctx.resizer.mayRequest(pod.like, desired, pending ? undefined : record).ok) continue;
+    if (!ctx.resizer.mayRequest(pod.like, desired, pending ? undefined : gateOf(record, to, pod)).ok)
+      continue;
     if (budget-- <= 0) break;
     try {
       const res = await ctx.resizer.resize({ pod: pod.like, desired }, record);
@@ -79,6 +80,17 @@ export async function apply(l: CycleLedger, decisions: NodeDecision[]): Promise<
     }
   }
   return inflated;
+}
+
+/**
+ * What holds a request back: for an inflate, the record with its back-off; a deflate gives capacity back
+ * and is never held back by a back-off (a refused or failed inflate must not keep a node small for an
+ * hour), only by the very same request in progress or refused as it stands.
+ */
+function gateOf(record: ResizeRecord | undefined, to: Amounts, pod: BalloonPod): ResizeRecord | undefined {
+  if (RESOURCES.some((r) => to[r] > pod.requests[r])) return record;
+  const same = record?.desired === desiredDigest(desiredOf(to));
+  return same && record?.state !== 'error' ? record : undefined;
 }
 
 /**

@@ -45,7 +45,13 @@ export async function serveResizeRequest(input: ServeRequestInput): Promise<Serv
   checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
   await new BalloonStore(input.db, input.table).putRequest(
     cluster,
-    explicitRequest(node, size, input.requestedBy ? `event: ${input.requestedBy}` : 'event', now()),
+    explicitRequest(
+      node,
+      size,
+      input.requestedBy ? `event: ${input.requestedBy}` : 'event',
+      now(),
+      facts?.uid,
+    ),
   );
   const result = await runBalloonPhase({
     cluster,

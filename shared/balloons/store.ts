@@ -68,6 +68,12 @@ export interface NodeState {
    * the balloon deflates and waits for the kubelet; nothing is evicted.
    */
   overcommitted?: Amounts;
+  /** How far usage (metrics.k8s.io) beside the balloon goes beyond allocatable, where more than requests do. */
+  overcommittedByUsage?: Amounts;
+  /** What the node's pods use, with headroom, where it kept the node from shrinking further. */
+  usageFloor?: Amounts;
+  /** Why the node's balloon pod is not sound (./integrity.ts): it is held at the floor. */
+  unsound?: string[];
   /** The node's price (instance type, USD per hour), to value its ballooned capacity; absent if unknown. */
   price?: NodePrice;
   /** KEP-5836 (1.37+): the node's opt-out from resize preemption; absent where the server has none. */
@@ -183,6 +189,17 @@ export class BalloonStore {
   async putRequest(cluster: string, request: ExplicitRequest): Promise<void> {
     await this.table.put({ ...keyOf(clusterPk(cluster), REQUEST + request.node), request });
     this.stats.writes++;
+  }
+
+  /** Deletes the node's explicit size only if it is still the one asked for at `requestedAt`. */
+  async deleteRequestIf(cluster: string, node: string, requestedAt: number): Promise<boolean> {
+    const deleted = await this.table.delete(keyOf(clusterPk(cluster), REQUEST + node), {
+      ConditionExpression: '#q.#t = :t',
+      ExpressionAttributeNames: { '#q': 'request', '#t': 'requestedAt' },
+      ExpressionAttributeValues: { ':t': requestedAt },
+    });
+    if (deleted) this.stats.writes++;
+    return deleted;
   }
 
   async deleteRequest(cluster: string, node: string): Promise<boolean> {

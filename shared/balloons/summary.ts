@@ -84,6 +84,12 @@ export async function balloonSummaryLines(target: {
       const b = blockedText(n, s);
       if (b) lines.push(`    ${b}`);
       if (s.overcommitted) lines.push(`    ${n}: over-committed by ${pairText(s.overcommitted)}`);
+      if (s.overcommittedByUsage)
+        lines.push(
+          `    ${n}: over-committed by usage: ${pairText(s.overcommittedByUsage)} beyond allocatable`,
+        );
+      if (s.usageFloor) lines.push(`    ${n}: bounded by usage: offers at least ${pairText(s.usageFloor)}`);
+      if (s.unsound) lines.push(`    ${n}: balloon held at the floor: ${s.unsound.join('; ')}`);
       const kep5836 = s.resizePreemption?.held?.length || s.resizePreemption?.problem;
       if (kep5836) lines.push(`    ${n}: resize preemption (KEP-5836): ${resizePreemptionText(s)}`);
     }

@@ -11,7 +11,15 @@
 import protobuf from 'protobufjs';
 import { unwrap } from '../k8s/protobuf.js';
 import type { ListObject } from '../k8s/raw-reader.js';
-import type { ContainerSpec, ContainerStatusLike, ObjectMeta, PodObject, Quantities } from './wire.js';
+import type {
+  ContainerSpec,
+  ContainerStatusLike,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  ObjectMeta,
+  PodObject,
+  Quantities,
+} from './wire.js';
 
 export const POD_SCHEMA = `
 syntax = "proto2";
@@ -27,11 +35,19 @@ message ObjectMeta {
 }
 message ResourceRequirements { map<string, Quantity> limits = 1; map<string, Quantity> requests = 2; }
 message Container { optional string name = 1; optional ResourceRequirements resources = 8; optional string restartPolicy = 24; }
+message NodeSelectorRequirement { optional string key = 1; optional string operator = 2; repeated string values = 3; }
+message NodeSelectorTerm { repeated NodeSelectorRequirement matchExpressions = 1; repeated NodeSelectorRequirement matchFields = 2; }
+message NodeSelector { repeated NodeSelectorTerm nodeSelectorTerms = 1; }
+message NodeAffinity { optional NodeSelector requiredDuringSchedulingIgnoredDuringExecution = 1; }
+message Affinity { optional NodeAffinity nodeAffinity = 1; }
+message PodSchedulingGate { optional string name = 1; }
 message Toleration { optional string key = 1; optional string operator = 2; optional string value = 3; optional string effect = 4; optional int64 tolerationSeconds = 5; }
 message PodSpec {
   repeated Container containers = 2; map<string, string> nodeSelector = 7; optional string nodeName = 10;
+  optional Affinity affinity = 18; optional string schedulerName = 19;
   repeated Container initContainers = 20; repeated Toleration tolerations = 22; optional int32 priority = 25;
-  map<string, Quantity> overhead = 32; optional ResourceRequirements resources = 40;
+  optional string preemptionPolicy = 31; map<string, Quantity> overhead = 32;
+  repeated PodSchedulingGate schedulingGates = 38; optional ResourceRequirements resources = 40;
 }
 message PodCondition { optional string type = 1; optional string status = 2; optional string reason = 5; optional string message = 6; optional int64 observedGeneration = 7; }
 message ContainerStateTerminated { optional string reason = 3; optional Time startedAt = 5; optional Time finishedAt = 6; }
@@ -272,13 +288,70 @@ function podSpec(r: Reader, e: number): PodSpec {
     else if (f === 7 && isLen(tag)) s.nodeSelector = entry(r, end(r), s.nodeSelector ?? {});
     else if (f === 10 && isLen(tag)) s.nodeName = named(r);
     else if (f === 20 && isLen(tag)) s.initContainers = push(s.initContainers, container(r, end(r)));
+    else if (f === 18 && isLen(tag)) s.affinity = affinity(r, end(r));
+    else if (f === 19 && isLen(tag)) s.schedulerName = named(r);
     else if (f === 22 && isLen(tag)) s.tolerations = push(s.tolerations, toleration(r, end(r)));
     else if (f === 25 && isVarint(tag)) s.priority = r.int32();
+    else if (f === 31 && isLen(tag)) s.preemptionPolicy = named(r);
+    else if (f === 38 && isLen(tag)) s.schedulingGates = push(s.schedulingGates, { name: nameOf(r, end(r)) });
     else if (f === 32 && isLen(tag)) s.overhead = quantityEntry(r, end(r), s.overhead ?? {});
     else if (f === 40 && isLen(tag)) s.resources = requirements(r, end(r));
     else r.skipType(tag & 7);
   }
   return s;
+}
+
+/** A message whose field 1 is a string (a scheduling gate's name). */
+function nameOf(r: Reader, e: number): string | undefined {
+  let name: string | undefined;
+  while (r.pos < e) {
+    const tag = r.uint32();
+    if (tag >>> 3 === 1 && isLen(tag)) name = named(r);
+    else r.skipType(tag & 7);
+  }
+  return name;
+}
+
+/** Only the required node affinity is read (where a pod may land); the rest is skipped. */
+function affinity(r: Reader, e: number): PodSpec['affinity'] {
+  let terms: NodeSelectorTerm[] | undefined;
+  const into = (fe: number, each: (fe2: number) => void) => {
+    while (r.pos < fe) {
+      const tag = r.uint32();
+      if (tag >>> 3 === 1 && isLen(tag)) each(end(r));
+      else r.skipType(tag & 7);
+    }
+  };
+  // Affinity.nodeAffinity(1) -> NodeAffinity.required(1) -> NodeSelector.nodeSelectorTerms(1, repeated)
+  into(e, (a) => into(a, (n) => into(n, (t) => (terms = push(terms, selectorTerm(r, t))))));
+  return terms
+    ? { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } }
+    : {};
+}
+
+function selectorTerm(r: Reader, e: number): NodeSelectorTerm {
+  const t: NodeSelectorTerm = {};
+  while (r.pos < e) {
+    const tag = r.uint32();
+    const f = tag >>> 3;
+    if (f === 1 && isLen(tag)) t.matchExpressions = push(t.matchExpressions, requirement(r, end(r)));
+    else if (f === 2 && isLen(tag)) t.matchFields = push(t.matchFields, requirement(r, end(r)));
+    else r.skipType(tag & 7);
+  }
+  return t;
+}
+
+function requirement(r: Reader, e: number): NodeSelectorRequirement {
+  const q: NodeSelectorRequirement = {};
+  while (r.pos < e) {
+    const tag = r.uint32();
+    const f = tag >>> 3;
+    if (f === 1 && isLen(tag)) q.key = named(r);
+    else if (f === 2 && isLen(tag)) q.operator = named(r);
+    else if (f === 3 && isLen(tag)) q.values = push(q.values, shared(r));
+    else r.skipType(tag & 7);
+  }
+  return q;
 }
 
 function condition(r: Reader, e: number): Condition {

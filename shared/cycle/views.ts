@@ -12,6 +12,7 @@ import type {
   ContainerSpec,
   ContainerStatusLike,
   NodeObject,
+  NodeSelectorTerm,
   OwnerReference,
   PodObject,
   Quantities,
@@ -23,6 +24,55 @@ import type {
 export const RECOMMENDATION_ANNOTATION = 'fleetscope.io/recommendation';
 /** Balloon pods (KEP-5620) carry this label with the value "true". */
 export const BALLOON_LABEL = 'fleetscope.io/balloon';
+
+const time = (s: string | undefined): number | undefined => {
+  if (!s) return undefined;
+  const t = Date.parse(s);
+  return Number.isFinite(t) ? t : undefined;
+};
+
+/** A pod the scheduler has not placed: whose it is, whether it may be placed, where it may land. */
+export interface WaitingPod {
+  schedulerName: string;
+  /** spec.schedulingGates is not empty: no scheduler considers it yet. */
+  gated: boolean;
+  /** Required node affinity terms (ORed); absent when there are none. */
+  terms?: NodeSelectorTerm[];
+  /** The scheduler reported it Unschedulable for cpu or memory (its FitError names Insufficient ...). */
+  forResources: boolean;
+}
+
+type PodCondition = NonNullable<NonNullable<PodObject['status']>['conditions']>[number];
+
+/** Pending because no node had the cpu or memory (the scheduler's FitError), not for another reason. */
+export const unschedulableForResources = (conditions: readonly PodCondition[] | undefined): boolean =>
+  (conditions ?? []).some(
+    (c) =>
+      c.type === 'PodScheduled' &&
+      c.status === 'False' &&
+      c.reason === 'Unschedulable' &&
+      /Insufficient (cpu|memory)/.test(c.message ?? ''),
+  );
+
+function waitingPod(p: PodObject): WaitingPod {
+  const terms =
+    p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const req = (l: NodeSelectorTerm['matchExpressions']) =>
+    (l ?? []).map((r) => ({ key: r.key ?? '', operator: r.operator ?? '', values: r.values ?? [] }));
+  return {
+    schedulerName: p.spec?.schedulerName || 'default-scheduler',
+    gated: (p.spec?.schedulingGates ?? []).length > 0,
+    ...(terms && terms.length > 0
+      ? {
+          terms: terms.map((t) => ({
+            matchExpressions: req(t.matchExpressions),
+            matchFields: req(t.matchFields),
+          })),
+        }
+      : {}),
+    forResources: unschedulableForResources(p.status?.conditions),
+  };
+}
 
 export interface NodeFacts {
   name: string;
@@ -39,6 +89,9 @@ export interface NodeFacts {
   unschedulable: boolean;
   /** '' when the server sent none. */
   resourceVersion: string;
+  /** The node object's identity: a node deleted and recreated under the same name is another node. */
+  uid: string;
+  createdAt?: number;
   /** spec.podPreemptionPolicy.disableResizePreemption (KEP-5836, 1.37+); absent when empty or unknown. */
   resizePreemptionOptOut?: string[];
 }
@@ -56,6 +109,8 @@ export function nodeFacts(n: NodeObject): NodeFacts {
     ready: (status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     unschedulable: n.spec?.unschedulable === true,
     resourceVersion: n.metadata?.resourceVersion ?? '',
+    uid: n.metadata?.uid ?? '',
+    createdAt: time(n.metadata?.creationTimestamp),
     ...(n.spec?.podPreemptionPolicy?.disableResizePreemption?.length
       ? { resizePreemptionOptOut: n.spec.podPreemptionPolicy.disableResizePreemption }
       : {}),
@@ -104,6 +159,10 @@ export interface PodView {
   /** Has a deletionTimestamp. */
   terminating: boolean;
   priority?: number;
+  /** spec.preemptionPolicy, as admission set it from the pod's PriorityClass. */
+  preemptionPolicy?: string;
+  /** A pod not bound yet: what decides whether and where the scheduler places it. */
+  waiting?: WaitingPod;
   /** Labelled as a balloon pod (BALLOON_LABEL=true). */
   balloon: boolean;
   /** The controller ownerReference ('' for a field the server left out); shared by a list's pods. */
@@ -128,12 +187,6 @@ export interface PodView {
   /** The kubelet holds its Deferred resize without preemption: PodResizePreemptionDisabled=True (KEP-5836). */
   resizePreemptionDisabled?: true;
 }
-
-const time = (s: string | undefined): number | undefined => {
-  if (!s) return undefined;
-  const t = Date.parse(s);
-  return Number.isFinite(t) ? t : undefined;
-};
 
 /** The same cpu and memory, by the fast quantity parsers (for observeResize's completion test). */
 const sameList = (a: Quantities | undefined, b: Quantities | undefined) =>
@@ -211,6 +264,8 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
     phase: p.status?.phase ?? '',
     terminating: !!meta.deletionTimestamp,
     priority: p.spec?.priority,
+    preemptionPolicy: p.spec?.preemptionPolicy,
+    waiting: p.spec?.nodeName ? undefined : waitingPod(p),
     balloon: meta.labels?.[BALLOON_LABEL] === 'true',
     owner: ownerOf(meta.ownerReferences, owners),
     resourceVersion: meta.resourceVersion || undefined,

@@ -61,11 +61,34 @@ export interface ContainerStatusLike {
   allocatedResources?: Quantities;
 }
 
+/** A node selector requirement of a required node affinity term (matchExpressions, matchFields). */
+export interface NodeSelectorRequirement {
+  key?: string;
+  operator?: string;
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
 export interface PodObject {
   metadata?: ObjectMeta;
   spec?: {
     nodeName?: string;
     priority?: number;
+    /** Set from the PriorityClass at admission: Never keeps the pod from preempting. */
+    preemptionPolicy?: string;
+    /** The scheduler that places the pod ('default-scheduler' when defaulted). */
+    schedulerName?: string;
+    /** While any gate remains, no scheduler considers the pod (KEP-3521). */
+    schedulingGates?: { name?: string }[];
+    affinity?: {
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
+      };
+    };
     nodeSelector?: Record<string, string>;
     tolerations?: Toleration[];
     containers?: ContainerSpec[];

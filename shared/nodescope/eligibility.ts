@@ -6,6 +6,7 @@
  * no fallback. The simulator's DaemonSet controller places pods by the same rules.
  */
 import type { NodeFacts } from '../cycle/views.js';
+import { termMatches } from '../kernel/node-affinity.js';
 import { type Toleration, toleratesTaint } from '../kernel/taints.js';
 import type { NodeSelectorRequirement, NodeSelectorTerm, PodSpecLike } from './k8s-types.js';
 
@@ -52,45 +53,8 @@ export function placementOf(spec: PodSpecLike): PlacementFacts {
   };
 }
 
-function requirementMatches(r: NodeSelectorRequirement, value: string | undefined): boolean {
-  const values = r.values ?? [];
-  switch (r.operator) {
-    case 'In':
-      return value !== undefined && values.includes(value);
-    case 'NotIn':
-      return value === undefined || !values.includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-    case 'Lt': {
-      if (value === undefined || values.length !== 1) return false;
-      const a = Number.parseInt(value, 10);
-      const b = Number.parseInt(values[0] as string, 10);
-      if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
-      return r.operator === 'Gt' ? a > b : a < b;
-    }
-    default:
-      return false;
-  }
-}
-
 /** What placement looks at on a node. */
 export type NodePlacementFacts = Pick<NodeFacts, 'name' | 'labels' | 'taints'>;
-
-function termMatches(term: NodeSelectorTerm, node: NodePlacementFacts): boolean {
-  const exprs = term.matchExpressions ?? [];
-  const fields = term.matchFields ?? [];
-  // An empty term matches nothing (nodeaffinity.NewNodeSelector).
-  if (exprs.length === 0 && fields.length === 0) return false;
-  for (const r of exprs) if (!requirementMatches(r, node.labels[r.key])) return false;
-  for (const r of fields) {
-    if (r.key !== 'metadata.name') return false;
-    if (!requirementMatches(r, node.name)) return false;
-  }
-  return true;
-}
 
 /** Why the DaemonSet cannot run on the node, or undefined when it can. */
 export function placementProblem(p: PlacementFacts, node: NodePlacementFacts): string | undefined {

@@ -49,16 +49,21 @@ describe('balloons over the simulator', () => {
     await env.cycle(); // objects created; the DaemonSet controller places the balloons
     const pc = await env.client.scheduling.readPriorityClass({ name: PRIORITY_CLASS });
     expect([pc.value, pc.preemptionPolicy]).toEqual([1_000_000_000, 'Never']);
-    await env.cycle();
+    const steady = await env.cycle();
     const b = await balloonOn(env, n1!.name);
-    // nothing runs there: the node offers the policy's minimum (1 cpu, 2Gi)
-    expect(b?.spec).toEqual(sub(n1!.allocatable, amounts(1000, 2 * GI)));
+    // nothing runs there: the node offers the policy's minimum (1 cpu, 2Gi), or what the node uses
+    // (metrics, with the policy's headroom) where that is more: it never offers less (issue 28)
+    const used = steady.decisions.find((d) => d.node === n1!.name)?.state.usageFloor;
+    expect(b?.spec).toEqual(sub(n1!.allocatable, amounts(1000, Math.max(2 * GI, used?.memory ?? 0))));
     expect(b?.actual).toEqual(b?.spec);
     // a workload arrives into the free part; the next cycle grows the node to requests + headroom
     await workload(env, 'app', n1!.name, '900m', '1Gi');
     const r = await env.cycle();
     const after = await balloonOn(env, n1!.name);
-    expect(after?.spec).toEqual(sub(n1!.allocatable, amounts(1500, 2 * GI)));
+    // the node never offers less than it uses (issue 28): the simulated node's usage, with headroom
+    const floor = r.decisions.find((d) => d.node === n1!.name)?.state.usageFloor;
+    const memory = Math.max(2 * GI, floor?.memory ?? 0);
+    expect(after?.spec).toEqual(sub(n1!.allocatable, amounts(1500, memory)));
     expect(r.reports.some((x) => x.kind === 'resized' && x.node === n1!.name)).toBe(true);
     expect(await podPhase(env, 'app')).toBe('Running');
   });

@@ -148,6 +148,9 @@ describe('fleetscope balloons', () => {
       [['--node', node, '--cpu', '1', '--memory=-1Gi'], /memory: "-1Gi" is negative/, 2],
       // A negative value after a space is that flag's value, not "ambiguous".
       [['--node', node, '--cpu', '-2', '--memory', '1Gi'], /cpu: "-2" is negative/, 2],
+      // issue 28: a unit-less memory is bytes; a zero size never grows the node
+      [['--node', node, '--cpu', '1', '--memory', '4'], /memory: "4" is 4 bytes .* 4Gi or 4Mi/, 2],
+      [['--node', node, '--cpu', '0', '--memory', '0'], /cpu: must be greater than zero/, 2],
       [
         ['--node', 'Bad_Node', '--cpu', '1', '--memory', '1Gi'],
         /node "Bad_Node" is not an RFC 1123 subdomain/,

@@ -273,7 +273,7 @@ describe('decide', () => {
     expect(n2?.resizeTo).toEqual(BALLOON_FLOOR);
   });
   it('reports explicit requests for nodes that do not exist', () => {
-    const { unknownNodes } = decide({
+    const { stale } = decide({
       now: 0,
       nodes: [node('n1')],
       pods: [],
@@ -281,7 +281,7 @@ describe('decide', () => {
       requests: [{ node: 'ghost', size: amounts(1, 1), requestedAt: 0, via: 'cli' }],
       previous: {},
     });
-    expect(unknownNodes).toEqual(['ghost']);
+    expect(stale.map((s) => s.request.node)).toEqual(['ghost']);
   });
   it('notices allocatable changing from below and sizes from the new one', () => {
     const prev = {

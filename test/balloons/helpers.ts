@@ -173,3 +173,30 @@ export async function podPhase(env: BalloonEnv, name: string, namespace = 'defau
     return 'Gone';
   }
 }
+
+/**
+ * One balloon cycle against a real cluster (test/support/real-cluster.ts): the whole cycle as the
+ * handler runs it, its settle wait real (the kubelets keep wall time), with the caller's clock.
+ */
+export function realBalloonCycle(opts: {
+  client: ClusterClient;
+  store: BalloonStore;
+  cluster: string;
+  cycleId: string;
+  now: () => number;
+}): Promise<BalloonCycleResult> {
+  const snapshot = new ClusterSnapshot(new RawReader(opts.client), { pageSize: 500, allPods: true });
+  const api = rawResizeApi(snapshot.reader);
+  return runBalloonCycle({
+    cluster: opts.cluster,
+    cycleId: opts.cycleId,
+    store: opts.store,
+    objects: new BalloonObjects(opts.client, snapshot.reader, 'registry.k8s.io/pause:3.10'),
+    resizer: new Resizer(api, { now: opts.now }),
+    api,
+    read: snapshotRead(snapshot),
+    fresh: freshPods(snapshot.reader),
+    settings: { settleMs: 2000 },
+    now: opts.now,
+  });
+}

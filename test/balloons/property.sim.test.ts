@@ -62,6 +62,12 @@ interface PodFacts {
   /** PodResizePending's reason, if any. */
   pending?: string;
   disrupted: boolean;
+  /** A balloon that is not what a balloon must be (issue 28): another priority, or more than its container. */
+  unsound: boolean;
+  /** A pod pinned to one node by required node affinity (metadata.name), or '' for none. */
+  pinned: string;
+  /** Its required node affinity selects no node of the cluster. */
+  unplaceable: boolean;
 }
 
 type PodJson = {
@@ -73,7 +79,21 @@ type PodJson = {
     labels?: Record<string, string>;
     ownerReferences?: { kind: string; name: string; controller?: boolean }[];
   };
-  spec?: { nodeName?: string; containers?: { resources?: { requests?: Record<string, string> } }[] };
+  spec?: {
+    nodeName?: string;
+    priority?: number;
+    containers?: { resources?: { requests?: Record<string, string> } }[];
+    affinity?: {
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: {
+          nodeSelectorTerms?: {
+            matchFields?: { values?: string[] }[];
+            matchExpressions?: { key: string; values?: string[] }[];
+          }[];
+        };
+      };
+    };
+  };
   status?: {
     phase?: string;
     conditions?: { type: string; reason?: string }[];
@@ -104,9 +124,15 @@ function podsNow(env: BalloonEnv): PodFacts[] {
       allocated: pair(p.status?.containerStatuses?.[0]?.allocatedResources),
       pending: p.status?.conditions?.find((c) => c.type === 'PodResizePending')?.reason,
       disrupted: (p.status?.conditions ?? []).some((c) => c.type === 'DisruptionTarget'),
+      unsound: (p.spec?.priority ?? 0) !== 1_000_000_000 || (p.spec?.containers?.length ?? 0) !== 1,
+      pinned: terms(p)?.[0]?.matchFields?.[0]?.values?.[0] ?? '',
+      unplaceable: terms(p)?.[0]?.matchExpressions?.[0]?.key === 'pool',
     };
   });
 }
+
+const terms = (p: PodJson) =>
+  p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
 
 /** A workload's spec: a plain pod, or one with a sidecar, a larger init container, or pod overhead. */
 function workloadSpec(rnd: () => number, kind: 'plain' | 'sidecar' | 'init' | 'overhead') {
@@ -186,7 +212,16 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         allocatableChanges: 0,
         podsBoundBetweenReadAndResize: 0,
         pendingPodsServedByDeflate: 0,
+        // issue 28
+        driftedTemplates: 0,
+        driftedClasses: 0,
+        unsoundBalloonsHeld: 0,
+        limitRangesReported: 0,
+        pinnedPods: 0,
+        unplaceablePods: 0,
+        usageAboveOffered: 0,
       };
+      let limitRange = false;
       const setPolicy = async () =>
         env.store.putPolicy(
           env.cluster,
@@ -213,20 +248,41 @@ describe('balloons, property: never evict, never preempt, reach the desired size
           passId: String(env.sim.clock.now()),
         });
 
+      /** Required node affinity: pinned to one node (as a DaemonSet's pod), or to a pool that has no node. */
+      const placement = (where: 'pinned' | 'unplaceable') => ({
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                where === 'pinned'
+                  ? { matchFields: [{ key: 'metadata.name', operator: 'In', values: [pick(NODES)] }] }
+                  : { matchExpressions: [{ key: 'pool', operator: 'In', values: ['elsewhere'] }] },
+              ],
+            },
+          },
+        },
+      });
       const arrive = async () => {
         const name = `w-${serial++}`;
         const kind = pick(['plain', 'plain', 'plain', 'sidecar', 'init', 'overhead'] as const);
+        const where = pick(['free', 'free', 'free', 'free', 'pinned', 'unplaceable'] as const);
         await env.core.createNamespacedPod({
           namespace: 'default',
           body: {
             metadata: { name },
-            spec: { nodeSelector: { pool: 'p' }, ...workloadSpec(rnd, kind) } as never,
+            spec: {
+              nodeSelector: { pool: 'p' },
+              ...(where === 'free' ? {} : placement(where)),
+              ...workloadSpec(rnd, kind),
+            } as never,
           },
         });
         alive.add(name);
         counts.arrivals++;
         if (kind === 'sidecar') exercised.sidecarPods++;
         if (kind === 'overhead') exercised.overheadPods++;
+        if (where === 'pinned') exercised.pinnedPods++;
+        if (where === 'unplaceable') exercised.unplaceablePods++;
       };
       /**
        * The bind race: right after the cycle's read, a pod that takes all the room the scheduler sees
@@ -277,6 +333,63 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         impostors.set(name, pair(requests));
         exercised.impostorPods++;
       };
+      const DS = '/apis/apps/v1/namespaces/kube-system/daemonsets/fleetscope-balloon';
+      /**
+       * The objects around the balloon drift (issue 28): the template loses its class or gains a
+       * sidecar, the class is replaced at value 0, a LimitRange comes and goes in kube-system; a balloon
+       * recreated meanwhile is not what a balloon must be.
+       */
+      const drift = async (r: number) => {
+        const cluster = env.sim.cluster(env.cluster);
+        if (r < 0.4) {
+          const sidecar = { name: 'sidecar', image: PAUSE, resources: { requests: { cpu: '50m' } } };
+          const spec =
+            rnd() < 0.5
+              ? { priorityClassName: null }
+              : { containers: [{ name: 'balloon', image: PAUSE }, sidecar] };
+          await raw(cluster, 'PATCH', DS, {
+            body: { spec: { template: { spec } } },
+            contentType: 'application/merge-patch+json',
+          });
+          exercised.driftedTemplates++;
+        } else if (r < 0.7) {
+          await env.client.scheduling
+            .deletePriorityClass({ name: 'fleetscope-balloon' })
+            .catch(() => undefined);
+          await env.client.scheduling
+            .createPriorityClass({
+              body: {
+                metadata: {
+                  name: 'fleetscope-balloon',
+                  labels: { 'app.kubernetes.io/managed-by': 'fleetscope' },
+                },
+                value: 0,
+              },
+            })
+            .catch(() => undefined);
+          exercised.driftedClasses++;
+        } else if (limitRange) {
+          await env.core.deleteNamespacedLimitRange({ name: 'defaults', namespace: 'kube-system' });
+          limitRange = false;
+        } else {
+          await env.core.createNamespacedLimitRange({
+            namespace: 'kube-system',
+            body: {
+              metadata: { name: 'defaults' },
+              spec: { limits: [{ type: 'Container', _default: { cpu: '4' } }] },
+            },
+          });
+          limitRange = true;
+        }
+        // a balloon recreated now, from what drifted
+        const balloons = podsNow(env).filter((p) => p.balloon && p.node && p.phase === 'Running');
+        if (balloons.length) {
+          const b = pick(balloons);
+          await env.core.deleteNamespacedPod({ name: b.name, namespace: 'kube-system' });
+          balloonUids.delete(b.node);
+          exercised.balloonsRecreated++;
+        }
+      };
       /** Adversity from outside: another writer, a deleted balloon, a node resized from below. */
       const adversity = async (r: number) => {
         const balloons = podsNow(env).filter((p) => p.balloon && p.node && p.phase === 'Running');
@@ -305,7 +418,8 @@ describe('balloons, property: never evict, never preempt, reach the desired size
           const memory = pick(['24Gi', '32Gi']);
           env.sim.cluster(env.cluster).setNodeCapacity(node, { cpu, memory });
           exercised.allocatableChanges++;
-        } else await impostor();
+        } else if (r < 0.9) await impostor();
+        else await drift(rnd());
       };
 
       for (let cycle = 0; cycle < CYCLES; cycle++) {
@@ -330,7 +444,11 @@ describe('balloons, property: never evict, never preempt, reach the desired size
             else
               await env.store.putRequest(env.cluster, {
                 node,
-                size: amounts(500 * (1 + Math.floor(rnd() * 15)), GI * (1 + Math.floor(rnd() * 30))),
+                // sometimes less memory than the node uses (its system share alone): usage bounds the shrink
+                size: amounts(
+                  500 * (1 + Math.floor(rnd() * 15)),
+                  rnd() < 0.2 ? 512 * 2 ** 20 : GI * (1 + Math.floor(rnd() * 30)),
+                ),
                 requestedAt: cycle,
                 via: 'test',
               });
@@ -361,6 +479,31 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         exercised.deferredInflatesReverted += result.reverts.filter((v) =>
           /enough resource/.test(v.message),
         ).length;
+        if (limitRange) {
+          expect(result.errors.join(), `cycle ${cycle}: LimitRange not reported`).toMatch(
+            /LimitRange kube-system\/defaults/,
+          );
+          exercised.limitRangesReported++;
+        }
+
+        // 0. A balloon that is not what a balloon must be is never inflated: held at the floor; and a
+        //    node never offers less than it uses (with headroom), whatever the source asked.
+        for (const b of after.filter((p) => p.balloon && p.node && p.unsound)) {
+          const d = result.decisions.find((x) => x.node === b.node);
+          if (d?.balloon?.uid !== b.uid) continue; // recreated after the cycle's read
+          expect(b.spec, `cycle ${cycle}: unsound balloon ${b.name} inflated`).toEqual(amounts(1, 2 ** 20));
+          exercised.unsoundBalloonsHeld++;
+        }
+        for (const d of result.decisions) {
+          const used = d.state.used;
+          if (!d.desired || !used) continue;
+          for (const r of ['cpu', 'memory'] as const)
+            expect(
+              d.desired.size[r],
+              `cycle ${cycle}: ${d.node} offers less ${r} than it uses`,
+            ).toBeGreaterThanOrEqual(Math.min(used[r], d.state.allocatable[r]));
+          if (d.desired.usageFloor) exercised.usageAboveOffered++;
+        }
 
         // 1. No workload pod evicted or preempted.
         const names = new Set(after.map((p) => p.name));
@@ -401,7 +544,9 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         const allocatable = new Map(result.decisions.map((d) => [d.node, d.state.allocatable]));
         for (const p of after.filter((x) => !x.balloon && x.phase === 'Pending' && !x.node)) {
           counts.pendingSeen++;
+          if (p.unplaceable) continue; // no node could ever take it
           for (const [node, alloc] of allocatable) {
+            if (p.pinned && p.pinned !== node) continue;
             const others = after.filter(
               (x) => x.node === node && !x.balloon && x.phase !== 'Succeeded' && x.phase !== 'Failed',
             );

@@ -1,25 +1,11 @@
-/**
- * Balloons end to end on a whole real cluster: the real apiserver admits the PriorityClass and the
- * DaemonSet, the real DaemonSet controller creates the balloon pods and the real scheduler binds them,
- * the real kubelets (hollow nodes) actuate inflates and deflates, and a workload Pending for resources is
- * placed by the real scheduler once a deflate freed the room; nothing is preempted or evicted, judged from
- * the events and pod phases the real components write.
- */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import { type BalloonCycleResult, runBalloonCycle } from '../../shared/balloons/cycle.js';
-import { freshPods } from '../../shared/balloons/fresh-read.js';
-import { BalloonObjects } from '../../shared/balloons/incluster.js';
+import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
 import { BALLOON_LABEL, BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
-import { snapshotRead } from '../../shared/balloons/read.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
-import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
-import { RawReader } from '../../shared/k8s/raw-reader.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
-import { Resizer, rawResizeApi } from '../../shared/resize/index.js';
-import { WHOLE_CLUSTER_POLICY } from '../balloons/helpers.js';
+import { realBalloonCycle, WHOLE_CLUSTER_POLICY } from '../balloons/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
 import { type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from './helpers.js';
 
@@ -48,19 +34,11 @@ describeRealCluster(
     /** One balloon cycle a minute later (wall time for the kubelets: the cycle's sleep is real). */
     const cycle = async (): Promise<BalloonCycleResult> => {
       env.clock.advance(60_000);
-      const snapshot = new ClusterSnapshot(new RawReader(env.client), { pageSize: 500, allPods: true });
-      const api = rawResizeApi(snapshot.reader);
-      const result = await runBalloonCycle({
+      const result = await realBalloonCycle({
+        client: env.client,
+        store,
         cluster: CLUSTER,
         cycleId: `cluster/${++n}`,
-        store,
-        objects: new BalloonObjects(env.client, snapshot.reader, PAUSE),
-        resizer: new Resizer(api, { now: () => env.clock.now() }),
-        api,
-        read: snapshotRead(snapshot),
-        fresh: freshPods(snapshot.reader),
-        settings: { settleMs: 2000 },
-        sleep: (ms) => sleep(ms),
         now: () => env.clock.now(),
       });
       await k.waitFor('the kubelets to answer the balloons’ resizes', async () =>

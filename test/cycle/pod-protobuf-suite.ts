@@ -101,6 +101,19 @@ function fixtures(): { pod: Record<string, unknown>; status?: Record<string, unk
           priorityClassName: 'pod-protobuf-high',
           nodeSelector: { pool: 'gpu', zone: 'a' },
           tolerations: [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }],
+          // Where it may land, and whose it is to place (balloons' pending demand, issue 28).
+          schedulerName: 'volcano',
+          schedulingGates: [{ name: 'example.com/quota' }],
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'pool', operator: 'In', values: ['gpu', 'tpu'] }] },
+                  { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-b'] }] },
+                ],
+              },
+            },
+          },
           containers: [{ name: 'web', image: 'pause', resources: { requests: q('2', '4Gi') } }],
         },
       },
@@ -108,7 +121,13 @@ function fixtures(): { pod: Record<string, unknown>; status?: Record<string, unk
         phase: 'Pending',
         nominatedNodeName: 'node-b',
         conditions: [
-          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', lastTransitionTime: T0 },
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: '0/3 nodes are available: 3 Insufficient cpu.',
+            lastTransitionTime: T0,
+          },
         ],
       },
     },
@@ -275,6 +294,16 @@ export function podProtobufSuite(target: () => { kubeconfig: string; cluster: st
       phase: 'Pending',
     });
     expect(b.tolerations).toContainEqual({ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' });
+    expect(b.preemptionPolicy).toBe('PreemptLowerPriority');
+    expect(b.waiting).toEqual({
+      schedulerName: 'volcano',
+      gated: true,
+      terms: [
+        { matchExpressions: [{ key: 'pool', operator: 'In', values: ['gpu', 'tpu'] }], matchFields: [] },
+        { matchExpressions: [], matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-b'] }] },
+      ],
+      forResources: true,
+    });
     // The init peak (setup beside the sidecar) over the running containers, plus the overhead.
     expect(c.occupancy).toEqual({ cpu: 1000 + 50 + 250, memory: 2 ** 30 + 64 * 2 ** 20 + 160 * 2 ** 20 });
     expect(c.containers[0]?.oomAt).toBe(Date.parse(T1));

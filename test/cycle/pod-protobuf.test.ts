@@ -69,3 +69,37 @@ describe('podListFromProtobuf', () => {
     expect(view?.containers[0]?.oomRanMs).toBeUndefined();
   });
 });
+
+describe('podListFromProtobuf, where a waiting pod may land', () => {
+  it('reads required node affinity, schedulerName, schedulingGates and preemptionPolicy as JSON has them', () => {
+    const spec = {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'pool', operator: 'In', values: ['a', 'b'] }] },
+              { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+            ],
+          },
+        },
+      },
+      schedulerName: 'volcano',
+      schedulingGates: [{ name: 'example.com/quota' }],
+      preemptionPolicy: 'Never',
+      containers: [{ name: 'c' }],
+    };
+    const json = { metadata: { name: 'p', namespace: 'ns' }, spec, status: { phase: 'Pending' } };
+    const pod = podListFromProtobuf(framed({ items: [json] })).items?.[0];
+    expect(podView(pod!)).toEqual(podView(json));
+    expect(podView(pod!)?.waiting).toEqual({
+      schedulerName: 'volcano',
+      gated: true,
+      terms: [
+        { matchExpressions: [{ key: 'pool', operator: 'In', values: ['a', 'b'] }], matchFields: [] },
+        { matchExpressions: [], matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+      ],
+      forResources: false,
+    });
+    expect(podView(pod!)?.preemptionPolicy).toBe('Never');
+  });
+});

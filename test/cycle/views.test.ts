@@ -103,9 +103,15 @@ describe('podView', () => {
 });
 
 describe('nodeFacts', () => {
-  it('reads capacity, allocatable, readiness, cordon and resourceVersion', () => {
+  it('reads capacity, allocatable, readiness, cordon, resourceVersion and identity', () => {
     const n = nodeFacts({
-      metadata: { name: 'n1', resourceVersion: '7', labels: { zone: 'a' } },
+      metadata: {
+        name: 'n1',
+        uid: 'u1',
+        creationTimestamp: '2026-11-02T00:00:00Z',
+        resourceVersion: '7',
+        labels: { zone: 'a' },
+      },
       spec: { unschedulable: true, taints: [{ key: 'k', effect: 'NoSchedule' }] },
       status: {
         capacity: { cpu: '4', memory: '16Gi' },
@@ -127,6 +133,8 @@ describe('nodeFacts', () => {
       ready: true,
       unschedulable: true,
       resourceVersion: '7',
+      uid: 'u1',
+      createdAt: Date.UTC(2026, 10, 2),
     });
     expect(nodeFacts({ status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } })).toMatchObject({
       ready: false,

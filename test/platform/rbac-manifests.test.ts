@@ -63,8 +63,10 @@ describe('fleetscope rbac', () => {
       'daemonsets',
       'daemonsets',
       'events',
+      'limitranges',
       'pods',
       'pods/resize',
+      'resourcequotas',
     ]);
     expect(items[1].subjects).toEqual([
       { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'fleetscope-eks' },
