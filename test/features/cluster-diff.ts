@@ -20,7 +20,7 @@ export interface Allowed {
 }
 
 /** fleetscope's own mirror of the records (the Feature CRD, its objects, its namespace), its owner lease and Events. */
-const ALWAYS_OUTLIVES = [
+export const ALWAYS_OUTLIVES = [
   /^events\//,
   /^customresourcedefinitions\.apiextensions\.k8s\.io\/features\.fleetscope\.io$/,
   /^features\.fleetscope\.io\//,

@@ -8,21 +8,22 @@
 import type { SimClusterSpec } from '../../local/sim/index.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
+import { CLUSTER_PROPERTY } from '../../shared/claims/crd.js';
 import { setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
-import { type FeatureEnv, MINUTE } from './helpers.js';
+import { type FeatureEnv, MINUTE, type WorkerEnv } from './helpers.js';
 
 export interface Exercise {
   cluster: Omit<SimClusterSpec, 'name'>;
   prepare?(env: FeatureEnv, cluster: string): Promise<void>;
   use(env: FeatureEnv, cluster: string): Promise<void>;
-  /** The feature's components checking in (each reports the value it sees). */
-  checkIn(env: FeatureEnv, cluster: string): Promise<unknown>;
-  /** What an admin removes when the off transition waits for it. */
-  byHand?(env: FeatureEnv, cluster: string): Promise<void>;
+  /** The feature's components checking in (each reports the value it sees); no simulator needed. */
+  checkIn(env: WorkerEnv, cluster: string): Promise<unknown>;
+  /** What an admin removes when the off transition waits for it (through the API: any cluster). */
+  byHand?(env: WorkerEnv, cluster: string): Promise<void>;
   /** Objects (collection/key) and items (sort keys) that may outlive the feature, and why. */
   outlives?: { objects?: RegExp[]; items?: RegExp[] };
   /** "collection/key change" ("label k added", "spec.k changed") the feature may leave, and why. */
@@ -44,7 +45,7 @@ export const EXERCISES: Record<string, Exercise> = {
         }),
       );
       await env.cycle(cluster);
-      env.sim.clock.advance(MINUTE);
+      await env.advance(MINUTE);
       await env.cycle(cluster);
       const balloons = env.sim
         .cluster(cluster)
@@ -60,7 +61,7 @@ export const EXERCISES: Record<string, Exercise> = {
       await installScopedCrd(env.client(cluster));
       env.sim.cluster(cluster).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
       for (let i = 0; i < 14; i++) {
-        env.sim.clock.advance(5 * MINUTE);
+        await env.advance(5 * MINUTE);
         await env.cycle(cluster);
       }
       const annotated = env.sim
@@ -87,10 +88,7 @@ export const EXERCISES: Record<string, Exercise> = {
       };
       await setCustomClaim(ports, cluster, 'zone.example.com', 'eu-1a');
       await env.claimsCheck(cluster);
-      const props = env.sim
-        .cluster(cluster)
-        .store.list('clusterproperties.about.k8s.io')
-        .map((p) => p.metadata.name);
+      const props = (await claimsListed(env, cluster)).map((p) => p.metadata.name);
       if (!props.includes('zone.example.com')) throw new Error(`claims not written: ${props}`);
     },
     checkIn: (env, cluster) => env.claimsCheck(cluster),
@@ -120,18 +118,27 @@ export const EXERCISES: Record<string, Exercise> = {
     },
     checkIn: agentCheckIn,
     byHand: async (env, cluster) => {
-      for (const w of env.sim.cluster(cluster).store.list('configmaps', 'widgets'))
-        if (w.metadata.labels?.['widgets.example.com/stamped'])
-          await env
-            .client(cluster)
-            .core.deleteNamespacedConfigMap({ name: w.metadata.name, namespace: 'widgets' });
+      const c = env.client(cluster);
+      const stamped = 'widgets.example.com/stamped=true';
+      for (const w of (await c.core.listNamespacedConfigMap({ namespace: 'widgets', labelSelector: stamped }))
+        .items)
+        await c.core.deleteNamespacedConfigMap({ name: w.metadata?.name ?? '', namespace: 'widgets' });
     },
     outlives: { objects: [/^namespaces\/widgets$/] }, // the third party's own install
   },
 };
 
+/** The cluster's ClusterProperties, read through the API. */
+async function claimsListed(env: WorkerEnv, cluster: string): Promise<{ metadata: { name: string } }[]> {
+  const { group, plural, versions } = CLUSTER_PROPERTY;
+  const list = (await env
+    .client(cluster)
+    .custom.listClusterCustomObject({ group, version: versions[1], plural })) as { items: { metadata: { name: string } }[] };
+  return list.items;
+}
+
 /** The widget agent: reads its Feature object and reports what it sees, as an in-cluster component does. */
-async function agentCheckIn(env: FeatureEnv, cluster: string): Promise<void> {
+export async function agentCheckIn(env: WorkerEnv, cluster: string): Promise<void> {
   const ref = {
     group: FEATURE_CRD.group,
     version: FEATURE_CRD.version,

@@ -41,6 +41,8 @@ export interface FeatureEnv {
   registry: RegistryStore;
   client(cluster: string): ClusterClient;
   now(): number;
+  /** Moves the clock on (over a real cluster, also lets real time pass for its controllers). */
+  advance(ms: number): Promise<void>;
   catalog(): Promise<FeatureCatalog>;
   /** Reconciler ports on the simulator's clock (a new reconciler id each call unless given). */
   ports(opts?: Partial<ReconcilerPorts>): Promise<ReconcilerPorts>;
@@ -64,6 +66,9 @@ export interface FeatureEnv {
   stop(): Promise<void>;
 }
 
+/** What the features' components and the reconciler need of an env: no simulator (a real cluster has one too). */
+export type WorkerEnv = Omit<FeatureEnv, 'sim' | 'addCluster' | 'writes' | 'stop'>;
+
 export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<FeatureEnv> {
   const sim = await startSimulator({ clusters, now: START });
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
@@ -84,7 +89,6 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
   setFeatureClock(now);
   const settle = process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
   process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
-  const store = new FeatureStore(runtime.db, runtime.table);
   const clients = new Map<string, ClusterClient>();
   const client = (name: string) => {
     let c = clients.get(name);
@@ -99,12 +103,53 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
     return c;
   };
   const env: FeatureEnv = {
+    ...workerEnv({ runtime, registry, client, now, advance: async (ms) => sim.clock.advance(ms) }),
     sim,
+    async addCluster(spec, labels = {}) {
+      await sim.addCluster(spec);
+      await sim.writeKubeconfig(path);
+      await resetClusterConnector(); // the workers' connector cached the file without the new context
+      await register(spec.name, labels);
+    },
+    writes(cluster) {
+      const s = sim.cluster(cluster).stats();
+      return s.total - (s.byMethod.GET ?? 0);
+    },
+    async stop() {
+      setNodeScopeClock();
+      setFeatureClock();
+      if (settle === undefined) delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
+      else process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = settle;
+      for (const c of clients.values()) await c.close();
+      await resetClusterConnector();
+      await runtime.stop();
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return env;
+}
+
+/**
+ * The reconciler and the real workers over the local runtime, reaching clusters through `client`
+ * (the simulator's or a real cluster's), on the clock `now` that `advance` moves.
+ */
+export function workerEnv(parts: {
+  runtime: LocalRuntime;
+  registry: RegistryStore;
+  client(cluster: string): ClusterClient;
+  now(): number;
+  advance(ms: number): Promise<void>;
+}): WorkerEnv {
+  const { runtime, registry, client, now, advance } = parts;
+  const store = new FeatureStore(runtime.db, runtime.table);
+  const env: WorkerEnv = {
     runtime,
     store,
     registry,
     client,
     now,
+    advance,
     catalog: () => loadCatalog(store),
     async ports(opts = {}) {
       return {
@@ -156,27 +201,6 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
         cycleId: `claims/${new Date(now()).toISOString()}`,
         requestedAt: new Date(now()).toISOString(),
       }),
-    async addCluster(spec, labels = {}) {
-      await sim.addCluster(spec);
-      await sim.writeKubeconfig(path);
-      await resetClusterConnector(); // the workers' connector cached the file without the new context
-      await register(spec.name, labels);
-    },
-    writes(cluster) {
-      const s = sim.cluster(cluster).stats();
-      return s.total - (s.byMethod.GET ?? 0);
-    },
-    async stop() {
-      setNodeScopeClock();
-      setFeatureClock();
-      if (settle === undefined) delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
-      else process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = settle;
-      for (const c of clients.values()) await c.close();
-      await resetClusterConnector();
-      await runtime.stop();
-      await sim.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
   };
   return env;
 }
@@ -196,7 +220,7 @@ export interface DriveOptions {
  * first task may go on (its back-off, poll, wait or a lapsed claim) and letting components check in.
  */
 export async function drive(
-  env: FeatureEnv,
+  env: WorkerEnv,
   cluster: string,
   ref: FeatureRef,
   opts: DriveOptions = {},
@@ -212,7 +236,7 @@ export async function drive(
     if (r.state === finalOf(targetOf(r))) return r;
     const t = r.tasks[0];
     const until = Math.max(t?.notBefore ?? 0, t?.claim?.until ?? 0);
-    env.sim.clock.advance(Math.max(until - env.now(), 1000));
+    await env.advance(Math.max(until - env.now(), 1000));
     await opts.between?.();
   }
   const r = await env.store.get(cluster, ref);
@@ -220,7 +244,7 @@ export async function drive(
 }
 
 /** What dangles for the feature in the cluster (live: objects, uses, state, leftovers). */
-export async function dangling(env: FeatureEnv, cluster: string, ref: FeatureRef): Promise<string[]> {
+export async function dangling(env: WorkerEnv, cluster: string, ref: FeatureRef): Promise<string[]> {
   const spec = (await env.catalog()).need(ref);
   const view = await env.store.view(cluster, ref);
   const api = new ObjectsApi(env.client(cluster));
