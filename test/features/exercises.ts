@@ -133,7 +133,9 @@ async function claimsListed(env: WorkerEnv, cluster: string): Promise<{ metadata
   const { group, plural, versions } = CLUSTER_PROPERTY;
   const list = (await env
     .client(cluster)
-    .custom.listClusterCustomObject({ group, version: versions[1], plural })) as { items: { metadata: { name: string } }[] };
+    .custom.listClusterCustomObject({ group, version: versions[1], plural })) as {
+    items: { metadata: { name: string } }[];
+  };
   return list.items;
 }
 
