@@ -18,8 +18,9 @@ import { type FeatureEnv, MINUTE, type WorkerEnv } from './helpers.js';
 
 export interface Exercise {
   cluster: Omit<SimClusterSpec, 'name'>;
-  prepare?(env: FeatureEnv, cluster: string): Promise<void>;
-  use(env: FeatureEnv, cluster: string): Promise<void>;
+  prepare?(env: WorkerEnv, cluster: string): Promise<void>;
+  /** A use that reads the simulator (`simOf`) has a real-cluster variant in test/cluster/lifecycle.real.test.ts. */
+  use(env: WorkerEnv, cluster: string): Promise<void>;
   /** The feature's components checking in (each reports the value it sees); no simulator needed. */
   checkIn(env: WorkerEnv, cluster: string): Promise<unknown>;
   /** What an admin removes when the off transition waits for it (through the API: any cluster). */
@@ -47,8 +48,8 @@ export const EXERCISES: Record<string, Exercise> = {
       await env.cycle(cluster);
       await env.advance(MINUTE);
       await env.cycle(cluster);
-      const balloons = env.sim
-        .cluster(cluster)
+      const balloons = simOf(env)
+        .sim.cluster(cluster)
         .store.list('pods', 'kube-system')
         .filter((p) => p.metadata.labels?.['fleetscope.io/balloon']);
       if (balloons.length === 0) throw new Error('no balloon was made');
@@ -59,13 +60,15 @@ export const EXERCISES: Record<string, Exercise> = {
     cluster: { nodes: 2, vpaCrd: true, daemonSets: [agentDaemonSet()] },
     async use(env, cluster) {
       await installScopedCrd(env.client(cluster));
-      env.sim.cluster(cluster).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
+      simOf(env)
+        .sim.cluster(cluster)
+        .store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
       for (let i = 0; i < 14; i++) {
         await env.advance(5 * MINUTE);
         await env.cycle(cluster);
       }
-      const annotated = env.sim
-        .cluster(cluster)
+      const annotated = simOf(env)
+        .sim.cluster(cluster)
         .store.list('pods', 'monitoring')
         .filter((p) => p.metadata.annotations?.['fleetscope.io/recommendation']);
       if (annotated.length === 0) throw new Error('no pod was given a recommendation');
@@ -73,8 +76,13 @@ export const EXERCISES: Record<string, Exercise> = {
     checkIn: (env, cluster) => env.cycle(cluster),
     // The user's VPA stays (its spec.scope and fleetscope's status are what must go).
     outlives: { objects: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/] },
-    // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
-    changes: [/^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/],
+    changes: [
+      // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
+      /^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/,
+      // The admin's install of the scoped VPA CRD (the use's first step, `fleetscope install-crd`), not
+      // the feature's: rolling it back is re-applying the stock CRD (shared/nodescope/crd.ts).
+      /^customresourcedefinitions\.apiextensions\.k8s\.io\/verticalpodautoscalers\.autoscaling\.k8s\.io (annotation fleetscope\.io\/status-shape added|spec\.versions changed)$/,
+    ],
     keeps: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/],
   },
   'fleetscope-system/claims': {
@@ -127,6 +135,12 @@ export const EXERCISES: Record<string, Exercise> = {
     outlives: { objects: [/^namespaces\/widgets$/] }, // the third party's own install
   },
 };
+
+/** The simulator behind an env, for the uses that read or write its store directly. */
+function simOf(env: WorkerEnv): FeatureEnv {
+  if (!('sim' in env)) throw new Error('this exercise reads the simulator: give it a real-cluster variant');
+  return env as FeatureEnv;
+}
 
 /** The cluster's ClusterProperties, read through the API. */
 async function claimsListed(env: WorkerEnv, cluster: string): Promise<{ metadata: { name: string } }[]> {
