@@ -15,12 +15,13 @@ import { REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
 import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
-import { builtinFeatures } from '../../shared/features/catalog.js';
+import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
 import { refKey } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
+import type { ReconcilerPorts } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -29,7 +30,7 @@ import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { SK } from '../../shared/platform/dynamo.js';
 import { EXERCISES, type Exercise } from '../features/exercises.js';
-import { dangling, drive, MINUTE, type WorkerEnv, workerEnv } from '../features/helpers.js';
+import { dangling, drive, MINUTE, NODESCOPE, type WorkerEnv, workerEnv } from '../features/helpers.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { installCrd } from '../simreal/helpers.js';
 import { type ClusterHandle, describeRealCluster } from '../support/real-cluster.js';
@@ -69,6 +70,7 @@ const REAL: Record<string, RealVariant> = {
     // The simulator's `vpaCrd: true, daemonSets: [agentDaemonSet()]`: the VPA CRDs and the user's agent.
     async prepare(env, k) {
       const client = env.client(CLUSTER);
+      if ((await k.raw('GET', '/apis/apps/v1/namespaces/monitoring/daemonsets/agent')).status === 200) return;
       await installCrd(client, vpaCrd());
       await installCrd(client, vpaCheckpointCrd());
       await k.namespace('monitoring');
@@ -102,13 +104,24 @@ const REAL: Record<string, RealVariant> = {
     async use(env, k) {
       const client = env.client(CLUSTER);
       await installScopedCrd(client);
-      await client.custom.createNamespacedCustomObject({
-        group: 'autoscaling.k8s.io',
-        version: 'v1',
-        namespace: 'monitoring',
-        plural: 'verticalpodautoscalers',
-        body: vpaObject({ mode: 'Auto', via: 'spec' }),
-      });
+      const vpa = { group: 'autoscaling.k8s.io', version: 'v1', namespace: 'monitoring' };
+      const got = await client.custom
+        .getNamespacedCustomObject({ ...vpa, plural: 'verticalpodautoscalers', name: 'agent' })
+        .catch(() => undefined);
+      // The user's VPA stays after off, its spec.scope removed: a second run scopes it again.
+      if (got)
+        await client.custom.replaceNamespacedCustomObject({
+          ...vpa,
+          plural: 'verticalpodautoscalers',
+          name: 'agent',
+          body: { ...got, spec: { ...(got as { spec: object }).spec, scope: 'node' } },
+        });
+      else
+        await client.custom.createNamespacedCustomObject({
+          ...vpa,
+          plural: 'verticalpodautoscalers',
+          body: vpaObject({ mode: 'Auto', via: 'spec' }),
+        });
       const agents = () => rawPods(k, 'monitoring', 'app=agent');
       for (let i = 0; i < 10; i++) {
         await env.advance(15 * MINUTE);
@@ -204,6 +217,32 @@ describeRealCluster(
         expect(left.usesOn, 'components still using it').toEqual([]);
       }, 120_000);
     }
+
+    it("sees damage through the API: a node scope whose off also deletes the user's VPA and DaemonSet fails it", async () => {
+      // The mutation of issue 16 (as in lifecycle.sim): the same feature, two more tasks at the end of its off.
+      const key = refKey(NODESCOPE);
+      const catalog = await env.catalog();
+      const harmful: FeatureSpec = {
+        ...catalog.need(NODESCOPE),
+        disable: [
+          ...catalog.need(NODESCOPE).disable,
+          { task: 'delete-objects', apiVersion: 'autoscaling.k8s.io/v1', resource: 'verticalpodautoscalers' },
+          { task: 'delete-objects', apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: 'monitoring' },
+        ],
+      };
+      const ports = {
+        catalog: new FeatureCatalog(catalog.specs.map((s) => (refKey(s) === key ? harmful : s))),
+      };
+      const left = await onUseOff(env, k, harmful, EXERCISES[key]!, REAL[key]!, ports);
+      expect(left.dangling).toEqual([]); // its own checks see nothing wrong: what it was told to remove is gone
+      // Node scope ran before: the user's VPA and agent were there before this on, so they show as deleted.
+      expect(left.damage).toEqual(
+        expect.arrayContaining([
+          'deleted: verticalpodautoscalers.autoscaling.k8s.io/monitoring/agent',
+          'deleted: daemonsets.apps/monitoring/agent',
+        ]),
+      );
+    }, 120_000);
   },
 );
 
@@ -217,6 +256,7 @@ async function onUseOff(
   spec: FeatureSpec,
   ex: Exercise,
   real: RealVariant,
+  ports: Partial<ReconcilerPorts> = {},
 ) {
   await (real.prepare ? real.prepare(env, k) : ex.prepare?.(env, CLUSTER));
   const items = await itemKeys(env);
@@ -228,7 +268,7 @@ async function onUseOff(
     ]
       .filter((u) => u.value === 'on')
       .map((u) => u.component);
-  const opts = { maxPasses: 120 };
+  const opts = { maxPasses: 120, ports };
   await env.set(CLUSTER, spec, 'on');
   const on = await drive(env, CLUSTER, spec, { ...opts, between: () => ex.checkIn(env, CLUSTER) });
   expect(on.state).toBe('On');
