@@ -4,7 +4,7 @@
  * touch is covered without a list to keep) is listed through the API before on, after use and after off,
  * and compared with the same words and the same allowances. Ids are the simulator's (`plural.group/ns/name`).
  */
-import { ALWAYS_OUTLIVES, type Allowed, fieldChanges } from '../features/cluster-diff.js';
+import { type Allowed, damageOf } from '../features/cluster-diff.js';
 import type { ClusterHandle } from '../support/real-cluster.js';
 
 type Obj = {
@@ -66,22 +66,6 @@ export async function snapshot(k: ClusterHandle): Promise<Snapshot> {
 
 /** Every difference the feature may not leave, in words ([] when it left the cluster as it was). */
 export function damage(before: Snapshot, used: Snapshot, after: Snapshot, allowed: Allowed): string[] {
-  const matches = (rs: RegExp[] | undefined, s: string) => (rs ?? []).some((r) => r.test(s));
-  const outlives = (id: string) => matches(ALWAYS_OUTLIVES, id) || matches(allowed.outlives, id);
-  const out: string[] = [];
-  for (const id of after.keys()) if (!before.has(id) && !outlives(id)) out.push(`created and left: ${id}`);
-  for (const id of used.keys())
-    if (!before.has(id) && !after.has(id) && matches(allowed.keeps, id)) out.push(`deleted the user's ${id}`);
-  for (const [id, was] of before) {
-    if (matches(ALWAYS_OUTLIVES, id)) continue;
-    const now = after.get(id);
-    if (!now) out.push(`deleted: ${id}`);
-    else
-      out.push(
-        ...fieldChanges(was, now)
-          .filter((f) => !matches(allowed.changes, `${id} ${f}`))
-          .map((f) => `${f} on ${id}`),
-      );
-  }
-  return out;
+  const created = new Set([...used.keys(), ...after.keys()].filter((id) => !before.has(id)));
+  return damageOf(created, before, (id) => after.get(id), allowed);
 }
