@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
-import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
@@ -35,7 +34,7 @@ import { vpaObject } from '../nodescope/helpers.js';
 import { installCrd } from '../simreal/helpers.js';
 import { type ClusterHandle, describeRealCluster } from '../support/real-cluster.js';
 import { damage, snapshot } from './api-diff.js';
-import { PAUSE, rawPods, resizeSettled } from './helpers.js';
+import { agentDaemonSet, rawPods, resizeSettled } from './helpers.js';
 
 const CLUSTER = 'life';
 const sample = parseDeclarations(
@@ -67,7 +66,7 @@ const REAL: Record<string, RealVariant> = {
     },
   },
   'fleetscope-system/nodescope': {
-    // The simulator's `vpaCrd: true, daemonSets: [agentDaemonSet()]`: the VPA CRDs and the user's agent.
+    // The simulator's `vpaCrd: true, daemonSets: [agentDaemonSet()]` (test/nodescope/helpers.ts): the VPA CRDs and the user's agent.
     async prepare(env, k) {
       const client = env.client(CLUSTER);
       if ((await k.raw('GET', '/apis/apps/v1/namespaces/monitoring/daemonsets/agent')).status === 200) return;
@@ -77,24 +76,7 @@ const REAL: Record<string, RealVariant> = {
       const load = { cpu: 100, memory: '96Mi', perNode: { 'life-a': 4, 'life-b': 1 }, noise: 0 };
       await client.apps.createNamespacedDaemonSet({
         namespace: 'monitoring',
-        body: {
-          metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: {
-                containers: [
-                  {
-                    name: 'collector',
-                    image: PAUSE,
-                    resources: { requests: { cpu: '100m', memory: '128Mi' } },
-                  },
-                ],
-              },
-            },
-          },
-        },
+        body: agentDaemonSet(load),
       });
       await k.waitFor('an agent Running on each node', async () => {
         const pods = await rawPods(k, 'monitoring', 'app=agent');
