@@ -17,9 +17,7 @@ import { BalloonStore } from '../../shared/balloons/store.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
-import { FeatureMirror } from '../../shared/features/mirror.js';
 import { refKey } from '../../shared/features/model.js';
-import { ObjectsApi } from '../../shared/features/objects.js';
 import type { ReconcilerPorts } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
@@ -27,9 +25,19 @@ import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
-import { SK } from '../../shared/platform/dynamo.js';
 import { EXERCISES, type Exercise } from '../features/exercises.js';
-import { dangling, drive, MINUTE, NODESCOPE, type WorkerEnv, workerEnv } from '../features/helpers.js';
+import {
+  dangling,
+  drive,
+  itemKeys,
+  MINUTE,
+  NODESCOPE,
+  othersState,
+  PLATFORM_ITEMS,
+  usesOn,
+  type WorkerEnv,
+  workerEnv,
+} from '../features/helpers.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { installCrd } from '../simreal/helpers.js';
 import { type ClusterHandle, describeRealCluster } from '../support/real-cluster.js';
@@ -42,7 +50,6 @@ const sample = parseDeclarations(
   'examples/widgets-feature.yaml',
 );
 const registered: FeatureSpec[] = [...builtinFeatures(), ...sample];
-const PLATFORM_ITEMS = [/^feature#/, /^META$/, /^STATUS$/];
 
 /** Where an exercise reads the simulator: what the real cluster needs first, and the use itself. */
 interface RealVariant {
@@ -158,13 +165,6 @@ async function startRealEnv(k: ClusterHandle): Promise<WorkerEnv & { stop(): Pro
   };
 }
 
-/** The state other features keep (their own runs check it). */
-const othersState = (spec: FeatureSpec): RegExp[] =>
-  registered
-    .filter((o) => refKey(o) !== refKey(spec))
-    .flatMap((o) => o.disable.flatMap((t) => (t.task === 'clear-state' ? t.prefixes : [])))
-    .map((p) => new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-
 describeRealCluster(
   'on -> use -> off, for every registered feature',
   {
@@ -228,10 +228,6 @@ describeRealCluster(
   },
 );
 
-async function itemKeys(env: WorkerEnv): Promise<Set<string>> {
-  return new Set((await env.store.table.query(`CLUSTER#${CLUSTER}`, undefined)).map((i) => String(i[SK])));
-}
-
 async function onUseOff(
   env: WorkerEnv,
   k: ClusterHandle,
@@ -241,22 +237,15 @@ async function onUseOff(
   ports: Partial<ReconcilerPorts> = {},
 ) {
   await (real.prepare ? real.prepare(env, k) : ex.prepare?.(env, CLUSTER));
-  const items = await itemKeys(env);
+  const items = await itemKeys(env, CLUSTER);
   const before = await snapshot(k);
-  const usesOn = async () =>
-    [
-      ...(await env.store.view(CLUSTER, spec)).uses,
-      ...(await new FeatureMirror(new ObjectsApi(env.client(CLUSTER))).readUses(spec)),
-    ]
-      .filter((u) => u.value === 'on')
-      .map((u) => u.component);
   const opts = { maxPasses: 120, ports };
   await env.set(CLUSTER, spec, 'on');
   const on = await drive(env, CLUSTER, spec, { ...opts, between: () => ex.checkIn(env, CLUSTER) });
   expect(on.state).toBe('On');
   await (real.use ? real.use(env, k) : ex.use(env, CLUSTER));
   await ex.checkIn(env, CLUSTER);
-  expect((await usesOn()).length, 'a component reported using it').toBeGreaterThan(0);
+  expect((await usesOn(env, CLUSTER, spec)).length, 'a component reported using it').toBeGreaterThan(0);
   const used = await snapshot(k);
 
   await env.set(CLUSTER, spec, 'off');
@@ -270,7 +259,7 @@ async function onUseOff(
   expect(off.state).toBe('Off');
   expect(off.history.map((t) => `${t.to}:${t.outcome}`).slice(-2)).toEqual(['On:completed', 'Off:completed']);
   await ex.checkIn(env, CLUSTER);
-  const outlive = [...PLATFORM_ITEMS, ...othersState(spec), ...(ex.outlives?.items ?? [])];
+  const outlive = [...PLATFORM_ITEMS, ...othersState(registered, spec), ...(ex.outlives?.items ?? [])];
   return {
     dangling: await dangling(env, CLUSTER, spec),
     damage: damage(before, used, await snapshot(k), {
@@ -278,7 +267,9 @@ async function onUseOff(
       changes: ex.changes ?? [],
       keeps: ex.keeps ?? [],
     }),
-    items: [...(await itemKeys(env))].filter((i) => !items.has(i) && !outlive.some((r) => r.test(i))),
-    usesOn: await usesOn(),
+    items: [...(await itemKeys(env, CLUSTER))].filter(
+      (i) => !items.has(i) && !outlive.some((r) => r.test(i)),
+    ),
+    usesOn: await usesOn(env, CLUSTER, spec),
   };
 }

@@ -14,7 +14,14 @@ import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
-import { type FeatureRecord, type FeatureRef, finalOf, targetOf } from '../../shared/features/model.js';
+import { FeatureMirror } from '../../shared/features/mirror.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  refKey,
+  targetOf,
+} from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
 import {
   type FeatureOutcome,
@@ -24,11 +31,13 @@ import {
 } from '../../shared/features/reconciler.js';
 import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
+import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
+import { SK } from '../../shared/platform/dynamo.js';
 
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
 export const MINUTE = 60_000;
@@ -314,4 +323,30 @@ export async function widgetsRolloutFleet(
     registry: env.registry,
     now: env.now,
   };
+}
+
+/** Items of the platform, not of a feature: they outlive every feature. */
+export const PLATFORM_ITEMS = [/^feature#/, /^META$/, /^STATUS$/];
+
+/** The state the other registered features keep (still on in the cluster; their own runs check it). */
+export function othersState(registered: readonly FeatureSpec[], spec: FeatureSpec): RegExp[] {
+  return registered
+    .filter((o) => refKey(o) !== refKey(spec))
+    .flatMap((o) => o.disable.flatMap((t) => (t.task === 'clear-state' ? t.prefixes : [])))
+    .map((p) => new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+}
+
+/** The components reporting it on: in fleetscope's records and in the cluster's Feature object. */
+export async function usesOn(env: WorkerEnv, cluster: string, spec: FeatureSpec): Promise<string[]> {
+  return [
+    ...(await env.store.view(cluster, spec)).uses,
+    ...(await new FeatureMirror(new ObjectsApi(env.client(cluster))).readUses(spec)),
+  ]
+    .filter((u) => u.value === 'on')
+    .map((u) => u.component);
+}
+
+/** The sort keys of every item stored for the cluster. */
+export async function itemKeys(env: WorkerEnv, cluster: string): Promise<Set<string>> {
+  return new Set((await env.store.table.query(`CLUSTER#${cluster}`, undefined)).map((i) => String(i[SK])));
 }
