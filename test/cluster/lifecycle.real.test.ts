@@ -6,6 +6,10 @@
  * listable kind the apiserver serves listed before on, after use and after off (test/cluster/api-diff.ts).
  * The exercises are test/features/exercises.ts's; where one reads the simulator directly (its `use` for
  * balloons and node scope, and the cluster spec it starts from), it has a real-cluster variant here.
+ * Every feature in the catalog is covered (a registered feature without an exercise fails by name); the
+ * last case is issue 16's mutation, proving the API diff sees damage the feature's own checks do not.
+ * Features share the cluster, so each run's "before" is what the previous runs left (a second node-scope
+ * round finds the user's VPA without spec.scope, as off leaves it, and scopes it again).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
