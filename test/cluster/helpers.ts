@@ -3,9 +3,11 @@
  * metrics clock (the real components keep wall time; usage follows this clock), and a wait for the real
  * kubelets to finish what a cycle asked of them.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Pod } from '@kubernetes/client-node';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import type { ManualClock } from '../../local/sim/clock.js';
+import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
+import type { LoadProfile } from '../../local/sim/workload.js';
 import type { ClusterClient } from '../../shared/k8s/client.js';
 import type { ClusterHandle } from '../support/real-cluster.js';
 
@@ -41,3 +43,22 @@ export async function rawPods(k: ClusterHandle, namespace: string, selector: str
 }
 
 export const PAUSE = 'registry.k8s.io/pause:3.10';
+
+/** The user's agent DaemonSet in `monitoring` (one `collector`), its usage per node from `load`. */
+export function agentDaemonSet(load: LoadProfile): V1DaemonSet {
+  return {
+    metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
+    spec: {
+      selector: { matchLabels: { app: 'agent' } },
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: {
+          // No memory limit: a hollow node cannot lower one (no memory usage to check against).
+          containers: [
+            { name: 'collector', image: PAUSE, resources: { requests: { cpu: '100m', memory: '128Mi' } } },
+          ],
+        },
+      },
+    },
+  };
+}

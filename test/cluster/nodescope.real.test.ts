@@ -8,7 +8,6 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import type { LoadProfile } from '../../local/sim/workload.js';
 import { vpaCheckpointCrd } from '../../shared/kernel/crds/vpa.js';
 import { parseCpu } from '../../shared/kernel/quantity.js';
@@ -18,7 +17,7 @@ import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { installCrd } from '../simreal/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
-import { type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from './helpers.js';
+import { agentDaemonSet, type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from './helpers.js';
 
 const CLUSTER = 'ns-cluster';
 const NS = 'monitoring';
@@ -83,25 +82,7 @@ describeRealCluster('node scope', { nodes: [node('busy'), node('quiet'), node('f
     };
     await env.client.apps.createNamespacedDaemonSet({
       namespace: NS,
-      body: {
-        metadata: { name: 'agent', annotations: { [LOAD_ANNOTATION]: JSON.stringify(load) } },
-        spec: {
-          selector: { matchLabels: { app: 'agent' } },
-          template: {
-            metadata: { labels: { app: 'agent' } },
-            spec: {
-              // No memory limit: a hollow node cannot lower one (no memory usage to check against).
-              containers: [
-                {
-                  name: 'collector',
-                  image: PAUSE,
-                  resources: { requests: { cpu: '100m', memory: '128Mi' } },
-                },
-              ],
-            },
-          },
-        },
-      },
+      body: agentDaemonSet(load),
     });
     await k.waitFor('three agents Running', async () => {
       const pods = await agents();

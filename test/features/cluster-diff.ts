@@ -30,7 +30,7 @@ const ALWAYS_OUTLIVES = [
   /^leases\.coordination\.k8s\.io\/fleetscope-system\/fleetscope-owner$/,
 ];
 
-type Obj = { metadata?: { labels?: object; annotations?: object }; spec?: object };
+export type Obj = { metadata?: { labels?: object; annotations?: object }; spec?: object };
 
 export function watchCluster(env: FeatureEnv, cluster: string) {
   const store = env.sim.state(cluster).store;
@@ -48,28 +48,39 @@ export function watchCluster(env: FeatureEnv, cluster: string) {
   return {
     unsubscribe,
     /** Every difference the feature may not leave, in words ([] when it left the cluster as it was). */
-    damage(allowed: Allowed): string[] {
-      const matches = (rs: RegExp[] | undefined, s: string) => (rs ?? []).some((r) => r.test(s));
-      const outlives = (id: string) => matches(ALWAYS_OUTLIVES, id) || matches(allowed.outlives, id);
-      const out: string[] = [];
-      for (const id of created) {
-        if (current(id) && !outlives(id)) out.push(`created and left: ${id}`);
-        if (!current(id) && matches(allowed.keeps, id)) out.push(`deleted the user's ${id}`);
-      }
-      for (const [id, was] of before) {
-        if (matches(ALWAYS_OUTLIVES, id)) continue;
-        const now = current(id);
-        if (!now) out.push(`deleted: ${id}`);
-        else
-          out.push(
-            ...fieldChanges(was, now)
-              .filter((f) => !matches(allowed.changes, `${id} ${f}`))
-              .map((f) => `${f} on ${id}`),
-          );
-      }
-      return out;
-    },
+    damage: (allowed: Allowed) => damageOf(created, before, current, allowed),
   };
+}
+
+/**
+ * The differences in words: `created` (ids made since before), `before` (each touched object as it was),
+ * `current` (each as it is now, undefined when gone).
+ */
+export function damageOf(
+  created: Iterable<string>,
+  before: ReadonlyMap<string, Obj>,
+  current: (id: string) => Obj | undefined,
+  allowed: Allowed,
+): string[] {
+  const matches = (rs: RegExp[] | undefined, s: string) => (rs ?? []).some((r) => r.test(s));
+  const outlives = (id: string) => matches(ALWAYS_OUTLIVES, id) || matches(allowed.outlives, id);
+  const out: string[] = [];
+  for (const id of created) {
+    if (current(id) && !outlives(id)) out.push(`created and left: ${id}`);
+    if (!current(id) && matches(allowed.keeps, id)) out.push(`deleted the user's ${id}`);
+  }
+  for (const [id, was] of before) {
+    if (matches(ALWAYS_OUTLIVES, id)) continue;
+    const now = current(id);
+    if (!now) out.push(`deleted: ${id}`);
+    else
+      out.push(
+        ...fieldChanges(was, now)
+          .filter((f) => !matches(allowed.changes, `${id} ${f}`))
+          .map((f) => `${f} on ${id}`),
+      );
+  }
+  return out;
 }
 
 /** Labels, annotations and top-level spec fields added, removed or changed, as "label k added". */

@@ -8,21 +8,23 @@
 import type { SimClusterSpec } from '../../local/sim/index.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
+import { CLUSTER_PROPERTY } from '../../shared/claims/crd.js';
 import { setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
-import { type FeatureEnv, MINUTE } from './helpers.js';
+import { type FeatureEnv, MINUTE, type WorkerEnv } from './helpers.js';
 
 export interface Exercise {
   cluster: Omit<SimClusterSpec, 'name'>;
-  prepare?(env: FeatureEnv, cluster: string): Promise<void>;
-  use(env: FeatureEnv, cluster: string): Promise<void>;
-  /** The feature's components checking in (each reports the value it sees). */
-  checkIn(env: FeatureEnv, cluster: string): Promise<unknown>;
-  /** What an admin removes when the off transition waits for it. */
-  byHand?(env: FeatureEnv, cluster: string): Promise<void>;
+  prepare?(env: WorkerEnv, cluster: string): Promise<void>;
+  /** A use that reads the simulator (`simOf`) has a real-cluster variant in test/cluster/lifecycle.real.test.ts. */
+  use(env: WorkerEnv, cluster: string): Promise<void>;
+  /** The feature's components checking in (each reports the value it sees); no simulator needed. */
+  checkIn(env: WorkerEnv, cluster: string): Promise<unknown>;
+  /** What an admin removes when the off transition waits for it (through the API: any cluster). */
+  byHand?(env: WorkerEnv, cluster: string): Promise<void>;
   /** Objects (collection/key) and items (sort keys) that may outlive the feature, and why. */
   outlives?: { objects?: RegExp[]; items?: RegExp[] };
   /** "collection/key change" ("label k added", "spec.k changed") the feature may leave, and why. */
@@ -44,10 +46,10 @@ export const EXERCISES: Record<string, Exercise> = {
         }),
       );
       await env.cycle(cluster);
-      env.sim.clock.advance(MINUTE);
+      await env.advance(MINUTE);
       await env.cycle(cluster);
-      const balloons = env.sim
-        .cluster(cluster)
+      const balloons = simOf(env)
+        .sim.cluster(cluster)
         .store.list('pods', 'kube-system')
         .filter((p) => p.metadata.labels?.['fleetscope.io/balloon']);
       if (balloons.length === 0) throw new Error('no balloon was made');
@@ -58,13 +60,15 @@ export const EXERCISES: Record<string, Exercise> = {
     cluster: { nodes: 2, vpaCrd: true, daemonSets: [agentDaemonSet()] },
     async use(env, cluster) {
       await installScopedCrd(env.client(cluster));
-      env.sim.cluster(cluster).store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
+      simOf(env)
+        .sim.cluster(cluster)
+        .store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto', via: 'spec' }));
       for (let i = 0; i < 14; i++) {
-        env.sim.clock.advance(5 * MINUTE);
+        await env.advance(5 * MINUTE);
         await env.cycle(cluster);
       }
-      const annotated = env.sim
-        .cluster(cluster)
+      const annotated = simOf(env)
+        .sim.cluster(cluster)
         .store.list('pods', 'monitoring')
         .filter((p) => p.metadata.annotations?.['fleetscope.io/recommendation']);
       if (annotated.length === 0) throw new Error('no pod was given a recommendation');
@@ -72,12 +76,12 @@ export const EXERCISES: Record<string, Exercise> = {
     checkIn: (env, cluster) => env.cycle(cluster),
     // The user's VPA stays (its spec.scope and fleetscope's status are what must go).
     outlives: { objects: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/] },
-    // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
-    // The operator's install-crd (part of the use, not of the feature) records on the CRD which status
-    // shape it serves; the CRD is the cluster's and keeps it.
     changes: [
+      // Its use: the agent's pods resized in place. Off never evicts, so they keep the size until recreated.
       /^pods\/monitoring\/agent-[a-z0-9]+ spec\.containers changed$/,
-      /^customresourcedefinitions\.apiextensions\.k8s\.io\/verticalpodautoscalers\.autoscaling\.k8s\.io annotation fleetscope\.io\/status-shape added$/,
+      // The admin's install of the scoped VPA CRD (the use's first step, `fleetscope install-crd`), not
+      // the feature's: rolling it back is re-applying the stock CRD (shared/nodescope/crd.ts).
+      /^customresourcedefinitions\.apiextensions\.k8s\.io\/verticalpodautoscalers\.autoscaling\.k8s\.io (annotation fleetscope\.io\/status-shape added|spec\.versions changed)$/,
     ],
     keeps: [/^verticalpodautoscalers\.autoscaling\.k8s\.io\/monitoring\/agent$/],
   },
@@ -92,10 +96,7 @@ export const EXERCISES: Record<string, Exercise> = {
       };
       await setCustomClaim(ports, cluster, 'zone.example.com', 'eu-1a');
       await env.claimsCheck(cluster);
-      const props = env.sim
-        .cluster(cluster)
-        .store.list('clusterproperties.about.k8s.io')
-        .map((p) => p.metadata.name);
+      const props = (await claimsListed(env, cluster)).map((p) => p.metadata.name);
       if (!props.includes('zone.example.com')) throw new Error(`claims not written: ${props}`);
     },
     checkIn: (env, cluster) => env.claimsCheck(cluster),
@@ -125,18 +126,35 @@ export const EXERCISES: Record<string, Exercise> = {
     },
     checkIn: agentCheckIn,
     byHand: async (env, cluster) => {
-      for (const w of env.sim.cluster(cluster).store.list('configmaps', 'widgets'))
-        if (w.metadata.labels?.['widgets.example.com/stamped'])
-          await env
-            .client(cluster)
-            .core.deleteNamespacedConfigMap({ name: w.metadata.name, namespace: 'widgets' });
+      const c = env.client(cluster);
+      const stamped = 'widgets.example.com/stamped=true';
+      for (const w of (await c.core.listNamespacedConfigMap({ namespace: 'widgets', labelSelector: stamped }))
+        .items)
+        await c.core.deleteNamespacedConfigMap({ name: w.metadata?.name ?? '', namespace: 'widgets' });
     },
     outlives: { objects: [/^namespaces\/widgets$/] }, // the third party's own install
   },
 };
 
+/** The simulator behind an env, for the uses that read or write its store directly. */
+function simOf(env: WorkerEnv): FeatureEnv {
+  if (!('sim' in env)) throw new Error('this exercise reads the simulator: give it a real-cluster variant');
+  return env as FeatureEnv;
+}
+
+/** The cluster's ClusterProperties, read through the API. */
+async function claimsListed(env: WorkerEnv, cluster: string): Promise<{ metadata: { name: string } }[]> {
+  const { group, plural, versions } = CLUSTER_PROPERTY;
+  const list = (await env
+    .client(cluster)
+    .custom.listClusterCustomObject({ group, version: versions[1], plural })) as {
+    items: { metadata: { name: string } }[];
+  };
+  return list.items;
+}
+
 /** The widget agent: reads its Feature object and reports what it sees, as an in-cluster component does. */
-async function agentCheckIn(env: FeatureEnv, cluster: string): Promise<void> {
+export async function agentCheckIn(env: WorkerEnv, cluster: string): Promise<void> {
   const ref = {
     group: FEATURE_CRD.group,
     version: FEATURE_CRD.version,

@@ -14,7 +14,14 @@ import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
-import { type FeatureRecord, type FeatureRef, finalOf, targetOf } from '../../shared/features/model.js';
+import { FeatureMirror } from '../../shared/features/mirror.js';
+import {
+  type FeatureRecord,
+  type FeatureRef,
+  finalOf,
+  refKey,
+  targetOf,
+} from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
 import {
   type FeatureOutcome,
@@ -24,11 +31,13 @@ import {
 } from '../../shared/features/reconciler.js';
 import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
+import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
+import { SK } from '../../shared/platform/dynamo.js';
 
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
 export const MINUTE = 60_000;
@@ -41,6 +50,8 @@ export interface FeatureEnv {
   registry: RegistryStore;
   client(cluster: string): ClusterClient;
   now(): number;
+  /** Moves the clock on (over a real cluster, also lets real time pass for its controllers). */
+  advance(ms: number): Promise<void>;
   catalog(): Promise<FeatureCatalog>;
   /** Reconciler ports on the simulator's clock (a new reconciler id each call unless given). */
   ports(opts?: Partial<ReconcilerPorts>): Promise<ReconcilerPorts>;
@@ -64,6 +75,9 @@ export interface FeatureEnv {
   stop(): Promise<void>;
 }
 
+/** What the features' components and the reconciler need of an env: no simulator (a real cluster has one too). */
+export type WorkerEnv = Omit<FeatureEnv, 'sim' | 'addCluster' | 'writes' | 'stop'>;
+
 export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<FeatureEnv> {
   const sim = await startSimulator({ clusters, now: START });
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
@@ -84,7 +98,6 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
   setFeatureClock(now);
   const settle = process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
   process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
-  const store = new FeatureStore(runtime.db, runtime.table);
   const clients = new Map<string, ClusterClient>();
   const client = (name: string) => {
     let c = clients.get(name);
@@ -99,12 +112,53 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
     return c;
   };
   const env: FeatureEnv = {
+    ...workerEnv({ runtime, registry, client, now, advance: async (ms) => sim.clock.advance(ms) }),
     sim,
+    async addCluster(spec, labels = {}) {
+      await sim.addCluster(spec);
+      await sim.writeKubeconfig(path);
+      await resetClusterConnector(); // the workers' connector cached the file without the new context
+      await register(spec.name, labels);
+    },
+    writes(cluster) {
+      const s = sim.cluster(cluster).stats();
+      return s.total - (s.byMethod.GET ?? 0);
+    },
+    async stop() {
+      setNodeScopeClock();
+      setFeatureClock();
+      if (settle === undefined) delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
+      else process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = settle;
+      for (const c of clients.values()) await c.close();
+      await resetClusterConnector();
+      await runtime.stop();
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return env;
+}
+
+/**
+ * The reconciler and the real workers over the local runtime, reaching clusters through `client`
+ * (the simulator's or a real cluster's), on the clock `now` that `advance` moves.
+ */
+export function workerEnv(parts: {
+  runtime: LocalRuntime;
+  registry: RegistryStore;
+  client(cluster: string): ClusterClient;
+  now(): number;
+  advance(ms: number): Promise<void>;
+}): WorkerEnv {
+  const { runtime, registry, client, now, advance } = parts;
+  const store = new FeatureStore(runtime.db, runtime.table);
+  const env: WorkerEnv = {
     runtime,
     store,
     registry,
     client,
     now,
+    advance,
     catalog: () => loadCatalog(store),
     async ports(opts = {}) {
       return {
@@ -156,27 +210,6 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
         cycleId: `claims/${new Date(now()).toISOString()}`,
         requestedAt: new Date(now()).toISOString(),
       }),
-    async addCluster(spec, labels = {}) {
-      await sim.addCluster(spec);
-      await sim.writeKubeconfig(path);
-      await resetClusterConnector(); // the workers' connector cached the file without the new context
-      await register(spec.name, labels);
-    },
-    writes(cluster) {
-      const s = sim.cluster(cluster).stats();
-      return s.total - (s.byMethod.GET ?? 0);
-    },
-    async stop() {
-      setNodeScopeClock();
-      setFeatureClock();
-      if (settle === undefined) delete process.env.FLEETSCOPE_BALLOONS_SETTLE_MS;
-      else process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = settle;
-      for (const c of clients.values()) await c.close();
-      await resetClusterConnector();
-      await runtime.stop();
-      await sim.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
   };
   return env;
 }
@@ -196,7 +229,7 @@ export interface DriveOptions {
  * first task may go on (its back-off, poll, wait or a lapsed claim) and letting components check in.
  */
 export async function drive(
-  env: FeatureEnv,
+  env: WorkerEnv,
   cluster: string,
   ref: FeatureRef,
   opts: DriveOptions = {},
@@ -212,7 +245,7 @@ export async function drive(
     if (r.state === finalOf(targetOf(r))) return r;
     const t = r.tasks[0];
     const until = Math.max(t?.notBefore ?? 0, t?.claim?.until ?? 0);
-    env.sim.clock.advance(Math.max(until - env.now(), 1000));
+    await env.advance(Math.max(until - env.now(), 1000));
     await opts.between?.();
   }
   const r = await env.store.get(cluster, ref);
@@ -220,7 +253,7 @@ export async function drive(
 }
 
 /** What dangles for the feature in the cluster (live: objects, uses, state, leftovers). */
-export async function dangling(env: FeatureEnv, cluster: string, ref: FeatureRef): Promise<string[]> {
+export async function dangling(env: WorkerEnv, cluster: string, ref: FeatureRef): Promise<string[]> {
   const spec = (await env.catalog()).need(ref);
   const view = await env.store.view(cluster, ref);
   const api = new ObjectsApi(env.client(cluster));
@@ -290,4 +323,30 @@ export async function widgetsRolloutFleet(
     registry: env.registry,
     now: env.now,
   };
+}
+
+/** Items of the platform, not of a feature: they outlive every feature. */
+export const PLATFORM_ITEMS = [/^feature#/, /^META$/, /^STATUS$/];
+
+/** The state the other registered features keep (still on in the cluster; their own runs check it). */
+export function othersState(registered: readonly FeatureSpec[], spec: FeatureSpec): RegExp[] {
+  return registered
+    .filter((o) => refKey(o) !== refKey(spec))
+    .flatMap((o) => o.disable.flatMap((t) => (t.task === 'clear-state' ? t.prefixes : [])))
+    .map((p) => new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+}
+
+/** The components reporting it on: in fleetscope's records and in the cluster's Feature object. */
+export async function usesOn(env: WorkerEnv, cluster: string, spec: FeatureSpec): Promise<string[]> {
+  return [
+    ...(await env.store.view(cluster, spec)).uses,
+    ...(await new FeatureMirror(new ObjectsApi(env.client(cluster))).readUses(spec)),
+  ]
+    .filter((u) => u.value === 'on')
+    .map((u) => u.component);
+}
+
+/** The sort keys of every item stored for the cluster. */
+export async function itemKeys(env: WorkerEnv, cluster: string): Promise<Set<string>> {
+  return new Set((await env.store.table.query(`CLUSTER#${cluster}`, undefined)).map((i) => String(i[SK])));
 }

@@ -13,34 +13,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../local/runtime.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
-import { FeatureMirror } from '../../shared/features/mirror.js';
 import { refKey } from '../../shared/features/model.js';
-import { ObjectsApi } from '../../shared/features/objects.js';
 import type { ReconcilerPorts } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { SK } from '../../shared/platform/dynamo.js';
 import { watchCluster } from './cluster-diff.js';
 import { EXERCISES, type Exercise } from './exercises.js';
-import { dangling, drive, type FeatureEnv, NODESCOPE, startFeatureEnv } from './helpers.js';
+import {
+  dangling,
+  drive,
+  type FeatureEnv,
+  itemKeys,
+  NODESCOPE,
+  othersState,
+  PLATFORM_ITEMS,
+  startFeatureEnv,
+  usesOn,
+} from './helpers.js';
 
 const sample = parseDeclarations(
   await readFile(join(REPO_ROOT, 'examples', 'widgets-feature.yaml'), 'utf8'),
   'examples/widgets-feature.yaml',
 );
 const registered: FeatureSpec[] = [...builtinFeatures(), ...sample];
-
-const PLATFORM_ITEMS = [/^feature#/, /^META$/, /^STATUS$/];
-
-/** The state other features keep (they are still on in this cluster; their own runs check it). */
-const othersState = (spec: FeatureSpec): RegExp[] =>
-  registered
-    .filter((o) => refKey(o) !== refKey(spec))
-    .flatMap((o) => o.disable.flatMap((t) => (t.task === 'clear-state' ? t.prefixes : [])))
-    .map((p) => new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-
-async function itemKeys(env: FeatureEnv, cluster: string): Promise<Set<string>> {
-  return new Set((await env.store.table.query(`CLUSTER#${cluster}`, undefined)).map((i) => String(i[SK])));
-}
 
 describe('on -> use -> off, for every registered feature', () => {
   let env: FeatureEnv;
@@ -117,20 +111,13 @@ async function onUseOff(
   await ex.prepare?.(env, cluster);
   const items = await itemKeys(env, cluster);
   const watch = watchCluster(env, cluster);
-  const usesOn = async () =>
-    [
-      ...(await env.store.view(cluster, spec)).uses,
-      ...(await new FeatureMirror(new ObjectsApi(env.client(cluster))).readUses(spec)),
-    ]
-      .filter((u) => u.value === 'on')
-      .map((u) => u.component);
   try {
     await env.set(cluster, spec, 'on');
     const on = await drive(env, cluster, spec, { between: () => ex.checkIn(env, cluster), ports });
     expect(on.state).toBe('On');
     await ex.use(env, cluster);
     await ex.checkIn(env, cluster);
-    expect((await usesOn()).length, 'a component reported using it').toBeGreaterThan(0);
+    expect((await usesOn(env, cluster, spec)).length, 'a component reported using it').toBeGreaterThan(0);
 
     await env.set(cluster, spec, 'off');
     const off = await drive(env, cluster, spec, {
@@ -146,7 +133,7 @@ async function onUseOff(
       'Off:completed',
     ]);
 
-    const outlive = [...PLATFORM_ITEMS, ...othersState(spec), ...(ex.outlives?.items ?? [])];
+    const outlive = [...PLATFORM_ITEMS, ...othersState(registered, spec), ...(ex.outlives?.items ?? [])];
     await ex.checkIn(env, cluster);
     return {
       dangling: await dangling(env, cluster, spec),
@@ -158,7 +145,7 @@ async function onUseOff(
       items: [...(await itemKeys(env, cluster))].filter(
         (k) => !items.has(k) && !outlive.some((r) => r.test(k)),
       ),
-      usesOn: await usesOn(),
+      usesOn: await usesOn(env, cluster, spec),
     };
   } finally {
     watch.unsubscribe();
