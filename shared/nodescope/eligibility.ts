@@ -8,7 +8,7 @@
 import type { NodeFacts } from '../cycle/views.js';
 import { termMatches } from '../kernel/node-affinity.js';
 import { type Toleration, toleratesTaint } from '../kernel/taints.js';
-import type { NodeSelectorRequirement, NodeSelectorTerm, PodSpecLike } from './k8s-types.js';
+import type { NodeSelectorTerm, PodSpecLike } from './k8s-types.js';
 
 export type { NodeSelectorRequirement, NodeSelectorTerm } from './k8s-types.js';
 export { type Toleration, toleratesTaint };
