@@ -45,6 +45,15 @@ export const fleetCapability: FeaturedCapability = {
   rules: [],
   kubernetes: [
     { ...readKubeSystem, why: 'registration reads the kube-system namespace UID' },
+    // KEP-2149: a cluster rebuilt behind the same endpoint keeps its ID; registration refuses a second name
+    // for a cluster that carries another registered cluster's ID (a 403 here would hide that).
+    {
+      group: 'about.k8s.io',
+      resources: ['clusterproperties'],
+      verbs: ['get'],
+      names: ['id.k8s.io'],
+      why: 'registration reads the id.k8s.io ClusterProperty a cluster already carries',
+    },
     // The owner lease (ownership.ts): taken at registration, renewed by every cycle and claims sync.
     {
       group: 'coordination.k8s.io',
