@@ -98,7 +98,12 @@ export class SkewedAgent {
         ),
       );
       this.outcome.reports++;
-      if (held) this.outcome.heldOn++;
+      if (held) {
+        this.outcome.heldOn++;
+        // Only a report that reached the cluster counts toward the wind-down: one a fault refused was
+        // never seen, and the wait for uses must still meet the on it holds for.
+        this.windingDown(cluster);
+      }
     } catch {
       this.outcome.failed++; // a fault: it reports again after the next cycle
     }
@@ -114,13 +119,15 @@ export class SkewedAgent {
       return { value: 'on', held: false };
     }
     s.windDown ??= WIND_DOWN;
-    if (s.on && s.windDown > 0) {
-      s.windDown--;
-      return { value: 'on', held: true };
-    }
+    if (s.on && s.windDown > 0) return { value: 'on', held: true };
     s.on = false;
     s.windDown = undefined;
     return { value: 'off', held: false };
+  }
+
+  private windingDown(cluster: string): void {
+    const s = this.using.get(cluster);
+    if (s?.windDown !== undefined) s.windDown--;
   }
 
   private client(cluster: string): ClusterClient {
