@@ -98,6 +98,34 @@ export function changeWorkloads(
   return out;
 }
 
+/**
+ * The clean cycles' workload, scripted so that both resizes happen where no fault, kill or race can
+ * decide it: the batch is back to its first size at the first clean cycle (balloons deflate if they held
+ * that room), and it finishes at the third (balloons inflate once the shrink cool-down has passed).
+ * A random workload alone could end the run without an inflate: a pool whose batch was gone when its
+ * balloons were turned on gets them at their full size, with no resize at all.
+ */
+export function settleWorkloads(
+  sim: Simulator,
+  cfg: SoakConfig,
+  clusters: string[],
+  settleCycle: number,
+): { added: number; removed: number } {
+  const out = { added: 0, removed: 0 };
+  for (const name of clusters) {
+    const c = sim.cluster(name);
+    const pods = c.store.list('pods', BATCH_NS);
+    if (settleCycle === 1)
+      for (let i = pods.length; i < 2 * cfg.elasticNodes; i++, out.added++) addBatchPod(sim, name);
+    if (settleCycle === 3)
+      for (const p of pods) {
+        c.store.delete('pods', p.metadata.name, BATCH_NS);
+        out.removed++;
+      }
+  }
+  return out;
+}
+
 /** Stores the soak's policy for the cluster unless it has one (the operator's step after turning on). */
 export async function ensurePolicy(db: DynamoDBDocumentClient, table: string, cluster: string) {
   const store = new BalloonStore(db, table);

@@ -20,7 +20,13 @@ import { FeatureStore } from '../shared/features/store.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { SkewedAgent } from './agent.js';
-import { addElasticPools, balloonClusters, changeWorkloads, ensurePolicy } from './balloons.js';
+import {
+  addElasticPools,
+  balloonClusters,
+  changeWorkloads,
+  ensurePolicy,
+  settleWorkloads,
+} from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
 import { type CliResult, randomOp, runCli } from './cli-ops.js';
@@ -246,11 +252,11 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     rt.racer = undefined;
   }
   if (racing) run.raceCycles++;
-  if (!settling) {
-    const changed = changeWorkloads(sim, cfg, w.withBalloons, run.random);
-    w.workloads.added += changed.added;
-    w.workloads.removed += changed.removed;
-  }
+  const changed = settling
+    ? settleWorkloads(sim, cfg, w.withBalloons, cycle - cfg.cycles)
+    : changeWorkloads(sim, cfg, w.withBalloons, run.random);
+  w.workloads.added += changed.added;
+  w.workloads.removed += changed.removed;
   sim.clock.advance(w.period);
   if (!settling) await w.operator.flip(cycle, sim.clock.now());
   // A pass over each flip in turn, until one froze at a write (./paused.ts); timed from when it froze.
