@@ -51,7 +51,10 @@
  *                           the created VPC gets; an existing VPC's subnets must route to one already).
  *   vpcCidr                 The created VPC's CIDR. Default 10.72.0.0/16.
  *   clusterEndpointCidrs    The functions' security group's HTTPS egress: where the clusters' API
- *                           endpoints are, comma-separated. Default 0.0.0.0/0.
+ *                           endpoints are, comma-separated. Default 0.0.0.0/0. Narrowed, it needs
+ *                           vpcEgress=endpoints and vpcPrefixListIds.
+ *   vpcPrefixListIds        The region's managed prefix lists of DynamoDB and S3 (pl-...), which the
+ *                           gateway endpoints are reached at once clusterEndpointCidrs is narrowed.
  *
  * Stack outputs (read by the CLI's --aws mode): TableName, IdempotencyTableName, BusName,
  * KubeconfigSecretPrefix, StackRegion, ControlPlane (the registry owner name), VerifyFunctionName, and

@@ -45,6 +45,11 @@ export interface VpcSettings {
   cidr: string;
   /** Where the clusters' API endpoints are: the security group's HTTPS egress. */
   egressCidrs: string[];
+  /**
+   * The region's managed prefix lists of DynamoDB and S3 (pl-...): the gateway endpoints' addresses,
+   * given only when egressCidrs is narrowed from 0.0.0.0/0, which would otherwise leave them out.
+   */
+  prefixListIds: string[];
 }
 
 export const CONTEXT_DEFAULTS = {
@@ -67,6 +72,7 @@ export const CONTEXT_DEFAULTS = {
   vpcEgress: 'endpoints',
   vpcCidr: '10.72.0.0/16',
   clusterEndpointCidrs: '0.0.0.0/0',
+  vpcPrefixListIds: '',
 } as const;
 
 export type ContextKey = keyof typeof CONTEXT_DEFAULTS;
@@ -157,6 +163,10 @@ const STRING_RULES: Partial<Record<ContextKey, Rule<string>>> = {
   clusterEndpointCidrs: {
     test: listOf(isCidr, false),
     says: 'IPv4 CIDRs of the cluster API endpoints, comma-separated (0.0.0.0/0 for anywhere)',
+  },
+  vpcPrefixListIds: {
+    test: listOf((x) => /^pl-[0-9a-f]{8,17}$/.test(x), true),
+    says: 'managed prefix list ids (pl-...), comma-separated',
   },
 };
 
@@ -253,16 +263,17 @@ function readVpc(context: ContextReader): VpcSettings | undefined {
     egress,
     cidr: context.str('vpcCidr'),
     egressCidrs: items(context.str('clusterEndpointCidrs')),
+    prefixListIds: items(context.str('vpcPrefixListIds')),
   };
   if (vpc === '') {
-    if (subnetIds.length || routeTableIds.length)
+    if (subnetIds.length || routeTableIds.length || settings.prefixListIds.length)
       throw new ContextError('vpc', vpc, 'vpcSubnetIds and vpcRouteTableIds need vpc set to a VPC id');
     return undefined;
   }
   if (!settings.vpcId) {
     if (subnetIds.length || routeTableIds.length)
       throw new ContextError('vpcSubnetIds', subnetIds.join(','), 'only with an existing VPC (vpc=vpc-...)');
-    return settings;
+    return checkAwsApisReachable(settings);
   }
   if (subnetIds.length < 2)
     throw new ContextError('vpcSubnetIds', subnetIds.join(','), 'at least two subnets (two AZs) of the VPC');
@@ -271,6 +282,35 @@ function readVpc(context: ContextReader): VpcSettings | undefined {
       'vpcRouteTableIds',
       routeTableIds.join(','),
       "the subnets' route tables (one, or one per subnet in order): the DynamoDB and S3 gateway endpoints go on them",
+    );
+  return checkAwsApisReachable(settings);
+}
+
+/**
+ * The security group's egress must still reach the AWS APIs when clusterEndpointCidrs is narrowed:
+ * through a NAT they are public addresses (so only 0.0.0.0/0 reaches them); through gateway endpoints
+ * they are the services' prefix lists, which CloudFormation cannot look up, so the operator names them.
+ */
+function checkAwsApisReachable(settings: VpcSettings): VpcSettings {
+  const narrowed = !settings.egressCidrs.includes('0.0.0.0/0');
+  const lists = settings.prefixListIds.join(',');
+  if (narrowed && settings.egress === 'nat')
+    throw new ContextError(
+      'clusterEndpointCidrs',
+      settings.egressCidrs.join(','),
+      'with vpcEgress=nat the AWS APIs (DynamoDB, STS, Secrets Manager, EventBridge, S3) are reached through the NAT at public addresses: keep 0.0.0.0/0, or use vpcEgress=endpoints with vpcPrefixListIds',
+    );
+  if (narrowed && settings.egress === 'endpoints' && settings.prefixListIds.length === 0)
+    throw new ContextError(
+      'vpcPrefixListIds',
+      lists,
+      "needed when clusterEndpointCidrs is narrowed: the region's managed prefix lists of dynamodb and s3, which the gateway endpoints are reached at (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.REGION.dynamodb,com.amazonaws.REGION.s3)",
+    );
+  if (!narrowed && settings.prefixListIds.length)
+    throw new ContextError(
+      'vpcPrefixListIds',
+      lists,
+      'only when clusterEndpointCidrs is narrowed from 0.0.0.0/0',
     );
   return settings;
 }

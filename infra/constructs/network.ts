@@ -76,6 +76,13 @@ export class Network extends Construct {
     });
     for (const cidr of settings.egressCidrs)
       this.securityGroup.addEgressRule(ec2.Peer.ipv4(cidr), HTTPS, `cluster API endpoints in ${cidr}`);
+    // Narrowed egress (infra/config.ts checks the case): DynamoDB and S3 at their gateway endpoints.
+    for (const id of settings.prefixListIds)
+      this.securityGroup.addEgressRule(
+        ec2.Peer.prefixList(id),
+        HTTPS,
+        `AWS gateway endpoint prefix list ${id}`,
+      );
     if (settings.egress === 'endpoints') this.addEndpoints(props.specs);
   }
 

@@ -15,6 +15,8 @@ const EXISTING = {
   vpcSubnetIds: 'subnet-0a1b2c3d4e5f60711,subnet-0a1b2c3d4e5f60722',
   vpcRouteTableIds: 'rtb-0a1b2c3d4e5f60733',
 };
+/** us-east-1's managed prefix lists of DynamoDB and S3 (the ids are per region). */
+const PREFIX_LISTS = { dynamodb: 'pl-02cd2c6b', s3: 'pl-63a5400a' };
 const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface'];
 
 const functionsOf = (r: Record<string, Json>) => ofType(r, 'AWS::Lambda::Function');
@@ -132,7 +134,11 @@ describe('VPC mode', () => {
   });
 
   it('an existing VPC: its subnets and route tables by id, endpoints in it, nothing looked up', () => {
-    const { template, resources } = synth({ ...EXISTING, clusterEndpointCidrs: '10.0.0.0/8,172.16.0.0/12' });
+    const { template, resources } = synth({
+      ...EXISTING,
+      clusterEndpointCidrs: '10.0.0.0/8,172.16.0.0/12',
+      vpcPrefixListIds: `${PREFIX_LISTS.dynamodb},${PREFIX_LISTS.s3}`,
+    });
     template.resourceCountIs('AWS::EC2::VPC', 0);
     template.resourceCountIs('AWS::EC2::Subnet', 0);
     for (const [, f] of functionsOf(resources))
@@ -152,6 +158,38 @@ describe('VPC mode', () => {
         .map((e) => e.CidrIp)
         .filter(Boolean),
     ).toEqual(['10.0.0.0/8', '172.16.0.0/12']);
+    // The gateway endpoints are reached at the services' prefix lists: without these rules a narrowed
+    // list would leave every DynamoDB and S3 call of the functions timing out.
+    expect(
+      egressOf(resources, fnSgId)
+        .filter((e) => e.DestinationPrefixListId)
+        .map((e) => [e.DestinationPrefixListId, e.FromPort, e.ToPort]),
+    ).toEqual([
+      [PREFIX_LISTS.dynamodb, 443, 443],
+      [PREFIX_LISTS.s3, 443, 443],
+    ]);
+  });
+
+  it('a narrowed clusterEndpointCidrs keeps the AWS APIs reachable, or is refused saying how', () => {
+    const narrowed = { clusterEndpointCidrs: '10.0.0.0/8' };
+    // Gateway endpoints without their prefix lists: DynamoDB and S3 would be out of reach.
+    expect(() => buildFleetscope(newApp({ ...EXISTING, ...narrowed }))).toThrow(
+      /context "vpcPrefixListIds".*dynamodb/s,
+    );
+    expect(() => buildFleetscope(newApp({ vpc: 'create', ...narrowed }))).toThrow(
+      'context "vpcPrefixListIds"',
+    );
+    // Through a NAT the AWS APIs are public addresses: a narrowed egress blocks them all.
+    expect(() => buildFleetscope(newApp({ vpc: 'create', vpcEgress: 'nat', ...narrowed }))).toThrow(
+      /context "clusterEndpointCidrs".*NAT/s,
+    );
+    // Prefix lists are ids, and only for the case that needs them.
+    expect(() => synth({ ...EXISTING, ...narrowed, vpcPrefixListIds: 'dynamodb' })).toThrow(
+      'context "vpcPrefixListIds"',
+    );
+    expect(() => synth({ ...EXISTING, vpcPrefixListIds: PREFIX_LISTS.dynamodb })).toThrow(
+      'context "vpcPrefixListIds"',
+    );
   });
 
   it('refuses VPC context that cannot work, naming the key', () => {
