@@ -7,7 +7,8 @@
  * against LimitRanges as a new pod and charge quotas with its increase.)
  */
 import { expect, it } from 'vitest';
-import { type PodObject, podView } from '../../../shared/cycle/views.js';
+import { podView } from '../../../shared/cycle/views.js';
+import type { PodObject } from '../../../shared/cycle/wire.js';
 import { limitRangeViolations } from '../../../shared/nodescope/guards/limit-range.js';
 import { quotaDelta, quotaViolations } from '../../../shared/nodescope/guards/resource-quota.js';
 import { amountsAfter, specAmounts } from '../../../shared/nodescope/guards/resources.js';

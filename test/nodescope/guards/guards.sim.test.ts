@@ -31,6 +31,7 @@ const agent = agentDaemonSet({
 });
 const clusters = ['limits', 'quota', 'caps', 'window'];
 
+// biome-ignore lint/suspicious/noExplicitAny: the simulator's objects as stored
 type Json = Record<string, any>;
 const pods = (env: Env, c: string): Json[] => env.sim.cluster(c).store.list('pods', 'monitoring') as Json[];
 const cpuRequests = (env: Env, c: string) =>

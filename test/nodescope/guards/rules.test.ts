@@ -30,25 +30,27 @@ const lr = {
     ],
   },
 };
-const after = (d: Parameters<typeof amountsAfter>[1]) => amountsAfter(pod, d);
+const resized = (d: Parameters<typeof amountsAfter>[1]) => amountsAfter(pod, d);
 
 describe('a LimitRange', () => {
   it('refuses a limit above max, a request below min and a ratio above maxLimitRequestRatio, in people’s units', () => {
     expect(
-      limitRangeViolations([lr], after({ c: { requests: { cpu: 600 }, limits: { cpu: 600 } } })),
+      limitRangeViolations([lr], resized({ c: { requests: { cpu: 600 }, limits: { cpu: 600 } } })),
     ).toEqual([{ by: 'LimitRange lr', message: 'container "c": cpu limit 600m above the maximum 500m' }]);
-    expect(limitRangeViolations([lr], after({ c: { requests: { memory: 40 * MI } } }))[0]?.message).toBe(
+    expect(limitRangeViolations([lr], resized({ c: { requests: { memory: 40 * MI } } }))[0]?.message).toBe(
       'container "c": memory request 40Mi below the minimum 50Mi',
     );
-    expect(limitRangeViolations([lr], after({ c: { requests: { memory: 50 * MI } } }))[0]?.message).toBe(
+    expect(limitRangeViolations([lr], resized({ c: { requests: { memory: 50 * MI } } }))[0]?.message).toBe(
       'container "c": memory limit/request ratio 4.00 (200Mi/50Mi) above the maximum 3',
     );
   });
 
   it('lets a resize within every bound through, and ignores Pod items and other resources', () => {
-    expect(limitRangeViolations([lr], after({ c: { requests: { cpu: 150, memory: 80 * MI } } }))).toEqual([]);
+    expect(limitRangeViolations([lr], resized({ c: { requests: { cpu: 150, memory: 80 * MI } } }))).toEqual(
+      [],
+    );
     const podItem = { metadata: { name: 'p' }, spec: { limits: [{ type: 'Pod', max: { cpu: '1m' } }] } };
-    expect(limitRangeViolations([podItem], after({ c: { requests: { cpu: 150 } } }))).toEqual([]);
+    expect(limitRangeViolations([podItem], resized({ c: { requests: { cpu: 150 } } }))).toEqual([]);
   });
 
   it('refuses any resize of a container without the limit a max needs (the apiserver judges the whole pod)', () => {
@@ -70,7 +72,7 @@ describe('a ResourceQuota', () => {
       used: { 'requests.cpu': '200m', 'limits.memory': '400Mi' },
     },
   };
-  const delta = (d: Parameters<typeof amountsAfter>[1]) => quotaDelta(specAmounts(pod), after(d));
+  const delta = (d: Parameters<typeof amountsAfter>[1]) => quotaDelta(specAmounts(pod), resized(d));
 
   it('refuses what used plus the increase would take past hard; a decrease always passes', () => {
     expect(quotaViolations([rq], delta({ c: { requests: { cpu: 350 }, limits: { cpu: 400 } } }))).toEqual([
