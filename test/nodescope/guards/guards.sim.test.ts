@@ -29,7 +29,7 @@ const agent = agentDaemonSet({
   ],
   load: { cpu: 300, memory: '200Mi', noise: 0.01 },
 });
-const clusters = ['limits', 'quota', 'caps', 'window'];
+const clusters = ['limits', 'quota', 'caps', 'window', 'typo'];
 
 // biome-ignore lint/suspicious/noExplicitAny: the simulator's objects as stored
 type Json = Record<string, any>;
@@ -77,6 +77,10 @@ describe('node scope’s resize guards', () => {
     store('caps').put(
       VPA_RESOURCE,
       withAnnotations({ 'fleetscope.io/max-increase': '50%', 'fleetscope.io/max-decrease': '1%' }),
+    );
+    store('typo').put(
+      VPA_RESOURCE,
+      withAnnotations({ 'fleetscope.io/resize-window': 'Mon-Fro 09:00-17:00' }),
     );
     store('window').put(
       VPA_RESOURCE,
@@ -164,6 +168,19 @@ describe('node scope’s resize guards', () => {
         limits: { cpu: 300, memory: Math.ceil(512 * MI * 0.99) },
       });
     }
+  });
+
+  it('holds every resize of a VPA whose window does not parse, saying what is wrong; recommendations go on', async () => {
+    const results: CycleResult[] = [];
+    for (let i = 0; i < 2; i++) results.push(await cycle(env, 'typo', 5 * MINUTE));
+    expect(sum(results, 'requested')).toBe(0);
+    expect(cpuRequests(env, 'typo')).toEqual(untouched('typo'));
+    expect(results.some((r) => r.daemonSets.some((d) => d.statusPatched))).toBe(true);
+    const said =
+      'resizes held: annotation fleetscope.io/resize-window: "Mon-Fro 09:00-17:00": "Fro" is not a day (use Mon Tue Wed Thu Fri Sat Sun)';
+    expect((await env.store.getApply('typo', 'monitoring/agent')).guards?.closed).toBe(said);
+    const events = env.sim.cluster('typo').store.list('events', 'monitoring') as Json[];
+    expect(events.filter((e) => e.reason === 'ResizeGuarded').map((e) => e.message)).toEqual([said]);
   });
 
   it('sends nothing outside the resize window, on the cluster’s clock, while the status goes on', async () => {
