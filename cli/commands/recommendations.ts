@@ -26,6 +26,7 @@ import {
   daemonSetFiguresOf,
 } from '../../shared/nodescope/figures.js';
 import { fallbackChain, scopeValueLabel } from '../../shared/nodescope/groups.js';
+import { type GuardsSummary, guardsLine } from '../../shared/nodescope/guards/summary.js';
 import type { Amounts, ContainerRec } from '../../shared/nodescope/model.js';
 import {
   type DaemonSetRecommendations,
@@ -41,6 +42,7 @@ import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { whyNoNodeScope } from '../explain/empty-nodescope.js';
 import { isDocument, outputFormat, outputOptions, print } from '../output.js';
+import { printHistory } from './recommendations-history.js';
 
 const usage = `usage:
   fleetscope recommendations list [--cluster NAME] [-n NAMESPACE] [--sort-by name|nodes|scopes|as-of] [-o table|wide|json|yaml]
@@ -48,6 +50,7 @@ const usage = `usage:
   fleetscope recommendations install-crd --cluster NAME [--status-shape upstream|deckhouse] [--dry-run]
   fleetscope recommendations checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--node NODE | --scope LABEL] [-o json|yaml|table|wide]
   fleetscope recommendations import-checkpoints --cluster NAME --daemonset NAMESPACE/NAME [--scope LABEL] --file FILE|- [-o ...]
+  fleetscope recommendations history --cluster NAME --daemonset NAMESPACE/NAME [--node NODE] [-o table|wide|json|yaml|name] [--no-headers]
 
   list         the node-scoped DaemonSets (KEP-4943) of the fleet or of one cluster: what their pods
                request today beside the per-node targets, the same figures as the report's
@@ -71,6 +74,10 @@ const usage = `usage:
                load node-scoped checkpoints (a List, or an array) as the history of nodes that have none;
                --scope LABEL: upstream's group checkpoints (DaemonSetScope), each group's history
                shared evenly among its nodes
+  history      per node, what was sent to its pod, when, and what came of it: requested, actuated,
+               deferred, infeasible, error, refused (by the apiserver), guarded-by a LimitRange, a
+               ResourceQuota or the memory in use (never sent), reverted and why; the newest 20 per
+               node, 30 days at most (-o name: one CLUSTER/NAMESPACE/DAEMONSET/NODE per node)
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
@@ -101,6 +108,7 @@ export const command: CliCommand = {
     'install-crd': 'action',
     checkpoints: 'data',
     'import-checkpoints': 'data',
+    history: 'data',
   },
   async run(args) {
     const { values, positionals } = parseFlags(args, options);
@@ -110,6 +118,7 @@ export const command: CliCommand = {
       'install-crd': () => installCrd(values),
       checkpoints: () => checkpoints(values),
       'import-checkpoints': () => importFrom(values),
+      history: () => history(values),
     });
   },
 };
@@ -157,6 +166,8 @@ interface Listed {
   groups: number;
   /** What upstream VPA's components would do to its VPA (the last cycle's warnings). */
   warnings: string[];
+  /** What the resize guards held back at the last cycle that changed it (guards/). */
+  guards?: GuardsSummary;
 }
 
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
@@ -191,6 +202,7 @@ async function list(values: Flags): Promise<number> {
     print(format, listed.map(headView), (wide) => [
       ...headTable(listed, wide, Date.now()),
       ...noticeLines(notices),
+      ...guardLines(listed),
     ]);
     return 0;
   });
@@ -203,6 +215,7 @@ async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNot
     figures: daemonSetFiguresOf(head, recs),
     groups: Object.keys(recs?.groups ?? {}).length,
     warnings: warningsOf(notices, head),
+    ...(recs?.guards ? { guards: recs.guards } : {}),
   };
 }
 
@@ -242,8 +255,21 @@ function noticeLines(notices: ClusterNotice[]): string[] {
   ];
 }
 
+/** The resizes the guards hold back, one line per DaemonSet, under a table. */
+function guardLines(listed: Listed[]): string[] {
+  const held = listed.filter((l) => l.guards);
+  if (held.length === 0) return [];
+  return [
+    '',
+    ...held.map(
+      (l) =>
+        `held: ${l.head.cluster} ${l.head.namespace}/${l.head.name}: ${guardsLine(l.guards as GuardsSummary)}`,
+    ),
+  ];
+}
+
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f, groups, warnings }: Listed) {
+function headView({ head: h, figures: f, groups, warnings, guards }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -273,6 +299,7 @@ function headView({ head: h, figures: f, groups, warnings }: Listed) {
     foldedThrough: h.foldedThrough,
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
     warnings,
+    ...(guards ? { guards: { ...guards, at: new Date(guards.at).toISOString() } } : {}),
   };
 }
 
@@ -466,6 +493,14 @@ async function nodesOf(
   }
 }
 
+async function history(values: Flags): Promise<number> {
+  const target = daemonSetOf(values, 'history');
+  const format = outputFormat(values);
+  return withContext(values, (ctx) =>
+    printHistory(ctx, { ...target, ...(values.node ? { node: values.node } : {}) }, format),
+  );
+}
+
 async function get(values: Flags): Promise<number> {
   const { cluster, ds, namespace, name } = daemonSetOf(values, 'get');
   if (values.live && values.stored) throw new UsageError('--live and --stored: choose one');
@@ -512,6 +547,7 @@ async function get(values: Flags): Promise<number> {
       `${values.cluster} ${ds} (VPA ${recs.vpa}, updateMode ${recs.updateMode}, scope ${recs.scope.key}), ${what} as of ${asOfCell(Date.parse(recs.asOf), Date.now())} on the cluster's clock (sim time on a simulator)`,
       `each node's pod is sized from the first that has a recommendation: ${fallbackChain(recs.scope).join(' → ')}`,
       ...warnings.map((w) => `warning: ${w}`),
+      ...(recs.guards ? [`held: ${guardsLine(recs.guards)}`] : []),
       ...recsTable(recs, wide),
     ]);
     return 0;

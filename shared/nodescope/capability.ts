@@ -120,6 +120,12 @@ function nodescopePermissions(): KubePermission[] {
     { group: '', resources: ['pods/resize'], verbs: ['patch'], why: 'in-place resize of DaemonSet pods' },
     { group: 'metrics.k8s.io', resources: ['pods'], verbs: ['list'], why: "each DaemonSet's pod usage" },
     {
+      group: '',
+      resources: ['limitranges', 'resourcequotas'],
+      verbs: ['list'],
+      why: 'the LimitRanges and ResourceQuotas a resize must stay within, read before one is sent',
+    },
+    {
       group: VPA_GROUP,
       resources: ['verticalpodautoscalers'],
       verbs: ['patch'],

@@ -66,6 +66,11 @@ export interface DsOutcome {
     skipped: number;
     /** Resizes whose memory was left as it runs: its limit would have gone below usage (memory-guard.ts). */
     memoryHeld?: number;
+    /** Resizes due but not sent: outside the resize window, or held by a guard (guards/). */
+    outsideWindow?: number;
+    guarded?: number;
+    /** Resizes sent shorter than due: the caps on one step (guards/caps.ts). */
+    capped?: number;
   };
   annotated: number;
   statusPatched: boolean;

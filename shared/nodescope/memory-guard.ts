@@ -50,7 +50,10 @@ export function keepMemoryAboveUsage(
   const held: string[] = [];
   for (const [name, d] of Object.entries(desired)) {
     const want = d.limits?.memory;
-    const now = pod.containers.find((c) => c.name === name)?.limMem;
+    // The kubelet compares with the limit the container runs with: a spec left mid-resize by a refused
+    // lowering is not it, and a limit above that spec can still be a lowering below usage.
+    const c = pod.containers.find((x) => x.name === name);
+    const now = c?.actLimMem ?? c?.limMem;
     const used = usage[name];
     const below =
       want !== undefined && now !== undefined && used !== undefined && want < now

@@ -4,7 +4,9 @@
  *   live    recomputed from the stored states (base + log) exactly as the next cycle would, so it
  *           equals what the last cycle computed: the check that a restart loses nothing
  */
+
 import { groupsFromHead, storedValues } from './groups.js';
+import type { GuardsSummary } from './guards/summary.js';
 import type { ContainerRec, DsModel, NodeRec } from './model.js';
 import type { PodRequests } from './pod-requests.js';
 import { DsRecommendations } from './recommend.js';
@@ -31,6 +33,8 @@ export interface DaemonSetRecommendations {
   requests: Record<string, { cpu?: number; memory?: number }>;
   /** What each node's pod requests now (the pods, not the template), as the last cycle saw them. */
   podRequests: PodRequests;
+  /** What the resize guards held back at the last cycle that changed it (guards/summary.ts). */
+  guards?: GuardsSummary;
 }
 
 /** The target as the head recorded it (enough to recommend exactly as the cycle did). */
@@ -126,5 +130,6 @@ export async function getRecommendations(
     stats: head.stats,
     requests: Object.fromEntries(head.template.map((c) => [c.name, c.requests])),
     podRequests: apply.requests ?? {},
+    ...(apply.guards ? { guards: apply.guards } : {}),
   };
 }

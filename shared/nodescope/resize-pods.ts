@@ -11,6 +11,7 @@ import { type ResizeRecord, Resizer } from '../resize/index.js';
 import { rawResizeApi } from '../resize/raw-api.js';
 import { byPriority, decideUpdate, type UpdateDecision, type UpdaterSettings } from './apply.js';
 import type { CycleRun, DsOutcome } from './cycle-run.js';
+import { ResizeGuards } from './guards/resize-guards.js';
 import { keepMemoryAboveUsage, usageFloor } from './memory-guard.js';
 import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
@@ -68,6 +69,9 @@ export async function resizePods(
   const owner = { kind: 'DaemonSet', name: input.target.ds.name };
   const stored = input.stored ?? (await run.store.getApply(run.cluster, ds));
   const records = new ResizeRecords(stored.records);
+  // Guards (guards/resize-guards.ts): window, caps, LimitRange, ResourceQuota; history of what comes of it.
+  const guards = new ResizeGuards(run, input.target);
+  const reportsFrom = run.reports.length;
   for (const [node, record] of Object.entries(records.all)) {
     const pod = input.pods.get(node);
     const seen = pod ? resizer.observe(podLike(pod), record) : { record: undefined, report: undefined };
@@ -77,14 +81,15 @@ export async function resizePods(
     if (seen.report.kind === 'resized') outcome.resizes.completed++;
     else outcome.resizes.refused++;
   }
-  const resized = await request(run, resizer, input, decide(run, input), records, outcome);
+  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards);
+  const guarded = await guards.finish(run.reports.slice(reportsFrom), stored.guards, outcome);
   const requestsChanged = !samePodRequests(stored.requests, input.pods);
   if (
-    (records.changed || requestsChanged) &&
+    (records.changed || requestsChanged || guarded !== stored.guards) &&
     !(await run.store.putApply(
       run.cluster,
       ds,
-      { records: records.all, requests: podRequestsOf(input.pods) },
+      { records: records.all, requests: podRequestsOf(input.pods), ...(guarded ? { guards: guarded } : {}) },
       stored.version,
     ))
   )
@@ -161,10 +166,16 @@ async function request(
   decisions: readonly UpdateDecision[],
   records: ResizeRecords,
   outcome: DsOutcome,
+  guards: ResizeGuards,
 ): Promise<Set<string>> {
   const { target, recs } = input;
   const owner = { kind: 'DaemonSet', name: target.ds.name };
   const resized = new Set<string>();
+  // Guard: outside the resize window nothing is sent (recommendations and status go on).
+  if (decisions.length > 0 && guards.closed()) {
+    outcome.resizes.outsideWindow = decisions.length;
+    return resized;
+  }
   for (const candidate of decisions) {
     if (resizer.unsupported) break;
     let d: UpdateDecision | undefined = candidate;
@@ -174,12 +185,14 @@ async function request(
       d = r ? decideUpdate(target, r, d.pod, run.now, run.settings.updater) : undefined;
       if (!d) continue;
     }
+    d = guards.cap(d, outcome); // Guard: one step at most as far as the caps allow.
     // A memory limit below the container's usage is refused by the kubelet: that memory stays as it runs.
     const floor = usageFloor(input.usage?.get(d.node), records.all[d.node], d.pod.uid);
     const kept = keepMemoryAboveUsage(d.desired, d.pod, floor);
     if (kept.held.length > 0) {
       outcome.resizes.memoryHeld = (outcome.resizes.memoryHeld ?? 0) + 1;
       if (Object.keys(kept.desired).length === 0) {
+        guards.heldByMemory(d, kept.held);
         outcome.resizes.skipped++;
         continue;
       }
@@ -190,6 +203,11 @@ async function request(
       outcome.resizes.skipped++;
       continue;
     }
+    // Guard: what a LimitRange or ResourceQuota of the namespace would refuse is held, not sent.
+    if (await guards.refusal(d)) {
+      outcome.resizes.skipped++;
+      continue;
+    }
     if (!run.budget.take()) break;
     const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
     if (result.requests > 1) run.budget.take(result.requests - 1);
@@ -197,6 +215,7 @@ async function request(
     if (!result.report) continue;
     run.reports.push({ report: result.report, owner });
     if (result.report.kind === 'resized') {
+      await guards.sent(d);
       outcome.resizes.requested++;
       resized.add(d.node);
     } else outcome.resizes.refused++;

@@ -13,7 +13,10 @@
  *   pk = CLUSTER#<c>  sk = nodescope#log#<ns>/<ds>#<cycle>  one cycle's samples since the base (immutable)
  *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending,
  *                                                           and what each node's pod requests (packed:
- *                                                           JSON, raw DEFLATE, in requestsZ)
+ *                                                           JSON, raw DEFLATE, in requestsZ), and what
+ *                                                           the guards held back (guards/)
+ *   pk = CLUSTER#<c>  sk = nodescope#history#<ns>/<ds>#<node>  the node's resize history (guards/history.ts:
+ *                                                           bounded entries, a TTL past the newest)
  *
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
@@ -36,6 +39,8 @@ import type { ContainerPolicy } from '../recommendation/index.js';
 import type { ResizeRecord } from '../resize/index.js';
 import { type BaseCache, processBases } from './base-cache.js';
 import { compress, decompress } from './codec.js';
+import { HISTORY_TTL_MS, type HistoryEntry } from './guards/history.js';
+import type { GuardsSummary } from './guards/summary.js';
 import type { ContainerRec } from './model.js';
 import { type KeptRequests, type PodRequests, processRequests } from './pod-requests.js';
 import type { TargetScope, TemplateContainer } from './targets.js';
@@ -50,6 +55,8 @@ const baseSk = (ds: string, gen: number, k: number) =>
 const LOG_PREFIX = 'nodescope#log#';
 const logPrefix = (ds: string) => `${LOG_PREFIX}${ds}#`;
 const applySk = (ds: string) => `nodescope#apply#${ds}`;
+const HISTORY_PREFIX = 'nodescope#history#';
+const historySk = (ds: string, node: string) => `${HISTORY_PREFIX}${ds}#${node}`;
 export const HEADS_GSI = 'NODESCOPE';
 
 const DAY_S = 86_400;
@@ -125,6 +132,15 @@ export interface ApplyRecord {
   records: Record<string, ResizeRecord>;
   /** What each node's pod requested at the last cycle that saw them change. */
   requests?: PodRequests;
+  /** What the guards held back at the last cycle that changed it (guards/summary.ts). */
+  guards?: GuardsSummary;
+  version: number;
+}
+
+/** One node's resize history (guards/history.ts), newest entry last. */
+export interface NodeHistory {
+  node: string;
+  entries: HistoryEntry[];
   version: number;
 }
 
@@ -437,16 +453,17 @@ export class NodeScopeStore {
   async putApply(
     cluster: string,
     ds: string,
-    apply: Pick<ApplyRecord, 'records' | 'requests'>,
+    apply: Pick<ApplyRecord, 'records' | 'requests' | 'guards'>,
     prev: number,
   ): Promise<boolean> {
-    const { requests, records } = apply;
+    const { requests, records, guards } = apply;
     const json = requests && Buffer.from(JSON.stringify(requests), 'utf8');
     const requestsZ = json && compress(json);
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
       ...(requestsZ ? { requestsZ } : {}),
+      ...(guards ? { guards } : {}),
       version: prev + 1,
     };
     const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
@@ -457,6 +474,36 @@ export class NodeScopeStore {
 
   async deleteApply(cluster: string, ds: string): Promise<void> {
     await this.delete(keyOf(clusterPk(cluster), applySk(ds)));
+  }
+
+  async getHistory(cluster: string, ds: string, node: string): Promise<NodeHistory> {
+    const item = await this.get(keyOf(clusterPk(cluster), historySk(ds, node)), true);
+    return item ? withoutKeys<NodeHistory>(item) : { node, entries: [], version: 0 };
+  }
+
+  /** Every node's history of a DaemonSet, in node order. */
+  async listHistory(cluster: string, ds: string): Promise<NodeHistory[]> {
+    const items = await this.items.query(clusterPk(cluster), { beginsWith: `${HISTORY_PREFIX}${ds}#` });
+    for (const item of items) this.countRead(approxSize(item), true);
+    return items.map((item) => withoutKeys<NodeHistory>(item));
+  }
+
+  /** Writes a node's history if nobody else did since `prev` was read; it expires a TTL past `now`. */
+  async putHistory(
+    cluster: string,
+    ds: string,
+    h: Omit<NodeHistory, 'version'>,
+    prev: number,
+    now: number,
+  ): Promise<boolean> {
+    const item = {
+      ...keyOf(clusterPk(cluster), historySk(ds, h.node)),
+      node: h.node,
+      entries: h.entries,
+      version: prev + 1,
+      [TTL]: Math.floor((now + HISTORY_TTL_MS) / 1000),
+    };
+    return this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
   }
 }
 

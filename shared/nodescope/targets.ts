@@ -17,6 +17,7 @@ import { BALLOON_LABEL } from '../cycle/views.js';
 import type { ContainerPolicy, ResourceAmounts, ResourceName } from '../recommendation/index.js';
 import { getContainerResourcePolicy } from '../recommendation/logic/capping.js';
 import { type PlacementFacts, placementOf } from './eligibility.js';
+import { type GuardSpec, guardSpecOf } from './guards/settings.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
 import { labelKeyProblem } from './label-key.js';
 import { claimOf, NOT_READ, type UpstreamVpa } from './upstream-vpa.js';
@@ -114,6 +115,8 @@ export interface NodeScopeTarget {
   digest: string;
   /** What upstream VPA's components would do to this VPA besides (upstream-vpa.ts). */
   warnings?: string[];
+  /** Resize windows and caps the VPA's annotations ask for (guards/settings.ts). */
+  guards?: GuardSpec;
 }
 
 /** A scoped VPA fleetscope leaves to another recommender, and why (upstream-vpa.ts). */
@@ -317,6 +320,7 @@ function targetOf(
     via: a.scope?.via ?? 'spec',
     scope,
     digest,
+    guards: guardSpecOf(a.vpa.metadata?.annotations),
   };
 }
 

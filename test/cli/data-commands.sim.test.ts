@@ -165,6 +165,10 @@ const CASES: Record<string, Case> = {
     args: () => ['recommendations', 'checkpoints', ...DS],
     rows: (d) => d.items.map((i: Doc) => i.metadata.name),
   },
+  'recommendations history': {
+    args: () => ['recommendations', 'history', ...DS],
+    rows: (d) => d.nodes.map((n: Doc) => n.node),
+  },
   'recommendations import-checkpoints': {
     args: () => ['recommendations', 'import-checkpoints', ...DS, '--file', checkpoints],
     rows: (d) => [`${d.imported} checkpoint(s) imported`],
@@ -329,6 +333,7 @@ describe('-o on every data command', () => {
     'recommendations list',
     'recommendations get',
     'recommendations checkpoints',
+    'recommendations history',
     'run',
   ])('%s: -o wide adds columns to the table', async (key) => {
     const c = CASES[key] as Case;

@@ -39,6 +39,24 @@ describe('keepMemoryAboveUsage', () => {
     expect(keepMemoryAboveUsage(up, pod, { b: 400 * MI }).held).toEqual([]);
   });
 
+  it('judges a lowering against the limit the container runs with, not a spec left mid-resize', () => {
+    // An earlier request set the spec to 128Mi; the kubelet refused it (usage 200Mi) and still runs
+    // 512Mi. A limit of 160Mi is above the spec but below the running limit and the usage: the kubelet
+    // would refuse it just the same.
+    const midResize = {
+      name: 'agent-x',
+      uid: 'u1',
+      containers: [{ name: 'a', reqMem: 64 * MI, limMem: 128 * MI, actLimMem: 512 * MI, hasActual: true }],
+    } as unknown as PodView;
+    const desired = { a: { requests: { cpu: 100, memory: 80 * MI }, limits: { memory: 160 * MI } } };
+    const r = keepMemoryAboveUsage(desired, midResize, { a: 200 * MI });
+    expect(r.held).toEqual(['a']);
+    expect(r.desired).toEqual({ a: { requests: { cpu: 100 } } });
+    // Back up to where it runs, or above usage: not a refused lowering.
+    const back = { a: { limits: { memory: 512 * MI } } };
+    expect(keepMemoryAboveUsage(back, midResize, { a: 200 * MI }).held).toEqual([]);
+  });
+
   it("takes the kubelet's usage from an earlier refusal of the same pod", () => {
     const record: ResizeRecord = {
       podUid: 'u1',
