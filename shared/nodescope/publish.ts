@@ -186,8 +186,12 @@ function publishedFields(
       ...(vpa?.status?.recommendation !== undefined ? { recommendation: null } : {}),
       ...(vpa?.status?.recommendationGroups !== undefined ? { recommendationGroups: null } : {}),
     };
+  const fallback = !target.updaterEvicts && Object.keys(recs.dsWide).length > 0;
   return {
-    ...(Object.keys(recs.dsWide).length > 0 ? { recommendation: statusRecommendation(recs.dsWide) } : {}),
+    ...(fallback ? { recommendation: statusRecommendation(recs.dsWide) } : {}),
+    ...(!fallback && target.updaterEvicts && vpa?.status?.recommendation !== undefined
+      ? { recommendation: null }
+      : {}),
     ...(groups ? { recommendationGroups: groups } : {}),
     ...(vpa?.status?.groups !== undefined ? { groups: null } : {}),
   };

@@ -115,6 +115,8 @@ export interface NodeScopeTarget {
   digest: string;
   /** What upstream VPA's components would do to this VPA besides (upstream-vpa.ts). */
   warnings?: string[];
+  /** Upstream's updater evicts on this VPA's status.recommendation (upstream-vpa.ts): not published. */
+  updaterEvicts?: true;
   /** Resize windows and caps the VPA's annotations ask for (guards/settings.ts). */
   guards?: GuardSpec;
 }
@@ -373,6 +375,7 @@ export function resolveTargets(
     }
     taken.set(dsKey, a.name);
     if (claim.kind === 'ours' && claim.warnings.length > 0) t.warnings = claim.warnings;
+    if (claim.kind === 'ours' && claim.updaterEvicts) t.updaterEvicts = true;
     targets.push(t);
   }
   return { targets, rejected, skipped };

@@ -59,7 +59,7 @@ export type Claim =
   /** It names fleetscope but asks for nothing fleetscope does. */
   | { kind: 'refused'; reason: string }
   /** fleetscope sizes it; what upstream's components would do to it besides. */
-  | { kind: 'ours'; warnings: string[] };
+  | { kind: 'ours'; warnings: string[]; updaterEvicts: boolean };
 
 /** Update modes in which upstream's updater evicts pods (InPlaceOrRecreate when a resize fails). */
 const EVICTING_MODES = new Set(['Auto', 'Recreate', 'InPlaceOrRecreate']);
@@ -95,7 +95,20 @@ export function claimOf(vpa: VpaObject, scoped: boolean, upstream: UpstreamVpa):
       kind: 'skipped',
       reason: `it names no recommender and upstream's recommender runs (${list(defaults)}), which serves such VPAs: left to it; set spec.recommenders: [{name: ${FLEETSCOPE_RECOMMENDER}}] for fleetscope to size it`,
     };
-  return { kind: 'ours', warnings: warningsFor(vpa, names, upstream) };
+  return {
+    kind: 'ours',
+    warnings: warningsFor(vpa, names, upstream),
+    updaterEvicts: updaterEvicts(vpa, upstream),
+  };
+}
+
+/**
+ * Whether upstream's updater runs (or could not be ruled out) and evicts in this VPA's mode: it evicts
+ * on status.recommendation, so that DaemonSet-wide figure is not published while it does.
+ */
+function updaterEvicts(vpa: VpaObject, upstream: UpstreamVpa): boolean {
+  if (!EVICTING_MODES.has(vpa.spec?.updatePolicy?.updateMode ?? 'Auto')) return false;
+  return upstream.state === 'unknown' || ofRole(upstream, 'updater').length > 0;
 }
 
 /** What upstream's components would do to a VPA fleetscope sizes. */

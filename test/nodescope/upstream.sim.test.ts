@@ -124,6 +124,12 @@ describe('beside a running upstream VPA (simulator)', () => {
         ),
       ],
     ]);
+    // Upstream's updater evicts on status.recommendation in an evicting mode, back to one size for every
+    // node: the DaemonSet-wide fallback is held back while it runs (the stock CRD here keeps no groups;
+    // the pods are still sized per node, above), and the status still says what fleetscope did.
+    const status = sim().get(VPA_RESOURCE, 'agent', 'monitoring')?.status;
+    expect(status?.recommendation).toBeUndefined();
+    expect(status?.conditions?.length).toBeGreaterThan(0);
     const record = await env.store.getCluster('up');
     expect(record?.upstream).toBe('upstream VPA: recommender, updater');
     expect(record?.notices).toEqual([
