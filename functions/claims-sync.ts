@@ -89,6 +89,8 @@ function reportSync(result: SyncResult, trigger: string, logger: Logger, metrics
   count('ClaimsDriftRepaired', result.drift ? 1 : 0);
   count('ClustersUnreachable', result.state === 'unreachable' ? 1 : 0);
   count('ClaimsSyncErrors', result.state === 'error' || result.state === 'crd-missing' ? 1 : 0);
+  // A rebuilt cluster waits for an operator's decision (claims accept-uid, or deregister): alarm on it.
+  count('ClaimsIdentityChanged', result.state === 'identity-changed' ? 1 : 0);
   const fields = {
     trigger,
     state: result.state,

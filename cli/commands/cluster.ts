@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ClaimsStore } from '../../shared/claims/store.js';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { isStale, reachabilityText } from '../../shared/fleet/reachability.js';
@@ -132,6 +133,7 @@ async function register(values: Flags): Promise<number> {
           : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
+        idHolder: (id) => idHolder(ctx, id),
         // Locally: the cluster itself says whether another control plane owns it (a deployed stack's
         // verify function does not write to clusters; its first cycle takes the lease).
         ...(ctx.verifyFunction
@@ -300,6 +302,11 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
         .join(',') || '-',
     ]),
   ]);
+}
+
+/** The registered cluster whose ID is `id` (an operator's ID, which no UID guard names). */
+async function idHolder(ctx: CliContext, id: string): Promise<string | undefined> {
+  return (await new ClaimsStore(ctx.db, ctx.table).listIdentities()).find((i) => i.clusterId === id)?.cluster;
 }
 
 async function forgetFeatures(ctx: CliContext, name: string): Promise<void> {
