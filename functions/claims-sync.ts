@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { yieldCluster } from '../shared/claims/adoption.js';
 import { CLAIMS } from '../shared/claims/capability.js';
 import { ClusterClaimsApi } from '../shared/claims/incluster.js';
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
@@ -8,7 +9,7 @@ import type { SyncResult } from '../shared/claims/sync.js';
 import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
-import { ownerRefusal } from '../shared/fleet/owner-lease.js';
+import { ownerCheck } from '../shared/fleet/owner-lease.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
@@ -50,17 +51,25 @@ export const handler = eventHandler({
       return { cluster: name, forgotten: out.forgotten };
     }
 
-    // Another control plane owns the cluster (its owner lease): its claims are that one's to write.
+    // Another control plane owns the cluster (its owner lease): its claims are that one's to write, and
+    // this one gives up its membership record of it (adopted from here: shared/claims/adoption.ts).
     const registered = await ports.registry.get(name);
-    const refused =
-      registered &&
-      (await ownerRefusal(name, await c.get(name, registered.kubeconfig), nodescopeClock()()).catch(
-        () => undefined,
-      ));
-    if (refused) {
-      logger.warn('cluster owned by another control plane: claims not written', { refused });
-      return { cluster: name, skipped: refused };
+    const owner =
+      registered && !registered.deregistering
+        ? await ownerCheck(name, await c.get(name, registered.kubeconfig), nodescopeClock()()).catch(
+            () => ({}) as { refused?: string; holder?: string },
+          )
+        : {};
+    if (owner.refused) {
+      const yielded = owner.holder ? await yieldCluster(ports, name, owner.holder) : {};
+      logger.warn('cluster owned by another control plane: claims not written', {
+        refused: owner.refused,
+        ...yielded,
+      });
+      return { cluster: name, skipped: owner.refused };
     }
+    if (registered?.ownedElsewhere)
+      await ports.registry.recordOwnedElsewhere(name, undefined, new Date().toISOString());
     const out = await writeClaims(ports, name);
     if (out.kind === 'not-registered') {
       logger.info('cluster is not registered: nothing to write');
@@ -89,6 +98,8 @@ function reportSync(result: SyncResult, trigger: string, logger: Logger, metrics
   count('ClaimsDriftRepaired', result.drift ? 1 : 0);
   count('ClustersUnreachable', result.state === 'unreachable' ? 1 : 0);
   count('ClaimsSyncErrors', result.state === 'error' || result.state === 'crd-missing' ? 1 : 0);
+  // A rebuilt cluster waits for an operator's decision (claims accept-uid, or deregister): alarm on it.
+  count('ClaimsIdentityChanged', result.state === 'identity-changed' ? 1 : 0);
   const fields = {
     trigger,
     state: result.state,

@@ -46,6 +46,7 @@ export const handler = eventHandler({
         const { reconciler, registry } = await serverPorts(deps, 'features', t);
         const registered = await registry.get(d.cluster);
         if (!registered) return { cluster: d.cluster, skipped: 'not registered' };
+        if (registered.deregistering) return { cluster: d.cluster, skipped: 'being deregistered' };
         if (!ownedBy(registered, deps.config.controlPlane))
           return { cluster: d.cluster, skipped: `owned by ${registered.owner}` };
         // Renews this control plane's owner lease; a cluster another one owns is not written to.

@@ -3,6 +3,7 @@ import { backendDnsName, CLUSTERSET_ZONE } from '../../shared/claims/dns.js';
 import { type ClaimsSettings, describeOp } from '../../shared/claims/identity.js';
 import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
 import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
+import { acceptKubeSystemUid } from '../../shared/claims/rebuilt.js';
 import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
 import { clusterIdProblem, customClaimProblem, ID_CLAIM } from '../../shared/claims/rules.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
@@ -20,6 +21,7 @@ const usage = `usage:
   fleetscope claims set    --cluster NAME --name CLAIM (--value V | --value-file FILE | --default) [-o ...]
   fleetscope claims delete --cluster NAME --name CLAIM
   fleetscope claims check  [--cluster NAME] [--dry-run] [-o table|json|yaml]
+  fleetscope claims accept-uid --cluster NAME   a rebuilt cluster (identity-changed) is still this one
   fleetscope claims dns    --cluster NAME --service SVC --namespace NS --hostname HOST [-o ...]
   fleetscope claims dns    --cluster-id ID --service SVC --namespace NS --hostname HOST [-o ...]
   fleetscope claims config [--cluster NAME] [--new-id-name on|off] [--create-crd on|off] [--ocm auto|off] [-o ...]
@@ -38,7 +40,10 @@ Claims (KEP-2149) are kept in DynamoDB and written into each cluster as ClusterP
                              sigs.k8s.io; values up to 128 KiB (OCM takes 1024 characters)
 check runs the drift check now: edited or deleted claims in the cluster are restored, claims that
 must not be there are removed (--dry-run only shows what would be written, and exits 1 when
-anything would be, as kubectl diff does).
+anything would be, as kubectl diff does). A cluster whose kube-system UID is not the registered one
+(rebuilt behind the same endpoint) is reported identity-changed, exit 1, and nothing is written to it:
+accept-uid records its new UID and keeps its ID and memberships (it is the same cluster); for a new
+cluster, deregister it and register it again.
 dns prints a backend's multi-cluster DNS name (<hostname>.<cluster ID>.<svc>.<ns>.svc.clusterset.local),
 which exists only within a ClusterSet: with --cluster, the cluster must be a member of one.`;
 
@@ -73,6 +78,7 @@ export const command: CliCommand = {
     set: 'data',
     delete: 'action',
     check: 'data',
+    'accept-uid': 'action',
     dns: 'data',
     config: 'data',
     reconcile: 'data',
@@ -84,6 +90,7 @@ export const command: CliCommand = {
       set: () => set(values),
       delete: () => del(values),
       check: () => check(values),
+      'accept-uid': () => acceptUid(values),
       dns: () => dns(values),
       config: () => config(values),
       reconcile: () => reconcile(values),
@@ -230,6 +237,28 @@ async function check(values: Flags): Promise<number> {
     const failed = (r: CheckResult) =>
       dry ? r.error !== undefined || r.writes.length > 0 : !['in-sync', 'repaired'].includes(r.state);
     return results.some(failed) ? 1 : 0;
+  });
+}
+
+/** The operator's decision for a cluster held as identity-changed: it is the same cluster. */
+async function acceptUid(values: Flags): Promise<number> {
+  const name = need(values.cluster, 'accept-uid needs --cluster');
+  return withContext(values, async (ctx) => {
+    const cluster = await registeredCluster(ctx, name);
+    const access = clusterAccess();
+    try {
+      const uid = await new ClusterClaimsApi(await access.client(name, cluster.kubeconfig)).kubeSystemUid();
+      const before = await new ClaimsStore(ctx.db, ctx.table).getIdentity(name);
+      const after = await acceptKubeSystemUid(claimsPorts(ctx), name, uid);
+      console.log(
+        before?.kubeSystemUid === uid
+          ? `cluster ${name}: kube-system UID ${uid} is already the registered one`
+          : `cluster ${name}: kube-system UID ${uid} accepted (was ${before?.kubeSystemUid ?? 'unknown'}); its ID stays ${after.clusterId}${after.clusterSet ? `, a member of ClusterSet ${after.clusterSet}` : ''}`,
+      );
+      return 0;
+    } finally {
+      await resetClusterConnector();
+    }
   });
 }
 

@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
+import { ClaimsStore } from '../../shared/claims/store.js';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { isStale, reachabilityText } from '../../shared/fleet/reachability.js';
-import { AlreadyRegisteredError, deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
+import { AlreadyRegisteredError, registerCluster } from '../../shared/fleet/register.js';
 import { describeKubeconfigRef, type KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
@@ -25,7 +26,9 @@ const usage = `usage:
   fleetscope cluster list [--cluster NAME ...] [-o table|wide|json|yaml] [--sort-by name|nodes|observed|version|reachable]
   fleetscope cluster refresh [--cluster NAME ...] [-o table|wide|json|yaml]
                                                          inventory now, and what changed
-  fleetscope cluster deregister --name NAME
+  fleetscope cluster deregister --name NAME           take it out of the fleet, and out of it what
+                                                         fleetscope created there (run it again to
+                                                         finish one that was interrupted)
   fleetscope cluster adopt --name NAME [--from OWNER]   make this control plane the cluster's owner
   fleetscope cluster adopt --name NAME --force [--kubeconfig FILE [--context CTX]]
                                                          take the cluster over from another control plane
@@ -119,7 +122,8 @@ async function register(values: Flags): Promise<number> {
     const access = clusterAccess();
     // A deregistration killed halfway may have left the name's feature records: a new cluster under
     // that name starts from the defaults, not from what the old one was set to.
-    if (!(await ctx.registry.get(name))) await forgetFeatures(ctx, name);
+    if (!(await ctx.registry.get(name)))
+      await (await import('./cluster-deregister.js')).forgetFeatures(ctx, name);
     const cluster = await registerCluster(
       { name, kubeconfig: ref, labels },
       {
@@ -132,6 +136,7 @@ async function register(values: Flags): Promise<number> {
           : (name, r) => access.verify(name, r),
         warn: (m) => console.error(`warning: ${m}`),
         owner: readConfig().controlPlane,
+        idHolder: (id) => idHolder(ctx, id),
         // Locally: the cluster itself says whether another control plane owns it (a deployed stack's
         // verify function does not write to clusters; its first cycle takes the lease).
         ...(ctx.verifyFunction
@@ -156,26 +161,46 @@ async function register(values: Flags): Promise<number> {
 }
 
 /**
- * `adopt --force`: the cluster's owner lease taken from whichever control plane holds it (the old one
- * sees it at its next cycle and stops writing); registered here first when it is not yet.
+ * `adopt --force`: the cluster's owner lease taken from whichever control plane holds it, with the
+ * identity the cluster carries (its ID, ClusterSet membership and custom claims, as they are:
+ * shared/claims/adoption.ts), registered here first when it is not yet. The old control plane sees the
+ * lease at its next claims pass, stops writing and gives up its membership record of the cluster.
  */
 async function takeOver(name: string, values: Flags): Promise<number> {
   const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
   const { holdOwnerLease, controlPlaneIdentity } = await import('../../shared/fleet/owner-lease.js');
+  const { adoptIdentity, adoptionProblem, readCarried } = await import('../../shared/claims/adoption.js');
+  const { ClusterClaimsApi } = await import('../../shared/claims/incluster.js');
+  const { claimsPorts } = await import('./clusterset.js');
   const access = clusterAccess();
   return withContext(values, async (ctx) => {
     const me = controlPlaneIdentity(); // the runtime names this state's control plane
+    const claims = claimsPorts(ctx);
     let from = 'no control plane';
+    let carried: Awaited<ReturnType<typeof readCarried>> | undefined;
+    let uid = '';
     const take = async (n: string, ref: KubeconfigRef) => {
-      const r = await holdOwnerLease(await access.client(n, ref), me, Date.now(), { force: true });
+      const client = await access.client(n, ref);
+      const api = new ClusterClaimsApi(client);
+      carried = await readCarried(api);
+      uid = await api.kubeSystemUid();
+      const problem = await adoptionProblem(claims, n, carried);
+      if (problem) return `cluster "${n}" not adopted: ${problem}`;
+      const r = await holdOwnerLease(client, me, Date.now(), { force: true });
       if (r.before.kind === 'other' || r.before.kind === 'expired')
         from = `control plane "${r.before.holder}"`;
       return r.held ? undefined : `cluster "${n}": the owner lease changed meanwhile; try again`;
+    };
+    const adopt = async (c: RegisteredCluster) => {
+      if (!carried) return;
+      await adoptIdentity(claims, { cluster: c.name, kubeSystemUid: uid, kubeconfig: c.kubeconfig, carried });
     };
     const existing = await ctx.registry.get(name);
     if (existing) {
       const refused = await take(name, existing.kubeconfig);
       if (refused) throw new Error(refused);
+      await adopt(existing);
+      await ctx.registry.recordOwnedElsewhere(name, undefined, new Date().toISOString());
     } else {
       if (!values.kubeconfig && !values['secret-id'])
         throw new UsageError(
@@ -190,10 +215,18 @@ async function takeOver(name: string, values: Flags): Promise<number> {
           warn: (m) => console.error(`warning: ${m}`),
           owner: readConfig().controlPlane,
           holdOwner: take,
+          idHolder: (id) => idHolder(ctx, id),
+          prepare: adopt,
         },
       );
     }
-    console.log(`cluster ${name}: taken over from ${from} by ${me}${existing ? '' : ' (registered here)'}`);
+    const id = await claims.store.getIdentity(name);
+    const what = id
+      ? ` with ID ${id.clusterId}${id.clusterSet ? ` in ClusterSet ${id.clusterSet}` : ''}`
+      : '';
+    console.log(
+      `cluster ${name}: taken over from ${from} by ${me}${what}${existing ? '' : ' (registered here)'}`,
+    );
     return 0;
   });
 }
@@ -245,7 +278,10 @@ async function list(values: Flags): Promise<number> {
 }
 
 type ListRow = {
-  cluster: Pick<RegisteredCluster, 'name' | 'labels' | 'owner' | 'registeredAt' | 'kubeconfig'>;
+  cluster: Pick<
+    RegisteredCluster,
+    'name' | 'labels' | 'owner' | 'registeredAt' | 'kubeconfig' | 'ownedElsewhere' | 'deregistering'
+  >;
   claims?: { id?: string; clusterSet?: string };
   status?: {
     reachable: boolean;
@@ -272,6 +308,16 @@ function sortKey(key = 'name'): (a: ListRow, b: ListRow) => number {
   return sort;
 }
 
+/**
+ * Who acts on the cluster: another control plane that holds its owner Lease (it was adopted from
+ * here), or the registration's owner; a deregistration left halfway says so.
+ */
+function ownerText(c: ListRow['cluster']): string {
+  if (c.deregistering) return 'deregistering';
+  if (c.ownedElsewhere) return `${c.ownedElsewhere.holder} (lease)`;
+  return c.owner ?? 'any';
+}
+
 function clusterTable(rows: ListRow[], wide: boolean): string[] {
   const now = Date.now();
   const head = ['NAME', 'ID', 'CLUSTERSET', 'REACHABLE', 'VERSION', 'NODES', 'METRICS'];
@@ -294,7 +340,7 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
             status?.error ?? '',
           ]
         : []),
-      cluster.owner ?? 'any',
+      ownerText(cluster),
       Object.entries(cluster.labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(',') || '-',
@@ -302,24 +348,16 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
   ]);
 }
 
-async function forgetFeatures(ctx: CliContext, name: string): Promise<void> {
-  const { FeatureStore } = await import('../../shared/features/store.js');
-  await new FeatureStore(ctx.db, ctx.table).forgetCluster(name);
+/** The registered cluster whose ID is `id` (an operator's ID, which no UID guard names). */
+async function idHolder(ctx: CliContext, id: string): Promise<string | undefined> {
+  return (await new ClaimsStore(ctx.db, ctx.table).listIdentities()).find((i) => i.clusterId === id)?.cluster;
 }
 
 async function deregister(values: Flags): Promise<number> {
   const name = need(values.name, 'deregister needs --name');
   return withContext(values, async (ctx) => {
-    // Its feature records first: a kill after this leaves a registered cluster whose features are
-    // announced again, never records that outlive the registration.
-    if (await ctx.registry.get(name)) await forgetFeatures(ctx, name);
-    await deregisterCluster(name, {
-      store: ctx.registry,
-      publisher: ctx.publisher,
-      warn: (m) => console.error(`warning: ${m}`),
-    });
-    console.log(`deregistered cluster ${name}`);
-    return 0;
+    const { deregisterNamed } = await import('./cluster-deregister.js');
+    return deregisterNamed(ctx, name);
   });
 }
 

@@ -53,7 +53,8 @@ export interface Guard {
 /** What the last in-cluster sync found and did. */
 export interface SyncStatus {
   cluster: string;
-  state: 'in-sync' | 'repaired' | 'unreachable' | 'crd-missing' | 'error';
+  /** identity-changed: the kube-system UID is not the registered one; nothing written (sync.ts). */
+  state: 'in-sync' | 'repaired' | 'unreachable' | 'crd-missing' | 'error' | 'identity-changed';
   at: string;
   /** Digest of the desired claims that were applied (identity.desiredDigest). */
   digest?: string;

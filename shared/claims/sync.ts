@@ -55,7 +55,11 @@ export interface SyncResult {
 
 const MAX_ROUNDS = 3;
 
-function failureState(err: unknown): { state: 'unreachable' | 'error'; retryable: boolean } {
+function failureState(err: unknown): {
+  state: 'unreachable' | 'error' | 'identity-changed';
+  retryable: boolean;
+} {
+  if (err instanceof IdentityChangedError) return { state: 'identity-changed', retryable: false };
   if (err instanceof ClusterAccessError) {
     if (err.kind === 'http')
       return err.status !== undefined && (err.status >= 500 || err.status === 429)
@@ -155,8 +159,24 @@ export async function syncCluster(
 }
 
 /**
+ * The kube-system UID read from the cluster is not the one its identity was made from: the cluster was
+ * rebuilt behind the same endpoint, or its kube-system recreated. Writing the registered ID into it
+ * would give a new cluster an old identity; writing a new one would change an ID KEP-2149 wants
+ * immutable. Nothing is written until an operator decides.
+ */
+export class IdentityChangedError extends Error {
+  override name = 'IdentityChangedError';
+  constructor(cluster: string, stored: StoredIdentity, uid: string) {
+    super(
+      `kube-system UID is now ${uid}, registered ${stored.kubeSystemUid} (ID ${stored.clusterId}${stored.clusterSet ? `, member of ClusterSet "${stored.clusterSet}"` : ''}): the cluster was rebuilt or its kube-system recreated, and nothing is written until you decide. The same cluster: fleetscope claims accept-uid --cluster ${cluster} (keeps its ID and memberships). A new cluster: fleetscope cluster deregister --name ${cluster}, then register it (a new ID)`,
+    );
+  }
+}
+
+/**
  * The cluster's identity, created from its kube-system UID on first contact (or when the stored one
- * lacks the UID or kubeconfig). A dry run of a new cluster only pretends, and writes nothing.
+ * lacks the UID or kubeconfig). The UID is read at every check, and one that is not the identity's
+ * stops the check (IdentityChangedError). A dry run of a new cluster only pretends, and writes nothing.
  */
 async function identityOf(
   p: SyncPorts,
@@ -166,9 +186,10 @@ async function identityOf(
   dryRun: boolean,
   result: SyncResult,
 ): Promise<StoredIdentity> {
-  if (stored?.kubeSystemUid && stored.kubeconfig) return stored;
-  const priorUid = stored?.kubeSystemUid;
   const uid = await api.kubeSystemUid();
+  if (stored?.kubeSystemUid && stored.kubeSystemUid !== uid)
+    throw new IdentityChangedError(cluster.name, stored, uid);
+  if (stored?.kubeSystemUid && stored.kubeconfig) return stored;
   let identity: StoredIdentity;
   if (!dryRun || stored) {
     const ensured = await ensureIdentity(p, {
@@ -189,10 +210,6 @@ async function identityOf(
     };
   }
   result.clusterId = identity.clusterId;
-  if (priorUid && priorUid !== uid)
-    result.warnings.push(
-      `kube-system UID is now ${uid}, was ${priorUid} (ID ${identity.clusterId}): is this still the same cluster?`,
-    );
   return identity;
 }
 

@@ -52,7 +52,8 @@ export type WriteOutcome =
 /** Brings a registered cluster's claims in line with DynamoDB, when its claims feature is on. */
 export async function writeClaims(p: ClaimsWorkerPorts, cluster: string): Promise<WriteOutcome> {
   const registered = await p.registry.get(cluster);
-  if (!registered) return { kind: 'not-registered' };
+  // Being deregistered: its claims are the deregistration's to take out, not to write again.
+  if (!registered || registered.deregistering) return { kind: 'not-registered' };
   const feature = await p.feature(cluster);
   if (!feature.allowed) {
     // While claims turn off, a ClusterSet left meanwhile still loses its claim at once (KEP-2149: it

@@ -35,6 +35,8 @@ export interface RolloutPorts {
   registry: {
     list(): Promise<RegisteredCluster[]>;
     getStatus(name: string): Promise<ClusterStatus | undefined>;
+    /** The registration (absent: every cluster of the rollout is taken as still registered). */
+    get?(name: string): Promise<RegisteredCluster | undefined>;
   };
   publish?(events: OutgoingEvent[]): Promise<void>;
   /** The capabilities' health signals of a cluster (default: the inventory's reachability alone). */
@@ -213,8 +215,10 @@ async function setBack(
  * wave lands makes the save fail, and no cluster is touched. A crash after the save leaves values unset
  * that the next pass sets (finishWave).
  */
-async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: number) {
+async function startWave(p: RolloutPorts, r: Rollout, waveClusters: string[], now: number) {
   const wave = r.wave + 1;
+  const clusters = await stillRegistered(p, waveClusters);
+  const gone = waveClusters.filter((c) => !clusters.includes(c));
   const ref = { namespace: r.namespace, name: r.feature };
   const previous = { ...r.previous };
   const baseline = { ...r.baseline };
@@ -226,7 +230,7 @@ async function startWave(p: RolloutPorts, r: Rollout, clusters: string[], now: n
   const s = await p.rollouts.save(
     r,
     { waveStartedAt: now, previous, baseline },
-    `wave ${wave} started: ${clusters.join(', ')}`,
+    `wave ${wave} started: ${clusters.join(', ') || 'no cluster'}${gone.length ? ` (${gone.join(', ')} deregistered: left out)` : ''}`,
     now,
   );
   if (!s) return undefined;
@@ -369,11 +373,27 @@ export async function approveWave(p: RolloutPorts, id: string, by: string, wave?
   throw new Error(`rollout ${id} kept changing; try again`);
 }
 
+/**
+ * The clusters still registered (and not being deregistered): a cluster deregistered mid-rollout is
+ * left out of its wave, neither given a record nor judged for health (it has no inventory any more).
+ */
+async function stillRegistered(p: RolloutPorts, clusters: string[]): Promise<string[]> {
+  const get = p.registry.get?.bind(p.registry);
+  if (!get) return clusters;
+  const live = await Promise.all(
+    clusters.map(async (c) => {
+      const registered = await get(c);
+      return registered && !registered.deregistering ? c : undefined;
+    }),
+  );
+  return live.filter((c): c is string => c !== undefined);
+}
+
 async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
   if (r.waveStartedAt === undefined) return [];
   const ref = { namespace: r.namespace, name: r.feature };
   return Promise.all(
-    clustersOfWave(r, r.wave).map(async (cluster): Promise<Observation> => {
+    (await stillRegistered(p, clustersOfWave(r, r.wave))).map(async (cluster): Promise<Observation> => {
       const [rec, health] = await Promise.all([p.store.get(cluster, ref), healthOf(p, cluster)]);
       const t = rec?.tasks[0];
       const was = r.previous?.[cluster];

@@ -14,6 +14,13 @@ export interface RegisteredCluster {
    * it); changed only by a conditional write (`cluster adopt`). Unset on older registrations: any.
    */
   owner?: string;
+  /** Since when it is being deregistered (cluster deregister, killed halfway: run it again). */
+  deregistering?: string;
+  /**
+   * Another control plane holds the cluster's owner Lease (it was adopted with --force): seen by this
+   * one's last pass, which left the cluster alone and gave up its ClusterSet membership here.
+   */
+  ownedElsewhere?: { holder: string; seenAt: string };
 }
 
 /** Whether `controlPlane` acts on the cluster: its owner, or any control plane for an unowned one. */

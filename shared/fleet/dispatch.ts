@@ -51,8 +51,10 @@ export async function dispatchCycle(
   let publishing: Promise<void> = Promise.resolve();
   for await (const page of registry.pages()) {
     result.pages++;
-    const mine = page.filter((c) => ownedBy(c, controlPlane));
-    result.ownedElsewhere += page.length - mine.length;
+    // A cluster being deregistered is left to its deregistration (cli/commands/cluster-deregister.ts).
+    const live = page.filter((c) => !c.deregistering);
+    const mine = live.filter((c) => ownedBy(c, controlPlane));
+    result.ownedElsewhere += live.length - mine.length;
     result.dispatched += mine.length;
     await publishing;
     publishing = publisher.publish(workRequests(capability, mine, now, follow));

@@ -134,9 +134,51 @@ export async function ownerRefusal(
   nowMs: number,
   opts: { force?: boolean; wall?: () => number } = {},
 ): Promise<string | undefined> {
+  return (await ownerCheck(cluster, client, nowMs, opts)).refused;
+}
+
+/** ownerRefusal, with the control plane that holds the cluster when it is another one (a live lease). */
+export async function ownerCheck(
+  cluster: string,
+  client: ClusterClient,
+  nowMs: number,
+  opts: { force?: boolean; wall?: () => number } = {},
+): Promise<{ refused?: string; holder?: string }> {
   const r = await holdOwnerLease(client, controlPlaneIdentity(), nowMs, opts);
-  if (r.held) return undefined;
+  if (r.held) return {};
   return r.before.kind === 'other'
-    ? ownedElsewhere(cluster, r.before)
-    : `cluster "${cluster}": the owner lease changed meanwhile`;
+    ? { refused: ownedElsewhere(cluster, r.before), holder: r.before.holder }
+    : { refused: `cluster "${cluster}": the owner lease changed meanwhile` };
+}
+
+/**
+ * Gives the cluster up (deregistration): the owner Lease deleted while this control plane holds it, its
+ * resourceVersion as read the precondition, so a lease another one took meanwhile is never removed.
+ * Other control planes may then register the cluster at once instead of waiting for it to expire.
+ */
+export async function releaseOwnerLease(
+  client: ClusterClient,
+  me: string,
+): Promise<'released' | 'absent' | { heldBy: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const lease = await readOwnerLease(client);
+    if (!lease) return 'absent';
+    if (lease.holder !== me) return { heldBy: lease.holder };
+    try {
+      await client.call(
+        'release the owner lease',
+        () =>
+          client.custom.deleteNamespacedCustomObject({
+            ...LEASES,
+            name: OWNER_LEASE.name,
+            body: { preconditions: { resourceVersion: lease.resourceVersion } },
+          }),
+        { expected: [404, 409] },
+      );
+      return 'released';
+    } catch (err) {
+      if (is(err, 404)) return 'absent';
+      if (!is(err, 409) || attempt >= 3) throw err;
+    }
+  }
 }

@@ -32,6 +32,16 @@ export interface RegistrationPorts {
    * live control plane holds it. Absent: the cluster is not asked.
    */
   holdOwner?: (name: string, ref: KubeconfigRef) => Promise<string | undefined>;
+  /**
+   * The registered cluster whose ID (id.k8s.io) is `id`, when it is not a kube-system UID (an
+   * operator's ID): the claims store knows it, the registry does not.
+   */
+  idHolder?: (id: string) => Promise<string | undefined>;
+  /**
+   * Runs once the registration is written and before it is announced (adoption: the identity the
+   * cluster carries is taken over here). A throw undoes the registration.
+   */
+  prepare?: (cluster: RegisteredCluster) => Promise<void>;
 }
 
 /**
@@ -53,7 +63,7 @@ export async function registerCluster(
   const existing = await ports.store.get(input.name);
   if (existing) throw new AlreadyRegisteredError(existing);
   const { kubeSystemUid, clusterId } = await ports.verify(input.name, input.kubeconfig);
-  await refuseSecondIdentity(ports.store, input.name, kubeSystemUid, clusterId);
+  await refuseSecondIdentity(ports, input.name, kubeSystemUid, clusterId);
   const refused = await ports.holdOwner?.(input.name, input.kubeconfig);
   if (refused) throw new RegistrationError(refused);
   const cluster: RegisteredCluster = {
@@ -73,6 +83,14 @@ export async function registerCluster(
     await ports.store.releaseUid(kubeSystemUid, input.name);
     throw err;
   }
+  if (ports.prepare) {
+    try {
+      await ports.prepare(cluster);
+    } catch (err) {
+      await ports.store.remove(input.name);
+      throw err;
+    }
+  }
   await notify(ports, {
     detailType: 'ClusterRegistered',
     detail: { cluster: cluster.name, labels, registeredAt: cluster.registeredAt },
@@ -88,16 +106,17 @@ export async function registerCluster(
  * operator decides which registration the cluster is.
  */
 async function refuseSecondIdentity(
-  store: RegistryStore,
+  ports: Pick<RegistrationPorts, 'store' | 'idHolder'>,
   name: string,
   uid: string,
   carried: string | undefined,
 ): Promise<void> {
   if (!carried || carried === uid) return;
-  const holder = await store.uidHolder(carried);
+  const { store } = ports;
+  const holder = (await store.uidHolder(carried)) ?? (await ports.idHolder?.(carried));
   if (!holder || holder === name || !(await store.get(holder))) return;
   throw new RegistrationError(
-    `this cluster carries id.k8s.io ${carried}, the ID of cluster "${holder}" as registered, but its kube-system UID is now ${uid} (kube-system recreated, or the cluster rebuilt behind the same endpoint): one cluster keeps one identity. If it is still "${holder}", keep that registration (its ID stays ${carried}); if it is a new cluster, deregister "${holder}" first (fleetscope cluster deregister --name ${holder}), then register it`,
+    `this cluster carries id.k8s.io ${carried}, the ID of cluster "${holder}" as registered, but its kube-system UID is now ${uid} (kube-system recreated, or the cluster rebuilt behind the same endpoint): one cluster keeps one identity. If it is still "${holder}", keep that registration (fleetscope claims accept-uid --cluster ${holder}: its ID stays ${carried}); if it is a new cluster, deregister "${holder}" first (fleetscope cluster deregister --name ${holder}), then register it`,
   );
 }
 

@@ -123,6 +123,93 @@ export class RegistryStore {
     }
   }
 
+  /**
+   * The kube-system UID a registration is judged by, moved from `from` to `to` (the operator said a
+   * rebuilt cluster is still this one: claims accept-uid): the new UID's guard first, then the
+   * registration (only while it still records `from`), then the old guard. False when another
+   * registration holds the new UID or this one changed meanwhile.
+   */
+  async replaceUid(name: string, from: string, to: string): Promise<boolean> {
+    if (from === to) return true;
+    if (!(await this.claimUid(to, name))) return false;
+    const moved = await this.updateMeta(name, { kubeSystemUid: to }, [], { kubeSystemUid: from });
+    if (!moved) {
+      await this.releaseUid(to, name);
+      return false;
+    }
+    await this.releaseUid(from, name);
+    return true;
+  }
+
+  /**
+   * Marks the registration as being deregistered (idempotent): from then on no schedule or rollout acts
+   * on it, and a deregistration killed halfway is finished by running it again. False if not registered.
+   */
+  markDeregistering(name: string, at: string): Promise<boolean> {
+    return this.updateMeta(name, { deregistering: at }, []);
+  }
+
+  /**
+   * Records what this control plane learnt from the cluster's owner Lease: another control plane holds
+   * it (`holder`, seen at `at`), or, with `holder` undefined, that this one holds it again.
+   */
+  recordOwnedElsewhere(name: string, holder: string | undefined, at: string): Promise<boolean> {
+    return holder
+      ? this.updateMeta(name, { ownedElsewhere: { holder, seenAt: at } }, [])
+      : this.updateMeta(name, {}, ['ownedElsewhere']);
+  }
+
+  /**
+   * One conditional update of a registration: `set` and `remove` its attributes, only while it exists
+   * and its attributes equal `expect`.
+   */
+  private async updateMeta(
+    name: string,
+    set: Record<string, unknown>,
+    remove: string[],
+    expect: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#pk': PK };
+    const values: Record<string, unknown> = {};
+    const sets = Object.entries(set).map(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:f${i}`] = v;
+      return `#f${i} = :f${i}`;
+    });
+    const removes = remove.map((k, i) => {
+      names[`#r${i}`] = k;
+      return `#r${i}`;
+    });
+    const conditions = ['attribute_exists(#pk)'];
+    Object.entries(expect).forEach(([k, v], i) => {
+      names[`#e${i}`] = k;
+      values[`:e${i}`] = v;
+      conditions.push(`#e${i} = :e${i}`);
+    });
+    const update = [
+      sets.length ? `SET ${sets.join(', ')}` : '',
+      removes.length ? `REMOVE ${removes.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    try {
+      await this.items.db.send(
+        new UpdateCommand({
+          TableName: this.items.name,
+          Key: keyOf(clusterPk(name), META),
+          UpdateExpression: update,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: names,
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+
   /** Removes a cluster's registration (and its UID guard); refuses when it is not registered. */
   async remove(name: string): Promise<void> {
     const existing = await this.get(name);
@@ -170,5 +257,9 @@ function toCluster(item: Record<string, unknown>): RegisteredCluster {
     registeredAt: item.registeredAt as string,
     ...(item.kubeSystemUid ? { kubeSystemUid: item.kubeSystemUid as string } : {}),
     ...(item.owner ? { owner: item.owner as string } : {}),
+    ...(item.deregistering ? { deregistering: item.deregistering as string } : {}),
+    ...(item.ownedElsewhere
+      ? { ownedElsewhere: item.ownedElsewhere as NonNullable<RegisteredCluster['ownedElsewhere']> }
+      : {}),
   };
 }

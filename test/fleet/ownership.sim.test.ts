@@ -1,8 +1,10 @@
 /**
  * A cluster belongs to one control plane (issue 18): two control planes with their own state (two state
  * directories, as two stacks would have two tables) on one simulated cluster. The cluster's owner lease
- * refuses the second, `cluster adopt --force` moves the cluster to it, and from then on the first one
- * leaves the cluster alone and says why: no claim flips back and forth between them.
+ * refuses the second, `cluster adopt --force` moves the cluster to it with its identity (issue 34,
+ * defect 6: its ID, ClusterSet membership and custom claims as they are), and from then on the first
+ * one leaves the cluster alone, says why, and gives up its membership record of it: no claim flips back
+ * and forth between them.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -32,6 +34,18 @@ const clusterSetClaim = () =>
     .find((p: { metadata: { name: string } }) => p.metadata.name === 'clusterset.k8s.io')?.spec?.value ??
   null;
 
+/** The ClusterProperty objects: name -> value@resourceVersion (a rewrite shows as a new version). */
+const properties = () =>
+  Object.fromEntries(
+    sim
+      .cluster('c1')
+      .store.list('clusterproperties.about.k8s.io')
+      .map((p: { metadata: { name: string; resourceVersion: string }; spec: { value: string } }) => [
+        p.metadata.name,
+        `${p.spec.value}@${p.metadata.resourceVersion}`,
+      ]),
+  );
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fleetscope-owners-'));
   sim = await startSimulator({ clusters: [{ name: 'c1', nodes: 1 }] });
@@ -52,7 +66,17 @@ describe('two control planes on one cluster', () => {
     expect((await a(...register)).code).toBe(0);
     expect(holder()).toBe(first);
     expect((await a('clusterset', 'join', '--cluster', 'c1', '--set', 'blue')).code).toBe(0);
+    expect(
+      (await a('claims', 'set', '--cluster', 'c1', '--name', 'zone.example.com', '--value', 'eu-1')).code,
+    ).toBe(0);
     expect(clusterSetClaim()).toBe('blue');
+    const carried = properties();
+    const uid = sim.cluster('c1').kubeSystemUid;
+    expect(carried).toMatchObject({
+      'id.k8s.io': expect.stringMatching(new RegExp(`^${uid}@`)),
+      'clusterset.k8s.io': expect.stringMatching(/^blue@/),
+      'zone.example.com': expect.stringMatching(/^eu-1@/),
+    });
 
     const refused = await b(...register);
     expect(refused.code).toBe(1);
@@ -72,14 +96,18 @@ describe('two control planes on one cluster', () => {
       '--context',
       'c1',
     );
+    expect(adopted.code, adopted.err).toBe(0);
+    // The cluster kept its identity: the same objects, never rewritten (resourceVersions unchanged).
+    expect(properties()).toEqual(carried);
     expect([adopted.code, adopted.out]).toEqual([
       0,
-      `cluster c1: taken over from control plane "${first}" by ${second} (registered here)`,
+      `cluster c1: taken over from control plane "${first}" by ${second} with ID ${uid} in ClusterSet blue (registered here)`,
     ]);
     expect(holder()).toBe(second);
-    // The new owner wrote its own view of the claims (it knows no ClusterSet for c1).
+    expect((await b('clusterset', 'list', '-o', 'json')).out).toContain('"c1"');
+    const bClaims = JSON.parse((await b('claims', 'get', '--cluster', 'c1', '-o', 'json')).out);
+    expect(bClaims).toMatchObject({ clusterId: uid, clusterSet: 'blue' });
     const owned = clusterSetClaim();
-    expect(owned).toBeNull(); // so the old owner putting "blue" back would show below
 
     // From now on each pass of either leaves the claim as the owner wrote it; the old owner says why.
     const seen: (string | null)[] = [];
@@ -95,6 +123,17 @@ describe('two control planes on one cluster', () => {
       }
     }
     expect(seen).toEqual([owned, owned, owned, owned]);
+    expect(properties()).toEqual(carried);
     expect(holder()).toBe(second);
+    // The old control plane learnt it: its registration names the owner, and it no longer lists the
+    // cluster as a ClusterSet member nor holds its uniqueness guard (b's join of another cluster as
+    // this ID would be refused by b's guard alone).
+    expect((await a('cluster', 'list')).out).toMatch(
+      new RegExp(`c1 .*${second.replace(/[/.]/g, '.')} \\(lease\\)`),
+    );
+    expect((await a('clusterset', 'list', '-o', 'json')).out).not.toContain('"c1"');
+    expect(
+      JSON.parse((await a('claims', 'get', '--cluster', 'c1', '-o', 'json')).out).clusterSet,
+    ).toBeUndefined();
   }, 300_000);
 });

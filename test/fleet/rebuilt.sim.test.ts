@@ -11,6 +11,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { clusterPropertyCrd } from '../../shared/claims/crd.js';
+import { ensureIdentity, setClusterId } from '../../shared/claims/membership.js';
+import { ClaimsStore } from '../../shared/claims/store.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -24,7 +26,12 @@ let kubeconfig: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fleetscope-rebuilt-'));
-  sim = await startSimulator({ clusters: [{ name: 'demo', nodes: 1 }] });
+  sim = await startSimulator({
+    clusters: [
+      { name: 'demo', nodes: 1 },
+      { name: 'named', nodes: 1, seed: 2 },
+    ],
+  });
   kubeconfig = join(dir, 'kubeconfig.yaml');
   await sim.writeKubeconfig(kubeconfig);
   runtime = await startLocalRuntime({ retryDelayMs: 5 });
@@ -44,7 +51,34 @@ const ports = () => {
     verify: (n: string, r: Parameters<typeof access.verify>[1]) => access.verify(n, r),
   };
 };
-const ref = () => ({ kind: 'file' as const, path: kubeconfig, context: 'demo' });
+const ref = (context = 'demo') => ({ kind: 'file' as const, path: kubeconfig, context });
+
+/** kube-system deleted and made again: a new UID, as a cluster rebuilt behind the same endpoint has. */
+async function recreateKubeSystem(c: ReturnType<Simulator['cluster']>): Promise<string> {
+  const deleted = await raw(c, 'DELETE', '/api/v1/namespaces/kube-system');
+  expect(deleted.status, deleted.text).toBeLessThan(300);
+  for (let i = 0; i < 50 && (await raw(c, 'GET', '/api/v1/namespaces/kube-system')).status === 200; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const made = await raw(c, 'POST', '/api/v1/namespaces', { body: { metadata: { name: 'kube-system' } } });
+  expect(made.status, made.text).toBe(201);
+  return (await raw(c, 'GET', '/api/v1/namespaces/kube-system')).json.metadata.uid as string;
+}
+
+async function carryId(c: ReturnType<Simulator['cluster']>, value: string): Promise<void> {
+  const crd = await raw(c, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    body: clusterPropertyCrd(),
+  });
+  expect(crd.status, crd.text).toBe(201);
+  const id = await raw(c, 'POST', '/apis/about.k8s.io/v1alpha1/clusterproperties', {
+    body: {
+      apiVersion: 'about.k8s.io/v1alpha1',
+      kind: 'ClusterProperty',
+      metadata: { name: 'id.k8s.io', labels: { 'app.kubernetes.io/managed-by': 'fleetscope' } },
+      spec: { value },
+    },
+  });
+  expect(id.status, id.text).toBe(201);
+}
 
 it('kube-system recreated: a second registration under another name is refused; the first stays', async () => {
   const c = sim.cluster('demo');
@@ -82,4 +116,23 @@ it('kube-system recreated: a second registration under another name is refused; 
   await deregisterCluster('demo-2', ports());
   const again = await registerCluster({ name: 'demo-2-again', kubeconfig: ref() }, ports());
   expect(again.kubeSystemUid).toBe(newUid);
+});
+
+it('an operator-given ID (no UID guard names it) is found through the claims, and refused the same', async () => {
+  const c = sim.cluster('named');
+  const claims = new ClaimsStore(runtime.db, runtime.table);
+  await registerCluster({ name: 'named-1', kubeconfig: ref('named') }, ports());
+  await carryId(c, 'prod-eu-1');
+  const cp = { store: claims, registry: ports().store, publisher: deps().publisher };
+  await ensureIdentity(cp, { cluster: 'named-1', kubeSystemUid: c.kubeSystemUid });
+  await setClusterId(cp, 'named-1', 'prod-eu-1');
+  await recreateKubeSystem(c);
+  const idHolder = async (id: string) =>
+    (await claims.listIdentities()).find((i) => i.clusterId === id)?.cluster;
+  await expect(
+    registerCluster({ name: 'named-2', kubeconfig: ref('named') }, { ...ports(), idHolder }),
+  ).rejects.toThrow(
+    /carries id.k8s.io prod-eu-1, the ID of cluster "named-1".*claims accept-uid --cluster named-1/,
+  );
+  expect(await ports().store.get('named-2')).toBeUndefined();
 });
