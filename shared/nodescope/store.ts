@@ -12,8 +12,11 @@
  *                                                           (immutable; up to ~350 KB each)
  *   pk = CLUSTER#<c>  sk = nodescope#log#<ns>/<ds>#<cycle>  one cycle's samples since the base (immutable)
  *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending,
- *                                                           and what each node's pod requests (packed:
- *                                                           JSON, raw DEFLATE, in requestsZ)
+ *                                                           what each node's pod requests (packed:
+ *                                                           JSON, raw DEFLATE, in requestsZ), and the
+ *                                                           rollout (rollout.ts: per node the previous
+ *                                                           size and when downsized, canary wave, hold,
+ *                                                           reverts; packed alike in rolloutZ)
  *
  * Immutable items carry a TTL (expiresAt) as a safety net: chunks and logs of a DaemonSet that is no
  * longer processed expire on their own, after upstream's 8-day state expiry has passed.
@@ -38,6 +41,7 @@ import { type BaseCache, processBases } from './base-cache.js';
 import { compress, decompress } from './codec.js';
 import type { ContainerRec } from './model.js';
 import { type KeptRequests, type PodRequests, processRequests } from './pod-requests.js';
+import type { RolloutRecord } from './rollout.js';
 import type { TargetScope, TemplateContainer } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
@@ -125,6 +129,8 @@ export interface ApplyRecord {
   records: Record<string, ResizeRecord>;
   /** What each node's pod requested at the last cycle that saw them change. */
   requests?: PodRequests;
+  /** The canary wave, the downsizes a revert may follow, the hold and the reverts (rollout.ts). */
+  rollout?: RolloutRecord;
   version: number;
 }
 
@@ -437,16 +443,19 @@ export class NodeScopeStore {
   async putApply(
     cluster: string,
     ds: string,
-    apply: Pick<ApplyRecord, 'records' | 'requests'>,
+    apply: Pick<ApplyRecord, 'records' | 'requests' | 'rollout'>,
     prev: number,
   ): Promise<boolean> {
-    const { requests, records } = apply;
+    const { requests, records, rollout } = apply;
     const json = requests && Buffer.from(JSON.stringify(requests), 'utf8');
     const requestsZ = json && compress(json);
+    // Packed: 5,000 nodes downsized within the revert window, their sizes before and after, are ~1 MB of JSON.
+    const rolloutZ = rollout && compress(Buffer.from(JSON.stringify(rollout), 'utf8'));
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
       ...(requestsZ ? { requestsZ } : {}),
+      ...(rolloutZ ? { rolloutZ } : {}),
       version: prev + 1,
     };
     const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
@@ -462,8 +471,19 @@ export class NodeScopeStore {
 
 function applyOf(item: Record<string, unknown> | undefined, kept: KeptRequests): ApplyRecord {
   if (!item) return { records: {}, version: 0 };
-  const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
-  return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ), kept) };
+  const { requestsZ, rolloutZ, ...rest } = withoutKeys<
+    ApplyRecord & { requestsZ?: unknown; rolloutZ?: unknown }
+  >(item);
+  return {
+    ...rest,
+    ...(requestsZ === undefined ? {} : { requests: unpackRequests(asBytes(requestsZ), kept) }),
+    ...(rolloutZ === undefined ? {} : { rollout: unpackRollout(asBytes(rolloutZ)) }),
+  };
+}
+
+/** The rollout packed in `b` (small but for a whole DaemonSet downsized within the window). */
+export function unpackRollout(b: Uint8Array): RolloutRecord {
+  return JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as RolloutRecord;
 }
 
 /** The requests packed in `b`: parsed once per process while kept (KeptRequests). */
