@@ -5,6 +5,7 @@
  * canaries soaked healthy resets the count). The next recommendation still comes from upstream's math:
  * the OOM kill is in the histogram as any other.
  */
+import type { ContainerDesired, DesiredResources } from '../resize/index.js';
 import type { HarmKind, Hold, NodeDownsize, RevertEntry, RolloutRecord } from './rollout.js';
 import { MAX_REVERTS, REVERTED_FROM_MS } from './rollout.js';
 
@@ -68,10 +69,31 @@ export function reverted(r: RolloutRecord, node: string, now: number, sent: bool
     downsized,
     revertedFrom: {
       ...r.revertedFrom,
-      [node]: { at: now, until: now + REVERTED_FROM_MS, reason: harm.kind, size: d.after },
+      [node]: {
+        at: now,
+        until: now + REVERTED_FROM_MS,
+        reason: harm.kind,
+        size: loweredOnly(d.before, d.after),
+      },
     },
     reverts: [...r.reverts, entry].slice(-MAX_REVERTS),
   };
+}
+
+/** The values the downsize lowered (only those are avoided later: the others were not the harm). */
+export function loweredOnly(before: DesiredResources, after: DesiredResources): DesiredResources {
+  const out: DesiredResources = {};
+  for (const [name, a] of Object.entries(after)) {
+    const c: ContainerDesired = {};
+    for (const kind of ['requests', 'limits'] as const)
+      for (const res of ['cpu', 'memory'] as const) {
+        const v = a[kind]?.[res];
+        const b = before[name]?.[kind]?.[res];
+        if (v !== undefined && b !== undefined && v < b) c[kind] = { ...c[kind], [res]: v };
+      }
+    if (c.requests || c.limits) out[name] = c;
+  }
+  return out;
 }
 
 /** A wave released after a healthy soak: reverts in a row start counting again. */
