@@ -32,6 +32,8 @@ import {
   getRecommendations,
   listDaemonSets,
 } from '../../shared/nodescope/query.js';
+import { type RolloutRecord, rolloutPhrase } from '../../shared/nodescope/rollout.js';
+import { sizeChangeWords } from '../../shared/nodescope/rollout-publish.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { scopeOf, type TargetScope } from '../../shared/nodescope/targets.js';
@@ -157,6 +159,8 @@ interface Listed {
   groups: number;
   /** What upstream VPA's components would do to its VPA (the last cycle's warnings). */
   warnings: string[];
+  /** Canary wave, hold and reverts (the apply item's rollout). */
+  rollout: RolloutRecord | undefined;
 }
 
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
@@ -197,12 +201,16 @@ async function list(values: Flags): Promise<number> {
 }
 
 async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNotice[]): Promise<Listed> {
-  const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
+  const [recs, apply] = await Promise.all([
+    getRecommendations(store, head.cluster, head.namespace, head.name, { live: true }),
+    store.getApply(head.cluster, `${head.namespace}/${head.name}`),
+  ]);
   return {
     head,
     figures: daemonSetFiguresOf(head, recs),
     groups: Object.keys(recs?.groups ?? {}).length,
     warnings: warningsOf(notices, head),
+    rollout: apply.rollout,
   };
 }
 
@@ -243,7 +251,7 @@ function noticeLines(notices: ClusterNotice[]): string[] {
 }
 
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f, groups, warnings }: Listed) {
+function headView({ head: h, figures: f, groups, warnings, rollout }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -273,6 +281,32 @@ function headView({ head: h, figures: f, groups, warnings }: Listed) {
     foldedThrough: h.foldedThrough,
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
     warnings,
+    rollout: rolloutView(rollout),
+  };
+}
+
+/** The rollout as -o json|yaml carry it: times as RFC 3339, the reverts with why. */
+function rolloutView(r: RolloutRecord | undefined) {
+  const at = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  return {
+    phrase: rolloutPhrase(r, Date.now()),
+    ...(r?.wave
+      ? {
+          wave: {
+            startedAt: at(r.wave.startedAt),
+            canaries: r.wave.canaries,
+            releasedAt: at(r.wave.releasedAt),
+          },
+        }
+      : {}),
+    ...(r?.hold ? { hold: { ...r.hold, until: at(r.hold.until), at: at(r.hold.at) } } : {}),
+    reverts: (r?.reverts ?? []).map((e) => ({
+      node: e.node,
+      at: at(e.at),
+      reason: e.reason,
+      detail: e.detail,
+      sizeChange: sizeChangeWords(e.from, e.to),
+    })),
   };
 }
 
@@ -280,10 +314,10 @@ function headTable(listed: Listed[], wide: boolean, now: number): string[] {
   const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'SCOPE', 'NODES', 'GROUPS', 'FALLBACK', 'SCOPES'];
   head.push('CPU (TODAY → PER-NODE)', 'MEMORY (TODAY → PER-NODE)', 'VS DS-WIDE (CPU, MEM)');
   if (wide) head.push('DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
-  head.push('AS OF');
+  head.push('ROLLOUT', 'AS OF');
   return textTable([
     head,
-    ...listed.map(({ head: h, figures: f, groups }) => [
+    ...listed.map(({ head: h, figures: f, groups, rollout }) => [
       h.cluster,
       `${h.namespace}/${h.name}`,
       h.vpa.name,
@@ -304,6 +338,7 @@ function headTable(listed: Listed[], wide: boolean, now: number): string[] {
             h.stats.lastSampleAt ? timeCell(h.stats.lastSampleAt) : NONE,
           ]
         : []),
+      rolloutPhrase(rollout, now),
       asOfCell(Date.parse(f.asOf), now),
     ]),
   ]);

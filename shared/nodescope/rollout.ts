@@ -5,6 +5,7 @@
  * for again), the hold after a revert, and the last reverts with why (the list, the report, history).
  * Times are the cycle's (the cluster's clock), never this process's.
  */
+import { age } from '../kernel/units-format.js';
 import type { ContainerChange, DesiredResources } from '../resize/index.js';
 
 /** Why a downsized node was reverted (harm.ts). */
@@ -163,3 +164,21 @@ export type RolloutPath =
   | 'held-on-backoff'
   | 'wave-ended'
   | `revert-${HarmKind}`;
+
+/**
+ * The rollout in a few words, for `recommendations list` and the report: "held, lifts in 45m (OOMKilled
+ * on node-4)", "canary 2 nodes, started 12m ago", "rest after soak", "-"; with the reverts counted.
+ */
+export function rolloutPhrase(r: RolloutRecord | undefined, now: number): string {
+  if (!r) return '-';
+  const parts: string[] = [];
+  const { hold, wave } = r;
+  const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
+  if (hold && now < hold.until)
+    parts.push(`held, lifts ${age(hold.until, now)} (${hold.reason} on ${hold.node})`);
+  else if (wave && wave.releasedAt === undefined)
+    parts.push(`canary ${plural(wave.canaries.length, 'node')}, started ${age(wave.startedAt, now)}`);
+  else if (wave) parts.push('rest after soak');
+  if (r.reverts.length > 0) parts.push(plural(r.reverts.length, 'revert'));
+  return parts.length > 0 ? parts.join(', ') : '-';
+}

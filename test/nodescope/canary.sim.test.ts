@@ -4,7 +4,14 @@
  * OOM kill after a downsize reverts that node's pod to its previous size in place, holds the
  * DaemonSet's downsizes for the back-off, and is said on the VPA (condition, Event).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalRuntime } from '../../local/runtime.js';
+import { startSimulator } from '../../local/sim/index.js';
+import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
+import { ClusterClient } from '../../shared/k8s/client.js';
 import type { CycleResult } from '../../shared/nodescope/cycle.js';
 import {
   CANARY_ANNOTATION,
@@ -12,12 +19,15 @@ import {
   REVERT_WINDOW_ANNOTATION,
 } from '../../shared/nodescope/rollout-policy.js';
 import { REVERT_CONDITION, REVERT_EVENT_REASON } from '../../shared/nodescope/rollout-publish.js';
+import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { runFleetscopeInProcess } from '../support/cli.js';
 import {
   agentDaemonSet,
   cycle,
   type Env,
   HOUR,
   MINUTE,
+  registerFileCluster,
   START,
   startEnv,
   VPA_RESOURCE,
@@ -99,24 +109,45 @@ describe('canary first', () => {
 
 describe('revert on harm', () => {
   let env: Env;
+  let dir: string;
   // The OOM kill comes on every node; only the canary was downsized, so only it is reverted.
   const OOM_AT = START + 3 * HOUR + 2 * MINUTE;
   beforeAll(async () => {
-    env = await startEnv([
-      {
-        name: 'revert',
-        nodes: NODES,
-        seed: 5,
-        vpaCrd: true,
-        daemonSets: [
-          agentDaemonSet({
-            name: 'agent',
-            load: { ...LOW_LOAD, oomKills: [{ atMs: OOM_AT, containers: ['collector'] }] },
-          }),
-        ],
+    // On a state directory, so that `recommendations list` reads what the cycles stored.
+    dir = await mkdtemp(join(tmpdir(), 'fleetscope-revert-'));
+    const sim = await startSimulator({
+      clusters: [
+        {
+          name: 'revert',
+          nodes: NODES,
+          seed: 5,
+          vpaCrd: true,
+          daemonSets: [
+            agentDaemonSet({
+              name: 'agent',
+              load: { ...LOW_LOAD, oomKills: [{ atMs: OOM_AT, containers: ['collector'] }] },
+            }),
+          ],
+        },
+      ],
+      now: START,
+    });
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    await sim.writeKubeconfig(kubeconfig);
+    const runtime = await startLocalRuntime({ stateDir: dir });
+    await registerFileCluster(runtime, 'revert', kubeconfig, new Date(START));
+    const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: 'revert', context: 'revert' });
+    env = {
+      sim,
+      runtime,
+      store: new NodeScopeStore(runtime.db, runtime.table),
+      clients: new Map([['revert', client]]),
+      async stop() {
+        await client.close();
+        await runtime.stop();
       },
-    ]);
-    env.sim.cluster('revert').store.put(
+    };
+    sim.cluster('revert').store.put(
       VPA_RESOURCE,
       vpaWith('agent', {
         [CANARY_ANNOTATION]: '10%',
@@ -125,7 +156,11 @@ describe('revert on harm', () => {
       }),
     );
   }, 60_000);
-  afterAll(async () => env?.stop());
+  afterAll(async () => {
+    await resetClusterConnector();
+    await env?.sim.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
   const podOn = (node: string) =>
     env.sim
@@ -205,5 +240,18 @@ describe('revert on harm', () => {
       status: 'False',
       reason: 'NotHeld',
     });
+
+    // recommendations list: the ROLLOUT column, and the revert with why in -o json.
+    await env.stop();
+    const table = await runFleetscopeInProcess(['recommendations', 'list', '--state-dir', dir]);
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/ROLLOUT/);
+    expect(table.out).toMatch(/canary 1 node, started \S+ ago, 1 revert/);
+    const json = await runFleetscopeInProcess(['recommendations', 'list', '-o', 'json', '--state-dir', dir]);
+    const listed = JSON.parse(json.out);
+    const items = Array.isArray(listed) ? listed : listed.items;
+    expect(items[0].rollout.reverts).toEqual([
+      expect.objectContaining({ node: canary, reason: 'OOMKilled', sizeChange: expect.stringMatching(/→/) }),
+    ]);
   }, 300_000);
 });
