@@ -32,8 +32,7 @@ import {
   getRecommendations,
   listDaemonSets,
 } from '../../shared/nodescope/query.js';
-import { type RolloutRecord, rolloutPhrase } from '../../shared/nodescope/rollout.js';
-import { sizeChangeWords } from '../../shared/nodescope/rollout-publish.js';
+import { type RolloutRecord, rolloutPhrase, sizeChangeWords } from '../../shared/nodescope/rollout.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { scopeOf, type TargetScope } from '../../shared/nodescope/targets.js';

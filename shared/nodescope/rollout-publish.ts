@@ -5,32 +5,15 @@
  * the cycle's write budget; only where writes are allowed (the caller applies, so not in mode Off).
  */
 import { VPA_GROUP } from '../kernel/crds/vpa.js';
-import { amountWords, timeCell } from '../kernel/units-format.js';
-import type { DesiredResources } from '../resize/index.js';
+import { timeCell } from '../kernel/units-format.js';
 import { type CycleRun, describe } from './cycle-run.js';
 import { currentCondition, patchVpaStatus, type VpaCondition } from './incluster.js';
 import type { VpaObject } from './k8s-types.js';
-import type { Hold, RevertEntry, RolloutOutcome } from './rollout.js';
+import { type Hold, type RevertEntry, type RolloutOutcome, sizeChangeWords } from './rollout.js';
 import type { NodeScopeTarget } from './targets.js';
 
 export const REVERT_CONDITION = 'ResizeReverted';
 export const REVERT_EVENT_REASON = 'ResizeReverted';
-
-/** "collector memory request 512Mi → 256Mi": each value a revert takes back, with its unit. */
-export function sizeChangeWords(from: DesiredResources, to: DesiredResources): string {
-  const parts: string[] = [];
-  for (const [name, f] of Object.entries(from))
-    for (const kind of ['requests', 'limits'] as const)
-      for (const res of ['cpu', 'memory'] as const) {
-        const a = f[kind]?.[res];
-        const b = to[name]?.[kind]?.[res];
-        if (a === undefined || b === undefined || a === b) continue;
-        parts.push(
-          `${name} ${res} ${kind === 'requests' ? 'request' : 'limit'} ${amountWords(res, a)} → ${amountWords(res, b)}`,
-        );
-      }
-  return parts.join(', ');
-}
 
 export function revertMessage(e: RevertEntry, hold: Hold | undefined): string {
   const held = hold

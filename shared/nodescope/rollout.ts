@@ -5,7 +5,7 @@
  * for again), the hold after a revert, and the last reverts with why (the list, the report, history).
  * Times are the cycle's (the cluster's clock), never this process's.
  */
-import { age } from '../kernel/units-format.js';
+import { age, amountWords } from '../kernel/units-format.js';
 import type { ContainerChange, DesiredResources } from '../resize/index.js';
 
 /** Why a downsized node was reverted (harm.ts). */
@@ -181,4 +181,20 @@ export function rolloutPhrase(r: RolloutRecord | undefined, now: number): string
   else if (wave) parts.push('rest after soak');
   if (r.reverts.length > 0) parts.push(plural(r.reverts.length, 'revert'));
   return parts.length > 0 ? parts.join(', ') : '-';
+}
+
+/** "collector memory request 512Mi → 256Mi": each value a revert takes back, with its unit. */
+export function sizeChangeWords(from: DesiredResources, to: DesiredResources): string {
+  const parts: string[] = [];
+  for (const [name, f] of Object.entries(from))
+    for (const kind of ['requests', 'limits'] as const)
+      for (const res of ['cpu', 'memory'] as const) {
+        const a = f[kind]?.[res];
+        const b = to[name]?.[kind]?.[res];
+        if (a === undefined || b === undefined || a === b) continue;
+        parts.push(
+          `${name} ${res} ${kind === 'requests' ? 'request' : 'limit'} ${amountWords(res, a)} → ${amountWords(res, b)}`,
+        );
+      }
+  return parts.join(', ');
 }
