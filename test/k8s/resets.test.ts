@@ -1,7 +1,8 @@
 /**
  * fleetscope's raw reader and watch follower when the server resets the connection, at each stage: the
- * TLS handshake, before the answer, in the middle of a list's page (JSON, gzip, protobuf) and of a
- * watch's stream. A reset is a retryable network failure: retried within the call's budget, then a
+ * TLS handshake, before the answer, in the middle of a list's page (JSON, gzip, protobuf, protobuf in
+ * gzip) and of a watch's stream; and the client's writes when it is reset in the middle of sending a
+ * request's body. A reset is a retryable network failure: retried within the call's budget, then a
  * ClusterAccessError naming the cluster and the operation; never an unhandled rejection (which vitest
  * reports as an error of the run), never part of a list handed on, never a kept list half-updated.
  * A stand-in HTTPS server resets (RST) the first N attempts of the stage under test.
@@ -41,16 +42,33 @@ const watchLines = (rv: number) =>
     .map((e) => `${JSON.stringify(e)}\n`)
     .join('');
 
-type Stage = 'handshake' | 'headers' | 'page' | 'watch';
+type Stage = 'handshake' | 'headers' | 'page' | 'watch' | 'body';
 /** How many attempts of each stage are reset before the server answers. */
-const resets: Record<Stage, number> = { handshake: 0, headers: 0, page: 0, watch: 0 };
-let encoding: 'identity' | 'gzip' | 'protobuf' = 'identity';
+const resets: Record<Stage, number> = { handshake: 0, headers: 0, page: 0, watch: 0, body: 0 };
+let encoding: 'identity' | 'gzip' | 'protobuf' | 'protobuf+gzip' = 'identity';
 let requests = 0;
 
 /** Writes half of `body`, then resets the connection (RST: the client reads ECONNRESET). */
 function resetMidway(res: import('node:http').ServerResponse, tcp: Socket, body: Buffer, headers: object) {
   res.writeHead(200, headers as Record<string, string>);
   res.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => tcp.resetAndDestroy(), 20));
+}
+
+/** A write: reset once the first chunk of its body arrived while `resets.body` lasts, else created. */
+function write(
+  req: import('node:http').IncomingMessage,
+  res: import('node:http').ServerResponse,
+  tcp: Socket,
+) {
+  if (resets.body > 0) {
+    resets.body--;
+    return void req.once('data', () => tcp.resetAndDestroy());
+  }
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(201, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'x' } }));
+  });
 }
 
 describe('raw reader: connections reset by the server', () => {
@@ -67,6 +85,7 @@ describe('raw reader: connections reset by the server', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
         return void res.end(JSON.stringify({ metadata: { resourceVersion: '20' }, items: [] }));
       }
+      if (req.method !== 'GET') return write(req, res, tcp);
       if (resets.headers > 0) {
         resets.headers--;
         return void tcp.resetAndDestroy();
@@ -82,10 +101,11 @@ describe('raw reader: connections reset by the server', () => {
       }
       const second = url.searchParams.get('continue') === 'page-2';
       const json = second ? page(['c', 'd']) : page(['a', 'b'], 'page-2');
-      const body = encoding === 'gzip' ? gzipSync(json) : json;
+      const gzip = encoding.endsWith('gzip');
+      const body = gzip ? gzipSync(json) : json;
       const headers = {
-        'content-type': encoding === 'protobuf' ? PROTOBUF : 'application/json',
-        ...(encoding === 'gzip' ? { 'content-encoding': 'gzip' } : {}),
+        'content-type': encoding.startsWith('protobuf') ? PROTOBUF : 'application/json',
+        ...(gzip ? { 'content-encoding': 'gzip' } : {}),
       };
       if (second && resets.page > 0) {
         resets.page--;
@@ -120,7 +140,7 @@ describe('raw reader: connections reset by the server', () => {
   beforeEach(async () => {
     // No kept-alive socket from an earlier test: each starts with a handshake.
     await new RawReader(client).closeIdle();
-    Object.assign(resets, { handshake: 0, headers: 0, page: 0, watch: 0 });
+    Object.assign(resets, { handshake: 0, headers: 0, page: 0, watch: 0, body: 0 });
     encoding = 'identity';
     requests = 0;
   });
@@ -131,7 +151,7 @@ describe('raw reader: connections reset by the server', () => {
     const error = await reader
       .list<Item>('list configmaps', PATH, {}, (items) => names.push(...items.map((i) => i.metadata.name)), {
         pageSize: 2,
-        ...(encoding === 'protobuf'
+        ...(encoding.startsWith('protobuf')
           ? { protobuf: (b: Uint8Array) => JSON.parse(Buffer.from(b).toString('utf8')) }
           : {}),
       })
@@ -156,6 +176,7 @@ describe('raw reader: connections reset by the server', () => {
     ['a JSON page', 'page', 'identity'],
     ['a gzip-compressed page', 'page', 'gzip'],
     ['a protobuf page', 'page', 'protobuf'],
+    ['a gzip-compressed protobuf page', 'page', 'protobuf+gzip'],
   ];
   it.each(cases)('a reset during %s is retried, and the list is whole', async (_what, stage, enc) => {
     encoding = enc;
@@ -253,5 +274,43 @@ describe('raw reader: connections reset by the server', () => {
     const r = await followCluster(reader, kept, 'stand-in s');
     expect(r.lists.list).toMatchObject({ how: 'resumed', rv: '20' });
     expect(kept.take<string, Item>('stand-in s list')?.items.get('a')).toBe('19');
+  });
+
+  /** A ConfigMap of 4 MiB: far more than a socket's buffers, so the reset lands while it is being sent. */
+  const create = (idempotent: boolean) =>
+    client
+      .call(
+        'create configmap',
+        () =>
+          client.core.createNamespacedConfigMap({
+            namespace: 'x',
+            body: { metadata: { name: 'w' }, data: { t: 'y'.repeat(4 << 20) } },
+          }),
+        { idempotent },
+      )
+      .then(
+        (cm) => ({ name: cm.metadata?.name, error: undefined }),
+        (error: unknown) => ({ name: undefined, error }),
+      );
+
+  it("a reset while a create's body is sent fails it once, as a retryable reset, never retried", async () => {
+    resets.body = 100;
+    const { error } = await create(false);
+    expect(error).toBeInstanceOf(ClusterAccessError);
+    const e = error as ClusterAccessError;
+    expect(e).toMatchObject({ cluster: 'stand-in', operation: 'create configmap', kind: 'network' });
+    expect(e.retryable).toBe(true);
+    expect(['ECONNRESET', 'EPIPE']).toContain(e.code);
+    // A create the server may have half-done is not sent again blindly: the caller decides (409 or list).
+    expect(e.attempts ?? 1).toBe(1);
+    expect(resets.body).toBe(99);
+  });
+
+  it("a reset while an idempotent write's body is sent is retried, and the write lands", async () => {
+    resets.body = 2;
+    const { name, error } = await create(true);
+    expect(error).toBeUndefined();
+    expect(name).toBe('w');
+    expect(resets.body).toBe(0);
   });
 });

@@ -48,7 +48,7 @@ function connection(): { tcp: net.Socket; tls: tls.TLSSocket } {
  */
 function resetDuring(
   path: string,
-  o: { headers?: Record<string, string>; after?: number; method?: string; body?: Buffer } = {},
+  o: { headers?: Record<string, string>; after?: number; method?: string; body?: Buffer; fin?: boolean } = {},
 ): Promise<'reset' | 'ended'> {
   return new Promise((resolve) => {
     let tcp!: net.Socket;
@@ -68,7 +68,8 @@ function resetDuring(
         res.on('data', (d: Buffer) => {
           got += d.length;
           if (got < (o.after ?? 1)) return;
-          tcp.resetAndDestroy();
+          if (o.fin) tcp.destroy();
+          else tcp.resetAndDestroy();
           resolve('reset');
         });
         res.on('error', () => {});
@@ -175,6 +176,21 @@ describe('simulator: connections reset by their clients', () => {
     ],
     ['a list page, in JSON uncompressed', () => resetDuring('/api/v1/pods?limit=400', { after: 20_000 })],
     ['a watch stream', () => resetDuring('/api/v1/pods?watch=true&timeoutSeconds=30', { after: 5_000 })],
+    [
+      'a watch stream, closed by its client (FIN, not RST)',
+      () => resetDuring('/api/v1/pods?watch=true&timeoutSeconds=30', { after: 5_000, fin: true }),
+    ],
+    [
+      "a list's second page (continue), gzip-compressed",
+      async () => {
+        const first = await raw(cluster, 'GET', '/api/v1/pods?limit=100');
+        const token = encodeURIComponent(first.json.metadata.continue);
+        return resetDuring(`/api/v1/pods?limit=300&continue=${token}`, {
+          headers: { 'accept-encoding': 'gzip' },
+          after: 2_000,
+        });
+      },
+    ],
   ];
   it.each(stages)(
     'a reset during %s ends neither the simulator nor another client’s watch',
