@@ -9,7 +9,7 @@ import { amounts } from '../shared/balloons/amounts.js';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
-import { blockedText } from '../shared/balloons/summary.js';
+import { blockedText } from '../shared/balloons/summary-model.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';

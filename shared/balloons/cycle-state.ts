@@ -1,9 +1,9 @@
 /** What a cycle stores: every decided node with its resize record, conditionally on the version read. */
 import type { ResizeRecord } from '../resize/index.js';
 import { max, RESOURCES, sub, ZERO } from './amounts.js';
-import type { CycleLedger, Impostor } from './cycle.js';
 import type { NodeDecision } from './decide.js';
-import type { NodeState } from './store.js';
+import type { CycleLedger } from './ledger.js';
+import type { Impostor, NodeState } from './store.js';
 import { type BalloonSummary, summarize } from './summary-model.js';
 
 /**

@@ -19,7 +19,7 @@ import type { PodObject } from '../cycle/wire.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { RESOURCES } from './amounts.js';
-import type { BalloonCycleResult } from './cycle.js';
+import type { BalloonCycleResult } from './ledger.js';
 import { loadBalloonItems, runBalloonPhase } from './phase.js';
 import { demandable, readNode } from './read.js';
 import type { BalloonSettings } from './settings.js';

@@ -25,7 +25,6 @@ import {
 } from '../platform/dynamo.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
-import type { Impostor } from './cycle.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
 import type { NodePrice } from './prices.js';
@@ -95,6 +94,14 @@ export interface FieldDetection {
   /** Its serverRelativeURL in the OpenAPI index (with the content hash): a new one is read again. */
   document: string;
   served: boolean;
+}
+
+/** A pod labelled as a balloon that fleetscope does not own (a workload; never written). */
+export interface Impostor {
+  namespace: string;
+  name: string;
+  uid: string;
+  node: string;
 }
 
 export interface ClusterBalloons {

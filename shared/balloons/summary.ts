@@ -6,10 +6,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { RegistryStore } from '../fleet/registry-store.js';
 import { textTable } from '../kernel/text-table.js';
-import { pairWords, readableUsd } from '../kernel/units-format.js';
+import { readableUsd } from '../kernel/units-format.js';
 import { pairText } from './amounts.js';
 import { BalloonStore, type NodeState } from './store.js';
 import {
+  blockedText,
   figuresOf,
   CAPACITY_COLUMNS as K,
   poolOf,
@@ -28,14 +29,6 @@ export function sourceText(s: NodeState): string {
     default:
       return 'none: deflated';
   }
-}
-
-/** One sentence for a blocked reclaim: what could not be taken back, and who holds it. */
-export function blockedText(node: string, s: NodeState): string | undefined {
-  if (!s.blocked) return undefined;
-  // A sentence: each pair says its units ("4.65 cores / 8.98Gi").
-  const pods = s.blocked.pods.map((p) => `${p.namespace}/${p.name} (${pairWords(p.requests)})`).join(', ');
-  return `${node}: reclaim blocked — the balloon could not take back ${pairWords(s.blocked.missing)} held by ${pods}; fleetscope never evicts, it takes the space when they leave`;
 }
 
 export async function balloonSummaryLines(target: {

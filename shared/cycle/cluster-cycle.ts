@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { BalloonCycleResult } from '../balloons/cycle.js';
 import { balloonEvents, balloonMetrics } from '../balloons/events.js';
+import type { BalloonCycleResult } from '../balloons/ledger.js';
 import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
 import type { BalloonSettings } from '../balloons/settings.js';
 import type { ClusterClient } from '../k8s/client.js';

@@ -7,7 +7,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
-import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
+import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import {
   BALLOON_LABEL,
   BALLOON_NAME,

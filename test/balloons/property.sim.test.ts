@@ -21,7 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulerRequests } from '../../local/sim/pod-requests.js';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import type { ClusterRead } from '../../shared/balloons/cluster-read.js';
 import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';

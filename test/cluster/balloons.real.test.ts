@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
+import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import { BALLOON_LABEL, BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
 import { BalloonStore } from '../../shared/balloons/store.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
