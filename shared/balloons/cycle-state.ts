@@ -61,7 +61,7 @@ export async function saveCycle(
     },
     version,
   );
-  if (!saved)
+  if (saved === 'lost-race')
     l.errors.push('another balloon cycle of this cluster stored its state first; this one was not stored');
   return summarize(Object.values(state), l.now, l.reverts.length);
 }

@@ -241,8 +241,7 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         serveDemand({
           cluster: env.cluster,
           client: env.client,
-          db: env.runtime.db,
-          table: env.runtime.table,
+          store: env.store,
           settings: { ...balloonSettingsFromEnv({}), settleMs: 0 },
           now: () => env.sim.clock.now(),
           passId: String(env.sim.clock.now()),

@@ -55,11 +55,6 @@ const KNOWN_CIRCLES: readonly (readonly string[])[] = [
 
 /** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
 const KNOWN_SDK_IMPORTERS: readonly string[] = [
-  'shared/balloons/grow.ts',
-  'shared/balloons/phase.ts',
-  'shared/balloons/serve-request.ts',
-  'shared/balloons/store.ts',
-  'shared/balloons/summary.ts',
   'shared/claims/store.ts',
   'shared/claims/summary.ts',
   'shared/cycle/cluster-cycle.ts',
@@ -76,7 +71,6 @@ const KNOWN_SDK_IMPORTERS: readonly string[] = [
   'shared/fleet/registry-store.ts',
   'shared/nodescope/store.ts',
   'shared/nodescope/summary.ts',
-  'shared/report/gather.ts',
 ];
 
 const GRAPH = importGraph(['shared', 'cli', 'infra', 'local', 'functions', 'bench', 'soak']);
