@@ -5,7 +5,7 @@
  * the worker does. Prints one JSON line: CPU, wall, peak RSS, requests by operation, bytes read.
  */
 import { runBalloonPhase } from '../shared/balloons/phase.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { requestGrowth } from '../shared/nodescope/bus-events.js';
@@ -18,7 +18,7 @@ const { client, db, close } = invocation();
 const now = Number(env('BENCH_NOW'));
 const mode = env('BENCH_MODE');
 
-const balloonStore = new BalloonStore(db, 'fleetscope');
+const balloonStore = new DynamoBalloonStore(db, 'fleetscope');
 await balloonStore.state('warm-up'); // the DynamoDB client's lazily loaded parts, before measuring
 
 const reader = new RawReader(client);
@@ -44,8 +44,7 @@ const result = await runBalloonPhase({
   cycleId: `cycle/${cycleKey}`,
   client,
   snapshot,
-  db,
-  table: 'fleetscope',
+  store: new DynamoBalloonStore(db, 'fleetscope'),
   settings: {
     settleMs: 0,
     ...(process.env.BENCH_WRITE_BUDGET ? { writeBudget: Number(process.env.BENCH_WRITE_BUDGET) } : {}),

@@ -18,7 +18,7 @@ import { startLocalRuntime } from '../local/runtime.js';
 import { startSimulator } from '../local/sim/index.js';
 import { serveDemand } from '../shared/balloons/grow.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
@@ -82,7 +82,7 @@ export async function growLatencyBench(): Promise<void> {
       registeredAt: new Date(START).toISOString(),
     });
     // Every node offers its requests plus 500m, at least 1 cpu: a node is "full" at about 1 cpu.
-    await new BalloonStore(runtime.db, runtime.table).putPolicy(
+    await new DynamoBalloonStore(runtime.db, runtime.table).putPolicy(
       CLUSTER,
       validatePolicy({
         name: 'all',
@@ -218,8 +218,7 @@ async function idlePass(
     const r = await serveDemand({
       cluster: CLUSTER,
       client,
-      db: runtime.db,
-      table: runtime.table,
+      store: new DynamoBalloonStore(runtime.db, runtime.table),
       settings: { settleMs: 0 },
       now,
       passId: `idle-${i}`,

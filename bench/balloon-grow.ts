@@ -5,7 +5,7 @@
  * node alone. Prints one JSON line per pass: wall, CPU, requests, bytes read, whether it was served.
  */
 import { serveDemand } from '../shared/balloons/grow.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { deferOneResize } from './grow-deferred.js';
 import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
@@ -20,8 +20,7 @@ async function pass(id: string) {
   const r = await serveDemand({
     cluster: CLUSTER,
     client,
-    db,
-    table: 'fleetscope',
+    store: new DynamoBalloonStore(db, 'fleetscope'),
     settings: { settleMs: 0 },
     now: () => now,
     passId: id,
@@ -39,7 +38,7 @@ async function pass(id: string) {
 }
 
 // Warm: the DynamoDB client's lazily loaded parts and the cluster connection, as in a warm Lambda.
-await new BalloonStore(db, 'fleetscope').state('warm-up');
+await new DynamoBalloonStore(db, 'fleetscope').state('warm-up');
 await client.core.listNode({ limit: 1 });
 const idle = await pass('idle');
 // A DaemonSet's pod on the first node asks for the node's allocatable less 100m: the kubelet Defers it.

@@ -14,7 +14,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { cycleCapability } from '../shared/cycle/capability.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
 import { HOURS_PER_MONTH, PRICES } from './cost.js';
@@ -61,7 +61,7 @@ export async function balloonBench(): Promise<void> {
       16_000,
     );
     console.log(`  simulator up in ${n((performance.now() - t0) / 1000, 1)} s`);
-    await new BalloonStore(db, 'fleetscope').putPolicy(
+    await new DynamoBalloonStore(db, 'fleetscope').putPolicy(
       CLUSTER,
       validatePolicy({
         name: 'all',
@@ -99,7 +99,7 @@ export async function balloonBench(): Promise<void> {
       wireBytes: number;
       decodedBytes: number;
     };
-    await new BalloonStore(db, 'fleetscope').putPolicy(
+    await new DynamoBalloonStore(db, 'fleetscope').putPolicy(
       CLUSTER,
       validatePolicy({
         name: 'all',

@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
 import { followCluster, UNREAD_AFTER_MS } from '../shared/cycle/follow.js';
 import { KeptLists } from '../shared/cycle/kept-lists.js';
@@ -56,6 +57,7 @@ async function cycle(now: number) {
     client,
     db,
     table: 'fleetscope',
+    balloonStore: new DynamoBalloonStore(db, 'fleetscope'),
     pageSize: DEFAULT_SETTINGS.pageSize,
     ...(mode !== 'balloons' ? { nodescope: { ...DEFAULT_SETTINGS, ...budget } } : {}),
     ...(mode !== 'nodescope' ? { balloons: { settleMs: 0 } } : {}),

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { cycleCapability, FOLLOW_PERIOD_MINUTES } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
@@ -409,7 +409,7 @@ async function setUp(o: {
   db: DynamoDBDocumentClient;
   now: number;
 }): Promise<void> {
-  await new BalloonStore(o.db, 'fleetscope').putPolicy(
+  await new DynamoBalloonStore(o.db, 'fleetscope').putPolicy(
     CLUSTER,
     validatePolicy({
       name: 'all',

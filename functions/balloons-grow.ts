@@ -2,6 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/events.js';
 import { serveDemand } from '../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
@@ -39,8 +40,7 @@ export const handler = eventHandler({
       const r = await serveDemand({
         cluster: name,
         client,
-        db: deps.db,
-        table: deps.config.table,
+        store: new DynamoBalloonStore(deps.db, deps.config.table),
         settings: balloonSettingsFromEnv(),
         now: nodescopeClock(),
         passId: requestedAt,

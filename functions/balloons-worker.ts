@@ -3,6 +3,7 @@ import { BALLOONS, balloonMetrics } from '../shared/balloons/events.js';
 import { parseResizeRequest, ResizeRequestError } from '../shared/balloons/requests.js';
 import { serveResizeRequest } from '../shared/balloons/serve-request.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
@@ -44,8 +45,7 @@ export const handler = eventHandler({
         ...(d.requestedBy ? { requestedBy: d.requestedBy } : {}),
         requestedAt: d.requestedAt,
         client: await clusterAccess().client(cluster.name, cluster.kubeconfig),
-        db: deps.db,
-        table: deps.config.table,
+        store: new DynamoBalloonStore(deps.db, deps.config.table),
         settings: balloonSettingsFromEnv(),
         now: nodescopeClock(),
       });

@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { type ClusterCycleResult, keptScope, runClusterCycle } from '../shared/cycle/cluster-cycle.js';
 import { followCluster, UNREAD_AFTER_MS } from '../shared/cycle/follow.js';
@@ -81,6 +82,7 @@ export const handler = eventHandler({
         client,
         db: deps.db,
         table: deps.config.table,
+        balloonStore: new DynamoBalloonStore(deps.db, deps.config.table),
         pageSize: nodescopeSettings.pageSize,
         ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),
         ...(blGate.allowed ? { balloons: balloonSettingsFromEnv() } : {}),

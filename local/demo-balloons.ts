@@ -8,8 +8,9 @@
 import { amounts } from '../shared/balloons/amounts.js';
 import { BALLOONS } from '../shared/balloons/events.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore, type NodeState } from '../shared/balloons/store.js';
-import { blockedText } from '../shared/balloons/summary.js';
+import type { NodeState } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
+import { blockedText } from '../shared/balloons/summary-model.js';
 import { CYCLE } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
@@ -51,7 +52,7 @@ export function addElasticPool(sim: Simulator): void {
 }
 
 export async function setElasticPolicy(runtime: LocalRuntime): Promise<void> {
-  await new BalloonStore(runtime.db, runtime.table).putPolicy(
+  await new DynamoBalloonStore(runtime.db, runtime.table).putPolicy(
     CLUSTER,
     validatePolicy({
       name: 'elastic',
@@ -70,7 +71,7 @@ export async function setElasticPolicy(runtime: LocalRuntime): Promise<void> {
 async function cycle(runtime: LocalRuntime, capability = CYCLE): Promise<Record<string, NodeState>> {
   await runtime.invoker.invokeAsync('dispatch', { capability }, 'demo:balloons');
   await runtime.bus.drain();
-  return (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+  return (await new DynamoBalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
 }
 
 // The narrative quotes the records the balloons table draws (BalloonStore's state), each pair with its
@@ -99,7 +100,7 @@ export async function balloonStory(
 
 /** Where the story leaves the pool: what the balloons table shows for it, in words. */
 async function poolNow(runtime: LocalRuntime): Promise<string> {
-  const nodes = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+  const nodes = (await new DynamoBalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
   const each = POOL.map(
     (n) =>
       `${n} offers ${offers(nodes, n)} of ${pairWords(nodes[n]?.allocatable)}, balloon ${pairWords(nodes[n]?.balloon)}`,
@@ -150,7 +151,7 @@ async function vmResized(
     },
   ]);
   await runtime.bus.drain();
-  const s = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes[general];
+  const s = (await new DynamoBalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes[general];
   return [
     `  explicit NodeResizeRequested: ${general} should offer ${pairWords(amounts(2000, 4 * 2 ** 30))} (its VM is being resized) -> balloon ${pairWords(s?.balloon)}, the node offers ${pairWords(s?.size)}`,
   ];
@@ -172,7 +173,7 @@ type DemoPod = {
  * completes the resize on its own, and no pod is preempted or evicted.
  */
 async function deferredUpsizeGrows(runtime: LocalRuntime, sim: Simulator): Promise<string[]> {
-  const prev = (await new BalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
+  const prev = (await new DynamoBalloonStore(runtime.db, runtime.table).state(CLUSTER))?.nodes ?? {};
   // The pool node with the most room left under the policy's maximum (7 cpu) to grow into (not the
   // first: it is given an explicit size below, and an explicit size is never grown).
   const cpuOf = (n: string) => prev[n]?.size?.cpu ?? Number.POSITIVE_INFINITY;
@@ -219,7 +220,7 @@ async function deferredUpsizeGrows(runtime: LocalRuntime, sim: Simulator): Promi
 /** An explicit size below what the node's pods request: the balloon cannot take the space back. */
 async function reclaimBlocked(runtime: LocalRuntime): Promise<string[]> {
   const squeezed = POOL[0]!;
-  await new BalloonStore(runtime.db, runtime.table).putRequest(CLUSTER, {
+  await new DynamoBalloonStore(runtime.db, runtime.table).putRequest(CLUSTER, {
     node: squeezed,
     size: amounts(1000, 2 * 2 ** 30),
     requestedAt: Date.now(),

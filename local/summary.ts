@@ -1,3 +1,4 @@
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { balloonSummaryLines } from '../shared/balloons/summary.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
 import { featureSummaryLines } from '../shared/features/summary.js';
@@ -15,9 +16,20 @@ const sections: SummarySection[] = [
   (runtime) => fleetSummaryLines(runtime),
   (runtime) => claimsSummaryLines(runtime),
   (runtime) => nodescopeSummaryLines(runtime),
-  (runtime) => balloonSummaryLines(runtime),
+  (runtime) => localBalloonSummaryLines(runtime),
   (runtime) => featureSummaryLines(runtime),
 ];
+
+/** The balloons' section, wired to the local table: the store, and the clusters registered there. */
+export async function localBalloonSummaryLines(
+  runtime: Pick<LocalRuntime, 'db' | 'table'>,
+): Promise<string[]> {
+  const clusters = await new RegistryStore(runtime.db, runtime.table).list();
+  return balloonSummaryLines(
+    new DynamoBalloonStore(runtime.db, runtime.table),
+    clusters.map((c) => c.name),
+  );
+}
 
 export async function fleetSummaryLines(runtime: Pick<LocalRuntime, 'db' | 'table'>): Promise<string[]> {
   const registry = new RegistryStore(runtime.db, runtime.table);

@@ -10,7 +10,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
-import { BalloonStore } from '../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import type { SoakConfig } from './config.js';
 
 export const POOL_LABEL = 'pool';
@@ -128,7 +128,7 @@ export function settleWorkloads(
 
 /** Stores the soak's policy for the cluster unless it has one (the operator's step after turning on). */
 export async function ensurePolicy(db: DynamoDBDocumentClient, table: string, cluster: string) {
-  const store = new BalloonStore(db, table);
+  const store = new DynamoBalloonStore(db, table);
   const items = await store.load(cluster);
   if (items.policies.some((p) => p.name === SOAK_POLICY.name)) return false;
   await store.putPolicy(cluster, SOAK_POLICY);

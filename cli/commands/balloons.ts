@@ -11,7 +11,8 @@ import { autoscalerWarnings } from '../../shared/balloons/autoscalers.js';
 import { type BalloonPolicy, PolicyError, validatePolicy } from '../../shared/balloons/policy.js';
 import { readNode } from '../../shared/balloons/read.js';
 import { checkAgainstNode, parseResizeRequest, ResizeRequestError } from '../../shared/balloons/requests.js';
-import { BalloonStore, type ClusterBalloons, type NodeState } from '../../shared/balloons/store.js';
+import type { BalloonStore, ClusterBalloons, NodeState } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import {
   CAPACITY_COLUMNS,
   figuresOf,
@@ -264,7 +265,7 @@ async function status(values: Flags): Promise<number> {
   if (!sort)
     throw new UsageError(`--sort-by ${values['sort-by']}: use one of ${Object.keys(NODE_SORTS).join(', ')}`);
   return withContext(values, async (ctx) => {
-    const store = new BalloonStore(ctx.db, ctx.table);
+    const store = new DynamoBalloonStore(ctx.db, ctx.table);
     const names = values.cluster
       ? [await registered(ctx, values.cluster, 'status')]
       : (await ctx.registry.list()).map((c) => c.name);
@@ -336,7 +337,7 @@ async function resize(values: Flags): Promise<number> {
     const cluster = await registered(ctx, values.cluster, 'resize');
     const { node } = values;
     if (!node) throw new UsageError('resize needs --node');
-    const store = new BalloonStore(ctx.db, ctx.table);
+    const store = new DynamoBalloonStore(ctx.db, ctx.table);
     if (values.clear) {
       await clearSize(store, cluster, node, values);
       return 0;
@@ -355,7 +356,7 @@ async function resize(values: Flags): Promise<number> {
 
 async function clearSize(store: BalloonStore, cluster: string, node: string, values: Flags): Promise<void> {
   if (values.cpu || values.memory) throw new UsageError('--clear takes no --cpu or --memory');
-  const had = await store.deleteRequest(cluster, node);
+  const had = (await store.deleteRequest(cluster, node)) === 'removed';
   console.log(
     had
       ? `cleared: node ${node} is sized by its policy or host share again from the next cycle (or its balloon deflates)`
@@ -459,7 +460,7 @@ async function policySet(values: Flags): Promise<number> {
   }
   return withContext(values, async (ctx) => {
     const cluster = await registered(ctx, values.cluster, 'policy set');
-    await new BalloonStore(ctx.db, ctx.table).putPolicy(cluster, policy);
+    await new DynamoBalloonStore(ctx.db, ctx.table).putPolicy(cluster, policy);
     console.log(
       `policy ${policy.name} set in cluster ${cluster}: nodes matching "${policy.selector}" are sized from the next cycle`,
     );
@@ -482,7 +483,7 @@ async function policyGet(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     const cluster = await registered(ctx, values.cluster, 'policy get');
-    const { policies } = await new BalloonStore(ctx.db, ctx.table).load(cluster);
+    const { policies } = await new DynamoBalloonStore(ctx.db, ctx.table).load(cluster);
     const shown = policies.filter((p) => !values.name || p.name === values.name);
     if (values.name && shown.length === 0)
       throw new Error(`cluster ${cluster} has no balloon policy "${values.name}"`);
@@ -512,7 +513,7 @@ async function policyDelete(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     const cluster = await registered(ctx, values.cluster, 'policy delete');
     if (!values.name) throw new UsageError('policy delete needs --name');
-    if (!(await new BalloonStore(ctx.db, ctx.table).deletePolicy(cluster, values.name)))
+    if ((await new DynamoBalloonStore(ctx.db, ctx.table).deletePolicy(cluster, values.name)) === 'absent')
       throw new Error(`cluster ${cluster} has no balloon policy "${values.name}"`);
     console.log(
       `policy ${values.name} deleted from cluster ${cluster}: its nodes' balloons deflate from the next cycle`,

@@ -5,6 +5,7 @@ import { chartLibrarySource } from '../../shared/report/chart-library.js';
 import { chartsOf } from '../../shared/report/charts.js';
 import { gatherReportInputs } from '../../shared/report/gather.js';
 import { renderReportHtml } from '../../shared/report/html.js';
+import { reportStoresOn } from '../../shared/report/stores-dynamo.js';
 import { type CliCommand, decimalFlag, UsageError, writeOutput } from '../command.js';
 import {
   parseFlags,
@@ -74,7 +75,7 @@ async function fromState(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     if (values.cluster) await registeredCluster(ctx, values.cluster);
     const inputs = await gatherReportInputs(
-      { db: ctx.db, table: ctx.table },
+      reportStoresOn(ctx.db, ctx.table),
       values.cluster ? [values.cluster] : undefined,
     );
     const model = buildReportModel(inputs, new Date(), values.cluster);

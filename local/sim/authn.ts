@@ -8,21 +8,14 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { ClusterState } from './cluster.js';
-
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups: string[];
-  extra?: Record<string, string[]>;
-}
+import type { SimState, UserInfo } from './state.js';
 
 export const ADMIN_USER = 'fleetscope-sim';
 export const AUTHENTICATED = 'system:authenticated';
 const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
 
-const keys = new WeakMap<ClusterState, Buffer>();
-const keyOf = (c: ClusterState): Buffer => {
+const keys = new WeakMap<SimState, Buffer>();
+const keyOf = (c: SimState): Buffer => {
   let k = keys.get(c);
   if (!k) {
     k = randomBytes(32);
@@ -32,12 +25,11 @@ const keyOf = (c: ClusterState): Buffer => {
 };
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-const sign = (c: ClusterState, data: string) =>
-  createHmac('sha256', keyOf(c)).update(data).digest('base64url');
+const sign = (c: SimState, data: string) => createHmac('sha256', keyOf(c)).update(data).digest('base64url');
 
 /** A ServiceAccount token (JWT-shaped, HS256 with a per-cluster key) as TokenRequest returns it. */
 export function mintServiceAccountToken(
-  cluster: ClusterState,
+  cluster: SimState,
   sa: { namespace: string; name: string; uid: string },
   audiences: string[],
   expiresAt: number,
@@ -56,7 +48,7 @@ export function mintServiceAccountToken(
   return `${unsigned}.${sign(cluster, unsigned)}`;
 }
 
-function serviceAccountUser(cluster: ClusterState, token: string): UserInfo | undefined {
+function serviceAccountUser(cluster: SimState, token: string): UserInfo | undefined {
   const [head, payload, sig] = token.split('.');
   if (!head || !payload || !sig) return undefined;
   const want = Buffer.from(sign(cluster, `${head}.${payload}`));
@@ -107,7 +99,7 @@ function certificateUser(req: IncomingMessage): UserInfo | undefined {
 
 /** The user a request authenticates as, or undefined (401). */
 export function authenticate(
-  cluster: ClusterState,
+  cluster: SimState,
   adminToken: string,
   req: IncomingMessage,
 ): UserInfo | undefined {

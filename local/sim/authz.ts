@@ -4,12 +4,11 @@
  * matching of rbac/v1 helpers): ClusterRoleBindings apply everywhere, RoleBindings in their namespace.
  * The request's attributes follow RequestInfoFactory (apiserver pkg/endpoints/request/requestinfo.go).
  */
-import type { UserInfo } from './authn.js';
-import type { ClusterState } from './cluster.js';
 import { ApiError } from './errors.js';
-import type { RequestInfo } from './handler.js';
 import type { Json } from './json.js';
-import { RBAC_GROUP } from './rbac-objects.js';
+import type { RequestInfo, SimState, UserInfo } from './state.js';
+
+export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 export interface Attributes {
   user: UserInfo;
@@ -146,7 +145,7 @@ interface Visit {
 
 /** Every binding that applies to the user (cluster-wide, then in `namespace`), with its role's rules. */
 function* visitBindings(
-  cluster: ClusterState,
+  cluster: SimState,
   user: UserInfo,
   namespace: string,
   errors: string[],
@@ -196,7 +195,7 @@ const aggregate = (errors: string[]) => {
 };
 
 /** The decision of the union authorizer (privileged group, then RBAC), with its reason. */
-export function authorize(cluster: ClusterState, a: Attributes): Decision {
+export function authorize(cluster: SimState, a: Attributes): Decision {
   if (a.user.groups.includes('system:masters')) return { allowed: true, reason: '' };
   const errors: string[] = [];
   for (const v of visitBindings(cluster, a.user, a.resourceRequest ? a.namespace : '', errors))
@@ -228,7 +227,7 @@ export function forbidden(a: Attributes, reason: string): ApiError {
 
 /** What SelfSubjectRulesReview lists: the rules of every binding that applies in `namespace`. */
 export function rulesOf(
-  cluster: ClusterState,
+  cluster: SimState,
   user: UserInfo,
   namespace: string,
 ): { rules: Rule[]; errors: string[] } {
@@ -238,10 +237,10 @@ export function rulesOf(
   return { rules, errors };
 }
 
-const denials = new WeakMap<ClusterState, string[]>();
+const denials = new WeakMap<SimState, string[]>();
 
 /** Remembers a refused request ("GET pods/resize in kube-system by system:serviceaccount:..."). */
-export function recordDenial(cluster: ClusterState, a: Attributes): void {
+export function recordDenial(cluster: SimState, a: Attributes): void {
   const what = a.resourceRequest
     ? `${a.verb} ${a.apiGroup ? `${a.apiGroup}/` : ''}${a.subresource ? `${a.resource}/${a.subresource}` : a.resource}${a.name ? ` ${a.name}` : ''}${a.namespace ? ` in ${a.namespace}` : ''}`
     : `${a.verb} ${a.path}`;
@@ -251,6 +250,6 @@ export function recordDenial(cluster: ClusterState, a: Attributes): void {
 }
 
 /** Requests refused with 403 so far (tests prove a capability's cycle needs nothing it lacks). */
-export function deniedRequests(cluster: ClusterState): string[] {
+export function deniedRequests(cluster: SimState): string[] {
   return [...(denials.get(cluster) ?? [])];
 }

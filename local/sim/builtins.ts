@@ -3,11 +3,10 @@
  * rules of recorded 09*), APIService (the aggregator's availability), and the generic one.
  */
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { type FieldError, fieldForbidden, fieldNotSupported, forbidden } from './errors.js';
 import { clone, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { CONDITION_ORDER, orderTop } from './objects.js';
-import type { Strategy } from './rest.js';
+import type { SimState, Strategy } from './state.js';
 
 export const SYSTEM_PRIORITY_CLASSES = [
   {
@@ -40,7 +39,7 @@ export function namespaceStrategy(): Strategy {
   };
 }
 
-export function priorityClassStrategy(cluster: ClusterState): Strategy {
+export function priorityClassStrategy(cluster: SimState): Strategy {
   const validate = (pc: Json): FieldError[] => {
     const errs: FieldError[] = [];
     const name = pc.metadata.name as string;
@@ -100,7 +99,7 @@ export function priorityClassStrategy(cluster: ClusterState): Strategy {
 }
 
 export function priorityClassObject(
-  cluster: ClusterState,
+  cluster: SimState,
   s: (typeof SYSTEM_PRIORITY_CLASSES)[number],
   createdAt: number,
 ): JsonObject {

@@ -6,6 +6,7 @@
  */
 
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
+import { RBAC_GROUP } from './authz.js';
 import {
   apiServiceAvailability,
   apiServiceStrategy,
@@ -29,51 +30,17 @@ import { orderTop } from './objects.js';
 import { podIndexKey } from './pod-requests.js';
 import { podStrategy, validatePodUpdate } from './pods.js';
 import { aggregateBootstrap, aggregateClusterRoles } from './rbac-aggregation.js';
-import { bootstrapRbac, installRbacStrategies, RBAC_GROUP } from './rbac-objects.js';
+import { bootstrapRbac, installRbacStrategies } from './rbac-objects.js';
 import { builtinResources, collectionId, metricsResources, type ResourceDef } from './registry.js';
 import { prepareResize, validateResize } from './resize.js';
 import { admitResizeOnNode } from './resize-admission.js';
 import { nodePreemptionPolicy } from './resize-preemption.js';
-import { createObject, objectKey, type Scope, type Strategy } from './rest.js';
+import { createObject, objectKey } from './rest.js';
 import { Scheduler } from './scheduler.js';
+import type { ControllerWrites, Features, KubeVersion, Scope, SimState, Strategy } from './state.js';
 import { Store, type StoreEvent } from './store.js';
 import type { SimClusterSpec, SimDaemonSetSpec } from './types.js';
 import { type ContainerLoad, containerLoad, type LoadProfile, mayOom, nodeFactor } from './workload.js';
-
-export interface Features {
-  /** pods/resize is registered (InPlacePodVerticalScaling). */
-  resize: boolean;
-  /** 1.33+: PodResizePending/PodResizeInProgress conditions and allocatedResources instead of status.resize. */
-  resizeConditions: boolean;
-  /** 1.34+: pods carry metadata.generation and status.observedGeneration (KEP-5067). */
-  podGeneration: boolean;
-  observedGeneration: boolean;
-  defaultResizePolicy: boolean;
-  resizeNodeAdmission: boolean;
-  podTopologyLabels: boolean;
-  /** 1.33 only: memory limit decreases need resizePolicy RestartContainer. */
-  forbidMemoryLimitDecrease: boolean;
-  /** 1.33+: resizePolicy may not change through /resize. */
-  resizePolicyImmutable: boolean;
-  /** 1.37+: KEP-5836, the scheduler preempts for Deferred resizes; nodes may opt out (resize-preemption.ts). */
-  resizePreemption: boolean;
-  /**
-   * Up to 1.33 an unset creationTimestamp is written `null` (a pod template's, a review's); from 1.34
-   * (apimachinery's `omitzero` on ObjectMeta) it is left out.
-   */
-  nullCreationTimestamp: boolean;
-  /** 1.36+: a TokenRequest's answer carries the ServiceAccount's UID (absent on 1.33.13; 1.34, 1.35 untested). */
-  tokenRequestUid: boolean;
-  /** 1.37+: the node field is in the published OpenAPI, whether its feature gate is on or not. */
-  resizePreemptionSchema: boolean;
-}
-
-export interface KubeVersion {
-  major: number;
-  minor: number;
-  patch: number;
-  semver: string;
-}
 
 export function parseVersion(v: string): KubeVersion {
   const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(v);
@@ -129,16 +96,6 @@ export const DEFAULT_VERSION_ENV = 'FLEETSCOPE_SIM_KUBE_VERSION';
 
 const HOUR = 3_600_000;
 
-/**
- * Where the simulated control plane's own writes go (controllers, kubelets, scheduler). In process they
- * are stored at once; against a real apiserver (local/sim/real/) the store is the informer-like cache
- * the same decision code reads, and each write is also sent to the server, which judges it.
- */
-export interface ControllerWrites {
-  put(collection: string, key: string, obj: JsonObject): Json;
-  delete(collection: string, key: string): void;
-}
-
 const storeWrites = (store: Store): ControllerWrites => ({
   put: (collection, key, obj) => store.put(collection, key, obj),
   delete: (collection, key) => {
@@ -146,7 +103,7 @@ const storeWrites = (store: Store): ControllerWrites => ({
   },
 });
 
-export class ClusterState {
+export class ClusterState implements SimState {
   readonly name: string;
   readonly seed: number;
   readonly seedHash: number;

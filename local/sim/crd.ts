@@ -7,7 +7,6 @@
  */
 import { validateRules } from './cel.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { compareKubeVersions } from './discovery.js';
 import {
   badRequest,
@@ -21,7 +20,7 @@ import {
 import { clone, isObject, type Json, type JsonObject, orderKeys, sortKeysDeep } from './json.js';
 import { orderTop } from './objects.js';
 import type { ResourceDef } from './registry.js';
-import type { Scope, Strategy } from './rest.js';
+import type { Scope, SimState, Strategy } from './state.js';
 
 export const APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
 
@@ -521,7 +520,7 @@ export function customResourceStrategy(def: ResourceDef): Strategy {
 }
 
 /** Registers the resource of an established CRD and updates the CRD status (the apiextensions controllers). */
-export function establish(cluster: ClusterState, crdName: string): void {
+export function establish(cluster: SimState, crdName: string): void {
   const crd = cluster.store.get('customresourcedefinitions.apiextensions.k8s.io', crdName);
   if (!crd) return;
   cluster.registerCustomResource(resourceFromCrd(crd));

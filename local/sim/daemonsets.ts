@@ -17,7 +17,6 @@ import {
 } from '../../shared/nodescope/eligibility.js';
 import { validateNodeAffinity } from './affinity-validation.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState, Features } from './cluster.js';
 import { type FieldError, fieldInvalid, fieldRequired } from './errors.js';
 import { fnv1a, nameSuffixFast, uuidFast } from './ids.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
@@ -32,8 +31,9 @@ import {
   SA_MOUNT_PATH,
   serviceAccountVolume,
 } from './pods.js';
-import { objectKey, type Strategy } from './rest.js';
+import { objectKey } from './rest.js';
 import { labelSelectorObjectMatches } from './selectors.js';
+import type { Features, SimState, Strategy } from './state.js';
 import type { StoreEvent } from './store.js';
 
 export const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
@@ -208,7 +208,7 @@ export class DaemonSetController {
   /** Daemon pods a lagging controller will create, keyed `<ds key>|<node>`. */
   private readonly late = new DueQueue<{ ds: string; node: string }>();
 
-  constructor(private readonly cluster: ClusterState) {}
+  constructor(private readonly cluster: SimState) {}
 
   /** Whether the controller creates the missing pod of `ds` on `node` now (else it is due later). */
   private createsNow(dsKey: string, node: string): boolean {

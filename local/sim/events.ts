@@ -11,10 +11,9 @@
  * Events are core/v1 Events as the client-go recorder writes them (name `<object>.<hex time>`, count 1).
  */
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { isObject, type Json, type JsonObject } from './json.js';
 import { orderTop } from './objects.js';
-import type { Strategy } from './rest.js';
+import type { SimState, Strategy } from './state.js';
 import type { StoreEvent } from './store.js';
 
 /** Go field order of a core/v1 Event after its metadata. */
@@ -89,7 +88,7 @@ function resizeSummary(pod: Json, error?: string): string {
 export class EventRecorder {
   private seq = 0;
 
-  constructor(private readonly cluster: ClusterState) {}
+  constructor(private readonly cluster: SimState) {}
 
   onEvent(ev: StoreEvent): void {
     if (ev.collection !== 'pods') return;

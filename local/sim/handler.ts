@@ -7,7 +7,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import yaml from 'yaml';
-import { ADMIN_USER, mintServiceAccountToken, type UserInfo } from './authn.js';
+import { ADMIN_USER, mintServiceAccountToken } from './authn.js';
 import { rfc3339 } from './clock.js';
 import type { ClusterState } from './cluster.js';
 import type { BodyWriter } from './compression.js';
@@ -42,12 +42,16 @@ import {
   objectKey,
   parsePatchBody,
   patchObject,
-  type Scope,
   toVersion,
   updateObject,
 } from './rest.js';
 import { selfSubjectAccessReview, selfSubjectReview, selfSubjectRulesReview } from './reviews.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { RequestInfo, Scope, SimState, UserInfo } from './state.js';
+
+// soak/fleet.ts reads the request's parts from here.
+export type { RequestInfo } from './state.js';
+
 import type { StoreEvent } from './store.js';
 import { acceptedAs, type IncludeObject, partialObjectMetadata, toTable } from './table.js';
 import { withTopologyLabels } from './topology-labels.js';
@@ -56,22 +60,6 @@ import { offerBookmarks } from './watch-cache.js';
 
 /** How the client asked to see objects (its Accept header). */
 type Representation = ReturnType<typeof acceptedAs>;
-
-export interface RequestInfo {
-  path: string;
-  query: URLSearchParams;
-  method: string;
-  /** 'version' | 'health' | 'discovery' | 'resource' | 'openapi' | 'unknown' */
-  type: 'version' | 'health' | 'discovery' | 'resource' | 'openapi' | 'unknown';
-  apiPrefix?: 'api' | 'apis';
-  group?: string;
-  version?: string;
-  namespace?: string;
-  resource?: string;
-  name?: string;
-  subresource?: string;
-  verb?: string;
-}
 
 const seg = (p: string) =>
   p
@@ -133,7 +121,7 @@ function watchStart(
 const bookmarksAsked = (q: URLSearchParams) => ['true', '1'].includes(q.get('allowWatchBookmarks') ?? '');
 
 /** A BOOKMARK's object: the kind and a revision; before 1.35 the empty creationTimestamp is written too. */
-function bookmark(def: ResourceDef, version: string, rv: number, cluster: ClusterState): JsonObject {
+function bookmark(def: ResourceDef, version: string, rv: number, cluster: SimState): JsonObject {
   const metadata: JsonObject = { resourceVersion: String(rv) };
   if (cluster.version.minor < 35) metadata.creationTimestamp = null;
   return { kind: def.kind, apiVersion: def.group ? `${def.group}/${version}` : version, metadata };

@@ -7,10 +7,11 @@
  * filter's 500, as upstream answers).
  */
 import type { IncomingMessage } from 'node:http';
-import { AUTHENTICATED, type UserInfo } from './authn.js';
+import { AUTHENTICATED } from './authn.js';
 import { type Attributes, authorize, forbidden, recordDenial, resourceAttributes } from './authz.js';
 import type { ClusterState } from './cluster.js';
 import { ApiError } from './errors.js';
+import type { UserInfo } from './state.js';
 
 const EXTRA_PREFIX = 'impersonate-extra-';
 const AUTH_GROUP = 'authentication.k8s.io';

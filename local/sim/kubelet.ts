@@ -8,7 +8,6 @@
  * bound pod, or answers a resize, some time later on the simulated clock.
  */
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { fnv1a, hex64 } from './ids.js';
 import { clone, deepEqual, type Json, type JsonObject, orderKeys } from './json.js';
 import { DueQueue } from './lags.js';
@@ -17,6 +16,7 @@ import { amountOr0, nodeAllocatable } from './nodes.js';
 import { normalizePod } from './pods.js';
 import { DISABLED_CONDITION, preemptionDisabledCondition } from './resize-preemption.js';
 import { objectKey } from './rest.js';
+import type { SimState } from './state.js';
 import type { StoreEvent } from './store.js';
 import {
   advanceOom,
@@ -109,7 +109,7 @@ export class Kubelet {
   private readonly late = new DueQueue<{ kind: 'admit' | 'resize'; pod: string }>();
   private lastTick: number;
 
-  constructor(private readonly cluster: ClusterState) {
+  constructor(private readonly cluster: SimState) {
     this.lastTick = cluster.clock.now();
   }
 

@@ -7,12 +7,12 @@
  */
 import { formatUsageCpu, formatUsageMemory, parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { goDuration, rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { ApiError } from './errors.js';
 import { fnv1a, mix32, unit } from './ids.js';
 import type { Json, JsonObject } from './json.js';
-import { containerResources } from './kubelet.js';
+import { containerResources, type Kubelet } from './kubelet.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { SimState } from './state.js';
 import { containerUsage } from './workload.js';
 
 export const METRIC_RESOLUTION_MS = 15_000;
@@ -33,7 +33,7 @@ type Memo = Map<string, Scrape>;
 const startTimes = new WeakMap<object, number>();
 
 export class MetricsServer {
-  constructor(private readonly cluster: ClusterState) {}
+  constructor(private readonly cluster: SimState & { readonly kubelet: Pick<Kubelet, 'oomState'> }) {}
 
   /** The last two scrapes of a node at time `now`: a fixed per-node phase plus tens of ms of jitter. */
   scrape(nodeName: string, now: number, memo?: Memo): Scrape {

@@ -6,7 +6,6 @@
 import { formatCpu, formatMemory, parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import type { Bytes, Millicores } from '../../shared/kernel/units.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { mix32, unit, uuidFrom } from './ids.js';
 import { clone, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import {
@@ -16,7 +15,7 @@ import {
   NODE_STATUS_ORDER,
   orderTop,
 } from './objects.js';
-import type { Strategy } from './rest.js';
+import type { SimState, Strategy } from './state.js';
 
 export interface InstanceType {
   name: string;
@@ -61,7 +60,7 @@ export interface NodeShape {
 }
 
 /** The deterministic shape of simulated node `index`. */
-export function nodeShape(cluster: ClusterState, index: number): NodeShape {
+export function nodeShape(cluster: SimState, index: number): NodeShape {
   const h = mix32(cluster.seedHash, index);
   // One node in ten is a tainted GPU node; the first node never is, so tiny clusters stay general-purpose.
   const gpu = index > 0 && h % 10 === 0;
@@ -103,7 +102,7 @@ const condition = (type: string, status: string, reason: string, message: string
 });
 
 /** A Node object as a kubelet on an EKS node would register and report it. */
-export function buildNode(cluster: ClusterState, shape: NodeShape, createdAt: number): JsonObject {
+export function buildNode(cluster: SimState, shape: NodeShape, createdAt: number): JsonObject {
   const t = shape.instance;
   const time = rfc3339(createdAt);
   const capMem = Math.floor((t.memoryGi * 2 ** 30 * 0.955) / 1024) * 1024;

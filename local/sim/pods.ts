@@ -6,7 +6,6 @@
 
 import { parseQuantity } from '../../shared/kernel/quantity.js';
 import { validateNodeAffinity } from './affinity-validation.js';
-import type { ClusterState } from './cluster.js';
 import {
   type FieldError,
   fieldForbidden,
@@ -17,7 +16,7 @@ import {
 } from './errors.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { isDns1123Label, orderPodSpec, orderTop, POD_STATUS_ORDER } from './objects.js';
-import type { Scope, Strategy } from './rest.js';
+import type { Scope, SimState, Strategy } from './state.js';
 import { withTopologyLabels } from './topology-labels.js';
 
 export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
@@ -164,14 +163,14 @@ export function serviceAccountVolume(volumeName: string): JsonObject {
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Admission on create: ServiceAccount, Priority and DefaultTolerationSeconds, in the apiserver's order. */
-export function admitPod(cluster: ClusterState, pod: JsonObject, volumeSuffix: string): void {
+export function admitPod(cluster: SimState, pod: JsonObject, volumeSuffix: string): void {
   admitServiceAccount(cluster, pod, volumeSuffix);
   admitPriority(cluster, pod);
   pod.spec.tolerations = addDefaultTolerations(pod.spec.tolerations);
 }
 
 /** The pod's account must exist; its token is mounted in every container unless automount is off. */
-function admitServiceAccount(cluster: ClusterState, pod: JsonObject, volumeSuffix: string): void {
+function admitServiceAccount(cluster: SimState, pod: JsonObject, volumeSuffix: string): void {
   const ns = pod.metadata.namespace as string;
   const spec = pod.spec as JsonObject;
   const saName = (spec.serviceAccountName || spec.serviceAccount || 'default') as string;
@@ -200,7 +199,7 @@ function admitServiceAccount(cluster: ClusterState, pod: JsonObject, volumeSuffi
 }
 
 /** The priority of the named class (which must exist), else of the global default, else 0. */
-function admitPriority(cluster: ClusterState, pod: JsonObject): void {
+function admitPriority(cluster: SimState, pod: JsonObject): void {
   const spec = pod.spec as JsonObject;
   const pcName = spec.priorityClassName as string | undefined;
   if (pcName) {
@@ -372,7 +371,7 @@ export function validatePodUpdate(pod: Json, old: Json): FieldError[] {
   return errs;
 }
 
-export function podStrategy(cluster: ClusterState): Strategy {
+export function podStrategy(cluster: SimState): Strategy {
   return {
     nameRule: 'subdomain',
     prepareCreate(pod, scope: Scope) {

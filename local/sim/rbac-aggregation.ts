@@ -4,10 +4,11 @@
  * ClusterRole its selectors match (per selector, roles in name order; a rule already present is not
  * added again). It rewrites a role only when the union differs, so it settles.
  */
-import type { ClusterState } from './cluster.js';
+
+import { RBAC_GROUP } from './authz.js';
 import { deepEqual, type Json, type JsonObject } from './json.js';
-import { RBAC_GROUP } from './rbac-objects.js';
 import { labelSelectorObjectMatches } from './selectors.js';
+import type { SimState } from './state.js';
 
 const ROLES = `clusterroles.${RBAC_GROUP}`;
 
@@ -48,7 +49,7 @@ export function aggregateBootstrap(entries: [string, Json][]): [string, Json][] 
 }
 
 /** Brings every aggregated ClusterRole's rules up to date (after any ClusterRole changed). */
-export function aggregateClusterRoles(cluster: ClusterState): void {
+export function aggregateClusterRoles(cluster: SimState): void {
   const collection = cluster.store.collection(ROLES);
   const roles = new Map(collection.keys().map((k) => [k, collection.get(k)] as [string, Json]));
   for (const [name, rules] of stale(roles))

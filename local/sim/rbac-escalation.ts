@@ -6,12 +6,10 @@
  * `bind` on it). system:masters may do anything. The refusal is the real 403 with the missing rules in
  * upstream's compact form.
  */
-import type { UserInfo } from './authn.js';
-import { authorize, type Rule, resourceAttributes, rulesOf } from './authz.js';
-import type { ClusterState } from './cluster.js';
+import { authorize, RBAC_GROUP, type Rule, resourceAttributes, rulesOf } from './authz.js';
 import { ApiError, notFound } from './errors.js';
 import type { Json } from './json.js';
-import { RBAC_GROUP } from './rbac-objects.js';
+import type { SimState, UserInfo } from './state.js';
 
 /** Every permission: what "must have cluster-admin privileges" is checked against. */
 const FULL_AUTHORITY: Rule[] = [
@@ -107,12 +105,7 @@ function compactString(r: Rule): string {
 }
 
 /** ConfirmNoEscalation: undefined when the user holds every rule, else the error's text. */
-function escalation(
-  cluster: ClusterState,
-  user: UserInfo,
-  namespace: string,
-  rules: Rule[],
-): string | undefined {
+function escalation(cluster: SimState, user: UserInfo, namespace: string, rules: Rule[]): string | undefined {
   const owned = rulesOf(cluster, user, namespace);
   const missing = uncovered(owned.rules, rules);
   if (!missing.length) return undefined;
@@ -136,7 +129,7 @@ const forbiddenRbac = (resource: string, name: string, message: string) =>
 
 /** Whether the authorizer allows `verb` on the role (escalate, bind). */
 function allowedOn(
-  cluster: ClusterState,
+  cluster: SimState,
   user: UserInfo,
   verb: string,
   resource: string,
@@ -150,7 +143,7 @@ function allowedOn(
 }
 
 export interface RbacWrite {
-  cluster: ClusterState;
+  cluster: SimState;
   user: UserInfo;
   namespace: string;
 }

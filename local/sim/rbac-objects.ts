@@ -4,8 +4,8 @@
  * (plugin/pkg/auth/authorizer/rbac/bootstrappolicy): cluster-admin for system:masters, discovery,
  * public info and self reviews for every authenticated user.
  */
+import { RBAC_GROUP } from './authz.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import {
   type FieldError,
   fieldInvalid,
@@ -17,9 +17,8 @@ import {
 import { isObject, type Json, type JsonObject, orderKeys } from './json.js';
 import { orderTop } from './objects.js';
 import { checkBindingWrite, checkRoleWrite, type RbacWrite } from './rbac-escalation.js';
-import type { Scope, Strategy } from './rest.js';
+import type { Scope, SimState, Strategy } from './state.js';
 
-export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RULE_ORDER = ['verbs', 'apiGroups', 'resources', 'resourceNames', 'nonResourceURLs'];
 
 /** ValidateRBACName is path.IsValidPathSegmentName: any name but "." and "..", without "/" or "%". */
@@ -382,7 +381,7 @@ function bootstrapPolicy(): { roles: BootstrapRole[]; bindings: JsonObject[] } {
 
 /** The bootstrap objects as store entries for start-up. */
 export function bootstrapRbac(
-  cluster: ClusterState,
+  cluster: SimState,
   born: number,
 ): { roles: [string, Json][]; bindings: [string, Json][] } {
   const t = rfc3339(born);

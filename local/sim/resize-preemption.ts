@@ -12,9 +12,9 @@
  *   {@link resizeVictims}); the victims get DisruptionTarget and go, and the kubelet then admits the
  *   resize. The KEP spells the field two ways; this follows k8s-api-facts (§1.6).
  */
-import type { Features } from './cluster.js';
 import { type FieldError, fieldInvalid } from './errors.js';
 import { isObject, type Json, type JsonObject } from './json.js';
+import type { Features } from './state.js';
 
 export const MAX_DISABLE_KEYS = 20;
 export const DISABLED_CONDITION = 'PodResizePreemptionDisabled';

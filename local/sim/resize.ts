@@ -5,11 +5,11 @@
  * only cpu and memory may change). What the kubelet then does is in kubelet.ts.
  */
 import { parseQuantity } from '../../shared/kernel/quantity.js';
-import type { Features } from './cluster.js';
 import { type FieldError, fieldForbidden, fieldInvalid } from './errors.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { canonicalResources } from './objects.js';
 import { computeQos, defaultPodSpec, specDiff } from './pods.js';
+import type { Features } from './state.js';
 
 const CPU_MEM = ['cpu', 'memory'];
 

@@ -5,9 +5,7 @@
  */
 
 import yaml from 'yaml';
-import type { UserInfo } from './authn.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import {
   ApiError,
   alreadyExists,
@@ -38,43 +36,8 @@ import { UNBOUND } from './pod-requests.js';
 import { checkDecodable, checkPatchedDecodable, validateQuantities } from './quantities.js';
 import { collectionId, type ResourceDef } from './registry.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import type { Scope } from './state.js';
 import { lowerBound } from './store.js';
-
-export interface Scope {
-  cluster: ClusterState;
-  def: ResourceDef;
-  /** The version of the request (custom resources are served in several). */
-  version: string;
-  namespace?: string;
-  subresource?: string;
-  manager: string;
-  dryRun: boolean;
-  /** Warning headers to send (299). */
-  warnings: string[];
-  fieldValidation: 'Strict' | 'Warn' | 'Ignore';
-  /** A write by a simulated controller: no admission checks that only apply to users. */
-  internal?: boolean;
-  /** Who asks (RBAC's escalation checks judge role and binding writes by it). */
-  user?: UserInfo;
-}
-
-export interface Strategy {
-  nameRule?: 'subdomain' | 'label' | 'none';
-  /** Defaulting and mutating admission on create; may throw (e.g. 403 from an admission plugin). */
-  prepareCreate?(obj: JsonObject, scope: Scope): void;
-  validateCreate?(obj: JsonObject, scope: Scope): FieldError[];
-  /** Update through the main resource: restore what it may not change (usually status). */
-  prepareUpdate?(obj: JsonObject, old: Json, scope: Scope): void;
-  validateUpdate?(obj: JsonObject, old: Json, scope: Scope): FieldError[];
-  /** Update through /status: keep everything but status. */
-  prepareStatusUpdate?(obj: JsonObject, old: Json, scope: Scope): void;
-  /** Field order and canonical values of the stored object. */
-  normalize?(obj: JsonObject): JsonObject;
-  /** Custom resources: validate against the schema and prune unknown fields (returns the pruned object). */
-  admit?(obj: JsonObject, scope: Scope, old?: Json): JsonObject;
-  /** Decides what DELETE does; return the object to keep (with deletionTimestamp) or undefined to remove it. */
-  onDelete?(obj: Json, scope: Scope): Json | undefined;
-}
 
 export const objectKey = (namespace: string | undefined, name: string): string =>
   namespace ? `${namespace}/${name}` : name;

@@ -3,14 +3,13 @@
  * for the requesting user by the same authorizer that guards requests: on a cluster without RBAC
  * enforcement every request is allowed, and the reviews say so.
  */
-import type { UserInfo } from './authn.js';
 import { type Attributes, authorize, rulesOf } from './authz.js';
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
 import { isObject, type Json, type JsonObject } from './json.js';
+import type { SimState, UserInfo } from './state.js';
 
 /** A review's metadata: nothing but the unset creationTimestamp, null up to 1.33 (see Features). */
-const unsetMetadata = (cluster: ClusterState): JsonObject =>
+const unsetMetadata = (cluster: SimState): JsonObject =>
   cluster.features.nullCreationTimestamp ? { creationTimestamp: null } : {};
 
 /** The attributes as the server echoes them: its string fields are omitempty. */
@@ -27,7 +26,7 @@ const ALLOW_ALL = {
   reason: 'simulated cluster without RBAC enforcement: everything is allowed',
 };
 
-export function selfSubjectAccessReview(cluster: ClusterState, user: UserInfo, spec: Json): JsonObject {
+export function selfSubjectAccessReview(cluster: SimState, user: UserInfo, spec: Json): JsonObject {
   const r = spec?.resourceAttributes;
   const n = spec?.nonResourceAttributes;
   const a: Attributes = {
@@ -54,7 +53,7 @@ export function selfSubjectAccessReview(cluster: ClusterState, user: UserInfo, s
   };
 }
 
-export function selfSubjectRulesReview(cluster: ClusterState, user: UserInfo, spec: Json): JsonObject {
+export function selfSubjectRulesReview(cluster: SimState, user: UserInfo, spec: Json): JsonObject {
   const namespace = String(spec?.namespace ?? '');
   let resourceRules: JsonObject[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
   let nonResourceRules: JsonObject[] = [{ verbs: ['*'], nonResourceURLs: ['*'] }];
@@ -76,7 +75,7 @@ export function selfSubjectRulesReview(cluster: ClusterState, user: UserInfo, sp
   };
 }
 
-export function selfSubjectReview(cluster: ClusterState, user: UserInfo): JsonObject {
+export function selfSubjectReview(cluster: SimState, user: UserInfo): JsonObject {
   const userInfo: JsonObject = { username: user.username };
   if (user.uid) userInfo.uid = user.uid;
   userInfo.groups = user.groups;

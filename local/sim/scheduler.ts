@@ -10,7 +10,7 @@
  */
 
 import { rfc3339 } from './clock.js';
-import type { ClusterState } from './cluster.js';
+import type { EventRecorder } from './events.js';
 import { fitErrorMessage } from './fit-error.js';
 import { deepEqual, type Json, type JsonObject } from './json.js';
 import {
@@ -26,6 +26,7 @@ import { type Amounts, isTerminal, schedulerRequests, UNBOUND } from './pod-requ
 import { normalizePod } from './pods.js';
 import { type BoundPod, type Filtered, preempt } from './preemption.js';
 import { resizeVictims } from './resize-preemption.js';
+import type { SimState } from './state.js';
 import type { Collection, StoreEvent } from './store.js';
 import { withTopologyLabels } from './topology-labels.js';
 
@@ -88,7 +89,7 @@ export class Scheduler {
   /** Bound pods whose resize the kubelet just Deferred (KEP-5836 preemption, 1.37+). */
   private readonly deferredResizes = new Set<string>();
 
-  constructor(private readonly cluster: ClusterState) {}
+  constructor(private readonly cluster: SimState & { readonly events: EventRecorder }) {}
 
   private get pods(): Collection {
     return this.cluster.store.collection('pods');

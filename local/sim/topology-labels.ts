@@ -3,12 +3,12 @@
  * not on 1.33.13): a pod bound to a node, at creation with spec.nodeName or through pods/binding, gets
  * the node's region and zone labels.
  */
-import type { ClusterState } from './cluster.js';
 import type { Json } from './json.js';
+import type { SimState } from './state.js';
 
 const COPIED = ['topology.kubernetes.io/region', 'topology.kubernetes.io/zone'];
 
-export function withTopologyLabels(cluster: ClusterState, pod: Json, nodeName: string): Json {
+export function withTopologyLabels(cluster: SimState, pod: Json, nodeName: string): Json {
   if (!cluster.features.podTopologyLabels) return pod;
   const nodeLabels = cluster.store.get('nodes', nodeName)?.metadata?.labels ?? {};
   const copied = COPIED.filter((k) => typeof nodeLabels[k] === 'string');

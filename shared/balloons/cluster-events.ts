@@ -6,11 +6,12 @@
  */
 import type { ResizeReport } from '../resize/index.js';
 import { max, pairText, sub, ZERO } from './amounts.js';
-import type { Impostor, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
 import type { BalloonObjects } from './incluster.js';
+import type { Revert } from './ledger.js';
 import { BALLOON_LABEL, BALLOON_NAME, BALLOON_NAMESPACE } from './manifests.js';
-import { blockedText } from './summary.js';
+import type { Impostor } from './store.js';
+import { blockedText } from './summary-model.js';
 
 export interface ClusterEventsInput {
   decisions: readonly NodeDecision[];

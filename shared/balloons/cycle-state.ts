@@ -1,9 +1,9 @@
 /** What a cycle stores: every decided node with its resize record, conditionally on the version read. */
 import type { ResizeRecord } from '../resize/index.js';
 import { max, RESOURCES, sub, ZERO } from './amounts.js';
-import type { CycleLedger, Impostor } from './cycle.js';
 import type { NodeDecision } from './decide.js';
-import type { NodeState } from './store.js';
+import type { CycleLedger } from './ledger.js';
+import type { Impostor, NodeState } from './store.js';
 import { type BalloonSummary, summarize } from './summary-model.js';
 
 /**
@@ -61,7 +61,7 @@ export async function saveCycle(
     },
     version,
   );
-  if (!saved)
+  if (saved === 'lost-race')
     l.errors.push('another balloon cycle of this cluster stored its state first; this one was not stored');
   return summarize(Object.values(state), l.now, l.reverts.length);
 }

@@ -6,8 +6,8 @@
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { resizeEventDetail, resizeMetricName } from '../resize/index.js';
 import { capacityOf, quantitiesOf } from './amounts.js';
-import type { BalloonCycleResult, Revert } from './cycle.js';
 import type { NodeDecision } from './decide.js';
+import type { BalloonCycleResult, Revert } from './ledger.js';
 import { BALLOON_NAME } from './manifests.js';
 
 export const BALLOONS = 'balloons';

@@ -12,6 +12,7 @@ import { hasOptOutKey, OPT_OUT_FIELD, OPT_OUT_KEY } from './opt-out.js';
 import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
 import { balloonNode } from './read.js';
+import { DynamoBalloonStore } from './store-dynamo.js';
 
 export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome> {
   const client = await ctx.client();
@@ -20,8 +21,7 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
     cycleId: `feature/${new Date(ctx.now).toISOString()}`,
     client,
     snapshot: new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true }),
-    db: ctx.db,
-    table: ctx.table,
+    store: new DynamoBalloonStore(ctx.db, ctx.table),
     now: () => ctx.now,
     drain: true,
   });

@@ -6,8 +6,8 @@
 import { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { PodView } from '../cycle/views.js';
 import type { RawReader } from '../k8s/raw-reader.js';
+import type { FreshPods } from './cluster-read.js';
 import { balloonPod } from './read.js';
-import type { FreshPods } from './recheck.js';
 
 const holding = (p: PodView) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
 

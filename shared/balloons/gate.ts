@@ -3,9 +3,9 @@
  * list, no DaemonSet), and a cluster without pods/resize is reported and left alone.
  */
 
-import type { BalloonCycleResult, CycleLedger } from './cycle.js';
-import type { BalloonNode } from './decide.js';
+import type { BalloonNode } from './cluster-read.js';
 import { type CompiledPolicy, compilePolicies, HOST_ID_LABEL } from './desired.js';
+import type { BalloonCycleResult, CycleLedger } from './ledger.js';
 import type { BalloonItems } from './store.js';
 import { summarize } from './summary-model.js';
 

@@ -12,18 +12,17 @@
  * served by its node alone (that node and its pods read); a Pending pod by the whole cluster's sizing.
  * Explicit sizes are someone's decision and are never grown (as in pending.ts).
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ClusterSnapshot } from '../cycle/snapshot.js';
 import { podView } from '../cycle/views.js';
 import type { PodObject } from '../cycle/wire.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { RESOURCES } from './amounts.js';
-import type { BalloonCycleResult } from './cycle.js';
+import type { BalloonCycleResult } from './ledger.js';
 import { loadBalloonItems, runBalloonPhase } from './phase.js';
 import { demandable, readNode } from './read.js';
 import type { BalloonSettings } from './settings.js';
-import type { BalloonItems } from './store.js';
+import type { BalloonItems, BalloonStore } from './store.js';
 
 /** Nodes served one by one for their Deferred resizes, at most, per pass (the rest wait a minute). */
 export const MAX_DEFERRED_NODES = 20;
@@ -97,8 +96,7 @@ export async function readDemand(reader: RawReader, pageSize = 500): Promise<Dem
 export interface GrowInput {
   cluster: string;
   client: ClusterClient;
-  db: DynamoDBDocumentClient;
-  table: string;
+  store: BalloonStore;
   settings: Partial<BalloonSettings>;
   now: () => number;
   /** Names the pass (the schedule tick). */
@@ -129,7 +127,7 @@ export function waitingServedByDeflate(g: GrowResult): number {
 
 /** One pass for one cluster: nothing asks for balloons -> one query; no demand -> two lists more. */
 export async function serveDemand(input: GrowInput): Promise<GrowResult> {
-  const { items, configured } = await loadBalloonItems(input.db, input.table, input.cluster);
+  const { items, configured } = await loadBalloonItems(input.store, input.cluster);
   if (!configured) return { configured, results: [] };
   const reader = new RawReader(input.client);
   // The next pass is a minute away: keep no idle socket to the cluster until then.
@@ -146,8 +144,7 @@ async function serveWith(
   const base = {
     cluster: input.cluster,
     client: input.client,
-    db: input.db,
-    table: input.table,
+    store: input.store,
     settings: input.settings,
     now: input.now,
   };

@@ -5,8 +5,9 @@
  * patch is fenced on the node's resourceVersion: when the node changed meanwhile it is read again and the
  * change recomputed, so another owner's key written in between is kept.
  */
-import type { CycleLedger } from './cycle.js';
-import type { BalloonNode, CountedPod, NodeDecision } from './decide.js';
+import type { BalloonNode, CountedPod } from './cluster-read.js';
+import type { NodeDecision } from './decide.js';
+import type { CycleLedger } from './ledger.js';
 import type { NodeOptOutApi } from './node-opt-out.js';
 import { hasOptOutKey, type NodeOptOutRead, OPT_OUT_FIELD, OPT_OUT_KEY, optOutChange } from './opt-out.js';
 import type { BalloonItems, FieldDetection, ResizePreemptionState } from './store.js';

@@ -7,7 +7,7 @@
 import { termMatches } from '../kernel/node-affinity.js';
 import { UNSCHEDULABLE_TAINT, untoleratedTaint } from '../kernel/taints.js';
 import { type Amounts, add, RESOURCES, ZERO } from './amounts.js';
-import type { BalloonNode, CountedPod } from './decide.js';
+import type { BalloonNode, CountedPod } from './cluster-read.js';
 import { type CompiledPolicy, policyFor } from './desired.js';
 
 /**

@@ -2,27 +2,25 @@
  * The balloons phase of a cluster cycle, and an explicit request served at once: builds the cycle's
  * parts (store, in-cluster objects, resizer) for one cluster client and runs it.
  */
-
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { NodeFacts } from '../cycle/views.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { Resizer, rawResizeApi } from '../resize/index.js';
-import { type BalloonCycleResult, runBalloonCycle } from './cycle.js';
+import { runBalloonCycle } from './cycle.js';
 import { freshPods } from './fresh-read.js';
 import { wanted } from './gate.js';
 import { BalloonObjects } from './incluster.js';
+import type { BalloonCycleResult } from './ledger.js';
 import { nodeRead, snapshotRead } from './read.js';
 import { type BalloonSettings, DEFAULT_BALLOON_SETTINGS } from './settings.js';
-import { type BalloonItems, BalloonStore } from './store.js';
+import type { BalloonItems, BalloonStore } from './store.js';
 
 export interface BalloonPhaseInput {
   cluster: string;
   cycleId: string;
   client: ClusterClient;
   snapshot: ClusterSnapshot;
-  db: DynamoDBDocumentClient;
-  table: string;
+  store: BalloonStore;
   settings?: Partial<BalloonSettings>;
   now?: () => number;
   /** What node scope added to pods' requests earlier in the cycle (by pod uid). */
@@ -42,7 +40,7 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
   return runBalloonCycle({
     cluster: input.cluster,
     cycleId: input.cycleId,
-    store: new BalloonStore(input.db, input.table),
+    store: input.store,
     objects: new BalloonObjects(input.client, input.snapshot.reader, settings.image),
     resizer: new Resizer(api, { now, backoff: settings.backoff }),
     api,
@@ -63,10 +61,9 @@ export function runBalloonPhase(input: BalloonPhaseInput): Promise<BalloonCycleR
  * lists every pod, and the same items are then handed to the phase (no second read).
  */
 export async function loadBalloonItems(
-  db: DynamoDBDocumentClient,
-  table: string,
+  store: BalloonStore,
   cluster: string,
 ): Promise<{ items: BalloonItems; configured: boolean }> {
-  const items = await new BalloonStore(db, table).load(cluster);
+  const items = await store.load(cluster);
   return { items, configured: wanted(items, []) };
 }

@@ -9,8 +9,7 @@ import { effectiveRequests, type NodeFacts, nodeFacts, type PodView } from '../c
 import type { NodeObject } from '../cycle/wire.js';
 import { ClusterAccessError } from '../k8s/errors.js';
 import { amounts } from './amounts.js';
-import type { BalloonPod, ClusterRead } from './cycle.js';
-import type { BalloonNode } from './decide.js';
+import type { BalloonNode, BalloonPod, ClusterRead } from './cluster-read.js';
 import { balloonPodProblems } from './integrity.js';
 import { BALLOON_CONTAINER, BALLOON_NAME, BALLOON_NAMESPACE } from './manifests.js';
 

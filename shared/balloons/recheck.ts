@@ -10,15 +10,11 @@
  * the scheduler keeps using the node throughout.
  */
 import { type Amounts, add, amounts, equal, RESOURCES, sub } from './amounts.js';
-import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
-import type { CountedPod, NodeDecision } from './decide.js';
+import type { BalloonPod, CountedPod } from './cluster-read.js';
+import type { NodeDecision } from './decide.js';
+import type { CycleLedger, Revert } from './ledger.js';
 import { BALLOON_CONTAINER } from './manifests.js';
 import { BALLOON_FLOOR } from './sizing.js';
-
-/** A fresh read of one node's pods: bound to it, or nominated to it and not bound yet. */
-export interface FreshPods {
-  podsOn(node: string): Promise<BalloonPod[]>;
-}
 
 /**
  * The balloon size that fits beside `others` when `balloon` does not (undefined when it does): each

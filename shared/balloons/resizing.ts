@@ -5,8 +5,9 @@
  */
 import { desiredDigest, observeResize, type PodLike, pairOf, type ResizeRecord } from '../resize/index.js';
 import { type Amounts, amounts, each, equal, min, RESOURCES } from './amounts.js';
-import type { BalloonPod, CycleLedger, Revert } from './cycle.js';
+import type { BalloonPod } from './cluster-read.js';
 import type { NodeDecision } from './decide.js';
+import type { CycleLedger, Revert } from './ledger.js';
 import { BALLOON_CONTAINER } from './manifests.js';
 import type { NodeState } from './store.js';
 

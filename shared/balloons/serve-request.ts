@@ -3,19 +3,18 @@
  * size is within its allocatable) before anything is stored, then stored, then that node's balloon
  * resized, reading only that node and its pods. A refusal throws {@link ResizeRequestError}.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { type Amounts, amounts } from './amounts.js';
-import type { BalloonCycleResult } from './cycle.js';
 import { balloonEvents } from './events.js';
+import type { BalloonCycleResult } from './ledger.js';
 import { runBalloonPhase } from './phase.js';
 import { readNode } from './read.js';
 import { checkAgainstNode, explicitRequest } from './requests.js';
 import type { BalloonSettings } from './settings.js';
-import { BalloonStore } from './store.js';
+import type { BalloonStore } from './store.js';
 
 export interface ServeRequestInput {
   cluster: string;
@@ -27,8 +26,7 @@ export interface ServeRequestInput {
   /** When it was asked (ISO 8601): names the cycle that serves it. */
   requestedAt: string;
   client: ClusterClient;
-  db: DynamoDBDocumentClient;
-  table: string;
+  store: BalloonStore;
   settings: Partial<BalloonSettings>;
   now: () => number;
 }
@@ -43,7 +41,7 @@ export async function serveResizeRequest(input: ServeRequestInput): Promise<Serv
   const snapshot = new ClusterSnapshot(new RawReader(client), { pageSize: 500 });
   const facts = await readNode(snapshot, node);
   checkAgainstNode(size, node, facts ? amounts(facts.allocatableCpu, facts.allocatableMemory) : undefined);
-  await new BalloonStore(input.db, input.table).putRequest(
+  await input.store.putRequest(
     cluster,
     explicitRequest(
       node,
@@ -58,8 +56,7 @@ export async function serveResizeRequest(input: ServeRequestInput): Promise<Serv
     cycleId: `balloons/${input.requestedAt}/${node}`,
     client,
     snapshot,
-    db: input.db,
-    table: input.table,
+    store: input.store,
     settings: input.settings,
     now,
     onlyNode: facts!,

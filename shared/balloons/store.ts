@@ -1,40 +1,17 @@
 /**
- * balloons' items in the fleetscope table (keys from shared/platform/table.ts):
- *
- *   pk = CLUSTER#<c>  sk = balloons#policy#<name>   a node pool's policy (operator input)
- *   pk = CLUSTER#<c>  sk = balloons#request#<node>  an explicit size for one node (operator input)
- *   pk = CLUSTER#<c>  sk = balloons#state           every managed node's state after the last cycle,
- *                                                   compressed; written once per cycle, conditionally
- *                                                   on its version (two cycles never both win)
- *
- * One query (sk begins with "balloons#") reads all of a cluster's balloon items: the cycle costs one
- * read and one write whatever the number of nodes.
+ * What balloons keep about a cluster, and the port they keep it through ({@link BalloonStore}): the
+ * operator's input (node pools' policies, explicit sizes per node) and the state every managed node was
+ * left in by the last cycle. In domain terms only: a write that lost to another cycle says so
+ * ('lost-race'), never how a store found out. Adapters: ./store-dynamo.ts (the fleetscope table),
+ * ./store-memory.ts (in process, for unit tests), held to the same contract by
+ * test/balloons/store-contract.test.ts.
  */
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  clusterPk,
-  IF_ABSENT,
-  IF_PRESENT,
-  type Item,
-  ifVersion,
-  keyOf,
-  SK,
-  Table,
-  withoutKeys,
-} from '../platform/dynamo.js';
 import type { ResizeRecord } from '../resize/index.js';
 import type { Amounts } from './amounts.js';
-import type { Impostor } from './cycle.js';
 import type { ExplicitRequest, SizeSource } from './desired.js';
 import type { BalloonPolicy } from './policy.js';
 import type { NodePrice } from './prices.js';
 import type { PodInTheWay } from './sizing.js';
-
-const PREFIX = 'balloons#';
-const POLICY = `${PREFIX}policy#`;
-const REQUEST = `${PREFIX}request#`;
-const STATE = `${PREFIX}state`;
 
 export interface BlockedReclaim {
   /** What the balloon could not take back. */
@@ -97,6 +74,14 @@ export interface FieldDetection {
   served: boolean;
 }
 
+/** A pod labelled as a balloon that fleetscope does not own (a workload; never written). */
+export interface Impostor {
+  namespace: string;
+  name: string;
+  uid: string;
+  node: string;
+}
+
 export interface ClusterBalloons {
   cluster: string;
   at: number;
@@ -122,101 +107,31 @@ export interface BalloonItems {
   state?: ClusterBalloons;
 }
 
-const encode = (state: Omit<ClusterBalloons, 'version'>) =>
-  deflateRawSync(Buffer.from(JSON.stringify(state)));
-const decode = (body: Uint8Array) => JSON.parse(inflateRawSync(body).toString('utf8'));
+/** How a conditional write of a cycle's state came out: stored, or another cycle stored first (nothing written). */
+export type StateWrite = 'saved' | 'lost-race';
+/** How a removal by name came out: removed, or there was nothing by that name. */
+export type Removal = 'removed' | 'absent';
+/** Removing the explicit size read at one time: removed, or it is gone or was set again since (kept). */
+export type RequestRemoval = 'removed' | 'superseded';
 
-export class BalloonStore {
-  private readonly table: Table;
-  readonly stats = { reads: 0, writes: 0, stateBytes: 0 };
-
-  constructor(db: DynamoDBDocumentClient, tableName: string) {
-    this.table = new Table(db, tableName);
-  }
-
-  /** Everything balloons keep about a cluster, in one query. */
-  async load(cluster: string): Promise<BalloonItems> {
-    const items = await this.table.query(clusterPk(cluster), { beginsWith: PREFIX });
-    this.stats.reads++;
-    const out: BalloonItems = { policies: [], requests: [] };
-    for (const item of items) {
-      const sk = String(item[SK]);
-      if (sk.startsWith(POLICY)) out.policies.push(withoutKeys<{ policy: BalloonPolicy }>(item).policy);
-      else if (sk.startsWith(REQUEST))
-        out.requests.push(withoutKeys<{ request: ExplicitRequest }>(item).request);
-      else if (sk === STATE) out.state = this.stateOf(item);
-    }
-    return out;
-  }
-
-  private stateOf(item: Item): ClusterBalloons {
-    const body = item.body as Uint8Array;
-    this.stats.stateBytes = body.byteLength;
-    return { ...decode(body), version: Number(item.version) };
-  }
-
-  async state(cluster: string): Promise<ClusterBalloons | undefined> {
-    const item = await this.table.get(keyOf(clusterPk(cluster), STATE), { consistent: true });
-    this.stats.reads++;
-    return item ? this.stateOf(item) : undefined;
-  }
-
-  /** Writes the cycle's state if nobody else wrote since `previous` was read; false when someone did. */
-  async saveState(state: Omit<ClusterBalloons, 'version'>, previous: number | undefined): Promise<boolean> {
-    const body = encode(state);
-    this.stats.stateBytes = body.byteLength;
-    const version = (previous ?? 0) + 1;
-    const item = { ...keyOf(clusterPk(state.cluster), STATE), body, version };
-    const ok = await this.table.put(item, previous === undefined ? IF_ABSENT : ifVersion(previous));
-    if (ok) this.stats.writes++;
-    return ok;
-  }
-
-  async putPolicy(cluster: string, policy: BalloonPolicy): Promise<void> {
-    await this.table.put({
-      ...keyOf(clusterPk(cluster), POLICY + policy.name),
-      policy,
-      updatedAt: Date.now(),
-    });
-    this.stats.writes++;
-  }
-
-  /** Deletes a policy; false when there was none by that name. */
-  async deletePolicy(cluster: string, name: string): Promise<boolean> {
-    return this.deleteIfPresent(keyOf(clusterPk(cluster), POLICY + name));
-  }
-
-  async putRequest(cluster: string, request: ExplicitRequest): Promise<void> {
-    await this.table.put({ ...keyOf(clusterPk(cluster), REQUEST + request.node), request });
-    this.stats.writes++;
-  }
-
-  /** Deletes the node's explicit size only if it is still the one asked for at `requestedAt`. */
-  async deleteRequestIf(cluster: string, node: string, requestedAt: number): Promise<boolean> {
-    const deleted = await this.table.delete(keyOf(clusterPk(cluster), REQUEST + node), {
-      ConditionExpression: '#q.#t = :t',
-      ExpressionAttributeNames: { '#q': 'request', '#t': 'requestedAt' },
-      ExpressionAttributeValues: { ':t': requestedAt },
-    });
-    if (deleted) this.stats.writes++;
-    return deleted;
-  }
-
-  async deleteRequest(cluster: string, node: string): Promise<boolean> {
-    return this.deleteIfPresent(keyOf(clusterPk(cluster), REQUEST + node));
-  }
-
-  private async deleteIfPresent(key: Item): Promise<boolean> {
-    const deleted = await this.table.delete(key, IF_PRESENT);
-    if (deleted) this.stats.writes++;
-    return deleted;
-  }
-
-  /** Removes every balloon item of a cluster (the feature turned off, or the cluster deregistered). */
-  async clear(cluster: string): Promise<number> {
-    const items = await this.table.query(clusterPk(cluster), { beginsWith: PREFIX });
-    for (const item of items) await this.table.delete(keyOf(clusterPk(cluster), String(item[SK])));
-    this.stats.writes += items.length;
-    return items.length;
-  }
+/** The balloons' store. Every read is consistent: a cycle sees what the one before it stored. */
+export interface BalloonStore {
+  /** Everything balloons keep about a cluster: policies by name, explicit sizes by node, the state. */
+  load(cluster: string): Promise<BalloonItems>;
+  state(cluster: string): Promise<ClusterBalloons | undefined>;
+  /**
+   * Stores a cycle's state if nobody else stored one since the version `previous` was read (undefined:
+   * none was stored), as version `previous + 1`.
+   */
+  saveState(state: Omit<ClusterBalloons, 'version'>, previous: number | undefined): Promise<StateWrite>;
+  /** Creates or replaces the policy of that name. */
+  putPolicy(cluster: string, policy: BalloonPolicy): Promise<void>;
+  deletePolicy(cluster: string, name: string): Promise<Removal>;
+  /** Creates or replaces the node's explicit size. */
+  putRequest(cluster: string, request: ExplicitRequest): Promise<void>;
+  /** Removes the node's explicit size only if it is still the one asked for at `requestedAt`. */
+  deleteRequestIf(cluster: string, node: string, requestedAt: number): Promise<RequestRemoval>;
+  deleteRequest(cluster: string, node: string): Promise<Removal>;
+  /** Removes everything balloons keep about a cluster; how many records that was. */
+  clear(cluster: string): Promise<number>;
 }

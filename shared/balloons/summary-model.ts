@@ -2,6 +2,7 @@
  * Capacity that doesn't exist, made visible: per node and per cluster, allocatable, balloon ("doesn't
  * exist"), requested by workloads, used (metrics API, when present) and free.
  */
+import { pairWords } from '../kernel/units-format.js';
 import { type Amounts, add, amounts, max, sub, ZERO } from './amounts.js';
 import { balloonedMonthlyUsd } from './prices.js';
 import type { NodeState } from './store.js';
@@ -137,4 +138,12 @@ export function resizePreemptionText(s: NodeState): string | undefined {
     : undefined;
   const key = r.optedOut ? 'opted out' : r.problem ? 'not opted out: the list is full' : undefined;
   return [key, held].filter(Boolean).join('; ') || undefined;
+}
+
+/** One sentence for a blocked reclaim: what could not be taken back, and who holds it. */
+export function blockedText(node: string, s: NodeState): string | undefined {
+  if (!s.blocked) return undefined;
+  // A sentence: each pair says its units ("4.65 cores / 8.98Gi").
+  const pods = s.blocked.pods.map((p) => `${p.namespace}/${p.name} (${pairWords(p.requests)})`).join(', ');
+  return `${node}: reclaim blocked — the balloon could not take back ${pairWords(s.blocked.missing)} held by ${pods}; fleetscope never evicts, it takes the space when they leave`;
 }

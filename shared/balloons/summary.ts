@@ -1,15 +1,14 @@
 /**
  * The balloons part of `npm start`'s cycle summary: per cluster, capacity that doesn't exist next to
  * what workloads request and what is free; per node, where its size comes from and any blocked reclaim.
- * Read from DynamoDB only, like the CLI.
+ * Read from the balloons' store only (no cluster is contacted), like the CLI.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { RegistryStore } from '../fleet/registry-store.js';
 import { textTable } from '../kernel/text-table.js';
-import { pairWords, readableUsd } from '../kernel/units-format.js';
+import { readableUsd } from '../kernel/units-format.js';
 import { pairText } from './amounts.js';
-import { BalloonStore, type NodeState } from './store.js';
+import type { BalloonStore, NodeState } from './store.js';
 import {
+  blockedText,
   figuresOf,
   CAPACITY_COLUMNS as K,
   poolOf,
@@ -30,26 +29,17 @@ export function sourceText(s: NodeState): string {
   }
 }
 
-/** One sentence for a blocked reclaim: what could not be taken back, and who holds it. */
-export function blockedText(node: string, s: NodeState): string | undefined {
-  if (!s.blocked) return undefined;
-  // A sentence: each pair says its units ("4.65 cores / 8.98Gi").
-  const pods = s.blocked.pods.map((p) => `${p.namespace}/${p.name} (${pairWords(p.requests)})`).join(', ');
-  return `${node}: reclaim blocked — the balloon could not take back ${pairWords(s.blocked.missing)} held by ${pods}; fleetscope never evicts, it takes the space when they leave`;
-}
-
-export async function balloonSummaryLines(target: {
-  db: DynamoDBDocumentClient;
-  table: string;
-}): Promise<string[]> {
-  const store = new BalloonStore(target.db, target.table);
-  const clusters = await new RegistryStore(target.db, target.table).list();
+/** The lines for the clusters named (the registered ones), each from its stored state. */
+export async function balloonSummaryLines(
+  store: BalloonStore,
+  clusters: readonly string[],
+): Promise<string[]> {
   const lines: string[] = [];
-  for (const c of clusters) {
-    const state = await store.state(c.name);
+  for (const name of clusters) {
+    const state = await store.state(name);
     if (!state) continue;
     if (state.unsupported) {
-      lines.push(`  ${c.name}: ${state.unsupported}`);
+      lines.push(`  ${name}: ${state.unsupported}`);
       continue;
     }
     const nodes = Object.entries(state.nodes).sort(([a], [b]) => a.localeCompare(b));
@@ -59,7 +49,7 @@ export async function balloonSummaryLines(target: {
       state.at,
     );
     lines.push(
-      `  ${c.name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, workloads ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}; ballooned capacity worth ${readableUsd(total.monthlyUsd)}/month`,
+      `  ${name}: ${total.nodes} node(s); allocatable ${pairText(total.allocatable)}, doesn't exist (balloons) ${pairText(total.balloon)}, workloads ${pairText(total.workloads)}, free ${pairText(total.free)}${total.used ? `, used ${pairText(total.used)}` : ''}; ballooned capacity worth ${readableUsd(total.monthlyUsd)}/month`,
     );
     const rows = nodes.map(([n, s]) => {
       const f = figuresOf(s);

@@ -5,10 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { BalloonCycleResult } from '../balloons/cycle.js';
 import { balloonEvents, balloonMetrics } from '../balloons/events.js';
+import type { BalloonCycleResult } from '../balloons/ledger.js';
 import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
 import type { BalloonSettings } from '../balloons/settings.js';
+import type { BalloonStore } from '../balloons/store.js';
 import type { ClusterClient } from '../k8s/client.js';
 import { RawReader } from '../k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/bus-events.js';
@@ -27,8 +28,11 @@ export interface ClusterCycleInput {
   /** The schedule tick's time (ISO 8601): the sort key of node scope's log entries. */
   cycleKey: string;
   client: ClusterClient;
+  /** Node scope's table (its store still takes the client). */
   db: DynamoDBDocumentClient;
   table: string;
+  /** Where balloons keep their policies, sizes and state (read only when `balloons` is set). */
+  balloonStore: BalloonStore;
   /** Page size of the snapshot's lists of nodes and pods. */
   pageSize: number;
   /** Node scope's settings; absent when node scope is off. */
@@ -62,7 +66,7 @@ export async function runClusterCycle(input: ClusterCycleInput): Promise<Cluster
 async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<ClusterCycleResult> {
   const { cluster, cycleId, client } = input;
   // Balloons need every pod; when they run, node scope takes its pods from the same list.
-  const balloonItems = input.balloons ? await loadBalloonItems(input.db, input.table, cluster) : undefined;
+  const balloonItems = input.balloons ? await loadBalloonItems(input.balloonStore, cluster) : undefined;
   const snapshot = new ClusterSnapshot(reader, {
     pageSize: input.pageSize,
     allPods: balloonItems?.configured ?? false,
@@ -78,8 +82,7 @@ async function cycle(input: ClusterCycleInput, reader: RawReader): Promise<Clust
         cycleId,
         client,
         snapshot,
-        db: input.db,
-        table: input.table,
+        store: input.balloonStore,
         settings: input.balloons,
         now: input.now,
         ...(ns ? { growth: requestGrowth(ns) } : {}),

@@ -7,7 +7,25 @@
  * used lists go first.
  */
 
-import type { KeptListSpec } from './resume.js';
+import type { ListObject } from '../k8s/raw-reader.js';
+
+/** How a kept list is read: its path and selectors, and each object's key and view (./resume.ts reads it). */
+export interface KeptListSpec<O, V> {
+  operation: string;
+  path: string;
+  /** Server-side selectors; the kept views are those they select. */
+  query: Record<string, string | undefined>;
+  pageSize: number;
+  /** The object's key (`namespace/name` or `name`); undefined for an object without a name. */
+  keyOf: (o: O) => string | undefined;
+  /** The object's view; `shared` is the list's, for objects its views share. */
+  view: (o: O, shared: Map<string, unknown>) => V | undefined;
+  /**
+   * A full list asks for Kubernetes protobuf, read by this into the objects `view` takes (typed loosely:
+   * a kept list's object type stays as it is declared without one).
+   */
+  protobuf?: (bytes: Uint8Array) => ListObject<unknown>;
+}
 
 /**
  * One kept list: its views by key (`namespace/name` or `name`), the revision they are current at, and

@@ -14,24 +14,7 @@ import {
   type WatchEventType,
   type WatchOptions,
 } from '../k8s/raw-reader.js';
-import type { KeptList } from './kept-lists.js';
-
-export interface KeptListSpec<O, V> {
-  operation: string;
-  path: string;
-  /** Server-side selectors; the kept views are those they select. */
-  query: Record<string, string | undefined>;
-  pageSize: number;
-  /** The object's key (`namespace/name` or `name`); undefined for an object without a name. */
-  keyOf: (o: O) => string | undefined;
-  /** The object's view; `shared` is the list's, for objects its views share. */
-  view: (o: O, shared: Map<string, unknown>) => V | undefined;
-  /**
-   * A full list asks for Kubernetes protobuf, read by this into the objects `view` takes (typed loosely:
-   * a kept list's object type stays as it is declared without one).
-   */
-  protobuf?: (bytes: Uint8Array) => ListObject<unknown>;
-}
+import type { KeptList, KeptListSpec } from './kept-lists.js';
 
 /** How a list was read: resumed (and how many changes), or listed in full (and why). */
 export type ListRead =

@@ -9,9 +9,9 @@
  * a watch brings the changes since (resume.ts), and the list is read in full only when that cannot be.
  */
 import type { RawReader } from '../k8s/raw-reader.js';
-import type { KeptList, KeptLists } from './kept-lists.js';
+import type { KeptList, KeptListSpec, KeptLists } from './kept-lists.js';
 import { podListFromProtobuf } from './pod-protobuf.js';
-import { currentRevision, type KeptListSpec, type ListRead, readKeptList } from './resume.js';
+import { currentRevision, type ListRead, readKeptList } from './resume.js';
 import { type NodeFacts, nodeFacts, type Owner, type PodView, podView } from './views.js';
 import type { NodeObject, PodObject } from './wire.js';
 

@@ -1,34 +1,41 @@
 /**
- * Reads what the report shows from the fleetscope table (DynamoDB only: no cluster is contacted, so a
- * report costs reads, never API calls to clusters). The model itself is built by build.ts.
+ * Reads what the report shows from the capabilities' stores (no cluster is contacted, so a report costs
+ * store reads, never API calls to clusters). The model itself is built by build.ts; the stores are wired
+ * by the caller (./stores-dynamo.ts: the fleetscope table).
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BalloonStore } from '../balloons/store.js';
-import { ClaimsStore } from '../claims/store.js';
+import type { BalloonStore } from '../balloons/store.js';
+import type { ClaimsStore } from '../claims/store.js';
 import { loadCatalog } from '../features/catalog.js';
-import { danglingState, danglingUses } from '../features/dangling.js';
-import { FeatureStore } from '../features/store.js';
-import { RegistryStore } from '../fleet/registry-store.js';
+import { danglingUses } from '../features/dangling.js';
+import type { FeatureSpec } from '../features/spec.js';
+import type { FeatureStore } from '../features/store.js';
+import type { RegistryStore } from '../fleet/registry-store.js';
 import { mapLimit } from '../kernel/map-limit.js';
 import { getRecommendations, listDaemonSets } from '../nodescope/query.js';
-import { NodeScopeStore } from '../nodescope/store.js';
+import type { NodeScopeStore } from '../nodescope/store.js';
 import type { ReportInputs } from './build.js';
 
-export interface ReportSource {
-  db: DynamoDBDocumentClient;
-  table: string;
+/** The stores the report reads, each capability's own. */
+export interface ReportStores {
+  registry: Pick<RegistryStore, 'list' | 'statuses'>;
+  nodescope: NodeScopeStore;
+  balloons: Pick<BalloonStore, 'load'>;
+  claims: Pick<ClaimsStore, 'listIdentities' | 'syncStatuses' | 'customNames'>;
+  features: FeatureStore;
+  /** What an Off feature left stored under its clear-state prefixes (features/dangling.ts). */
+  danglingState(spec: FeatureSpec, cluster: string): Promise<string[]>;
 }
 
 /** Parallel reads per kind of item: enough to be quick, few enough not to throttle an on-demand table. */
 const READS_IN_FLIGHT = 8;
 
 /** The inputs for the whole fleet, or for the clusters named. */
-export async function gatherReportInputs(src: ReportSource, only?: string[]): Promise<ReportInputs> {
-  const registered = (await new RegistryStore(src.db, src.table).list()).map((c) => c.name).sort();
+export async function gatherReportInputs(src: ReportStores, only?: string[]): Promise<ReportInputs> {
+  const registered = (await src.registry.list()).map((c) => c.name).sort();
   const clusters = only ? registered.filter((c) => only.includes(c)) : registered;
   const wanted = new Set(clusters);
   const [statuses, nodescope, balloons, claims, features] = await Promise.all([
-    new RegistryStore(src.db, src.table).statuses(clusters),
+    src.registry.statuses(clusters),
     nodescopeInputs(src, clusters, wanted),
     balloonInputs(src, clusters),
     claimsInputs(src, wanted),
@@ -37,8 +44,8 @@ export async function gatherReportInputs(src: ReportSource, only?: string[]): Pr
   return { clusters, statuses, ...nodescope, balloons, ...claims, features };
 }
 
-async function nodescopeInputs(src: ReportSource, clusters: string[], wanted: Set<string>) {
-  const store = new NodeScopeStore(src.db, src.table);
+async function nodescopeInputs(src: ReportStores, clusters: string[], wanted: Set<string>) {
+  const store = src.nodescope;
   const heads = (await listDaemonSets(store)).filter((h) => wanted.has(h.cluster));
   const cycles = await mapLimit(clusters, READS_IN_FLIGHT, (c) => store.getCluster(c));
   const daemonSets = await mapLimit(heads, READS_IN_FLIGHT, async (head) => {
@@ -54,8 +61,8 @@ async function nodescopeInputs(src: ReportSource, clusters: string[], wanted: Se
   };
 }
 
-async function balloonInputs(src: ReportSource, clusters: string[]) {
-  const store = new BalloonStore(src.db, src.table);
+async function balloonInputs(src: ReportStores, clusters: string[]) {
+  const store = src.balloons;
   return mapLimit(clusters, READS_IN_FLIGHT, async (cluster) => {
     // One query: the cluster's balloon items carry its state beside its policies.
     const { state, policies } = await store.load(cluster);
@@ -63,8 +70,8 @@ async function balloonInputs(src: ReportSource, clusters: string[]) {
   });
 }
 
-async function claimsInputs(src: ReportSource, wanted: Set<string>) {
-  const store = new ClaimsStore(src.db, src.table);
+async function claimsInputs(src: ReportStores, wanted: Set<string>) {
+  const store = src.claims;
   const identities = (await store.listIdentities()).filter((i) => wanted.has(i.cluster));
   const names = identities.map((i) => i.cluster);
   const [syncs, custom] = await Promise.all([
@@ -74,8 +81,8 @@ async function claimsInputs(src: ReportSource, wanted: Set<string>) {
   return { identities, syncs, customClaims: new Map(names.map((c, i) => [c, custom[i] ?? []])) };
 }
 
-async function featureInputs(src: ReportSource, wanted: Set<string>) {
-  const store = new FeatureStore(src.db, src.table);
+async function featureInputs(src: ReportStores, wanted: Set<string>) {
+  const store = src.features;
   const catalog = await loadCatalog(store);
   const records = (await store.listAll()).filter((r) => wanted.has(r.cluster));
   return mapLimit(records, READS_IN_FLIGHT, async (record) => {
@@ -83,7 +90,7 @@ async function featureInputs(src: ReportSource, wanted: Set<string>) {
     const spec = catalog.get(record);
     const [view, state] = await Promise.all([
       store.view(record.cluster, record),
-      spec ? danglingState(spec, { cluster: record.cluster, db: src.db, table: src.table }) : [],
+      spec ? src.danglingState(spec, record.cluster) : [],
     ]);
     return { record, dangling: [...danglingUses(view.uses), ...state] };
   });

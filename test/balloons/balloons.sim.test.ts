@@ -6,11 +6,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import type { ClusterRead, FreshPods } from '../../shared/balloons/cluster-read.js';
 import { balloonMetrics } from '../../shared/balloons/events.js';
 import { BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import type { FreshPods } from '../../shared/balloons/recheck.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
 import {
   type BalloonEnv,

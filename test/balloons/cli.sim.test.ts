@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { startSimulator } from '../../local/sim/index.js';
 import { EC2_HOURLY_USD } from '../../shared/balloons/prices.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
@@ -26,7 +26,7 @@ describe('fleetscope balloons', () => {
   const stored = async () => {
     const runtime = await startLocalRuntime({ stateDir: dir });
     try {
-      return await new BalloonStore(runtime.db, runtime.table).load('c1');
+      return await new DynamoBalloonStore(runtime.db, runtime.table).load('c1');
     } finally {
       await runtime.stop();
     }

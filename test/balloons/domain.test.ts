@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { amounts, sub } from '../../shared/balloons/amounts.js';
-import { type BalloonNode, decide } from '../../shared/balloons/decide.js';
+import type { BalloonNode } from '../../shared/balloons/cluster-read.js';
+import { decide } from '../../shared/balloons/decide.js';
 import { compilePolicies, desiredSize, hostShare } from '../../shared/balloons/desired.js';
 import { nodeSelectorTerms } from '../../shared/balloons/manifests.js';
 import { holdShrinks, PolicyError, policySize, validatePolicy } from '../../shared/balloons/policy.js';

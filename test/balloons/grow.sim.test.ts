@@ -35,8 +35,7 @@ describe('grow on demand', () => {
     serveDemand({
       cluster: env.cluster,
       client: env.client,
-      db: env.runtime.db,
-      table: env.runtime.table,
+      store: env.store,
       settings: { ...balloonSettingsFromEnv({}), settleMs: 0 },
       now: () => env.sim.clock.now(),
       passId: String(env.sim.clock.now()),

@@ -1,15 +1,16 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type Amounts, amounts } from '../../shared/balloons/amounts.js';
-import { type BalloonCycleResult, type ClusterRead, runBalloonCycle } from '../../shared/balloons/cycle.js';
+import type { ClusterRead, FreshPods } from '../../shared/balloons/cluster-read.js';
+import { runBalloonCycle } from '../../shared/balloons/cycle.js';
 import { freshPods } from '../../shared/balloons/fresh-read.js';
 import { BalloonObjects } from '../../shared/balloons/incluster.js';
+import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { snapshotRead } from '../../shared/balloons/read.js';
-import type { FreshPods } from '../../shared/balloons/recheck.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import type { BalloonStore } from '../../shared/balloons/store.js';
+import { MemoryBalloonStore } from '../../shared/balloons/store-memory.js';
 import { ClusterSnapshot } from '../../shared/cycle/snapshot.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
@@ -45,7 +46,7 @@ export type Sim = Awaited<ReturnType<typeof startSimulator>>;
 
 export interface BalloonEnv {
   sim: Sim;
-  runtime: LocalRuntime;
+  /** In memory: the balloon suites need no DynamoDB-protocol server (the contract test holds both adapters alike). */
   store: BalloonStore;
   client: ClusterClient;
   core: CoreV1Api;
@@ -68,14 +69,12 @@ export interface BalloonEnv {
 export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promise<BalloonEnv> {
   const cluster = spec.name ?? 'b1';
   const sim = await startSimulator({ clusters: [{ name: cluster, nodes: 3, ...spec }], now: START });
-  const runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  const store = new BalloonStore(runtime.db, runtime.table);
+  const store = new MemoryBalloonStore();
   const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });
   const core = coreClient(sim, cluster);
   let n = 0;
   return {
     sim,
-    runtime,
     store,
     client,
     core,
@@ -104,7 +103,6 @@ export async function startBalloonEnv(spec: Partial<SimClusterSpec> = {}): Promi
     },
     async stop() {
       await client.close();
-      await runtime.stop();
       await sim.stop();
     },
   };

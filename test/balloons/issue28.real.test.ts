@@ -7,7 +7,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
-import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
+import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import {
   BALLOON_LABEL,
   BALLOON_NAME,
@@ -16,7 +16,8 @@ import {
 } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import type { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from '../cluster/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
@@ -90,7 +91,7 @@ describeRealCluster('balloons, issue 28', { nodes: [node('roomy'), node('full-a'
 
   beforeAll(async () => {
     env = await startCycleEnv(k);
-    store = new BalloonStore(env.runtime.db, env.runtime.table);
+    store = new DynamoBalloonStore(env.runtime.db, env.runtime.table);
     await k.namespace(NS);
     for (const name of ['full-a', 'full-b'])
       await env.client.core.createNamespacedPod({

@@ -21,7 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulerRequests } from '../../local/sim/pod-requests.js';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import type { ClusterRead } from '../../shared/balloons/cluster-read.js';
 import { serveDemand, waitingServedByDeflate } from '../../shared/balloons/grow.js';
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
@@ -241,8 +241,7 @@ describe('balloons, property: never evict, never preempt, reach the desired size
         serveDemand({
           cluster: env.cluster,
           client: env.client,
-          db: env.runtime.db,
-          table: env.runtime.table,
+          store: env.store,
           settings: { ...balloonSettingsFromEnv({}), settleMs: 0 },
           now: () => env.sim.clock.now(),
           passId: String(env.sim.clock.now()),

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimClusterSpec } from '../../local/sim/index.js';
 import { type Amounts, add, amounts } from '../../shared/balloons/amounts.js';
-import type { ClusterRead } from '../../shared/balloons/cycle.js';
+import type { ClusterRead } from '../../shared/balloons/cluster-read.js';
 import { fitBack, podsBoundSinceRead } from '../../shared/balloons/recheck.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
 import { type BalloonEnv, balloonOn, nodesOf, podPhase, startBalloonEnv } from './helpers.js';

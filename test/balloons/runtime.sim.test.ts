@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import type { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
@@ -45,7 +46,7 @@ describe('balloons in the local runtime', () => {
       labels: {},
       registeredAt: new Date().toISOString(),
     });
-    store = new BalloonStore(env.runtime.db, env.runtime.table);
+    store = new DynamoBalloonStore(env.runtime.db, env.runtime.table);
     const n = (await env.clients.get('b')!.core.listNode()).items[0]!;
     node = {
       name: n.metadata!.name!,

@@ -1,9 +1,10 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Amounts, amounts, sub } from '../../shared/balloons/amounts.js';
-import type { BalloonCycleResult } from '../../shared/balloons/cycle.js';
+import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import { BALLOON_LABEL, BALLOON_NAME, PRIORITY_CLASS } from '../../shared/balloons/manifests.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import type { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { realBalloonCycle, WHOLE_CLUSTER_POLICY } from '../balloons/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
@@ -49,7 +50,7 @@ describeRealCluster(
 
     beforeAll(async () => {
       env = await startCycleEnv(k);
-      store = new BalloonStore(env.runtime.db, env.runtime.table);
+      store = new DynamoBalloonStore(env.runtime.db, env.runtime.table);
       for (const node of (await env.client.core.listNode()).items)
         allocatable.set(node.metadata?.name ?? '', q(node.status?.allocatable));
       await store.putPolicy(CLUSTER, WHOLE_CLUSTER_POLICY);

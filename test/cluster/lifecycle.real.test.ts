@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setFeatureClock } from '../../shared/features/gate.js';
@@ -65,7 +65,10 @@ const REAL: Record<string, RealVariant> = {
   'fleetscope-system/balloons': {
     async use(env, k) {
       const policy = { name: 'pool', selector: 'kubernetes.io/os=linux', max: { cpu: '1', memory: '1Gi' } };
-      await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(CLUSTER, validatePolicy(policy));
+      await new DynamoBalloonStore(env.runtime.db, env.runtime.table).putPolicy(
+        CLUSTER,
+        validatePolicy(policy),
+      );
       await env.cycle(CLUSTER);
       // The real DaemonSet controller makes the balloons, the real scheduler binds them.
       await k.waitFor('a Running balloon on each node', async () => {

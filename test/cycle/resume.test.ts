@@ -5,14 +5,8 @@
  * as reached. Every path is counted, and the test fails if one was never taken.
  */
 import { describe, expect, it } from 'vitest';
-import type { KeptList } from '../../shared/cycle/kept-lists.js';
-import {
-  type FollowRead,
-  followKeptList,
-  type KeptListSpec,
-  type ListRead,
-  readKeptList,
-} from '../../shared/cycle/resume.js';
+import type { KeptList, KeptListSpec } from '../../shared/cycle/kept-lists.js';
+import { type FollowRead, followKeptList, type ListRead, readKeptList } from '../../shared/cycle/resume.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import { atOrAfter, type RawReader, type WatchEventType } from '../../shared/k8s/raw-reader.js';
 

@@ -6,7 +6,7 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { joinClusterSet, leaveClusterSet } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
@@ -45,7 +45,7 @@ describe('built-in features over the simulator', () => {
     ).items;
 
   it('balloons: on by default; off deflates first, and pods keep the space they took before the DaemonSet goes', async () => {
-    const store = new BalloonStore(env.runtime.db, env.runtime.table);
+    const store = new DynamoBalloonStore(env.runtime.db, env.runtime.table);
     await store.putPolicy('bal', WHOLE_CLUSTER_POLICY);
     const on = await drive(env, 'bal', BALLOONS, { between: () => env.cycle('bal') });
     expect(on.history.at(-1)).toMatchObject({

@@ -7,7 +7,7 @@
  */
 import type { SimClusterSpec } from '../../local/sim/index.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CLUSTER_PROPERTY } from '../../shared/claims/crd.js';
 import { setCustomClaim } from '../../shared/claims/membership.js';
 import { ClaimsStore } from '../../shared/claims/store.js';
@@ -37,7 +37,7 @@ export const EXERCISES: Record<string, Exercise> = {
   'fleetscope-system/balloons': {
     cluster: { nodes: 2 },
     async use(env, cluster) {
-      await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(
+      await new DynamoBalloonStore(env.runtime.db, env.runtime.table).putPolicy(
         cluster,
         validatePolicy({
           name: 'pool',

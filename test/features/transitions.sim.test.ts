@@ -7,7 +7,7 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
 import type { StepMark } from '../../shared/features/reconciler.js';
@@ -64,7 +64,7 @@ describe('feature transitions over the simulator', () => {
   async function inflated(): Promise<string> {
     const name = `crash-${n++}`;
     await env.addCluster({ name, nodes: 2, seed: 20 + n });
-    await new BalloonStore(env.runtime.db, env.runtime.table).putPolicy(name, WHOLE_CLUSTER_POLICY);
+    await new DynamoBalloonStore(env.runtime.db, env.runtime.table).putPolicy(name, WHOLE_CLUSTER_POLICY);
     await drive(env, name, BALLOONS, { between: () => env.cycle(name) });
     await env.cycle(name);
     env.sim.clock.advance(MINUTE);

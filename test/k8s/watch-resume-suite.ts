@@ -10,8 +10,8 @@
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KeptList } from '../../shared/cycle/kept-lists.js';
-import { followKeptList, type KeptListSpec, readKeptList } from '../../shared/cycle/resume.js';
+import type { KeptList, KeptListSpec } from '../../shared/cycle/kept-lists.js';
+import { followKeptList, readKeptList } from '../../shared/cycle/resume.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { RawReader } from '../../shared/k8s/raw-reader.js';
 

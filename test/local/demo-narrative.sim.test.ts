@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { balloonStory } from '../../local/demo-balloons.js';
 import { type LocalControlPlane, startControlPlane } from '../../local/start.js';
-import { balloonSummaryLines } from '../../shared/balloons/summary.js';
+import { localBalloonSummaryLines } from '../../local/summary.js';
 import { deps } from '../../shared/platform/deps.js';
 
 let plane: LocalControlPlane;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   });
   await plane.runtime.scheduler.runOnce();
   story = await balloonStory(plane.runtime, plane.fleet.demo!.sim, deps().publisher);
-  table = await balloonSummaryLines(plane.runtime);
+  table = await localBalloonSummaryLines(plane.runtime);
 }, 240_000);
 afterAll(async () => plane?.stop());
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -122,7 +122,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
   });
 
   it('balloons: the DaemonSet and PriorityClass created under the role', async () => {
-    const store = new BalloonStore(runtime.db, runtime.table);
+    const store = new DynamoBalloonStore(runtime.db, runtime.table);
     const policy = { name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } };
     await store.putPolicy('real-balloons', validatePolicy(policy));
     await clusterCycle('balloons');

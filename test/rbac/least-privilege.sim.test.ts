@@ -14,7 +14,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { deniedRequests } from '../../local/sim/authz.js';
 import { clusterClaimCrd, type SimCluster, startSimulator } from '../../local/sim/index.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -190,7 +190,7 @@ describe('least privilege under RBAC enforcement', () => {
   });
 
   it('balloons: the DaemonSet and PriorityClass created, balloons inflated, an explicit node size served', async () => {
-    const store = new BalloonStore(runtime.db, runtime.table);
+    const store = new DynamoBalloonStore(runtime.db, runtime.table);
     const policy = { name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } };
     await store.putPolicy(name('balloons'), validatePolicy(policy));
     await clusterCycle('balloons');

@@ -17,7 +17,7 @@ import { parseAllDocuments } from 'yaml';
 import { buildMember } from '../../infra/member/build.js';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
-import { BalloonStore } from '../../shared/balloons/store.js';
+import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -117,7 +117,7 @@ describeRealApiserver('the member recipe (access entry group + generated RBAC)',
   });
 
   it('every capability: registration events, then every schedule once, with nothing refused', async () => {
-    await new BalloonStore(runtime.db, runtime.table).putPolicy(
+    await new DynamoBalloonStore(runtime.db, runtime.table).putPolicy(
       CLUSTER,
       validatePolicy({ name: 'all', selector: 'kubernetes.io/os=linux', max: { cpu: '2', memory: '4Gi' } }),
     );

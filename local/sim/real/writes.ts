@@ -6,8 +6,9 @@
  * order; the server's answer replaces the cached object, and a refusal makes the next read take the
  * server's version again, so the controllers decide anew from what the server holds.
  */
-import type { ClusterState, ControllerWrites } from '../cluster.js';
+import type { ClusterState } from '../cluster.js';
 import { deepEqual, type Json, type JsonObject } from '../json.js';
+import type { ControllerWrites } from '../state.js';
 import { type RealApi, restPath, splitKey, statusOf } from './api.js';
 
 interface Op {

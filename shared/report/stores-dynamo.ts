@@ -1,0 +1,23 @@
+/**
+ * The report's stores over the fleetscope table: the one report module that is handed a DynamoDB
+ * client. Each capability's store is its own adapter; this only wires them for gather.ts.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
+import { ClaimsStore } from '../claims/store.js';
+import { danglingState } from '../features/dangling.js';
+import { FeatureStore } from '../features/store.js';
+import { RegistryStore } from '../fleet/registry-store.js';
+import { NodeScopeStore } from '../nodescope/store.js';
+import type { ReportStores } from './gather.js';
+
+export function reportStoresOn(db: DynamoDBDocumentClient, table: string): ReportStores {
+  return {
+    registry: new RegistryStore(db, table),
+    nodescope: new NodeScopeStore(db, table),
+    balloons: new DynamoBalloonStore(db, table),
+    claims: new ClaimsStore(db, table),
+    features: new FeatureStore(db, table),
+    danglingState: (spec, cluster) => danglingState(spec, { cluster, db, table }),
+  };
+}
