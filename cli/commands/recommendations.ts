@@ -314,8 +314,10 @@ function headView({ head: h, figures: f, groups, warnings, guards, rollout }: Li
 /** The rollout as -o json|yaml carry it: times as RFC 3339, the reverts with why. */
 function rolloutView(r: RolloutRecord | undefined) {
   const at = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  // The table's '-' placeholder is no value in a document: no rollout, no phrase.
+  const phrase = rolloutPhrase(r, Date.now());
   return {
-    phrase: rolloutPhrase(r, Date.now()),
+    ...(phrase !== '-' ? { phrase } : {}),
     ...(r?.wave
       ? {
           wave: {
