@@ -29,10 +29,9 @@ export class RuntimeProcess {
     });
   }
 
-  /** `skewMs`: how far this runtime's clocks run ahead of the soak's (behind when negative). */
-  static async start(name: string, stateDir: string, logFile: string, skewMs = 0): Promise<RuntimeProcess> {
+  static async start(name: string, stateDir: string, logFile: string): Promise<RuntimeProcess> {
     const fd = openSync(logFile, 'a');
-    const env: NodeJS.ProcessEnv = { ...process.env, SOAK_STATE_DIR: stateDir, SOAK_SKEW_MS: String(skewMs) };
+    const env: NodeJS.ProcessEnv = { ...process.env, SOAK_STATE_DIR: stateDir };
     // Handler logs on (INFO): the secret scan reads them. Endpoint overrides of this process are not
     // the child's business: it finds the shared state's server itself.
     env.FLEETSCOPE_LOG_LEVEL = 'INFO';
