@@ -76,7 +76,11 @@ async function admin(kubeconfig: string) {
     });
 }
 
-export function watchResumeSuite(target: () => ResumeTarget): void {
+/**
+ * `expiry: false` leaves out the 410 case, which on a real server waits out the watch cache's 75 s: one
+ * version's wait is enough to judge it.
+ */
+export function watchResumeSuite(target: () => ResumeTarget, opts: { expiry?: boolean } = {}): void {
   let send: Awaited<ReturnType<typeof admin>>;
   let client: ClusterClient;
   const put = async (name: string, v: string, labels = { set: 'kept' }) => {
@@ -244,41 +248,47 @@ export function watchResumeSuite(target: () => ResumeTarget): void {
     expect(asObject(kept)).toEqual(asObject(await fresh()));
   });
 
-  it('history beyond the watch cache is 410 Expired, and the read lists in full with no change lost; a list a follow moved on just before is still in reach', async () => {
-    const kept = await fresh();
-    const followed = await fresh();
-    const from = kept.rv;
-    await put('cm-late', 'late');
-    await put('cm-3', 'changed late');
-    await del('cm-4');
-    // Out of the watch cache's reach: older than 75 s and pushed out by more than 100 newer events.
-    await target().pass(76_000);
-    // A follow now, with a change during its watch: its bookmark moves the list on to a fresh event.
-    setTimeout(() => void put('filler-f', 'just before', { set: 'filler' }), 300);
-    const moved = await followKeptList(new RawReader(client), followed, undefined);
-    expect(moved.read).toMatchObject({ how: 'resumed', changes: 3, end: 'bookmark' });
-    for (let i = 0; i < 130; i++) await put('filler', `f${i}`, { set: 'filler' });
-    const watch = await send('GET', `${path()}?watch=1&resourceVersion=${from}&timeoutSeconds=2`);
-    expect(watch.status).toBe(200);
-    const lines = watch.text
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({
-      type: 'ERROR',
-      object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 },
-    });
-    expect(lines[0].object.message).toMatch(new RegExp(`^too old resource version: ${from} \\(\\d+\\)$`));
-    const r = await readKeptList(new RawReader(client), spec, kept, async () => undefined);
-    expect(r.read).toEqual({ how: 'listed', why: 'expired' });
-    expect(asObject(r.list)).toEqual(asObject(await fresh()));
-    expect(r.list.items.get('cm-late')).toBe('late');
-    expect(r.list.items.get('cm-3')).toBe('changed late');
-    expect(r.list.items.has('cm-4')).toBe(false);
-    // The list moved on 75 s later: its revision's event is younger than 75 s, the cache grew for it.
-    const resumed = await readKeptList(new RawReader(client), spec, followed, async () => undefined);
-    expect(resumed.read).toMatchObject({ how: 'resumed', changes: 0 });
-    expect(asObject(resumed.list)).toEqual(asObject(await fresh()));
-  }, 180_000);
+  // Not registered (rather than skipped) where the caller judges it on another version.
+  const expiryIt = (opts.expiry ?? true) ? it : () => undefined;
+  expiryIt(
+    'history beyond the watch cache is 410 Expired, and the read lists in full with no change lost; a list a follow moved on just before is still in reach',
+    async () => {
+      const kept = await fresh();
+      const followed = await fresh();
+      const from = kept.rv;
+      await put('cm-late', 'late');
+      await put('cm-3', 'changed late');
+      await del('cm-4');
+      // Out of the watch cache's reach: older than 75 s and pushed out by more than 100 newer events.
+      await target().pass(76_000);
+      // A follow now, with a change during its watch: its bookmark moves the list on to a fresh event.
+      setTimeout(() => void put('filler-f', 'just before', { set: 'filler' }), 300);
+      const moved = await followKeptList(new RawReader(client), followed, undefined);
+      expect(moved.read).toMatchObject({ how: 'resumed', changes: 3, end: 'bookmark' });
+      for (let i = 0; i < 130; i++) await put('filler', `f${i}`, { set: 'filler' });
+      const watch = await send('GET', `${path()}?watch=1&resourceVersion=${from}&timeoutSeconds=2`);
+      expect(watch.status).toBe(200);
+      const lines = watch.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        type: 'ERROR',
+        object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 },
+      });
+      expect(lines[0].object.message).toMatch(new RegExp(`^too old resource version: ${from} \\(\\d+\\)$`));
+      const r = await readKeptList(new RawReader(client), spec, kept, async () => undefined);
+      expect(r.read).toEqual({ how: 'listed', why: 'expired' });
+      expect(asObject(r.list)).toEqual(asObject(await fresh()));
+      expect(r.list.items.get('cm-late')).toBe('late');
+      expect(r.list.items.get('cm-3')).toBe('changed late');
+      expect(r.list.items.has('cm-4')).toBe(false);
+      // The list moved on 75 s later: its revision's event is younger than 75 s, the cache grew for it.
+      const resumed = await readKeptList(new RawReader(client), spec, followed, async () => undefined);
+      expect(resumed.read).toMatchObject({ how: 'resumed', changes: 0 });
+      expect(asObject(resumed.list)).toEqual(asObject(await fresh()));
+    },
+    180_000,
+  );
 }

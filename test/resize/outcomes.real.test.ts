@@ -12,7 +12,7 @@ import { clusterResizeApi } from '../../shared/resize/api.js';
 import { Resizer } from '../../shared/resize/resizer.js';
 import type { PodLike, ResizeRecord, ResizeReport } from '../../shared/resize/types.js';
 import { type ApiBackend, onBothBackends } from '../support/backends.js';
-import { describeRealApiserver } from '../support/real-apiserver.js';
+import { describeRealApiserver, SKEW_VERSIONS } from '../support/real-apiserver.js';
 
 const NS = 'resizing';
 const POD = `/api/v1/namespaces/${NS}/pods/agent`;
@@ -127,31 +127,35 @@ async function scenario(b: ApiBackend) {
   return record;
 }
 
-describeRealApiserver('resize outcomes with the test as the kubelet', (server, version) => {
-  const records = onBothBackends(server, scenario);
+describeRealApiserver(
+  'resize outcomes with the test as the kubelet',
+  (server, version) => {
+    const records = onBothBackends(server, scenario);
 
-  it('on the real server: Requested, then Deferred, then Completed, read from the pod alone', () => {
-    const r = records.get('real') ?? {};
-    expect(r.asked).toBe('Requested');
-    expect((r.afterRequest as { spec: unknown }).spec).toEqual([resources('200m', '64Mi')]);
-    expect((r.deferred as unknown[])[0]).toBe('Deferred: Node did not have enough resource: cpu');
-    expect((r.completed as unknown[])[0]).toBe('Completed');
-    // Pods have a generation on both (KEP-5067), and a resize is a new one.
-    expect((r.running as { generation?: number }).generation).toBe(1);
-    expect((r.afterRequest as { generation?: number }).generation).toBe(2);
-  });
+    it('on the real server: Requested, then Deferred, then Completed, read from the pod alone', () => {
+      const r = records.get('real') ?? {};
+      expect(r.asked).toBe('Requested');
+      expect((r.afterRequest as { spec: unknown }).spec).toEqual([resources('200m', '64Mi')]);
+      expect((r.deferred as unknown[])[0]).toBe('Deferred: Node did not have enough resource: cpu');
+      expect((r.completed as unknown[])[0]).toBe('Completed');
+      // Pods have a generation on both (KEP-5067), and a resize is a new one.
+      expect((r.running as { generation?: number }).generation).toBe(1);
+      expect((r.afterRequest as { generation?: number }).generation).toBe(2);
+    });
 
-  it('a resize beyond what the node offers: accepted by 1.33 (the kubelet judges), Infeasible at 1.36 admission', () => {
-    const r = records.get('real') ?? {};
-    if (version === '1.33') expect(r.beyondNode).toBe('Requested');
-    else
-      expect(r.beyondNode).toBe(
-        // The apiserver's 403 (cause NodeCapacity) is the node's answer, not RBAC's: Infeasible.
-        `Infeasible: pods "agent" is forbidden: node didn't have enough allocatable resources: cpu, requested: 4000, allocatable: 1000`,
-      );
-  });
+    it('a resize beyond what the node offers: accepted by 1.33 (the kubelet judges), Infeasible at 1.36 admission', () => {
+      const r = records.get('real') ?? {};
+      if (version === '1.33') expect(r.beyondNode).toBe('Requested');
+      else
+        expect(r.beyondNode).toBe(
+          // The apiserver's 403 (cause NodeCapacity) is the node's answer, not RBAC's: Infeasible.
+          `Infeasible: pods "agent" is forbidden: node didn't have enough allocatable resources: cpu, requested: 4000, allocatable: 1000`,
+        );
+    });
 
-  it('the simulator answers every step as the real server did', () => {
-    expect(records.get('sim')).toEqual(records.get('real'));
-  });
-});
+    it('the simulator answers every step as the real server did', () => {
+      expect(records.get('sim')).toEqual(records.get('real'));
+    });
+  },
+  { versions: SKEW_VERSIONS },
+);

@@ -14,7 +14,7 @@ import { quotaDelta, quotaViolations } from '../../../shared/nodescope/guards/re
 import { amountsAfter, specAmounts } from '../../../shared/nodescope/guards/resources.js';
 import type { DesiredResources } from '../../../shared/resize/index.js';
 import { realBackend } from '../../support/backends.js';
-import { describeRealApiserver } from '../../support/real-apiserver.js';
+import { describeRealApiserver, SKEW_VERSIONS } from '../../support/real-apiserver.js';
 
 const NS = 'guarded';
 const SMP = 'application/strategic-merge-patch+json';
@@ -80,90 +80,94 @@ const CASES: {
   { name: 'a decrease under a full quota', desired: { c: { requests: { cpu: 80 } } }, judge: 'sent' },
 ];
 
-describeRealApiserver('the resize guards against real LimitRanger and ResourceQuota admission', (server) => {
-  it('holds exactly what the server refuses, and lets through what it admits', async () => {
-    const b = realBackend(server);
-    const call = async (method: string, path: string, body?: unknown, contentType?: string) => {
-      const r = await b.raw(method, path, { body, contentType });
-      return r;
-    };
-    const ok = async (method: string, path: string, body?: unknown, contentType?: string) => {
-      const r = await call(method, path, body, contentType);
-      if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-      return r.json;
-    };
-    await ok('POST', '/api/v1/nodes', { metadata: { name: 'node-a' } });
-    const offers = { cpu: '8', memory: '16Gi', pods: '110' };
-    await ok(
-      'PATCH',
-      '/api/v1/nodes/node-a/status',
-      { status: { capacity: offers, allocatable: offers } },
-      SMP,
-    );
-    await ok('POST', '/api/v1/namespaces', { metadata: { name: NS } });
-    await ok('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } });
-    await ok('POST', `/api/v1/namespaces/${NS}/limitranges`, LIMIT_RANGE);
-    const quota = await ok('POST', `/api/v1/namespaces/${NS}/resourcequotas`, {
-      metadata: { name: 'rq' },
-      spec: { hard: HARD },
-    });
-    // The quota controller's first count (there is no controller-manager here): nothing used yet.
-    await ok('PUT', `/api/v1/namespaces/${NS}/resourcequotas/rq/status`, {
-      ...quota,
-      status: { hard: HARD, used: { 'requests.cpu': '0', 'limits.memory': '0' } },
-    });
-    for (const i of [1, 2])
-      await ok('POST', `/api/v1/namespaces/${NS}/pods`, {
-        metadata: { name: `agent-${i}` },
-        spec: {
-          nodeName: 'node-a',
-          containers: [
-            { name: 'c', image: 'busybox', resources: resources('100m', '100Mi', '200m', '200Mi') },
-          ],
-        },
-      });
-    const seen: string[] = [];
-    for (const c of CASES) {
-      const pod = c.judge === 'sent' ? 'agent-2' : 'agent-1';
-      const raw = (await ok('GET', `/api/v1/namespaces/${NS}/pods/${pod}`)) as PodObject;
-      const view = podView(raw);
-      if (!view) throw new Error('no view of the pod');
-      const ranges = (await ok('GET', `/api/v1/namespaces/${NS}/limitranges`)).items;
-      const quotas = (await ok('GET', `/api/v1/namespaces/${NS}/resourcequotas`)).items;
-      const after = amountsAfter(view, c.desired);
-      const verdict =
-        limitRangeViolations(ranges, after)[0] ??
-        quotaViolations(quotas, quotaDelta(specAmounts(view), after))[0];
-      const container = {
-        name: 'c',
-        resources: {
-          ...(c.desired.c?.requests ? { requests: quantities(c.desired.c.requests) } : {}),
-          ...(c.desired.c?.limits ? { limits: quantities(c.desired.c.limits) } : {}),
-        },
+describeRealApiserver(
+  'the resize guards against real LimitRanger and ResourceQuota admission',
+  (server) => {
+    it('holds exactly what the server refuses, and lets through what it admits', async () => {
+      const b = realBackend(server);
+      const call = async (method: string, path: string, body?: unknown, contentType?: string) => {
+        const r = await b.raw(method, path, { body, contentType });
+        return r;
       };
-      const answer = await call(
+      const ok = async (method: string, path: string, body?: unknown, contentType?: string) => {
+        const r = await call(method, path, body, contentType);
+        if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+        return r.json;
+      };
+      await ok('POST', '/api/v1/nodes', { metadata: { name: 'node-a' } });
+      const offers = { cpu: '8', memory: '16Gi', pods: '110' };
+      await ok(
         'PATCH',
-        `/api/v1/namespaces/${NS}/pods/${pod}/resize`,
-        { spec: { containers: [container] } },
+        '/api/v1/nodes/node-a/status',
+        { status: { capacity: offers, allocatable: offers } },
         SMP,
       );
-      seen.push(
-        `${c.name}: fleetscope ${verdict ? `holds (${verdict.by}: ${verdict.message})` : 'sends'}; ${server.api().version} ${answer.status} ${answer.status >= 300 ? answer.json?.message : ''}`,
-      );
-      if (c.judge === 'sent') {
-        expect(verdict, seen.at(-1)).toBeUndefined();
-        expect(answer.status, seen.at(-1)).toBe(200);
-      } else {
-        expect(verdict?.by ?? 'sends', seen.at(-1)).toMatch(new RegExp(`^${c.judge} `));
-        expect(answer.status, seen.at(-1)).toBe(403);
-        expect(String(answer.json?.message), seen.at(-1)).toMatch(
-          c.judge === 'LimitRange' ? /per Container is/ : /exceeded quota: rq/,
+      await ok('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+      await ok('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } });
+      await ok('POST', `/api/v1/namespaces/${NS}/limitranges`, LIMIT_RANGE);
+      const quota = await ok('POST', `/api/v1/namespaces/${NS}/resourcequotas`, {
+        metadata: { name: 'rq' },
+        spec: { hard: HARD },
+      });
+      // The quota controller's first count (there is no controller-manager here): nothing used yet.
+      await ok('PUT', `/api/v1/namespaces/${NS}/resourcequotas/rq/status`, {
+        ...quota,
+        status: { hard: HARD, used: { 'requests.cpu': '0', 'limits.memory': '0' } },
+      });
+      for (const i of [1, 2])
+        await ok('POST', `/api/v1/namespaces/${NS}/pods`, {
+          metadata: { name: `agent-${i}` },
+          spec: {
+            nodeName: 'node-a',
+            containers: [
+              { name: 'c', image: 'busybox', resources: resources('100m', '100Mi', '200m', '200Mi') },
+            ],
+          },
+        });
+      const seen: string[] = [];
+      for (const c of CASES) {
+        const pod = c.judge === 'sent' ? 'agent-2' : 'agent-1';
+        const raw = (await ok('GET', `/api/v1/namespaces/${NS}/pods/${pod}`)) as PodObject;
+        const view = podView(raw);
+        if (!view) throw new Error('no view of the pod');
+        const ranges = (await ok('GET', `/api/v1/namespaces/${NS}/limitranges`)).items;
+        const quotas = (await ok('GET', `/api/v1/namespaces/${NS}/resourcequotas`)).items;
+        const after = amountsAfter(view, c.desired);
+        const verdict =
+          limitRangeViolations(ranges, after)[0] ??
+          quotaViolations(quotas, quotaDelta(specAmounts(view), after))[0];
+        const container = {
+          name: 'c',
+          resources: {
+            ...(c.desired.c?.requests ? { requests: quantities(c.desired.c.requests) } : {}),
+            ...(c.desired.c?.limits ? { limits: quantities(c.desired.c.limits) } : {}),
+          },
+        };
+        const answer = await call(
+          'PATCH',
+          `/api/v1/namespaces/${NS}/pods/${pod}/resize`,
+          { spec: { containers: [container] } },
+          SMP,
         );
+        seen.push(
+          `${c.name}: fleetscope ${verdict ? `holds (${verdict.by}: ${verdict.message})` : 'sends'}; ${server.api().version} ${answer.status} ${answer.status >= 300 ? answer.json?.message : ''}`,
+        );
+        if (c.judge === 'sent') {
+          expect(verdict, seen.at(-1)).toBeUndefined();
+          expect(answer.status, seen.at(-1)).toBe(200);
+        } else {
+          expect(verdict?.by ?? 'sends', seen.at(-1)).toMatch(new RegExp(`^${c.judge} `));
+          expect(answer.status, seen.at(-1)).toBe(403);
+          expect(String(answer.json?.message), seen.at(-1)).toMatch(
+            c.judge === 'LimitRange' ? /per Container is/ : /exceeded quota: rq/,
+          );
+        }
       }
-    }
-    console.log(seen.join('\n'));
-  }, 120_000);
-});
+      console.log(seen.join('\n'));
+    }, 120_000);
+  },
+  { versions: SKEW_VERSIONS },
+);
 
 function quantities(p: { cpu?: number; memory?: number }): Record<string, string> {
   return {
