@@ -12,7 +12,7 @@ import { ObjectsApi } from '../../shared/features/objects.js';
 import { RolloutStore } from '../../shared/features/rollout-store.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
-import { UnregisterError, unregisterFeature } from '../../shared/features/unregister.js';
+import { unregisterFeature } from '../../shared/features/unregister.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { readInput, UsageError } from '../command.js';
 import { type CliContext, type TargetFlags, withContext } from '../context.js';
@@ -69,26 +69,22 @@ export async function unregister(values: TargetFlags & { feature?: string | unde
   return withContext(values, async (ctx) => {
     const store = new FeatureStore(ctx.db, ctx.table);
     const declaration = (await store.listDeclarations()).find((d) => refKey(d) === refKey(ref));
+    // A name that does not exist and a feature still held are the world's answers (1), not usage.
     if (!declaration)
-      throw new UsageError(
+      throw new Error(
         `${refKey(ref)} is not a registered feature (fleetscope's own features cannot be unregistered)`,
       );
-    try {
-      const done = await unregisterFeature(
-        store,
-        await loadCatalog(store),
-        declaration,
-        await new RolloutStore(ctx.db, ctx.table).list(),
-      );
-      const left = await removeObjects(ctx, ref, done.clusters);
-      console.log(
-        `unregistered ${refKey(ref)}: forgotten in ${done.clusters.length} cluster(s)${left.length ? `; its Feature object is left in ${left.join('; ')} (delete it with kubectl)` : ''}`,
-      );
-      return left.length ? 1 : 0;
-    } catch (err) {
-      if (err instanceof UnregisterError) throw new UsageError(err.message);
-      throw err;
-    }
+    const done = await unregisterFeature(
+      store,
+      await loadCatalog(store),
+      declaration,
+      await new RolloutStore(ctx.db, ctx.table).list(),
+    );
+    const left = await removeObjects(ctx, ref, done.clusters);
+    console.log(
+      `unregistered ${refKey(ref)}: forgotten in ${done.clusters.length} cluster(s)${left.length ? `; its Feature object is left in ${left.join('; ')} (delete it with kubectl)` : ''}`,
+    );
+    return left.length ? 1 : 0;
   });
 }
 

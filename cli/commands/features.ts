@@ -537,7 +537,12 @@ async function reconcile(values: Flags): Promise<number> {
     }
     await ctx.runtime?.bus.drain();
     print(format, results, () => reconcileLines(results));
-    for (const r of results) if (r.error && !isDocument(format)) console.error(`${r.cluster}: ${r.error}`);
-    return results.some((r) => r.error) ? 1 : 0;
+    const failing = results.flatMap((r) => [
+      ...(r.error ? [`${r.cluster}: ${r.error}`] : []),
+      ...r.features.filter((o) => o.error).map((o) => `${r.cluster} ${o.feature}: ${o.error}`),
+    ]);
+    if (!isDocument(format)) for (const line of failing) console.error(line);
+    // A pass with a failing task or an unreachable cluster is 1: a cron job must not read it as done.
+    return failing.length ? 1 : 0;
   });
 }

@@ -93,6 +93,12 @@ const CASES = (): Case[] => [
     says: /--feature Not_Valid: feature name "Not_Valid" is not an RFC 1123 label/,
   },
   {
+    args: ['features', 'unregister', '--feature', 'acme/nope'],
+    kind: 'refused',
+    says: /acme\/nope is not a registered feature/,
+  },
+  { args: ['features', 'unregister'], kind: 'usage', says: /unregister needs --feature NAMESPACE\/NAME/ },
+  {
     args: ['features', 'register', '--file', join(dir, 'widgets.yaml'), '-o', 'xml'],
     kind: 'usage',
     says: /-o xml: use one of/,

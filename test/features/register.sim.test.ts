@@ -117,7 +117,7 @@ it('unregister: refused while a cluster has it on; once Off everywhere, the reco
   expect(await state()).toBe('On');
 
   const held = await run('features', 'unregister', '--feature', 'widgets/widgets');
-  expect(held.code).toBe(2);
+  expect(held.code, 'a refused change is 1 (cli/exit-codes.ts)').toBe(1);
   expect(held.err).toMatch(/cluster tp: On: turn it off there first/);
   expect((await run('features', 'list', '--feature', 'widgets/widgets')).code).toBe(0);
 
@@ -143,4 +143,35 @@ it('unregister: refused while a cluster has it on; once Off everywhere, the reco
   expect((await run('features', 'list', '--cluster', 'tp', '-o', 'json')).out).not.toMatch(
     /widgets\/widgets/,
   );
+});
+
+it('a pass whose task fails exits 1 naming it; unregistering a name never registered exits 1', {
+  timeout: 120_000,
+}, async () => {
+  // A user's own ConfigMap where the feature would create one: apply refuses to adopt it, the task fails.
+  await client.core.createNamespacedConfigMap({ namespace: 'widgets', body: configMap('users-own') });
+  const path = await file('clash.yaml', [
+    {
+      namespace: 'widgets',
+      name: 'clash',
+      enable: [{ task: 'apply-manifests', manifests: [configMap('users-own', { mine: 'no' })] }],
+    },
+  ]);
+  expect((await run('features', 'register', '--file', path)).code).toBe(0);
+  await run('cluster', 'register', '--name', 'tp', '--kubeconfig', join(dir, 'kubeconfig.yaml'));
+  expect(
+    (await run('features', 'set', '--cluster', 'tp', '--feature', 'widgets/clash', '--desired', 'on')).code,
+  ).toBe(0);
+  const pass = await run('features', 'reconcile', '--cluster', 'tp');
+  expect(pass.out).toMatch(/tp widgets\/clash: TurningOn \(failing: .*users-own/);
+  expect(pass.err).toMatch(/tp widgets\/clash: .*users-own/);
+  expect(pass.code, 'a pass with a failing task is 1, as a cron job must see it').toBe(1);
+  expect((await client.core.readNamespacedConfigMap({ name: 'users-own', namespace: 'widgets' })).data).toBe(
+    undefined,
+  );
+
+  const unknown = await run('features', 'unregister', '--feature', 'widgets/never');
+  expect(unknown.err).toMatch(/widgets\/never is not a registered feature/);
+  expect(unknown.err).not.toMatch(/--help/);
+  expect(unknown.code, 'a name that does not exist is 1').toBe(1);
 });
