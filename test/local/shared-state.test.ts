@@ -54,6 +54,29 @@ describe('one state directory, several processes', () => {
     }
   });
 
+  // Issue 31, item 2: commands started together, as the server goes away, must all read the whole
+  // registry (one once saw none, another "not registered"), never an empty answer read as the truth.
+  it('commands started at once while the server goes away each read the whole registry', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = testDir('fleetscope-shared-');
+    const first = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
+    for (const name of ['a-1', 'a-2']) await new RegistryStore(first.db, first.table).add(cluster(name));
+    await first.stop();
+    const rounds = [
+      () => process.kill(readRecord(dir)?.pid as number, 'SIGKILL'), // lost: the openers race to start one
+      () => undefined, // left alone: it goes idle as they open
+    ];
+    for (const [i, round] of rounds.entries()) {
+      round();
+      const got = await Promise.all(
+        [0, 1, 2].map(() => runFleetscope(['cluster', 'list', '-o', 'name'], { stateDir: dir })),
+      );
+      for (const r of got)
+        expect([i, r.code, r.out.split('\n').filter(Boolean), r.err]).toEqual([i, 0, ['a-1', 'a-2'], '']);
+    }
+  });
+
   it('a state locked by a process that does not share it is refused with a clear message', async () => {
     const dir = testDir('fleetscope-shared-');
     const holder = await startLocalDynamo({ path: dataDir(dir) }); // holds the LevelDB, records nothing
