@@ -6,6 +6,7 @@
  * requests, and the monthly cost of the control plane per cluster at published prices. A few clusters
  * are slow and a few fail, to show they do not hold up the rest. Figures only, never asserted.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type LocalRuntime, startLocalRuntime } from '../local/runtime.js';
 import { fleetSummaryLines } from '../local/summary.js';
 import { allFunctions, allRules, allSchedules, functionSpec } from '../shared/capabilities.js';
+import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
 import { clusterConnector, resetClusterConnector } from '../shared/fleet/cluster-access.js';
 import { PER_CLUSTER_SECONDS, reservedConcurrency } from '../shared/fleet/concurrency.js';
@@ -284,7 +286,7 @@ export async function runFleetBench(): Promise<void> {
     const report: string[] = [];
     for (const [name, section] of [
       ['fleet', fleetSummaryLines],
-      ['claims', claimsSummaryLines],
+      ['claims', (rt: LocalRuntime) => claimsSummaryLines(claimStoreOf(rt))],
     ] as const) {
       const t = performance.now();
       const lines = await section(runtime);

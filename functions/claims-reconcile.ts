@@ -1,7 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { reconcileClaims } from '../shared/claims/reconcile.js';
-import { ClaimsStore } from '../shared/claims/store.js';
+import { DynamoClaimStore } from '../shared/claims/store-dynamo.js';
 import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { scheduledHandler } from '../shared/handlers.js';
 
@@ -26,7 +26,7 @@ export const handler = scheduledHandler({
   run: async (_input, { deps, logger, metrics }) => {
     const grace = graceMs();
     const report = await reconcileClaims({
-      store: new ClaimsStore(deps.db, deps.config.table),
+      store: new DynamoClaimStore(deps.db, deps.config.table),
       registry: new RegistryStore(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),

@@ -4,7 +4,7 @@ import { yieldCluster } from '../shared/claims/adoption.js';
 import { CLAIMS } from '../shared/claims/capability.js';
 import { ClusterClaimsApi } from '../shared/claims/incluster.js';
 import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.js';
-import { ClaimsStore } from '../shared/claims/store.js';
+import { DynamoClaimStore } from '../shared/claims/store-dynamo.js';
 import type { SyncResult } from '../shared/claims/sync.js';
 import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
@@ -32,7 +32,7 @@ export const handler = eventHandler({
     }
     const c = clusterConnector();
     const ports: ClaimsWorkerPorts = {
-      store: new ClaimsStore(deps.db, deps.config.table),
+      store: new DynamoClaimStore(deps.db, deps.config.table),
       registry: new RegistryStore(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),

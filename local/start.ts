@@ -3,10 +3,12 @@
  * kubeconfig), the local runtime on the schedule clock, the registrations, and the demo's own setup.
  * Kept apart from main.ts so tests start the very same control plane on a clock they move.
  */
+
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { joinDemoClusterSets } from '../shared/claims/summary.js';
 import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
@@ -118,7 +120,7 @@ async function prepareDemo(
   say: (l: string) => void,
 ): Promise<void> {
   const names = targets.map((t) => t.name);
-  for (const line of await joinDemoClusterSets(runtime, deps().publisher, names)) say(line);
+  for (const line of await joinDemoClusterSets(claimStoreOf(runtime), deps().publisher, names)) say(line);
   await runtime.bus.drain();
   if (hasDemo1(targets)) await setElasticPolicy(runtime);
 }

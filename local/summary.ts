@@ -1,5 +1,6 @@
 import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { balloonSummaryLines } from '../shared/balloons/summary.js';
+import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
 import { featureSummaryLines } from '../shared/features/summary.js';
 import { isStale, reachabilityText } from '../shared/fleet/reachability.js';
@@ -14,7 +15,7 @@ export type SummarySection = (runtime: LocalRuntime) => Promise<string[]>;
 /** The summary's sections, in the order printed: the fleet, then each capability's. */
 const sections: SummarySection[] = [
   (runtime) => fleetSummaryLines(runtime),
-  (runtime) => claimsSummaryLines(runtime),
+  (runtime) => claimsSummaryLines(claimStoreOf(runtime)),
   (runtime) => nodescopeSummaryLines(runtime),
   (runtime) => localBalloonSummaryLines(runtime),
   (runtime) => featureSummaryLines(runtime),

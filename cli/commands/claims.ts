@@ -6,7 +6,7 @@ import { deleteCustomClaim, setClaim } from '../../shared/claims/membership.js';
 import { acceptKubeSystemUid } from '../../shared/claims/rebuilt.js';
 import { reconcileClaims, reportLines } from '../../shared/claims/reconcile.js';
 import { clusterIdProblem, customClaimProblem, ID_CLAIM } from '../../shared/claims/rules.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { claimStoreOf, DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { CLAIMS_SORTS, claimsSummaryLines, claimsView, describeClaims } from '../../shared/claims/summary.js';
 import { syncCluster } from '../../shared/claims/sync.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
@@ -107,7 +107,7 @@ async function get(values: Flags): Promise<number> {
     throw new UsageError('--sort-by sorts the list of every cluster: drop --cluster');
   const wide = outputFormat(values) === 'wide';
   return withContext(values, async (ctx) => {
-    const store = new ClaimsStore(ctx.db, ctx.table);
+    const store = new DynamoClaimStore(ctx.db, ctx.table);
     if (!values.cluster) {
       if (out) {
         const ids = (await store.listIdentities()).sort(CLAIMS_SORTS[sortBy ?? 'cluster']);
@@ -116,7 +116,10 @@ async function get(values: Flags): Promise<number> {
       } else {
         // The table alone, as kubectl get prints it (the count above it is npm start's summary): scripts
         // read the rows. An empty list keeps its line saying so.
-        const [count, ...table] = await claimsSummaryLines(ctx, { wide, ...(sortBy ? { sortBy } : {}) });
+        const [count, ...table] = await claimsSummaryLines(claimStoreOf(ctx), {
+          wide,
+          ...(sortBy ? { sortBy } : {}),
+        });
         printLines(table.length ? table : [count!]);
       }
       return 0;
@@ -248,7 +251,7 @@ async function acceptUid(values: Flags): Promise<number> {
     const access = clusterAccess();
     try {
       const uid = await new ClusterClaimsApi(await access.client(name, cluster.kubeconfig)).kubeSystemUid();
-      const before = await new ClaimsStore(ctx.db, ctx.table).getIdentity(name);
+      const before = await new DynamoClaimStore(ctx.db, ctx.table).getIdentity(name);
       const after = await acceptKubeSystemUid(claimsPorts(ctx), name, uid);
       console.log(
         before?.kubeSystemUid === uid
@@ -274,7 +277,7 @@ function checkLines(r: CheckResult, dry: boolean): string[] {
 
 /** The drift check where it always runs: in the claims worker, asked through the bus. */
 async function checkNow(ctx: CliContext, clusters: RegisteredCluster[]): Promise<CheckResult[]> {
-  const store = new ClaimsStore(ctx.db, ctx.table);
+  const store = new DynamoClaimStore(ctx.db, ctx.table);
   const at = new Date().toISOString();
   await ctx.publisher.publish(
     clusters.map((c) => ({
@@ -344,7 +347,7 @@ async function dns(values: Flags): Promise<number> {
     const cluster = need(values.cluster, 'dns needs --cluster NAME or --cluster-id ID');
     const code = await withContext(values, async (ctx) => {
       await registeredCluster(ctx, cluster);
-      const i = await new ClaimsStore(ctx.db, ctx.table).getIdentity(cluster);
+      const i = await new DynamoClaimStore(ctx.db, ctx.table).getIdentity(cluster);
       if (!i) throw new Error(`cluster "${cluster}" has no ${ID_CLAIM} yet`);
       if (!i.clusterSet)
         throw new Error(
@@ -388,7 +391,7 @@ async function config(values: Flags): Promise<number> {
   }
   const out = structured(values);
   return withContext(values, async (ctx) => {
-    const store = new ClaimsStore(ctx.db, ctx.table);
+    const store = new DynamoClaimStore(ctx.db, ctx.table);
     if (values.cluster) await registeredCluster(ctx, values.cluster);
     if (Object.keys(change).length) await store.putSettings(change, values.cluster);
     const effective = await store.settingsFor(values.cluster);

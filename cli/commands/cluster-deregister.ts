@@ -17,7 +17,7 @@
  * steps are not run): they carry features.fleetscope.io/owner.
  */
 import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { removeMembershipClaim } from '../../shared/claims/sync.js';
 import { removeFeatureMirror } from '../../shared/features/leave.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
@@ -105,7 +105,7 @@ async function clean(ctx: CliContext, name: string, client: ClusterClient, step:
       `left the cluster as it is: ${fence.before.kind === 'other' ? `control plane "${fence.before.holder}" owns it` : 'its owner lease changed meanwhile'}`,
     ];
   const out: string[] = [];
-  const identity = await new ClaimsStore(ctx.db, ctx.table).getIdentity(name);
+  const identity = await new DynamoClaimStore(ctx.db, ctx.table).getIdentity(name);
   if (identity?.clusterSet) {
     const removed = await removeMembershipClaim(new ClusterClaimsApi(client));
     if (removed.length) out.push(`removed clusterset.k8s.io (ClusterSet ${identity.clusterSet})`);

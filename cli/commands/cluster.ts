@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { claimStoreOf, DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { identityColumns } from '../../shared/claims/summary.js';
 import { parseLabels, type RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { isStale, reachabilityText } from '../../shared/fleet/reachability.js';
@@ -252,8 +252,7 @@ async function list(values: Flags): Promise<number> {
       ? await Promise.all([...new Set(values.cluster)].map((n) => registeredCluster(ctx, n)))
       : await ctx.registry.list();
     const ids = await identityColumns(
-      ctx.db,
-      ctx.table,
+      claimStoreOf(ctx),
       clusters.map((c) => c.name),
     );
     const statuses = await ctx.registry.statuses(clusters.map((c) => c.name));
@@ -350,7 +349,8 @@ function clusterTable(rows: ListRow[], wide: boolean): string[] {
 
 /** The registered cluster whose ID is `id` (an operator's ID, which no UID guard names). */
 async function idHolder(ctx: CliContext, id: string): Promise<string | undefined> {
-  return (await new ClaimsStore(ctx.db, ctx.table).listIdentities()).find((i) => i.clusterId === id)?.cluster;
+  return (await new DynamoClaimStore(ctx.db, ctx.table).listIdentities()).find((i) => i.clusterId === id)
+    ?.cluster;
 }
 
 async function deregister(values: Flags): Promise<number> {

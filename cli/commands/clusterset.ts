@@ -6,7 +6,7 @@ import {
   moveClusterSet,
 } from '../../shared/claims/membership.js';
 import { clusterSetProblem } from '../../shared/claims/rules.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { claimStoreOf, DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { claimsView, clusterSetLines } from '../../shared/claims/summary.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
 import { type CliContext, parseFlags, targetOptions, withContext } from '../context.js';
@@ -69,7 +69,7 @@ function setName(value: string | undefined, flag: string, verb: string): string 
 
 export function claimsPorts(ctx: CliContext): ClaimsPorts {
   return {
-    store: new ClaimsStore(ctx.db, ctx.table),
+    store: new DynamoClaimStore(ctx.db, ctx.table),
     registry: ctx.registry,
     publisher: ctx.publisher,
     warn: (m) => console.error(`warning: ${m}`),
@@ -114,7 +114,7 @@ async function change(
 async function list(values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     if (structured(values)) {
-      const identities = await new ClaimsStore(ctx.db, ctx.table).listIdentities();
+      const identities = await new DynamoClaimStore(ctx.db, ctx.table).listIdentities();
       const members = identities
         .filter((i) => i.clusterSet && (!values.set || i.clusterSet === values.set))
         .map((i) => ({
@@ -127,7 +127,7 @@ async function list(values: Flags): Promise<number> {
       return 0;
     }
     const wide = outputFormat(values) === 'wide';
-    printLines(await clusterSetLines(ctx, values.set, wide));
+    printLines(await clusterSetLines(claimStoreOf(ctx), values.set, wide));
     return 0;
   });
 }

@@ -5,7 +5,7 @@ import { pattern } from '../platform/catalogue.js';
 import type { KubePermission } from '../platform/kube-permissions.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from './crd.js';
 import { clusterIdentityContext } from './observability.js';
-import { ClaimsStore } from './store.js';
+import { DynamoClaimStore } from './store-dynamo.js';
 
 /**
  * Cluster identity (KEP-2149): id.k8s.io and clusterset.k8s.io claims, unique and immutable, kept in
@@ -19,7 +19,12 @@ export const claimsCapability: FeaturedCapability = {
   id: CLAIMS,
   // Every function's log lines and metrics carry the cluster's ID and ClusterSet (KEP-2149 diagnostics).
   invocationContext: ({ logger, metrics, deps }, clusterOf) =>
-    clusterIdentityContext(logger, metrics, () => new ClaimsStore(deps().db, deps().config.table), clusterOf),
+    clusterIdentityContext(
+      logger,
+      metrics,
+      () => new DynamoClaimStore(deps().db, deps().config.table),
+      clusterOf,
+    ),
   description: 'Cluster ID and ClusterSet membership claims (KEP-2149), kept in DynamoDB and in each cluster',
   functions: [
     {

@@ -46,7 +46,7 @@ import {
   customClaimWarnings,
   ID_CLAIM,
 } from './rules.js';
-import { type ClaimsStore, type StoredIdentity, VersionConflictError } from './store.js';
+import { type ClaimStore, type StoredIdentity, VersionConflictError } from './store.js';
 
 /** The step boundaries of the protocols above; a test hook may throw at one to simulate a crash there. */
 export type MembershipStep =
@@ -58,7 +58,7 @@ export type MembershipStep =
   | 'move:after-switch';
 
 export interface ClaimsPorts {
-  store: ClaimsStore;
+  store: ClaimStore;
   publisher: EventPublisher;
   /** The cluster registry: claims exist only for registered clusters. */
   registry?: RegistryStore;

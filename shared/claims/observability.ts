@@ -5,7 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
-import type { ClaimsStore } from './store.js';
+import type { ClaimStore } from './store.js';
 
 export interface IdentityKeys {
   clusterId?: string;
@@ -29,7 +29,7 @@ const cache = new Map<string, { keys: IdentityKeys; at: number }>();
 
 /** The cluster's ID and ClusterSet, cached for a minute per warm container (one GetItem otherwise). */
 export async function identityKeys(
-  store: ClaimsStore,
+  store: ClaimStore,
   cluster: string,
   now = Date.now(),
 ): Promise<IdentityKeys> {
@@ -53,14 +53,14 @@ export function forgetIdentityKeys(cluster?: string): void {
  * cluster's ID and ClusterSet. For the platform's handler kit (shared/platform/handler.ts), after its
  * cluster context:
  *
- *   .use(clusterIdentityContext(t.logger, t.metrics, () => new ClaimsStore(t.deps.db, t.deps.config.table), clusterOf))
+ *   .use(clusterIdentityContext(t.logger, t.metrics, () => new DynamoClaimStore(t.deps.db, t.deps.config.table), clusterOf))
  *
  * A failed lookup never fails the invocation (the line just lacks the keys).
  */
 export function clusterIdentityContext(
   logger: Logger,
   metrics: Metrics,
-  store: () => ClaimsStore,
+  store: () => ClaimStore,
   clusterOf: (event: never) => string | undefined,
 ): MiddlewareObj {
   return {

@@ -1,16 +1,15 @@
 /**
  * Reading claims for people: the CLI (`claims get`, `clusterset list`), `cluster list`'s ID and
- * ClusterSet columns, and the `npm start` summary. Everything here reads DynamoDB only.
+ * ClusterSet columns, and the `npm start` summary. Everything here reads the claims' store only.
  */
 
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mapLimit } from '../kernel/map-limit.js';
 import { textTable } from '../kernel/text-table.js';
 import type { EventPublisher } from '../platform/publisher.js';
 import { desiredClaims } from './identity.js';
 import { joinClusterSet } from './membership.js';
 import { CLUSTER_ID_CLAIM, CLUSTERSET_CLAIM, ID_CLAIM } from './rules.js';
-import { ClaimsStore, type StoredIdentity, type SyncStatus } from './store.js';
+import type { ClaimStore, StoredIdentity, SyncStatus } from './store.js';
 
 export interface ClaimsView {
   cluster: string;
@@ -21,7 +20,7 @@ export interface ClaimsView {
   sync?: SyncStatus;
 }
 
-export async function claimsView(store: ClaimsStore, cluster: string): Promise<ClaimsView> {
+export async function claimsView(store: ClaimStore, cluster: string): Promise<ClaimsView> {
   const [identity, custom, sync, settings] = await Promise.all([
     store.getIdentity(cluster),
     store.getCustom(cluster),
@@ -83,11 +82,9 @@ export function describeClaims(view: ClaimsView): string[] {
 
 /** The ID and ClusterSet of each named cluster ("-" when unknown / not a member): for `cluster list`. */
 export async function identityColumns(
-  db: DynamoDBDocumentClient,
-  tableName: string,
+  store: ClaimStore,
   clusters: string[],
 ): Promise<Record<string, { id?: string; clusterSet?: string }>> {
-  const store = new ClaimsStore(db, tableName);
   // One query for the fleet, not one read per cluster: a listing may be a moment behind.
   const byCluster = new Map((await store.listIdentities()).map((i) => [i.cluster, i]));
   // Absent stays absent (JSON and YAML carry it): a table shows its own placeholder.
@@ -115,10 +112,9 @@ export const CLAIMS_SORTS: Record<string, (a: StoredIdentity, b: StoredIdentity)
  * where the ID came from and when the claims were last checked in the cluster.
  */
 export async function claimsSummaryLines(
-  rt: { db: DynamoDBDocumentClient; table: string },
+  store: ClaimStore,
   opts: { wide?: boolean; sortBy?: string } = {},
 ): Promise<string[]> {
-  const store = new ClaimsStore(rt.db, rt.table);
   const sort = CLAIMS_SORTS[opts.sortBy ?? 'cluster'] ?? CLAIMS_SORTS.cluster;
   const identities = (await store.listIdentities()).sort(sort);
   const sets = new Set(identities.map((i) => i.clusterSet).filter(Boolean));
@@ -146,12 +142,7 @@ export async function claimsSummaryLines(
 }
 
 /** Members of each ClusterSet (`clusterset list`). */
-export async function clusterSetLines(
-  rt: { db: DynamoDBDocumentClient; table: string },
-  only?: string,
-  wide = false,
-): Promise<string[]> {
-  const store = new ClaimsStore(rt.db, rt.table);
+export async function clusterSetLines(store: ClaimStore, only?: string, wide = false): Promise<string[]> {
   const identities = await store.listIdentities();
   const bySet = new Map<string, StoredIdentity[]>();
   for (const i of identities) {
@@ -182,12 +173,11 @@ export async function clusterSetLines(
  * ...). Idempotent across restarts; a cluster already in another set stays there. Returns what it did.
  */
 export async function joinDemoClusterSets(
-  rt: { db: DynamoDBDocumentClient; table: string },
+  store: ClaimStore,
   publisher: EventPublisher,
   clusters: string[],
   sets: string[] = ['blue', 'green'],
 ): Promise<string[]> {
-  const store = new ClaimsStore(rt.db, rt.table);
   const lines: string[] = [];
   for (const [n, cluster] of clusters.entries()) {
     const set = sets[n % sets.length]!;

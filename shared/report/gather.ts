@@ -4,7 +4,7 @@
  * by the caller (./stores-dynamo.ts: the fleetscope table).
  */
 import type { BalloonStore } from '../balloons/store.js';
-import type { ClaimsStore } from '../claims/store.js';
+import type { ClaimStore } from '../claims/store.js';
 import { loadCatalog } from '../features/catalog.js';
 import { danglingUses } from '../features/dangling.js';
 import type { FeatureSpec } from '../features/spec.js';
@@ -20,7 +20,7 @@ export interface ReportStores {
   registry: Pick<RegistryStore, 'list' | 'statuses'>;
   nodescope: NodeScopeStore;
   balloons: Pick<BalloonStore, 'load'>;
-  claims: Pick<ClaimsStore, 'listIdentities' | 'syncStatuses' | 'customNames'>;
+  claims: Pick<ClaimStore, 'listIdentities' | 'syncStatuses' | 'customNames'>;
   features: FeatureStore;
   /** What an Off feature left stored under its clear-state prefixes (features/dangling.ts). */
   danglingState(spec: FeatureSpec, cluster: string): Promise<string[]>;

@@ -4,7 +4,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
-import { ClaimsStore } from '../claims/store.js';
+import { DynamoClaimStore } from '../claims/store-dynamo.js';
 import { danglingState } from '../features/dangling.js';
 import { FeatureStore } from '../features/store.js';
 import { RegistryStore } from '../fleet/registry-store.js';
@@ -16,7 +16,7 @@ export function reportStoresOn(db: DynamoDBDocumentClient, table: string): Repor
     registry: new RegistryStore(db, table),
     nodescope: new NodeScopeStore(db, table),
     balloons: new DynamoBalloonStore(db, table),
-    claims: new ClaimsStore(db, table),
+    claims: new DynamoClaimStore(db, table),
     features: new FeatureStore(db, table),
     danglingState: (spec, cluster) => danglingState(spec, { cluster, db, table }),
   };

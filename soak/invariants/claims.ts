@@ -3,8 +3,8 @@
  * that set with that ID, or a pending join/move to it), and no two members of a ClusterSet with one ID.
  * Checked after the reconciler's last run, so what a kill left half done has been repaired.
  */
-import type { StoredIdentity } from '../../shared/claims/store.js';
-import { ClaimsStore, type Guard } from '../../shared/claims/store.js';
+import type { Guard, StoredIdentity } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import type { Invariant, Outcome } from '../types.js';
 
 export function judgeGuards(identities: StoredIdentity[], guards: Guard[]): Outcome {
@@ -41,12 +41,12 @@ export function judgeUniqueIds(identities: StoredIdentity[]): Outcome {
 export const guardsExplained: Invariant = {
   name: 'every claim guard has its identity',
   check: async (state) => {
-    const store = new ClaimsStore(state.db, state.table);
+    const store = new DynamoClaimStore(state.db, state.table);
     return judgeGuards(await store.listIdentities(), await store.listGuards());
   },
 };
 
 export const idsUniqueInSets: Invariant = {
   name: 'no two ClusterSet members with one ID',
-  check: async (state) => judgeUniqueIds(await new ClaimsStore(state.db, state.table).listIdentities()),
+  check: async (state) => judgeUniqueIds(await new DynamoClaimStore(state.db, state.table).listIdentities()),
 };

@@ -3,6 +3,7 @@
  * handlers, and simulated Kubernetes API servers over HTTPS. What is in a cluster is always read back
  * through its API (ClusterProperty objects), with a client of the test's own.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterClaimCrd } from '../../local/sim/index.js';
 import { API_APPROVED_ANNOTATION, CLUSTER_PROPERTY, MANAGED_BY_LABEL } from '../../shared/claims/crd.js';
@@ -14,6 +15,7 @@ import {
   setCustomClaim,
 } from '../../shared/claims/membership.js';
 import { OCM_MAX_VALUE_CHARS } from '../../shared/claims/rules.js';
+import { claimStoreOf } from '../../shared/claims/store-dynamo.js';
 import { claimsSummaryLines, identityColumns, joinDemoClusterSets } from '../../shared/claims/summary.js';
 import { deregisterCluster } from '../../shared/fleet/register.js';
 import type { Detail } from '../../shared/platform/events.js';
@@ -326,17 +328,22 @@ describe('options and the rest of the lifecycle', () => {
   });
 
   it('the summary helpers show each cluster with its ID and ClusterSet', async () => {
-    const lines = await joinDemoClusterSets(fleet.runtime, fleet.ports.publisher, ['alpha', 'beta']);
+    const lines = await joinDemoClusterSets(claimStoreOf(fleet.runtime), fleet.ports.publisher, [
+      'alpha',
+      'beta',
+    ]);
     expect(lines).toEqual([
       expect.stringMatching(/^alpha joined ClusterSet blue/),
       expect.stringMatching(/^beta joined ClusterSet green/),
     ]);
     await fleet.runtime.bus.drain();
-    expect(await joinDemoClusterSets(fleet.runtime, fleet.ports.publisher, ['alpha', 'beta'])).toEqual([]);
-    const summary = (await claimsSummaryLines(fleet.runtime)).join('\n');
+    expect(
+      await joinDemoClusterSets(claimStoreOf(fleet.runtime), fleet.ports.publisher, ['alpha', 'beta']),
+    ).toEqual([]);
+    const summary = (await claimsSummaryLines(claimStoreOf(fleet.runtime))).join('\n');
     expect(summary).toMatch(new RegExp(`alpha\\s+${fleet.sim.cluster('alpha').kubeSystemUid}\\s+blue`));
     expect(summary).toMatch(/beta\s+\S+\s+green/);
-    const cols = await identityColumns(fleet.runtime.db, fleet.runtime.table, ['alpha', 'nobody']);
+    const cols = await identityColumns(claimStoreOf(fleet.runtime), ['alpha', 'nobody']);
     expect(cols).toEqual({
       alpha: { id: fleet.sim.cluster('alpha').kubeSystemUid, clusterSet: 'blue' },
       nobody: {},

@@ -6,7 +6,8 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, type Simulator, startSimulator } from '../../local/sim/index.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import type { ClaimsPorts } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import type { ClaimStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { registerCluster } from '../../shared/fleet/register.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -18,7 +19,7 @@ export interface Fleet {
   sim: Simulator;
   runtime: LocalRuntime;
   kubeconfigPath: string;
-  store: ClaimsStore;
+  store: ClaimStore;
   registry: RegistryStore;
   ports: ClaimsPorts;
   ref(name: string): KubeconfigRef;
@@ -37,7 +38,7 @@ export async function startFleet(specs: SimClusterSpec[]): Promise<Fleet> {
   const kubeconfigPath = join(dir, 'kubeconfig.yaml');
   await sim.writeKubeconfig(kubeconfigPath);
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  const store = new ClaimsStore(runtime.db, runtime.table);
+  const store = new DynamoClaimStore(runtime.db, runtime.table);
   const registry = new RegistryStore(runtime.db, runtime.table);
   const clients = new Map<string, ClusterClient>();
   const kubeconfig = sim.kubeconfig();

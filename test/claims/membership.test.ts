@@ -23,14 +23,15 @@ import {
 import { clusterIdentityContext, forgetIdentityKeys } from '../../shared/claims/observability.js';
 import { actionsOf, reconcileClaims } from '../../shared/claims/reconcile.js';
 import { ClaimRuleError, MAX_CLAIM_VALUE_BYTES } from '../../shared/claims/rules.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import type { ClaimStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import type { OutgoingEvent } from '../../shared/platform/publisher.js';
 
 class Crash extends Error {}
 
 let runtime: LocalRuntime;
-let store: ClaimsStore;
+let store: ClaimStore;
 let registry: RegistryStore;
 let events: OutgoingEvent[];
 let seq = 0;
@@ -74,7 +75,7 @@ async function snapshot(name: string) {
 
 beforeAll(async () => {
   runtime = await startLocalRuntime();
-  store = new ClaimsStore(runtime.db, runtime.table);
+  store = new DynamoClaimStore(runtime.db, runtime.table);
   registry = new RegistryStore(runtime.db, runtime.table);
 });
 afterAll(async () => runtime?.stop());

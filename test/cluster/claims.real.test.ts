@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { clusterClaimCrd } from '../../local/sim/index.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { leaveClusterSet } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { deps } from '../../shared/platform/deps.js';
@@ -78,7 +78,7 @@ describeRealCluster('cluster claims', { nodes: [{ name: 'c-a', cpus: 1, memory: 
 
   it('leaves the ClusterSet: its membership claim goes, the identity stays', async () => {
     const ports = {
-      store: new ClaimsStore(env.runtime.db, env.runtime.table),
+      store: new DynamoClaimStore(env.runtime.db, env.runtime.table),
       registry: new RegistryStore(env.runtime.db, env.runtime.table),
       publisher: deps().publisher,
     };

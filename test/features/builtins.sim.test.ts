@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { joinClusterSet, leaveClusterSet } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { parseCpu } from '../../shared/kernel/quantity.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
@@ -198,7 +198,7 @@ describe('built-in features over the simulator', () => {
 
   it('claims: off waits while the cluster is in a ClusterSet, naming it; then removes all but id.k8s.io', async () => {
     await drive(env, 'cl', CLAIMS, { between: () => env.claimsCheck('cl') });
-    const claims = new ClaimsStore(env.runtime.db, env.runtime.table);
+    const claims = new DynamoClaimStore(env.runtime.db, env.runtime.table);
     const ports = { store: claims, registry: env.registry, publisher: { publish: async () => {} } };
     await env.claimsCheck('cl');
     await joinClusterSet(ports, 'cl', 'blue');

@@ -10,7 +10,7 @@ import { validatePolicy } from '../../shared/balloons/policy.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CLUSTER_PROPERTY } from '../../shared/claims/crd.js';
 import { setCustomClaim } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
@@ -90,7 +90,7 @@ export const EXERCISES: Record<string, Exercise> = {
     async use(env, cluster) {
       await env.claimsCheck(cluster);
       const ports = {
-        store: new ClaimsStore(env.runtime.db, env.runtime.table),
+        store: new DynamoClaimStore(env.runtime.db, env.runtime.table),
         registry: env.registry,
         publisher: { publish: async () => {} },
       };

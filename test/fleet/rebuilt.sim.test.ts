@@ -12,7 +12,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { clusterPropertyCrd } from '../../shared/claims/crd.js';
 import { ensureIdentity, setClusterId } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
@@ -120,7 +120,7 @@ it('kube-system recreated: a second registration under another name is refused; 
 
 it('an operator-given ID (no UID guard names it) is found through the claims, and refused the same', async () => {
   const c = sim.cluster('named');
-  const claims = new ClaimsStore(runtime.db, runtime.table);
+  const claims = new DynamoClaimStore(runtime.db, runtime.table);
   await registerCluster({ name: 'named-1', kubeconfig: ref('named') }, ports());
   await carryId(c, 'prod-eu-1');
   const cp = { store: claims, registry: ports().store, publisher: deps().publisher };

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { LocalRuntime } from '../../local/runtime.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
-import { ClaimsStore } from '../../shared/claims/store.js';
+import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { deps } from '../../shared/platform/deps.js';
 
@@ -25,7 +25,7 @@ export interface ClaimsDriftHooks {
 export async function claimsThroughDrift(h: ClaimsDriftHooks, c: string) {
   const { runtime, admin } = h;
   const ports = {
-    store: new ClaimsStore(runtime.db, runtime.table),
+    store: new DynamoClaimStore(runtime.db, runtime.table),
     registry: new RegistryStore(runtime.db, runtime.table),
     publisher: deps().publisher,
   };
