@@ -19,7 +19,7 @@ import { startSimulator } from '../local/sim/index.js';
 import { serveDemand } from '../shared/balloons/grow.js';
 import { validatePolicy } from '../shared/balloons/policy.js';
 import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { rawResizeApi } from '../shared/resize/raw-api.js';
@@ -75,7 +75,7 @@ export async function growLatencyBench(): Promise<void> {
   try {
     const path = join(dir, 'kubeconfig.yaml');
     await sim.writeKubeconfig(path);
-    await new RegistryStore(runtime.db, runtime.table).add({
+    await new DynamoRegistry(runtime.db, runtime.table).add({
       name: CLUSTER,
       kubeconfig: { kind: 'file', path, context: CLUSTER },
       labels: {},

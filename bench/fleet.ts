@@ -20,7 +20,7 @@ import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
 import { clusterConnector, resetClusterConnector } from '../shared/fleet/cluster-access.js';
 import { PER_CLUSTER_SECONDS, reservedConcurrency } from '../shared/fleet/concurrency.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { deps } from '../shared/platform/deps.js';
 import { HOURS_PER_MONTH, PRICES } from './cost.js';
@@ -167,7 +167,7 @@ async function runPhase(
   const api = clusterConnector().stats();
   const statuses =
     capability === 'inventory'
-      ? await new RegistryStore(runtime.db, runtime.table).statuses(names())
+      ? await new DynamoRegistry(runtime.db, runtime.table).statuses(names())
       : undefined;
   return {
     capability,
@@ -258,7 +258,7 @@ export async function runFleetBench(): Promise<void> {
     process.env.POWERTOOLS_METRICS_DISABLED = 'true';
     runtime = await startLocalRuntime({ retryDelayMs: 200, concurrency: concurrencyFor });
     const units = meterDynamo(deps().dynamo);
-    const registry = new RegistryStore(runtime.db, runtime.table);
+    const registry = new DynamoRegistry(runtime.db, runtime.table);
     const t0 = performance.now();
     for (let i = 0; i < CLUSTERS; i += 50)
       await Promise.all(

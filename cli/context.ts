@@ -4,7 +4,8 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LocalRuntime } from '../local/runtime.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import type { Registry } from '../shared/fleet/registry.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { ENV } from '../shared/platform/config.js';
 import { deps, resetDeps } from '../shared/platform/deps.js';
 import type { EventPublisher } from '../shared/platform/publisher.js';
@@ -16,7 +17,7 @@ export interface CliContext {
   mode: 'local' | 'aws';
   db: DynamoDBDocumentClient;
   table: string;
-  registry: RegistryStore;
+  registry: Registry;
   publisher: EventPublisher;
   /** The local runtime when mode is local: its bus delivers the command's events to the handlers. */
   runtime?: LocalRuntime;
@@ -125,7 +126,7 @@ export async function openContext(flags: TargetFlags): Promise<CliContext> {
     mode: 'local',
     db,
     table: runtime.table,
-    registry: new RegistryStore(db, runtime.table),
+    registry: new DynamoRegistry(db, runtime.table),
     publisher,
     runtime,
     close: async () => {
@@ -180,7 +181,7 @@ async function openAws(flags: TargetFlags): Promise<CliContext> {
     mode: 'aws',
     db,
     table: outputs.TableName!,
-    registry: new RegistryStore(db, outputs.TableName!),
+    registry: new DynamoRegistry(db, outputs.TableName!),
     publisher,
     ...(outputs.VerifyFunctionName ? { verifyFunction: outputs.VerifyFunctionName } : {}),
     close: async () => resetDeps(),

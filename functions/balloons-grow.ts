@@ -6,7 +6,7 @@ import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { addMetrics } from '../shared/platform/observability.js';
@@ -23,7 +23,7 @@ export const handler = eventHandler({
   run: async (event, { deps, logger, metrics }) => {
     const { cluster: name, capability, requestedAt } = event.detail;
     if (capability !== BALLOONS) return { cluster: name, skipped: `capability ${capability}` };
-    const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
+    const cluster = await new DynamoRegistry(deps.db, deps.config.table).get(name);
     if (!cluster) return { cluster: name, skipped: 'not registered' };
     const feature = await gate(
       workerGatePorts(deps, logger.warn.bind(logger)),

@@ -6,7 +6,7 @@ import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { addMetrics } from '../shared/platform/observability.js';
@@ -21,7 +21,7 @@ export const handler = eventHandler({
   detailTypes: ['NodeResizeRequested'],
   run: async (event, { deps, logger, metrics }) => {
     const d = event.detail;
-    const cluster = await new RegistryStore(deps.db, deps.config.table).get(d.cluster);
+    const cluster = await new DynamoRegistry(deps.db, deps.config.table).get(d.cluster);
     const refuse = (why: string) => {
       logger.warn('node resize request refused', { node: d.node, why });
       metrics.addMetric('BalloonRequestsRefused', MetricUnit.Count, 1);

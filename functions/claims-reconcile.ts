@@ -2,7 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { reconcileClaims } from '../shared/claims/reconcile.js';
 import { DynamoClaimStore } from '../shared/claims/store-dynamo.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { scheduledHandler } from '../shared/handlers.js';
 
 /**
@@ -27,7 +27,7 @@ export const handler = scheduledHandler({
     const grace = graceMs();
     const report = await reconcileClaims({
       store: new DynamoClaimStore(deps.db, deps.config.table),
-      registry: new RegistryStore(deps.db, deps.config.table),
+      registry: new DynamoRegistry(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
       ...(grace !== undefined ? { graceMs: grace } : {}),

@@ -10,7 +10,7 @@ import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shar
 import { gate, workerGatePorts } from '../shared/features/gate.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { ownerCheck } from '../shared/fleet/owner-lease.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 
@@ -33,7 +33,7 @@ export const handler = eventHandler({
     const c = clusterConnector();
     const ports: ClaimsWorkerPorts = {
       store: new DynamoClaimStore(deps.db, deps.config.table),
-      registry: new RegistryStore(deps.db, deps.config.table),
+      registry: new DynamoRegistry(deps.db, deps.config.table),
       publisher: deps.publisher,
       warn: (message) => logger.warn(message),
       claimsApi: async (cluster, kubeconfig) => new ClusterClaimsApi(await c.get(cluster, kubeconfig)),

@@ -11,7 +11,7 @@ import { gate, workerGatePorts } from '../shared/features/gate.js';
 import type { FeatureState } from '../shared/features/model.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
@@ -44,7 +44,7 @@ export const handler = eventHandler({
     if (event['detail-type'] === 'ClusterFollowRequested') return follow(name, deps, logger);
     // BusEvent does not narrow its detail by detail-type: the follow's went above.
     const { cycleId, requestedAt } = event.detail as Detail<'ClusterWorkRequested'>;
-    const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
+    const cluster = await new DynamoRegistry(deps.db, deps.config.table).get(name);
     if (!cluster) {
       logger.info('cluster is no longer registered; skipping');
       kept.forget(clusterPrefix(name));
@@ -113,7 +113,7 @@ async function follow(name: string, deps: Deps, logger: Logger) {
     logger.info('cluster follow: nothing kept here');
     return { cluster: name, follow: 'nothing kept' };
   }
-  const cluster = await new RegistryStore(deps.db, deps.config.table).get(name);
+  const cluster = await new DynamoRegistry(deps.db, deps.config.table).get(name);
   if (!cluster) {
     kept.forget(clusterPrefix(name));
     return { cluster: name, skipped: 'not registered' };

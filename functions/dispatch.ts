@@ -2,7 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { dispatchCycle } from '../shared/fleet/dispatch.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { scheduledHandler } from '../shared/handlers.js';
 
 // A capability the catalogue does not know would fan out work no rule routes anywhere.
@@ -21,7 +21,7 @@ export const handler = scheduledHandler({
     })
     .strict(),
   run: async ({ capability, follow }, { deps, logger, metrics }) => {
-    const registry = new RegistryStore(deps.db, deps.config.table);
+    const registry = new DynamoRegistry(deps.db, deps.config.table);
     const r = await dispatchCycle(
       capability,
       registry,

@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { clusterAccess, describeAccessError, inventoryAccess } from '../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';
 import { inventoryCluster } from '../shared/inventory/inventory.js';
 
@@ -9,7 +9,7 @@ export const handler = eventHandler({
   functionId: 'inventory',
   detailTypes: ['ClusterWorkRequested', 'ClusterRegistered'],
   run: async (event, { deps, logger, metrics }) => {
-    const registry = new RegistryStore(deps.db, deps.config.table);
+    const registry = new DynamoRegistry(deps.db, deps.config.table);
     const cluster = await registry.get(event.detail.cluster);
     if (!cluster) {
       // Deregistered after the event was sent: nothing to do, and not an error worth a retry.

@@ -14,7 +14,8 @@ import type { RegisteredCluster } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { registerCluster } from '../shared/fleet/register.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import type { Registry } from '../shared/fleet/registry.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { describeKubeconfigRef, type KubeconfigRef, kubeconfigRefKey } from '../shared/k8s/kubeconfig-ref.js';
 import { deps } from '../shared/platform/deps.js';
 import { setElasticPolicy } from './demo-balloons.js';
@@ -127,7 +128,7 @@ async function prepareDemo(
 
 /** Registers each target not registered yet; a target that cannot be reached is reported and skipped. */
 async function registerTargets(runtime: LocalRuntime, targets: Target[], say: (l: string) => void) {
-  const store = new RegistryStore(runtime.db, runtime.table);
+  const store = new DynamoRegistry(runtime.db, runtime.table);
   const access = clusterAccess();
   for (const t of targets) {
     const existing = await store.get(t.name);
@@ -159,7 +160,7 @@ async function registerTargets(runtime: LocalRuntime, targets: Target[], say: (l
  * when the new kubeconfig reaches the same cluster (same kube-system UID), else leave it and say why.
  */
 async function repoint(
-  store: RegistryStore,
+  store: Registry,
   existing: RegisteredCluster,
   target: Target,
   say: (l: string) => void,

@@ -4,7 +4,7 @@ import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
 import { featureSummaryLines } from '../shared/features/summary.js';
 import { isStale, reachabilityText } from '../shared/fleet/reachability.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { textTable } from '../shared/kernel/text-table.js';
 import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import type { LocalRuntime } from './runtime.js';
@@ -25,7 +25,7 @@ const sections: SummarySection[] = [
 export async function localBalloonSummaryLines(
   runtime: Pick<LocalRuntime, 'db' | 'table'>,
 ): Promise<string[]> {
-  const clusters = await new RegistryStore(runtime.db, runtime.table).list();
+  const clusters = await new DynamoRegistry(runtime.db, runtime.table).list();
   return balloonSummaryLines(
     new DynamoBalloonStore(runtime.db, runtime.table),
     clusters.map((c) => c.name),
@@ -33,7 +33,7 @@ export async function localBalloonSummaryLines(
 }
 
 export async function fleetSummaryLines(runtime: Pick<LocalRuntime, 'db' | 'table'>): Promise<string[]> {
-  const registry = new RegistryStore(runtime.db, runtime.table);
+  const registry = new DynamoRegistry(runtime.db, runtime.table);
   const clusters = await registry.list();
   const statuses = await registry.statuses(clusters.map((c) => c.name));
   const rows = clusters.map((c) => ({ c, s: statuses.get(c.name) }));

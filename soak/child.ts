@@ -9,7 +9,7 @@ import { startLocalRuntime } from '../local/runtime.js';
 import { setFeatureClock } from '../shared/features/clock.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { registerCluster } from '../shared/fleet/register.js';
-import { RegistryStore } from '../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import type { KubeconfigRef } from '../shared/k8s/kubeconfig-ref.js';
 import { setNodeScopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULTS, ENV } from '../shared/platform/config.js';
@@ -54,7 +54,7 @@ let deadSent = 0;
 process.on('message', async (m: ToChild) => {
   if (m.type === 'register') {
     now = m.now; // features are announced to each cluster as it registers: on the soak's clock
-    const store = new RegistryStore(runtime.db, runtime.table);
+    const store = new DynamoRegistry(runtime.db, runtime.table);
     for (const t of m.targets) {
       if (await store.get(t.name)) continue;
       await registerCluster(

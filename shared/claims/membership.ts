@@ -25,7 +25,7 @@
  * move that fails before the switch leaves the old membership intact.
  */
 import { randomUUID } from 'node:crypto';
-import type { RegistryStore } from '../fleet/registry-store.js';
+import type { Registry } from '../fleet/registry.js';
 import { kubeconfigRefKey } from '../k8s/kubeconfig-ref.js';
 import type { EventPublisher, OutgoingEvent } from '../platform/publisher.js';
 import { change, claimsChangedEvents, membershipChangedEvent } from './events.js';
@@ -61,7 +61,7 @@ export interface ClaimsPorts {
   store: ClaimStore;
   publisher: EventPublisher;
   /** The cluster registry: claims exist only for registered clusters. */
-  registry?: RegistryStore;
+  registry?: Registry;
   now?: () => Date;
   /** Fault injection (tests): called at each step boundary; a throw there is a crash there. */
   step?: (step: MembershipStep) => void | Promise<void>;

@@ -4,14 +4,14 @@
  * adapters (cluster access, the feature gate) and reports the outcome.
  */
 import type { GateDecision } from '../features/gate.js';
-import type { RegistryStore } from '../fleet/registry-store.js';
+import type { Registry } from '../fleet/registry.js';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import type { ClusterClaimsApi } from './incluster.js';
 import { type ClaimsPorts, forgetCluster } from './membership.js';
 import { removeMembershipClaim, type SyncResult, syncCluster } from './sync.js';
 
 export interface ClaimsWorkerPorts extends ClaimsPorts {
-  registry: RegistryStore;
+  registry: Registry;
   /** The claims API of a cluster, through its kubeconfig. */
   claimsApi(cluster: string, kubeconfig: KubeconfigRef): Promise<ClusterClaimsApi>;
   /** The claims feature as the cluster has it, this worker's use reported. */

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clusterAccess } from '../fleet/cluster-access.js';
-import { RegistryStore } from '../fleet/registry-store.js';
+import type { Registry } from '../fleet/registry.js';
+import { DynamoRegistry } from '../fleet/registry-dynamo.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { Deps } from '../platform/deps.js';
 import { loadCatalog } from './catalog.js';
@@ -29,9 +30,9 @@ export async function serverPorts(
   deps: Deps,
   who: string,
   t: Telemetry,
-): Promise<{ reconciler: ReconcilerPorts; rollouts: RolloutPorts; registry: RegistryStore }> {
+): Promise<{ reconciler: ReconcilerPorts; rollouts: RolloutPorts; registry: Registry }> {
   const store = new FeatureStore(deps.db, deps.config.table);
-  const registry = new RegistryStore(deps.db, deps.config.table);
+  const registry = new DynamoRegistry(deps.db, deps.config.table);
   const catalog = await loadCatalog(store);
   const publish = (events: Parameters<Deps['publisher']['publish']>[0]) => deps.publisher.publish(events);
   const reconciler: ReconcilerPorts = {

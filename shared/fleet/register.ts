@@ -1,7 +1,7 @@
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import type { EventPublisher } from '../platform/publisher.js';
 import { clusterNameProblem, labelProblem, type RegisteredCluster } from './cluster.js';
-import type { RegistryStore } from './registry-store.js';
+import type { Registry } from './registry.js';
 
 export class RegistrationError extends Error {
   override name = 'RegistrationError';
@@ -16,7 +16,7 @@ export class AlreadyRegisteredError extends RegistrationError {
 }
 
 export interface RegistrationPorts {
-  store: RegistryStore;
+  store: Registry;
   publisher: EventPublisher;
   /**
    * Loads the kubeconfig and reaches the cluster; throws an error that says what is wrong. Returns the
@@ -120,7 +120,7 @@ async function refuseSecondIdentity(
   );
 }
 
-async function takeUidGuard(store: RegistryStore, uid: string, name: string): Promise<void> {
+async function takeUidGuard(store: Registry, uid: string, name: string): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const holder = await store.uidHolder(uid);
     if (holder && holder !== name && (await store.get(holder))) {

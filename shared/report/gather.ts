@@ -9,7 +9,7 @@ import { loadCatalog } from '../features/catalog.js';
 import { danglingUses } from '../features/dangling.js';
 import type { FeatureSpec } from '../features/spec.js';
 import type { FeatureStore } from '../features/store.js';
-import type { RegistryStore } from '../fleet/registry-store.js';
+import type { Registry } from '../fleet/registry.js';
 import { mapLimit } from '../kernel/map-limit.js';
 import { getRecommendations, listDaemonSets } from '../nodescope/query.js';
 import type { NodeScopeStore } from '../nodescope/store.js';
@@ -17,7 +17,7 @@ import type { ReportInputs } from './build.js';
 
 /** The stores the report reads, each capability's own. */
 export interface ReportStores {
-  registry: Pick<RegistryStore, 'list' | 'statuses'>;
+  registry: Pick<Registry, 'list' | 'statuses'>;
   nodescope: NodeScopeStore;
   balloons: Pick<BalloonStore, 'load'>;
   claims: Pick<ClaimStore, 'listIdentities' | 'syncStatuses' | 'customNames'>;

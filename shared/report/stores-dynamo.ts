@@ -7,13 +7,13 @@ import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
 import { DynamoClaimStore } from '../claims/store-dynamo.js';
 import { danglingState } from '../features/dangling.js';
 import { FeatureStore } from '../features/store.js';
-import { RegistryStore } from '../fleet/registry-store.js';
+import { DynamoRegistry } from '../fleet/registry-dynamo.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { ReportStores } from './gather.js';
 
 export function reportStoresOn(db: DynamoDBDocumentClient, table: string): ReportStores {
   return {
-    registry: new RegistryStore(db, table),
+    registry: new DynamoRegistry(db, table),
     nodescope: new NodeScopeStore(db, table),
     balloons: new DynamoBalloonStore(db, table),
     claims: new DynamoClaimStore(db, table),

@@ -13,7 +13,7 @@ import { startSimulator } from '../../local/sim/index.js';
 import { EC2_HOURLY_USD } from '../../shared/balloons/prices.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { START } from './helpers.js';
@@ -40,7 +40,7 @@ describe('fleetscope balloons', () => {
     node = sim.cluster('c1').store.list('nodes')[0].metadata.name;
     const runtime = await startLocalRuntime({ stateDir: dir });
     try {
-      await new RegistryStore(runtime.db, runtime.table).add({
+      await new DynamoRegistry(runtime.db, runtime.table).add({
         name: 'c1',
         kubeconfig: { kind: 'file', path: kubeconfig, context: 'c1' },
         labels: {},

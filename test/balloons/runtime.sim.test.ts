@@ -11,7 +11,7 @@ import { amounts } from '../../shared/balloons/amounts.js';
 import { validatePolicy } from '../../shared/balloons/policy.js';
 import type { BalloonStore } from '../../shared/balloons/store.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { deps } from '../../shared/platform/deps.js';
@@ -40,7 +40,7 @@ describe('balloons in the local runtime', () => {
     const path = join(dir, 'kubeconfig.yaml');
     await env.sim.writeKubeconfig(path);
     env.sim.cluster('b').store.put(VPA_RESOURCE, vpaObject({ mode: 'Auto' }));
-    await new RegistryStore(env.runtime.db, env.runtime.table).add({
+    await new DynamoRegistry(env.runtime.db, env.runtime.table).add({
       name: 'b',
       kubeconfig: { kind: 'file', path, context: 'b' },
       labels: {},

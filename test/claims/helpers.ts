@@ -10,7 +10,8 @@ import type { ClaimStore } from '../../shared/claims/store.js';
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { registerCluster } from '../../shared/fleet/register.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import type { Registry } from '../../shared/fleet/registry.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import type { KubeconfigRef } from '../../shared/k8s/kubeconfig-ref.js';
 import { deps } from '../../shared/platform/deps.js';
@@ -20,7 +21,7 @@ export interface Fleet {
   runtime: LocalRuntime;
   kubeconfigPath: string;
   store: ClaimStore;
-  registry: RegistryStore;
+  registry: Registry;
   ports: ClaimsPorts;
   ref(name: string): KubeconfigRef;
   /** A client of our own (not the handlers'), to look at a cluster through its API. */
@@ -39,7 +40,7 @@ export async function startFleet(specs: SimClusterSpec[]): Promise<Fleet> {
   await sim.writeKubeconfig(kubeconfigPath);
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
   const store = new DynamoClaimStore(runtime.db, runtime.table);
-  const registry = new RegistryStore(runtime.db, runtime.table);
+  const registry = new DynamoRegistry(runtime.db, runtime.table);
   const clients = new Map<string, ClusterClient>();
   const kubeconfig = sim.kubeconfig();
   const client = (name: string) => {

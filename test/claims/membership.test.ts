@@ -25,14 +25,15 @@ import { actionsOf, reconcileClaims } from '../../shared/claims/reconcile.js';
 import { ClaimRuleError, MAX_CLAIM_VALUE_BYTES } from '../../shared/claims/rules.js';
 import type { ClaimStore } from '../../shared/claims/store.js';
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import type { Registry } from '../../shared/fleet/registry.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import type { OutgoingEvent } from '../../shared/platform/publisher.js';
 
 class Crash extends Error {}
 
 let runtime: LocalRuntime;
 let store: ClaimStore;
-let registry: RegistryStore;
+let registry: Registry;
 let events: OutgoingEvent[];
 let seq = 0;
 
@@ -76,7 +77,7 @@ async function snapshot(name: string) {
 beforeAll(async () => {
   runtime = await startLocalRuntime();
   store = new DynamoClaimStore(runtime.db, runtime.table);
-  registry = new RegistryStore(runtime.db, runtime.table);
+  registry = new DynamoRegistry(runtime.db, runtime.table);
 });
 afterAll(async () => runtime?.stop());
 beforeEach(() => {

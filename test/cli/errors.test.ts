@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Refreshed, refreshTable } from '../../cli/commands/cluster-refresh.js';
 import { readStackOutputs } from '../../cli/context.js';
 import { startLocalRuntime } from '../../local/runtime.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 
 describe('errors a person can act on', () => {
@@ -20,7 +20,7 @@ describe('errors a person can act on', () => {
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-errors-'));
     const runtime = await startLocalRuntime({ stateDir: join(dir, 'state') });
     try {
-      await new RegistryStore(runtime.db, runtime.table).add({
+      await new DynamoRegistry(runtime.db, runtime.table).add({
         name: 'c1',
         kubeconfig: { kind: 'file', path: join(dir, 'none.yaml'), context: 'c1' },
         labels: {},

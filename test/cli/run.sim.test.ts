@@ -194,8 +194,8 @@ describe('sim --demo, cluster register, run --once', () => {
       ]);
       expect(r.err).toBe('');
       expect(r.code).toBe(0);
-      const { RegistryStore } = await import('../../shared/fleet/registry-store.js');
-      const statuses = await new RegistryStore(holder.db, holder.table).statuses(['demo-1']);
+      const { DynamoRegistry } = await import('../../shared/fleet/registry-dynamo.js');
+      const statuses = await new DynamoRegistry(holder.db, holder.table).statuses(['demo-1']);
       expect(Date.now() - Date.parse(statuses.get('demo-1')?.observedAt ?? '')).toBeLessThan(30_000);
     } finally {
       await holder.stop();

@@ -10,7 +10,7 @@ import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js'
 import { leaveClusterSet } from '../../shared/claims/membership.js';
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { deps } from '../../shared/platform/deps.js';
 import { busEvent } from '../support/bus-event.js';
 import { claimsThroughDrift, expectRepaired } from '../support/claims-drift.js';
@@ -48,7 +48,7 @@ describeRealCluster('cluster claims', { nodes: [{ name: 'c-a', cpus: 1, memory: 
         (c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True',
       );
     });
-    await new RegistryStore(env.runtime.db, env.runtime.table).add({
+    await new DynamoRegistry(env.runtime.db, env.runtime.table).add({
       name: CLUSTER,
       kubeconfig: { kind: 'file', path: k.cluster().kubeconfigPath, context: 'envtest' },
       labels: {},
@@ -79,7 +79,7 @@ describeRealCluster('cluster claims', { nodes: [{ name: 'c-a', cpus: 1, memory: 
   it('leaves the ClusterSet: its membership claim goes, the identity stays', async () => {
     const ports = {
       store: new DynamoClaimStore(env.runtime.db, env.runtime.table),
-      registry: new RegistryStore(env.runtime.db, env.runtime.table),
+      registry: new DynamoRegistry(env.runtime.db, env.runtime.table),
       publisher: deps().publisher,
     };
     const left = await leaveClusterSet(ports, CLUSTER, 'blue');

@@ -25,7 +25,7 @@ import { refKey } from '../../shared/features/model.js';
 import type { ReconcilerPorts } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { vpaCheckpointCrd, vpaCrd } from '../../shared/kernel/crds/vpa.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { installScopedCrd } from '../../shared/nodescope/crd.js';
@@ -142,7 +142,7 @@ async function startRealEnv(k: ClusterHandle): Promise<WorkerEnv & { stop(): Pro
   const metrics = k.cluster().metrics;
   if (!metrics) throw new Error('the lifecycle suite needs the harness to serve metrics');
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  const registry = new RegistryStore(runtime.db, runtime.table);
+  const registry = new DynamoRegistry(runtime.db, runtime.table);
   const now = () => metrics.clock.now();
   await registry.add({
     name: CLUSTER,

@@ -34,7 +34,8 @@ import { RolloutStore } from '../../shared/features/rollout-store.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import type { Registry } from '../../shared/fleet/registry.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { SK } from '../../shared/platform/dynamo.js';
@@ -47,7 +48,7 @@ export interface FeatureEnv {
   sim: Sim;
   runtime: LocalRuntime;
   store: FeatureStore;
-  registry: RegistryStore;
+  registry: Registry;
   client(cluster: string): ClusterClient;
   now(): number;
   /** Moves the clock on (over a real cluster, also lets real time pass for its controllers). */
@@ -84,7 +85,7 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
   const dir = await mkdtemp(join(tmpdir(), 'fleetscope-features-'));
   const path = join(dir, 'kubeconfig.yaml');
   await sim.writeKubeconfig(path);
-  const registry = new RegistryStore(runtime.db, runtime.table);
+  const registry = new DynamoRegistry(runtime.db, runtime.table);
   const register = (name: string, labels: Record<string, string>) =>
     registry.add({
       name,
@@ -145,7 +146,7 @@ export async function startFeatureEnv(clusters: SimClusterSpec[]): Promise<Featu
  */
 export function workerEnv(parts: {
   runtime: LocalRuntime;
-  registry: RegistryStore;
+  registry: Registry;
   client(cluster: string): ClusterClient;
   now(): number;
   advance(ms: number): Promise<void>;

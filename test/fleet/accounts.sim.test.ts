@@ -12,7 +12,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { DEFAULTS } from '../../shared/platform/config.js';
 import { simpleKubeconfig } from '../k8s/helpers.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
@@ -72,7 +72,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const store = () => new RegistryStore(runtime.db, runtime.table);
+const store = () => new DynamoRegistry(runtime.db, runtime.table);
 const cluster = (
   name: string,
   kubeconfigPath: string,

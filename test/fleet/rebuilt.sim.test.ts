@@ -15,7 +15,7 @@ import { ensureIdentity, setClusterId } from '../../shared/claims/membership.js'
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { deps } from '../../shared/platform/deps.js';
 import { raw } from '../sim/helpers.js';
 
@@ -46,7 +46,7 @@ afterAll(async () => {
 const ports = () => {
   const access = clusterAccess();
   return {
-    store: new RegistryStore(runtime.db, runtime.table),
+    store: new DynamoRegistry(runtime.db, runtime.table),
     publisher: deps().publisher,
     verify: (n: string, r: Parameters<typeof access.verify>[1]) => access.verify(n, r),
   };

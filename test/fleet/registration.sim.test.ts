@@ -8,7 +8,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { deregisterCluster, registerCluster } from '../../shared/fleet/register.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { deps } from '../../shared/platform/deps.js';
 
 let sim: Simulator;
@@ -33,7 +33,7 @@ afterAll(async () => {
 function ports() {
   const access = clusterAccess();
   return {
-    store: new RegistryStore(runtime.db, runtime.table),
+    store: new DynamoRegistry(runtime.db, runtime.table),
     publisher: deps().publisher,
     verify: (n: string, r: Parameters<typeof access.verify>[1]) => access.verify(n, r),
   };

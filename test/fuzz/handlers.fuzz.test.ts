@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { allFunctions, allRules, allSchedules } from '../../shared/capabilities.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { eventFiles } from '../../shared/platform/event-files.js';
 import { type DetailType, eventsSchema } from '../../shared/platform/events.js';
 import { InputValidationError } from '../../shared/platform/validation.js';
@@ -19,7 +19,7 @@ const files = eventFiles(allSchedules());
 beforeAll(async () => {
   runtime = await startLocalRuntime({ retryDelayMs: 5 });
   // A registered cluster named as in the samples, so an event that slipped through would find work.
-  await new RegistryStore(runtime.db, runtime.table).add({
+  await new DynamoRegistry(runtime.db, runtime.table).add({
     name: 'prod-eu-1',
     kubeconfig: { kind: 'file', path: '/nonexistent', context: 'prod-eu-1' },
     labels: {},

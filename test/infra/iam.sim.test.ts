@@ -22,7 +22,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
 import { allFunctions } from '../../shared/capabilities.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { DEFAULTS, ENV } from '../../shared/platform/config.js';
 import { simpleKubeconfig } from '../k8s/helpers.js';
 import { type LocalSts, startLocalSts } from '../support/sts-server.js';
@@ -221,7 +221,7 @@ describe('IAM: every call the handlers make, judged against the template', () =>
     const invoke = runtime.invoker.invoke.bind(runtime.invoker);
     runtime.invoker.invoke = (id, event) => during(id, () => invoke(id, event));
 
-    const registry = new RegistryStore(runtime.db, runtime.table);
+    const registry = new DynamoRegistry(runtime.db, runtime.table);
     for (const name of ['plain', 'remote'])
       await registry.add({
         name,

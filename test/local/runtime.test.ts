@@ -6,7 +6,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalDynamo } from '../../local/dynamo.js';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 
 // A kubeconfig whose server refuses connections: the cluster is unreachable, quickly.
 const unreachableKubeconfig = `apiVersion: v1
@@ -56,7 +56,7 @@ describe('local runtime (dynalite, bus, scheduler, real handlers)', () => {
   it('fans a schedule out to every registered cluster and records an unreachable one without failing', async () => {
     const path = join(dir, 'gone.yaml');
     await writeFile(path, unreachableKubeconfig);
-    const store = new RegistryStore(runtime.db, runtime.table);
+    const store = new DynamoRegistry(runtime.db, runtime.table);
     for (const name of ['gone-a', 'gone-b']) {
       await store.add({
         name,
@@ -131,7 +131,7 @@ describe('local runtime on an AWS-compatible endpoint', () => {
       const rt = await startLocalRuntime({ retryDelayMs: 5 });
       try {
         expect(rt.dynamoEndpoint).toBe('aws');
-        await new RegistryStore(rt.db, rt.table).add({
+        await new DynamoRegistry(rt.db, rt.table).add({
           name: 'via-emulator',
           kubeconfig: { kind: 'file', path: '/nonexistent', context: 'x' },
           labels: {},

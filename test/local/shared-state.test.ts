@@ -4,7 +4,7 @@ import { startLocalDynamo } from '../../local/dynamo.js';
 import { startLocalRuntime } from '../../local/runtime.js';
 import { connectState } from '../../local/state/connect.js';
 import { dataDir, readRecord } from '../../local/state/record.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { runFleetscope } from '../support/cli.js';
 import { testDir } from '../support/temp.js';
 
@@ -20,7 +20,7 @@ describe('one state directory, several processes', () => {
     const dir = testDir('fleetscope-shared-');
     const runtime = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
     try {
-      await new RegistryStore(runtime.db, runtime.table).add(cluster('from-runtime'));
+      await new DynamoRegistry(runtime.db, runtime.table).add(cluster('from-runtime'));
       const listed = await runFleetscope(['cluster', 'list'], { stateDir: dir });
       expect(listed.err).toBe('');
       expect(listed.code).toBe(0);
@@ -29,7 +29,7 @@ describe('one state directory, several processes', () => {
         stateDir: dir,
       });
       expect(gone.code).toBe(0);
-      expect(await new RegistryStore(runtime.db, runtime.table).get('from-runtime')).toBeUndefined();
+      expect(await new DynamoRegistry(runtime.db, runtime.table).get('from-runtime')).toBeUndefined();
       // Both speak to the server recorded in the directory, which outlives neither's lease.
       expect(runtime.dynamoEndpoint).toBe(readRecord(dir)?.endpoint);
     } finally {
@@ -40,7 +40,7 @@ describe('one state directory, several processes', () => {
   it('state written by one process is there for the next, after the server went idle', async () => {
     const dir = testDir('fleetscope-shared-');
     const first = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
-    await new RegistryStore(first.db, first.table).add(cluster('kept'));
+    await new DynamoRegistry(first.db, first.table).add(cluster('kept'));
     const pid = readRecord(dir)?.pid as number;
     await first.stop();
     process.kill(pid, 'SIGKILL'); // as if the machine lost the server: the next opener starts another
@@ -48,7 +48,7 @@ describe('one state directory, several processes', () => {
     const second = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
     try {
       expect(readRecord(dir)?.pid).not.toBe(pid);
-      expect((await new RegistryStore(second.db, second.table).get('kept'))?.name).toBe('kept');
+      expect((await new DynamoRegistry(second.db, second.table).get('kept'))?.name).toBe('kept');
     } finally {
       await second.stop();
     }
@@ -61,7 +61,7 @@ describe('one state directory, several processes', () => {
   }, async () => {
     const dir = testDir('fleetscope-shared-');
     const first = await startLocalRuntime({ stateDir: dir, retryDelayMs: 5 });
-    for (const name of ['a-1', 'a-2']) await new RegistryStore(first.db, first.table).add(cluster(name));
+    for (const name of ['a-1', 'a-2']) await new DynamoRegistry(first.db, first.table).add(cluster(name));
     await first.stop();
     const rounds = [
       () => process.kill(readRecord(dir)?.pid as number, 'SIGKILL'), // lost: the openers race to start one

@@ -1,7 +1,7 @@
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, type SimDaemonSetSpec, startSimulator } from '../../local/sim/index.js';
 import type { PodView } from '../../shared/cycle/views.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
@@ -138,7 +138,7 @@ export async function registerFileCluster(
   path: string,
   registeredAt = new Date(),
 ): Promise<void> {
-  await new RegistryStore(runtime.db, runtime.table).add({
+  await new DynamoRegistry(runtime.db, runtime.table).add({
     name,
     kubeconfig: { kind: 'file', path, context: name },
     labels: {},

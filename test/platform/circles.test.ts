@@ -39,7 +39,6 @@ const KNOWN_SDK_IMPORTERS: readonly string[] = [
   'shared/features/store.ts',
   'shared/features/summary.ts',
   'shared/features/tasks.ts',
-  'shared/fleet/registry-store.ts',
   'shared/nodescope/store.ts',
   'shared/nodescope/summary.ts',
 ];

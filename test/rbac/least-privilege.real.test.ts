@@ -15,7 +15,7 @@ import { validatePolicy } from '../../shared/balloons/policy.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { rbacManifests, withRequired } from '../../shared/platform/rbac-manifests.js';
 import { busEvent } from '../support/bus-event.js';
 import { claimsThroughDrift, expectRepaired } from '../support/claims-drift.js';
@@ -48,7 +48,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
     process.env.FLEETSCOPE_BALLOONS_SETTLE_MS = '0';
     dir = await mkdtemp(join(tmpdir(), 'fleetscope-rbac-real-'));
     await prepareCluster(admin, server.established);
-    const registry = new RegistryStore(runtime.db, runtime.table);
+    const registry = new DynamoRegistry(runtime.db, runtime.table);
     for (const cap of CAPS) {
       const caps = withRequired(CAPABILITIES, ['fleet', cap]);
       for (const m of rbacManifests(caps, {
@@ -75,7 +75,7 @@ describeRealApiserver('least privilege under the generated RBAC', (server, versi
 
   it('inventory: a full inventory of the cluster under its own role', async () => {
     await runtime.invoker.invoke('inventory', work('real-inventory', 'inventory'));
-    const status = await new RegistryStore(runtime.db, runtime.table).getStatus('real-inventory');
+    const status = await new DynamoRegistry(runtime.db, runtime.table).getStatus('real-inventory');
     expect(status).toMatchObject({ reachable: true, nodeCount: 2, serverVersion: server.api().version });
     expect(status?.serverVersion).toMatch(new RegExp(`^v${version.replace('.', '\\.')}\\.`));
   });

@@ -17,7 +17,7 @@ import { validatePolicy } from '../../shared/balloons/policy.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { CAPABILITIES } from '../../shared/capabilities.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { deps } from '../../shared/platform/deps.js';
@@ -79,7 +79,7 @@ describe('least privilege under RBAC enforcement', () => {
       VPA_RESOURCE,
       vpaObject({ mode: 'Auto', policies: [{ containerName: 'shipper', mode: 'Off' }] }),
     );
-    const registry = new RegistryStore(runtime.db, runtime.table);
+    const registry = new DynamoRegistry(runtime.db, runtime.table);
     for (const cap of CAPS) {
       const caps = withRequired(CAPABILITIES, ['fleet', cap]);
       const subject = { kind: 'ServiceAccount' as const, namespace: NS, name: `fs-${cap}` };
@@ -127,7 +127,7 @@ describe('least privilege under RBAC enforcement', () => {
       requestedAt: new Date().toISOString(),
     };
     await runtime.invoker.invoke('inventory', event('ClusterWorkRequested', detail));
-    const status = await new RegistryStore(runtime.db, runtime.table).getStatus(name('inventory'));
+    const status = await new DynamoRegistry(runtime.db, runtime.table).getStatus(name('inventory'));
     expect(status).toMatchObject({
       reachable: true,
       nodeCount: 3,

@@ -20,7 +20,7 @@ import { validatePolicy } from '../../shared/balloons/policy.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
 import { clusterAccess, resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { collectionPath } from '../support/rbac-paths.js';
 import { describeRealApiserver } from '../support/real-apiserver.js';
@@ -94,7 +94,7 @@ describeRealApiserver('the member recipe (access entry group + generated RBAC)',
     await prepareCluster(admin, server.established);
     const path = join(dir, 'member.yaml');
     await writeFile(path, await server.api().kubeconfigFor(SESSION_USER, groups));
-    await new RegistryStore(runtime.db, runtime.table).add({
+    await new DynamoRegistry(runtime.db, runtime.table).add({
       name: CLUSTER,
       kubeconfig: { kind: 'file', path, context: 'envtest' },
       labels: {},
@@ -133,7 +133,7 @@ describeRealApiserver('the member recipe (access entry group + generated RBAC)',
       expect(JSON.stringify(out ?? {}), capability).not.toMatch(/forbidden|403/i);
     }
     expect(runtime.invoker.deadLetters).toEqual([]);
-    const status = await new RegistryStore(runtime.db, runtime.table).getStatus(CLUSTER);
+    const status = await new DynamoRegistry(runtime.db, runtime.table).getStatus(CLUSTER);
     expect(status).toMatchObject({ reachable: true, nodeCount: 2 });
     // What each capability wrote under the recipe, read back as the admin.
     const kubeSystem = await admin('GET', '/api/v1/namespaces/kube-system');

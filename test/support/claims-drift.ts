@@ -8,7 +8,7 @@ import type { LocalRuntime } from '../../local/runtime.js';
 import { CLUSTER_PROPERTY, OCM_CLUSTER_CLAIM } from '../../shared/claims/crd.js';
 import { deleteCustomClaim, joinClusterSet, setCustomClaim } from '../../shared/claims/membership.js';
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
-import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { deps } from '../../shared/platform/deps.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON answers of arbitrary shape
@@ -26,7 +26,7 @@ export async function claimsThroughDrift(h: ClaimsDriftHooks, c: string) {
   const { runtime, admin } = h;
   const ports = {
     store: new DynamoClaimStore(runtime.db, runtime.table),
-    registry: new RegistryStore(runtime.db, runtime.table),
+    registry: new DynamoRegistry(runtime.db, runtime.table),
     publisher: deps().publisher,
   };
   await runtime.invoker.invoke('claims', h.registered(c));

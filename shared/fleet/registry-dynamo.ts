@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { clusterPk, gsi1Of, IF_ABSENT, keyOf, PK, Table, withoutKeys } from '../platform/dynamo.js';
 import type { ClusterStatus, RegisteredCluster } from './cluster.js';
+import { ClusterExistsError, ClusterNotFoundError, type Registry } from './registry.js';
 
 const META = 'META';
 const STATUS = 'STATUS';
@@ -8,15 +9,11 @@ const CLUSTERS = 'CLUSTERS';
 /** One guard per kube-system UID: a physical cluster is registered under one name only. */
 const uidPk = (uid: string) => `CLUSTERUID#${uid}`;
 
-export class ClusterExistsError extends Error {
-  override name = 'ClusterExistsError';
-}
-export class ClusterNotFoundError extends Error {
-  override name = 'ClusterNotFoundError';
-}
-
-/** The cluster registry in DynamoDB. Every write is a single-item conditional write. */
-export class RegistryStore {
+/**
+ * The cluster registry in DynamoDB: the only fleet module that speaks it. Every write is a single-item
+ * conditional write; a refused condition is the port's outcome (registry.ts).
+ */
+export class DynamoRegistry implements Registry {
   private readonly items: Table;
 
   constructor(db: DynamoDBDocumentClient, table: string) {
