@@ -17,6 +17,7 @@ import { RawReader } from '../shared/k8s/raw-reader.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
+import { NodeScopeStore } from '../shared/nodescope/store.js';
 import type { Deps } from '../shared/platform/deps.js';
 import type { Detail } from '../shared/platform/events.js';
 import { addMetrics } from '../shared/platform/observability.js';
@@ -80,8 +81,7 @@ export const handler = eventHandler({
         cycleId,
         cycleKey: requestedAt,
         client,
-        db: deps.db,
-        table: deps.config.table,
+        nodescopeStore: new NodeScopeStore(deps.db, deps.config.table),
         balloonStore: new DynamoBalloonStore(deps.db, deps.config.table),
         pageSize: nodescopeSettings.pageSize,
         ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),

@@ -4,7 +4,6 @@
  * events and metrics.
  */
 import { createHash } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { balloonEvents, balloonMetrics } from '../balloons/events.js';
 import type { BalloonCycleResult } from '../balloons/ledger.js';
 import { loadBalloonItems, runBalloonPhase } from '../balloons/phase.js';
@@ -15,7 +14,7 @@ import { RawReader } from '../k8s/raw-reader.js';
 import { nodescopeEvents, nodescopeMetrics, requestGrowth } from '../nodescope/bus-events.js';
 import { type CycleLogger, type CycleResult, runCycle } from '../nodescope/cycle.js';
 import type { NodeScopeSettings } from '../nodescope/settings.js';
-import { NodeScopeStore } from '../nodescope/store.js';
+import type { NodeScopeStore } from '../nodescope/store.js';
 import type { DomainMetric } from '../platform/observability.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { clusterPrefix, type KeptLists } from './kept-lists.js';
@@ -28,9 +27,8 @@ export interface ClusterCycleInput {
   /** The schedule tick's time (ISO 8601): the sort key of node scope's log entries. */
   cycleKey: string;
   client: ClusterClient;
-  /** Node scope's table (its store still takes the client). */
-  db: DynamoDBDocumentClient;
-  table: string;
+  /** Where node scope keeps its histories, logs and recommendations (read only when `nodescope` is set). */
+  nodescopeStore: NodeScopeStore;
   /** Where balloons keep their policies, sizes and state (read only when `balloons` is set). */
   balloonStore: BalloonStore;
   /** Page size of the snapshot's lists of nodes and pods. */
@@ -132,7 +130,7 @@ function nodescopePhase(
     cycleKey: input.cycleKey,
     client: input.client,
     snapshot,
-    store: new NodeScopeStore(input.db, input.table),
+    store: input.nodescopeStore,
     settings,
     now: input.now,
     keepRecommendations: false,

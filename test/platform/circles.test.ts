@@ -28,7 +28,6 @@ const KNOWN_CIRCLES: readonly (readonly string[])[] = [
 
 /** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
 const KNOWN_SDK_IMPORTERS: readonly string[] = [
-  'shared/cycle/cluster-cycle.ts',
   'shared/features/claim-fence.ts',
   'shared/features/dangling.ts',
   'shared/features/gate.ts',
