@@ -9,7 +9,7 @@ import { describeChanges, type StatusChange, statusChanges } from '../../shared/
 import { textTable } from '../../shared/kernel/text-table.js';
 import { type CliContext, registeredCluster, withContext } from '../context.js';
 import { isDocument, outputFormat, print } from '../output.js';
-import type { Flags } from './cluster.js';
+import type { Flags } from './cluster-flags.js';
 
 export interface Refreshed {
   cluster: string;

@@ -14,10 +14,10 @@ import {
   parseFlags,
   registeredCluster,
   stateDirOf,
-  targetOptions,
   withContext,
 } from '../context.js';
-import { isDocument, outputFormat, outputOptions, print } from '../output.js';
+import { isDocument, outputFormat, print } from '../output.js';
+import { type Flags, options } from './cluster-flags.js';
 
 const usage = `usage:
   fleetscope cluster register --name NAME --kubeconfig FILE [--context CTX] [--label k=v ...]
@@ -41,22 +41,6 @@ const usage = `usage:
 A cluster is registered only when its kubeconfig loads, the context exists, the role (if any) can be
 assumed and the cluster answers. adopt succeeds only while the owner is still the one read (or --from).`;
 
-const options = {
-  ...targetOptions,
-  name: { type: 'string' },
-  kubeconfig: { type: 'string' },
-  'secret-id': { type: 'string' },
-  context: { type: 'string' },
-  'assume-role': { type: 'string' },
-  'external-id': { type: 'string' },
-  from: { type: 'string' },
-  force: { type: 'boolean' },
-  label: { type: 'string', multiple: true },
-  cluster: { type: 'string', multiple: true },
-  ...outputOptions,
-  'sort-by': { type: 'string' },
-} as const;
-
 export const command: CliCommand = {
   name: 'cluster',
   summary: 'register, list and deregister the clusters of the fleet',
@@ -74,8 +58,6 @@ export const command: CliCommand = {
     });
   },
 };
-
-export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
 function kubeconfigRefOf(values: Flags): KubeconfigRef {
   const context = values.context;
