@@ -9,13 +9,7 @@ import { assumeRoleProblem } from '../../shared/k8s/role.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { readConfig } from '../../shared/platform/config.js';
 import { type CliCommand, need, runSubcommand, UsageError } from '../command.js';
-import {
-  type CliContext,
-  parseFlags,
-  registeredCluster,
-  stateDirOf,
-  withContext,
-} from '../context.js';
+import { type CliContext, parseFlags, registeredCluster, stateDirOf, withContext } from '../context.js';
 import { isDocument, outputFormat, print } from '../output.js';
 import { type Flags, options } from './cluster-flags.js';
 

@@ -42,6 +42,7 @@ import { type CliCommand, need, readInput, runSubcommand, UsageError } from '../
 import { parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
 import { whyNoNodeScope } from '../explain/empty-nodescope.js';
 import { isDocument, outputFormat, outputOptions, print } from '../output.js';
+import { boundsNote } from './recommendations-bounds.js';
 import { printHistory } from './recommendations-history.js';
 
 const usage = `usage:
@@ -549,6 +550,7 @@ async function get(values: Flags): Promise<number> {
       ...warnings.map((w) => `warning: ${w}`),
       ...(recs.guards ? [`held: ${guardsLine(recs.guards)}`] : []),
       ...recsTable(recs, wide),
+      ...[boundsNote(recs)].filter((n) => n !== undefined),
     ]);
     return 0;
   });
