@@ -16,6 +16,7 @@ import { keepMemoryAboveUsage, usageFloor } from './memory-guard.js';
 import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
+import { RolloutStep } from './rollout-step.js';
 import { type ApplyRecord, type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 
@@ -56,6 +57,8 @@ interface ApplyInput {
   stored?: ApplyRecord;
   /** This cycle's memory usage per node and container (memory-guard.ts). */
   usage?: ReadonlyMap<string, Readonly<Record<string, number>>>;
+  /** This cycle's recommendations come from a fold: a new canary wave for its downsizes (canary.ts). */
+  folded?: boolean;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -81,15 +84,25 @@ export async function resizePods(
     if (seen.report.kind === 'resized') outcome.resizes.completed++;
     else outcome.resizes.refused++;
   }
-  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards);
+  // Canary and revert (rollout-step.ts): harmed downsizes reverted first, then the canary gate.
+  const rollout = new RolloutStep(run, { ...input, stored: stored.rollout, folded: input.folded ?? false });
+  await rollout.revertHarmed(resizer, records);
+  const decisions = rollout.gate(decide(run, input));
+  const resized = await request(run, resizer, input, decisions, records, outcome, guards, rollout);
   const guarded = await guards.finish(run.reports.slice(reportsFrom), stored.guards, outcome);
+  outcome.rollout = rollout.finish();
   const requestsChanged = !samePodRequests(stored.requests, input.pods);
   if (
-    (records.changed || requestsChanged || guarded !== stored.guards) &&
+    (records.changed || requestsChanged || guarded !== stored.guards || rollout.changed) &&
     !(await run.store.putApply(
       run.cluster,
       ds,
-      { records: records.all, requests: podRequestsOf(input.pods), ...(guarded ? { guards: guarded } : {}) },
+      {
+        records: records.all,
+        requests: podRequestsOf(input.pods),
+        ...(guarded ? { guards: guarded } : {}),
+        ...(stored.rollout || rollout.changed ? { rollout: rollout.record } : {}),
+      },
       stored.version,
     ))
   )
@@ -108,7 +121,13 @@ export async function recordPodRequests(
   const stored = read ?? (await run.store.getApply(run.cluster, ds));
   if (samePodRequests(stored.requests, pods)) return;
   const requests = podRequestsOf(pods);
-  if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))
+  const kept = {
+    records: stored.records,
+    requests,
+    ...(stored.guards ? { guards: stored.guards } : {}),
+    ...(stored.rollout ? { rollout: stored.rollout } : {}),
+  };
+  if (!(await run.store.putApply(run.cluster, ds, kept, stored.version)))
     run.ctx.logger?.warn('pod requests changed underneath; this cycle’s are dropped', { daemonSet: ds });
 }
 
@@ -167,6 +186,7 @@ async function request(
   records: ResizeRecords,
   outcome: DsOutcome,
   guards: ResizeGuards,
+  rollout: RolloutStep,
 ): Promise<Set<string>> {
   const { target, recs } = input;
   const owner = { kind: 'DaemonSet', name: target.ds.name };
@@ -198,6 +218,9 @@ async function request(
       }
       d = { ...d, desired: kept.desired };
     }
+    // The canary gate again, on the decision as finally made (rollout-step.ts).
+    d = rollout.admit(d);
+    if (!d) continue;
     const current = podLike(d.pod);
     if (!resizer.mayRequest(current, d.desired, records.all[d.node]).ok) {
       outcome.resizes.skipped++;
@@ -214,6 +237,7 @@ async function request(
     records.set(d.node, result.record);
     if (!result.report) continue;
     run.reports.push({ report: result.report, owner });
+    rollout.noteResized(d, result.report);
     if (result.report.kind === 'resized') {
       await guards.sent(d);
       outcome.resizes.requested++;
