@@ -84,11 +84,11 @@ export async function resizePods(
     if (seen.report.kind === 'resized') outcome.resizes.completed++;
     else outcome.resizes.refused++;
   }
-  // Canary and revert (rollout-step.ts): harmed downsizes reverted first, then the canary gate.
+  // Canary and revert (rollout-step.ts): harmed downsizes reverted first; the canary gate comes after
+  // the guards, in request().
   const rollout = new RolloutStep(run, { ...input, stored: stored.rollout, folded: input.folded ?? false });
   await rollout.revertHarmed(resizer, records);
-  const decisions = rollout.gate(decide(run, input));
-  const resized = await request(run, resizer, input, decisions, records, outcome, guards, rollout);
+  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards, rollout);
   const guarded = await guards.finish(run.reports.slice(reportsFrom), stored.guards, outcome);
   outcome.rollout = rollout.finish();
   const requestsChanged = !samePodRequests(stored.requests, input.pods);
@@ -188,16 +188,60 @@ async function request(
   guards: ResizeGuards,
   rollout: RolloutStep,
 ): Promise<Set<string>> {
-  const { target, recs } = input;
-  const owner = { kind: 'DaemonSet', name: target.ds.name };
+  const owner = { kind: 'DaemonSet', name: input.target.ds.name };
   const resized = new Set<string>();
-  // Guard: outside the resize window nothing is sent (recommendations and status go on).
+  // Guard: outside the resize window nothing is sent (recommendations and status go on), and the canary's
+  // wave is left as it stands (no canary is chosen among resizes that cannot go).
   if (decisions.length > 0 && guards.closed()) {
     outcome.resizes.outsideWindow = decisions.length;
     return resized;
   }
-  for (const candidate of decisions) {
+  if (resizer.unsupported) return resized;
+  // The guards judge first; the canary picks among what they let through (rollout-step.ts), so a canary
+  // is never a resize a guard holds, and a guard test sees every resize it would have judged.
+  const passed = await judged(run, resizer, input, decisions, records, outcome, guards, rollout);
+  for (const d of rollout.gate(passed)) {
     if (resizer.unsupported) break;
+    // Guard again, at the send: a ResourceQuota counts what this cycle's resizes already charged.
+    if (await guards.refusal(d)) {
+      outcome.resizes.skipped++;
+      continue;
+    }
+    if (!run.budget.take()) break;
+    const current = podLike(d.pod);
+    const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
+    if (result.requests > 1) run.budget.take(result.requests - 1);
+    records.set(d.node, result.record);
+    if (!result.report) continue;
+    run.reports.push({ report: result.report, owner });
+    rollout.noteResized(d, result.report);
+    if (result.report.kind === 'resized') {
+      await guards.sent(d, outcome);
+      outcome.resizes.requested++;
+      resized.add(d.node);
+    } else outcome.resizes.refused++;
+  }
+  return resized;
+}
+
+/**
+ * Every due decision as it would be sent (refreshed, within the caps, memory kept above usage, never
+ * back to a reverted-from size), judged by the guards (LimitRange, ResourceQuota); those they let
+ * through, in upstream's order.
+ */
+async function judged(
+  run: CycleRun,
+  resizer: Resizer,
+  input: ApplyInput,
+  decisions: readonly UpdateDecision[],
+  records: ResizeRecords,
+  outcome: DsOutcome,
+  guards: ResizeGuards,
+  rollout: RolloutStep,
+): Promise<UpdateDecision[]> {
+  const { target, recs } = input;
+  const passed: UpdateDecision[] = [];
+  for (const candidate of decisions) {
     let d: UpdateDecision | undefined = candidate;
     if (!recs.fresh.has(d.node)) {
       // Decided on the stored recommendation: apply the one from the node's full history, if still due.
@@ -205,7 +249,10 @@ async function request(
       d = r ? decideUpdate(target, r, d.pod, run.now, run.settings.updater) : undefined;
       if (!d) continue;
     }
-    d = guards.cap(d, outcome); // Guard: one step at most as far as the caps allow.
+    // Never back down to a size the node was reverted from; not while its revert is under way.
+    d = rollout.keep(d);
+    if (!d) continue;
+    d = guards.cap(d); // Guard: one step at most as far as the caps allow.
     // A memory limit below the container's usage is refused by the kubelet: that memory stays as it runs.
     const floor = usageFloor(input.usage?.get(d.node), records.all[d.node], d.pod.uid);
     const kept = keepMemoryAboveUsage(d.desired, d.pod, floor);
@@ -218,11 +265,7 @@ async function request(
       }
       d = { ...d, desired: kept.desired };
     }
-    // The canary gate again, on the decision as finally made (rollout-step.ts).
-    d = rollout.admit(d);
-    if (!d) continue;
-    const current = podLike(d.pod);
-    if (!resizer.mayRequest(current, d.desired, records.all[d.node]).ok) {
+    if (!resizer.mayRequest(podLike(d.pod), d.desired, records.all[d.node]).ok) {
       outcome.resizes.skipped++;
       continue;
     }
@@ -231,18 +274,7 @@ async function request(
       outcome.resizes.skipped++;
       continue;
     }
-    if (!run.budget.take()) break;
-    const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
-    if (result.requests > 1) run.budget.take(result.requests - 1);
-    records.set(d.node, result.record);
-    if (!result.report) continue;
-    run.reports.push({ report: result.report, owner });
-    rollout.noteResized(d, result.report);
-    if (result.report.kind === 'resized') {
-      await guards.sent(d);
-      outcome.resizes.requested++;
-      resized.add(d.node);
-    } else outcome.resizes.refused++;
+    passed.push(d);
   }
-  return resized;
+  return passed;
 }

@@ -2,8 +2,8 @@
  * The rollout's part of a DaemonSet's apply phase (resize-pods.ts calls it at three marked places):
  *   1. revertHarmed: each node downsized within the revert window whose pod suffers (harm.ts) is resized
  *      back to its previous size in place, first of the cycle's writes; the DaemonSet is held (revert.ts);
- *   2. gate / admit: the due decisions pass the canary gate (canary.ts) and never take a node back down
- *      to a size it was reverted from;
+ *   2. keep / gate: a due decision never takes a node back down to a size it was reverted from (keep,
+ *      before the guards judge it); what the guards let through passes the canary gate (canary.ts);
  *   3. noteResized: a downsize sent is remembered (previous size, when, restart count) for the window.
  * What it remembers is the apply item's `rollout` (rollout.ts), written with the resize records.
  */
@@ -64,8 +64,6 @@ export class RolloutStep {
   record: RolloutRecord;
   private readonly storedJson: string;
   private readonly reverting = new Set<string>();
-  private readonly admittedDown = new Set<string>();
-  private downsOpen = false;
 
   constructor(
     private readonly run: CycleRun,
@@ -147,13 +145,23 @@ export class RolloutStep {
     return !result.report || result.report.kind === 'resized';
   }
 
-  /** 2. The decisions that may go now, in upstream's order; the wave moved on as the gate says. */
+  /**
+   * 2a. The decision without what would go back to a reverted-from size; undefined when nothing is left,
+   * or while the node's revert is under way. Asked of each decision before the guards judge it.
+   */
+  keep(d: UpdateDecision): UpdateDecision | undefined {
+    if (this.reverting.has(d.node)) return undefined;
+    const desired = avoidRevertedFrom(d.desired, this.record.revertedFrom[d.node]);
+    if (desired !== d.desired) this.outcome.revertedFromAvoided++;
+    return desired ? { ...d, desired } : undefined;
+  }
+
+  /**
+   * 2b. Of the decisions as finally made and let through by the guards (resize-pods.ts), the ones that
+   * may go now, in upstream's order; the wave moved on as the gate says.
+   */
   gate(decisions: readonly UpdateDecision[]): UpdateDecision[] {
-    const items: (UpdateDecision & { downsize: boolean })[] = [];
-    for (const d of decisions) {
-      const kept = this.keep(d);
-      if (kept) items.push({ ...kept, downsize: lowersPod(kept.desired, kept.pod) });
-    }
+    const items = decisions.map((d) => ({ ...d, downsize: lowersPod(d.desired, d.pod) }));
     const g = gate(items, {
       rollout: this.record,
       policy: this.policy,
@@ -168,28 +176,7 @@ export class RolloutStep {
       if (h.why === 'hold') this.outcome.heldOnBackoff++;
       else if (h.why === 'canary') this.outcome.heldForCanary++;
       else this.outcome.heldForSoak++;
-    const share = this.policy.canaryShare;
-    this.downsOpen =
-      !g.paths.includes('held-on-backoff') && (share <= 0 || share >= 1 || g.wave?.releasedAt !== undefined);
-    for (const i of g.allowed) if (i.downsize) this.admittedDown.add(i.node);
-    return g.allowed.sort(byPriority);
-  }
-
-  /** The decision without what would go back to a reverted-from size; undefined when nothing is left. */
-  private keep(d: UpdateDecision): UpdateDecision | undefined {
-    if (this.reverting.has(d.node)) return undefined;
-    const desired = avoidRevertedFrom(d.desired, this.record.revertedFrom[d.node]);
-    if (desired !== d.desired) this.outcome.revertedFromAvoided++;
-    return desired ? { ...d, desired } : undefined;
-  }
-
-  /** The decision as finally made (refreshed, memory-guarded), if it may still go; 2 again, per pod. */
-  admit(d: UpdateDecision): UpdateDecision | undefined {
-    const kept = this.keep(d);
-    if (!kept) return undefined;
-    if (lowersPod(kept.desired, kept.pod) && !this.downsOpen && !this.admittedDown.has(kept.node))
-      return undefined;
-    return kept;
+    return g.allowed.map(({ downsize: _d, ...d }) => d).sort(byPriority);
   }
 
   /** 3. A resize sent: a downsize is remembered for the revert window; an increase forgets the last. */

@@ -160,9 +160,9 @@ async function runOne(seed: number, counts: Map<string, number>): Promise<void> 
       ).toBe(true);
     const decisions = [...pods.values()].flatMap((p) => decisionFor(p) ?? []);
     const sent: string[] = [];
-    for (const candidate of step.gate(decisions)) {
-      const d = step.admit(candidate);
-      if (!d) continue;
+    // As the apply path does: keep (never back to a reverted-from size), the guards (none here), the gate.
+    const kept = decisions.flatMap((d) => step.keep(d) ?? []);
+    for (const d of step.gate(kept)) {
       const r = await resizer.resize({ pod: podLikeOf(d.pod), desired: d.desired }, records[d.node]);
       recs.set(d.node, r.record);
       if (r.report) {
