@@ -199,9 +199,20 @@ async function request(
   if (resizer.unsupported) return resized;
   // The guards judge first; the canary picks among what they let through (rollout-step.ts), so a canary
   // is never a resize a guard holds, and a guard test sees every resize it would have judged.
-  const passed = await judged(run, resizer, input, decisions, records, outcome, guards, rollout);
-  for (const d of rollout.gate(passed)) {
+  const { passed, unjudged } = await judged(
+    run,
+    resizer,
+    input,
+    decisions,
+    records,
+    outcome,
+    guards,
+    rollout,
+  );
+  const sendable = new Set(passed.map((d) => d.node));
+  for (const d of rollout.gate([...passed, ...unjudged])) {
     if (resizer.unsupported) break;
+    if (!sendable.has(d.node)) continue; // beyond the write budget: not judged, not sent this cycle
     // Guard again, at the send: a ResourceQuota counts what this cycle's resizes already charged.
     if (await guards.refusal(d)) {
       outcome.resizes.skipped++;
@@ -227,7 +238,10 @@ async function request(
 /**
  * Every due decision as it would be sent (refreshed, within the caps, memory kept above usage, never
  * back to a reverted-from size), judged by the guards (LimitRange, ResourceQuota); those they let
- * through, in upstream's order.
+ * through, in upstream's order. Not judged (no refresh, which decodes the node's history, and no guard),
+ * but handed to the gate as decided: a downsize the rollout holds whatever the guards say (the back-off,
+ * or no canary of a wave still soaking), and, unless the gate is to choose a new wave's canaries among
+ * all that passed, what lies beyond the cycle's write budget (it could not be sent this cycle anyway).
  */
 async function judged(
   run: CycleRun,
@@ -238,10 +252,16 @@ async function judged(
   outcome: DsOutcome,
   guards: ResizeGuards,
   rollout: RolloutStep,
-): Promise<UpdateDecision[]> {
+): Promise<{ passed: UpdateDecision[]; unjudged: UpdateDecision[] }> {
   const { target, recs } = input;
   const passed: UpdateDecision[] = [];
+  const unjudged: UpdateDecision[] = [];
+  const choosing = rollout.choosingCanaries();
   for (const candidate of decisions) {
+    if (rollout.heldRegardless(candidate) || (!choosing && passed.length >= run.budget.left)) {
+      unjudged.push(candidate);
+      continue;
+    }
     let d: UpdateDecision | undefined = candidate;
     if (!recs.fresh.has(d.node)) {
       // Decided on the stored recommendation: apply the one from the node's full history, if still due.
@@ -276,5 +296,5 @@ async function judged(
     }
     passed.push(d);
   }
-  return passed;
+  return { passed, unjudged };
 }

@@ -157,6 +157,35 @@ export class RolloutStep {
   }
 
   /**
+   * Whether the decision, as decided, is a downsize the gate holds this cycle whatever the guards say
+   * and however a refresh moves it: the DaemonSet is on back-off, or a wave not yet soaked has other
+   * canaries. The apply path then neither refreshes nor judges it (the gate still counts it held).
+   */
+  heldRegardless(d: UpdateDecision): boolean {
+    const { hold, wave } = this.record;
+    const now = this.run.now;
+    const held =
+      (hold !== undefined && now < hold.until) ||
+      (this.canaryOn() &&
+        wave !== undefined &&
+        wave.releasedAt === undefined &&
+        now - wave.startedAt < this.policy.soakMs &&
+        !wave.canaries.includes(d.node));
+    return held && lowersPod(d.desired, d.pod);
+  }
+
+  /** Whether this cycle's gate may choose a new wave's canaries (among every downsize the guards pass). */
+  choosingCanaries(): boolean {
+    const { hold, wave } = this.record;
+    if (!this.canaryOn() || (hold !== undefined && this.run.now < hold.until)) return false;
+    return wave === undefined || (wave.releasedAt !== undefined && this.c.folded);
+  }
+
+  private canaryOn(): boolean {
+    return this.policy.canaryShare > 0 && this.policy.canaryShare < 1;
+  }
+
+  /**
    * 2b. Of the decisions as finally made and let through by the guards (resize-pods.ts), the ones that
    * may go now, in upstream's order; the wave moved on as the gate says.
    */

@@ -5,11 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PodView } from '../../shared/cycle/views.js';
+import type { UpdateDecision } from '../../shared/nodescope/apply.js';
 import { avoidRevertedFrom, canaryCount, gate } from '../../shared/nodescope/canary.js';
+import type { CycleRun } from '../../shared/nodescope/cycle-run.js';
 import { harmOf } from '../../shared/nodescope/harm.js';
 import type { DaemonSetObject, VpaObject } from '../../shared/nodescope/k8s-types.js';
 import { holdAfter, loweredOnly } from '../../shared/nodescope/revert.js';
-import { emptyRollout, type NodeDownsize } from '../../shared/nodescope/rollout.js';
+import { emptyRollout, type NodeDownsize, type RolloutRecord } from '../../shared/nodescope/rollout.js';
 import {
   CANARY_ANNOTATION,
   CANARY_SOAK_ANNOTATION,
@@ -17,7 +19,9 @@ import {
   REVERT_WINDOW_ANNOTATION,
   rolloutPolicyOf,
 } from '../../shared/nodescope/rollout-policy.js';
-import { resolveTargets } from '../../shared/nodescope/targets.js';
+import { RolloutStep } from '../../shared/nodescope/rollout-step.js';
+import { DEFAULT_SETTINGS } from '../../shared/nodescope/settings.js';
+import { type NodeScopeTarget, resolveTargets } from '../../shared/nodescope/targets.js';
 import { runningPodView } from './helpers.js';
 
 const MIN = 60_000;
@@ -200,5 +204,46 @@ describe('the canary gate', () => {
     const g = gate(items(20), { rollout, policy, pods: 20, now: 60 * MIN, folded: true });
     expect(g.paths).toEqual(['wave-ended', 'canary-sent']);
     expect(g.wave?.startedAt).toBe(60 * MIN);
+  });
+});
+
+describe('the rollout step before the guards judge', () => {
+  const pod = (node: string) =>
+    runningPodView({
+      node,
+      containers: [{ name: 'c', reqCpu: 400, reqMem: 400 * 2 ** 20, hasActual: false }],
+    });
+  const decision = (node: string, cpu: number) =>
+    ({ node, pod: pod(node), desired: { c: { requests: { cpu } } } }) as unknown as UpdateDecision;
+  const step = (record: RolloutRecord, now: number, folded = false) =>
+    new RolloutStep({ now, settings: DEFAULT_SETTINGS, ctx: {} } as unknown as CycleRun, {
+      target: { rollout: DEFAULT_ROLLOUT } as NodeScopeTarget,
+      pods: new Map([['n1', pod('n1')]]),
+      stored: record,
+      folded,
+    });
+  const soaking = { ...emptyRollout(), wave: { startedAt: 0, canaries: ['n1'] } };
+
+  it('holds, without judging, a non-canary downsize of a wave still soaking, and nothing else', () => {
+    const s = step(soaking, 10 * MIN);
+    expect(s.heldRegardless(decision('n2', 100))).toBe(true);
+    expect(s.heldRegardless(decision('n1', 100))).toBe(false); // the canary: judged, then gated
+    expect(s.heldRegardless(decision('n2', 800))).toBe(false); // an increase never waits
+    expect(s.choosingCanaries()).toBe(false);
+    // Soaked: the release is the gate's, after the guards judged every downsize.
+    expect(step(soaking, 30 * MIN).heldRegardless(decision('n2', 100))).toBe(false);
+  });
+
+  it('chooses canaries (every downsize judged first) only without a wave, or at a fold after a released one', () => {
+    expect(step(emptyRollout(), 0).choosingCanaries()).toBe(true);
+    const released = { ...soaking, wave: { ...soaking.wave, releasedAt: 30 * MIN } };
+    expect(step(released, 40 * MIN).choosingCanaries()).toBe(false);
+    expect(step(released, 40 * MIN, true).choosingCanaries()).toBe(true);
+    const held = {
+      ...emptyRollout(),
+      hold: { until: 60 * MIN, consecutive: 1, node: 'n1', reason: 'OOMKilled' as const, at: 0 },
+    };
+    expect(step(held, 10 * MIN).choosingCanaries()).toBe(false);
+    expect(step(held, 10 * MIN).heldRegardless(decision('n2', 100))).toBe(true);
   });
 });
