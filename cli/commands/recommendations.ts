@@ -33,6 +33,7 @@ import {
   getRecommendations,
   listDaemonSets,
 } from '../../shared/nodescope/query.js';
+import { type RolloutRecord, rolloutPhrase, sizeChangeWords } from '../../shared/nodescope/rollout.js';
 import type { DsHead } from '../../shared/nodescope/store.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
 import { scopeOf, type TargetScope } from '../../shared/nodescope/targets.js';
@@ -169,6 +170,8 @@ interface Listed {
   warnings: string[];
   /** What the resize guards held back at the last cycle that changed it (guards/). */
   guards?: GuardsSummary;
+  /** Canary wave, hold and reverts (the apply item's rollout). */
+  rollout: RolloutRecord | undefined;
 }
 
 /** --sort-by keys of recommendations list (default: cluster, then namespace/name). */
@@ -210,13 +213,17 @@ async function list(values: Flags): Promise<number> {
 }
 
 async function listedOf(store: NodeScopeStore, head: DsHead, notices: ClusterNotice[]): Promise<Listed> {
-  const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
+  const [recs, apply] = await Promise.all([
+    getRecommendations(store, head.cluster, head.namespace, head.name, { live: true }),
+    store.getApply(head.cluster, `${head.namespace}/${head.name}`),
+  ]);
   return {
     head,
     figures: daemonSetFiguresOf(head, recs),
     groups: Object.keys(recs?.groups ?? {}).length,
     warnings: warningsOf(notices, head),
     ...(recs?.guards ? { guards: recs.guards } : {}),
+    rollout: apply.rollout,
   };
 }
 
@@ -270,7 +277,7 @@ function guardLines(listed: Listed[]): string[] {
 }
 
 /** A node-scoped DaemonSet as -o json|yaml carry it: amounts in the shared vocabulary, times as RFC 3339. */
-function headView({ head: h, figures: f, groups, warnings, guards }: Listed) {
+function headView({ head: h, figures: f, groups, warnings, guards, rollout }: Listed) {
   const st = h.stats;
   return {
     cluster: h.cluster,
@@ -301,6 +308,34 @@ function headView({ head: h, figures: f, groups, warnings, guards }: Listed) {
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
     warnings,
     ...(guards ? { guards: { ...guards, at: new Date(guards.at).toISOString() } } : {}),
+    rollout: rolloutView(rollout),
+  };
+}
+
+/** The rollout as -o json|yaml carry it: times as RFC 3339, the reverts with why. */
+function rolloutView(r: RolloutRecord | undefined) {
+  const at = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+  // The table's '-' placeholder is no value in a document: no rollout, no phrase.
+  const phrase = rolloutPhrase(r, Date.now());
+  return {
+    ...(phrase !== '-' ? { phrase } : {}),
+    ...(r?.wave
+      ? {
+          wave: {
+            startedAt: at(r.wave.startedAt),
+            canaries: r.wave.canaries,
+            releasedAt: at(r.wave.releasedAt),
+          },
+        }
+      : {}),
+    ...(r?.hold ? { hold: { ...r.hold, until: at(r.hold.until), at: at(r.hold.at) } } : {}),
+    reverts: (r?.reverts ?? []).map((e) => ({
+      node: e.node,
+      at: at(e.at),
+      reason: e.reason,
+      detail: e.detail,
+      sizeChange: sizeChangeWords(e.from, e.to),
+    })),
   };
 }
 
@@ -308,10 +343,10 @@ function headTable(listed: Listed[], wide: boolean, now: number): string[] {
   const head = ['CLUSTER', 'DAEMONSET', 'VPA', 'MODE', 'SCOPE', 'NODES', 'GROUPS', 'FALLBACK', 'SCOPES'];
   head.push('CPU (TODAY → PER-NODE)', 'MEMORY (TODAY → PER-NODE)', 'VS DS-WIDE (CPU, MEM)');
   if (wide) head.push('DS-WIDE SUM', 'CONTAINERS', 'LAST SAMPLE');
-  head.push('AS OF');
+  head.push('ROLLOUT', 'AS OF');
   return textTable([
     head,
-    ...listed.map(({ head: h, figures: f, groups }) => [
+    ...listed.map(({ head: h, figures: f, groups, rollout }) => [
       h.cluster,
       `${h.namespace}/${h.name}`,
       h.vpa.name,
@@ -332,6 +367,7 @@ function headTable(listed: Listed[], wide: boolean, now: number): string[] {
             h.stats.lastSampleAt ? timeCell(h.stats.lastSampleAt) : NONE,
           ]
         : []),
+      rolloutPhrase(rollout, now),
       asOfCell(Date.parse(f.asOf), now),
     ]),
   ]);

@@ -186,6 +186,10 @@ export interface PodView {
   resize: ResizeObservation;
   /** The kubelet holds its Deferred resize without preemption: PodResizePreemptionDisabled=True (KEP-5836). */
   resizePreemptionDisabled?: true;
+  /** The containers' restartCount summed; absent when 0 (node scope's revert on harm compares it). */
+  restarts?: number;
+  /** A running pod whose Ready condition is False (node scope's revert on harm). */
+  notReady?: true;
 }
 
 /** The same cpu and memory, by the fast quantity parsers (for observeResize's completion test). */
@@ -287,7 +291,18 @@ export function podView(p: PodObject, owners?: Map<string, Owner>): PodView | un
     )
       ? { resizePreemptionDisabled: true as const }
       : {}),
+    ...restartsOf(statuses),
+    ...(p.status?.phase === 'Running' &&
+    (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'False')
+      ? { notReady: true as const }
+      : {}),
   };
+}
+
+function restartsOf(statuses: readonly ContainerStatusLike[]): { restarts?: number } {
+  let n = 0;
+  for (const s of statuses) n += s.restartCount ?? 0;
+  return n > 0 ? { restarts: n } : {};
 }
 
 const parseList: ParseList = (l) => ({

@@ -9,6 +9,7 @@ import { RawReader, type RawStats } from '../k8s/raw-reader.js';
 import type { ResizeReport } from '../resize/index.js';
 import type { MetricsState } from './collect.js';
 import type { ContainerRec, NodeRec } from './model.js';
+import type { RolloutOutcome } from './rollout.js';
 import { DEFAULT_SETTINGS, type NodeScopeSettings } from './settings.js';
 import type { NodeScopeStore } from './store.js';
 
@@ -72,6 +73,8 @@ export interface DsOutcome {
     /** Resizes sent shorter than due: the caps on one step (guards/caps.ts). */
     capped?: number;
   };
+  /** Canary and revert (rollout-step.ts); absent where nothing is applied (mode Off, writes none). */
+  rollout?: RolloutOutcome;
   annotated: number;
   statusPatched: boolean;
   /** DynamoDB request units this DaemonSet's part of the cycle used; log entries read since the base. */

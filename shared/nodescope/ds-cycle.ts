@@ -15,6 +15,7 @@ import { memoryUsageByNode } from './memory-guard.js';
 import { annotatePods, publishStatus } from './publish.js';
 import { countScopes, DsRecommendations, statsOf } from './recommend.js';
 import { recordPodRequests, resizePods } from './resize-pods.js';
+import { publishRollout } from './rollout-publish.js';
 import { eligibleNodes, type ThisCycle, thisCycle } from './samples.js';
 import { type LoadedDs, loadDs } from './state.js';
 import { type ApplyRecord, type DsHead, dsKeyOf, type StoredLog } from './store.js';
@@ -107,17 +108,20 @@ async function applyAndPublish(
   const ooms = c.observed.entry.ooms;
   const ds = dsKeyOf(target.ds.namespace, target.ds.name);
   const stored = cluster.applies.get(ds);
+  let vpa = plan.vpa;
   if (target.apply === 'off') await recordPodRequests(run, ds, c.pods, stored);
   else {
     const usage = memoryUsageByNode(c.observed.entry);
-    const input = { target, pods: c.pods, recs, ooms, stored, usage };
+    const input = { target, pods: c.pods, recs, ooms, stored, usage, folded: c.stored.folded };
     const resized = await resizePods(run, cluster.resizer, input, outcome);
     await annotatePods(run, c.pods, recs.recs, resized, outcome);
+    // Reverts said on the VPA (rollout-publish.ts), before the status patch that keeps its condition.
+    vpa = await publishRollout(run, target, vpa, outcome.rollout);
   }
   // Recounted now, after the refreshes of this cycle, unless a fold counted them.
   const stats = () =>
     c.stored.stats ?? statsOf(c.loaded.model, c.eligible, recs.recs, recs.dsWide, c.observed.lastSampleAt);
-  const status = { ...plan, crd: cluster.crd, folded: c.stored.folded };
+  const status = { ...plan, vpa, crd: cluster.crd, folded: c.stored.folded };
   await publishStatus(run, status, recs, stats, outcome, c.hostnames);
 }
 

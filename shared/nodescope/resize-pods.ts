@@ -16,6 +16,7 @@ import { keepMemoryAboveUsage, usageFloor } from './memory-guard.js';
 import type { NodeRec, OomEvent } from './model.js';
 import { podRequestsOf, samePodRequests } from './pod-requests.js';
 import type { DsRecommendations } from './recommend.js';
+import { RolloutStep } from './rollout-step.js';
 import { type ApplyRecord, type ClusterRecord, dsKeyOf } from './store.js';
 import type { NodeScopeTarget } from './targets.js';
 
@@ -56,6 +57,8 @@ interface ApplyInput {
   stored?: ApplyRecord;
   /** This cycle's memory usage per node and container (memory-guard.ts). */
   usage?: ReadonlyMap<string, Readonly<Record<string, number>>>;
+  /** This cycle's recommendations come from a fold: a new canary wave for its downsizes (canary.ts). */
+  folded?: boolean;
 }
 
 /** Resizes the DaemonSet's pods as due; the nodes whose pod a resize was requested for. */
@@ -81,15 +84,25 @@ export async function resizePods(
     if (seen.report.kind === 'resized') outcome.resizes.completed++;
     else outcome.resizes.refused++;
   }
-  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards);
+  // Canary and revert (rollout-step.ts): harmed downsizes reverted first; the canary gate comes after
+  // the guards, in request().
+  const rollout = new RolloutStep(run, { ...input, stored: stored.rollout, folded: input.folded ?? false });
+  await rollout.revertHarmed(resizer, records);
+  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards, rollout);
   const guarded = await guards.finish(run.reports.slice(reportsFrom), stored.guards, outcome);
+  outcome.rollout = rollout.finish();
   const requestsChanged = !samePodRequests(stored.requests, input.pods);
   if (
-    (records.changed || requestsChanged || guarded !== stored.guards) &&
+    (records.changed || requestsChanged || guarded !== stored.guards || rollout.changed) &&
     !(await run.store.putApply(
       run.cluster,
       ds,
-      { records: records.all, requests: podRequestsOf(input.pods), ...(guarded ? { guards: guarded } : {}) },
+      {
+        records: records.all,
+        requests: podRequestsOf(input.pods),
+        ...(guarded ? { guards: guarded } : {}),
+        ...(stored.rollout || rollout.changed ? { rollout: rollout.record } : {}),
+      },
       stored.version,
     ))
   )
@@ -108,7 +121,13 @@ export async function recordPodRequests(
   const stored = read ?? (await run.store.getApply(run.cluster, ds));
   if (samePodRequests(stored.requests, pods)) return;
   const requests = podRequestsOf(pods);
-  if (!(await run.store.putApply(run.cluster, ds, { records: stored.records, requests }, stored.version)))
+  const kept = {
+    records: stored.records,
+    requests,
+    ...(stored.guards ? { guards: stored.guards } : {}),
+    ...(stored.rollout ? { rollout: stored.rollout } : {}),
+  };
+  if (!(await run.store.putApply(run.cluster, ds, kept, stored.version)))
     run.ctx.logger?.warn('pod requests changed underneath; this cycle’s are dropped', { daemonSet: ds });
 }
 
@@ -167,17 +186,82 @@ async function request(
   records: ResizeRecords,
   outcome: DsOutcome,
   guards: ResizeGuards,
+  rollout: RolloutStep,
 ): Promise<Set<string>> {
-  const { target, recs } = input;
-  const owner = { kind: 'DaemonSet', name: target.ds.name };
+  const owner = { kind: 'DaemonSet', name: input.target.ds.name };
   const resized = new Set<string>();
-  // Guard: outside the resize window nothing is sent (recommendations and status go on).
+  // Guard: outside the resize window nothing is sent (recommendations and status go on), and the canary's
+  // wave is left as it stands (no canary is chosen among resizes that cannot go).
   if (decisions.length > 0 && guards.closed()) {
     outcome.resizes.outsideWindow = decisions.length;
     return resized;
   }
-  for (const candidate of decisions) {
+  if (resizer.unsupported) return resized;
+  // The guards judge first; the canary picks among what they let through (rollout-step.ts), so a canary
+  // is never a resize a guard holds, and a guard test sees every resize it would have judged.
+  const { passed, unjudged } = await judged(
+    run,
+    resizer,
+    input,
+    decisions,
+    records,
+    outcome,
+    guards,
+    rollout,
+  );
+  const sendable = new Set(passed.map((d) => d.node));
+  for (const d of rollout.gate([...passed, ...unjudged])) {
     if (resizer.unsupported) break;
+    if (!sendable.has(d.node)) continue; // beyond the write budget: not judged, not sent this cycle
+    // Guard again, at the send: a ResourceQuota counts what this cycle's resizes already charged.
+    if (await guards.refusal(d)) {
+      outcome.resizes.skipped++;
+      continue;
+    }
+    if (!run.budget.take()) break;
+    const current = podLike(d.pod);
+    const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
+    if (result.requests > 1) run.budget.take(result.requests - 1);
+    records.set(d.node, result.record);
+    if (!result.report) continue;
+    run.reports.push({ report: result.report, owner });
+    rollout.noteResized(d, result.report);
+    if (result.report.kind === 'resized') {
+      await guards.sent(d, outcome);
+      outcome.resizes.requested++;
+      resized.add(d.node);
+    } else outcome.resizes.refused++;
+  }
+  return resized;
+}
+
+/**
+ * Every due decision as it would be sent (refreshed, within the caps, memory kept above usage, never
+ * back to a reverted-from size), judged by the guards (LimitRange, ResourceQuota); those they let
+ * through, in upstream's order. Not judged (no refresh, which decodes the node's history, and no guard),
+ * but handed to the gate as decided: a downsize the rollout holds whatever the guards say (the back-off,
+ * or no canary of a wave still soaking), and, unless the gate is to choose a new wave's canaries among
+ * all that passed, what lies beyond the cycle's write budget (it could not be sent this cycle anyway).
+ */
+async function judged(
+  run: CycleRun,
+  resizer: Resizer,
+  input: ApplyInput,
+  decisions: readonly UpdateDecision[],
+  records: ResizeRecords,
+  outcome: DsOutcome,
+  guards: ResizeGuards,
+  rollout: RolloutStep,
+): Promise<{ passed: UpdateDecision[]; unjudged: UpdateDecision[] }> {
+  const { target, recs } = input;
+  const passed: UpdateDecision[] = [];
+  const unjudged: UpdateDecision[] = [];
+  const choosing = rollout.choosingCanaries();
+  for (const candidate of decisions) {
+    if (rollout.heldRegardless(candidate) || (!choosing && passed.length >= run.budget.left)) {
+      unjudged.push(candidate);
+      continue;
+    }
     let d: UpdateDecision | undefined = candidate;
     if (!recs.fresh.has(d.node)) {
       // Decided on the stored recommendation: apply the one from the node's full history, if still due.
@@ -185,7 +269,10 @@ async function request(
       d = r ? decideUpdate(target, r, d.pod, run.now, run.settings.updater) : undefined;
       if (!d) continue;
     }
-    d = guards.cap(d, outcome); // Guard: one step at most as far as the caps allow.
+    // Never back down to a size the node was reverted from; not while its revert is under way.
+    d = rollout.keep(d);
+    if (!d) continue;
+    d = guards.cap(d); // Guard: one step at most as far as the caps allow.
     // A memory limit below the container's usage is refused by the kubelet: that memory stays as it runs.
     const floor = usageFloor(input.usage?.get(d.node), records.all[d.node], d.pod.uid);
     const kept = keepMemoryAboveUsage(d.desired, d.pod, floor);
@@ -198,8 +285,7 @@ async function request(
       }
       d = { ...d, desired: kept.desired };
     }
-    const current = podLike(d.pod);
-    if (!resizer.mayRequest(current, d.desired, records.all[d.node]).ok) {
+    if (!resizer.mayRequest(podLike(d.pod), d.desired, records.all[d.node]).ok) {
       outcome.resizes.skipped++;
       continue;
     }
@@ -208,17 +294,7 @@ async function request(
       outcome.resizes.skipped++;
       continue;
     }
-    if (!run.budget.take()) break;
-    const result = await resizer.resize({ pod: current, desired: d.desired }, records.all[d.node]);
-    if (result.requests > 1) run.budget.take(result.requests - 1);
-    records.set(d.node, result.record);
-    if (!result.report) continue;
-    run.reports.push({ report: result.report, owner });
-    if (result.report.kind === 'resized') {
-      await guards.sent(d);
-      outcome.resizes.requested++;
-      resized.add(d.node);
-    } else outcome.resizes.refused++;
+    passed.push(d);
   }
-  return resized;
+  return { passed, unjudged };
 }

@@ -4,6 +4,7 @@
 import { envNumber } from '../kernel/env.js';
 import type { BackoffPolicy } from '../resize/index.js';
 import { DEFAULT_UPDATER, type UpdaterSettings } from './apply.js';
+import { DEFAULT_HOLD, type HoldSettings } from './revert.js';
 
 export interface NodeScopeSettings {
   /** Minutes between cycles (the capability's schedule): one sample per container per cycle. */
@@ -28,6 +29,8 @@ export interface NodeScopeSettings {
   backoff: Partial<BackoffPolicy>;
   /** After a server showed it has no pods/resize, ask again after this long. */
   resizeUnsupportedRecheckMs: number;
+  /** How long a revert on harm holds the DaemonSet's downsizes (doubling per revert in a row; revert.ts). */
+  revertHold: HoldSettings;
 }
 
 export const DEFAULT_SETTINGS: Readonly<NodeScopeSettings> = Object.freeze({
@@ -41,6 +44,7 @@ export const DEFAULT_SETTINGS: Readonly<NodeScopeSettings> = Object.freeze({
   updater: DEFAULT_UPDATER,
   backoff: {},
   resizeUnsupportedRecheckMs: 24 * 3_600_000,
+  revertHold: DEFAULT_HOLD,
 });
 
 /** Settings from the environment (FLEETSCOPE_NODESCOPE_*), over the defaults. */

@@ -13,8 +13,11 @@
  *   pk = CLUSTER#<c>  sk = nodescope#log#<ns>/<ds>#<cycle>  one cycle's samples since the base (immutable)
  *   pk = CLUSTER#<c>  sk = nodescope#apply#<ns>/<ds>        resize records of pods refused or pending,
  *                                                           and what each node's pod requests (packed:
- *                                                           JSON, raw DEFLATE, in requestsZ), and what
- *                                                           the guards held back (guards/)
+ *                                                           JSON, raw DEFLATE, in requestsZ), what the
+ *                                                           guards held back (guards/), and the rollout
+ *                                                           (rollout.ts: per node the previous size and
+ *                                                           when downsized, canary wave, hold, reverts;
+ *                                                           packed alike in rolloutZ)
  *   pk = CLUSTER#<c>  sk = nodescope#history#<ns>/<ds>#<node>  the node's resize history (guards/history.ts:
  *                                                           bounded entries, a TTL past the newest)
  *
@@ -43,6 +46,7 @@ import { HISTORY_TTL_MS, type HistoryEntry } from './guards/history.js';
 import type { GuardsSummary } from './guards/summary.js';
 import type { ContainerRec } from './model.js';
 import { type KeptRequests, type PodRequests, processRequests } from './pod-requests.js';
+import type { RolloutRecord } from './rollout.js';
 import type { TargetScope, TemplateContainer } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
 
@@ -134,6 +138,8 @@ export interface ApplyRecord {
   requests?: PodRequests;
   /** What the guards held back at the last cycle that changed it (guards/summary.ts). */
   guards?: GuardsSummary;
+  /** The canary wave, the downsizes a revert may follow, the hold and the reverts (rollout.ts). */
+  rollout?: RolloutRecord;
   version: number;
 }
 
@@ -453,17 +459,20 @@ export class NodeScopeStore {
   async putApply(
     cluster: string,
     ds: string,
-    apply: Pick<ApplyRecord, 'records' | 'requests' | 'guards'>,
+    apply: Pick<ApplyRecord, 'records' | 'requests' | 'guards' | 'rollout'>,
     prev: number,
   ): Promise<boolean> {
-    const { requests, records, guards } = apply;
+    const { requests, records, guards, rollout } = apply;
     const json = requests && Buffer.from(JSON.stringify(requests), 'utf8');
     const requestsZ = json && compress(json);
+    // Packed: 5,000 nodes downsized within the revert window, their sizes before and after, are ~1 MB of JSON.
+    const rolloutZ = rollout && compress(Buffer.from(JSON.stringify(rollout), 'utf8'));
     const item = {
       ...keyOf(clusterPk(cluster), applySk(ds)),
       records,
       ...(requestsZ ? { requestsZ } : {}),
       ...(guards ? { guards } : {}),
+      ...(rolloutZ ? { rolloutZ } : {}),
       version: prev + 1,
     };
     const written = await this.put(item, prev === 0 ? IF_ABSENT : ifVersion(prev), approxSize(item));
@@ -509,8 +518,19 @@ export class NodeScopeStore {
 
 function applyOf(item: Record<string, unknown> | undefined, kept: KeptRequests): ApplyRecord {
   if (!item) return { records: {}, version: 0 };
-  const { requestsZ, ...rest } = withoutKeys<ApplyRecord & { requestsZ?: unknown }>(item);
-  return requestsZ === undefined ? rest : { ...rest, requests: unpackRequests(asBytes(requestsZ), kept) };
+  const { requestsZ, rolloutZ, ...rest } = withoutKeys<
+    ApplyRecord & { requestsZ?: unknown; rolloutZ?: unknown }
+  >(item);
+  return {
+    ...rest,
+    ...(requestsZ === undefined ? {} : { requests: unpackRequests(asBytes(requestsZ), kept) }),
+    ...(rolloutZ === undefined ? {} : { rollout: unpackRollout(asBytes(rolloutZ)) }),
+  };
+}
+
+/** The rollout packed in `b` (small but for a whole DaemonSet downsized within the window). */
+export function unpackRollout(b: Uint8Array): RolloutRecord {
+  return JSON.parse(Buffer.from(decompress(b)).toString('utf8')) as RolloutRecord;
 }
 
 /** The requests packed in `b`: parsed once per process while kept (KeptRequests). */

@@ -20,6 +20,7 @@ import { type PlacementFacts, placementOf } from './eligibility.js';
 import { type GuardSpec, guardSpecOf } from './guards/settings.js';
 import type { DaemonSetObject, LabelSelector, VpaObject } from './k8s-types.js';
 import { labelKeyProblem } from './label-key.js';
+import { type RolloutPolicy, rolloutPolicyOf } from './rollout-policy.js';
 import { claimOf, NOT_READ, type UpstreamVpa } from './upstream-vpa.js';
 
 export const SCOPE_ANNOTATION = 'fleetscope.io/scope';
@@ -119,6 +120,8 @@ export interface NodeScopeTarget {
   updaterEvicts?: true;
   /** Resize windows and caps the VPA's annotations ask for (guards/settings.ts). */
   guards?: GuardSpec;
+  /** Canary share, soak and revert window (rollout-policy.ts); the defaults when absent. */
+  rollout?: RolloutPolicy;
 }
 
 /** A scoped VPA fleetscope leaves to another recommender, and why (upstream-vpa.ts). */
@@ -266,6 +269,8 @@ function askProblem(a: Ask): string | undefined {
   const writes = a.vpa.metadata?.annotations?.[WRITES_ANNOTATION];
   if (writes !== undefined && !WRITES_VALUES.includes(writes))
     return `annotation ${WRITES_ANNOTATION} "${writes}" is not one of ${WRITES_VALUES.join(', ')} (nothing is written until it is)`;
+  const rollout = rolloutPolicyOf(a.vpa.metadata?.annotations);
+  if (typeof rollout === 'string') return rollout;
   if (!(UPDATE_MODES as readonly string[]).includes(a.rawMode))
     return `updateMode "${a.rawMode}" is not one of ${UPDATE_MODES.join(', ')}`;
   if (targetRef.kind !== 'DaemonSet')
@@ -318,6 +323,7 @@ function targetOf(
     updateMode,
     apply: applyModeOf(updateMode),
     ...(writesAllowed(a.vpa) ? {} : { writes: false }),
+    rollout: rolloutPolicyOf(a.vpa.metadata?.annotations) as RolloutPolicy,
     policies,
     via: a.scope?.via ?? 'spec',
     scope,

@@ -11,6 +11,7 @@ import { refKey } from '../features/model.js';
 import type { ClusterStatus } from '../fleet/cluster.js';
 import { daemonSetFiguresOf } from '../nodescope/figures.js';
 import type { DaemonSetRecommendations } from '../nodescope/query.js';
+import { type RolloutRecord, rolloutPhrase, sizeChangeWords } from '../nodescope/rollout.js';
 import type { DsHead } from '../nodescope/store.js';
 import {
   addPair,
@@ -38,6 +39,8 @@ export interface ReportInputs {
     /** The same live recommendations the CLI reads (getRecommendations). */
     recs?: Pick<DaemonSetRecommendations, 'nodes' | 'dsWide' | 'requests' | 'podRequests' | 'asOf'> &
       Partial<Pick<DaemonSetRecommendations, 'scope' | 'groups'>>;
+    /** Canary wave, hold and reverts (the apply item's rollout). */
+    rollout?: RolloutRecord;
   }[];
   balloons: { cluster: string; state?: ClusterBalloons; policies: number }[];
   identities: StoredIdentity[];
@@ -47,11 +50,13 @@ export interface ReportInputs {
 }
 
 function daemonSetReport(
-  { head, recs }: ReportInputs['daemonSets'][number],
+  { head, recs, rollout }: ReportInputs['daemonSets'][number],
   cycled: boolean,
+  now: number,
 ): DaemonSetReport {
   const figures = daemonSetFiguresOf(head, recs);
   return {
+    ...(rollout ? { rollout: rolloutReport(rollout, now) } : {}),
     cluster: head.cluster,
     namespace: head.namespace,
     name: head.name,
@@ -197,7 +202,7 @@ type Sections = Pick<ReportModel, 'nodescope' | 'requests' | 'balloons' | 'claim
 
 export function buildReportModel(inputs: ReportInputs, now: Date, scope?: string): ReportModel {
   const clusters = clusterSummaries(inputs);
-  const sections = sectionsOf(inputs);
+  const sections = sectionsOf(inputs, now.getTime());
   return {
     generatedAt: now.toISOString(),
     ...(scope ? { scope } : {}),
@@ -222,7 +227,21 @@ function clusterSummaries(inputs: ReportInputs): ClusterSummary[] {
   });
 }
 
-function sectionsOf(inputs: ReportInputs): Sections {
+/** What canary and revert did to the DaemonSet, in words (the same phrase as `recommendations list`). */
+function rolloutReport(r: RolloutRecord, now: number): NonNullable<DaemonSetReport['rollout']> {
+  return {
+    phrase: rolloutPhrase(r, now),
+    reverts: r.reverts.map((e) => ({
+      node: e.node,
+      at: new Date(e.at).toISOString(),
+      reason: e.reason,
+      detail: e.detail,
+      sizeChange: sizeChangeWords(e.from, e.to),
+    })),
+  };
+}
+
+function sectionsOf(inputs: ReportInputs, now: number): Sections {
   // A fleet with no cluster registered says so in every section, rather than why each is empty.
   const noClusters =
     inputs.clusters.length === 0 ? 'no cluster is registered (fleetscope cluster register)' : undefined;
@@ -230,7 +249,7 @@ function sectionsOf(inputs: ReportInputs): Sections {
     rows === 0 ? { empty: noClusters ?? why() } : {};
 
   const daemonSets = inputs.daemonSets.map((d) =>
-    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster)),
+    daemonSetReport(d, inputs.nodescopeCycled.has(d.head.cluster), now),
   );
   const requests = requestsByCluster(daemonSets);
   const { pools: poolRows, notes } = pools(inputs.balloons);

@@ -49,8 +49,11 @@ async function nodescopeInputs(src: ReportStores, clusters: string[], wanted: Se
   const heads = (await listDaemonSets(store)).filter((h) => wanted.has(h.cluster));
   const cycles = await mapLimit(clusters, READS_IN_FLIGHT, (c) => store.getCluster(c));
   const daemonSets = await mapLimit(heads, READS_IN_FLIGHT, async (head) => {
-    const recs = await getRecommendations(store, head.cluster, head.namespace, head.name, { live: true });
-    return { head, ...(recs ? { recs } : {}) };
+    const [recs, apply] = await Promise.all([
+      getRecommendations(store, head.cluster, head.namespace, head.name, { live: true }),
+      store.getApply(head.cluster, `${head.namespace}/${head.name}`),
+    ]);
+    return { head, ...(recs ? { recs } : {}), ...(apply.rollout ? { rollout: apply.rollout } : {}) };
   });
   return {
     daemonSets,

@@ -104,12 +104,28 @@ function groupTable(ds: DaemonSetReport): string {
   return table(['group', 'target (per pod)', 'nodes sized from it'], rows);
 }
 
+/** Canary and revert: the rollout in words, and each revert with why and the sizes it took back. */
+function rolloutPart(ds: DaemonSetReport): string {
+  const r = ds.rollout;
+  if (!r) return '';
+  const line = `<p>Rollout (canary first, revert on harm): <b>${esc(r.phrase)}</b>.</p>`;
+  if (r.reverts.length === 0) return line;
+  const rows = r.reverts.map((e) => [
+    esc(e.at),
+    esc(e.node),
+    esc(e.reason),
+    esc(e.detail),
+    esc(e.sizeChange),
+  ]);
+  return line + table(['reverted at', 'node', 'why', 'what was seen', 'taken back'], rows);
+}
+
 function daemonSetCard(ds: DaemonSetReport, i: number): string {
   const title = `<h3>${esc(ds.cluster)} · ${esc(ds.namespace)}/${esc(ds.name)} <span class="sub">VPA ${esc(ds.vpa)}, updateMode ${esc(ds.updateMode)}</span></h3>`;
   if (ds.empty) return `<article class="card">${title}${empty(ds.empty)}</article>`;
   const n = ds.nodes.length;
   const saves = `Over ${n} node${n === 1 ? '' : 's'}, the pods request ${esc(pair(ds.requestsTotal))} today and the per-node targets total ${esc(pair(ds.perNodeTotal))}: applying them <b>${esc(changePhrase('cpu', ds.change.cpu, ds.requestsTotal.cpu))}</b> and <b>${esc(changePhrase('memory', ds.change.memory, ds.requestsTotal.memory))}</b>. A DaemonSet-wide VPA (the same target for every pod) would need ${esc(pair(ds.dsWideTotal))}; per-node sizing ${esc(changePhrase('cpu', ds.delta.cpu, ds.dsWideTotal.cpu))} and ${esc(changePhrase('memory', ds.delta.memory, ds.dsWideTotal.memory))} against it. <span class="sub">As of ${esc(ds.asOf)}.</span>`;
-  return `<article class="card">${title}<p>${saves}</p>${groupTable(ds)}<div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
+  return `<article class="card">${title}<p>${saves}</p>${rolloutPart(ds)}${groupTable(ds)}<div class="charts two">${daemonSetCharts(ds, i).map(canvas).join('')}</div></article>`;
 }
 
 function nodescopeSection(m: ReportModel): string {

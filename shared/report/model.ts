@@ -41,6 +41,11 @@ export interface DaemonSetReport extends DaemonSetFigures {
   delta: Pair;
   /** Why there is nothing to draw yet. */
   empty?: string;
+  /** Canary and revert (issue 30): the rollout in words and the reverts with why. */
+  rollout?: {
+    phrase: string;
+    reverts: { node: string; at: string; reason: string; detail: string; sizeChange: string }[];
+  };
 }
 
 export interface ClusterRequests {

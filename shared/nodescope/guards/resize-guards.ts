@@ -2,7 +2,9 @@
  * The guards of one DaemonSet's resizes in one cycle, in the order the apply path asks them:
  *   1. closed()   nothing is sent outside the resize window (or while a guard annotation is wrong);
  *   2. cap()      each resize goes at most as far as the caps allow;
- *   3. refusal()  a resize a LimitRange or ResourceQuota of the namespace would refuse is held;
+ *   3. refusal()  a resize a LimitRange or ResourceQuota of the namespace would refuse is held; asked
+ *                 of every due resize before the canary gate (which picks among what passed), and
+ *                 again at its send, when the quota counts what the cycle's resizes charged;
  *   4. sent()     a resize sent is charged to the namespace's quotas (the next one sees it);
  *   5. finish()   the history of every node touched, the summary for `recommendations list`, an Event
  *                 on the VPA when what is held changed.
@@ -56,11 +58,16 @@ export class ResizeGuards {
     return this.closedWhy;
   }
 
-  /** The decision within the caps; what was capped is noted on the node's history entry. */
-  cap(d: UpdateDecision, outcome: DsOutcome): UpdateDecision {
+  /**
+   * The decision within the caps; what was capped is noted on the node's history entry, and counted
+   * when the resize is sent (sent()): a capped resize the canary holds is not one sent shorter.
+   */
+  cap(d: UpdateDecision): UpdateDecision {
     const c = capDesired(d.desired, d.pod, this.spec.caps);
-    if (c.capped.length === 0) return d;
-    outcome.resizes.capped = (outcome.resizes.capped ?? 0) + 1;
+    if (c.capped.length === 0) {
+      this.cappedOf.delete(d.node);
+      return d;
+    }
     this.cappedOf.set(d.node, c.capped);
     return { ...d, desired: c.desired };
   }
@@ -85,8 +92,9 @@ export class ResizeGuards {
     return violation;
   }
 
-  /** The resize was sent: the namespace's quotas are charged with what it adds. */
-  async sent(d: UpdateDecision): Promise<void> {
+  /** The resize was sent: the namespace's quotas are charged with what it adds; a capped one is counted. */
+  async sent(d: UpdateDecision, outcome: DsOutcome): Promise<void> {
+    if (this.cappedOf.has(d.node)) outcome.resizes.capped = (outcome.resizes.capped ?? 0) + 1;
     const ns = await namespacePolicies(this.run, this.target.ds.namespace);
     if (ns.quotas.length > 0)
       ns.ledger.charge(ns.quotas, quotaDelta(specAmounts(d.pod), amountsAfter(d.pod, d.desired)));

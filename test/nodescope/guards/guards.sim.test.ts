@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CycleResult } from '../../../shared/nodescope/cycle.js';
+import { CANARY_ANNOTATION } from '../../../shared/nodescope/rollout-policy.js';
 import {
   agentDaemonSet,
   cycle,
@@ -29,7 +30,7 @@ const agent = agentDaemonSet({
   ],
   load: { cpu: 300, memory: '200Mi', noise: 0.01 },
 });
-const clusters = ['limits', 'quota', 'caps', 'window', 'typo'];
+const clusters = ['limits', 'quota', 'caps', 'window', 'typo', 'window-canary'];
 
 // biome-ignore lint/suspicious/noExplicitAny: the simulator's objects as stored
 type Json = Record<string, any>;
@@ -46,6 +47,14 @@ function withAnnotations(annotations: Record<string, string>) {
   vpa.metadata.annotations = { ...vpa.metadata.annotations, ...annotations };
   return vpa;
 }
+
+/**
+ * A guard judged alone: no canary (every pod's resize at once, as rollout-policy.ts reads "off"), so
+ * what a case counts is the guard's doing. The limits case keeps the default canary: the guards judge
+ * before the canary picks, so a resize they hold never becomes a canary (canary.sim.test.ts has the
+ * canary itself).
+ */
+const NO_CANARY = { [CANARY_ANNOTATION]: 'off' };
 
 /** The quota controller's part, which the simulator lacks: status.used recounted from the pods. */
 function recountQuota(env: Env, c: string, hard: string): void {
@@ -72,19 +81,27 @@ describe('node scope’s resize guards', () => {
       spec: { limits: [{ type: 'Container', max: { cpu: '250m' } }] },
     });
     store('limits').put(VPA_RESOURCE, withAnnotations({}));
-    store('quota').put(VPA_RESOURCE, withAnnotations({}));
+    store('quota').put(VPA_RESOURCE, withAnnotations(NO_CANARY));
     recountQuota(env, 'quota', quotaHard());
     store('caps').put(
       VPA_RESOURCE,
-      withAnnotations({ 'fleetscope.io/max-increase': '50%', 'fleetscope.io/max-decrease': '1%' }),
+      withAnnotations({
+        ...NO_CANARY,
+        'fleetscope.io/max-increase': '50%',
+        'fleetscope.io/max-decrease': '1%',
+      }),
     );
     store('typo').put(
       VPA_RESOURCE,
-      withAnnotations({ 'fleetscope.io/resize-window': 'Mon-Fro 09:00-17:00' }),
+      withAnnotations({ ...NO_CANARY, 'fleetscope.io/resize-window': 'Mon-Fro 09:00-17:00' }),
     );
     store('window').put(
       VPA_RESOURCE,
-      withAnnotations({ 'fleetscope.io/resize-window': 'Mon-Fri 09:00-17:00 UTC' }),
+      withAnnotations({ ...NO_CANARY, 'fleetscope.io/resize-window': 'Mon-Fri 09:00-17:00 UTC' }),
+    );
+    store('window-canary').put(
+      VPA_RESOURCE,
+      withAnnotations({ 'fleetscope.io/resize-window': 'Mon-Fri 10:00-17:00 UTC' }),
     );
   }, 60_000);
   afterAll(async () => {
@@ -97,6 +114,10 @@ describe('node scope’s resize guards', () => {
     expect(sum(results, 'requested')).toBe(0);
     expect(sum(results, 'guarded')).toBeGreaterThanOrEqual(3);
     expect(cpuRequests(env, 'limits')).toEqual(untouched('limits'));
+    // Under the default canary: judged by the guards first, nothing was let through to pick a canary from.
+    const rollouts = results.flatMap((r) => r.daemonSets.map((d) => d.rollout));
+    expect(rollouts.flatMap((o) => o?.paths ?? [])).not.toContain('canary-sent');
+    expect(rollouts.reduce((n, o) => n + (o?.heldForCanary ?? 0) + (o?.heldForSoak ?? 0), 0)).toBe(0);
     const events = (env.sim.cluster('limits').store.list('events', 'monitoring') as Json[]).filter(
       (e) => e.reason === 'ResizeGuarded',
     );
@@ -200,5 +221,22 @@ describe('node scope’s resize guards', () => {
     const open = await cycle(env, 'window', 0);
     expect(sum([open], 'requested')).toBe(pods(env, 'window').length);
     expect((await env.store.getApply('window', 'monitoring/agent')).guards).toBeUndefined();
+  });
+
+  it('starts no canary wave while the window is closed; at its opening the canary goes first', async () => {
+    // After the case before: Monday 09:00 UTC, an hour before this VPA's window opens.
+    const closed: CycleResult[] = [];
+    for (let i = 0; i < 2; i++) closed.push(await cycle(env, 'window-canary', 5 * MINUTE));
+    expect(sum(closed, 'requested')).toBe(0);
+    expect(sum(closed, 'outsideWindow')).toBeGreaterThan(0);
+    expect((await env.store.getApply('window-canary', 'monitoring/agent')).rollout?.wave).toBeUndefined();
+    env.sim.clock.advance(START + 10 * HOUR - env.sim.clock.now());
+    const open = await cycle(env, 'window-canary', 0);
+    const o = open.daemonSets.find((d) => d.name === 'agent')?.rollout;
+    // The default canary, 10% of 3 pods: one is sent, the soak (30m on the cycle's clock) holds the others.
+    expect(o?.paths).toContain('canary-sent');
+    expect(sum([open], 'requested')).toBe(1);
+    expect(o?.heldForCanary).toBe(pods(env, 'window-canary').length - 1);
+    expect(o?.wave?.startedAt).toBe(START + 10 * HOUR);
   });
 });
