@@ -7,9 +7,12 @@ import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
 import type { AgentOutcome } from './agent.js';
 import type { FlipDone } from './features.js';
+import type { IdSeen, Rebuilt, Reregistered } from './identity.js';
 import type { BalloonSample } from './invariants/balloons.js';
 import type { StuckShown } from './invariants/features.js';
+import type { IdCommand } from './invariants/identity.js';
 import type { PausedOutcome } from './paused.js';
+import type { Touch } from './touches.js';
 
 /** One resize request that reached a simulated apiserver's handler (faults answer before it). */
 export interface ResizeRequest {
@@ -97,6 +100,13 @@ export interface SoakState {
   cannotEnd?: string[];
   /** Clean minutes at the end (no faults, kills or race) before the checks. */
   settleMinutes: number;
+  /** Writes to objects fleetscope did not create (./touches.ts). */
+  touches: Touch[];
+  /** Every value each cluster's id.k8s.io took, the operators' commands on it, and what the run did to identities. */
+  ids: IdSeen[];
+  idCommands: IdCommand[];
+  rebuilt?: Rebuilt;
+  reregistered?: Reregistered;
 }
 
 export interface Outcome {

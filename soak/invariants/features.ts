@@ -233,7 +233,7 @@ export function judgePaused(p: PausedOutcome | undefined): Outcome {
   if (!p) return { checked: 0, unit: 'paused reconcilers (no flip started one)', violations: [] };
   const key = `${p.cluster} ${p.feature}`;
   const violations: string[] = [];
-  if (!p.froze)
+  if (!p.froze || !p.frozeAt || p.frozeAt.startsWith('wait-'))
     violations.push(
       `${key}: the paused reconciler never froze at a write step in ${p.passes} pass(es) (only waits: the fault was not hit)`,
     );
@@ -241,9 +241,12 @@ export function judgePaused(p: PausedOutcome | undefined): Outcome {
     violations.push(
       `${key}: ${p.fencedAfter} write(s) of the reconciler paused past its claim passed their fence after it resumed`,
     );
+  const fences = Object.entries(p.fences ?? {})
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   return {
     checked: 1,
-    unit: `paused reconcilers (froze at the write of "${p.task ?? '?'}" after ${p.passes} pass(es), ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
+    unit: `paused reconcilers (froze at ${p.frozeAt ?? 'no write'}: "${p.task ?? '?'}" after ${p.passes} pass(es); fences met by task kind: ${fences || 'none'}; ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
     violations,
   };
 }
