@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { tsxImport } from '../local/root.js';
 import { REPO_ROOT } from '../local/runtime.js';
+import type { CliResult } from './records.js';
 
 const BIN = join(REPO_ROOT, 'bin', 'fleetscope.js');
 const KILLED = join(REPO_ROOT, 'soak', 'killed-cli.ts');
@@ -27,12 +28,6 @@ export function randomOp(clusters: string[], random: () => number): string[] {
     default:
       return ['claims', 'set', '--cluster', cluster, '--name', 'id.k8s.io', '--default'];
   }
-}
-
-export interface CliResult {
-  args: string[];
-  code: number;
-  output: string;
 }
 
 export function runCli(args: string[], stateDir: string): Promise<CliResult> {

@@ -1,6 +1,7 @@
 import { allSchedules } from '../shared/capabilities.js';
 import { MIRROR_RETRY_MS } from '../shared/features/reconciler.js';
 import { AGENT_FEATURE, FAILING_FEATURE } from './declared.js';
+import type { Desired } from './records.js';
 
 /**
  * How big and how rough a soak is. `npm run soak` runs FULL (sized to end within 30 minutes on a
@@ -47,7 +48,7 @@ export interface FeatureFlip {
   at: number;
   /** NAME (fleetscope's own) or NAMESPACE/NAME (a declared one, ./declared.ts). */
   feature: string;
-  desired: 'on' | 'off' | 'default';
+  desired: Desired;
 }
 
 /** What the simulated clock advances each cycle: the shortest schedule period. */

@@ -10,7 +10,7 @@ import type { Simulator } from '../local/sim/index.js';
 import { inTransition, parseRef } from '../shared/features/model.js';
 import type { FeatureStore } from '../shared/features/store.js';
 import { AGENT_FEATURE } from './declared.js';
-import type { FlipDone } from './features.js';
+import type { FlipDone } from './records.js';
 
 export class FeatureObjectDeleter {
   /** Feature objects deleted while their transition waited for uses ("cluster @cycle"). */

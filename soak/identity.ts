@@ -15,17 +15,11 @@
 import { createHash } from 'node:crypto';
 import type { Simulator } from '../local/sim/index.js';
 import type { StoreEvent } from '../local/sim/store.js';
-import { type CliResult, runCli, runKilledCli } from './cli-ops.js';
+import { runCli, runKilledCli } from './cli-ops.js';
+import type { CliResult, IdSeen } from './records.js';
 
 const ID_COLLECTION = 'clusterproperties.about.k8s.io';
 const ID_KEY = 'id.k8s.io';
-
-/** One value a cluster's id.k8s.io took (undefined: the object was deleted), and in which cycle. */
-export interface IdSeen {
-  cluster: string;
-  cycle: number;
-  value?: string;
-}
 
 type Watchable = Simulator & {
   state(name: string): { store: { subscribe(l: (ev: StoreEvent) => void): () => void } };
@@ -53,27 +47,6 @@ export class IdentityWatch {
   close(): void {
     for (const off of this.offs) off();
   }
-}
-
-/** What the run did to one cluster's identity, for the invariant (./invariants/identity.ts). */
-export interface Rebuilt {
-  cluster: string;
-  cycle: number;
-  oldUid: string;
-  newUid: string;
-  /** The second registration (under another name) of the rebuilt cluster. */
-  again: CliResult;
-  againName: string;
-}
-
-export interface Reregistered {
-  cluster: string;
-  /** The cycle the deregistration was killed in, and the one it was finished and registered again in. */
-  killedAt: number;
-  cycle: number;
-  killed: boolean;
-  finish: CliResult;
-  register: CliResult;
 }
 
 /** kube-system with a new UID, in place (its objects stay); the UID derived from the cluster's name. */

@@ -19,24 +19,7 @@ import { type FeatureSpec, tasksOf } from '../shared/features/spec.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { titleOf } from '../shared/features/task-kinds.js';
 import { ClusterClient } from '../shared/k8s/client.js';
-
-export interface PausedOutcome {
-  cluster: string;
-  feature: string;
-  /** It froze at a write of a task that is not a wait (the fault was hit), and which task. */
-  froze: boolean;
-  task?: string;
-  /** The kind of the task it froze at (apply-manifests, delete-objects, hook, ...). */
-  frozeAt?: string;
-  /** Fences it met (each a cluster write about to be sent), by task kind, over all its passes. */
-  fences: Record<string, number>;
-  /** Passes it ran over the flipped features (those that met only waits ended without freezing). */
-  passes: number;
-  /** Writes whose fence held after it resumed (each would have reached the cluster a second time). */
-  fencedAfter: number;
-  claimsLost: number;
-  error?: string;
-}
+import type { PausedOutcome } from './records.js';
 
 export class PausedReconciler {
   outcome?: PausedOutcome;

@@ -29,7 +29,7 @@ import {
 } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
-import { type CliResult, randomOp, runCli } from './cli-ops.js';
+import { randomOp, runCli } from './cli-ops.js';
 import { cycleAt, type SoakConfig, soakPeriodMs } from './config.js';
 import { FAILING_FEATURE, failingAttempts, registerDeclared, SOAK_NS, stuckShown } from './declared.js';
 import { FeatureObjectDeleter } from './deleted-feature.js';
@@ -40,27 +40,29 @@ import {
   finishAndRegisterAgain,
   IdentityWatch,
   killDeregistration,
-  type Rebuilt,
-  type Reregistered,
   rebuildKubeSystem,
   registerArgs,
 } from './identity.js';
-import { type BalloonSample, sampleBalloons } from './invariants/balloons.js';
+import { sampleBalloons } from './invariants/balloons.js';
 import { idCommands } from './invariants/identity.js';
 import { Ledger } from './ledger.js';
 import { PausedReconciler } from './paused.js';
-import { RuntimeProcess } from './runtimes.js';
-import { MOVED_SKEW_MS, RACER_SKEW_MS, type SkewedLog, skewedPasses } from './skew.js';
-import { observeTouches, type Touch } from './touches.js';
 import type {
+  BalloonSample,
+  CliResult,
   ObjectDelete,
-  Outcome,
   PodRemoval,
   Preemption,
+  Rebuilt,
+  Reregistered,
   ResizeRequest,
-  SoakState,
   Text,
-} from './types.js';
+  Touch,
+} from './records.js';
+import { RuntimeProcess } from './runtimes.js';
+import { MOVED_SKEW_MS, RACER_SKEW_MS, type SkewedLog, skewedPasses } from './skew.js';
+import { observeTouches } from './touches.js';
+import type { Outcome, SoakState } from './types.js';
 
 export interface InvariantRow extends Outcome {
   capability: string;

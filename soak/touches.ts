@@ -10,18 +10,7 @@ import type { Simulator } from '../local/sim/index.js';
 import { OWNER_LABEL } from '../shared/features/harmless.js';
 // The same words as the on/off exercises' damage (one judge of what a write did to an object).
 import { fieldChanges, type Obj } from '../test/features/cluster-diff.js';
-
-/** A write to an object fleetscope did not create, and what it did to it. */
-export interface Touch {
-  cluster: string;
-  method: string;
-  /** collection/key as the simulator stores it ("pods/kube-system/x"), and the subresource, if any. */
-  object: string;
-  subresource?: string;
-  status: number;
-  /** "deleted", or "label k added", "annotation k changed", "spec.k changed" ([] when nothing changed). */
-  changes: string[];
-}
+import type { Touch } from './records.js';
 
 type Json = Obj & { metadata?: { labels?: Record<string, string> } };
 type Handle = (this: ApiHandler, info: RequestInfo, req: unknown, body: string) => { status: number };

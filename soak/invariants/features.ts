@@ -34,9 +34,8 @@ import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
-import type { FlipDone } from '../features.js';
-import type { PausedOutcome } from '../paused.js';
-import type { Invariant, ObjectDelete, Outcome, SoakState } from '../types.js';
+import type { FlipDone, ObjectDelete, PausedOutcome, StuckShown } from '../records.js';
+import type { Invariant, Outcome, SoakState } from '../types.js';
 
 const MINUTE = 60_000;
 
@@ -50,12 +49,6 @@ async function views(state: SoakState): Promise<{ cluster: string; key: string; 
 
 const records = async (state: SoakState) =>
   (await views(state)).map((v) => v.view.record).filter((r): r is FeatureRecord => r !== undefined);
-
-/** Where a stuck transition was shown: FeatureTransitionChanged stuck events and `features list` rows. */
-export interface StuckShown {
-  events: Set<string>;
-  listed: Set<string>;
-}
 
 /**
  * Every transition ends: stable in the state its target names, or shown stuck with its reason (a task

@@ -14,18 +14,8 @@
  */
 import { type FeatureRecord, parseRef, refKey } from '../../shared/features/model.js';
 import { FeatureStore } from '../../shared/features/store.js';
-import type { FlipDone } from '../features.js';
-import type { IdSeen, Rebuilt, Reregistered } from '../identity.js';
+import type { FlipDone, IdCommand, IdSeen, Rebuilt, Reregistered } from '../records.js';
 import type { Invariant, Outcome } from '../types.js';
-
-/** An operator's command on a cluster's id.k8s.io during the run (the soak's CLI commands). */
-export interface IdCommand {
-  cluster: string;
-  cycle: number;
-  /** The value set; undefined for --default. */
-  value?: string;
-  ok: boolean;
-}
 
 /** The id.k8s.io commands among the soak's CLI commands. */
 export function idCommands(cli: { args: string[]; code: number; cycle?: number }[]): IdCommand[] {

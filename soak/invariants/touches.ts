@@ -5,7 +5,8 @@
  * objects: its own labels and annotations (fleetscope.io/...), and the resources of a pod through the
  * resize subresource (node scope's job). A write that changed nothing (a refused one) is no touch.
  */
-import type { Touch } from '../touches.js';
+
+import type { Touch } from '../records.js';
 import type { Invariant, Outcome } from '../types.js';
 
 /** fleetscope's marks on users' objects: a label or annotation of its own, a pod resized. */

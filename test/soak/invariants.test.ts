@@ -4,13 +4,7 @@ import type { DeadLetter } from '../../local/invoker.js';
 import type { StoredIdentity } from '../../shared/claims/store.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
 import { drawFault, FAULT_KINDS } from '../../soak/faults.js';
-import type { Rebuilt, Reregistered } from '../../soak/identity.js';
-import {
-  type BalloonSample,
-  judgeBalloonFit,
-  judgePreemptions,
-  resizeDirection,
-} from '../../soak/invariants/balloons.js';
+import { judgeBalloonFit, judgePreemptions, resizeDirection } from '../../soak/invariants/balloons.js';
 import { judgeGuards, judgeUniqueIds } from '../../soak/invariants/claims.js';
 import { judgeRemovals } from '../../soak/invariants/evictions.js';
 import {
@@ -27,8 +21,8 @@ import { judgeReplay } from '../../soak/invariants/replay.js';
 import { judgeResends, judgeStuck, podResizeView } from '../../soak/invariants/resizes.js';
 import { judgeTouches } from '../../soak/invariants/touches.js';
 import { Ledger } from '../../soak/ledger.js';
+import type { BalloonSample, Rebuilt, Reregistered, ResizeRequest, Text } from '../../soak/records.js';
 import { verdict } from '../../soak/report.js';
-import type { ResizeRequest, Text } from '../../soak/types.js';
 
 const identity = (cluster: string, clusterId: string, clusterSet?: string): StoredIdentity => ({
   cluster,
