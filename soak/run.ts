@@ -111,6 +111,8 @@ interface Run {
   cli: (CliResult & { cycle?: number })[];
   kills: number;
   raceCycles: number;
+  /** The operators' CLI pairs started so far (the first one makes ClusterSet members). */
+  pairs: number;
   logs: number;
   /** Each runtime's log and how far its clock ran off the clusters' (./skew.ts). */
   runtimeLogs: SkewedLog[];
@@ -194,6 +196,7 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     cli: [],
     kills: 0,
     raceCycles: 0,
+    pairs: 0,
     logs: 0,
     runtimeLogs: [],
     mainSkewMs: 0,
@@ -543,7 +546,8 @@ function poisonEvents(cycle: number, clusters: string[], now: number): PoisonEve
 
 function startCliPair(run: Run, clusters: string[]): Promise<CliResult>[] {
   // The first pair makes members (two clusters joining one ClusterSet at once); later ones are random.
-  const first = run.cli.length === 0;
+  // Counted by pairs, not by the CLI commands so far: the identity faults run commands before it.
+  const first = run.pairs++ === 0;
   return [0, 1].map((i) =>
     runCli(
       first
