@@ -14,7 +14,7 @@ import {
   featureWritesOnce,
 } from './invariants/features.js';
 import { historyContinuous } from './invariants/history.js';
-import { nothingInherited, oneIdPerCluster } from './invariants/identity.js';
+import { adoptionRoundTrip, nothingInherited, oneIdPerCluster } from './invariants/identity.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
 import { recommendationsReplay } from './invariants/replay.js';
 import { balloonResizeNotStuck, resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
@@ -26,7 +26,7 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
     id: 'nodescope',
     invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
   },
-  { id: 'claims', invariants: [guardsExplained, idsUniqueInSets, oneIdPerCluster] },
+  { id: 'claims', invariants: [guardsExplained, idsUniqueInSets, oneIdPerCluster, adoptionRoundTrip] },
   {
     id: 'balloons',
     invariants: [

@@ -41,6 +41,11 @@ export interface SoakConfig {
   rebuildAt: number;
   /** When the second cluster's deregistration is killed; it is finished and registered again next cycle. */
   deregisterAt: number;
+  /**
+   * When the first cluster is adopted by a second control plane (`cluster adopt --force`, killed
+   * mid-way, then run to its end); the cycle after, the soak's own takes it back the same way.
+   */
+  adoptAt: number;
 }
 
 export interface FeatureFlip {
@@ -115,6 +120,8 @@ export const FULL: SoakConfig = {
   ],
   rebuildAt: 0.3,
   deregisterAt: 0.65,
+  // After the first CLI pair (cycle 8) made the first cluster a ClusterSet member, and after its flips.
+  adoptAt: 0.85,
 };
 
 /** The long run: twice the clusters, two and a half times the cycles, as many kills again. */
@@ -153,4 +160,6 @@ export const SHORT: SoakConfig = {
   rebuildAt: 0.5,
   // Before the first CLI pair (cycle 4), so that the ClusterSet it makes outlives the deregistration.
   deregisterAt: 0.25,
+  // After the first CLI pair made the first cluster a ClusterSet member; away at cycle 6, back at 7.
+  adoptAt: 0.75,
 };

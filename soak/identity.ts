@@ -10,13 +10,18 @@
  *   for a cycle, then run again to its end, and the cluster registered again under its name (by the
  *   main runtime, as the fleet was first registered: on the soak's clock, where `cluster register`
  *   would announce its features on this machine's, months off the simulated clusters'): it must come
- *   back with nothing of the old registration (no feature's desired value inherited).
+ *   back with nothing of the old registration (no feature's desired value inherited);
+ * - a cluster adopted (`cluster adopt --force`) by a second control plane (its own state directory), the
+ *   CLI killed mid-way and then run again to its end; the soak's control plane must learn at its next
+ *   pass that it no longer owns the cluster, and the cycle after takes it back the same way (killed,
+ *   then finished): the cluster keeps its ID through both, and ends owned by the soak's again.
  */
 import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Simulator } from '../local/sim/index.js';
 import type { StoreEvent } from '../local/sim/store.js';
 import { runCli, runKilledCli } from './cli-ops.js';
-import type { CliResult, IdSeen } from './records.js';
+import type { AdoptionRun, CliResult, IdSeen } from './records.js';
 
 const ID_COLLECTION = 'clusterproperties.about.k8s.io';
 const ID_KEY = 'id.k8s.io';
@@ -95,4 +100,28 @@ export async function finishAndRegisterAgain(
     finish,
     register: { args, code: ok ? 0 : 1, output: ok ? '' : 'the runtime did not register it' },
   };
+}
+
+/**
+ * The DynamoDB writes of `cluster adopt --force` that the kills come before. Away (not registered in
+ * the adopting control plane): the owner Lease taken, the UID guard and the registration written, the
+ * carried identity not yet. Back (registered, owned elsewhere): the owner Lease taken, nothing recorded.
+ */
+export const ADOPT_AWAY_KILL_AT_WRITE = 3;
+export const ADOPT_BACK_KILL_AT_WRITE = 1;
+
+/** The owner identity of the control plane a state directory is (as the local runtime names it). */
+export const controlPlaneOf = (stateDir: string): string => `local:${resolve(stateDir)}`;
+
+/** `cluster adopt --force` from `stateDir`, killed before its write `atWrite`, then run again to its end. */
+export async function adoptKilledThenFinished(
+  cluster: string,
+  stateDir: string,
+  atWrite: number,
+  extra: string[] = [],
+): Promise<AdoptionRun> {
+  const args = ['cluster', 'adopt', '--name', cluster, '--force', ...extra];
+  const kill = await runKilledCli(args, stateDir, atWrite);
+  const finish = await runCli(args, stateDir);
+  return { by: controlPlaneOf(stateDir), killed: kill.killed, kill, finish };
 }

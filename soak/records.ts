@@ -172,3 +172,28 @@ export interface IdCommand {
   value?: string;
   ok: boolean;
 }
+
+/** One `cluster adopt --force` of the soak: killed with SIGKILL at a chosen write, then run again to its end. */
+export interface AdoptionRun {
+  /** The control plane that adopted (its owner identity: `local:STATE_DIR`). */
+  by: string;
+  killed: boolean;
+  kill: CliResult;
+  finish: CliResult;
+}
+
+/**
+ * A cluster adopted by a second control plane mid-run (killed mid-way, then finished), and taken back
+ * by the soak's the cycle after (killed and finished again).
+ */
+export interface Adopted {
+  cluster: string;
+  /** The cycle the second control plane adopted it in; the soak's took it back the cycle after. */
+  cycle: number;
+  /** The cluster's id.k8s.io before the adoption. */
+  idBefore?: string;
+  away: AdoptionRun;
+  /** Who the soak's own registration named as the owner after its cycle with the cluster away. */
+  yieldedTo?: string;
+  back?: AdoptionRun;
+}

@@ -17,6 +17,7 @@ import { connectState } from '../local/state/connect.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { CLAIM_MS } from '../shared/features/machine.js';
 import { FeatureStore } from '../shared/features/store.js';
+import { RegistryStore } from '../shared/fleet/registry-store.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { SkewedAgent } from './agent.js';
@@ -37,6 +38,10 @@ import { type FaultCounts, injectFaults } from './faults.js';
 import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
 import {
+  ADOPT_AWAY_KILL_AT_WRITE,
+  ADOPT_BACK_KILL_AT_WRITE,
+  adoptKilledThenFinished,
+  controlPlaneOf,
   finishAndRegisterAgain,
   IdentityWatch,
   killDeregistration,
@@ -48,6 +53,7 @@ import { idCommands } from './invariants/identity.js';
 import { Ledger } from './ledger.js';
 import { PausedReconciler } from './paused.js';
 import type {
+  Adopted,
   BalloonSample,
   CliResult,
   ObjectDelete,
@@ -152,6 +158,8 @@ interface World {
   reregistered?: Reregistered;
   /** The cycle a deregistration was killed in, and what that CLI run said (./identity.ts). */
   deregKilled?: { cycle: number; killed: boolean };
+  /** The cluster a second control plane adopted and the soak's took back (./identity.ts). */
+  adopted?: Adopted;
   close(keep?: boolean): Promise<void>;
 }
 
@@ -318,8 +326,10 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   if (w.pausedAt === undefined && w.paused.froze) w.pausedAt = cycle;
   await w.operator.restorePolicies();
   const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
-  // The rebuilt cluster is left out of the operators' commands: its ID is judged unchanged.
-  const opsOn = w.names.filter((n) => n !== w.rebuilt?.cluster);
+  // The rebuilt cluster is left out of the operators' commands: its ID is judged unchanged; so is the
+  // adopted one while it moves.
+  const moving = w.adopted && cycle <= w.adopted.cycle + 1 ? w.adopted.cluster : undefined;
+  const opsOn = w.names.filter((n) => n !== w.rebuilt?.cluster && n !== moving);
   const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, opsOn) : [];
   const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
   const killed = await runCycle(run, runners, cycle, sim.clock.now(), w.names, victim);
@@ -329,6 +339,11 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     else rt.racer = await startRuntime(run, RACER_SKEW_MS);
   }
   run.cli.push(...(await Promise.all(ops)).map((r) => ({ ...r, cycle })));
+  if (w.adopted?.cycle === cycle) {
+    // The soak's control plane ran a pass with the cluster adopted away: what it now says of it.
+    const reg = await new RegistryStore(w.db, DEFAULTS.table).get(w.adopted.cluster);
+    w.adopted.yieldedTo = reg?.ownedElsewhere?.holder;
+  }
   // Resumed once its claim has lapsed (and the runtimes' reconcilers took the task over).
   if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
   await w.agent.step(sim.clock.now());
@@ -351,6 +366,7 @@ async function identityOps(w: World, main: RuntimeProcess, cycle: number): Promi
     run.cli.push({ ...again, cycle });
     w.rebuilt = { cluster: rebuilt, cycle, ...uids, again, againName };
   }
+  await adoptionOps(w, cycle);
   const dereg = w.names[1];
   const at = cycleAt(cfg, cfg.deregisterAt);
   if (!dereg || w.names.length < 3) return;
@@ -373,6 +389,33 @@ async function identityOps(w: World, main: RuntimeProcess, cycle: number): Promi
       finish,
       register,
     };
+  }
+}
+
+/**
+ * The adoption fault, at its cycle (./identity.ts): a second control plane adopts the first cluster
+ * (killed mid-way, then to its end); the cycle after, the soak's own takes it back the same way.
+ */
+async function adoptionOps(w: World, cycle: number): Promise<void> {
+  const { cfg, run } = w;
+  const cluster = w.names[0];
+  const at = cycleAt(cfg, cfg.adoptAt);
+  if (!cluster || w.names.length < 3) return;
+  if (cycle === at) {
+    const kubeconfig = join(run.dir, 'kubeconfig.yaml');
+    const idBefore = w.ids.seen.filter((s) => s.cluster === cluster).at(-1)?.value;
+    const away = await adoptKilledThenFinished(
+      cluster,
+      join(run.dir, 'second-control-plane'),
+      ADOPT_AWAY_KILL_AT_WRITE,
+      ['--kubeconfig', kubeconfig, '--context', cluster],
+    );
+    run.cli.push({ ...away.kill, cycle }, { ...away.finish, cycle });
+    w.adopted = { cluster, cycle, ...(idBefore ? { idBefore } : {}), away };
+  } else if (cycle === at + 1 && w.adopted) {
+    const back = await adoptKilledThenFinished(cluster, run.stateDir, ADOPT_BACK_KILL_AT_WRITE);
+    run.cli.push({ ...back.kill, cycle }, { ...back.finish, cycle });
+    w.adopted.back = back;
   }
 }
 
@@ -406,6 +449,8 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     idCommands: idCommands(w.run.cli),
     ...(w.rebuilt ? { rebuilt: w.rebuilt } : {}),
     ...(w.reregistered ? { reregistered: w.reregistered } : {}),
+    ...(w.adopted ? { adopted: w.adopted } : {}),
+    controlPlane: controlPlaneOf(w.run.stateDir),
   };
   const invariants = await checkInvariants(state);
   const balloons: SoakReport['balloons'] = {
@@ -434,6 +479,8 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     'deregistrations killed mid-way (then finished, and the cluster registered again)': w.reregistered?.killed
       ? 1
       : 0,
+    'adoptions (cluster adopt --force) killed mid-way, then finished: away to a second control plane and back':
+      Number(w.adopted?.away.killed ?? false) + Number(w.adopted?.back?.killed ?? false),
     'reports of an agent with a skewed clock': w.agent.outcome.reports,
     'of them, on echoing the current epoch while it wound down': w.agent.outcome.heldOn,
     'failed attempts of a declared task that cannot succeed': failing.attempts,

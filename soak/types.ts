@@ -6,6 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
 import type {
+  Adopted,
   AgentOutcome,
   BalloonSample,
   CycleLedger,
@@ -65,6 +66,9 @@ export interface SoakState {
   idCommands: IdCommand[];
   rebuilt?: Rebuilt;
   reregistered?: Reregistered;
+  /** The cluster adopted away and back (../identity.ts), and the soak's own control plane's identity. */
+  adopted?: Adopted;
+  controlPlane: string;
 }
 
 export interface Outcome {

@@ -10,11 +10,20 @@
  *   registering it again under another name is refused, naming the decision to make;
  * - a cluster deregistered (killed mid-way, then to its end) and registered again starts a new
  *   membership: its ID is judged afresh from then on, and it inherits nothing of the old registration
- *   (no feature's desired value that no flip made since).
+ *   (no feature's desired value that no flip made since);
+ * - a cluster adopted by a second control plane and taken back (each `cluster adopt --force` killed
+ *   mid-way, then run to its end): both runs to the end succeed, the soak's control plane learns at its
+ *   pass in between that the other owns the cluster, and at the end the cluster's owner Lease is the
+ *   soak's, its registration names no other owner, and the ID it stores is the one the cluster carried
+ *   before (the ID itself never changed: the check above).
  */
+
+import { ClaimsStore } from '../../shared/claims/store.js';
 import { type FeatureRecord, parseRef, refKey } from '../../shared/features/model.js';
 import { FeatureStore } from '../../shared/features/store.js';
-import type { FlipDone, IdCommand, IdSeen, Rebuilt, Reregistered } from '../records.js';
+import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
+import { RegistryStore } from '../../shared/fleet/registry-store.js';
+import type { Adopted, FlipDone, IdCommand, IdSeen, Rebuilt, Reregistered } from '../records.js';
 import type { Invariant, Outcome } from '../types.js';
 
 /** The id.k8s.io commands among the soak's CLI commands. */
@@ -126,5 +135,69 @@ export const nothingInherited: Invariant = {
     const views = await new FeatureStore(state.db, state.table).clusterViews(again.cluster);
     const records = [...views.values()].map((v) => v.record).filter((r): r is FeatureRecord => !!r);
     return judgeInherited(records, state.flips, again);
+  },
+};
+
+/** What the soak's control plane and the cluster say of an adopted cluster at the end of the run. */
+export interface AdoptedEnd {
+  leaseHolder?: string;
+  ownedElsewhere?: string;
+  storedId?: string;
+  carriedId?: string;
+}
+
+/** The adoption away and back (killed, then finished, each): see the header. */
+export function judgeAdopted(a: Adopted | undefined, controlPlane: string, end: AdoptedEnd): Outcome {
+  if (!a) return { checked: 0, unit: 'clusters adopted', violations: [] };
+  const k = a.cluster;
+  const violations: string[] = [];
+  const said = (r: { code: number; output: string }) => `exit ${r.code}: ${r.output.trim().slice(0, 200)}`;
+  if (a.away.finish.code !== 0)
+    violations.push(
+      `${k}: adopting it from a second control plane after the kill failed, ${said(a.away.finish)}`,
+    );
+  if (a.yieldedTo !== a.away.by)
+    violations.push(
+      `${k}: after a pass with the cluster adopted by ${a.away.by}, the soak's registration names ${a.yieldedTo ?? 'no other owner'}`,
+    );
+  if (!a.back) violations.push(`${k}: never taken back`);
+  else if (a.back.finish.code !== 0)
+    violations.push(`${k}: taking it back after the kill failed, ${said(a.back.finish)}`);
+  if (end.leaseHolder !== controlPlane)
+    violations.push(
+      `${k}: its owner Lease is held by ${end.leaseHolder ?? 'nobody'} at the end, not ${controlPlane}`,
+    );
+  if (end.ownedElsewhere)
+    violations.push(
+      `${k}: the soak's registration still names ${end.ownedElsewhere} as its owner at the end`,
+    );
+  if (!end.storedId || end.storedId !== end.carriedId || (a.idBefore && end.carriedId !== a.idBefore))
+    violations.push(
+      `${k}: the soak's control plane stores ID ${end.storedId ?? 'none'}, the cluster carries ${end.carriedId ?? 'none'}, it carried ${a.idBefore ?? 'none'} before the adoption`,
+    );
+  const kills = [a.away.killed ? 'away' : '', a.back?.killed ? 'back' : ''].filter(Boolean);
+  return {
+    checked: 1,
+    unit: `clusters adopted away and back (killed mid-way: ${kills.join(', ') || 'neither, the kills missed'})`,
+    violations,
+  };
+}
+
+export const adoptionRoundTrip: Invariant = {
+  name: 'a cluster adopted away and back keeps its identity',
+  check: async (state) => {
+    const a = state.adopted;
+    const store = a && state.sim?.cluster(a.cluster).store;
+    if (!a || !store) return judgeAdopted(undefined, state.controlPlane, {});
+    const lease = store.get('leases.coordination.k8s.io', OWNER_LEASE.name, OWNER_LEASE.namespace);
+    const carried = store.get('clusterproperties.about.k8s.io', 'id.k8s.io');
+    const reg = await new RegistryStore(state.db, state.table).get(a.cluster);
+    const stored = await new ClaimsStore(state.db, state.table).getIdentity(a.cluster);
+    return judgeAdopted(a, state.controlPlane, {
+      leaseHolder: lease?.spec?.holderIdentity,
+      ownedElsewhere: reg?.ownedElsewhere?.holder,
+      storedId: stored?.clusterId,
+      carriedId: carried?.spec?.value,
+    });
   },
 };

@@ -15,13 +15,20 @@ import {
   judgeTransitions,
 } from '../../soak/invariants/features.js';
 import { judgeHistories } from '../../soak/invariants/history.js';
-import { idCommands, judgeInherited, judgeOneId } from '../../soak/invariants/identity.js';
+import { idCommands, judgeAdopted, judgeInherited, judgeOneId } from '../../soak/invariants/identity.js';
 import { judgeDeadLetters, judgeSecrets } from '../../soak/invariants/platform.js';
 import { judgeReplay } from '../../soak/invariants/replay.js';
 import { judgeResends, judgeStuck, podResizeView } from '../../soak/invariants/resizes.js';
 import { judgeTouches } from '../../soak/invariants/touches.js';
 import { Ledger } from '../../soak/ledger.js';
-import type { BalloonSample, Rebuilt, Reregistered, ResizeRequest, Text } from '../../soak/records.js';
+import type {
+  Adopted,
+  BalloonSample,
+  Rebuilt,
+  Reregistered,
+  ResizeRequest,
+  Text,
+} from '../../soak/records.js';
 import { verdict } from '../../soak/report.js';
 
 const identity = (cluster: string, clusterId: string, clusterSet?: string): StoredIdentity => ({
@@ -539,5 +546,36 @@ describe('soak invariants fail on broken states', () => {
       'c fleetscope-system/balloons: desired off after it was registered again at cycle 6, set by no flip since',
     ]);
     expect(judgeInherited([record({ state: 'On' })], [], rereg).violations).toEqual([]);
+  });
+
+  it('adopted away and back: a failed finish, an owner never learnt, a lease or ID left elsewhere', () => {
+    const done = { code: 0, output: '', args: [] };
+    const run = (by: string) => ({ by, killed: true, kill: { ...done, code: 1 }, finish: done });
+    const adopted: Adopted = {
+      cluster: 'a',
+      cycle: 6,
+      idBefore: 'uid-a',
+      away: run('local:/second'),
+      yieldedTo: 'local:/second',
+      back: run('local:/soak'),
+    };
+    const end = { leaseHolder: 'local:/soak', storedId: 'uid-a', carriedId: 'uid-a' };
+    expect(judgeAdopted(adopted, 'local:/soak', end)).toMatchObject({ checked: 1, violations: [] });
+    expect(judgeAdopted(undefined, 'local:/soak', {}).checked).toBe(0);
+    const failed = { ...done, code: 1, output: 'adoption: refused' };
+    expect(
+      judgeAdopted(
+        { ...adopted, away: { ...adopted.away, finish: failed }, yieldedTo: undefined, back: undefined },
+        'local:/soak',
+        { ...end, leaseHolder: 'local:/second', ownedElsewhere: 'local:/second', storedId: 'uid-x' },
+      ).violations,
+    ).toEqual([
+      'a: adopting it from a second control plane after the kill failed, exit 1: adoption: refused',
+      "a: after a pass with the cluster adopted by local:/second, the soak's registration names no other owner",
+      'a: never taken back',
+      'a: its owner Lease is held by local:/second at the end, not local:/soak',
+      "a: the soak's registration still names local:/second as its owner at the end",
+      "a: the soak's control plane stores ID uid-x, the cluster carries uid-a, it carried uid-a before the adoption",
+    ]);
   });
 });
