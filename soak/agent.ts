@@ -14,25 +14,13 @@ import type { FeatureStore } from '../shared/features/store.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { AGENT_COMPONENT, AGENT_FEATURE } from './declared.js';
 import { inClusterUses, judgeEpochUses } from './invariants/features.js';
+import type { AgentOutcome } from './records.js';
 
 const HOUR = 3_600_000;
 /** Reports of on after the agent first read off (it is still winding down). */
 const WIND_DOWN = 2;
 const REF = parseRef(AGENT_FEATURE);
 const OBJECT = { group: FEATURE_CRD.group, version: FEATURE_CRD.version, plural: FEATURE_CRD.plural, ...REF };
-
-export interface AgentOutcome {
-  /** Reports made (each with the agent's clock an hour off), and reports a fault refused. */
-  reports: number;
-  failed: number;
-  /** Reports of on, echoing the epoch it read, after it read off: uses the wait for uses must hold for. */
-  heldOn: number;
-  /** What it read, by value. */
-  read: { on: number; off: number };
-  /** The feature judged after each cycle (stable after a completed transition), and what broke. */
-  checked: number;
-  violations: string[];
-}
 
 interface FeatureStatus {
   value?: 'on' | 'off';

@@ -14,9 +14,11 @@ import {
   featureWritesOnce,
 } from './invariants/features.js';
 import { historyContinuous } from './invariants/history.js';
+import { adoptionRoundTrip, nothingInherited, oneIdPerCluster } from './invariants/identity.js';
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
 import { recommendationsReplay } from './invariants/replay.js';
 import { balloonResizeNotStuck, resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
+import { noForeignTouch } from './invariants/touches.js';
 import type { SoakCapability } from './types.js';
 
 export const SOAK_CAPABILITIES: SoakCapability[] = [
@@ -24,7 +26,7 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
     id: 'nodescope',
     invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
   },
-  { id: 'claims', invariants: [guardsExplained, idsUniqueInSets] },
+  { id: 'claims', invariants: [guardsExplained, idsUniqueInSets, oneIdPerCluster, adoptionRoundTrip] },
   {
     id: 'balloons',
     invariants: [
@@ -44,7 +46,8 @@ export const SOAK_CAPABILITIES: SoakCapability[] = [
       featureWritesOnce,
       featureOffClean,
       featureMirrorAgrees,
+      noForeignTouch,
     ],
   },
-  { id: 'platform', invariants: [deadLettersExplained, noSecrets] },
+  { id: 'platform', invariants: [deadLettersExplained, noSecrets, nothingInherited] },
 ];

@@ -23,7 +23,8 @@ export type ToChild =
 
 export type FromChild =
   | { type: 'ready' }
-  | { type: 'registered' }
+  /** error: why a registration failed (a fault: the soak registers a cluster again mid-run). */
+  | { type: 'registered'; error?: string }
   | {
       type: 'cycle-done';
       cycle: number;
@@ -43,6 +44,17 @@ const stateDir = process.env.SOAK_STATE_DIR;
 if (!stateDir || !process.send) throw new Error('soak child: needs SOAK_STATE_DIR and an IPC channel');
 const send = (m: FromChild) => process.send?.(m);
 
+/**
+ * A control plane whose clock is off (./skew.ts): everything this process reads as the time (the
+ * soak's clock it is sent, and the wall clock the cluster's Date is compared with) runs SOAK_SKEW_MS
+ * ahead (or behind). The clusters keep theirs: waits, leases and deadlines must run on those.
+ */
+const skewMs = Number(process.env.SOAK_SKEW_MS ?? 0);
+if (!Number.isFinite(skewMs)) throw new Error('soak child: SOAK_SKEW_MS must be a number of ms');
+if (skewMs !== 0) {
+  const wall = Date.now.bind(Date);
+  Date.now = () => wall() + skewMs;
+}
 let now = 0;
 setNodeScopeClock(() => now);
 // Uses, task polls and claims on the same clock: "wait 10 minutes for uses" is five soak cycles.
@@ -53,19 +65,23 @@ let deadSent = 0;
 
 process.on('message', async (m: ToChild) => {
   if (m.type === 'register') {
-    now = m.now; // features are announced to each cluster as it registers: on the soak's clock
+    now = m.now + skewMs; // features are announced to each cluster as it registers: on the soak's clock
     const store = new DynamoRegistry(runtime.db, runtime.table);
-    for (const t of m.targets) {
-      if (await store.get(t.name)) continue;
-      await registerCluster(
-        { name: t.name, kubeconfig: t.ref, labels: { 'fleetscope.io/source': 'soak' } },
-        { store, publisher: deps().publisher, verify: (n, r) => clusterAccess().verify(n, r) },
-      );
+    try {
+      for (const t of m.targets) {
+        if (await store.get(t.name)) continue;
+        await registerCluster(
+          { name: t.name, kubeconfig: t.ref, labels: { 'fleetscope.io/source': 'soak' } },
+          { store, publisher: deps().publisher, verify: (n, r) => clusterAccess().verify(n, r) },
+        );
+      }
+      await runtime.bus.drain();
+      send({ type: 'registered' });
+    } catch (err) {
+      send({ type: 'registered', error: String((err as Error)?.message ?? err).slice(0, 300) });
     }
-    await runtime.bus.drain();
-    send({ type: 'registered' });
   } else if (m.type === 'cycle') {
-    now = m.now;
+    now = m.now + skewMs;
     const poisoned = await putPoison(m.poison ?? []);
     await runtime.scheduler.runOnce();
     await runtime.bus.drain();

@@ -1,8 +1,13 @@
 import { allSchedules } from '../shared/capabilities.js';
 import { MIRROR_RETRY_MS } from '../shared/features/reconciler.js';
 import { AGENT_FEATURE, FAILING_FEATURE } from './declared.js';
+import type { Desired } from './records.js';
 
-/** How big and how rough a soak is. `npm run soak` runs FULL; `npm test` runs SHORT. */
+/**
+ * How big and how rough a soak is. `npm run soak` runs FULL (sized to end within 30 minutes on a
+ * shared 2-core machine), `npm run soak -- --long` LONG (the 20-cluster, 200-cycle run: hours there);
+ * `npm test` runs SHORT.
+ */
 export interface SoakConfig {
   clusters: number;
   nodes: number;
@@ -32,6 +37,15 @@ export interface SoakConfig {
    * and the desired value ('default': back to the feature's default).
    */
   flips: FeatureFlip[];
+  /** When (a share of the cycles) the last cluster's kube-system is rebuilt (./identity.ts). */
+  rebuildAt: number;
+  /** When the second cluster's deregistration is killed; it is finished and registered again next cycle. */
+  deregisterAt: number;
+  /**
+   * When the first cluster is adopted by a second control plane (`cluster adopt --force`, killed
+   * mid-way, then run to its end); the cycle after, the soak's own takes it back the same way.
+   */
+  adoptAt: number;
 }
 
 export interface FeatureFlip {
@@ -39,7 +53,7 @@ export interface FeatureFlip {
   at: number;
   /** NAME (fleetscope's own) or NAMESPACE/NAME (a declared one, ./declared.ts). */
   feature: string;
-  desired: 'on' | 'off' | 'default';
+  desired: Desired;
 }
 
 /** What the simulated clock advances each cycle: the shortest schedule period. */
@@ -52,9 +66,12 @@ export const soakPeriodMs = (): number => Math.min(...allSchedules().map((s) => 
 const settleAtLeast = (cycles: number): number =>
   Math.max(cycles, Math.ceil(MIRROR_RETRY_MS / soakPeriodMs()) + 1);
 
+/** The cycle (1-based, never the first: it registers the fleet) at a share of the run. */
+export const cycleAt = (cfg: Pick<SoakConfig, 'cycles'>, at: number): number =>
+  Math.max(2, Math.min(cfg.cycles, Math.round(at * cfg.cycles)));
+
 /** The cycle (1-based, never the first: it registers the fleet) at which a flip happens. */
-export const flipCycle = (cfg: Pick<SoakConfig, 'cycles'>, f: FeatureFlip): number =>
-  Math.max(2, Math.min(cfg.cycles, Math.round(f.at * cfg.cycles)));
+export const flipCycle = (cfg: Pick<SoakConfig, 'cycles'>, f: FeatureFlip): number => cycleAt(cfg, f.at);
 
 const flip = (
   cluster: number,
@@ -64,14 +81,14 @@ const flip = (
 ): FeatureFlip => ({ cluster, at, feature, desired });
 
 export const FULL: SoakConfig = {
-  clusters: 20,
+  clusters: 10,
   nodes: 4,
-  cycles: 200,
-  kills: 20,
+  cycles: 80,
+  kills: 8,
   race: [0.4, 0.55],
   faultRate: 0.03,
-  slowResponses: 4,
-  cliEvery: 10,
+  slowResponses: 2,
+  cliEvery: 8,
   settleCycles: settleAtLeast(10),
   seed: 9,
   balloonShare: 0.5,
@@ -91,7 +108,7 @@ export const FULL: SoakConfig = {
     flip(4, 0.3, 'off'),
     flip(4, 0.7, 'default'),
     // A cluster without balloons: off for good.
-    flip(11, 0.25, 'off'),
+    flip(7, 0.25, 'off'),
     // The agent with a skewed clock: its feature off for good, off and on again, off during the race.
     flip(3, 0.1, 'off', AGENT_FEATURE),
     flip(6, 0.2, 'off', AGENT_FEATURE),
@@ -99,8 +116,22 @@ export const FULL: SoakConfig = {
     flip(9, 0.45, 'off', AGENT_FEATURE),
     // A declaration whose task always fails: it must end stuck, shown so.
     flip(5, 0.3, 'on', FAILING_FEATURE),
-    flip(12, 0.8, 'on', FAILING_FEATURE),
+    flip(8, 0.8, 'on', FAILING_FEATURE),
   ],
+  rebuildAt: 0.3,
+  deregisterAt: 0.65,
+  // After the first CLI pair (cycle 8) made the first cluster a ClusterSet member, and after its flips.
+  adoptAt: 0.85,
+};
+
+/** The long run: twice the clusters, two and a half times the cycles, as many kills again. */
+export const LONG: SoakConfig = {
+  ...FULL,
+  clusters: 20,
+  cycles: 200,
+  kills: 20,
+  slowResponses: 4,
+  cliEvery: 10,
 };
 
 export const SHORT: SoakConfig = {
@@ -126,4 +157,9 @@ export const SHORT: SoakConfig = {
     flip(2, 0.85, 'off', AGENT_FEATURE),
     flip(2, 0.25, 'on', FAILING_FEATURE),
   ],
+  rebuildAt: 0.5,
+  // Before the first CLI pair (cycle 4), so that the ClusterSet it makes outlives the deregistration.
+  deregisterAt: 0.25,
+  // After the first CLI pair made the first cluster a ClusterSet member; away at cycle 6, back at 7.
+  adoptAt: 0.75,
 };

@@ -17,7 +17,7 @@ import { FeatureStore } from '../shared/features/store.js';
 import type { FeatureJson } from '../shared/features/views.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { runCli } from './cli-ops.js';
-import type { StuckShown } from './invariants/features.js';
+import type { StuckShown } from './records.js';
 
 export const SOAK_NS = 'soak';
 export const AGENT_FEATURE = `${SOAK_NS}/agent`;

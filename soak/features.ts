@@ -11,15 +11,8 @@ import { setDesired } from '../shared/features/desired.js';
 import { FLEETSCOPE_NAMESPACE, parseRef } from '../shared/features/model.js';
 import { FeatureStore } from '../shared/features/store.js';
 import { ensurePolicy } from './balloons.js';
-import { type FeatureFlip, flipCycle, type SoakConfig } from './config.js';
-
-export interface FlipDone {
-  cycle: number;
-  cluster: string;
-  feature: string;
-  desired: FeatureFlip['desired'];
-  changed: boolean;
-}
+import { flipCycle, type SoakConfig } from './config.js';
+import type { FlipDone } from './records.js';
 
 export class FeatureOperator {
   readonly done: FlipDone[] = [];

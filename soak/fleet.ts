@@ -12,7 +12,7 @@ import type { StoreEvent } from '../local/sim/store.js';
 import { BALLOON_NAME, PRIORITY_CLASS } from '../shared/balloons/manifests.js';
 import { resizeDirection } from './invariants/balloons.js';
 import { isBalloon } from './invariants/evictions.js';
-import type { ObjectDelete, PodRemoval, Preemption, ResizeRequest } from './types.js';
+import type { ObjectDelete, PodRemoval, Preemption, ResizeRequest } from './records.js';
 
 /** Objects a feature's off tasks delete by name: each delete that reaches an apiserver is recorded. */
 const FEATURE_DELETED = new Set([`daemonsets/${BALLOON_NAME}`, `priorityclasses/${PRIORITY_CLASS}`]);

@@ -1,5 +1,5 @@
+import type { CycleLedger } from './records.js';
 /** Which cycles the soak sent for each cluster, and which a runtime reported complete and clean. */
-import type { CycleLedger } from './types.js';
 
 export class Ledger implements CycleLedger {
   private readonly sent = new Map<string, Set<number>>();

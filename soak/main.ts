@@ -1,15 +1,16 @@
 /**
- * `npm run soak [-- --cycles N --clusters N --kills N --seed N --short --keep]`: figures, not a test
- * (the short configuration runs in `npm test`). Exits 1 when an invariant is broken.
+ * `npm run soak [-- --long | --short] [--cycles N --clusters N --kills N --seed N --keep]`: figures,
+ * not a test (the short configuration runs in `npm test`). Exits 1 when an invariant is broken.
  */
 import { parseArgs } from 'node:util';
-import { FULL, SHORT, type SoakConfig } from './config.js';
+import { FULL, LONG, SHORT, type SoakConfig } from './config.js';
 import { formatReport } from './report.js';
 import { runSoak } from './run.js';
 
 const { values } = parseArgs({
   options: {
     short: { type: 'boolean' },
+    long: { type: 'boolean' },
     keep: { type: 'boolean' },
     cycles: { type: 'string' },
     clusters: { type: 'string' },
@@ -18,7 +19,8 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-const cfg: SoakConfig = { ...(values.short ? SHORT : FULL) };
+if (values.short && values.long) throw new Error('--short and --long: give one of them');
+const cfg: SoakConfig = { ...(values.short ? SHORT : values.long ? LONG : FULL) };
 for (const k of ['cycles', 'clusters', 'kills', 'seed'] as const) {
   const v = values[k];
   if (v === undefined) continue;

@@ -4,31 +4,22 @@
  * feature and freezes at the first write of a task that is not a wait (a create, an apply, a delete,
  * a patch: its fence held, the write about to be sent), its heartbeat frozen with it, while the
  * runtimes' reconcilers go on; it resumes once its claim has lapsed and another has taken the task
- * over. A pass that met only waits ends without freezing, and the next flip starts another. The
- * invariant "no task's writes seen twice" holds it to no write passing its fence after that, and fails
- * a run where it never froze at a write (the dangerous path never hit).
+ * over. A pass that met only waits ends without freezing, and the next flip starts another. Every
+ * fence it met is counted by the kind of its task (a wait's writes: clearing uses; a create, an apply,
+ * a delete, a hook's patches), and so is the one it froze at. The invariant "no task's writes seen
+ * twice" holds it to no write passing its fence after that, and fails a run where it never froze at a
+ * write (the dangerous path never hit).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
 import { loadCatalog } from '../shared/features/catalog.js';
 import { parseRef } from '../shared/features/model.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
+import { type FeatureSpec, tasksOf } from '../shared/features/spec.js';
 import { FeatureStore } from '../shared/features/store.js';
+import { titleOf } from '../shared/features/task-kinds.js';
 import { ClusterClient } from '../shared/k8s/client.js';
-
-export interface PausedOutcome {
-  cluster: string;
-  feature: string;
-  /** It froze at a write of a task that is not a wait (the fault was hit), and which task. */
-  froze: boolean;
-  task?: string;
-  /** Passes it ran over the flipped features (those that met only waits ended without freezing). */
-  passes: number;
-  /** Writes whose fence held after it resumed (each would have reached the cluster a second time). */
-  fencedAfter: number;
-  claimsLost: number;
-  error?: string;
-}
+import type { PausedOutcome } from './records.js';
 
 export class PausedReconciler {
   outcome?: PausedOutcome;
@@ -58,6 +49,7 @@ export class PausedReconciler {
       cluster,
       feature,
       froze: false,
+      fences: this.outcome?.fences ?? {},
       passes: (this.outcome?.passes ?? 0) + 1,
       fencedAfter: this.outcome?.fencedAfter ?? 0,
       claimsLost: this.outcome?.claimsLost ?? 0,
@@ -71,6 +63,7 @@ export class PausedReconciler {
     const store = new FeatureStore(this.db, this.table);
     this.run = (async () => {
       const catalog = await loadCatalog(store);
+      const kindOf = taskKinds(catalog.need(parseRef(feature)));
       await reconcileCluster(
         {
           store,
@@ -85,10 +78,16 @@ export class PausedReconciler {
           // Frozen at the first write of a task that is not a wait: its fence held, the write not sent.
           // A write whose fence held after it resumed would reach the cluster a second time.
           onFence: async (m) => {
-            if (this.resumed) o.fencedAfter++;
-            else if (!o.froze && m.task && !m.task.startsWith('wait ')) {
+            if (this.resumed) {
+              o.fencedAfter++;
+              return;
+            }
+            const kind = kindOf(m.task);
+            o.fences[kind] = (o.fences[kind] ?? 0) + 1;
+            if (!o.froze && m.task && !kind.startsWith('wait-')) {
               o.froze = true;
               o.task = m.task;
+              o.frozeAt = kind;
               await gate;
             }
           },
@@ -116,4 +115,11 @@ export class PausedReconciler {
     this.release?.();
     await this.run;
   }
+}
+
+/** A task's kind by its title, among the feature's tasks both ways ("unknown" for none of them). */
+function taskKinds(spec: FeatureSpec): (title: string | undefined) => string {
+  const kinds = new Map<string, string>();
+  for (const t of [...tasksOf(spec, 'On'), ...tasksOf(spec, 'Off')]) kinds.set(titleOf(t), t.task);
+  return (title) => (title !== undefined && kinds.get(title)) || 'unknown';
 }

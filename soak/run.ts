@@ -17,6 +17,7 @@ import { connectState } from '../local/state/connect.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { CLAIM_MS } from '../shared/features/machine.js';
 import { FeatureStore } from '../shared/features/store.js';
+import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
 import { SkewedAgent } from './agent.js';
@@ -29,25 +30,45 @@ import {
 } from './balloons.js';
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
-import { type CliResult, randomOp, runCli } from './cli-ops.js';
-import { type SoakConfig, soakPeriodMs } from './config.js';
+import { randomOp, runCli } from './cli-ops.js';
+import { cycleAt, type SoakConfig, soakPeriodMs } from './config.js';
 import { FAILING_FEATURE, failingAttempts, registerDeclared, SOAK_NS, stuckShown } from './declared.js';
+import { FeatureObjectDeleter } from './deleted-feature.js';
 import { type FaultCounts, injectFaults } from './faults.js';
 import { FeatureOperator } from './features.js';
 import { observePreemptions, observeResizes, startSoakFleet } from './fleet.js';
-import { type BalloonSample, sampleBalloons } from './invariants/balloons.js';
+import {
+  ADOPT_AWAY_KILL_AT_WRITE,
+  ADOPT_BACK_KILL_AT_WRITE,
+  adoptKilledThenFinished,
+  controlPlaneOf,
+  finishAndRegisterAgain,
+  IdentityWatch,
+  killDeregistration,
+  rebuildKubeSystem,
+  registerArgs,
+} from './identity.js';
+import { sampleBalloons } from './invariants/balloons.js';
+import { idCommands } from './invariants/identity.js';
 import { Ledger } from './ledger.js';
 import { PausedReconciler } from './paused.js';
-import { RuntimeProcess } from './runtimes.js';
 import type {
+  Adopted,
+  BalloonSample,
+  CliResult,
   ObjectDelete,
-  Outcome,
   PodRemoval,
   Preemption,
+  Rebuilt,
+  Reregistered,
   ResizeRequest,
-  SoakState,
   Text,
-} from './types.js';
+  Touch,
+} from './records.js';
+import { RuntimeProcess } from './runtimes.js';
+import { MOVED_SKEW_MS, RACER_SKEW_MS, type SkewedLog, skewedPasses } from './skew.js';
+import { observeTouches } from './touches.js';
+import type { Outcome, SoakState } from './types.js';
 
 export interface InvariantRow extends Outcome {
   capability: string;
@@ -92,10 +113,17 @@ interface Run {
   /** Malformed events delivered to a runtime that finished its cycle (each must be a dead letter). */
   poisoned: string[];
   events: string[];
-  cli: CliResult[];
+  /** The CLI commands of the run, each with the cycle it ran in. */
+  cli: (CliResult & { cycle?: number })[];
   kills: number;
   raceCycles: number;
+  /** The operators' CLI pairs started so far (the first one makes ClusterSet members). */
+  pairs: number;
   logs: number;
+  /** Each runtime's log and how far its clock ran off the clusters' (./skew.ts). */
+  runtimeLogs: SkewedLog[];
+  /** The main runtime's skew: none until the race ends, then behind (moved to another machine). */
+  mainSkewMs: number;
 }
 
 /** Everything one soak run holds: its state, its simulated fleet, and what it observes there. */
@@ -122,6 +150,16 @@ interface World {
   pausedAt?: number;
   /** The in-cluster agent with a skewed clock (./agent.ts). */
   agent: SkewedAgent;
+  /** Deletes a Feature object mid-wait (./deleted-feature.ts). */
+  deleter: FeatureObjectDeleter;
+  touches: Touch[];
+  ids: IdentityWatch;
+  rebuilt?: Rebuilt;
+  reregistered?: Reregistered;
+  /** The cycle a deregistration was killed in, and what that CLI run said (./identity.ts). */
+  deregKilled?: { cycle: number; killed: boolean };
+  /** The cluster a second control plane adopted and the soak's took back (./identity.ts). */
+  adopted?: Adopted;
   close(keep?: boolean): Promise<void>;
 }
 
@@ -166,7 +204,10 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     cli: [],
     kills: 0,
     raceCycles: 0,
+    pairs: 0,
     logs: 0,
+    runtimeLogs: [],
+    mainSkewMs: 0,
   };
   const shared = await connectState(run.stateDir); // the soak's lease keeps the state's server up
   const client = new DynamoDBClient({
@@ -202,14 +243,20 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
     paused: new PausedReconciler(db, DEFAULTS.table, sim),
     agent: new SkewedAgent(sim, new FeatureStore(db, DEFAULTS.table)),
+    deleter: new FeatureObjectDeleter(sim, new FeatureStore(db, DEFAULTS.table)),
+    touches: [] as Touch[],
+    ids: new IdentityWatch(sim),
   };
   const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
+  const untouch = observeTouches(sim, w.touches);
   const unwatch = observePreemptions(sim, w.preemptions);
   return {
     ...w,
     async close(keep) {
       await w.agent.close();
+      w.ids.close();
       unwatch();
+      untouch();
       unobserve();
       await sim.stop();
       client.destroy();
@@ -219,6 +266,11 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
   };
 }
 
+const fileTarget = (path: string, name: string) => ({
+  name,
+  ref: { kind: 'file' as const, path, context: name },
+});
+
 /** The first runtime registers every simulated cluster; the balloon clusters get their policy. */
 async function registerFleet(w: World): Promise<RuntimeProcess> {
   const kubeconfig = join(w.run.dir, 'kubeconfig.yaml');
@@ -227,12 +279,11 @@ async function registerFleet(w: World): Promise<RuntimeProcess> {
   main.send({
     type: 'register',
     now: w.sim.clock.now(),
-    targets: w.sim.clusters.map((c) => ({
-      name: c.name,
-      ref: { kind: 'file', path: kubeconfig, context: c.name },
-    })),
+    targets: w.sim.clusters.map((c) => fileTarget(kubeconfig, c.name)),
   });
-  await main.next((m) => m.type === 'registered');
+  const registered = await main.next((m) => m.type === 'registered');
+  if (registered?.type === 'registered' && registered.error)
+    throw new Error(`the soak could not register its fleet: ${registered.error}`);
   for (const c of w.withBalloons) await ensurePolicy(w.db, DEFAULTS.table, c);
   await registerDeclared(w.db, DEFAULTS.table, w.sim, w.sim.clock.now());
   return main;
@@ -246,10 +297,16 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   const { cfg, run, sim } = w;
   const settling = cycle > cfg.cycles;
   const racing = !settling && cycle > cfg.race[0] * cfg.cycles && cycle <= cfg.race[1] * cfg.cycles;
-  if (racing && !rt.racer) rt.racer = await startRuntime(run);
+  if (racing && !rt.racer) rt.racer = await startRuntime(run, RACER_SKEW_MS);
   if (!racing && rt.racer) {
     await rt.racer.stop();
     rt.racer = undefined;
+    if (run.mainSkewMs === 0) {
+      // The control plane moves to a machine whose clock runs behind, for the rest of the run.
+      await rt.main.stop();
+      run.mainSkewMs = MOVED_SKEW_MS;
+      rt.main = await startRuntime(run, run.mainSkewMs);
+    }
   }
   if (racing) run.raceCycles++;
   const changed = settling
@@ -258,7 +315,10 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   w.workloads.added += changed.added;
   w.workloads.removed += changed.removed;
   sim.clock.advance(w.period);
+  w.ids.cycle = cycle;
+  if (!settling) await identityOps(w, rt.main, cycle);
   if (!settling) await w.operator.flip(cycle, sim.clock.now());
+  await w.deleter.step(w.operator.done, cycle);
   // A pass over each flip in turn, until one froze at a write (./paused.ts); timed from when it froze.
   const flips = w.operator.done;
   const flipped = flips[(w.paused.outcome?.passes ?? 0) % Math.max(1, flips.length)];
@@ -266,19 +326,97 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   if (w.pausedAt === undefined && w.paused.froze) w.pausedAt = cycle;
   await w.operator.restorePolicies();
   const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
-  const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, w.names) : [];
+  // The rebuilt cluster is left out of the operators' commands: its ID is judged unchanged; so is the
+  // adopted one while it moves.
+  const moving = w.adopted && cycle <= w.adopted.cycle + 1 ? w.adopted.cluster : undefined;
+  const opsOn = w.names.filter((n) => n !== w.rebuilt?.cluster && n !== moving);
+  const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, opsOn) : [];
   const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
   const killed = await runCycle(run, runners, cycle, sim.clock.now(), w.names, victim);
   if (killed) {
     run.kills++;
-    if (killed === rt.main) rt.main = await startRuntime(run);
-    else rt.racer = await startRuntime(run);
+    if (killed === rt.main) rt.main = await startRuntime(run, run.mainSkewMs);
+    else rt.racer = await startRuntime(run, RACER_SKEW_MS);
   }
-  run.cli.push(...(await Promise.all(ops)));
+  run.cli.push(...(await Promise.all(ops)).map((r) => ({ ...r, cycle })));
+  if (w.adopted?.cycle === cycle) {
+    // The soak's control plane ran a pass with the cluster adopted away: what it now says of it.
+    const reg = await new DynamoRegistry(w.db, DEFAULTS.table).get(w.adopted.cluster);
+    w.adopted.yieldedTo = reg?.ownedElsewhere?.holder;
+  }
   // Resumed once its claim has lapsed (and the runtimes' reconcilers took the task over).
   if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
   await w.agent.step(sim.clock.now());
   w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
+}
+
+/**
+ * The identity faults, at their cycles (./identity.ts): the last cluster's kube-system rebuilt and the
+ * cluster registered again under another name; the second cluster's deregistration killed mid-way, and
+ * the cycle after, finished and the cluster registered again.
+ */
+async function identityOps(w: World, main: RuntimeProcess, cycle: number): Promise<void> {
+  const { cfg, run } = w;
+  const kubeconfig = join(run.dir, 'kubeconfig.yaml');
+  const rebuilt = w.names.at(-1);
+  if (cycle === cycleAt(cfg, cfg.rebuildAt) && rebuilt && w.names.length > 2) {
+    const uids = rebuildKubeSystem(w.sim, rebuilt);
+    const againName = `${rebuilt}-again`;
+    const again = await runCli(registerArgs(againName, kubeconfig, rebuilt), run.stateDir);
+    run.cli.push({ ...again, cycle });
+    w.rebuilt = { cluster: rebuilt, cycle, ...uids, again, againName };
+  }
+  await adoptionOps(w, cycle);
+  const dereg = w.names[1];
+  const at = cycleAt(cfg, cfg.deregisterAt);
+  if (!dereg || w.names.length < 3) return;
+  if (cycle === at) {
+    const r = await killDeregistration(dereg, run.stateDir);
+    run.cli.push({ ...r, cycle });
+    w.deregKilled = { cycle, killed: r.killed };
+  } else if (cycle === at + 1 && w.deregKilled) {
+    const { finish, register } = await finishAndRegisterAgain(dereg, run.stateDir, async () => {
+      main.send({ type: 'register', now: w.sim.clock.now(), targets: [fileTarget(kubeconfig, dereg)] });
+      const r = await main.next((m) => m.type === 'registered');
+      return r?.type === 'registered' && !r.error;
+    });
+    run.cli.push({ ...finish, cycle }, { ...register, cycle });
+    w.reregistered = {
+      cluster: dereg,
+      killedAt: w.deregKilled.cycle,
+      cycle,
+      killed: w.deregKilled.killed,
+      finish,
+      register,
+    };
+  }
+}
+
+/**
+ * The adoption fault, at its cycle (./identity.ts): a second control plane adopts the first cluster
+ * (killed mid-way, then to its end); the cycle after, the soak's own takes it back the same way.
+ */
+async function adoptionOps(w: World, cycle: number): Promise<void> {
+  const { cfg, run } = w;
+  const cluster = w.names[0];
+  const at = cycleAt(cfg, cfg.adoptAt);
+  if (!cluster || w.names.length < 3) return;
+  if (cycle === at) {
+    const kubeconfig = join(run.dir, 'kubeconfig.yaml');
+    const idBefore = w.ids.seen.filter((s) => s.cluster === cluster).at(-1)?.value;
+    const away = await adoptKilledThenFinished(
+      cluster,
+      join(run.dir, 'second-control-plane'),
+      ADOPT_AWAY_KILL_AT_WRITE,
+      ['--kubeconfig', kubeconfig, '--context', cluster],
+    );
+    run.cli.push({ ...away.kill, cycle }, { ...away.finish, cycle });
+    w.adopted = { cluster, cycle, ...(idBefore ? { idBefore } : {}), away };
+  } else if (cycle === at + 1 && w.adopted) {
+    const back = await adoptKilledThenFinished(cluster, run.stateDir, ADOPT_BACK_KILL_AT_WRITE);
+    run.cli.push({ ...back.kill, cycle }, { ...back.finish, cycle });
+    w.adopted.back = back;
+  }
 }
 
 /** After the clean cycles: every capability's invariants over what the run left and saw, and the report. */
@@ -298,7 +436,7 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     balloonSamples: w.samples,
     preemptions: w.preemptions,
     podsOnBalloonNodes: w.besideBalloons.size,
-    flips: w.operator.done,
+    flips: flipsOfNow(w),
     balloonClusters: w.withBalloons,
     objectDeletes: w.deletes,
     paused: w.paused.outcome,
@@ -306,6 +444,13 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     stuckShown: await stuckShown(w.run.events, w.run.stateDir, SOAK_NS),
     cannotEnd: [FAILING_FEATURE],
     settleMinutes: (w.cfg.settleCycles * w.period) / 60_000,
+    touches: w.touches,
+    ids: w.ids.seen,
+    idCommands: idCommands(w.run.cli),
+    ...(w.rebuilt ? { rebuilt: w.rebuilt } : {}),
+    ...(w.reregistered ? { reregistered: w.reregistered } : {}),
+    ...(w.adopted ? { adopted: w.adopted } : {}),
+    controlPlane: controlPlaneOf(w.run.stateDir),
   };
   const invariants = await checkInvariants(state);
   const balloons: SoakReport['balloons'] = {
@@ -321,8 +466,21 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     (f) => `${f.cluster} ${f.feature} ${f.desired} @${f.cycle}${f.changed ? '' : ' (no change)'}`,
   );
   const failing = await failingAttempts(w.db, DEFAULTS.table, w.names);
+  const skewed = await skewedPasses(w.run.runtimeLogs);
   const injected = {
-    'a reconciler paused past its claim (froze at a write)': w.paused.outcome?.froze ? 1 : 0,
+    "passes of a control plane 2 h ahead, run on the cluster's clock": skewed.ahead,
+    "passes of a control plane 45 min behind, run on the cluster's clock": skewed.behind,
+    [`a reconciler paused past its claim, frozen at a write (${w.paused.outcome?.frozeAt ?? 'none'})`]: w
+      .paused.outcome?.froze
+      ? 1
+      : 0,
+    'Feature objects deleted while their transition waited for uses': w.deleter.deleted.length,
+    'a rebuilt kube-system (new UID), registered again under another name': w.rebuilt ? 1 : 0,
+    'deregistrations killed mid-way (then finished, and the cluster registered again)': w.reregistered?.killed
+      ? 1
+      : 0,
+    'adoptions (cluster adopt --force) killed mid-way, then finished: away to a second control plane and back':
+      Number(w.adopted?.away.killed ?? false) + Number(w.adopted?.back?.killed ?? false),
     'reports of an agent with a skewed clock': w.agent.outcome.reports,
     'of them, on echoing the current epoch while it wound down': w.agent.outcome.heldOn,
     'failed attempts of a declared task that cannot succeed': failing.attempts,
@@ -336,9 +494,17 @@ async function judge(w: World, faults: FaultCounts, started: number) {
   };
 }
 
-async function startRuntime(run: Run): Promise<RuntimeProcess> {
+/** The operator's flips that still stand: those before a cluster's registration again went with it. */
+function flipsOfNow(w: World) {
+  const again = w.reregistered;
+  return w.operator.done.filter((f) => !again || f.cluster !== again.cluster || f.cycle >= again.cycle);
+}
+
+async function startRuntime(run: Run, skewMs = 0): Promise<RuntimeProcess> {
   run.logs++;
-  return RuntimeProcess.start(`runtime-${run.logs}`, run.stateDir, join(run.dir, `runtime-${run.logs}.log`));
+  const file = join(run.dir, `runtime-${run.logs}.log`);
+  run.runtimeLogs.push({ file, skewMs });
+  return RuntimeProcess.start(`runtime-${run.logs}`, run.stateDir, file, skewMs);
 }
 
 /** Distinct cycles (not the first, which registers the fleet's claims) whose runtime gets killed. */
@@ -427,7 +593,8 @@ function poisonEvents(cycle: number, clusters: string[], now: number): PoisonEve
 
 function startCliPair(run: Run, clusters: string[]): Promise<CliResult>[] {
   // The first pair makes members (two clusters joining one ClusterSet at once); later ones are random.
-  const first = run.cli.length === 0;
+  // Counted by pairs, not by the CLI commands so far: the identity faults run commands before it.
+  const first = run.pairs++ === 0;
   return [0, 1].map((i) =>
     runCli(
       first

@@ -29,9 +29,10 @@ export class RuntimeProcess {
     });
   }
 
-  static async start(name: string, stateDir: string, logFile: string): Promise<RuntimeProcess> {
+  /** `skewMs`: how far this runtime's clocks run ahead of the soak's (behind when negative). */
+  static async start(name: string, stateDir: string, logFile: string, skewMs = 0): Promise<RuntimeProcess> {
     const fd = openSync(logFile, 'a');
-    const env: NodeJS.ProcessEnv = { ...process.env, SOAK_STATE_DIR: stateDir };
+    const env: NodeJS.ProcessEnv = { ...process.env, SOAK_STATE_DIR: stateDir, SOAK_SKEW_MS: String(skewMs) };
     // Handler logs on (INFO): the secret scan reads them. Endpoint overrides of this process are not
     // the child's business: it finds the shared state's server itself.
     env.FLEETSCOPE_LOG_LEVEL = 'INFO';

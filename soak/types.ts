@@ -5,63 +5,25 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import type { Simulator } from '../local/sim/index.js';
-import type { AgentOutcome } from './agent.js';
-import type { FlipDone } from './features.js';
-import type { BalloonSample } from './invariants/balloons.js';
-import type { StuckShown } from './invariants/features.js';
-import type { PausedOutcome } from './paused.js';
-
-/** One resize request that reached a simulated apiserver's handler (faults answer before it). */
-export interface ResizeRequest {
-  cluster: string;
-  namespace: string;
-  pod: string;
-  podUid: string;
-  status: number;
-  /** The pod's container resources before and after the request (JSON). */
-  before: string;
-  after: string;
-  /** A balloon pod's resize, and whether it inflated or deflated the balloon (accepted ones). */
-  balloon?: boolean;
-  direction?: 'grow' | 'shrink';
-}
-
-/** A DELETE of an object a feature's task names (the balloon DaemonSet, its PriorityClass). */
-export interface ObjectDelete {
-  cluster: string;
-  resource: string;
-  name: string;
-  status: number;
-}
-
-/** A pod the scheduler preempted (marked DisruptionTarget PreemptionByScheduler, then deleted). */
-export interface Preemption {
-  cluster: string;
-  pod: string;
-  balloon: boolean;
-  message: string;
-}
-
-/** A request to delete or evict a pod that reached an apiserver's handler. */
-export interface PodRemoval {
-  cluster: string;
-  pod: string;
-  how: 'delete' | 'eviction';
-  status: number;
-  balloon: boolean;
-}
-
-/** Per cluster and capability: the cycles sent to a runtime, and those a runtime reported complete and clean. */
-export interface CycleLedger {
-  attempted(capability: string, cluster: string): number;
-  clean(capability: string, cluster: string): number;
-}
-
-/** A piece of text the soak produced (a log line, an event, an item, CLI output), for the secret scan. */
-export interface Text {
-  source: string;
-  text: string;
-}
+import type {
+  Adopted,
+  AgentOutcome,
+  BalloonSample,
+  CycleLedger,
+  FlipDone,
+  IdCommand,
+  IdSeen,
+  ObjectDelete,
+  PausedOutcome,
+  PodRemoval,
+  Preemption,
+  Rebuilt,
+  Reregistered,
+  ResizeRequest,
+  StuckShown,
+  Text,
+  Touch,
+} from './records.js';
 
 export interface SoakState {
   db: DynamoDBDocumentClient;
@@ -97,6 +59,16 @@ export interface SoakState {
   cannotEnd?: string[];
   /** Clean minutes at the end (no faults, kills or race) before the checks. */
   settleMinutes: number;
+  /** Writes to objects fleetscope did not create (./touches.ts). */
+  touches: Touch[];
+  /** Every value each cluster's id.k8s.io took, the operators' commands on it, and what the run did to identities. */
+  ids: IdSeen[];
+  idCommands: IdCommand[];
+  rebuilt?: Rebuilt;
+  reregistered?: Reregistered;
+  /** The cluster adopted away and back (../identity.ts), and the soak's own control plane's identity. */
+  adopted?: Adopted;
+  controlPlane: string;
 }
 
 export interface Outcome {

@@ -14,23 +14,10 @@ import type { Simulator } from '../../local/sim/index.js';
 import { amountOr0, nodeAllocatable } from '../../local/sim/nodes.js';
 import { isTerminal, schedulerRequests } from '../../local/sim/pod-requests.js';
 import { BALLOON_CONTAINER } from '../../shared/balloons/manifests.js';
-import type { Invariant, Outcome, Preemption, ResizeRequest } from '../types.js';
+import type { BalloonSample, Preemption, ResizeRequest } from '../records.js';
+import type { Invariant, Outcome } from '../types.js';
 import { isBalloon } from './evictions.js';
 import { judgeResends } from './resizes.js';
-
-/** One balloon right after a cycle: what it asks for, what the rest of its node takes, what the node has. */
-export interface BalloonSample {
-  cycle: number;
-  cluster: string;
-  node: string;
-  pod: string;
-  /** Millicores and bytes. */
-  balloon: { cpu: number; memory: number };
-  others: { cpu: number; memory: number };
-  allocatable: { cpu: number; memory: number };
-  /** The balloon's resize waits (PodResizePending: Deferred or Infeasible). */
-  pending?: string;
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: pod objects as the simulator stores them
 type Json = any;

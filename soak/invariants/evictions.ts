@@ -4,7 +4,8 @@
  * apiserver (the soak itself removes none) is checked against the pod it named.
  */
 import { BALLOON_LABEL } from '../../shared/balloons/manifests.js';
-import type { Invariant, Outcome, PodRemoval } from '../types.js';
+import type { PodRemoval } from '../records.js';
+import type { Invariant, Outcome } from '../types.js';
 
 export function judgeRemovals(removals: PodRemoval[], watched: number): Outcome {
   const violations = removals

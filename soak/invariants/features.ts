@@ -34,9 +34,8 @@ import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
 import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
 import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
-import type { FlipDone } from '../features.js';
-import type { PausedOutcome } from '../paused.js';
-import type { Invariant, ObjectDelete, Outcome, SoakState } from '../types.js';
+import type { FlipDone, ObjectDelete, PausedOutcome, StuckShown } from '../records.js';
+import type { Invariant, Outcome, SoakState } from '../types.js';
 
 const MINUTE = 60_000;
 
@@ -50,12 +49,6 @@ async function views(state: SoakState): Promise<{ cluster: string; key: string; 
 
 const records = async (state: SoakState) =>
   (await views(state)).map((v) => v.view.record).filter((r): r is FeatureRecord => r !== undefined);
-
-/** Where a stuck transition was shown: FeatureTransitionChanged stuck events and `features list` rows. */
-export interface StuckShown {
-  events: Set<string>;
-  listed: Set<string>;
-}
 
 /**
  * Every transition ends: stable in the state its target names, or shown stuck with its reason (a task
@@ -233,7 +226,7 @@ export function judgePaused(p: PausedOutcome | undefined): Outcome {
   if (!p) return { checked: 0, unit: 'paused reconcilers (no flip started one)', violations: [] };
   const key = `${p.cluster} ${p.feature}`;
   const violations: string[] = [];
-  if (!p.froze)
+  if (!p.froze || !p.frozeAt || p.frozeAt.startsWith('wait-'))
     violations.push(
       `${key}: the paused reconciler never froze at a write step in ${p.passes} pass(es) (only waits: the fault was not hit)`,
     );
@@ -241,9 +234,12 @@ export function judgePaused(p: PausedOutcome | undefined): Outcome {
     violations.push(
       `${key}: ${p.fencedAfter} write(s) of the reconciler paused past its claim passed their fence after it resumed`,
     );
+  const fences = Object.entries(p.fences ?? {})
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   return {
     checked: 1,
-    unit: `paused reconcilers (froze at the write of "${p.task ?? '?'}" after ${p.passes} pass(es), ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
+    unit: `paused reconcilers (froze at ${p.frozeAt ?? 'no write'}: "${p.task ?? '?'}" after ${p.passes} pass(es); fences met by task kind: ${fences || 'none'}; ${p.claimsLost} claim(s) lost${p.error ? `, ended: ${p.error}` : ''})`,
     violations,
   };
 }

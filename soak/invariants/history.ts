@@ -6,7 +6,8 @@
  */
 import { loadDs } from '../../shared/nodescope/state.js';
 import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
-import type { CycleLedger, Invariant, Outcome, SoakState } from '../types.js';
+import type { CycleLedger } from '../records.js';
+import type { Invariant, Outcome, SoakState } from '../types.js';
 
 export interface ScopeCount {
   cluster: string;

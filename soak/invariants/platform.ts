@@ -5,7 +5,8 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../../local/invoker.js';
-import type { Invariant, Outcome, SoakState, Text } from '../types.js';
+import type { Text } from '../records.js';
+import type { Invariant, Outcome, SoakState } from '../types.js';
 
 /** The causes the soak provokes, by name; a dead letter matching none is unexplained. */
 export const DEAD_LETTER_CAUSES: [string, RegExp][] = [

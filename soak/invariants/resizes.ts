@@ -5,7 +5,8 @@
  * and fleetscope's resize records know it).
  */
 import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
-import type { Invariant, Outcome, ResizeRequest } from '../types.js';
+import type { ResizeRequest } from '../records.js';
+import type { Invariant, Outcome } from '../types.js';
 import { isBalloon } from './evictions.js';
 
 export function judgeResends(requests: ResizeRequest[]): Outcome {

@@ -4,27 +4,32 @@ import type { DeadLetter } from '../../local/invoker.js';
 import type { StoredIdentity } from '../../shared/claims/store.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
 import { drawFault, FAULT_KINDS } from '../../soak/faults.js';
-import {
-  type BalloonSample,
-  judgeBalloonFit,
-  judgePreemptions,
-  resizeDirection,
-} from '../../soak/invariants/balloons.js';
+import { judgeBalloonFit, judgePreemptions, resizeDirection } from '../../soak/invariants/balloons.js';
 import { judgeGuards, judgeUniqueIds } from '../../soak/invariants/claims.js';
 import { judgeRemovals } from '../../soak/invariants/evictions.js';
 import {
   judgeEpochUses,
   judgeMirror,
+  judgePaused,
   judgeStepsOnce,
   judgeTransitions,
 } from '../../soak/invariants/features.js';
 import { judgeHistories } from '../../soak/invariants/history.js';
+import { idCommands, judgeAdopted, judgeInherited, judgeOneId } from '../../soak/invariants/identity.js';
 import { judgeDeadLetters, judgeSecrets } from '../../soak/invariants/platform.js';
 import { judgeReplay } from '../../soak/invariants/replay.js';
 import { judgeResends, judgeStuck, podResizeView } from '../../soak/invariants/resizes.js';
+import { judgeTouches } from '../../soak/invariants/touches.js';
 import { Ledger } from '../../soak/ledger.js';
+import type {
+  Adopted,
+  BalloonSample,
+  Rebuilt,
+  Reregistered,
+  ResizeRequest,
+  Text,
+} from '../../soak/records.js';
 import { verdict } from '../../soak/report.js';
-import type { ResizeRequest, Text } from '../../soak/types.js';
 
 const identity = (cluster: string, clusterId: string, clusterSet?: string): StoredIdentity => ({
   cluster,
@@ -399,5 +404,178 @@ describe('soak invariants fail on broken states', () => {
     for (const k of FAULT_KINDS) expect(writes[k.label]! / n).toBeCloseTo(k.weight / total, 2);
     // No fault above the rate.
     expect(drawFault(cfg, 'GET', 0.6, 0)).toBeUndefined();
+  });
+
+  it('paused reconciler: frozen only at waits (or never) fails; frozen at a write names its kind', () => {
+    const p = { cluster: 'c', feature: 'f', froze: true, passes: 2, fencedAfter: 0, claimsLost: 1 };
+    const atWrite = {
+      ...p,
+      task: 'apply Gadget g',
+      frozeAt: 'apply-manifests',
+      fences: { 'wait-for-uses': 3, 'apply-manifests': 1 },
+    };
+    const held = judgePaused(atWrite);
+    expect(held.violations).toEqual([]);
+    expect(held.unit).toMatch(/froze at apply-manifests.*wait-for-uses 3, apply-manifests 1/);
+    expect(judgePaused({ ...p, froze: false, fences: { 'wait-for-uses': 4 } }).violations[0]).toMatch(
+      /never froze at a write step in 2 pass/,
+    );
+    expect(judgePaused({ ...atWrite, frozeAt: 'wait-for-uses' }).violations).toHaveLength(1);
+    expect(judgePaused({ ...atWrite, fencedAfter: 1 }).violations[0]).toMatch(
+      /1 write\(s\).*passed their fence/,
+    );
+  });
+
+  it("touches: a user's object deleted or changed is caught; fleetscope's own marks and resizes are not", () => {
+    const t = (object: string, changes: string[], subresource?: string) => ({
+      cluster: 'c',
+      method: 'PATCH',
+      object,
+      status: 200,
+      changes,
+      ...(subresource ? { subresource } : {}),
+    });
+    const ok = judgeTouches([
+      t('pods/kube-system/agent-x', ['spec.containers changed'], 'resize'),
+      t('daemonsets.apps/kube-system/agent', ['annotation nodescope.fleetscope.io/history changed']),
+      t('configmaps/default/x', []),
+    ]);
+    expect(ok.violations).toEqual([]);
+    expect(ok.checked).toBe(3);
+    const broken = judgeTouches([
+      { ...t('clusterroles.rbac.authorization.k8s.io/cluster-admin', ['deleted']), method: 'DELETE' },
+      t('configmaps/default/user', ['spec.data changed', 'annotation fleetscope.io/x added']),
+      t('pods/kube-system/agent-x', ['spec.containers changed']),
+    ]);
+    expect(broken.violations).toEqual([
+      'c DELETE clusterroles.rbac.authorization.k8s.io/cluster-admin (HTTP 200): deleted',
+      'c PATCH configmaps/default/user (HTTP 200): spec.data changed',
+      'c PATCH pods/kube-system/agent-x (HTTP 200): spec.containers changed',
+    ]);
+  });
+
+  it('one ID: a flip, a value no operator set, a deletion and a rebuilt cluster re-identified are caught', () => {
+    const seen = (cluster: string, cycle: number, value?: string) => ({ cluster, cycle, value });
+    const cmd = (cluster: string, cycle: number, value: string | undefined, code = 0) => ({
+      args: [
+        'claims',
+        'set',
+        '--cluster',
+        cluster,
+        '--name',
+        'id.k8s.io',
+        ...(value ? ['--value', value] : ['--default']),
+      ],
+      code,
+      output: '',
+      cycle,
+    });
+    // An operator's set and its --default: two changes, two commands.
+    const commands = idCommands([cmd('a', 4, 'shared'), cmd('a', 8, undefined), cmd('b', 4, 'shared', 1)]);
+    expect(commands).toEqual([
+      { cluster: 'a', cycle: 4, value: 'shared', ok: true },
+      { cluster: 'a', cycle: 8, ok: true },
+      { cluster: 'b', cycle: 4, value: 'shared', ok: false },
+    ]);
+    const ok = [seen('a', 1, 'uid-a'), seen('a', 4, 'shared'), seen('a', 8, 'uid-a'), seen('b', 1, 'uid-b')];
+    expect(judgeOneId(ok, commands).violations).toEqual([]);
+    // Flipping between two IDs (defect 5), and a value the failed command would have set.
+    const flipped = [
+      seen('b', 1, 'uid-b'),
+      seen('b', 5, 'uid-b2'),
+      seen('b', 6, 'uid-b'),
+      seen('b', 7, 'shared'),
+    ];
+    expect(judgeOneId(flipped, commands).violations).toEqual([
+      'b: id.k8s.io became uid-b2 at cycle 5, was uid-b; no operator set it',
+      'b: id.k8s.io became shared at cycle 7, was uid-b; no operator set it',
+      'b: id.k8s.io changed 3 time(s) but an operator set it 0 time(s): it flipped',
+    ]);
+    expect(judgeOneId([seen('b', 1, 'uid-b'), seen('b', 3)], []).violations[0]).toMatch(/deleted at cycle 3/);
+    const again = { code: 1, output: 'refused: ... one cluster keeps one identity ...', args: [] };
+    const rebuilt: Rebuilt = {
+      cluster: 'b',
+      cycle: 3,
+      oldUid: 'uid-b',
+      newUid: 'uid-b2',
+      again,
+      againName: 'b-again',
+    };
+    expect(judgeOneId([seen('b', 1, 'uid-b')], [], rebuilt).violations).toEqual([]);
+    expect(
+      judgeOneId([seen('b', 1, 'uid-b')], [], { ...rebuilt, again: { ...again, code: 0 } }).violations,
+    ).toEqual(['b: registered again as b-again after kube-system was rebuilt']);
+    expect(judgeOneId([seen('b', 1, 'uid-b'), seen('b', 4, 'uid-b2')], [], rebuilt).violations).toContain(
+      "b: re-identified with its rebuilt kube-system's UID uid-b2",
+    );
+    // Registered again: a new membership, judged afresh; gone meanwhile is no violation.
+    const done = { code: 0, output: '', args: [] };
+    const rereg: Reregistered = {
+      cluster: 'a',
+      killedAt: 5,
+      cycle: 6,
+      killed: true,
+      finish: done,
+      register: done,
+    };
+    const window = [seen('a', 1, 'uid-a'), seen('a', 5), seen('a', 6, 'uid-a2')];
+    expect(judgeOneId(window, [], undefined, rereg).violations).toEqual([]);
+    expect(judgeOneId([...window, seen('a', 9, 'x')], [], undefined, rereg).violations).toHaveLength(2);
+  });
+
+  it('registered again: a desired value no flip made since is inherited', () => {
+    const done = { code: 0, output: '', args: [] };
+    const rereg: Reregistered = {
+      cluster: 'c',
+      killedAt: 5,
+      cycle: 6,
+      killed: true,
+      finish: done,
+      register: done,
+    };
+    const off = record({ desired: 'off', state: 'Off' });
+    const flip = (cycle: number) => ({
+      cycle,
+      cluster: 'c',
+      feature: 'balloons',
+      desired: 'off' as const,
+      changed: true,
+    });
+    expect(judgeInherited([off], [flip(7)], rereg).violations).toEqual([]);
+    expect(judgeInherited([off], [flip(2)], rereg).violations).toEqual([
+      'c fleetscope-system/balloons: desired off after it was registered again at cycle 6, set by no flip since',
+    ]);
+    expect(judgeInherited([record({ state: 'On' })], [], rereg).violations).toEqual([]);
+  });
+
+  it('adopted away and back: a failed finish, an owner never learnt, a lease or ID left elsewhere', () => {
+    const done = { code: 0, output: '', args: [] };
+    const run = (by: string) => ({ by, killed: true, kill: { ...done, code: 1 }, finish: done });
+    const adopted: Adopted = {
+      cluster: 'a',
+      cycle: 6,
+      idBefore: 'uid-a',
+      away: run('local:/second'),
+      yieldedTo: 'local:/second',
+      back: run('local:/soak'),
+    };
+    const end = { leaseHolder: 'local:/soak', storedId: 'uid-a', carriedId: 'uid-a' };
+    expect(judgeAdopted(adopted, 'local:/soak', end)).toMatchObject({ checked: 1, violations: [] });
+    expect(judgeAdopted(undefined, 'local:/soak', {}).checked).toBe(0);
+    const failed = { ...done, code: 1, output: 'adoption: refused' };
+    expect(
+      judgeAdopted(
+        { ...adopted, away: { ...adopted.away, finish: failed }, yieldedTo: undefined, back: undefined },
+        'local:/soak',
+        { ...end, leaseHolder: 'local:/second', ownedElsewhere: 'local:/second', storedId: 'uid-x' },
+      ).violations,
+    ).toEqual([
+      'a: adopting it from a second control plane after the kill failed, exit 1: adoption: refused',
+      "a: after a pass with the cluster adopted by local:/second, the soak's registration names no other owner",
+      'a: never taken back',
+      'a: its owner Lease is held by local:/second at the end, not local:/soak',
+      "a: the soak's registration still names local:/second as its owner at the end",
+      "a: the soak's control plane stores ID uid-x, the cluster carries uid-a, it carried uid-a before the adoption",
+    ]);
   });
 });
