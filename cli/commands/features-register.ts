@@ -9,7 +9,7 @@ import { checkRequires, DeclarationError, parseDeclarations } from '../../shared
 import { FeatureMirror } from '../../shared/features/mirror.js';
 import { parseRef, refKey } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { unregisterFeature } from '../../shared/features/unregister.js';
@@ -78,7 +78,7 @@ export async function unregister(values: TargetFlags & { feature?: string | unde
       store,
       await loadCatalog(store),
       declaration,
-      await new RolloutStore(ctx.db, ctx.table).list(),
+      await new DynamoRolloutStore(ctx.db, ctx.table).list(),
     );
     const left = await removeObjects(ctx, ref, done.clusters);
     console.log(

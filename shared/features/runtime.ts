@@ -13,7 +13,7 @@ import { featureNow } from './clock.js';
 import type { FeatureMetric, ReconcilerPorts } from './reconciler.js';
 import { clusterHealth } from './rollout-health.js';
 import type { RolloutPorts } from './rollout-runner.js';
-import { RolloutStore } from './rollout-store.js';
+import { DynamoRolloutStore } from './rollout-store-dynamo.js';
 import { FeatureStore } from './store.js';
 
 export interface Telemetry {
@@ -51,7 +51,7 @@ export async function serverPorts(
     },
   };
   const rollouts: RolloutPorts = {
-    rollouts: new RolloutStore(deps.db, deps.config.table),
+    rollouts: new DynamoRolloutStore(deps.db, deps.config.table),
     store,
     catalog,
     registry,

@@ -8,7 +8,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { FeatureCatalog } from '../../shared/features/catalog.js';
 import { decideRollout, type Rollout } from '../../shared/features/rollout.js';
 import { approveWave, type RolloutPorts } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { testRollout } from './fixtures.js';
 
@@ -16,7 +16,7 @@ const T0 = Date.UTC(2026, 11, 2);
 let runtime: LocalRuntime;
 let now = T0;
 const ports = (): RolloutPorts => ({
-  rollouts: new RolloutStore(runtime.db, runtime.table),
+  rollouts: new DynamoRolloutStore(runtime.db, runtime.table),
   store: new FeatureStore(runtime.db, runtime.table),
   catalog: new FeatureCatalog([]),
   registry: { list: async () => [], getStatus: async () => undefined },

@@ -8,7 +8,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { clustersOfWave } from '../../shared/features/rollout.js';
 import { advanceRollout, type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 
@@ -24,7 +24,7 @@ const registered = new Map<string, RegisteredCluster>(
 
 function ports(): RolloutPorts {
   return {
-    rollouts: new RolloutStore(runtime.db, runtime.table),
+    rollouts: new DynamoRolloutStore(runtime.db, runtime.table),
     store: new FeatureStore(runtime.db, runtime.table),
     catalog: new FeatureCatalog(builtinFeatures()),
     registry: {

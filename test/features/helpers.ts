@@ -30,7 +30,7 @@ import {
   type StepMark,
 } from '../../shared/features/reconciler.js';
 import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { FeatureStore } from '../../shared/features/store.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
@@ -317,7 +317,7 @@ export async function widgetsRolloutFleet(
     });
   }
   return {
-    rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
+    rollouts: new DynamoRolloutStore(env.runtime.db, env.runtime.table),
     store: env.store,
     catalog: await env.catalog(),
     registry: env.registry,

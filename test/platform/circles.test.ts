@@ -36,7 +36,6 @@ const KNOWN_SDK_IMPORTERS: readonly string[] = [
   'shared/features/gate.ts',
   'shared/features/members.ts',
   'shared/features/reconciler.ts',
-  'shared/features/rollout-store.ts',
   'shared/features/spec.ts',
   'shared/features/store.ts',
   'shared/features/summary.ts',
