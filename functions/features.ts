@@ -4,7 +4,7 @@ import { ClusterPass } from '../shared/features/members.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
@@ -32,7 +32,7 @@ export const handler = eventHandler({
     switch (event['detail-type']) {
       case 'ClusterDeregistered': {
         const d = event.detail as { cluster: string };
-        const forgotten = await new FeatureStore(deps.db, deps.config.table).forgetCluster(d.cluster);
+        const forgotten = await new DynamoFeatureStore(deps.db, deps.config.table).forgetCluster(d.cluster);
         return { cluster: d.cluster, forgotten };
       }
       case 'FeatureRolloutChanged': {

@@ -13,7 +13,7 @@ import type { Simulator } from '../local/sim/index.js';
 import { loadCatalog } from '../shared/features/catalog.js';
 import { parseRef } from '../shared/features/model.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 
 export interface PausedOutcome {
@@ -68,7 +68,7 @@ export class PausedReconciler {
       this.release = r;
     });
     const client = ClusterClient.fromKubeconfig(this.sim.kubeconfig(), { cluster, context: cluster });
-    const store = new FeatureStore(this.db, this.table);
+    const store = new DynamoFeatureStore(this.db, this.table);
     this.run = (async () => {
       const catalog = await loadCatalog(store);
       await reconcileCluster(

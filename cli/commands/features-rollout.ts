@@ -15,7 +15,7 @@ import {
   startRollout,
 } from '../../shared/features/rollout-runner.js';
 import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
@@ -39,7 +39,7 @@ export const rolloutOptions = {
 } as const;
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   return {
     rollouts: new DynamoRolloutStore(ctx.db, ctx.table),
     store,

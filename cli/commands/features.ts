@@ -16,7 +16,8 @@ import { ObjectsApi } from '../../shared/features/objects.js';
 import { actOnTransition, OperatorError, VERBS, type Verb } from '../../shared/features/operator.js';
 import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
-import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
+import type { FeatureStore, FeatureView } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
 import {
   detailLines,
@@ -165,7 +166,7 @@ async function gather(
   only: FeatureRef | undefined,
   live: boolean,
 ): Promise<Gathered> {
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   const out: Gathered = { rows: [], unannounced: [] };
   for (const cluster of clusters) {
     const views = await store.clusterViews(cluster);
@@ -231,7 +232,7 @@ async function list(values: Flags): Promise<number> {
       `--sort-by ${values['sort-by']}: use one of ${Object.keys(FEATURE_SORTS).join(', ')}`,
     );
   return withContext(values, async (ctx) => {
-    const catalog = await loadCatalog(new FeatureStore(ctx.db, ctx.table));
+    const catalog = await loadCatalog(new DynamoFeatureStore(ctx.db, ctx.table));
     const only = values.feature ? featureOf(catalog, values.feature, 'list') : undefined;
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'list')]
@@ -259,7 +260,7 @@ function noFeatures(clusters: number, namespace: string | undefined): string {
 
 async function one(ctx: CliContext, values: Flags, what: string) {
   const cluster = await registered(ctx, values.cluster, what);
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   const spec = featureOf(await loadCatalog(store), values.feature, what);
   return { cluster, spec, store };
 }
@@ -390,7 +391,7 @@ async function plan(values: Flags): Promise<number> {
 async function checkUpgrade(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     const catalog = await loadCatalog(store);
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'check-upgrade')]
@@ -511,7 +512,7 @@ function reconcileLines(results: ReconcileResult[]): string[] {
 async function reconcile(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'reconcile')]
       : (await ctx.registry.list()).map((c) => c.name);

@@ -132,7 +132,8 @@ export class ClaimFence implements WriteGuard {
   private async renew(): Promise<boolean> {
     const now = this.p.now();
     const r = this.record;
-    const ok = await this.p.store.renewClaim(r.cluster, r, this.token, now, now + this.p.leaseMs);
+    const ok =
+      (await this.p.store.renewClaim(r.cluster, r, this.token, now, now + this.p.leaseMs)) === 'held';
     if (ok) this.renewedAt = now;
     else this.lost = true;
     return ok;

@@ -15,7 +15,7 @@ import type { OutgoingEvent } from '../platform/publisher.js';
 import { featureNow } from './clock.js';
 import { valueFor } from './machine.js';
 import { type FeatureRef, type FeatureState, inTransition, type Value } from './model.js';
-import { FeatureStore } from './store.js';
+import { DynamoFeatureStore } from './store-dynamo.js';
 
 export { setFeatureClock } from './clock.js';
 export { valueFor };
@@ -62,7 +62,7 @@ export async function checkFeature(
   feature: FeatureRef & { default: Value },
   component: string,
 ): Promise<GateDecision> {
-  const store = new FeatureStore(ports.db, ports.table);
+  const store = new DynamoFeatureStore(ports.db, ports.table);
   const view = await store.view(cluster, feature);
   const value = valueFor(view.record, feature.default);
   const now = (ports.now ?? featureNow)();

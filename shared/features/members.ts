@@ -10,7 +10,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
 import { CLAIM_MS } from './machine.js';
-import { FEATURES_PK } from './store.js';
+import { FEATURES_PK } from './store-dynamo.js';
 
 const PREFIX = 'reconciler#';
 /** The passes' period (the schedules run every 2 minutes). */

@@ -478,7 +478,7 @@ function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesP
     clear: async () => {
       const token = ref.tasks[0]?.claim?.token ?? '';
       const epoch = await p.store.issueEpoch(ref.cluster, ref, token, ref.usesEpoch, p.now());
-      if (epoch === undefined)
+      if (epoch === 'fenced')
         throw new Error(`the claim on "${ref.tasks[0]?.title}" was lost: no uses epoch issued`);
       const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), epoch);
       await (await inCluster()).clearUses(ref, epoch);

@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IF_ABSENT, ifVersion, keyOf, Table, withoutKeys } from '../platform/dynamo.js';
 import { isActive, type Rollout } from './rollout.js';
 import { type RolloutStore, rolloutFeatureKey, savedRollout } from './rollout-store.js';
-import { FEATURES_PK } from './store.js';
+import { FEATURES_PK } from './store-dynamo.js';
 
 const PREFIX = 'rollout#';
 /** One per feature: the rollout that may act on it (a pointer, versioned so that taking it is one conditional write). */

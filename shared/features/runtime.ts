@@ -14,7 +14,7 @@ import type { FeatureMetric, ReconcilerPorts } from './reconciler.js';
 import { clusterHealth } from './rollout-health.js';
 import type { RolloutPorts } from './rollout-runner.js';
 import { DynamoRolloutStore } from './rollout-store-dynamo.js';
-import { FeatureStore } from './store.js';
+import { DynamoFeatureStore } from './store-dynamo.js';
 
 export interface Telemetry {
   warn(message: string, fields: Record<string, unknown>): void;
@@ -30,7 +30,7 @@ export async function serverPorts(
   who: string,
   t: Telemetry,
 ): Promise<{ reconciler: ReconcilerPorts; rollouts: RolloutPorts; registry: RegistryStore }> {
-  const store = new FeatureStore(deps.db, deps.config.table);
+  const store = new DynamoFeatureStore(deps.db, deps.config.table);
   const registry = new RegistryStore(deps.db, deps.config.table);
   const catalog = await loadCatalog(store);
   const publish = (events: Parameters<Deps['publisher']['publish']>[0]) => deps.publisher.publish(events);

@@ -8,7 +8,7 @@ import { parseRef, type Use } from './model.js';
 import { fieldAt, type KObject, removalPatch } from './objects.js';
 import { OwnedObjects, type TaskObjects } from './owned.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
-import { FeatureStore } from './store.js';
+import { DynamoFeatureStore } from './store-dynamo.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
 /** The objects a task may write: a declared feature's own only (./owned.ts), fleetscope's as they are. */
@@ -103,7 +103,7 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
 
 /** A feature's requirements On before it turns on; its dependants Off before it turns off (requires). */
 async function waitForFeatures(t: TaskOf<'wait-for-features'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   const states = await Promise.all(
     t.features.map(async (f) => ({ f, state: (await store.get(ctx.cluster, parseRef(f)))?.state ?? 'Off' })),
   );

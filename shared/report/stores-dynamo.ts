@@ -6,7 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
 import { ClaimsStore } from '../claims/store.js';
 import { danglingState } from '../features/dangling.js';
-import { FeatureStore } from '../features/store.js';
+import { DynamoFeatureStore } from '../features/store-dynamo.js';
 import { RegistryStore } from '../fleet/registry-store.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { ReportStores } from './gather.js';
@@ -17,7 +17,7 @@ export function reportStoresOn(db: DynamoDBDocumentClient, table: string): Repor
     nodescope: new NodeScopeStore(db, table),
     balloons: new DynamoBalloonStore(db, table),
     claims: new ClaimsStore(db, table),
-    features: new FeatureStore(db, table),
+    features: new DynamoFeatureStore(db, table),
     danglingState: (spec, cluster) => danglingState(spec, { cluster, db, table }),
   };
 }

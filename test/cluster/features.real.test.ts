@@ -17,7 +17,8 @@ import { type FeatureRecord, finalOf, targetOf } from '../../shared/features/mod
 import { ObjectsApi } from '../../shared/features/objects.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import type { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { describeRealCluster } from '../support/real-cluster.js';
 import { type CycleEnv, PAUSE, rawPods, startCycleEnv } from './helpers.js';
 
@@ -132,7 +133,7 @@ describeRealCluster(
 
     beforeAll(async () => {
       env = await startCycleEnv(k);
-      store = new FeatureStore(env.runtime.db, env.runtime.table);
+      store = new DynamoFeatureStore(env.runtime.db, env.runtime.table);
       [spec] = parseDeclarations(DECLARATION, 'gadgets.yaml') as [FeatureSpec];
       await store.putDeclaration({ ...spec, registeredAt: now() });
       await k.namespace('gadgets');

@@ -9,7 +9,7 @@ import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.j
 import { clustersOfWave } from '../../shared/features/rollout.js';
 import { advanceRollout, type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
 import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 
 const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
@@ -25,7 +25,7 @@ const registered = new Map<string, RegisteredCluster>(
 function ports(): RolloutPorts {
   return {
     rollouts: new DynamoRolloutStore(runtime.db, runtime.table),
-    store: new FeatureStore(runtime.db, runtime.table),
+    store: new DynamoFeatureStore(runtime.db, runtime.table),
     catalog: new FeatureCatalog(builtinFeatures()),
     registry: {
       list: async () => [...registered.values()],
@@ -57,7 +57,7 @@ it('the next wave leaves a deregistered cluster out: no record written, no rollb
   const { rollout } = await advanceRollout(ports(), r.id);
   expect(rollout?.status).toBe('running');
   expect(rollout?.waveStartedAt).toBeDefined();
-  const store = new FeatureStore(runtime.db, runtime.table);
+  const store = new DynamoFeatureStore(runtime.db, runtime.table);
   expect(await store.get(gone!, BALLOONS)).toBeUndefined();
   expect(await store.get(kept!, BALLOONS)).toBeUndefined();
   expect(rollout?.log.map((l) => l.message)).toContainEqual(

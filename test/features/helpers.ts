@@ -32,7 +32,7 @@ import {
 import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
 import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -46,7 +46,7 @@ export type Sim = Awaited<ReturnType<typeof startSimulator>>;
 export interface FeatureEnv {
   sim: Sim;
   runtime: LocalRuntime;
-  store: FeatureStore;
+  store: DynamoFeatureStore;
   registry: RegistryStore;
   client(cluster: string): ClusterClient;
   now(): number;
@@ -151,7 +151,7 @@ export function workerEnv(parts: {
   advance(ms: number): Promise<void>;
 }): WorkerEnv {
   const { runtime, registry, client, now, advance } = parts;
-  const store = new FeatureStore(runtime.db, runtime.table);
+  const store = new DynamoFeatureStore(runtime.db, runtime.table);
   const env: WorkerEnv = {
     runtime,
     store,

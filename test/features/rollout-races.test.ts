@@ -17,7 +17,7 @@ import {
 } from '../../shared/features/rollout-runner.js';
 import type { RolloutStore } from '../../shared/features/rollout-store.js';
 import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
-import { FEATURES_PK, FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore, FEATURES_PK } from '../../shared/features/store-dynamo.js';
 import { keyOf, PK, SK, Table } from '../../shared/platform/dynamo.js';
 
 const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
@@ -30,7 +30,7 @@ const now = () => (t += 1000);
 function ports(rollouts: RolloutStore): RolloutPorts {
   return {
     rollouts,
-    store: new FeatureStore(runtime.db, runtime.table),
+    store: new DynamoFeatureStore(runtime.db, runtime.table),
     catalog: new FeatureCatalog(builtinFeatures()),
     registry: {
       list: async () => CLUSTERS.map((name) => ({ name, labels: {} }) as never),
@@ -117,15 +117,15 @@ describe('rollout races', () => {
     const after = (await plain.get(r.id))!;
     expect(after).toMatchObject({ status: 'halted', reason: 'halted by operator', wave: 0 });
     expect(after.waveStartedAt).toBeUndefined();
-    const store = new FeatureStore(runtime.db, runtime.table);
+    const store = new DynamoFeatureStore(runtime.db, runtime.table);
     for (const c of CLUSTERS) expect((await store.get(c, BALLOONS))?.desired, c).toBeUndefined();
   });
 
   it("a wave stored as started whose desired values were not all written (a crash) writes them on the next pass, and does not take them for someone else's", async () => {
     const plain = new DynamoRolloutStore(runtime.db, runtime.table);
     const r = await startRollout(ports(plain), input);
-    const store = new FeatureStore(runtime.db, runtime.table);
-    class CrashAfterSave extends FeatureStore {
+    const store = new DynamoFeatureStore(runtime.db, runtime.table);
+    class CrashAfterSave extends DynamoFeatureStore {
       override async create(): Promise<boolean> {
         throw new Error('crash: the reconciler died after storing the wave');
       }

@@ -13,7 +13,8 @@ import { setDesired } from '../../shared/features/desired.js';
 import type { FeatureRef } from '../../shared/features/model.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import type { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { describeRealApiserver, type RealServer } from '../support/real-apiserver.js';
 import { testFeature } from './fixtures.js';
@@ -82,7 +83,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
 
   beforeAll(async () => {
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
-    store = new FeatureStore(runtime.db, runtime.table);
+    store = new DynamoFeatureStore(runtime.db, runtime.table);
     client = ClusterClient.fromKubeconfig(server.api().adminKubeconfig, {
       cluster: CLUSTER,
       context: 'envtest',

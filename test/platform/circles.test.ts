@@ -37,7 +37,6 @@ const KNOWN_SDK_IMPORTERS: readonly string[] = [
   'shared/features/members.ts',
   'shared/features/reconciler.ts',
   'shared/features/spec.ts',
-  'shared/features/store.ts',
   'shared/features/summary.ts',
   'shared/features/tasks.ts',
   'shared/fleet/registry-store.ts',
