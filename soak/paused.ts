@@ -14,6 +14,7 @@ import { loadCatalog } from '../shared/features/catalog.js';
 import { parseRef } from '../shared/features/model.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../shared/features/task-stores-dynamo.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 
 export interface PausedOutcome {
@@ -75,8 +76,7 @@ export class PausedReconciler {
         {
           store,
           catalog,
-          db: this.db,
-          table: this.table,
+          tasks: dynamoTaskStores(this.db, this.table),
           connect: async () => client,
           now: () => this.sim.clock.now(),
           id: 'soak/paused',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
@@ -18,6 +19,7 @@ import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureStore, FeatureView } from '../../shared/features/store.js';
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
 import {
   detailLines,
@@ -201,8 +203,7 @@ async function gather(
               view.uses,
               {
                 cluster,
-                db: ctx.db,
-                table: ctx.table,
+                state: new DynamoClusterState(ctx.db, ctx.table),
                 client: async () => (await objects()).client,
                 objects,
               },
@@ -480,8 +481,7 @@ async function reconcilerPorts(ctx: CliContext, store: FeatureStore): Promise<Re
   return {
     store,
     catalog: await loadCatalog(store),
-    db: ctx.db,
-    table: ctx.table,
+    tasks: dynamoTaskStores(ctx.db, ctx.table),
     id: `cli/${randomUUID().slice(0, 8)}`,
     now: Date.now,
     eager: true,

@@ -15,6 +15,7 @@ import { clusterHealth } from './rollout-health.js';
 import type { RolloutPorts } from './rollout-runner.js';
 import { DynamoRolloutStore } from './rollout-store-dynamo.js';
 import { DynamoFeatureStore } from './store-dynamo.js';
+import { dynamoTaskStores } from './task-stores-dynamo.js';
 
 export interface Telemetry {
   warn(message: string, fields: Record<string, unknown>): void;
@@ -37,8 +38,7 @@ export async function serverPorts(
   const reconciler: ReconcilerPorts = {
     store,
     catalog,
-    db: deps.db,
-    table: deps.config.table,
+    tasks: dynamoTaskStores(deps.db, deps.config.table),
     id: `${who}/${randomUUID().slice(0, 8)}`,
     now: featureNow,
     publish,

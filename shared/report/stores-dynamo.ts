@@ -5,6 +5,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
 import { ClaimsStore } from '../claims/store.js';
+import { DynamoClusterState } from '../features/cluster-state-dynamo.js';
 import { danglingState } from '../features/dangling.js';
 import { DynamoFeatureStore } from '../features/store-dynamo.js';
 import { RegistryStore } from '../fleet/registry-store.js';
@@ -18,6 +19,7 @@ export function reportStoresOn(db: DynamoDBDocumentClient, table: string): Repor
     balloons: new DynamoBalloonStore(db, table),
     claims: new ClaimsStore(db, table),
     features: new DynamoFeatureStore(db, table),
-    danglingState: (spec, cluster) => danglingState(spec, { cluster, db, table }),
+    danglingState: (spec, cluster) =>
+      danglingState(spec, { cluster, state: new DynamoClusterState(db, table) }),
   };
 }

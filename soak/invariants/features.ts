@@ -18,6 +18,7 @@
  * - the Feature objects in each cluster agree with the records in DynamoDB (state, desired, version).
  */
 import { loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import {
   type FeatureRecord,
@@ -307,7 +308,12 @@ export const featureOffClean: Invariant = {
         spec,
         r,
         view.uses,
-        { cluster, db: state.db, table: state.table, client: async () => client, objects: async () => api },
+        {
+          cluster,
+          state: new DynamoClusterState(state.db, state.table),
+          client: async () => client,
+          objects: async () => api,
+        },
         { live: true },
       );
       for (const l of left) violations.push(`${cluster} ${refKey(r)} Off: ${l}`);

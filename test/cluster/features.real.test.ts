@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
@@ -19,6 +20,7 @@ import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/re
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import type { FeatureStore } from '../../shared/features/store.js';
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { describeRealCluster } from '../support/real-cluster.js';
 import { type CycleEnv, PAUSE, rawPods, startCycleEnv } from './helpers.js';
 
@@ -85,8 +87,7 @@ describeRealCluster(
       store,
       catalog: await loadCatalog(store),
       connect: async () => env.client,
-      db: env.runtime.db,
-      table: env.runtime.table,
+      tasks: dynamoTaskStores(env.runtime.db, env.runtime.table),
       now,
       id: `test/${randomUUID().slice(0, 6)}`,
       publish: async () => {},
@@ -193,8 +194,7 @@ describeRealCluster(
         view.uses,
         {
           cluster: CLUSTER,
-          db: env.runtime.db,
-          table: env.runtime.table,
+          state: new DynamoClusterState(env.runtime.db, env.runtime.table),
           client: async () => env.client,
           objects: async () => api,
         },

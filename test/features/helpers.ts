@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { type LocalRuntime, REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
@@ -33,6 +34,7 @@ import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
 import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { RegistryStore } from '../../shared/fleet/registry-store.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
@@ -165,8 +167,7 @@ export function workerEnv(parts: {
         store,
         catalog: await loadCatalog(store),
         connect: async (name) => client(name),
-        db: runtime.db,
-        table: runtime.table,
+        tasks: dynamoTaskStores(runtime.db, runtime.table),
         now,
         id: `test/${randomUUID().slice(0, 6)}`,
         publish: async () => {},
@@ -263,8 +264,7 @@ export async function dangling(env: WorkerEnv, cluster: string, ref: FeatureRef)
     view.uses,
     {
       cluster,
-      db: env.runtime.db,
-      table: env.runtime.table,
+      state: new DynamoClusterState(env.runtime.db, env.runtime.table),
       client: async () => env.client(cluster),
       objects: async () => api,
     },

@@ -15,6 +15,7 @@ import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/re
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import type { FeatureStore } from '../../shared/features/store.js';
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { describeRealApiserver, type RealServer } from '../support/real-apiserver.js';
 import { testFeature } from './fixtures.js';
@@ -57,8 +58,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
     store,
     catalog,
     connect: async () => client,
-    db: runtime.db,
-    table: runtime.table,
+    tasks: dynamoTaskStores(runtime.db, runtime.table),
     now: () => clock,
     id: `test/${randomUUID().slice(0, 6)}`,
     heartbeatMs: 0,
