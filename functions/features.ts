@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { UnknownFeatureError } from '../shared/features/catalog.js';
-import { ClusterPass } from '../shared/features/members.js';
+import { DynamoClusterPass } from '../shared/features/members-dynamo.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
@@ -59,7 +59,7 @@ export const handler = eventHandler({
         const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
         // Respects the ring: a pass over the cluster under way (its owner's, or another event's) is left
         // to finish; it, or the owner's next pass, sees what this event announced.
-        const pass = new ClusterPass(deps.db, deps.config.table, reconciler.now);
+        const pass = new DynamoClusterPass(deps.db, deps.config.table, reconciler.now);
         try {
           const outcomes = await pass.run(d.cluster, reconciler.id, () =>
             reconcileCluster(reconciler, d.cluster, only),
