@@ -3,7 +3,8 @@ import { BALLOONS, balloonEvents, balloonMetrics } from '../shared/balloons/even
 import { serveDemand } from '../shared/balloons/grow.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
-import { gate, workerGatePorts } from '../shared/features/gate.js';
+import { gate } from '../shared/features/gate.js';
+import { workerGatePorts } from '../shared/features/gate-dynamo.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';

@@ -4,7 +4,8 @@ import { parseResizeRequest, ResizeRequestError } from '../shared/balloons/reque
 import { serveResizeRequest } from '../shared/balloons/serve-request.js';
 import { balloonSettingsFromEnv } from '../shared/balloons/settings.js';
 import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
-import { gate, workerGatePorts } from '../shared/features/gate.js';
+import { gate } from '../shared/features/gate.js';
+import { workerGatePorts } from '../shared/features/gate-dynamo.js';
 import { clusterAccess, describeAccessError } from '../shared/fleet/cluster-access.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { eventHandler } from '../shared/handlers.js';

@@ -7,7 +7,8 @@ import { forgetIdentityKeys, tagIdentity } from '../shared/claims/observability.
 import { DynamoClaimStore } from '../shared/claims/store-dynamo.js';
 import type { SyncResult } from '../shared/claims/sync.js';
 import { type ClaimsWorkerPorts, forgetDeregistered, writeClaims } from '../shared/claims/worker.js';
-import { gate, workerGatePorts } from '../shared/features/gate.js';
+import { gate } from '../shared/features/gate.js';
+import { workerGatePorts } from '../shared/features/gate-dynamo.js';
 import { clusterConnector } from '../shared/fleet/cluster-access.js';
 import { ownerCheck } from '../shared/fleet/owner-lease.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';

@@ -1,7 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import { RECONCILE_EVERY_MINUTES } from '../shared/features/capability.js';
-import { ClusterPass, ReconcilerRing } from '../shared/features/members.js';
+import { DynamoClusterPass, DynamoReconcilerRing } from '../shared/features/members-dynamo.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { isActive } from '../shared/features/rollout.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
@@ -39,11 +39,11 @@ export const handler = scheduledHandler({
     const pass = String(Math.floor(reconciler.now() / (RECONCILE_EVERY_MINUTES * 60_000)));
     // This reconciler announces itself; the ring is the reconcilers alive now (a dead one's share is
     // taken over within a claim period; `shards` only names the schedules).
-    const members = new ReconcilerRing(deps.db, deps.config.table, `shard-${shard}`, reconciler.now);
+    const members = new DynamoReconcilerRing(deps.db, deps.config.table, `shard-${shard}`, reconciler.now);
     await members.announce();
     const ring = [...new Set([...(await members.live()), members.id])];
     const owns = (key: string) => ownerAmong(key, ring) === members.id;
-    const passes = new ClusterPass(deps.db, deps.config.table, reconciler.now);
+    const passes = new DynamoClusterPass(deps.db, deps.config.table, reconciler.now);
     // Clusters of this control plane only (another region's owns the rest), then this reconciler's.
     const mine = hashOrder(
       (await registry.list()).filter((c) => ownedBy(c, deps.config.controlPlane) && owns(c.name)),

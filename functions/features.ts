@@ -1,10 +1,10 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { UnknownFeatureError } from '../shared/features/catalog.js';
-import { ClusterPass } from '../shared/features/members.js';
+import { DynamoClusterPass } from '../shared/features/members-dynamo.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { advanceRollout } from '../shared/features/rollout-runner.js';
 import { serverPorts } from '../shared/features/runtime.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { ownedBy } from '../shared/fleet/cluster.js';
 import { clusterAccess } from '../shared/fleet/cluster-access.js';
 import { ownerRefusal } from '../shared/fleet/owner-lease.js';
@@ -32,7 +32,7 @@ export const handler = eventHandler({
     switch (event['detail-type']) {
       case 'ClusterDeregistered': {
         const d = event.detail as { cluster: string };
-        const forgotten = await new FeatureStore(deps.db, deps.config.table).forgetCluster(d.cluster);
+        const forgotten = await new DynamoFeatureStore(deps.db, deps.config.table).forgetCluster(d.cluster);
         return { cluster: d.cluster, forgotten };
       }
       case 'FeatureRolloutChanged': {
@@ -59,7 +59,7 @@ export const handler = eventHandler({
         const only = d.feature ? { namespace: d.namespace!, name: d.feature } : undefined;
         // Respects the ring: a pass over the cluster under way (its owner's, or another event's) is left
         // to finish; it, or the owner's next pass, sees what this event announced.
-        const pass = new ClusterPass(deps.db, deps.config.table, reconciler.now);
+        const pass = new DynamoClusterPass(deps.db, deps.config.table, reconciler.now);
         try {
           const outcomes = await pass.run(d.cluster, reconciler.id, () =>
             reconcileCluster(reconciler, d.cluster, only),

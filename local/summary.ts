@@ -2,6 +2,7 @@ import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { balloonSummaryLines } from '../shared/balloons/summary.js';
 import { claimStoreOf } from '../shared/claims/store-dynamo.js';
 import { claimsSummaryLines } from '../shared/claims/summary.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { featureSummaryLines } from '../shared/features/summary.js';
 import { isStale, reachabilityText } from '../shared/fleet/reachability.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
@@ -18,7 +19,7 @@ const sections: SummarySection[] = [
   (runtime) => claimsSummaryLines(claimStoreOf(runtime)),
   (runtime) => nodescopeSummaryLines(runtime),
   (runtime) => localBalloonSummaryLines(runtime),
-  (runtime) => featureSummaryLines(runtime),
+  (runtime) => featureSummaryLines(new DynamoFeatureStore(runtime.db, runtime.table)),
 ];
 
 /** The balloons' section, wired to the local table: the store, and the clusters registered there. */

@@ -13,7 +13,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Simulator } from '../local/sim/index.js';
 import { parseDeclarations } from '../shared/features/declaration.js';
 import { type FeatureRecord, parseRef, refKey } from '../shared/features/model.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import type { FeatureJson } from '../shared/features/views.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { runCli } from './cli-ops.js';
@@ -57,7 +57,7 @@ export async function registerDeclared(
   sim: Simulator,
   now: number,
 ): Promise<void> {
-  const store = new FeatureStore(db, table);
+  const store = new DynamoFeatureStore(db, table);
   for (const spec of parseDeclarations(DECLARATIONS, 'soak-features.yaml'))
     await store.putDeclaration({ ...spec, registeredAt: now });
   for (const c of sim.clusters) {
@@ -94,7 +94,7 @@ export async function stuckShown(events: string[], stateDir: string, namespace: 
 
 /** The failing declaration's failed attempts over the fleet, and how many of its transitions were shown stuck. */
 export async function failingAttempts(db: DynamoDBDocumentClient, table: string, clusters: string[]) {
-  const store = new FeatureStore(db, table);
+  const store = new DynamoFeatureStore(db, table);
   const ref = parseRef(FAILING_FEATURE);
   const records = (await Promise.all(clusters.map((c) => store.get(c, ref)))).filter(
     (r): r is FeatureRecord => r !== undefined,

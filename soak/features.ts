@@ -9,7 +9,8 @@ import { BALLOONS } from '../shared/balloons/events.js';
 import { loadCatalog } from '../shared/features/catalog.js';
 import { setDesired } from '../shared/features/desired.js';
 import { FLEETSCOPE_NAMESPACE, parseRef } from '../shared/features/model.js';
-import { FeatureStore } from '../shared/features/store.js';
+import type { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { ensurePolicy } from './balloons.js';
 import { flipCycle, type SoakConfig } from './config.js';
 import type { FlipDone } from './records.js';
@@ -27,7 +28,7 @@ export class FeatureOperator {
     private readonly names: string[],
     private readonly balloonClusters: string[],
   ) {
-    this.store = new FeatureStore(db, table);
+    this.store = new DynamoFeatureStore(db, table);
   }
 
   /** The flips due at this cycle. */

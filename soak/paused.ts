@@ -16,8 +16,9 @@ import { loadCatalog } from '../shared/features/catalog.js';
 import { parseRef } from '../shared/features/model.js';
 import { reconcileCluster } from '../shared/features/reconciler.js';
 import { type FeatureSpec, tasksOf } from '../shared/features/spec.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { titleOf } from '../shared/features/task-kinds.js';
+import { dynamoTaskStores } from '../shared/features/task-stores-dynamo.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import type { PausedOutcome } from './records.js';
 
@@ -60,7 +61,7 @@ export class PausedReconciler {
       this.release = r;
     });
     const client = ClusterClient.fromKubeconfig(this.sim.kubeconfig(), { cluster, context: cluster });
-    const store = new FeatureStore(this.db, this.table);
+    const store = new DynamoFeatureStore(this.db, this.table);
     this.run = (async () => {
       const catalog = await loadCatalog(store);
       const kindOf = taskKinds(catalog.need(parseRef(feature)));
@@ -68,8 +69,7 @@ export class PausedReconciler {
         {
           store,
           catalog,
-          db: this.db,
-          table: this.table,
+          tasks: dynamoTaskStores(this.db, this.table),
           connect: async () => client,
           now: () => this.sim.clock.now(),
           id: 'soak/paused',

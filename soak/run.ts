@@ -16,7 +16,7 @@ import type { DeadLetter } from '../local/invoker.js';
 import { connectState } from '../local/state/connect.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { CLAIM_MS } from '../shared/features/machine.js';
-import { FeatureStore } from '../shared/features/store.js';
+import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { prng } from '../shared/kernel/prng.js';
 import { DEFAULTS } from '../shared/platform/config.js';
@@ -242,8 +242,8 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     workloads: { added: 0, removed: 0 },
     operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
     paused: new PausedReconciler(db, DEFAULTS.table, sim),
-    agent: new SkewedAgent(sim, new FeatureStore(db, DEFAULTS.table)),
-    deleter: new FeatureObjectDeleter(sim, new FeatureStore(db, DEFAULTS.table)),
+    agent: new SkewedAgent(sim, new DynamoFeatureStore(db, DEFAULTS.table)),
+    deleter: new FeatureObjectDeleter(sim, new DynamoFeatureStore(db, DEFAULTS.table)),
     touches: [] as Touch[],
     ids: new IdentityWatch(sim),
   };

@@ -31,8 +31,8 @@ import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import type { CliContext } from '../context.js';
 
 export async function forgetFeatures(ctx: CliContext, name: string): Promise<void> {
-  const { FeatureStore } = await import('../../shared/features/store.js');
-  await new FeatureStore(ctx.db, ctx.table).forgetCluster(name);
+  const { DynamoFeatureStore } = await import('../../shared/features/store-dynamo.js');
+  await new DynamoFeatureStore(ctx.db, ctx.table).forgetCluster(name);
 }
 
 /** The step boundaries above; a test hook may throw at one to simulate a kill there. */

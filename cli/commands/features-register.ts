@@ -9,9 +9,9 @@ import { checkRequires, DeclarationError, parseDeclarations } from '../../shared
 import { FeatureMirror } from '../../shared/features/mirror.js';
 import { parseRef, refKey } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { unregisterFeature } from '../../shared/features/unregister.js';
 import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-access.js';
 import { readInput, UsageError } from '../command.js';
@@ -38,7 +38,7 @@ export async function register(values: RegisterFlags): Promise<number> {
     throw err;
   }
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     try {
       checkRequires(specs, (await loadCatalog(store)).specs, values.file!);
     } catch (err) {
@@ -67,7 +67,7 @@ export async function unregister(values: TargetFlags & { feature?: string | unde
   if (!values.feature) throw new UsageError('unregister needs --feature NAMESPACE/NAME');
   const ref = parseRef(values.feature);
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     const declaration = (await store.listDeclarations()).find((d) => refKey(d) === refKey(ref));
     // A name that does not exist and a feature still held are the world's answers (1), not usage.
     if (!declaration)
@@ -78,7 +78,7 @@ export async function unregister(values: TargetFlags & { feature?: string | unde
       store,
       await loadCatalog(store),
       declaration,
-      await new RolloutStore(ctx.db, ctx.table).list(),
+      await new DynamoRolloutStore(ctx.db, ctx.table).list(),
     );
     const left = await removeObjects(ctx, ref, done.clusters);
     console.log(

@@ -14,8 +14,8 @@ import {
   setRolloutStatus,
   startRollout,
 } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
@@ -39,9 +39,9 @@ export const rolloutOptions = {
 } as const;
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   return {
-    rollouts: new RolloutStore(ctx.db, ctx.table),
+    rollouts: new DynamoRolloutStore(ctx.db, ctx.table),
     store,
     catalog: await loadCatalog(store),
     registry: ctx.registry,
@@ -141,7 +141,7 @@ function rolloutJson(r: Rollout) {
 async function status(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const store = new RolloutStore(ctx.db, ctx.table);
+    const store = new DynamoRolloutStore(ctx.db, ctx.table);
     const all = values.id
       ? [await store.get(values.id)].filter((r): r is Rollout => !!r)
       : await store.list();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { orderOf, setDesiredInOrder } from '../../shared/features/desired.js';
 import { FeatureMirror } from '../../shared/features/mirror.js';
@@ -16,7 +17,9 @@ import { ObjectsApi } from '../../shared/features/objects.js';
 import { actOnTransition, OperatorError, VERBS, type Verb } from '../../shared/features/operator.js';
 import { planTransition } from '../../shared/features/plan.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
-import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
+import type { FeatureStore, FeatureView } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { upgradeBlockers } from '../../shared/features/upgrade.js';
 import {
   detailLines,
@@ -165,7 +168,7 @@ async function gather(
   only: FeatureRef | undefined,
   live: boolean,
 ): Promise<Gathered> {
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   const out: Gathered = { rows: [], unannounced: [] };
   for (const cluster of clusters) {
     const views = await store.clusterViews(cluster);
@@ -200,8 +203,7 @@ async function gather(
               view.uses,
               {
                 cluster,
-                db: ctx.db,
-                table: ctx.table,
+                state: new DynamoClusterState(ctx.db, ctx.table),
                 client: async () => (await objects()).client,
                 objects,
               },
@@ -231,7 +233,7 @@ async function list(values: Flags): Promise<number> {
       `--sort-by ${values['sort-by']}: use one of ${Object.keys(FEATURE_SORTS).join(', ')}`,
     );
   return withContext(values, async (ctx) => {
-    const catalog = await loadCatalog(new FeatureStore(ctx.db, ctx.table));
+    const catalog = await loadCatalog(new DynamoFeatureStore(ctx.db, ctx.table));
     const only = values.feature ? featureOf(catalog, values.feature, 'list') : undefined;
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'list')]
@@ -259,7 +261,7 @@ function noFeatures(clusters: number, namespace: string | undefined): string {
 
 async function one(ctx: CliContext, values: Flags, what: string) {
   const cluster = await registered(ctx, values.cluster, what);
-  const store = new FeatureStore(ctx.db, ctx.table);
+  const store = new DynamoFeatureStore(ctx.db, ctx.table);
   const spec = featureOf(await loadCatalog(store), values.feature, what);
   return { cluster, spec, store };
 }
@@ -390,7 +392,7 @@ async function plan(values: Flags): Promise<number> {
 async function checkUpgrade(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     const catalog = await loadCatalog(store);
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'check-upgrade')]
@@ -479,8 +481,7 @@ async function reconcilerPorts(ctx: CliContext, store: FeatureStore): Promise<Re
   return {
     store,
     catalog: await loadCatalog(store),
-    db: ctx.db,
-    table: ctx.table,
+    tasks: dynamoTaskStores(ctx.db, ctx.table),
     id: `cli/${randomUUID().slice(0, 8)}`,
     now: Date.now,
     eager: true,
@@ -511,7 +512,7 @@ function reconcileLines(results: ReconcileResult[]): string[] {
 async function reconcile(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
-    const store = new FeatureStore(ctx.db, ctx.table);
+    const store = new DynamoFeatureStore(ctx.db, ctx.table);
     const clusters = values.cluster
       ? [await registered(ctx, values.cluster, 'reconcile')]
       : (await ctx.registry.list()).map((c) => c.name);

@@ -10,15 +10,10 @@
  *    (./objects.ts) refuses a write on an object the new holder already changed;
  *  - count: each write the cluster accepted (and each DynamoDB write the task reports) is added to the
  *    task's writes in the record at once, so a killed attempt's writes stay in the history.
+ *
+ * The stores a task writes pass the same fence (`before`), through the task stores' adapters
+ * (./task-stores-dynamo.ts wraps the table's client).
  */
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
 import { ClusterAccessError } from '../k8s/errors.js';
 import type { WriteGuard } from '../k8s/write-guard.js';
 import type { FeatureRecord } from './model.js';
@@ -33,8 +28,6 @@ export interface FencePorts {
   /** Called once a write's fence held, before it is sent (tests freeze the reconciler there). */
   onFenced?(operation: string): void | Promise<void>;
 }
-
-const DYNAMO_WRITES = [PutCommand, DeleteCommand, UpdateCommand, BatchWriteCommand, TransactWriteCommand];
 
 export class ClaimLostError extends ClusterAccessError {
   override name = 'ClaimLostError';
@@ -99,26 +92,6 @@ export class ClaimFence implements WriteGuard {
     return to !== undefined && (now?.state === to || now?.transition?.to === to);
   }
 
-  /**
-   * The table as the task writes it: every write command (a clear-state delete, a hook's stored state)
-   * passes the same fence as a cluster write, so a holder whose claim lapsed writes nothing there either.
-   */
-  fenced(db: DynamoDBDocumentClient): DynamoDBDocumentClient {
-    return new Proxy(db, {
-      get: (target, prop, receiver) => {
-        if (prop !== 'send') {
-          const v = Reflect.get(target, prop, receiver);
-          return typeof v === 'function' ? v.bind(target) : v;
-        }
-        return async (command: object, ...rest: unknown[]) => {
-          // By class, not by name: the bundles are minified.
-          if (DYNAMO_WRITES.some((c) => command instanceof c)) await this.before('dynamodb write');
-          return (target.send as (...a: unknown[]) => unknown)(command, ...rest);
-        };
-      },
-    });
-  }
-
   /** Counts writes the task made other than to the cluster (DynamoDB). */
   wrote(n: number): void {
     if (n > 0) this.pending.push(this.count(n));
@@ -132,7 +105,8 @@ export class ClaimFence implements WriteGuard {
   private async renew(): Promise<boolean> {
     const now = this.p.now();
     const r = this.record;
-    const ok = await this.p.store.renewClaim(r.cluster, r, this.token, now, now + this.p.leaseMs);
+    const ok =
+      (await this.p.store.renewClaim(r.cluster, r, this.token, now, now + this.p.leaseMs)) === 'held';
     if (ok) this.renewedAt = now;
     else this.lost = true;
     return ok;

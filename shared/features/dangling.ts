@@ -5,7 +5,6 @@
  * may remain, no item under a cleared state prefix may be left (kept-on-request items excepted); plus
  * no use reporting "on", and whatever the feature's own leftovers check finds.
  */
-import { clusterPk, Table } from '../platform/dynamo.js';
 import { FeatureMirror } from './mirror.js';
 import type { FeatureRef, Use } from './model.js';
 import { fieldAt, type KObject, type ObjectsApi } from './objects.js';
@@ -30,19 +29,13 @@ export const danglingUses = (uses: readonly Use[]): string[] =>
     .map((u) => `use: ${u.component} reports on (${new Date(u.at).toISOString()})`);
 
 /** The stored state under the feature's clear-state prefixes (no cluster needed). */
-export async function danglingState(
-  spec: FeatureSpec,
-  ctx: Pick<LeftoverContext, 'cluster' | 'db' | 'table'>,
-) {
-  const table = new Table(ctx.db, ctx.table);
+export async function danglingState(spec: FeatureSpec, ctx: Pick<LeftoverContext, 'cluster' | 'state'>) {
   const out: string[] = [];
   for (const t of spec.disable)
     if (t.task === 'clear-state')
       for (const prefix of t.prefixes) {
-        const left = (await table.query(clusterPk(ctx.cluster), { beginsWith: prefix })).filter(
-          (i) => i.keptUntil === undefined,
-        );
-        if (left.length) out.push(`state: ${left.length} stored item(s) under ${prefix}`);
+        const left = await ctx.state.left(ctx.cluster, prefix);
+        if (left) out.push(`state: ${left} stored item(s) under ${prefix}`);
       }
   return out;
 }

@@ -9,13 +9,12 @@
  *   Off, TurningOff     -> off: do not act (turning off starts by every worker stopping)
  *   no record yet       -> the default (the reconciler has not announced the feature to this cluster)
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CAPABILITIES } from '../capabilities.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import { featureNow } from './clock.js';
 import { valueFor } from './machine.js';
 import { type FeatureRef, type FeatureState, inTransition, type Value } from './model.js';
-import { FeatureStore } from './store.js';
+import type { FeatureStore } from './store.js';
 
 export { setFeatureClock } from './clock.js';
 export { valueFor };
@@ -32,24 +31,12 @@ export interface GateDecision {
 }
 
 export interface GatePorts {
-  db: DynamoDBDocumentClient;
-  table: string;
+  /** Where the records are read and uses reported (a worker's: ./gate-dynamo.ts). */
+  store: Pick<FeatureStore, 'view' | 'reportUse'>;
   /** Announces a use whose value changed (a transition waiting for uses is looked at again at once). */
   publish?: (events: OutgoingEvent<'FeatureUseReported'>[]) => Promise<void>;
   now?: () => number;
   warn?: (message: string, fields: Record<string, unknown>) => void;
-}
-
-/** A worker's gate ports: its table, its bus (uses announced), its logger's warnings. */
-export function workerGatePorts(
-  deps: {
-    db: DynamoDBDocumentClient;
-    config: { table: string };
-    publisher: { publish(events: OutgoingEvent[]): Promise<void> };
-  },
-  warn: GatePorts['warn'],
-): GatePorts {
-  return { db: deps.db, table: deps.config.table, publish: (e) => deps.publisher.publish(e), warn };
 }
 
 /**
@@ -62,7 +49,7 @@ export async function checkFeature(
   feature: FeatureRef & { default: Value },
   component: string,
 ): Promise<GateDecision> {
-  const store = new FeatureStore(ports.db, ports.table);
+  const store = ports.store;
   const view = await store.view(cluster, feature);
   const value = valueFor(view.record, feature.default);
   const now = (ports.now ?? featureNow)();

@@ -8,7 +8,6 @@
  * stored one: the next pass resumes from it (a claim lapses after CLAIM_MS), and every task observes
  * before it writes, so one performed again writes nothing it already wrote.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
 import { clusterSkew } from '../k8s/cluster-clock.js';
 import { withWriteGuard } from '../k8s/write-guard.js';
@@ -45,7 +44,14 @@ import {
   type Use,
 } from './model.js';
 import { ObjectsApi } from './objects.js';
-import { type FeatureSpec, type TaskContext, type TaskOutcome, tasksOf, type UsesPort } from './spec.js';
+import {
+  type FeatureSpec,
+  type TaskContext,
+  type TaskOutcome,
+  type TaskStores,
+  tasksOf,
+  type UsesPort,
+} from './spec.js';
 import type { FeatureStore, FeatureView } from './store.js';
 import { runTask } from './tasks.js';
 
@@ -84,8 +90,8 @@ export interface ReconcilerPorts {
   catalog: FeatureCatalog;
   /** A client for the cluster; throws when it cannot be reached. */
   connect(cluster: string): Promise<ClusterClient>;
-  db: DynamoDBDocumentClient;
-  table: string;
+  /** What a task writes besides its record and the cluster, fenced to its claim. */
+  tasks: TaskStores;
   publish?(events: OutgoingEvent[]): Promise<void>;
   now(): number;
   /** Names this reconciler in its claims (one per invocation). */
@@ -376,9 +382,8 @@ async function perform(
   let outcome: TaskOutcome | undefined;
   let error: string | undefined;
   try {
-    const ctx = taskContext({ ...p, db: fence.fenced(p.db) }, access, spec, mine, p.now(), (n) =>
-      fence.wrote(n),
-    );
+    const stores = p.tasks.fenced((operation) => fence.before(operation));
+    const ctx = taskContext(p, stores, access, spec, mine, p.now(), (n) => fence.wrote(n));
     outcome = await withWriteGuard(fence, () => runTask(spec, task.spec, ctx));
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);
@@ -425,6 +430,7 @@ async function storeOutcome(
 
 function taskContext(
   p: ReconcilerPorts,
+  stores: Pick<TaskContext, 'state' | 'db' | 'table'>,
   access: Access,
   spec: FeatureSpec,
   record: FeatureRecord,
@@ -443,8 +449,8 @@ function taskContext(
     client: access.client,
     objects: access.objects,
     wrote,
-    db: p.db,
-    table: p.table,
+    features: p.store,
+    ...stores,
     uses: usesPort(p, access, record),
     usesWaitSeconds: spec.usesWaitSeconds,
   };
@@ -478,7 +484,7 @@ function usesPort(p: ReconcilerPorts, access: Access, ref: FeatureRecord): UsesP
     clear: async () => {
       const token = ref.tasks[0]?.claim?.token ?? '';
       const epoch = await p.store.issueEpoch(ref.cluster, ref, token, ref.usesEpoch, p.now());
-      if (epoch === undefined)
+      if (epoch === 'fenced')
         throw new Error(`the claim on "${ref.tasks[0]?.title}" was lost: no uses epoch issued`);
       const cleared = await p.store.clearUses(ref.cluster, ref, await stored(), epoch);
       await (await inCluster()).clearUses(ref, epoch);

@@ -14,8 +14,9 @@ import { featureNow } from './clock.js';
 import type { FeatureMetric, ReconcilerPorts } from './reconciler.js';
 import { clusterHealth } from './rollout-health.js';
 import type { RolloutPorts } from './rollout-runner.js';
-import { RolloutStore } from './rollout-store.js';
-import { FeatureStore } from './store.js';
+import { DynamoRolloutStore } from './rollout-store-dynamo.js';
+import { DynamoFeatureStore } from './store-dynamo.js';
+import { dynamoTaskStores } from './task-stores-dynamo.js';
 
 export interface Telemetry {
   warn(message: string, fields: Record<string, unknown>): void;
@@ -31,15 +32,14 @@ export async function serverPorts(
   who: string,
   t: Telemetry,
 ): Promise<{ reconciler: ReconcilerPorts; rollouts: RolloutPorts; registry: Registry }> {
-  const store = new FeatureStore(deps.db, deps.config.table);
+  const store = new DynamoFeatureStore(deps.db, deps.config.table);
   const registry = new DynamoRegistry(deps.db, deps.config.table);
   const catalog = await loadCatalog(store);
   const publish = (events: Parameters<Deps['publisher']['publish']>[0]) => deps.publisher.publish(events);
   const reconciler: ReconcilerPorts = {
     store,
     catalog,
-    db: deps.db,
-    table: deps.config.table,
+    tasks: dynamoTaskStores(deps.db, deps.config.table),
     id: `${who}/${randomUUID().slice(0, 8)}`,
     now: featureNow,
     publish,
@@ -52,7 +52,7 @@ export async function serverPorts(
     },
   };
   const rollouts: RolloutPorts = {
-    rollouts: new RolloutStore(deps.db, deps.config.table),
+    rollouts: new DynamoRolloutStore(deps.db, deps.config.table),
     store,
     catalog,
     registry,

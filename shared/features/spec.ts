@@ -6,7 +6,16 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterClient } from '../k8s/client.js';
 import type { Capability } from '../platform/catalogue.js';
-import { type DesiredOptions, type FeatureRef, type Final, refKey, type Use, type Value } from './model.js';
+import type { ClusterState } from './cluster-state.js';
+import {
+  type DesiredOptions,
+  type FeatureRecord,
+  type FeatureRef,
+  type Final,
+  refKey,
+  type Use,
+  type Value,
+} from './model.js';
 import type { ObjectsApi } from './objects.js';
 import type { TaskKind, TaskSpec } from './task-kinds.js';
 
@@ -27,6 +36,15 @@ export interface TaskContext {
   objects(): Promise<ObjectsApi>;
   /** Counts writes made other than to the cluster (DynamoDB); every cluster write is counted by its fence. */
   wrote(n: number): void;
+  /** The features' records (another feature's state, for a wait on it). */
+  features: { get(cluster: string, ref: FeatureRef): Promise<FeatureRecord | undefined> };
+  /** What capabilities keep about the cluster (clear-state); every write passes the task's fence. */
+  state: ClusterState;
+  /**
+   * The fleetscope table, every write passing the task's fence, for the hooks of capabilities whose
+   * stores are not behind a port yet (balloons' and claims' off-transition tasks build their DynamoDB
+   * stores on it). Issue 32: goes once those hooks take their ports.
+   */
   db: DynamoDBDocumentClient;
   table: string;
   uses: UsesPort;
@@ -69,12 +87,21 @@ export interface Hook {
   run(ctx: TaskContext): Promise<TaskOutcome>;
 }
 
+/**
+ * The stores a performed task writes besides its record and the cluster, each write first passing
+ * `fence` (the task's claim: it throws when the claim was lost). Adapters: ./task-stores-dynamo.ts,
+ * ./task-stores-memory.ts.
+ */
+export interface TaskStores {
+  fenced(fence: (operation: string) => Promise<void>): Pick<TaskContext, 'state' | 'db' | 'table'>;
+}
+
 /** Reads an Off feature's leftovers that the checks derived from its tasks cannot see. */
 export interface LeftoverContext {
   cluster: string;
   client(): Promise<ClusterClient>;
-  db: DynamoDBDocumentClient;
-  table: string;
+  /** What capabilities keep about the cluster (the clear-state prefixes' items). */
+  state: ClusterState;
 }
 
 export interface FeatureSpec extends FeatureRef {

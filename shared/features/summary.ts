@@ -1,14 +1,10 @@
 /** The features part of `npm start`'s summary: each cluster's features by state, and what moves. */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clipWords, textTable } from '../kernel/text-table.js';
-import { FeatureStore } from './store.js';
+import type { FeatureStore } from './store.js';
 import { featureJson, waitingCell } from './views.js';
 
-export async function featureSummaryLines(runtime: {
-  db: DynamoDBDocumentClient;
-  table: string;
-}): Promise<string[]> {
-  const records = await new FeatureStore(runtime.db, runtime.table).listAll();
+export async function featureSummaryLines(store: Pick<FeatureStore, 'listAll'>): Promise<string[]> {
+  const records = await store.listAll();
   if (records.length === 0) return ['features: none announced yet'];
   const count = (s: string) => records.filter((r) => r.state === s).length;
   const lines = [

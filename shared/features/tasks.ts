@@ -1,14 +1,12 @@
 /**
- * The built-in tasks, as small adapters over the cluster (./objects.ts), the table and the uses. Each
+ * The built-in tasks, as small adapters over the cluster (./objects.ts), the stores and the uses. Each
  * observes before it writes, so performing it again after a crash writes nothing already done, and each
  * either finishes, says what it waits for, or throws (a failure the reconciler retries with back-off).
  */
-import { clusterPk, keyOf, SK, Table, TTL } from '../platform/dynamo.js';
 import { parseRef, type Use } from './model.js';
 import { fieldAt, type KObject, removalPatch } from './objects.js';
 import { OwnedObjects, type TaskObjects } from './owned.js';
 import type { FeatureSpec, TaskContext, TaskOutcome } from './spec.js';
-import { FeatureStore } from './store.js';
 import { describeObjects, type TaskOf, type TaskSpec } from './task-kinds.js';
 
 /** The objects a task may write: a declared feature's own only (./owned.ts), fleetscope's as they are. */
@@ -103,9 +101,11 @@ async function waitForUses(t: TaskOf<'wait-for-uses'>, ctx: TaskContext): Promis
 
 /** A feature's requirements On before it turns on; its dependants Off before it turns off (requires). */
 async function waitForFeatures(t: TaskOf<'wait-for-features'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const store = new FeatureStore(ctx.db, ctx.table);
   const states = await Promise.all(
-    t.features.map(async (f) => ({ f, state: (await store.get(ctx.cluster, parseRef(f)))?.state ?? 'Off' })),
+    t.features.map(async (f) => ({
+      f,
+      state: (await ctx.features.get(ctx.cluster, parseRef(f)))?.state ?? 'Off',
+    })),
   );
   const behind = states.filter((s) => s.state !== t.state);
   if (behind.length === 0) return { done: true };
@@ -150,17 +150,7 @@ async function applyManifests(t: TaskOf<'apply-manifests'>, api: TaskObjects): P
  * task allows it, gives them a TTL of `keepDays` instead (marked keptUntil: kept on purpose, not left).
  */
 async function clearState(t: TaskOf<'clear-state'>, ctx: TaskContext): Promise<TaskOutcome> {
-  const table = new Table(ctx.db, ctx.table);
-  const pk = clusterPk(ctx.cluster);
   const keepUntil = ctx.options.keepState && t.keepDays ? ctx.now + t.keepDays * 86_400_000 : undefined;
-  for (const prefix of t.prefixes) {
-    for (const item of await table.query(pk, { beginsWith: prefix })) {
-      if (keepUntil === undefined) await table.delete(keyOf(pk, String(item[SK])));
-      else if (item.keptUntil === undefined)
-        await table.put({ ...item, keptUntil: keepUntil, [TTL]: Math.ceil(keepUntil / 1000) });
-      else continue;
-      ctx.wrote(1);
-    }
-  }
+  for (const prefix of t.prefixes) await ctx.state.clear(ctx.cluster, prefix, keepUntil, () => ctx.wrote(1));
   return { done: true };
 }

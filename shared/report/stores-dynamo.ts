@@ -5,8 +5,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
 import { DynamoClaimStore } from '../claims/store-dynamo.js';
+import { DynamoClusterState } from '../features/cluster-state-dynamo.js';
 import { danglingState } from '../features/dangling.js';
-import { FeatureStore } from '../features/store.js';
+import { DynamoFeatureStore } from '../features/store-dynamo.js';
 import { DynamoRegistry } from '../fleet/registry-dynamo.js';
 import { NodeScopeStore } from '../nodescope/store.js';
 import type { ReportStores } from './gather.js';
@@ -17,7 +18,8 @@ export function reportStoresOn(db: DynamoDBDocumentClient, table: string): Repor
     nodescope: new NodeScopeStore(db, table),
     balloons: new DynamoBalloonStore(db, table),
     claims: new DynamoClaimStore(db, table),
-    features: new FeatureStore(db, table),
-    danglingState: (spec, cluster) => danglingState(spec, { cluster, db, table }),
+    features: new DynamoFeatureStore(db, table),
+    danglingState: (spec, cluster) =>
+      danglingState(spec, { cluster, state: new DynamoClusterState(db, table) }),
   };
 }

@@ -18,6 +18,7 @@
  * - the Feature objects in each cluster agree with the records in DynamoDB (state, desired, version).
  */
 import { loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import {
   type FeatureRecord,
@@ -31,7 +32,8 @@ import {
 } from '../../shared/features/model.js';
 import { ObjectsApi } from '../../shared/features/objects.js';
 import { type FeatureSpec, tasksOf } from '../../shared/features/spec.js';
-import { FeatureStore, type FeatureView } from '../../shared/features/store.js';
+import type { FeatureView } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { type TaskSpec, titleOf } from '../../shared/features/task-kinds.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import type { FlipDone, ObjectDelete, PausedOutcome, StuckShown } from '../records.js';
@@ -40,7 +42,7 @@ import type { Invariant, Outcome, SoakState } from '../types.js';
 const MINUTE = 60_000;
 
 async function views(state: SoakState): Promise<{ cluster: string; key: string; view: FeatureView }[]> {
-  const store = new FeatureStore(state.db, state.table);
+  const store = new DynamoFeatureStore(state.db, state.table);
   const out: { cluster: string; key: string; view: FeatureView }[] = [];
   for (const c of state.sim?.clusters ?? [])
     for (const [key, view] of await store.clusterViews(c.name)) out.push({ cluster: c.name, key, view });
@@ -210,7 +212,7 @@ export const featureTransitionsEnd: Invariant = {
 export const featureStepsOnce: Invariant = {
   name: 'no feature task step done twice',
   check: async (state) => {
-    const catalog = await loadCatalog(new FeatureStore(state.db, state.table));
+    const catalog = await loadCatalog(new DynamoFeatureStore(state.db, state.table));
     const specs = new Map(catalog.specs.map((s) => [refKey(s), s]));
     const nodes = (cluster: string) => state.sim?.cluster(cluster).store.list('nodes').length ?? 0;
     return judgeStepsOnce(await records(state), specs, nodes, state.objectDeletes);
@@ -288,7 +290,7 @@ export const featureOffClean: Invariant = {
   name: 'nothing dangling after Off',
   check: async (state) => {
     const sim = state.sim;
-    const catalog = await loadCatalog(new FeatureStore(state.db, state.table));
+    const catalog = await loadCatalog(new DynamoFeatureStore(state.db, state.table));
     const violations: string[] = [];
     let off = 0;
     for (const { cluster, view } of await views(state)) {
@@ -302,7 +304,12 @@ export const featureOffClean: Invariant = {
         spec,
         r,
         view.uses,
-        { cluster, db: state.db, table: state.table, client: async () => client, objects: async () => api },
+        {
+          cluster,
+          state: new DynamoClusterState(state.db, state.table),
+          client: async () => client,
+          objects: async () => api,
+        },
         { live: true },
       );
       for (const l of left) violations.push(`${cluster} ${refKey(r)} Off: ${l}`);

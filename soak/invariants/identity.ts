@@ -20,7 +20,7 @@
 
 import { DynamoClaimStore } from '../../shared/claims/store-dynamo.js';
 import { type FeatureRecord, parseRef, refKey } from '../../shared/features/model.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
 import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import type { Adopted, FlipDone, IdCommand, IdSeen, Rebuilt, Reregistered } from '../records.js';
@@ -132,7 +132,7 @@ export const nothingInherited: Invariant = {
   check: async (state) => {
     const again = state.reregistered;
     if (!again) return judgeInherited([], state.flips);
-    const views = await new FeatureStore(state.db, state.table).clusterViews(again.cluster);
+    const views = await new DynamoFeatureStore(state.db, state.table).clusterViews(again.cluster);
     const records = [...views.values()].map((v) => v.record).filter((r): r is FeatureRecord => !!r);
     return judgeInherited(records, state.flips, again);
   },

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { FEATURE_CRD } from '../../shared/features/crd.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
@@ -17,7 +18,9 @@ import { type FeatureRecord, finalOf, targetOf } from '../../shared/features/mod
 import { ObjectsApi } from '../../shared/features/objects.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import type { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { describeRealCluster } from '../support/real-cluster.js';
 import { type CycleEnv, PAUSE, rawPods, startCycleEnv } from './helpers.js';
 
@@ -84,8 +87,7 @@ describeRealCluster(
       store,
       catalog: await loadCatalog(store),
       connect: async () => env.client,
-      db: env.runtime.db,
-      table: env.runtime.table,
+      tasks: dynamoTaskStores(env.runtime.db, env.runtime.table),
       now,
       id: `test/${randomUUID().slice(0, 6)}`,
       publish: async () => {},
@@ -132,7 +134,7 @@ describeRealCluster(
 
     beforeAll(async () => {
       env = await startCycleEnv(k);
-      store = new FeatureStore(env.runtime.db, env.runtime.table);
+      store = new DynamoFeatureStore(env.runtime.db, env.runtime.table);
       [spec] = parseDeclarations(DECLARATION, 'gadgets.yaml') as [FeatureSpec];
       await store.putDeclaration({ ...spec, registeredAt: now() });
       await k.namespace('gadgets');
@@ -192,8 +194,7 @@ describeRealCluster(
         view.uses,
         {
           cluster: CLUSTER,
-          db: env.runtime.db,
-          table: env.runtime.table,
+          state: new DynamoClusterState(env.runtime.db, env.runtime.table),
           client: async () => env.client,
           objects: async () => api,
         },

@@ -2,22 +2,24 @@
  * An approval names the wave that was reviewed (issue 34, defect 9): a second `rollout approve` during
  * wave 2's pause no longer approves wave 3, an approval given before a wave's gate is shown is refused
  * rather than kept to open the gate on arrival, and approving the gate on show opens that one gate.
+ * On the in-memory stores (no DynamoDB-protocol server).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { expect, it } from 'vitest';
 import { FeatureCatalog } from '../../shared/features/catalog.js';
 import { decideRollout, type Rollout } from '../../shared/features/rollout.js';
 import { approveWave, type RolloutPorts } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { MemoryRolloutStore } from '../../shared/features/rollout-store-memory.js';
+import { MemoryFeatureStore } from '../../shared/features/store-memory.js';
 import { testRollout } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 11, 2);
-let runtime: LocalRuntime;
 let now = T0;
+// The in-memory adapters: the runner's unit tests need no DynamoDB-protocol server.
+const rollouts = new MemoryRolloutStore();
+const store = new MemoryFeatureStore();
 const ports = (): RolloutPorts => ({
-  rollouts: new RolloutStore(runtime.db, runtime.table),
-  store: new FeatureStore(runtime.db, runtime.table),
+  rollouts,
+  store,
   catalog: new FeatureCatalog([]),
   registry: { list: async () => [], getStatus: async () => undefined },
   now: () => now,
@@ -28,11 +30,6 @@ const refusal = (p: Promise<unknown>) =>
     () => 'approved',
     (e: Error) => e.message,
   );
-
-beforeAll(async () => {
-  runtime = await startLocalRuntime({ retryDelayMs: 5 });
-});
-afterAll(async () => runtime?.stop());
 
 it('an approval before the gate is shown is refused, not kept', async () => {
   const r = rollout('early'); // wave 1 started, not reached yet

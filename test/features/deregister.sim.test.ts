@@ -45,7 +45,7 @@ it('a new cluster under a deregistered name starts from its defaults', { timeout
   await run('features', 'set', '--cluster', 'tp', '--feature', 'balloons', '--desired', 'off');
   expect((await run('cluster', 'deregister', '--name', 'tp')).code).toBe(0);
   const ctx2 = await openContext({ 'state-dir': join(dir, 'state') });
-  const { FeatureStore } = await import('../../shared/features/store.js');
-  expect(await new FeatureStore(ctx2.db, ctx2.table).clusterViews('tp')).toEqual(new Map());
+  const { DynamoFeatureStore } = await import('../../shared/features/store-dynamo.js');
+  expect(await new DynamoFeatureStore(ctx2.db, ctx2.table).clusterViews('tp')).toEqual(new Map());
   await ctx2.close();
 });

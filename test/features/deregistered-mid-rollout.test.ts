@@ -3,19 +3,20 @@
  * for it (a record that would outlive its registration) nor rolls back on its "no inventory" (it has
  * none any more: it left the fleet, it did not fail). The rollout leaves it out and says so in its log.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
+import { expect, it } from 'vitest';
 import { builtinFeatures, FeatureCatalog } from '../../shared/features/catalog.js';
 import { clustersOfWave } from '../../shared/features/rollout.js';
 import { advanceRollout, type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { MemoryRolloutStore } from '../../shared/features/rollout-store-memory.js';
+import { MemoryFeatureStore } from '../../shared/features/store-memory.js';
 import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 
 const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
 const CLUSTERS = ['d0', 'd1', 'd2', 'd3'];
 
-let runtime: LocalRuntime;
+// The in-memory adapters: the runner's unit test needs no DynamoDB-protocol server.
+const rollouts = new MemoryRolloutStore();
+const features = new MemoryFeatureStore();
 let t = Date.UTC(2026, 11, 2);
 const now = () => (t += 1000);
 const registered = new Map<string, RegisteredCluster>(
@@ -24,8 +25,8 @@ const registered = new Map<string, RegisteredCluster>(
 
 function ports(): RolloutPorts {
   return {
-    rollouts: new RolloutStore(runtime.db, runtime.table),
-    store: new FeatureStore(runtime.db, runtime.table),
+    rollouts,
+    store: features,
     catalog: new FeatureCatalog(builtinFeatures()),
     registry: {
       list: async () => [...registered.values()],
@@ -36,11 +37,6 @@ function ports(): RolloutPorts {
     now,
   };
 }
-
-beforeAll(async () => {
-  runtime = await startLocalRuntime({ retryDelayMs: 5 });
-}, 60_000);
-afterAll(async () => runtime?.stop());
 
 it('the next wave leaves a deregistered cluster out: no record written, no rollback', async () => {
   const r = await startRollout(ports(), {
@@ -57,7 +53,7 @@ it('the next wave leaves a deregistered cluster out: no record written, no rollb
   const { rollout } = await advanceRollout(ports(), r.id);
   expect(rollout?.status).toBe('running');
   expect(rollout?.waveStartedAt).toBeDefined();
-  const store = new FeatureStore(runtime.db, runtime.table);
+  const store = features;
   expect(await store.get(gone!, BALLOONS)).toBeUndefined();
   expect(await store.get(kept!, BALLOONS)).toBeUndefined();
   expect(rollout?.log.map((l) => l.message)).toContainEqual(

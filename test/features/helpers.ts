@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { type LocalRuntime, REPO_ROOT, startLocalRuntime } from '../../local/runtime.js';
 import { type SimClusterSpec, startSimulator } from '../../local/sim/index.js';
 import { type FeatureCatalog, loadCatalog } from '../../shared/features/catalog.js';
+import { DynamoClusterState } from '../../shared/features/cluster-state-dynamo.js';
 import { danglingOf } from '../../shared/features/dangling.js';
 import { parseDeclarations } from '../../shared/features/declaration.js';
 import { setDesired } from '../../shared/features/desired.js';
@@ -30,9 +31,10 @@ import {
   type StepMark,
 } from '../../shared/features/reconciler.js';
 import type { RolloutPorts } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import type { Registry } from '../../shared/fleet/registry.js';
 import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
@@ -47,7 +49,7 @@ export type Sim = Awaited<ReturnType<typeof startSimulator>>;
 export interface FeatureEnv {
   sim: Sim;
   runtime: LocalRuntime;
-  store: FeatureStore;
+  store: DynamoFeatureStore;
   registry: Registry;
   client(cluster: string): ClusterClient;
   now(): number;
@@ -152,7 +154,7 @@ export function workerEnv(parts: {
   advance(ms: number): Promise<void>;
 }): WorkerEnv {
   const { runtime, registry, client, now, advance } = parts;
-  const store = new FeatureStore(runtime.db, runtime.table);
+  const store = new DynamoFeatureStore(runtime.db, runtime.table);
   const env: WorkerEnv = {
     runtime,
     store,
@@ -166,8 +168,7 @@ export function workerEnv(parts: {
         store,
         catalog: await loadCatalog(store),
         connect: async (name) => client(name),
-        db: runtime.db,
-        table: runtime.table,
+        tasks: dynamoTaskStores(runtime.db, runtime.table),
         now,
         id: `test/${randomUUID().slice(0, 6)}`,
         publish: async () => {},
@@ -264,8 +265,7 @@ export async function dangling(env: WorkerEnv, cluster: string, ref: FeatureRef)
     view.uses,
     {
       cluster,
-      db: env.runtime.db,
-      table: env.runtime.table,
+      state: new DynamoClusterState(env.runtime.db, env.runtime.table),
       client: async () => env.client(cluster),
       objects: async () => api,
     },
@@ -318,7 +318,7 @@ export async function widgetsRolloutFleet(
     });
   }
   return {
-    rollouts: new RolloutStore(env.runtime.db, env.runtime.table),
+    rollouts: new DynamoRolloutStore(env.runtime.db, env.runtime.table),
     store: env.store,
     catalog: await env.catalog(),
     registry: env.registry,

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FeatureCatalog } from '../../shared/features/catalog.js';
 import type { FeatureRecord } from '../../shared/features/model.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { testFeature } from './fixtures.js';
 import { type FeatureEnv, startFeatureEnv } from './helpers.js';
 
@@ -21,7 +21,7 @@ afterAll(async () => env?.stop());
 it('a feature whose record is refused does not stop the features after it', async () => {
   const [huge, after] = [declared('huge'), declared('after')];
   // DynamoDB's answer to an item over 400 KB, for the first feature's record only.
-  class Refusing extends FeatureStore {
+  class Refusing extends DynamoFeatureStore {
     override async create(r: FeatureRecord): Promise<boolean> {
       if (r.name === 'huge') throw new Error('Item size has exceeded the maximum allowed size');
       return super.create(r);

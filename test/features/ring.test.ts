@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { CLAIM_MS } from '../../shared/features/machine.js';
-import { ClusterPass, ReconcilerRing } from '../../shared/features/members.js';
+import type { ReconcilerRing } from '../../shared/features/members.js';
+import { DynamoClusterPass, DynamoReconcilerRing } from '../../shared/features/members-dynamo.js';
 import { ownerAmong } from '../../shared/features/sharding.js';
 
 const CLUSTERS = Array.from({ length: 60 }, (_, i) => `c${i}`);
@@ -20,7 +21,7 @@ describe('the ring of live reconcilers', () => {
   });
   afterAll(async () => runtime?.stop());
 
-  const ring = (id: string) => new ReconcilerRing(runtime.db, runtime.table, id, clock);
+  const ring = (id: string) => new DynamoReconcilerRing(runtime.db, runtime.table, id, clock);
   const share = async (r: ReconcilerRing) => {
     const live = await r.live();
     return CLUSTERS.filter((c) => ownerAmong(c, live) === r.id);
@@ -69,7 +70,7 @@ describe('the ring of live reconcilers', () => {
   });
 
   it('one pass over a cluster at a time: the event-triggered function leaves a cluster to the pass under way', async () => {
-    const passes = new ClusterPass(runtime.db, runtime.table, clock);
+    const passes = new DynamoClusterPass(runtime.db, runtime.table, clock);
     let ran = 0;
     const owner = passes.run('c1', 'shard-0', async () => {
       // The event arrives while the owner's pass is on the cluster.

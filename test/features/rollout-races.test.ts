@@ -15,8 +15,9 @@ import {
   setRolloutStatus,
   startRollout,
 } from '../../shared/features/rollout-runner.js';
-import { RolloutStore } from '../../shared/features/rollout-store.js';
-import { FEATURES_PK, FeatureStore } from '../../shared/features/store.js';
+import type { RolloutStore } from '../../shared/features/rollout-store.js';
+import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.js';
+import { DynamoFeatureStore, FEATURES_PK } from '../../shared/features/store-dynamo.js';
 import { keyOf, PK, SK, Table } from '../../shared/platform/dynamo.js';
 
 const BALLOONS = { namespace: 'fleetscope-system', name: 'balloons' };
@@ -29,7 +30,7 @@ const now = () => (t += 1000);
 function ports(rollouts: RolloutStore): RolloutPorts {
   return {
     rollouts,
-    store: new FeatureStore(runtime.db, runtime.table),
+    store: new DynamoFeatureStore(runtime.db, runtime.table),
     catalog: new FeatureCatalog(builtinFeatures()),
     registry: {
       list: async () => CLUSTERS.map((name) => ({ name, labels: {} }) as never),
@@ -63,7 +64,7 @@ describe('rollout races', () => {
     const bothThere = new Promise<void>((r) => {
       release = r;
     });
-    class Meeting extends RolloutStore {
+    class Meeting extends DynamoRolloutStore {
       override async create(r: Rollout) {
         if (++arrived === 2) release();
         await bothThere;
@@ -88,7 +89,7 @@ describe('rollout races', () => {
   });
 
   it('a resume is refused while another rollout of the feature runs', async () => {
-    const store = new RolloutStore(runtime.db, runtime.table);
+    const store = new DynamoRolloutStore(runtime.db, runtime.table);
     const first = await startRollout(ports(store), input);
     await setRolloutStatus(ports(store), first.id, 'halted', 'test');
     const second = await startRollout(ports(store), input);
@@ -99,9 +100,9 @@ describe('rollout races', () => {
   });
 
   it('a halt that lands between a wave being decided and stored: the wave writes no desired value', async () => {
-    const plain = new RolloutStore(runtime.db, runtime.table);
+    const plain = new DynamoRolloutStore(runtime.db, runtime.table);
     let halted = false;
-    class HaltFirst extends RolloutStore {
+    class HaltFirst extends DynamoRolloutStore {
       override async save(read: Rollout, change: Partial<Rollout>, message: string, at: number) {
         if (!halted && change.waveStartedAt !== undefined) {
           halted = true;
@@ -116,15 +117,15 @@ describe('rollout races', () => {
     const after = (await plain.get(r.id))!;
     expect(after).toMatchObject({ status: 'halted', reason: 'halted by operator', wave: 0 });
     expect(after.waveStartedAt).toBeUndefined();
-    const store = new FeatureStore(runtime.db, runtime.table);
+    const store = new DynamoFeatureStore(runtime.db, runtime.table);
     for (const c of CLUSTERS) expect((await store.get(c, BALLOONS))?.desired, c).toBeUndefined();
   });
 
   it("a wave stored as started whose desired values were not all written (a crash) writes them on the next pass, and does not take them for someone else's", async () => {
-    const plain = new RolloutStore(runtime.db, runtime.table);
+    const plain = new DynamoRolloutStore(runtime.db, runtime.table);
     const r = await startRollout(ports(plain), input);
-    const store = new FeatureStore(runtime.db, runtime.table);
-    class CrashAfterSave extends FeatureStore {
+    const store = new DynamoFeatureStore(runtime.db, runtime.table);
+    class CrashAfterSave extends DynamoFeatureStore {
       override async create(): Promise<boolean> {
         throw new Error('crash: the reconciler died after storing the wave');
       }
@@ -145,7 +146,7 @@ describe('rollout races', () => {
   });
 
   it('a running rollout that does not hold its feature takes it, or is halted naming the one that holds it', async () => {
-    const plain = new RolloutStore(runtime.db, runtime.table);
+    const plain = new DynamoRolloutStore(runtime.db, runtime.table);
     const table = new Table(runtime.db, runtime.table);
     const unlock = async () =>
       table.delete({ pk: FEATURES_PK, [SK]: 'rollout-lock#fleetscope-system/balloons' } as never);

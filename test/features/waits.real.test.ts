@@ -13,7 +13,9 @@ import { setDesired } from '../../shared/features/desired.js';
 import type { FeatureRef } from '../../shared/features/model.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import type { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
+import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { describeRealApiserver, type RealServer } from '../support/real-apiserver.js';
 import { testFeature } from './fixtures.js';
@@ -56,8 +58,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
     store,
     catalog,
     connect: async () => client,
-    db: runtime.db,
-    table: runtime.table,
+    tasks: dynamoTaskStores(runtime.db, runtime.table),
     now: () => clock,
     id: `test/${randomUUID().slice(0, 6)}`,
     heartbeatMs: 0,
@@ -82,7 +83,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
 
   beforeAll(async () => {
     runtime = await startLocalRuntime({ retryDelayMs: 5 });
-    store = new FeatureStore(runtime.db, runtime.table);
+    store = new DynamoFeatureStore(runtime.db, runtime.table);
     client = ClusterClient.fromKubeconfig(server.api().adminKubeconfig, {
       cluster: CLUSTER,
       context: 'envtest',

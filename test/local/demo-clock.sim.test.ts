@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalControlPlane, startControlPlane } from '../../local/start.js';
 import { compactSummary, fullSummary, summarySections } from '../../local/summary.js';
-import { FeatureStore } from '../../shared/features/store.js';
+import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 
 const SPEEDUP = 60;
 
@@ -29,7 +29,7 @@ describe('npm start at --speedup 60, on the demo clusters clock', () => {
   afterAll(async () => plane?.stop());
 
   const states = async () =>
-    (await new FeatureStore(plane.runtime.db, plane.runtime.table).listAll()).map((r) => r.state);
+    (await new DynamoFeatureStore(plane.runtime.db, plane.runtime.table).listAll()).map((r) => r.state);
 
   it('brings the new clusters features from TurningOn to On as the schedules run', async () => {
     const { runtime, fleet } = plane;

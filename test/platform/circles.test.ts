@@ -15,16 +15,7 @@ const KNOWN_CIRCLES: readonly (readonly string[])[] = [
 
 /** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
 const KNOWN_SDK_IMPORTERS: readonly string[] = [
-  'shared/features/claim-fence.ts',
-  'shared/features/dangling.ts',
-  'shared/features/gate.ts',
-  'shared/features/members.ts',
-  'shared/features/reconciler.ts',
-  'shared/features/rollout-store.ts',
   'shared/features/spec.ts',
-  'shared/features/store.ts',
-  'shared/features/summary.ts',
-  'shared/features/tasks.ts',
   'shared/nodescope/store.ts',
   'shared/nodescope/summary.ts',
 ];
