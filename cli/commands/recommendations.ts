@@ -308,15 +308,19 @@ function headView({ head: h, figures: f, groups, warnings, guards, rollout }: Li
     ...(st.lastSampleAt ? { lastSampleAt: new Date(st.lastSampleAt).toISOString() } : {}),
     warnings,
     ...(guards ? { guards: { ...guards, at: new Date(guards.at).toISOString() } } : {}),
-    rollout: rolloutView(rollout),
+    rollout: rolloutView(rollout, Date.parse(f.asOf)),
   };
 }
 
-/** The rollout as -o json|yaml carry it: times as RFC 3339, the reverts with why. */
-function rolloutView(r: RolloutRecord | undefined) {
+/**
+ * The rollout as -o json|yaml carry it: times as RFC 3339, the reverts with why. The phrase is said as
+ * of the listing's own time (the cluster's clock at its last cycle), not this machine's: a document is
+ * the stored state, the same at every read, whatever the caller's clock says.
+ */
+function rolloutView(r: RolloutRecord | undefined, asOf: number) {
   const at = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
   // The table's '-' placeholder is no value in a document: no rollout, no phrase.
-  const phrase = rolloutPhrase(r, Date.now());
+  const phrase = rolloutPhrase(r, asOf);
   return {
     ...(phrase !== '-' ? { phrase } : {}),
     ...(r?.wave
