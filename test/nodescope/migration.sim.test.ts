@@ -5,7 +5,8 @@
  *            merge of the group's nodes (scopeValue = the value, `__empty__` for "", `__absent__`)
  *   forward  `recommendations import-checkpoints --scope LABEL`: a cluster with no history yet takes
  *            each group's history, shared evenly among the group's nodes
- * and, beside upstream, the warnings of the last cycle in `recommendations get/list`.
+ * the names from before AEP-10031's hashed ones (`<vpa>-<container>-<value>`, "" for an empty value)
+ * still import, and, beside upstream, the warnings of the last cycle in `recommendations get/list`.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
 import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { fnv32a } from '../../shared/recommendation/checkpoint/vpa-checkpoint.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { agentDaemonSet, MINUTE, registerFileCluster, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
@@ -50,6 +52,15 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
           metricsApi: 'absent',
           daemonSets: [agentDaemonSet()],
         },
+        // The same, for checkpoints named as before AEP-10031's hashes (untainted below: every group runs).
+        {
+          name: 'legacy',
+          nodes: 4,
+          seed: 73,
+          vpaCrd: true,
+          metricsApi: 'absent',
+          daemonSets: [agentDaemonSet()],
+        },
       ],
       now: START,
     });
@@ -58,8 +69,13 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const runtime = await startLocalRuntime({ stateDir: dir });
     const store = new NodeScopeStore(runtime.db, runtime.table);
     try {
-      for (const name of ['old', 'new']) {
+      for (const name of ['old', 'new', 'legacy']) {
         const cluster = sim.cluster(name).store;
+        if (name === 'legacy')
+          for (const n of cluster.list('nodes')) {
+            const { taints: _t, ...spec } = (n.spec ?? {}) as Record<string, unknown>;
+            cluster.put('nodes', { ...n, spec });
+          }
         const v = vpaObject({ mode: 'Recreate' }) as { spec: Record<string, unknown> };
         v.spec.recommenders = [{ name: 'fleetscope' }];
         cluster.put(VPA_RESOURCE, v);
@@ -80,7 +96,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
       for (let i = 0; i < 6; i++) {
         sim.clock.advance(15 * MINUTE);
         const at = new Date(sim.clock.now()).toISOString();
-        for (const cluster of ['old', 'new']) {
+        for (const cluster of ['old', 'new', 'legacy']) {
           const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster, context: cluster });
           try {
             await runCycle({ cluster, cycleId: at, cycleKey: at, client, store, now: () => sim.clock.now() });
@@ -100,12 +116,12 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
   });
 
   /** `recommendations import-checkpoints --scope POOL` of `file` into the new cluster. */
-  const importGroups = (file: string) =>
+  const importGroups = (file: string, cluster = 'new') =>
     run([
       'recommendations',
       'import-checkpoints',
       '--cluster',
-      'new',
+      cluster,
       ...ds,
       dir,
       '--scope',
@@ -126,6 +142,13 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     expect(values(groups).sort()).toEqual(
       ['(none)', '(none)', '__absent__', '__absent__', '__empty__', '__empty__', 'gpu', 'gpu'].sort(),
     );
+    // Upstream's names: `<vpa>-<container>-<FNV-1a 32 of the value, hex>`, unscoped `<vpa>-<container>`.
+    for (const c of groups)
+      expect(c.metadata.name).toBe(
+        c.spec.scopeValue === undefined
+          ? `agent-${c.spec.containerName}`
+          : `agent-${c.spec.containerName}-${fnv32a(c.spec.scopeValue).toString(16)}`,
+      );
     // Each group's samples are those of its nodes together, as upstream's recommender would have them.
     const samples = (cs: Checkpoint[], container: string) =>
       cs.filter((c) => c.spec.containerName === container).map((c) => c.status.totalSamplesCount ?? 0);
@@ -181,6 +204,41 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     expect(again.out).toContain('every node of the group');
   });
 
+  it('the old names still import: `<vpa>-<container>-<value>`, an empty value as "", then exported in the new', async () => {
+    const groups = (await exportOf('old', ['--scope', POOL])).filter((c) => c.spec.scopeValue !== undefined);
+    // As written before AEP-10031's hashed names and `__empty__`: the value in the name, "" for empty.
+    const old = groups.map((c) => {
+      const value = c.spec.scopeValue === '__empty__' ? '' : (c.spec.scopeValue as string);
+      return {
+        ...c,
+        metadata: { ...c.metadata, name: `agent-${c.spec.containerName}-${value}` },
+        spec: { ...c.spec, scopeValue: value },
+      };
+    });
+    expect(old.map((c) => c.spec.scopeValue).sort()).toEqual([
+      '',
+      '',
+      '__absent__',
+      '__absent__',
+      'gpu',
+      'gpu',
+    ]);
+    const file = join(dir, 'legacy.json');
+    await writeFile(file, JSON.stringify({ kind: 'List', items: old }));
+    const imported = await importGroups(file, 'legacy');
+    expect(imported.err).toBe('');
+    expect(imported.out).toBe('legacy monitoring/agent: 6 checkpoint(s) imported, 0 skipped');
+    // Exported again, in upstream's current naming: the same groups, each under its hashed name.
+    const back = await exportOf('legacy', ['--scope', POOL]);
+    for (const c of groups) {
+      const twin = back.find((b) => b.metadata.name === c.metadata.name);
+      expect(twin?.spec.scopeValue, c.metadata.name).toBe(c.spec.scopeValue);
+      expect(
+        Math.abs((twin?.status.totalSamplesCount ?? 0) - (c.status.totalSamplesCount ?? 0)),
+      ).toBeLessThanOrEqual(1);
+    }
+  });
+
   it('bad input: a group no node of the DaemonSet has is skipped with the reason', async () => {
     const [one] = (await exportOf('old', ['--scope', POOL])).filter((c) => c.spec.scopeValue === 'gpu');
     const file = join(dir, 'tpu.json');
@@ -207,6 +265,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     expect(
       listed.map((h: { cluster: string; warnings: string[] }) => [h.cluster, h.warnings.length]),
     ).toEqual([
+      ['legacy', 0],
       ['new', 0],
       ['old', 1],
     ]);
