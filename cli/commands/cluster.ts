@@ -152,7 +152,10 @@ async function takeOver(name: string, values: Flags): Promise<number> {
   return withContext(values, async (ctx) => {
     const me = controlPlaneIdentity(); // the runtime names this state's control plane
     const claims = claimsPorts(ctx);
+    // Whom the lease was taken from; `resumed`: it was this control plane's already (an adoption killed
+    // after its lease write and run again, or one repeated), so it was taken from no one this time.
     let from = 'no control plane';
+    let resumed = false;
     let carried: Awaited<ReturnType<typeof readCarried>> | undefined;
     let uid = '';
     const take = async (n: string, ref: KubeconfigRef) => {
@@ -165,6 +168,7 @@ async function takeOver(name: string, values: Flags): Promise<number> {
       const r = await holdOwnerLease(client, me, Date.now(), { force: true });
       if (r.before.kind === 'other' || r.before.kind === 'expired')
         from = `control plane "${r.before.holder}"`;
+      resumed = r.before.kind === 'mine';
       return r.held ? undefined : `cluster "${n}": the owner lease changed meanwhile; try again`;
     };
     const adopt = async (c: RegisteredCluster) => {
@@ -200,8 +204,11 @@ async function takeOver(name: string, values: Flags): Promise<number> {
     const what = id
       ? ` with ID ${id.clusterId}${id.clusterSet ? ` in ClusterSet ${id.clusterSet}` : ''}`
       : '';
+    const registered = existing ? '' : ' (registered here)';
     console.log(
-      `cluster ${name}: taken over from ${from} by ${me}${what}${existing ? '' : ' (registered here)'}`,
+      resumed
+        ? `cluster ${name}: taken over by ${me}${what}${registered}; the owner lease was already this control plane's (an adoption resumed or repeated)`
+        : `cluster ${name}: taken over from ${from} by ${me}${what}${registered}`,
     );
     return 0;
   });

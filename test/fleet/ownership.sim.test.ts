@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../local/sim/index.js';
-import { OWNER_LEASE } from '../../shared/fleet/ownership.js';
+import { OWNER_LEASE, ownerLeaseObject } from '../../shared/fleet/ownership.js';
 import { runFleetscope } from '../support/cli.js';
 
 let sim: Simulator;
@@ -19,11 +19,12 @@ let dir: string;
 let kubeconfig: string;
 
 const as =
-  (plane: 'a' | 'b') =>
+  (plane: 'a' | 'b' | 'c') =>
   (...args: string[]) =>
     runFleetscope(args, { stateDir: join(dir, plane) });
 const a = as('a');
 const b = as('b');
+const c = as('c');
 const holder = () =>
   sim.cluster('c1').store.get('leases.coordination.k8s.io', OWNER_LEASE.name, OWNER_LEASE.namespace)?.spec
     ?.holderIdentity;
@@ -136,4 +137,35 @@ describe('two control planes on one cluster', () => {
       JSON.parse((await a('claims', 'get', '--cluster', 'c1', '-o', 'json')).out).clusterSet,
     ).toBeUndefined();
   }, 300_000);
+
+  it('an adoption killed after taking the lease, run again: not "taken over from no control plane"', async () => {
+    const third = `local:${join(dir, 'c')}`;
+    const uid = sim.cluster('c1').kubeSystemUid;
+    // `cluster adopt --force` from a third control plane killed right after its lease write (the
+    // soak's kill before the UID guard): the lease is its own, nothing else is written yet.
+    const store = sim.cluster('c1').store;
+    const lease = store.get('leases.coordination.k8s.io', OWNER_LEASE.name, OWNER_LEASE.namespace);
+    store.put('leases.coordination.k8s.io', {
+      ...lease,
+      spec: ownerLeaseObject(third, Date.now()).spec,
+    });
+    expect(holder()).toBe(third);
+    const resumed = await c(
+      'cluster',
+      'adopt',
+      '--name',
+      'c1',
+      '--force',
+      '--kubeconfig',
+      kubeconfig,
+      '--context',
+      'c1',
+    );
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.out).toBe(
+      `cluster c1: taken over by ${third} with ID ${uid} in ClusterSet blue (registered here); ` +
+        "the owner lease was already this control plane's (an adoption resumed or repeated)",
+    );
+    expect(holder()).toBe(third);
+  }, 120_000);
 });
