@@ -48,7 +48,11 @@ export const handler = eventHandler({
           error: out.removeError,
         });
       forgetIdentityKeys(name);
-      logger.info('claims forgotten after deregistration', { removedInCluster: out.removedInCluster });
+      logger.info('claims forgotten after deregistration', {
+        removedInCluster: out.removedInCluster,
+        // Adopted away: the ClusterSet claim is the new owner's, left in the cluster.
+        ...(out.ownedBy ? { ownedBy: out.ownedBy } : {}),
+      });
       return { cluster: name, forgotten: out.forgotten };
     }
 

@@ -4,7 +4,10 @@
  * adapters (cluster access, the feature gate) and reports the outcome.
  */
 import type { GateDecision } from '../features/gate.js';
+import { controlPlaneIdentity, readOwnerLease } from '../fleet/owner-lease.js';
+import { ownershipOf } from '../fleet/ownership.js';
 import type { Registry } from '../fleet/registry.js';
+import { clusterSkew } from '../k8s/cluster-clock.js';
 import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
 import type { ClusterClaimsApi } from './incluster.js';
 import { type ClaimsPorts, forgetCluster } from './membership.js';
@@ -25,22 +28,46 @@ export interface ForgetOutcome {
   removedInCluster: number;
   /** Why they could not be removed (the cluster may be gone already); forgetting goes on regardless. */
   removeError?: string;
+  /** The control plane whose live owner Lease the cluster carries: its claims are that one's, left alone. */
+  ownedBy?: string;
 }
 
-/** Takes the ClusterSet claim off a deregistered cluster when it can still be reached, then forgets its claims. */
+/**
+ * Takes the ClusterSet claim off a deregistered cluster when it can still be reached and no other
+ * control plane holds it (a cluster adopted away before this one's claims pass noticed: the claim is
+ * the new owner's membership), then forgets its claims.
+ */
 export async function forgetDeregistered(p: ClaimsWorkerPorts, cluster: string): Promise<ForgetOutcome> {
   const known = await p.store.getIdentity(cluster);
   let removedInCluster = 0;
   let removeError: string | undefined;
+  let ownedBy: string | undefined;
   if (known?.clusterSet && known.kubeconfig) {
     try {
-      removedInCluster = (await removeMembershipClaim(await p.claimsApi(cluster, known.kubeconfig))).length;
+      const api = await p.claimsApi(cluster, known.kubeconfig);
+      ownedBy = await otherOwner(api);
+      if (!ownedBy) removedInCluster = (await removeMembershipClaim(api)).length;
     } catch (err) {
       removeError = (err as Error).message;
     }
   }
   await forgetCluster(p, cluster);
-  return { forgotten: Boolean(known), removedInCluster, ...(removeError ? { removeError } : {}) };
+  return {
+    forgotten: Boolean(known),
+    removedInCluster,
+    ...(removeError ? { removeError } : {}),
+    ...(ownedBy ? { ownedBy } : {}),
+  };
+}
+
+/** Another control plane holding the cluster's owner Lease, live on the cluster's clock; else undefined. */
+async function otherOwner(api: ClusterClaimsApi): Promise<string | undefined> {
+  const client = api.client;
+  if (!client) return undefined;
+  const lease = await readOwnerLease(client);
+  if (!lease) return undefined;
+  const o = ownershipOf(lease, controlPlaneIdentity(), Date.now() + (await clusterSkew(client)));
+  return o.kind === 'other' ? o.holder : undefined;
 }
 
 export type WriteOutcome =

@@ -168,4 +168,14 @@ describe('two control planes on one cluster', () => {
     );
     expect(holder()).toBe(third);
   }, 120_000);
+
+  it("the old owner deregistering the adopted cluster before its claims pass leaves the new owner's membership claim", async () => {
+    // b owned c1 until c adopted it just above, and has had no claims pass since: its records still
+    // say c1 is a member of blue. Its deregistration must not touch the cluster, which is c's.
+    expect(clusterSetClaim()).toBe('blue');
+    const r = await b('cluster', 'deregister', '--name', 'c1');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('left the cluster as it is');
+    expect(clusterSetClaim()).toBe('blue');
+  }, 120_000);
 });
