@@ -84,6 +84,11 @@ export async function startDemoFleet(opts: {
    * clock stands still until the caller advances `sim.clock` (tests).
    */
   clockSpeedup?: number;
+  /**
+   * The clock moves only when the caller advances `sim.clock` (tests that drive `npm start`'s clock by
+   * hand), while watches still lapse at `clockSpeedup` (else each follow waits out its 3 s on the wall).
+   */
+  manualClock?: boolean;
 }): Promise<DemoFleet> {
   const sim = await startSimulator({ clusters: demoFleetSpecs(opts.clusters, opts.nodes) });
   addElasticPool(sim);
@@ -96,7 +101,7 @@ export async function startDemoFleet(opts: {
   if (speedup > 0) for (const c of sim.clusters) sim.state(c.name).watchWallScale = 1 / speedup;
   let last = Date.now();
   const ticker =
-    speedup > 0
+    speedup > 0 && !opts.manualClock
       ? setInterval(() => {
           const now = Date.now();
           sim.clock.advance((now - last) * speedup);

@@ -103,7 +103,8 @@ async function startFleet(opts: ControlPlaneOptions, stops: Stops): Promise<Flee
     clusters: opts.clusters,
     nodes: opts.nodes,
     kubeconfigPath: join(dir, 'demo-kubeconfig.yaml'),
-    clockSpeedup: opts.manualClock ? 0 : opts.speedup,
+    clockSpeedup: opts.speedup,
+    manualClock: opts.manualClock ?? false,
   });
   stops.push(() => demo.stop());
   opts.say(

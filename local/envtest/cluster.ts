@@ -16,6 +16,7 @@ import { parseMemory } from '../../shared/kernel/quantity.js';
 import type { ManualClock } from '../sim/clock.js';
 import { freePort, type RealApiserver, type StartOptions, startRealApiserver } from './apiserver.js';
 import type { ClusterBinaries, KubeAssets } from './assets.js';
+import { removeKubeletRoots } from './kubelet-litter.js';
 import { type ClusterMetrics, serveClusterMetrics } from './metrics.js';
 import { launch, terminate } from './processes.js';
 
@@ -73,6 +74,8 @@ export async function startRealCluster(assets: KubeAssets, opts: ClusterOptions)
   const api = await startRealApiserver(assets, start);
   const children: ChildProcess[] = [];
   const nodes = new Map<string, ChildProcess>();
+  // Each hollow node's root directory in /tmp (kubelet-litter.ts), removed once its kubelet is gone.
+  const clearLitter = (name: string) => removeKubeletRoots(nodeLog(api.dir, name));
   let metrics: ClusterMetrics | undefined;
   let stopped: Promise<void> | undefined;
   // Once, however often it is called (a test may stop the cluster before afterAll does).
@@ -80,6 +83,7 @@ export async function startRealCluster(assets: KubeAssets, opts: ClusterOptions)
     stopped ??= (async () => {
       await metrics?.stop();
       await Promise.all(children.map((c) => terminate(c)));
+      for (const name of nodes.keys()) clearLitter(name);
       await api.stop();
     })();
     return stopped;
@@ -114,6 +118,7 @@ export async function startRealCluster(assets: KubeAssets, opts: ClusterOptions)
         const child = nodes.get(name);
         if (!child) throw new Error(`no hollow node ${name} (nodes: ${[...nodes.keys()].join(', ')})`);
         await terminate(child);
+        clearLitter(name);
       },
       stop,
     };
@@ -192,7 +197,7 @@ async function hollowNode(
   if (n.maxPods !== undefined) args.push(`--max-pods=${n.maxPods}`);
   if (n.extendedResources) args.push(`--extended-resources=${list(n.extendedResources)}`);
   const memory = parseMemory(n.memory ?? '4Gi');
-  return launch(bins.kubemark, args, join(dir, `node-${n.name}.log`), {
+  return launch(bins.kubemark, args, nodeLog(dir, n.name), {
     KUBEMARK_NODE_CPUS: String(n.cpus ?? 2),
     KUBEMARK_NODE_MEMORY_BYTES: String(memory),
   });
@@ -234,3 +239,6 @@ async function waitClusterReady(
   }
   throw new Error(`the cluster was not ready in ${seconds} s (${last}; logs in ${dir})`);
 }
+
+/** A hollow node's log, in the cluster's directory. */
+export const nodeLog = (dir: string, node: string): string => join(dir, `node-${node}.log`);

@@ -6,12 +6,12 @@
  * update mode Off, which writes nothing. `recommendations get/list` and the summary read the notices
  * from the cluster record.
  */
-import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { type CycleRun, describe } from './cycle-run.js';
 import { type FoundTargets, vpaKey } from './find-targets.js';
 import type { ClusterRecord } from './store.js';
 import { writesAllowed } from './targets.js';
 import type { UpstreamNotice } from './upstream-vpa.js';
+import { postVpaEvent } from './vpa-event.js';
 
 export const SKIPPED_EVENT_REASON = 'NodeScopeSkipped';
 export const WARNING_EVENT_REASON = 'UpstreamVPAConflict';
@@ -80,30 +80,15 @@ export async function publishNotices(
   return notices;
 }
 
-async function recordEvent(run: CycleRun, n: UpstreamNotice, k: number): Promise<void> {
-  const at = new Date(run.now).toISOString();
-  await run.reader.send(
-    'create VPA event',
-    'POST',
-    `/api/v1/namespaces/${encodeURIComponent(n.namespace)}/events`,
+function recordEvent(run: CycleRun, n: UpstreamNotice, k: number): Promise<void> {
+  return postVpaEvent(
+    run,
+    { namespace: n.namespace, name: n.vpa, ...(n.uid ? { uid: n.uid } : {}) },
     {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${n.vpa}.${run.now.toString(16)}${k}`, namespace: n.namespace },
-      involvedObject: {
-        apiVersion: `${VPA_GROUP}/v1`,
-        kind: 'VerticalPodAutoscaler',
-        name: n.vpa,
-        namespace: n.namespace,
-        ...(n.uid ? { uid: n.uid } : {}),
-      },
+      suffix: String(k),
       type: n.kind === 'skipped' ? 'Normal' : 'Warning',
       reason: n.kind === 'skipped' ? SKIPPED_EVENT_REASON : WARNING_EVENT_REASON,
-      message: n.reason.slice(0, 1024),
-      source: { component: 'fleetscope-nodescope' },
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
+      message: n.reason,
     },
   );
 }

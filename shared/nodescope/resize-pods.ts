@@ -88,7 +88,8 @@ export async function resizePods(
   // the guards, in request().
   const rollout = new RolloutStep(run, { ...input, stored: stored.rollout, folded: input.folded ?? false });
   await rollout.revertHarmed(resizer, records);
-  const resized = await request(run, resizer, input, decide(run, input), records, outcome, guards, rollout);
+  const pass = { run, resizer, input, records, outcome, guards, rollout };
+  const resized = await request(pass, decide(run, input));
   const guarded = await guards.finish(run.reports.slice(reportsFrom), stored.guards, outcome);
   outcome.rollout = rollout.finish();
   const requestsChanged = !samePodRequests(stored.requests, input.pods);
@@ -178,16 +179,19 @@ export function memoFor(target: NodeScopeTarget, s: UpdaterSettings) {
   };
 }
 
-async function request(
-  run: CycleRun,
-  resizer: Resizer,
-  input: ApplyInput,
-  decisions: readonly UpdateDecision[],
-  records: ResizeRecords,
-  outcome: DsOutcome,
-  guards: ResizeGuards,
-  rollout: RolloutStep,
-): Promise<Set<string>> {
+/** What one DaemonSet's resize pass works with, from the observed records to the rollout's gate. */
+interface ResizePass {
+  run: CycleRun;
+  resizer: Resizer;
+  input: ApplyInput;
+  records: ResizeRecords;
+  outcome: DsOutcome;
+  guards: ResizeGuards;
+  rollout: RolloutStep;
+}
+
+async function request(pass: ResizePass, decisions: readonly UpdateDecision[]): Promise<Set<string>> {
+  const { run, resizer, input, records, outcome, guards, rollout } = pass;
   const owner = { kind: 'DaemonSet', name: input.target.ds.name };
   const resized = new Set<string>();
   // Guard: outside the resize window nothing is sent (recommendations and status go on), and the canary's
@@ -199,16 +203,7 @@ async function request(
   if (resizer.unsupported) return resized;
   // The guards judge first; the canary picks among what they let through (rollout-step.ts), so a canary
   // is never a resize a guard holds, and a guard test sees every resize it would have judged.
-  const { passed, unjudged } = await judged(
-    run,
-    resizer,
-    input,
-    decisions,
-    records,
-    outcome,
-    guards,
-    rollout,
-  );
+  const { passed, unjudged } = await judged(pass, decisions);
   const sendable = new Set(passed.map((d) => d.node));
   for (const d of rollout.gate([...passed, ...unjudged])) {
     if (resizer.unsupported) break;
@@ -244,15 +239,10 @@ async function request(
  * all that passed, what lies beyond the cycle's write budget (it could not be sent this cycle anyway).
  */
 async function judged(
-  run: CycleRun,
-  resizer: Resizer,
-  input: ApplyInput,
+  pass: ResizePass,
   decisions: readonly UpdateDecision[],
-  records: ResizeRecords,
-  outcome: DsOutcome,
-  guards: ResizeGuards,
-  rollout: RolloutStep,
 ): Promise<{ passed: UpdateDecision[]; unjudged: UpdateDecision[] }> {
+  const { run, resizer, input, records, outcome, guards, rollout } = pass;
   const { target, recs } = input;
   const passed: UpdateDecision[] = [];
   const unjudged: UpdateDecision[] = [];

@@ -4,13 +4,13 @@
  * downsizes, False once the hold lapsed (never written for a DaemonSet that was never reverted). Within
  * the cycle's write budget; only where writes are allowed (the caller applies, so not in mode Off).
  */
-import { VPA_GROUP } from '../kernel/crds/vpa.js';
 import { timeCell } from '../kernel/units-format.js';
 import { type CycleRun, describe } from './cycle-run.js';
 import { currentCondition, patchVpaStatus, type VpaCondition } from './incluster.js';
 import type { VpaObject } from './k8s-types.js';
 import { type Hold, type RevertEntry, type RolloutOutcome, sizeChangeWords } from './rollout.js';
 import type { NodeScopeTarget } from './targets.js';
+import { postVpaEvent } from './vpa-event.js';
 
 export const REVERT_CONDITION = 'ResizeReverted';
 export const REVERT_EVENT_REASON = 'ResizeReverted';
@@ -79,37 +79,17 @@ export async function publishRollout(
   return { ...vpa, status: { ...vpa?.status, conditions: [...others, cond] } } as VpaObject;
 }
 
-async function revertEvent(
+function revertEvent(
   run: CycleRun,
   target: NodeScopeTarget,
   e: RevertEntry,
   hold: Hold | undefined,
   k: number,
 ) {
-  const at = new Date(run.now).toISOString();
-  const { namespace, name, uid } = target.vpa;
-  await run.reader.send(
-    'create VPA event',
-    'POST',
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
-    {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${name}.${run.now.toString(16)}r${k}`, namespace },
-      involvedObject: {
-        apiVersion: `${VPA_GROUP}/v1`,
-        kind: 'VerticalPodAutoscaler',
-        name,
-        namespace,
-        ...(uid ? { uid } : {}),
-      },
-      type: 'Warning',
-      reason: REVERT_EVENT_REASON,
-      message: revertMessage(e, hold).slice(0, 1024),
-      source: { component: 'fleetscope-nodescope' },
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-    },
-  );
+  return postVpaEvent(run, target.vpa, {
+    suffix: `r${k}`,
+    type: 'Warning',
+    reason: REVERT_EVENT_REASON,
+    message: revertMessage(e, hold),
+  });
 }

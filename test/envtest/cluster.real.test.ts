@@ -2,9 +2,12 @@
  * The whole-cluster harness itself (test/support/real-cluster.ts): hollow nodes register with the
  * capacity, labels, taints and pod count asked for; the real scheduler binds and the real kubelets run
  * pods; the real DaemonSet controller creates daemon pods where they fit; metrics.k8s.io answers through
- * the real aggregator; and stopping leaves no process behind.
+ * the real aggregator; and stopping leaves no process, and no kubelet root directory in /tmp, behind.
  */
+import { existsSync } from 'node:fs';
 import { expect, it } from 'vitest';
+import { nodeLog } from '../../local/envtest/cluster.js';
+import { kubeletRoots } from '../../local/envtest/kubelet-litter.js';
 import { groupAlive } from '../../local/envtest/processes.js';
 import { LOAD_ANNOTATION } from '../../local/sim/daemonsets.js';
 import { parseCpu } from '../../shared/kernel/quantity.js';
@@ -101,13 +104,18 @@ describeRealCluster(
       expect(parseCpu(agent?.containers[0]?.usage.cpu ?? '0')).toBe(120);
     });
 
-    it('stops every process it started, and stopping twice is harmless', async () => {
+    it('stops every process it started, leaves no kubelet root directory in /tmp, and stopping twice is harmless', async () => {
       const pids = k.cluster().pids();
       expect(pids.length).toBe(2 + 2 + 2); // etcd, apiserver; controller-manager, scheduler; two nodes
       for (const p of pids) expect(groupAlive(p)).toBe(true);
+      // Each hollow kubelet's root directory, which kubemark puts in /tmp.
+      const roots = k.cluster().nodeNames.flatMap((n) => kubeletRoots(nodeLog(k.cluster().api.dir, n)));
+      expect(roots).toHaveLength(2);
+      for (const r of roots) expect(existsSync(r)).toBe(true);
       await k.cluster().stop();
       await k.cluster().stop();
       expect(pids.filter(groupAlive)).toEqual([]);
+      expect(roots.filter((r) => existsSync(r))).toEqual([]);
     }, 90_000);
   },
 );

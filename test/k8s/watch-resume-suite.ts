@@ -23,20 +23,27 @@ interface ConfigMap {
   data?: Record<string, string>;
 }
 
-const spec: KeptListSpec<ConfigMap, string> = {
+/** The configmaps labelled `set=<set>`, as a kept list. */
+const specOf = (set: string): KeptListSpec<ConfigMap, string> => ({
   operation: 'list configmaps',
   path: path(),
-  query: { labelSelector: 'set=kept' },
+  query: { labelSelector: `set=${set}` },
   pageSize: 4,
   keyOf: (c) => c.metadata?.name,
   view: (c) => c.data?.v ?? '',
-};
+});
+const spec = specOf('kept');
+/** The 410 case's own objects: its history ages while the other cases run (their changes are not its). */
+const aging = specOf('aging');
+const AGING = { set: 'aging' };
 
 export interface ResumeTarget {
   kubeconfig: string;
   cluster: string;
   /** Lets `ms` pass on the server's clock (the simulator's manual one; a real server's wall time). */
   pass(ms: number): Promise<void>;
+  /** The server's clock now, in ms (what `pass` moves). */
+  now(): number;
   /** The server's minor version (a bookmark's shape differs). */
   minor: number;
 }
@@ -94,10 +101,13 @@ export function watchResumeSuite(target: () => ResumeTarget, opts: { expiry?: bo
     if (r.status >= 300) throw new Error(`delete ${name}: ${r.status} ${r.text}`);
   };
   /** What a fresh full list holds now: name -> value. */
-  const fresh = async () => {
-    const r = await readKeptList(new RawReader(client), spec, undefined, async () => undefined);
+  const fresh = async (of = spec) => {
+    const r = await readKeptList(new RawReader(client), of, undefined, async () => undefined);
     return r.list;
   };
+  const expiry = opts.expiry ?? true;
+  /** The 410 case's reads and changes, made before the other cases so its 75 s wait overlaps them. */
+  let aged: { kept: KeptList<string>; followed: KeptList<string>; at: number } | undefined;
   const asObject = (l: KeptList<string>) => Object.fromEntries(l.items);
 
   beforeAll(async () => {
@@ -106,6 +116,14 @@ export function watchResumeSuite(target: () => ResumeTarget, opts: { expiry?: bo
     client = ClusterClient.fromKubeconfig(t.kubeconfig, { cluster: t.cluster });
     await send('POST', '/api/v1/namespaces', { metadata: { name: NS } });
     for (let i = 0; i < 6; i++) await put(`cm-${i}`, `v${i}`);
+    if (!expiry) return;
+    for (let i = 0; i < 6; i++) await put(`ag-${i}`, `v${i}`, AGING);
+    const kept = await fresh(aging);
+    const followed = await fresh(aging);
+    await put('ag-late', 'late', AGING);
+    await put('ag-3', 'changed late', AGING);
+    await del('ag-4');
+    aged = { kept, followed, at: target().now() };
   }, 120_000);
   afterAll(async () => {
     await client?.close();
@@ -249,18 +267,16 @@ export function watchResumeSuite(target: () => ResumeTarget, opts: { expiry?: bo
   });
 
   // Not registered (rather than skipped) where the caller judges it on another version.
-  const expiryIt = (opts.expiry ?? true) ? it : () => undefined;
+  const expiryIt = expiry ? it : () => undefined;
   expiryIt(
     'history beyond the watch cache is 410 Expired, and the read lists in full with no change lost; a list a follow moved on just before is still in reach',
     async () => {
-      const kept = await fresh();
-      const followed = await fresh();
+      if (!aged) throw new Error('the 410 case was not set up (beforeAll)');
+      const { kept, followed } = aged;
       const from = kept.rv;
-      await put('cm-late', 'late');
-      await put('cm-3', 'changed late');
-      await del('cm-4');
       // Out of the watch cache's reach: older than 75 s and pushed out by more than 100 newer events.
-      await target().pass(76_000);
+      // The other cases' time counts toward the 75 s (on a real server, their wall time).
+      await target().pass(Math.max(0, 76_000 - (target().now() - aged.at)));
       // A follow now, with a change during its watch: its bookmark moves the list on to a fresh event.
       setTimeout(() => void put('filler-f', 'just before', { set: 'filler' }), 300);
       const moved = await followKeptList(new RawReader(client), followed, undefined);
@@ -278,16 +294,16 @@ export function watchResumeSuite(target: () => ResumeTarget, opts: { expiry?: bo
         object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 },
       });
       expect(lines[0].object.message).toMatch(new RegExp(`^too old resource version: ${from} \\(\\d+\\)$`));
-      const r = await readKeptList(new RawReader(client), spec, kept, async () => undefined);
+      const r = await readKeptList(new RawReader(client), aging, kept, async () => undefined);
       expect(r.read).toEqual({ how: 'listed', why: 'expired' });
-      expect(asObject(r.list)).toEqual(asObject(await fresh()));
-      expect(r.list.items.get('cm-late')).toBe('late');
-      expect(r.list.items.get('cm-3')).toBe('changed late');
-      expect(r.list.items.has('cm-4')).toBe(false);
+      expect(asObject(r.list)).toEqual(asObject(await fresh(aging)));
+      expect(r.list.items.get('ag-late')).toBe('late');
+      expect(r.list.items.get('ag-3')).toBe('changed late');
+      expect(r.list.items.has('ag-4')).toBe(false);
       // The list moved on 75 s later: its revision's event is younger than 75 s, the cache grew for it.
-      const resumed = await readKeptList(new RawReader(client), spec, followed, async () => undefined);
+      const resumed = await readKeptList(new RawReader(client), aging, followed, async () => undefined);
       expect(resumed.read).toMatchObject({ how: 'resumed', changes: 0 });
-      expect(asObject(resumed.list)).toEqual(asObject(await fresh()));
+      expect(asObject(resumed.list)).toEqual(asObject(await fresh(aging)));
     },
     180_000,
   );

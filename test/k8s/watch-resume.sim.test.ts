@@ -18,6 +18,7 @@ for (const kubernetesVersion of ['1.33.13', '1.36.2'])
       kubeconfig: sim.kubeconfig(),
       cluster: 'resume',
       pass: async (ms) => sim.clock.advance(ms),
+      now: () => sim.clock.now(),
       minor: Number(kubernetesVersion.split('.')[1]),
     }));
   });
