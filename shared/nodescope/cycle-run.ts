@@ -87,6 +87,8 @@ export interface DsOutcome {
 export interface OwnedReport {
   report: ResizeReport;
   owner: { kind: string; name: string };
+  /** The resize put a harmed downsize back (rollout-step.ts): why, as the history says it. */
+  revertOf?: string;
 }
 
 /** CPU time per phase of the cycle (ms), for the benchmark's breakdown. */

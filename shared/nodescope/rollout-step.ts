@@ -140,7 +140,8 @@ export class RolloutStep {
     if (result.requests > 1) this.run.budget.take(result.requests - 1);
     records.set(node, result.record);
     const owner = { kind: 'DaemonSet', name: this.c.target.ds.name };
-    if (result.report) this.run.reports.push({ report: result.report, owner });
+    const why = d.harm ? `${d.harm.kind}: ${d.harm.detail}` : 'harm after a downsize';
+    if (result.report) this.run.reports.push({ report: result.report, owner, revertOf: why });
     // No report: the pod already runs the previous size (a noop), which is what a revert wants.
     return !result.report || result.report.kind === 'resized';
   }

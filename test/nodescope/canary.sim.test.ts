@@ -220,6 +220,10 @@ describe('revert on harm', () => {
     expect(events).toHaveLength(1);
     expect(events[0].message).toContain(`node ${canary}: OOMKilled`);
     expect(events[0].message).toMatch(/request \d+Mi → \d+Mi/);
+    // The node's history says it was a revert, and why (`recommendations history`).
+    const history = (await env.store.listHistory('revert', 'monitoring/agent')).find((h) => h.node === canary);
+    expect(history?.entries.map((e) => e.outcome)).toContain('reverted');
+    expect(history?.entries.find((e) => e.outcome === 'reverted')?.reason).toMatch(/^OOMKilled: /);
 
     // The hold: an hour of no downsize at all, the other nodes still at the template's size.
     for (let t = 0; t < 55 * MINUTE; t += 5 * MINUTE) {

@@ -132,13 +132,16 @@ export class ResizeGuards {
     stored: GuardsSummary | undefined,
     outcome: DsOutcome,
   ): Promise<GuardsSummary | undefined> {
-    for (const { report } of reports) {
+    for (const { report, revertOf } of reports) {
       if (!report.node) continue;
       const capped =
         report.kind === 'resized' && report.outcome === 'Requested'
           ? this.cappedOf.get(report.node)
           : undefined;
-      this.add(report.node, entryOfReport(report, capped ? { capped } : {}));
+      // A revert sent is said as one, with its harm; one refused is said as the refusal it met.
+      const revert =
+        revertOf && report.kind === 'resized' ? { outcome: 'reverted' as const, reason: revertOf } : {};
+      this.add(report.node, entryOfReport(report, { ...(capped ? { capped } : {}), ...revert }));
     }
     outcome.resizes.guarded = [...this.held.values()].reduce((n, h) => n + h.pods, 0) || undefined;
     if (outcome.resizes.guarded === undefined) delete outcome.resizes.guarded;
