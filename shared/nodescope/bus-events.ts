@@ -49,6 +49,32 @@ export function nodescopeMetrics(result: CycleResult): [name: string, value: num
       ? ([['NodeScopeMetricsUnavailable', 1]] as [string, number][])
       : []),
     ...(detail.errors.length > 0 ? ([['NodeScopeErrors', detail.errors.length]] as [string, number][]) : []),
+    ...rolloutMetrics(result),
+  ];
+}
+
+/**
+ * Canary and revert, for an alarm (docs/nodescope.md, production questions): reverts sent and still to
+ * send this cycle, and the DaemonSets whose downsizes a revert's back-off holds now.
+ */
+function rolloutMetrics(result: CycleResult): [name: string, value: number][] {
+  const now = Date.parse(result.detail.at);
+  let reverts = 0;
+  let pending = 0;
+  let held = 0;
+  let canaries = 0;
+  for (const { rollout } of result.daemonSets) {
+    if (!rollout) continue;
+    reverts += rollout.reverts.length;
+    pending += rollout.revertsPending;
+    canaries += rollout.canariesSent;
+    if (rollout.hold && rollout.hold.until > now) held++;
+  }
+  return [
+    ['NodeScopeReverts', reverts],
+    ['NodeScopeRevertsPending', pending],
+    ['NodeScopeDaemonSetsHeld', held],
+    ['NodeScopeCanariesSent', canaries],
   ];
 }
 
