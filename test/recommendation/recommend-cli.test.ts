@@ -2,8 +2,6 @@
  * `fleetscope recommend` end to end: the CLI is spawned on generated multi-day histories and its
  * integer outputs must equal what the library (the code the pipeline runs) gives on the same history.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { formatCpu, formatMemory } from '../../shared/kernel/quantity.js';
 import type { Bytes, Millicores } from '../../shared/kernel/units.js';
@@ -16,9 +14,9 @@ import {
   type ScopeState,
   toCheckpoint,
 } from '../../shared/recommendation/index.js';
+import { runFleetscope } from '../support/cli.js';
 import { generateHistory, type HistoryJson, latestTime, stateFromHistory } from './history.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MiB = 1024 * 1024;
 
 interface Run {
@@ -27,24 +25,10 @@ interface Run {
   stderr: string;
 }
 
-function runCli(args: string[], stdin: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('node_modules/.bin/tsx', ['cli/main.ts', 'recommend', ...args], {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+/** `fleetscope recommend` through the bundled bin, as users run it (tsx's start cost 2-3 s a run). */
+async function runCli(args: string[], stdin: string): Promise<Run> {
+  const r = await runFleetscope(['recommend', ...args], { stdin });
+  return { code: r.code, stdout: r.out, stderr: r.err };
 }
 
 interface ContainerJson extends HistoryJson {
