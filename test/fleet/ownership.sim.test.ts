@@ -25,6 +25,18 @@ const as =
 const a = as('a');
 const b = as('b');
 const c = as('c');
+/** `cluster adopt` of c1 by force, from whichever control plane runs it. */
+const adoptC1 = () => [
+  'cluster',
+  'adopt',
+  '--name',
+  'c1',
+  '--force',
+  '--kubeconfig',
+  kubeconfig,
+  '--context',
+  'c1',
+];
 const holder = () =>
   sim.cluster('c1').store.get('leases.coordination.k8s.io', OWNER_LEASE.name, OWNER_LEASE.namespace)?.spec
     ?.holderIdentity;
@@ -86,17 +98,7 @@ describe('two control planes on one cluster', () => {
     expect(holder()).toBe(first);
     expect(clusterSetClaim()).toBe('blue'); // the refused one wrote nothing
 
-    const adopted = await b(
-      'cluster',
-      'adopt',
-      '--name',
-      'c1',
-      '--force',
-      '--kubeconfig',
-      kubeconfig,
-      '--context',
-      'c1',
-    );
+    const adopted = await b(...adoptC1());
     expect(adopted.code, adopted.err).toBe(0);
     // The cluster kept its identity: the same objects, never rewritten (resourceVersions unchanged).
     expect(properties()).toEqual(carried);
@@ -150,17 +152,7 @@ describe('two control planes on one cluster', () => {
       spec: ownerLeaseObject(third, Date.now()).spec,
     });
     expect(holder()).toBe(third);
-    const resumed = await c(
-      'cluster',
-      'adopt',
-      '--name',
-      'c1',
-      '--force',
-      '--kubeconfig',
-      kubeconfig,
-      '--context',
-      'c1',
-    );
+    const resumed = await c(...adoptC1());
     expect(resumed.code, resumed.err).toBe(0);
     expect(resumed.out).toBe(
       `cluster c1: taken over by ${third} with ID ${uid} in ClusterSet blue (registered here); ` +
