@@ -18,7 +18,7 @@ import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.j
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
@@ -48,7 +48,7 @@ async function ports(ctx: CliContext): Promise<RolloutPorts> {
     publish: (e) => ctx.publisher.publish(e),
     health: clusterHealth({
       getStatus: (c) => ctx.registry.getStatus(c),
-      getCluster: (c) => new NodeScopeStore(ctx.db, ctx.table).getCluster(c),
+      getCluster: (c) => new DynamoNodeScopeStore(ctx.db, ctx.table).getCluster(c),
     }),
     now: Date.now,
   };

@@ -14,11 +14,7 @@ const KNOWN_CIRCLES: readonly (readonly string[])[] = [
 ];
 
 /** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
-const KNOWN_SDK_IMPORTERS: readonly string[] = [
-  'shared/features/spec.ts',
-  'shared/nodescope/store.ts',
-  'shared/nodescope/summary.ts',
-];
+const KNOWN_SDK_IMPORTERS: readonly string[] = ['shared/features/spec.ts'];
 
 const GRAPH = importGraph(['shared', 'cli', 'infra', 'local', 'functions', 'bench', 'soak']);
 const AWS = /^@aws-sdk\/|^@smithy\//;
