@@ -23,20 +23,7 @@ import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
-import type { Flags } from './features.js';
-
-export const rolloutOptions = {
-  to: { type: 'string' },
-  waves: { type: 'string' },
-  pause: { type: 'string' },
-  selector: { type: 'string' },
-  'stuck-after': { type: 'string' },
-  'fail-after': { type: 'string' },
-  id: { type: 'string' },
-  'no-rollback': { type: 'boolean' },
-  approval: { type: 'boolean' },
-  wave: { type: 'string' },
-} as const;
+import type { Flags } from './features-flags.js';
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
   const store = new DynamoFeatureStore(ctx.db, ctx.table);

@@ -9,9 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { circles, type Import, importGraph, moduleOf } from '../support/imports.js';
 
 /** The circles still to be broken, each named by the folder it lives in and its modules. */
-const KNOWN_CIRCLES: readonly (readonly string[])[] = [
-  ['cli/commands/features', 'cli/commands/features-rollout'],
-];
+const KNOWN_CIRCLES: readonly (readonly string[])[] = [];
 
 /** Domain files that still import the AWS SDK or platform/dynamo, until their store moves behind a port. */
 const KNOWN_SDK_IMPORTERS: readonly string[] = [];
@@ -46,7 +44,7 @@ describe('import circles', () => {
       plant('a/w.ts', 'a/x'),
     ];
     expect(circles(graph)).toEqual([['a/x', 'a/y', 'a/z']]);
-    expect(circles(GRAPH.length > 500 ? GRAPH : []).length).toBeGreaterThan(0);
+    expect(GRAPH.length, 'the graph was read').toBeGreaterThan(500);
   });
 
   it('no circle but the ones still listed to be broken', () => {
