@@ -10,7 +10,7 @@ import { ClusterSnapshot } from '../shared/cycle/snapshot.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { requestGrowth } from '../shared/nodescope/bus-events.js';
 import { runCycle } from '../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
 
@@ -34,7 +34,7 @@ const ns =
         cycleKey,
         client,
         snapshot,
-        store: new NodeScopeStore(db, 'fleetscope'),
+        store: new DynamoNodeScopeStore(db, 'fleetscope'),
         now: () => now,
       })
     : undefined;

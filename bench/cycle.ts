@@ -8,7 +8,7 @@ import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { runCycle } from '../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
 
@@ -16,7 +16,7 @@ const { client, db, close } = invocation();
 const now = Number(env('BENCH_NOW'));
 const cycleKey = env('BENCH_CYCLE_KEY');
 
-const store = new NodeScopeStore(db, 'fleetscope');
+const store = new DynamoNodeScopeStore(db, 'fleetscope');
 
 // A warm invocation: the DynamoDB client's lazily loaded parts are in memory before the measured cycle.
 await store.getCluster('warm-up');

@@ -17,7 +17,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { cycleCapability } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { type DaemonSetUse, formatCost, monthlyCost, PRICES } from './cost.js';
 import { once, startSimAndDynamo, stopChildren } from './processes.js';
 import { seedCluster } from './seed.js';
@@ -91,7 +91,7 @@ export async function nodescopeBench(): Promise<void> {
     });
     const simNow = (await control('GET', '/_sim/clock')).now as number;
     const t1 = performance.now();
-    const seeded = await seedCluster(client, new NodeScopeStore(db, 'fleetscope'), CLUSTER, simNow);
+    const seeded = await seedCluster(client, new DynamoNodeScopeStore(db, 'fleetscope'), CLUSTER, simNow);
     const { targets } = seeded;
     console.log(
       `  stored history: ${SEED_DAYS} days every ${SEED_STEP_MINUTES} min for ${n(seeded.scopes)} scopes of ${targets.length} DaemonSets (${n(seeded.chunks)} chunks, ${n(seeded.bytes / 1e6, 1)} MB), in ${n((performance.now() - t1) / 1000, 1)} s`,

@@ -18,7 +18,7 @@ import { followCluster, UNREAD_AFTER_MS } from '../shared/cycle/follow.js';
 import { KeptLists } from '../shared/cycle/kept-lists.js';
 import { RawReader } from '../shared/k8s/raw-reader.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { env, invocation } from './invocation.js';
 import { CLUSTER } from './spec.js';
 import { tapKubernetesApi } from './wire-tap.js';
@@ -55,7 +55,7 @@ async function cycle(now: number) {
     cycleId: `cycle/${cycleKey}`,
     cycleKey,
     client,
-    nodescopeStore: new NodeScopeStore(db, 'fleetscope'),
+    nodescopeStore: new DynamoNodeScopeStore(db, 'fleetscope'),
     balloonStore: new DynamoBalloonStore(db, 'fleetscope'),
     pageSize: DEFAULT_SETTINGS.pageSize,
     ...(mode !== 'balloons' ? { nodescope: { ...DEFAULT_SETTINGS, ...budget } } : {}),
@@ -106,7 +106,7 @@ async function follow(now: number) {
 }
 
 // A warm container: the DynamoDB client's lazily loaded parts are in memory before the first cycle.
-await new NodeScopeStore(db, 'fleetscope').getCluster('warm-up');
+await new DynamoNodeScopeStore(db, 'fleetscope').getCluster('warm-up');
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   const [what, at] = line.trim().split(' ');

@@ -27,7 +27,7 @@ import { DynamoBalloonStore } from '../shared/balloons/store-dynamo.js';
 import { cycleCapability, FOLLOW_PERIOD_MINUTES } from '../shared/cycle/capability.js';
 import { ClusterClient } from '../shared/k8s/client.js';
 import { DEFAULT_SETTINGS } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { HOURS_PER_MONTH, PRICES } from './cost.js';
 import { child, once, type simControl, startSimAndDynamo, stopChildren } from './processes.js';
 import { seedCluster } from './seed.js';
@@ -424,7 +424,7 @@ async function setUp(o: {
     context: CLUSTER,
     timeoutMs: 60_000,
   });
-  const seeded = await seedCluster(client, new NodeScopeStore(o.db, 'fleetscope'), CLUSTER, o.now);
+  const seeded = await seedCluster(client, new DynamoNodeScopeStore(o.db, 'fleetscope'), CLUSTER, o.now);
   await client.close();
   console.log(
     `  set up: node scope's history seeded (${n(seeded.scopes)} scopes), the balloons converged; then per mode one warm process: a priming cycle, a steady one, ${CHANGED_NODE_FRACTION * 100}% of pods changed, one more`,

@@ -18,7 +18,7 @@ import { RawReader } from '../shared/k8s/raw-reader.js';
 import { NODESCOPE } from '../shared/nodescope/capability.js';
 import { nodescopeClock } from '../shared/nodescope/clock.js';
 import { DEFAULT_SETTINGS, settingsFromEnv } from '../shared/nodescope/settings.js';
-import { NodeScopeStore } from '../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import type { Deps } from '../shared/platform/deps.js';
 import type { Detail } from '../shared/platform/events.js';
 import { addMetrics } from '../shared/platform/observability.js';
@@ -82,7 +82,7 @@ export const handler = eventHandler({
         cycleId,
         cycleKey: requestedAt,
         client,
-        nodescopeStore: new NodeScopeStore(deps.db, deps.config.table),
+        nodescopeStore: new DynamoNodeScopeStore(deps.db, deps.config.table),
         balloonStore: new DynamoBalloonStore(deps.db, deps.config.table),
         pageSize: nodescopeSettings.pageSize,
         ...(nsGate.allowed ? { nodescope: nodescopeSettings } : {}),

@@ -7,6 +7,7 @@ import { featureSummaryLines } from '../shared/features/summary.js';
 import { isStale, reachabilityText } from '../shared/fleet/reachability.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { textTable } from '../shared/kernel/text-table.js';
+import { DynamoNodeScopeStore } from '../shared/nodescope/store-dynamo.js';
 import { nodescopeSummaryLines } from '../shared/nodescope/summary.js';
 import type { LocalRuntime } from './runtime.js';
 
@@ -17,7 +18,7 @@ export type SummarySection = (runtime: LocalRuntime) => Promise<string[]>;
 const sections: SummarySection[] = [
   (runtime) => fleetSummaryLines(runtime),
   (runtime) => claimsSummaryLines(claimStoreOf(runtime)),
-  (runtime) => nodescopeSummaryLines(runtime),
+  (runtime) => nodescopeSummaryLines(new DynamoNodeScopeStore(runtime.db, runtime.table)),
   (runtime) => localBalloonSummaryLines(runtime),
   (runtime) => featureSummaryLines(new DynamoFeatureStore(runtime.db, runtime.table)),
 ];

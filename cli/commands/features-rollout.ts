@@ -18,25 +18,12 @@ import { DynamoRolloutStore } from '../../shared/features/rollout-store-dynamo.j
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { SelectorError } from '../../shared/kernel/label-selector.js';
 import { textTable } from '../../shared/kernel/text-table.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { runSubcommand, UsageError } from '../command.js';
 import { type CliContext, withContext } from '../context.js';
 import { outputFormat, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
-import type { Flags } from './features.js';
-
-export const rolloutOptions = {
-  to: { type: 'string' },
-  waves: { type: 'string' },
-  pause: { type: 'string' },
-  selector: { type: 'string' },
-  'stuck-after': { type: 'string' },
-  'fail-after': { type: 'string' },
-  id: { type: 'string' },
-  'no-rollback': { type: 'boolean' },
-  approval: { type: 'boolean' },
-  wave: { type: 'string' },
-} as const;
+import type { Flags } from './features-flags.js';
 
 async function ports(ctx: CliContext): Promise<RolloutPorts> {
   const store = new DynamoFeatureStore(ctx.db, ctx.table);
@@ -48,7 +35,7 @@ async function ports(ctx: CliContext): Promise<RolloutPorts> {
     publish: (e) => ctx.publisher.publish(e),
     health: clusterHealth({
       getStatus: (c) => ctx.registry.getStatus(c),
-      getCluster: (c) => new NodeScopeStore(ctx.db, ctx.table).getCluster(c),
+      getCluster: (c) => new DynamoNodeScopeStore(ctx.db, ctx.table).getCluster(c),
     }),
     now: Date.now,
   };

@@ -34,11 +34,12 @@ import { clusterAccess, describeAccessError } from '../../shared/fleet/cluster-a
 import { textTable } from '../../shared/kernel/text-table.js';
 import { clusterPk, SK, Table } from '../../shared/platform/dynamo.js';
 import { type CliCommand, runSubcommand, UsageError } from '../command.js';
-import { type CliContext, parseFlags, registeredCluster, targetOptions, withContext } from '../context.js';
-import { isDocument, outputFormat, outputOptions, print } from '../output.js';
+import { type CliContext, parseFlags, registeredCluster, withContext } from '../context.js';
+import { isDocument, outputFormat, print } from '../output.js';
 import { featureOf } from './feature-flag.js';
-import { register, registerOptions, unregister } from './features-register.js';
-import { rolloutCommand, rolloutOptions } from './features-rollout.js';
+import { type Flags, options } from './features-flags.js';
+import { register, unregister } from './features-register.js';
+import { rolloutCommand } from './features-rollout.js';
 
 const usage = `usage:
   fleetscope features list     [--cluster NAME] [--feature F] [-n NAMESPACE] [--offline]
@@ -88,26 +89,6 @@ name (fleetscope's own, in fleetscope-system) or NAMESPACE/NAME (a third party's
 
   --state-dir DIR   local state (default .fleetscope, or FLEETSCOPE_STATE_DIR)
   --aws             act on the deployed stack instead (--stack NAME, default Fleetscope; --region R)`;
-
-const options = {
-  ...targetOptions,
-  ...outputOptions,
-  ...rolloutOptions,
-  ...registerOptions,
-  cluster: { type: 'string' },
-  feature: { type: 'string' },
-  desired: { type: 'string' },
-  'keep-state': { type: 'boolean' },
-  offline: { type: 'boolean' },
-  kubernetes: { type: 'string' },
-  fleetscope: { type: 'string' },
-  namespace: { type: 'string', short: 'n' },
-  'sort-by': { type: 'string' },
-  task: { type: 'string' },
-  reason: { type: 'string' },
-} as const;
-
-export type Flags = ReturnType<typeof parseFlags<typeof options>>['values'];
 
 export const command: CliCommand = {
   name: 'features',

@@ -13,7 +13,8 @@ import {
   timeCell,
 } from '../../shared/kernel/units-format.js';
 import type { HistoryEntry } from '../../shared/nodescope/guards/history.js';
-import { type NodeHistory, NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { NodeHistory } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { ContainerChange } from '../../shared/resize/index.js';
 import type { CliContext } from '../context.js';
 import { registeredCluster } from '../context.js';
@@ -29,7 +30,7 @@ export interface HistoryTarget {
 
 export async function printHistory(ctx: CliContext, t: HistoryTarget, format: OutputFormat): Promise<number> {
   await registeredCluster(ctx, t.cluster);
-  const store = new NodeScopeStore(ctx.db, ctx.table);
+  const store = new DynamoNodeScopeStore(ctx.db, ctx.table);
   const found = t.node
     ? [await store.getHistory(t.cluster, t.ds, t.node)]
     : await store.listHistory(t.cluster, t.ds);

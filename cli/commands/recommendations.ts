@@ -34,8 +34,8 @@ import {
   listDaemonSets,
 } from '../../shared/nodescope/query.js';
 import { type RolloutRecord, rolloutPhrase, sizeChangeWords } from '../../shared/nodescope/rollout.js';
-import type { DsHead } from '../../shared/nodescope/store.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { DsHead, NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { scopeOf, type TargetScope } from '../../shared/nodescope/targets.js';
 import type { UpstreamNotice } from '../../shared/nodescope/upstream-vpa.js';
 import type { VerticalPodAutoscalerCheckpoint } from '../../shared/recommendation/index.js';
@@ -189,7 +189,7 @@ async function list(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     if (values.cluster) await registeredCluster(ctx, values.cluster);
-    const store = new NodeScopeStore(ctx.db, ctx.table);
+    const store = new DynamoNodeScopeStore(ctx.db, ctx.table);
     const all = await listDaemonSets(store, values.cluster);
     const heads = all.filter((h) => !values.namespace || h.namespace === values.namespace);
     const clusters = values.cluster ? [values.cluster] : (await ctx.registry.list()).map((c) => c.name);
@@ -418,10 +418,16 @@ async function checkpoints(values: Flags): Promise<number> {
       ? await nodesOf(registered, target, 'group the history by node label')
       : undefined;
     if (values.scope && !nodes) return 1;
-    const items = await exportCheckpoints(new NodeScopeStore(ctx.db, ctx.table), cluster, namespace, name, {
-      ...(values.node ? { node: values.node } : {}),
-      ...(values.scope && nodes ? { groups: groupsBy(nodes.eligible, values.scope) } : {}),
-    });
+    const items = await exportCheckpoints(
+      new DynamoNodeScopeStore(ctx.db, ctx.table),
+      cluster,
+      namespace,
+      name,
+      {
+        ...(values.node ? { node: values.node } : {}),
+        ...(values.scope && nodes ? { groups: groupsBy(nodes.eligible, values.scope) } : {}),
+      },
+    );
     // Thrown, not printed: every failure reads "fleetscope recommendations: ..." (cli/main.ts), exit 1.
     if (!items) throw new Error(`no node-scoped history for ${ds} in cluster ${cluster}`);
     print(format, { apiVersion: 'v1', kind: 'List', items }, (wide) => checkpointTable(items, wide));
@@ -459,7 +465,7 @@ async function importFrom(values: Flags): Promise<number> {
     );
     if (!nodes) return 1;
     const result = await importCheckpoints(
-      new NodeScopeStore(ctx.db, ctx.table),
+      new DynamoNodeScopeStore(ctx.db, ctx.table),
       cluster,
       namespace,
       name,
@@ -548,7 +554,7 @@ async function get(values: Flags): Promise<number> {
   const format = outputFormat(values);
   return withContext(values, async (ctx) => {
     await registeredCluster(ctx, cluster);
-    const store = new NodeScopeStore(ctx.db, ctx.table);
+    const store = new DynamoNodeScopeStore(ctx.db, ctx.table);
     const recs = await getRecommendations(store, cluster, namespace, name, {
       ...(values.node ? { node: values.node } : {}),
       live: !values.stored,

@@ -12,7 +12,6 @@ import { hasOptOutKey, OPT_OUT_FIELD, OPT_OUT_KEY } from './opt-out.js';
 import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
 import { balloonNode } from './read.js';
-import { DynamoBalloonStore } from './store-dynamo.js';
 
 export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome> {
   const client = await ctx.client();
@@ -21,7 +20,7 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
     cycleId: `feature/${new Date(ctx.now).toISOString()}`,
     client,
     snapshot: new ClusterSnapshot(new RawReader(client), { pageSize: 500, allPods: true }),
-    store: new DynamoBalloonStore(ctx.db, ctx.table),
+    store: ctx.balloons,
     now: () => ctx.now,
     drain: true,
   });

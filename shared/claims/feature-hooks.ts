@@ -9,10 +9,9 @@ import type { ClusterClient } from '../k8s/client.js';
 import type { ObservedClaim } from './identity.js';
 import { type ClaimObjects, ClusterClaimsApi } from './incluster.js';
 import { ID_CLAIM } from './rules.js';
-import { DynamoClaimStore } from './store-dynamo.js';
 
 export async function notInClusterSet(ctx: TaskContext): Promise<TaskOutcome> {
-  const identity = await new DynamoClaimStore(ctx.db, ctx.table).getIdentity(ctx.cluster);
+  const identity = await ctx.claims.getIdentity(ctx.cluster);
   if (!identity?.clusterSet) return { done: true };
   return {
     done: false,

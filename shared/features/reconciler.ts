@@ -49,6 +49,7 @@ import {
   type TaskContext,
   type TaskOutcome,
   type TaskStores,
+  type TaskStoresOf,
   tasksOf,
   type UsesPort,
 } from './spec.js';
@@ -430,7 +431,7 @@ async function storeOutcome(
 
 function taskContext(
   p: ReconcilerPorts,
-  stores: Pick<TaskContext, 'state' | 'db' | 'table'>,
+  stores: TaskStoresOf,
   access: Access,
   spec: FeatureSpec,
   record: FeatureRecord,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { clusterAccess } from '../fleet/cluster-access.js';
 import type { Registry } from '../fleet/registry.js';
 import { DynamoRegistry } from '../fleet/registry-dynamo.js';
-import { NodeScopeStore } from '../nodescope/store.js';
+import { DynamoNodeScopeStore } from '../nodescope/store-dynamo.js';
 import type { Deps } from '../platform/deps.js';
 import { loadCatalog } from './catalog.js';
 import { featureNow } from './clock.js';
@@ -59,7 +59,7 @@ export async function serverPorts(
     publish,
     health: clusterHealth({
       getStatus: (c) => registry.getStatus(c),
-      getCluster: (c) => new NodeScopeStore(deps.db, deps.config.table).getCluster(c),
+      getCluster: (c) => new DynamoNodeScopeStore(deps.db, deps.config.table).getCluster(c),
     }),
     now: featureNow,
   };

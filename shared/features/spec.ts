@@ -3,7 +3,8 @@
  * capability (shared/<cap>/capability.ts, the `feature` field), for a third party in a file
  * (`fleetscope features register --file F`, ./declaration.ts). The server flow reads nothing else.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { BalloonStore } from '../balloons/store.js';
+import type { ClaimStore } from '../claims/store.js';
 import type { ClusterClient } from '../k8s/client.js';
 import type { Capability } from '../platform/catalogue.js';
 import type { ClusterState } from './cluster-state.js';
@@ -34,19 +35,16 @@ export interface TaskContext {
   client(): Promise<ClusterClient>;
   /** Objects of any kind in the cluster; its writes are counted as the task's. */
   objects(): Promise<ObjectsApi>;
-  /** Counts writes made other than to the cluster (DynamoDB); every cluster write is counted by its fence. */
+  /** Counts writes made other than to the cluster (the stores); every cluster write is counted by its fence. */
   wrote(n: number): void;
   /** The features' records (another feature's state, for a wait on it). */
   features: { get(cluster: string, ref: FeatureRef): Promise<FeatureRecord | undefined> };
   /** What capabilities keep about the cluster (clear-state); every write passes the task's fence. */
   state: ClusterState;
-  /**
-   * The fleetscope table, every write passing the task's fence, for the hooks of capabilities whose
-   * stores are not behind a port yet (balloons' and claims' off-transition tasks build their DynamoDB
-   * stores on it). Issue 32: goes once those hooks take their ports.
-   */
-  db: DynamoDBDocumentClient;
-  table: string;
+  /** The balloons' store, every write passing the task's fence (deflate-every-balloon stores its state). */
+  balloons: BalloonStore;
+  /** The cluster's claims identity, read only: turning claims off waits while it is in a ClusterSet. */
+  claims: Pick<ClaimStore, 'getIdentity'>;
   uses: UsesPort;
   /** The feature's default wait of a "wait for uses" task. */
   usesWaitSeconds: number;
@@ -87,13 +85,16 @@ export interface Hook {
   run(ctx: TaskContext): Promise<TaskOutcome>;
 }
 
+/** The stores a task reaches besides its record and the cluster (the capabilities' ports). */
+export type TaskStoresOf = Pick<TaskContext, 'state' | 'balloons' | 'claims'>;
+
 /**
  * The stores a performed task writes besides its record and the cluster, each write first passing
  * `fence` (the task's claim: it throws when the claim was lost). Adapters: ./task-stores-dynamo.ts,
  * ./task-stores-memory.ts.
  */
 export interface TaskStores {
-  fenced(fence: (operation: string) => Promise<void>): Pick<TaskContext, 'state' | 'db' | 'table'>;
+  fenced(fence: (operation: string) => Promise<void>): TaskStoresOf;
 }
 
 /** Reads an Off feature's leftovers that the checks derived from its tasks cannot see. */

@@ -1,8 +1,8 @@
 /**
  * The task stores' DynamoDB adapter (the port: TaskStores in ./spec.ts): the fleetscope table as a
- * performed task writes it. Every write command (a clear-state delete, a hook's stored state) passes
- * the task's fence first, as a cluster write does, so a holder whose claim lapsed writes nothing there
- * either (./claim-fence.ts).
+ * performed task writes it, through the cluster state's and the capabilities' DynamoDB adapters. Every
+ * write command (a clear-state delete, a hook's stored state) passes the task's fence first, as a
+ * cluster write does, so a holder whose claim lapsed writes nothing there either (./claim-fence.ts).
  */
 import {
   BatchWriteCommand,
@@ -12,6 +12,8 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { DynamoBalloonStore } from '../balloons/store-dynamo.js';
+import { DynamoClaimStore } from '../claims/store-dynamo.js';
 import { DynamoClusterState } from './cluster-state-dynamo.js';
 import type { TaskStores } from './spec.js';
 
@@ -41,7 +43,11 @@ export function dynamoTaskStores(db: DynamoDBDocumentClient, table: string): Tas
   return {
     fenced(fence) {
       const fenced = fencedClient(db, fence);
-      return { state: new DynamoClusterState(fenced, table), db: fenced, table };
+      return {
+        state: new DynamoClusterState(fenced, table),
+        balloons: new DynamoBalloonStore(fenced, table),
+        claims: new DynamoClaimStore(fenced, table),
+      };
     },
   };
 }

@@ -115,7 +115,7 @@ function comparePodRequests(stored: PodRequests | undefined, pods: ReadonlyMap<s
 }
 
 /**
- * The apply items' requests unpacked (store.ts), by their packed bytes: a steady cycle reads every
+ * The apply items' requests unpacked (store-dynamo.ts), by their packed bytes: a steady cycle reads every
  * DaemonSet's apply item and finds the same bytes, so it parses them once per process, not every cycle;
  * what the process writes is kept too, as the next cycle reads it back. Checked on content (equal
  * bytes, equal requests), so nothing stale can come out. Frozen: shared between cycles. Under the heap

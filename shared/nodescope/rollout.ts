@@ -1,6 +1,6 @@
 /**
  * What node scope remembers of a DaemonSet's rollout between cycles, stored in its apply item
- * (store.ts: `rolloutZ`, JSON, raw DEFLATE): per node the previous size and when it was downsized (what
+ * (store-dynamo.ts: `rolloutZ`, JSON, raw DEFLATE): per node the previous size and when it was downsized (what
  * a revert goes back to), the current canary wave, the sizes nodes were reverted from (never asked
  * for again), the hold after a revert, and the last reverts with why (the list, the report, history).
  * Times are the cycle's (the cluster's clock), never this process's.

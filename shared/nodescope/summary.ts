@@ -1,14 +1,13 @@
 /**
  * The nodescope part of `npm start`'s cycle summary: for each node-scoped DaemonSet, each node's
  * recommendation next to the DaemonSet-wide one (what upstream VPA would give every node), and what
- * per-node sizing saves or adds in total. Read from DynamoDB only, like the CLI.
+ * per-node sizing saves or adds in total. Read from the store only, like the CLI.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { textTable } from '../kernel/text-table.js';
 import { cpuCell, memoryCell } from '../kernel/units-format.js';
 import type { Amounts, NodeRec } from './model.js';
 import { getRecommendations, listDaemonSets } from './query.js';
-import { type ClusterRecord, type DsHead, NodeScopeStore } from './store.js';
+import type { ClusterRecord, DsHead, NodeScopeStore } from './store.js';
 
 // The tables' one vocabulary (m below a core, Mi below a Gi), as in the CLI and the report.
 const cpu = cpuCell;
@@ -38,10 +37,9 @@ type Recommendations = NonNullable<Awaited<ReturnType<typeof getRecommendations>
 
 /** Lines for the summary; `maxNodes` rows per DaemonSet (the busiest and the idlest are kept). */
 export async function nodescopeSummaryLines(
-  target: { db: DynamoDBDocumentClient; table: string },
+  store: NodeScopeStore,
   opts: { maxNodes?: number } = {},
 ): Promise<string[]> {
-  const store = new NodeScopeStore(target.db, target.table);
   const heads = await listDaemonSets(store);
   const clusters = [...new Set(heads.map((h) => h.cluster))];
   const lines = [`nodescope: ${heads.length} DaemonSet(s) sized per node in ${clusters.length} cluster(s)`];

@@ -9,13 +9,13 @@ import { DynamoClusterState } from '../features/cluster-state-dynamo.js';
 import { danglingState } from '../features/dangling.js';
 import { DynamoFeatureStore } from '../features/store-dynamo.js';
 import { DynamoRegistry } from '../fleet/registry-dynamo.js';
-import { NodeScopeStore } from '../nodescope/store.js';
+import { DynamoNodeScopeStore } from '../nodescope/store-dynamo.js';
 import type { ReportStores } from './gather.js';
 
 export function reportStoresOn(db: DynamoDBDocumentClient, table: string): ReportStores {
   return {
     registry: new DynamoRegistry(db, table),
-    nodescope: new NodeScopeStore(db, table),
+    nodescope: new DynamoNodeScopeStore(db, table),
     balloons: new DynamoBalloonStore(db, table),
     claims: new DynamoClaimStore(db, table),
     features: new DynamoFeatureStore(db, table),

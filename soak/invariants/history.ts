@@ -5,7 +5,8 @@
  * lost beyond the cycles that failed: killed, faulted, or unreported).
  */
 import { loadDs } from '../../shared/nodescope/state.js';
-import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
+import { dsKeyOf } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { CycleLedger } from '../records.js';
 import type { Invariant, Outcome, SoakState } from '../types.js';
 
@@ -29,7 +30,7 @@ export function judgeHistories(scopes: ScopeCount[], ledger: CycleLedger, capabi
 }
 
 export async function storedScopeCounts(state: SoakState): Promise<ScopeCount[]> {
-  const store = new NodeScopeStore(state.db, state.table);
+  const store = new DynamoNodeScopeStore(state.db, state.table);
   const out: ScopeCount[] = [];
   for (const head of await store.listAllHeads()) {
     const ds = dsKeyOf(head.namespace, head.name);

@@ -5,7 +5,8 @@
  */
 import { recommendFromStorage } from '../../shared/nodescope/query.js';
 import { loadDs } from '../../shared/nodescope/state.js';
-import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
+import { dsKeyOf } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { Invariant, Outcome } from '../types.js';
 
 export interface RecPair {
@@ -24,7 +25,7 @@ export function judgeReplay(pairs: RecPair[]): Outcome {
 export const recommendationsReplay: Invariant = {
   name: 'recommendations = replay of stored history',
   check: async (state) => {
-    const store = new NodeScopeStore(state.db, state.table);
+    const store = new DynamoNodeScopeStore(state.db, state.table);
     const pairs: RecPair[] = [];
     for (const head of await store.listAllHeads()) {
       if (head.gen === 0) continue; // no fold yet: nothing stored to compare

@@ -4,7 +4,8 @@
  * (at the end, every pod whose desired resources differ from what it runs is Deferred or Infeasible,
  * and fleetscope's resize records know it).
  */
-import { dsKeyOf, NodeScopeStore } from '../../shared/nodescope/store.js';
+import { dsKeyOf } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { ResizeRequest } from '../records.js';
 import type { Invariant, Outcome } from '../types.js';
 import { isBalloon } from './evictions.js';
@@ -72,7 +73,7 @@ export const resizeNotResent: Invariant = {
 export const resizeNotStuck: Invariant = {
   name: 'no resize stuck',
   check: async (state) => {
-    const store = new NodeScopeStore(state.db, state.table);
+    const store = new DynamoNodeScopeStore(state.db, state.table);
     const recorded = new Set<string>();
     const pods: PodResizeView[] = [];
     for (const c of state.sim?.clusters ?? []) {

@@ -13,7 +13,8 @@ import { vpaCheckpointCrd } from '../../shared/kernel/crds/vpa.js';
 import { parseCpu } from '../../shared/kernel/quantity.js';
 import { scopedVpaCrd } from '../../shared/nodescope/crd.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { vpaObject } from '../nodescope/helpers.js';
 import { installCrd } from '../simreal/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
@@ -58,7 +59,7 @@ describeRealCluster('node scope', { nodes: [node('busy'), node('quiet'), node('f
 
   beforeAll(async () => {
     env = await startCycleEnv(k);
-    store = new NodeScopeStore(env.runtime.db, env.runtime.table);
+    store = new DynamoNodeScopeStore(env.runtime.db, env.runtime.table);
     await installCrd(env.client, scopedVpaCrd());
     await installCrd(env.client, vpaCheckpointCrd());
     await k.namespace(NS);

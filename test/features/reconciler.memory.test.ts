@@ -2,10 +2,11 @@
  * The features reconciler on the in-memory adapters (issue 32): the feature store, the cluster state and
  * the task stores in process, no DynamoDB-protocol server; the cluster is the simulator's. A feature
  * is announced On, turned off (its clear-state task removes what it kept, fenced to the task's claim),
- * and nothing of it dangles after.
+ * and nothing of it dangles after. A hook gets the capabilities' ports, fenced alike.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSimulator } from '../../local/sim/index.js';
+import { MemoryBalloonStore } from '../../shared/balloons/store-memory.js';
 import { FeatureCatalog } from '../../shared/features/catalog.js';
 import { MemoryClusterState } from '../../shared/features/cluster-state-memory.js';
 import { danglingState } from '../../shared/features/dangling.js';
@@ -91,4 +92,23 @@ it('a stale record write loses the race, and a claim taken over fences the old h
   expect(await store.renewClaim(CLUSTER, spec, 'nobody', sim.clock.now(), sim.clock.now() + 1)).toBe(
     'fenced',
   );
+});
+
+it("hands a hook the capabilities' ports, each write passing the task's fence (no table in sight)", async () => {
+  const balloons = new MemoryBalloonStore();
+  const stores = memoryTaskStores(undefined, balloons);
+  const state = { cluster: CLUSTER, at: 1, cycleId: 'c1', nodes: {}, errors: [] };
+  const passed: string[] = [];
+  const held = stores.fenced(async (op) => void passed.push(op));
+  expect(await held.balloons.saveState(state, undefined)).toBe('saved');
+  expect(passed).toEqual(['balloon state write']);
+  expect(await held.balloons.load(CLUSTER)).toMatchObject({ state: { cycleId: 'c1', version: 1 } });
+  expect(passed).toHaveLength(1); // reads pass no fence
+  expect(await held.claims.getIdentity(CLUSTER)).toBeUndefined();
+
+  const lost = stores.fenced(async () => {
+    throw new Error('fenced: the claim was taken over');
+  });
+  await expect(lost.balloons.saveState({ ...state, cycleId: 'c2' }, 1)).rejects.toThrow(/fenced/);
+  expect((await balloons.state(CLUSTER))?.cycleId).toBe('c1');
 });

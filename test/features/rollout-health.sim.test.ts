@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECONCILE_EVERY_MINUTES, RECONCILERS } from '../../shared/features/capability.js';
 import { clustersOfWave, type Rollout } from '../../shared/features/rollout.js';
 import { type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { agentDaemonSet, VPA_RESOURCE, vpaObject } from '../nodescope/helpers.js';
 import { type FeatureEnv, MINUTE, NODESCOPE, startFeatureEnv, widgetsRolloutFleet } from './helpers.js';
 
@@ -38,7 +38,7 @@ describe("a rollout judged by the clusters' nodes", () => {
   }
   const rollout = async (id: string) => (await ports.rollouts.get(id)) as Rollout;
   const lastCycle = async (c: string) =>
-    (await new NodeScopeStore(env.runtime.db, env.runtime.table).getCluster(c))?.lastCycle;
+    (await new DynamoNodeScopeStore(env.runtime.db, env.runtime.table).getCluster(c))?.lastCycle;
 
   /** What the node lifecycle controller writes when a node's kubelet stops posting its status. */
   function nodesGoNotReady(cluster: string) {

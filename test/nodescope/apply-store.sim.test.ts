@@ -7,13 +7,14 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { type PodRequests, sameRequests } from '../../shared/nodescope/pod-requests.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 
 let runtime: LocalRuntime;
 let store: NodeScopeStore;
 beforeAll(async () => {
   runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  store = new NodeScopeStore(runtime.db, runtime.table);
+  store = new DynamoNodeScopeStore(runtime.db, runtime.table);
 });
 afterAll(() => runtime.stop());
 

@@ -11,7 +11,8 @@ import { KeptBudget } from '../../shared/nodescope/kept-budget.js';
 import type { DsModel, LogEntry } from '../../shared/nodescope/model.js';
 import { KeptRequests, type PodRequests } from '../../shared/nodescope/pod-requests.js';
 import { loadDs, packBase } from '../../shared/nodescope/state.js';
-import { type DsHead, NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { DsHead, NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { encodeState } from '../../shared/recommendation/index.js';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -101,7 +102,7 @@ const load = (store: NodeScopeStore, cluster: string, head: DsHead) =>
 
 describe('the bases kept in process', () => {
   it('reads the chunks once, then uses the copy while the head names that base', async () => {
-    const store = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const store = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
     const m = model(20, 1);
     const head = await fold(store, 'warm', m);
     expect(head.chunks).toBeGreaterThan(1);
@@ -116,7 +117,7 @@ describe('the bases kept in process', () => {
   });
 
   it('never hands out what a cycle did to its model: states, OOM times, recommendations', async () => {
-    const store = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const store = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
     const m = model(20, 1);
     const head = await fold(store, 'mutate', m);
     const pristine = statesOf((await load(store, 'mutate', head)).model);
@@ -142,8 +143,8 @@ describe('the bases kept in process', () => {
   });
 
   it('detects a base another writer folded since, and reads the new one', async () => {
-    const mine = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
-    const other = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const mine = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const other = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
     const head1 = await fold(mine, 'raced', model(20, 1));
     await load(mine, 'raced', head1); // kept
     // Another invocation folds: new chunks (another generation), the head moved on its version.
@@ -159,13 +160,17 @@ describe('the bases kept in process', () => {
 
   it('does not take a base named alike (generation, chunks, version) in another table or cluster for its own', async () => {
     const bases = new BaseCache();
-    const a = new NodeScopeStore(runtime.db, runtime.table, bases);
+    const a = new DynamoNodeScopeStore(runtime.db, runtime.table, bases);
     const headA = await fold(a, 'same-a', model(20, 1));
     await load(a, 'same-a', headA);
     // The same cluster and DaemonSet names, generation, chunk count and version, another base id:
     // e.g. the table recreated, or another account's table behind the same process's client.
     const other = model(20, 3);
-    const headB = await fold(new NodeScopeStore(runtime.db, runtime.table, new BaseCache()), 'same-b', other);
+    const headB = await fold(
+      new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache()),
+      'same-b',
+      other,
+    );
     const forged: DsHead = { ...headB, cluster: 'same-a' };
     expect([forged.gen, forged.chunks, forged.version]).toEqual([headA.gen, headA.chunks, headA.version]);
     expect(bases.get(`same-a\u0000${DS}`, forged)).toBeUndefined();
@@ -177,7 +182,7 @@ describe('the bases kept in process', () => {
 
   it('keeps nothing over its heap budget: a base larger than all of it is read every time', async () => {
     const bases = new BaseCache(new KeptBudget(1));
-    const store = new NodeScopeStore(runtime.db, runtime.table, bases);
+    const store = new DynamoNodeScopeStore(runtime.db, runtime.table, bases);
     const head = await fold(store, 'tiny', model(5, 1));
     await load(store, 'tiny', head);
     await load(store, 'tiny', head);
@@ -187,7 +192,7 @@ describe('the bases kept in process', () => {
 
   it('stays within its heap budget, the least recently used base going first; a base let go is read again, the same', async () => {
     // Each base's heap estimate, as a cache without a tight budget counts it.
-    const probe = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+    const probe = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
     const heads: DsHead[] = [];
     const sizes: number[] = [];
     const first: Record<string, string>[] = [];
@@ -201,7 +206,7 @@ describe('the bases kept in process', () => {
     for (const size of sizes) expect(size).toBeGreaterThan(0);
     // Room for all three but one byte.
     const budget = new KeptBudget(sizes.reduce((a, b) => a + b) - 1);
-    const store = new NodeScopeStore(runtime.db, runtime.table, new BaseCache(budget));
+    const store = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache(budget));
     const [h1, h2, h3] = heads as [DsHead, DsHead, DsHead];
     await load(store, 'lru-1', h1);
     await load(store, 'lru-2', h2);
@@ -234,7 +239,7 @@ describe("the apply items' requests kept unpacked", () => {
     const requests: PodRequests = Object.fromEntries(
       NODES.map((n, i) => [n, { a: { cpu: 10 * (i + 1), memory: 2 ** 20 * (i + 1) } }]),
     );
-    const writer = new NodeScopeStore(runtime.db, runtime.table, new BaseCache(), new KeptRequests());
+    const writer = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache(), new KeptRequests());
     expect(await writer.putApply('requests', DS, { records: {}, requests }, 0)).toBe(true);
     // Kept as written, at twice its JSON's length and more: the next read is not parsed again.
     const sizeOfRequests = writer.requests.budget.usedBytes;
@@ -247,7 +252,7 @@ describe("the apply items' requests kept unpacked", () => {
     expect(sizeOfBase).toBeGreaterThan(0);
     // A process with room for either, not both.
     const budget = new KeptBudget(sizeOfRequests + sizeOfBase - 1);
-    const store = new NodeScopeStore(
+    const store = new DynamoNodeScopeStore(
       runtime.db,
       runtime.table,
       new BaseCache(budget),

@@ -19,7 +19,7 @@ import {
   REVERT_WINDOW_ANNOTATION,
 } from '../../shared/nodescope/rollout-policy.js';
 import { REVERT_CONDITION, REVERT_EVENT_REASON } from '../../shared/nodescope/rollout-publish.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import {
   agentDaemonSet,
@@ -140,7 +140,7 @@ describe('revert on harm', () => {
     env = {
       sim,
       runtime,
-      store: new NodeScopeStore(runtime.db, runtime.table),
+      store: new DynamoNodeScopeStore(runtime.db, runtime.table),
       clients: new Map([['revert', client]]),
       async stop() {
         await client.close();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../local/dynamo.js';
 import { exportCheckpoints, importCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 describe('VerticalPodAutoscalerCheckpoints', () => {
@@ -51,7 +51,7 @@ describe('VerticalPodAutoscalerCheckpoints', () => {
     const before = await getRecommendations(env.store, 'cp', 'monitoring', 'agent', { live: true });
     // Another fleetscope (its own table) that has seen the DaemonSet but no usage (metrics unavailable).
     await ensureTables(env.runtime.dynamoEndpoint, { table: 'other', idempotencyTable: 'other-idem' });
-    const other = new NodeScopeStore(env.runtime.db, 'other');
+    const other = new DynamoNodeScopeStore(env.runtime.db, 'other');
     const fault = env.sim.faults.inject({
       cluster: 'cp',
       match: { kind: 'metrics' },

@@ -11,7 +11,7 @@ import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { agentDaemonSet, MINUTE, registerFileCluster, START, VPA_RESOURCE, vpaObject } from './helpers.js';
 
@@ -49,7 +49,7 @@ describe('fleetscope recommendations', () => {
     const client = ClusterClient.fromKubeconfig(sim.kubeconfig(), { cluster: 'c1', context: 'c1' });
     try {
       await registerFileCluster(runtime, 'c1', kubeconfig, new Date(START));
-      const store = new NodeScopeStore(runtime.db, runtime.table);
+      const store = new DynamoNodeScopeStore(runtime.db, runtime.table);
       for (let i = 0; i < 4; i++) {
         sim.clock.advance(15 * MINUTE);
         const at = new Date(sim.clock.now()).toISOString();
@@ -108,7 +108,7 @@ describe('fleetscope recommendations', () => {
   it('get of a DaemonSet whose VPA fleetscope leaves to another recommender says so, with the reason', async () => {
     const runtime = await startLocalRuntime({ stateDir: dir });
     try {
-      const store = new NodeScopeStore(runtime.db, runtime.table);
+      const store = new DynamoNodeScopeStore(runtime.db, runtime.table);
       const rec = (await store.getCluster('c1'))!;
       await store.putCluster({
         ...rec,

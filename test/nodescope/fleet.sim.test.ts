@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setNodeScopeClock } from '../../shared/nodescope/clock.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { nodescopeSummaryLines } from '../../shared/nodescope/summary.js';
 import type { Detail } from '../../shared/platform/events.js';
 import {
@@ -101,7 +102,7 @@ describe('nodescope in the local runtime', () => {
   });
 
   it('summarises each node’s target next to the DaemonSet-wide one and what per-node sizing saves', async () => {
-    const lines = await nodescopeSummaryLines(env.runtime);
+    const lines = await nodescopeSummaryLines(new DynamoNodeScopeStore(env.runtime.db, env.runtime.table));
     const text = lines.join('\n');
     expect(lines[0]).toBe('nodescope: 3 DaemonSet(s) sized per node in 3 cluster(s)');
     expect(text).toMatch(/ok: metrics API available, 4 nodes/);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import type { CycleResult, DsOutcome } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import {
   agentDaemonSet,
   cycle,
@@ -47,7 +47,7 @@ describe('a fold by another invocation between the head read and the log read', 
     'leaves the cycle computing from what that fold stored (%s process)',
     async (cluster) => {
       const mine = new RacedStore(env.runtime.db, env.runtime.table, new BaseCache());
-      const other = new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache());
+      const other = new DynamoNodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache());
       expect(agent(await cycle(env, cluster, 5 * MINUTE, NO_FOLD, mine)).folded).toBe(true); // the first base
       for (let i = 0; i < 5; i++)
         expect(agent(await cycle(env, cluster, 5 * MINUTE, NO_FOLD, mine)).pendingLogs).toBe(i);

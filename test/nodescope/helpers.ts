@@ -5,7 +5,8 @@ import { DynamoRegistry } from '../../shared/fleet/registry-dynamo.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
 import type { NodeScopeSettings } from '../../shared/nodescope/settings.js';
-import { type DsHead, NodeScopeStore, type StoredLog } from '../../shared/nodescope/store.js';
+import type { DsHead, NodeScopeStore, StoredLog } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 
 export const VPA_RESOURCE = 'verticalpodautoscalers.autoscaling.k8s.io';
 export const START = Date.UTC(2026, 10, 2, 0, 0, 0);
@@ -71,7 +72,7 @@ export interface Env {
 export async function startEnv(clusters: SimClusterSpec[]): Promise<Env> {
   const sim = await startSimulator({ clusters, now: START });
   const runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  const store = new NodeScopeStore(runtime.db, runtime.table);
+  const store = new DynamoNodeScopeStore(runtime.db, runtime.table);
   const clients = new Map<string, ClusterClient>();
   const kubeconfig = sim.kubeconfig();
   for (const c of sim.clusters)
@@ -151,7 +152,7 @@ export async function registerFileCluster(
  * comes first: another invocation's fold lands between a reader's head read and its log read, in
  * whatever order the reader makes them (the cycle lists every head and log; the CLI's views get one).
  */
-export class RacedStore extends NodeScopeStore {
+export class RacedStore extends DynamoNodeScopeStore {
   between: (() => Promise<void>) | undefined;
   /** Only after this read (by method name), when set: e.g. between a head read and its base's chunks. */
   after: string | undefined;

@@ -17,7 +17,7 @@ import { startSimulator } from '../../local/sim/index.js';
 import { resetClusterConnector } from '../../shared/fleet/cluster-access.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { fnv32a } from '../../shared/recommendation/checkpoint/vpa-checkpoint.js';
 import { runFleetscopeInProcess } from '../support/cli.js';
 import { agentDaemonSet, MINUTE, registerFileCluster, START, VPA_RESOURCE, vpaObject } from './helpers.js';
@@ -67,7 +67,7 @@ describe('migration between upstream VPA (DaemonSetScope) and fleetscope', () =>
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     await sim.writeKubeconfig(kubeconfig);
     const runtime = await startLocalRuntime({ stateDir: dir });
-    const store = new NodeScopeStore(runtime.db, runtime.table);
+    const store = new DynamoNodeScopeStore(runtime.db, runtime.table);
     try {
       for (const name of ['old', 'new', 'legacy']) {
         const cluster = sim.cluster(name).store;

@@ -8,7 +8,7 @@ import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import type { CycleResult, DsOutcome } from '../../shared/nodescope/cycle.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
 import { loadDs } from '../../shared/nodescope/state.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -132,7 +132,7 @@ describe('node-scoped recommendations over the simulator', () => {
     const agent = ds(folded);
     expect(agent.folded).toBe(true);
     // A restart: a cold process, nothing kept in memory.
-    const fresh = new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache());
+    const fresh = new DynamoNodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache());
     // The fold kept its new base in process as it will be read back: the copy equals the chunks read cold.
     const head = await fresh.getHead('het', 'monitoring/agent');
     const hits = env.store.bases.stats.hits;
@@ -156,7 +156,7 @@ describe('node-scoped recommendations over the simulator', () => {
       'het',
       0,
       { foldEveryMs: 1 },
-      new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache()),
+      new DynamoNodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache()),
     );
     expect(ds(next).folded).toBe(true);
     expect(live?.dsWide).toEqual(ds(next).dsWide);

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.js';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { ResizeRecord } from '../../shared/resize/index.js';
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -17,7 +18,7 @@ let runtime: LocalRuntime;
 let store: NodeScopeStore;
 beforeAll(async () => {
   runtime = await startLocalRuntime({ retryDelayMs: 5 });
-  store = new NodeScopeStore(runtime.db, runtime.table, new BaseCache());
+  store = new DynamoNodeScopeStore(runtime.db, runtime.table, new BaseCache());
 });
 afterAll(() => runtime.stop());
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECOMMENDATION_ANNOTATION } from '../../shared/nodescope/collect.js';
 import type { CycleResult } from '../../shared/nodescope/cycle.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import { nodescopeSummaryLines } from '../../shared/nodescope/summary.js';
 import { agentDaemonSet, cycle, type Env, MINUTE, startEnv, VPA_RESOURCE, vpaObject } from './helpers.js';
 
@@ -136,7 +137,7 @@ describe('beside a running upstream VPA (simulator)', () => {
       expect.objectContaining({ vpa: 'agent', kind: 'warning', daemonSet: 'monitoring/agent' }),
     ]);
     // The cycle summary (npm start) says it too.
-    const summary = await nodescopeSummaryLines({ db: env.runtime.db, table: env.runtime.table });
+    const summary = await nodescopeSummaryLines(new DynamoNodeScopeStore(env.runtime.db, env.runtime.table));
     expect(summary).toContainEqual(
       expect.stringMatching(
         /^ {2}up: .*upstream VPA: recommender, updater, 1 warning\(s\) about upstream VPA/,

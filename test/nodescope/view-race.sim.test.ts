@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BaseCache } from '../../shared/nodescope/base-cache.js';
 import { exportCheckpoints } from '../../shared/nodescope/checkpoints.js';
 import { getRecommendations } from '../../shared/nodescope/query.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import type { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import {
   agentDaemonSet,
   cycle,
@@ -62,7 +63,7 @@ describe('a fold by another invocation while a CLI view reads', () => {
     };
     const got = await view(mine);
     expect(mine.ran).toBe(1);
-    const after = await view(new NodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache()));
+    const after = await view(new DynamoNodeScopeStore(env.runtime.db, env.runtime.table, new BaseCache()));
     return { got, after };
   }
 

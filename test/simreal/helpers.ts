@@ -10,7 +10,7 @@ import { type SimulatedNodes, startSimulatedNodes } from '../../local/sim/real/i
 import type { LoadProfile } from '../../local/sim/workload.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
 import { type CycleResult, runCycle } from '../../shared/nodescope/cycle.js';
-import { NodeScopeStore } from '../../shared/nodescope/store.js';
+import { DynamoNodeScopeStore } from '../../shared/nodescope/store-dynamo.js';
 import type { RealServer } from '../support/real-apiserver.js';
 
 export interface RealEnv {
@@ -98,7 +98,7 @@ export async function runNodeScopeCycles(
   count: number,
   client: ClusterClient = env.client,
 ): Promise<CycleResult[]> {
-  const store = new NodeScopeStore(env.runtime.db, env.runtime.table);
+  const store = new DynamoNodeScopeStore(env.runtime.db, env.runtime.table);
   const results: CycleResult[] = [];
   for (let i = 0; i < count; i++) {
     env.clock.advance(15 * MINUTE);
