@@ -221,7 +221,9 @@ describe('revert on harm', () => {
     expect(events[0].message).toContain(`node ${canary}: OOMKilled`);
     expect(events[0].message).toMatch(/request \d+Mi → \d+Mi/);
     // The node's history says it was a revert, and why (`recommendations history`).
-    const history = (await env.store.listHistory('revert', 'monitoring/agent')).find((h) => h.node === canary);
+    const history = (await env.store.listHistory('revert', 'monitoring/agent')).find(
+      (h) => h.node === canary,
+    );
     expect(history?.entries.map((e) => e.outcome)).toContain('reverted');
     expect(history?.entries.find((e) => e.outcome === 'reverted')?.reason).toMatch(/^OOMKilled: /);
 
