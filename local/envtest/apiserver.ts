@@ -31,8 +31,16 @@ export interface RealApiserver {
   dir: string;
   /** The PKI files other components of a cluster start with (the CA, the service-account key). */
   pki: { ca: string; saKey: string };
-  /** The process ids (each its own group's) of etcd and kube-apiserver. */
+  /** The process ids (each its own group's) of etcd and kube-apiserver (updated by rebuild). */
   pids: number[];
+  /**
+   * The cluster rebuilt behind the same endpoint: etcd and kube-apiserver stopped, etcd's data wiped
+   * (every object gone, kube-system made again with a new UID), both started again on the same URL with
+   * the same certificates, so every kubeconfig issued before still reaches it and is still trusted. A
+   * real server refuses to delete kube-system (NamespaceLifecycle): this is how a test gives a real
+   * cluster a new identity behind an unchanged endpoint and credentials (issue 34, defect 5).
+   */
+  rebuild(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,19 +77,26 @@ export async function startRealApiserver(
   };
   try {
     const files = await writeCertificates(dir);
-    const etcdUrl = await startEtcd(assets.etcd, dir, children);
-    const port = await freePort();
-    const url = `https://127.0.0.1:${port}`;
-    children.push(
-      launch(binary, apiserverFlags(port, etcdUrl, files, opts.flags ?? []), join(dir, 'apiserver.log')),
-    );
     const admin = await files.issue('fleetscope-envtest-admin', ['system:masters']);
-    const version = await waitReady(url, files.caPem, admin, children[children.length - 1], opts, dir);
+    const pids: number[] = [];
+    let port = 0;
+    /** etcd (on its data dir), then kube-apiserver on its port (kept by a rebuild); its version once ready. */
+    const launchBoth = async () => {
+      const etcdUrl = await startEtcd(assets.etcd, dir, children);
+      port ||= await freePort();
+      children.push(
+        launch(binary, apiserverFlags(port, etcdUrl, files, opts.flags ?? []), join(dir, 'apiserver.log')),
+      );
+      pids.splice(0, pids.length, ...children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])));
+      return waitReady(`https://127.0.0.1:${port}`, files.caPem, admin, children.at(-1), opts, dir);
+    };
+    const version = await launchBoth();
+    const url = `https://127.0.0.1:${port}`;
     const kubeconfigFor = async (user: string, groups: string[] = []) =>
       kubeconfigYaml([
         { name: 'envtest', server: url, caPem: files.caPem, client: await files.issue(user, groups) },
       ]);
-    return {
+    const server: RealApiserver = {
       version,
       url,
       caPem: files.caPem,
@@ -90,9 +105,15 @@ export async function startRealApiserver(
       credentials: async (user, groups = []) => (user ? files.issue(user, groups) : admin),
       dir,
       pki: { ca: files.paths.ca, saKey: files.paths.saKey },
-      pids: children.flatMap((c) => (c.pid === undefined ? [] : [c.pid])),
+      pids,
+      async rebuild() {
+        for (const child of children.splice(0).reverse()) await terminate(child);
+        rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+        server.version = await launchBoth();
+      },
       stop,
     };
+    return server;
   } catch (e) {
     await stop();
     throw e;

@@ -1,4 +1,4 @@
-import type { KubeconfigRef } from '../k8s/kubeconfig-ref.js';
+import { type KubeconfigRef, secretNameOf } from '../k8s/kubeconfig-ref.js';
 import type { EventPublisher } from '../platform/publisher.js';
 import { clusterNameProblem, labelProblem, type RegisteredCluster } from './cluster.js';
 import type { Registry } from './registry.js';
@@ -64,6 +64,7 @@ export async function registerCluster(
   if (existing) throw new AlreadyRegisteredError(existing);
   const { kubeSystemUid, clusterId } = await ports.verify(input.name, input.kubeconfig);
   await refuseSecondIdentity(ports, input.name, kubeSystemUid, clusterId);
+  await refuseRebuiltBehindKubeconfig(ports.store, input.name, input.kubeconfig, kubeSystemUid);
   const refused = await ports.holdOwner?.(input.name, input.kubeconfig);
   if (refused) throw new RegistrationError(refused);
   const cluster: RegisteredCluster = {
@@ -118,6 +119,37 @@ async function refuseSecondIdentity(
   throw new RegistrationError(
     `this cluster carries id.k8s.io ${carried}, the ID of cluster "${holder}" as registered, but its kube-system UID is now ${uid} (kube-system recreated, or the cluster rebuilt behind the same endpoint): one cluster keeps one identity. If it is still "${holder}", keep that registration (fleetscope claims accept-uid --cluster ${holder}: its ID stays ${carried}); if it is a new cluster, deregister "${holder}" first (fleetscope cluster deregister --name ${holder}), then register it`,
   );
+}
+
+/**
+ * A cluster rebuilt from scratch behind the same endpoint (a new etcd: a new kube-system UID, and no
+ * id.k8s.io left in it for refuseSecondIdentity to find) is still what the kubeconfig of its
+ * registration reaches: a second registration through that same kubeconfig would give the one cluster
+ * two identities. The operator decides which registration it is, as above. (The same UID is the UID
+ * guard's to refuse, with its own message.)
+ */
+async function refuseRebuiltBehindKubeconfig(
+  store: Registry,
+  name: string,
+  ref: KubeconfigRef,
+  uid: string,
+): Promise<void> {
+  const holder = (await store.list()).find(
+    (c) => c.name !== name && c.kubeSystemUid !== uid && sameKubeconfig(c.kubeconfig, ref),
+  );
+  if (!holder) return;
+  throw new RegistrationError(
+    `this kubeconfig is the one cluster "${holder.name}" is registered with, but the cluster it reaches has kube-system UID ${uid}, registered ${holder.kubeSystemUid ?? 'unknown'} (the cluster rebuilt behind the same endpoint): one cluster keeps one identity. If it is still "${holder.name}", keep that registration (fleetscope claims accept-uid --cluster ${holder.name}: its ID stays); if it is a new cluster, deregister "${holder.name}" first (fleetscope cluster deregister --name ${holder.name}), then register it`,
+  );
+}
+
+/** The same kubeconfig and context (the role fleetscope assumes does not change which cluster it is). */
+function sameKubeconfig(a: KubeconfigRef, b: KubeconfigRef): boolean {
+  if (a.context !== b.context) return false;
+  if (a.kind === 'file' && b.kind === 'file') return a.path === b.path;
+  if (a.kind === 'secret' && b.kind === 'secret')
+    return secretNameOf(a.secretId) === secretNameOf(b.secretId);
+  return false;
 }
 
 async function takeUidGuard(store: Registry, uid: string, name: string): Promise<void> {

@@ -4,8 +4,8 @@
  * the cluster, finds it is not the registered one, and writes nothing, check after check (no ID flipped,
  * no clusterset.k8s.io deleted and recreated); `claims accept-uid` (it is the same cluster) records the
  * new UID and keeps the ID and the membership. Judged here over the simulator, which can recreate
- * kube-system; the real server refuses that (NamespaceLifecycle), so test/cluster/identity.real.test.ts
- * stages the rebuild on a real cluster from the registry's side.
+ * kube-system; the real server refuses that (NamespaceLifecycle), so test/cluster/rebuilt.real.test.ts
+ * rebuilds a real one behind the same endpoint (a new etcd) instead.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ClusterClaimsApi } from '../../shared/claims/incluster.js';
