@@ -9,7 +9,9 @@
  *
  * Only downsizes of cycles with one runtime are faulted, and only in rough cycles: a racer runs two
  * hours ahead, and a downsize it dates by its own clock would not see an OOM dated by the cluster's
- * as coming after it (a limit of the skewed-clock fault, not of revert on harm).
+ * as coming after it (a limit of the skewed-clock fault, not of revert on harm). Nor where an identity
+ * fault changes the cluster's registration from the downsize to the cycle after the kill: a cluster
+ * deregistered and registered again inherits nothing, the downsize to revert included.
  */
 import { rfc3339 } from '../local/sim/clock.js';
 import type { ClusterState } from '../local/sim/cluster.js';
@@ -24,6 +26,8 @@ export const HELD_ON_BACKOFF = 'downsizes held: the DaemonSet is on back-off aft
 
 export class OomAfterDownsize {
   readonly faults: OomFault[] = [];
+  /** When (clusters' clock) a cluster's registration changed: what fleetscope knew of it may be gone. */
+  readonly forgotten: { cluster: string; at: number }[] = [];
   private seen = 0;
   private due: { req: ResizeRequest; container: string }[] = [];
 
@@ -32,6 +36,8 @@ export class OomAfterDownsize {
     private readonly resizes: readonly ResizeRequest[],
     /** How many kills the run injects at most (one per node). */
     private readonly budget: number,
+    /** Per cluster, the cycles its registration changes in (identity.ts registrationCycles). */
+    private readonly registration: ReadonlyMap<string, ReadonlySet<number>> = new Map(),
   ) {}
 
   /** After a cycle: the downsizes it sent (faulted next cycle, if it had one runtime) and the reverts. */
@@ -42,16 +48,20 @@ export class OomAfterDownsize {
     if (!oneRuntime) return;
     for (const r of fresh) {
       if (this.faults.length + this.due.length >= this.budget || !this.faultable(r)) continue;
+      const changes = this.registration.get(r.cluster);
+      if ([cycle, cycle + 1, cycle + 2].some((c) => changes?.has(c))) continue;
       const container = loweredValues(sizesOf(r.before), sizesOf(r.after))[0]?.container;
       if (container) this.due.push({ req: r, container });
     }
   }
 
-  /** Before a cycle's runtimes run (the clock advanced): the kills of the downsizes the last cycle sent. */
-  beforeCycle(cycle: number, rough: boolean): void {
+  /** Before a cycle's runtimes run (the clock advanced): the kills of the downsizes the last cycle sent (if a rough cycle with one runtime). */
+  beforeCycle(cycle: number, mayKill: boolean): void {
+    for (const [cluster, cycles] of this.registration)
+      if (cycles.has(cycle)) this.forgotten.push({ cluster, at: this.sim.clock.now() });
     const due = this.due;
     this.due = [];
-    if (!rough) return;
+    if (!mayKill) return;
     for (const { req, container } of due) {
       const killedAt = this.sim.clock.now() - 1000;
       if (!this.oomKill(req, container, killedAt)) continue;

@@ -47,6 +47,7 @@ import {
   killDeregistration,
   rebuildKubeSystem,
   registerArgs,
+  registrationCycles,
 } from './identity.js';
 import { sampleBalloons } from './invariants/balloons.js';
 import { idCommands } from './invariants/identity.js';
@@ -250,7 +251,7 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     touches: [] as Touch[],
     ids: new IdentityWatch(sim),
   };
-  const oom = new OomAfterDownsize(sim, w.resizes, cfg.oomFaults);
+  const oom = new OomAfterDownsize(sim, w.resizes, cfg.oomFaults, registrationCycles(cfg, names));
   const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
   const untouch = observeTouches(sim, w.touches);
   const unwatch = observePreemptions(sim, w.preemptions);
@@ -458,7 +459,11 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     ...(w.reregistered ? { reregistered: w.reregistered } : {}),
     ...(w.adopted ? { adopted: w.adopted } : {}),
     controlPlane: controlPlaneOf(w.run.stateDir),
-    oomFaults: { faults: w.oom.faults, heldOnBackoff: await heldOnBackoff(w.run) },
+    oomFaults: {
+      faults: w.oom.faults,
+      heldOnBackoff: await heldOnBackoff(w.run),
+      forgotten: w.oom.forgotten,
+    },
   };
   const invariants = await checkInvariants(state);
   const balloons: SoakReport['balloons'] = {

@@ -71,7 +71,7 @@ export interface SoakState {
   adopted?: Adopted;
   controlPlane: string;
   /** The OOM kills injected after downsizes (./oom-faults.ts), and the cycles a hold blocked a downsize. */
-  oomFaults?: { faults: OomFault[]; heldOnBackoff: number };
+  oomFaults?: { faults: OomFault[]; heldOnBackoff: number; forgotten: { cluster: string; at: number }[] };
 }
 
 export interface Outcome {

@@ -15,6 +15,9 @@
  *      reverted-from value to at or below what the downsize had set it to;
  *   3. at the end, P (if still there: a pod recreated since runs its template, fleetscope's doing no
  *      longer) runs each reverted-from value above what the downsize had set it to.
+ * 2 and 3 hold until the cluster's registration changes (an identity fault: rebuilt and registered
+ * again under another name, deregistered and registered again, adopted away): a registration inherits
+ * nothing, so from then on fleetscope does not know the revert, by design; what follows is not judged.
  * The dangerous paths must each have been hit: a run with no kill injected, no revert after one, or no
  * cycle in which the back-off hold blocked a due downsize proves nothing and fails.
  */
@@ -85,6 +88,8 @@ export interface RevertedFromSeen {
   endPods: EndPod[];
   /** Cycles in which the back-off hold blocked a due downsize (the runtimes' logs). */
   heldOnBackoff: number;
+  /** When (clusters' clock) a cluster's registration changed (../oom-faults.ts). */
+  forgotten: { cluster: string; at: number }[];
 }
 
 export function judgeRevertedFrom(s: RevertedFromSeen): Outcome {
@@ -110,14 +115,19 @@ function judgeFault(f: OomFault, s: RevertedFromSeen): string[] {
   if (f.revertedAt === undefined)
     return end ? [`${at}: OOM-killed after its downsize (cycle ${f.cycle}), never reverted`] : [];
   const out: string[] = [];
+  const revertedAt = f.revertedAt;
+  const forgotAt = Math.min(
+    ...s.forgotten.filter((x) => x.cluster === f.cluster && x.at >= revertedAt).map((x) => x.at),
+  );
+  const until = Math.min(forgotAt, revertedAt + REVERTED_FROM_MS);
   for (const r of s.requests) {
     if (r.cluster !== f.cluster || r.node !== f.node || r.balloon || r.status < 200 || r.status >= 300)
       continue;
-    if ((r.at ?? 0) < f.revertedAt || (r.at ?? 0) >= f.revertedAt + REVERTED_FROM_MS) continue;
+    if ((r.at ?? 0) < revertedAt || (r.at ?? 0) >= until) continue;
     const back = backDown(sizesOf(r.after), from);
     if (back.length > 0) out.push(`${at}: resized back to a size it was reverted from (${words(back)})`);
   }
-  const left = end ? backDown(sizesOf(end.resources), from) : [];
+  const left = end && forgotAt === Number.POSITIVE_INFINITY ? backDown(sizesOf(end.resources), from) : [];
   if (left.length > 0) out.push(`${at}: left at a size it was reverted from (${words(left)})`);
   return out;
 }
@@ -140,7 +150,7 @@ export const noSizeRevertedFrom: Invariant = {
             podUid: pod.metadata.uid,
             resources: resourcesOf(pod),
           });
-    const o = state.oomFaults ?? { faults: [], heldOnBackoff: 0 };
+    const o = state.oomFaults ?? { faults: [], heldOnBackoff: 0, forgotten: [] };
     return judgeRevertedFrom({ ...o, requests: state.resizes, endPods });
   },
 };

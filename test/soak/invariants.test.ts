@@ -161,7 +161,7 @@ describe('soak invariants fail on broken states', () => {
       after: to,
     });
     const end = (resources: string, podUid = 'u') => ({ cluster: 'c', node: 'n1', podUid, resources });
-    const seen = { faults: [fault], heldOnBackoff: 3 };
+    const seen = { faults: [fault], heldOnBackoff: 3, forgotten: [] };
     // Reverted, then up and down again but never to the reverted-from values: holds.
     const ok = judgeRevertedFrom({
       ...seen,
@@ -184,6 +184,13 @@ describe('soak invariants fail on broken states', () => {
     expect(resent.violations).toEqual([
       'c n1 (m/p): resized back to a size it was reverted from (app memRequest 134217728)',
     ]);
+    // After the cluster's registration changed (registered again: it inherits nothing), not judged.
+    const forgotten = [{ cluster: 'c', at: 5_000 }];
+    const late = { requests: [req(1_000, before), req(9_000, after)], endPods: [end(after)] };
+    expect(judgeRevertedFrom({ ...seen, ...late, forgotten }).violations).toEqual([]);
+    expect(
+      judgeRevertedFrom({ ...seen, ...late, forgotten: [{ cluster: 'other', at: 5_000 }] }).violations,
+    ).toHaveLength(2);
     // Left at it at the end; a pod recreated since runs its template and is not fleetscope's doing.
     expect(
       judgeRevertedFrom({ ...seen, requests: [], endPods: [end(size('100Mi', '1Gi'))] }).violations,
@@ -192,11 +199,16 @@ describe('soak invariants fail on broken states', () => {
     // An injected kill never reverted, while the pod is still there.
     const never = { ...fault, revertCycle: undefined, revertedAt: undefined };
     expect(
-      judgeRevertedFrom({ faults: [never, fault], heldOnBackoff: 1, requests: [], endPods: [end(after)] })
-        .violations,
+      judgeRevertedFrom({
+        faults: [never, fault],
+        heldOnBackoff: 1,
+        forgotten: [],
+        requests: [],
+        endPods: [end(after)],
+      }).violations,
     ).toContain('c n1 (m/p): OOM-killed after its downsize (cycle 2), never reverted');
     // Each dangerous path must have been hit: a kill, a revert after one, a hold blocking a downsize.
-    const none = { requests: [], endPods: [] };
+    const none = { requests: [], endPods: [], forgotten: [] };
     expect(judgeRevertedFrom({ ...none, faults: [], heldOnBackoff: 0 }).violations).toEqual([
       'no OOM kill was injected after a downsize (the fault was not hit)',
     ]);
