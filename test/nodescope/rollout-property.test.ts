@@ -5,7 +5,9 @@
  * pods/resize. Invariants: before a wave is released only its canaries (at most the share) are
  * downsized; the rest never before the soak; nothing is downsized while held; a harmed pod is reverted
  * to exactly its previous size in the same cycle, the hold doubling per revert in a row; no pod is
- * downsized back to a size it was reverted from. Each dangerous path is counted, and none may be zero.
+ * downsized back to a size it was reverted from. Each dangerous path is counted, as decided (the
+ * outcome's paths) and as done (a canary wave applied, the rest applied after the soak, a hold blocking
+ * a due downsize, a revert sent), and none may be zero.
  */
 import { describe, expect, it } from 'vitest';
 import { podLikeOf } from '../../shared/cycle/pod-like.js';
