@@ -1,4 +1,3 @@
-import { POLICY_DEFAULTS } from '../shared/balloons/policy.js';
 import { allSchedules } from '../shared/capabilities.js';
 import { MIRROR_RETRY_MS } from '../shared/features/reconciler.js';
 import { AGENT_FEATURE, FAILING_FEATURE } from './declared.js';
@@ -26,11 +25,6 @@ export interface SoakConfig {
   cliEvery: number;
   /** Clean cycles at the end (no faults, kills or race), after which the invariants are checked. */
   settleCycles: number;
-  /**
-   * What the clock advances each clean cycle (ms; default the shortest schedule period, as the rough
-   * ones): a larger step waits out the clock-bound retries in fewer cycles (./config.ts settleAtLeast).
-   */
-  settleStepMs?: number;
   seed: number;
   /** The share of the clusters (the first ones) with an elastic node pool sized by a balloon policy. */
   balloonShare: number;
@@ -69,20 +63,10 @@ export const soakPeriodMs = (): number => Math.min(...allSchedules().map((s) => 
 
 /**
  * Clean cycles enough for what waits on the clock once faults stop: a Feature mirror whose write
- * failed in the last rough cycle is written again only after MIRROR_RETRY_MS; the balloons that
- * deflated for the batch back at the first clean cycle inflate, once it finished at the third, only
- * after their shrink cool-down (./balloons.ts settleWorkloads), with two cycles to spare.
+ * failed in the last rough cycle is written again only after MIRROR_RETRY_MS.
  */
-const settleAtLeast = (cycles: number, stepMs = soakPeriodMs()): number =>
-  Math.max(
-    cycles,
-    Math.ceil(MIRROR_RETRY_MS / stepMs) + 1,
-    3 + Math.ceil((POLICY_DEFAULTS.shrinkCooldownMinutes * 60_000) / stepMs) + 2,
-  );
-
-/** What the clock advances in a cycle: the shortest schedule period, or the settle step when clean. */
-export const stepOf = (cfg: Pick<SoakConfig, 'cycles' | 'settleStepMs'>, cycle: number): number =>
-  cycle > cfg.cycles ? (cfg.settleStepMs ?? soakPeriodMs()) : soakPeriodMs();
+const settleAtLeast = (cycles: number): number =>
+  Math.max(cycles, Math.ceil(MIRROR_RETRY_MS / soakPeriodMs()) + 1);
 
 /** The cycle (1-based, never the first: it registers the fleet) at a share of the run. */
 export const cycleAt = (cfg: Pick<SoakConfig, 'cycles'>, at: number): number =>
@@ -154,8 +138,6 @@ export const LONG: SoakConfig = {
   oomFaults: 12,
 };
 
-const SHORT_SETTLE_STEP_MS = 3 * 60_000;
-
 export const SHORT: SoakConfig = {
   clusters: 3,
   nodes: 2,
@@ -165,11 +147,8 @@ export const SHORT: SoakConfig = {
   faultRate: 0.03,
   slowResponses: 0,
   cliEvery: 4,
-  // Turning balloons off waits 10 minutes for uses: the last flip must end before the checks. Clean
-  // cycles 3 minutes apart wait out the mirror's retry and the balloons' cool-down in 9 cycles, not 16
-  // (the rough ones stay 1 minute apart).
-  settleCycles: settleAtLeast(5, SHORT_SETTLE_STEP_MS),
-  settleStepMs: SHORT_SETTLE_STEP_MS,
+  // Turning balloons off waits 10 minutes for uses: the last flip must end before the checks.
+  settleCycles: settleAtLeast(5),
   seed: 9,
   balloonShare: 0.5,
   elasticNodes: 2,

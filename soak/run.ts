@@ -31,7 +31,7 @@ import {
 import { SOAK_CAPABILITIES } from './capabilities.js';
 import type { PoisonEvent } from './child.js';
 import { randomOp, runCli } from './cli-ops.js';
-import { cycleAt, type SoakConfig, soakPeriodMs, stepOf } from './config.js';
+import { cycleAt, type SoakConfig, soakPeriodMs } from './config.js';
 import { FAILING_FEATURE, failingAttempts, registerDeclared, SOAK_NS, stuckShown } from './declared.js';
 import { FeatureObjectDeleter } from './deleted-feature.js';
 import { type FaultCounts, injectFaults } from './faults.js';
@@ -137,7 +137,7 @@ interface World {
   canaries: string[];
   names: string[];
   withBalloons: string[];
-  /** The shortest schedule period: what the clock advances each rough cycle (clean ones: stepOf). */
+  /** The shortest schedule period: what the clock advances each cycle. */
   period: number;
   resizes: ResizeRequest[];
   removals: PodRemoval[];
@@ -149,7 +149,6 @@ interface World {
   operator: FeatureOperator;
   /** A reconciler paused past its claim (./paused.ts), started at the first flip. */
   paused: PausedReconciler;
-  /** The clusters' clock when it froze. */
   pausedAt?: number;
   /** The in-cluster agent with a skewed clock (./agent.ts). */
   agent: SkewedAgent;
@@ -321,7 +320,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     : changeWorkloads(sim, cfg, w.withBalloons, run.random);
   w.workloads.added += changed.added;
   w.workloads.removed += changed.removed;
-  sim.clock.advance(stepOf(cfg, cycle));
+  sim.clock.advance(w.period);
   w.oom.beforeCycle(cycle, !settling && !racing);
   w.ids.cycle = cycle;
   if (!settling) await identityOps(w, rt.main, cycle);
@@ -331,7 +330,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   const flips = w.operator.done;
   const flipped = flips[(w.paused.outcome?.passes ?? 0) % Math.max(1, flips.length)];
   if (flipped && w.paused.canStart) w.paused.start(flipped.cluster, flipped.feature);
-  if (w.pausedAt === undefined && w.paused.froze) w.pausedAt = sim.clock.now();
+  if (w.pausedAt === undefined && w.paused.froze) w.pausedAt = cycle;
   await w.operator.restorePolicies();
   const runners = rt.racer ? [rt.main, rt.racer] : [rt.main];
   // The rebuilt cluster is left out of the operators' commands: its ID is judged unchanged; so is the
@@ -354,7 +353,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     w.adopted.yieldedTo = reg?.ownedElsewhere?.holder;
   }
   // Resumed once its claim has lapsed (and the runtimes' reconcilers took the task over).
-  if (w.pausedAt !== undefined && sim.clock.now() - w.pausedAt > CLAIM_MS) await w.paused.resume();
+  if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
   await w.agent.step(sim.clock.now());
   w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
 }
@@ -452,7 +451,7 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     agent: w.agent.outcome,
     stuckShown: await stuckShown(w.run.events, w.run.stateDir, SOAK_NS),
     cannotEnd: [FAILING_FEATURE],
-    settleMinutes: (w.cfg.settleCycles * stepOf(w.cfg, w.cfg.cycles + 1)) / 60_000,
+    settleMinutes: (w.cfg.settleCycles * w.period) / 60_000,
     touches: w.touches,
     ids: w.ids.seen,
     idCommands: idCommands(w.run.cli),
