@@ -6,7 +6,7 @@
  * two runtimes racing for part of the run and CLI commands changing memberships meanwhile; then every
  * registered invariant is checked on what is left.
  */
-import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -68,7 +68,7 @@ import type {
   Touch,
 } from './records.js';
 import { RuntimeProcess } from './runtimes.js';
-import { countLines, MOVED_SKEW_MS, RACER_SKEW_MS, type SkewedLog, skewedPasses } from './skew.js';
+import { MOVED_SKEW_MS, RACER_SKEW_MS, type SkewedLog, skewedPasses } from './skew.js';
 import { observeTouches } from './touches.js';
 import type { Outcome, SoakState } from './types.js';
 
@@ -461,7 +461,7 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     controlPlane: controlPlaneOf(w.run.stateDir),
     oomFaults: {
       faults: w.oom.faults,
-      heldOnBackoff: await heldOnBackoff(w.run),
+      heldOnBackoff: heldOnBackoff(w.run),
       forgotten: w.oom.forgotten,
     },
   };
@@ -513,10 +513,17 @@ async function judge(w: World, faults: FaultCounts, started: number) {
   };
 }
 
-/** Cycles in which a runtime's rollout held a due downsize on back-off (its log says so each time). */
-async function heldOnBackoff(run: Run): Promise<number> {
+/**
+ * Cycles in which a runtime's rollout held a due downsize on back-off (its log says so each time, one
+ * line each): counted in the whole file at once, not line by line, since every runtime's log is read.
+ */
+function heldOnBackoff(run: Run): number {
   let n = 0;
-  for (const l of run.runtimeLogs) if (existsSync(l.file)) n += await countLines(l.file, HELD_ON_BACKOFF);
+  for (const l of run.runtimeLogs) {
+    if (!existsSync(l.file)) continue;
+    const text = readFileSync(l.file, 'utf8');
+    for (let i = text.indexOf(HELD_ON_BACKOFF); i >= 0; i = text.indexOf(HELD_ON_BACKOFF, i + 1)) n++;
+  }
   return n;
 }
 

@@ -39,8 +39,7 @@ export async function skewedPasses(logs: SkewedLog[]): Promise<SkewedPasses> {
   return out;
 }
 
-/** Lines of `file` that contain `text`. */
-export async function countLines(file: string, text: string): Promise<number> {
+async function countLines(file: string, text: string): Promise<number> {
   let n = 0;
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
   for await (const line of lines) if (line.includes(text)) n++;
