@@ -18,13 +18,20 @@ import { adoptionRoundTrip, nothingInherited, oneIdPerCluster } from './invarian
 import { deadLettersExplained, noSecrets } from './invariants/platform.js';
 import { recommendationsReplay } from './invariants/replay.js';
 import { balloonResizeNotStuck, resizeNotResent, resizeNotStuck } from './invariants/resizes.js';
+import { noSizeRevertedFrom } from './invariants/reverted-from.js';
 import { noForeignTouch } from './invariants/touches.js';
 import type { SoakCapability } from './types.js';
 
 export const SOAK_CAPABILITIES: SoakCapability[] = [
   {
     id: 'nodescope',
-    invariants: [historyContinuous, recommendationsReplay, resizeNotResent, resizeNotStuck],
+    invariants: [
+      historyContinuous,
+      recommendationsReplay,
+      resizeNotResent,
+      resizeNotStuck,
+      noSizeRevertedFrom,
+    ],
   },
   { id: 'claims', invariants: [guardsExplained, idsUniqueInSets, oneIdPerCluster, adoptionRoundTrip] },
   {

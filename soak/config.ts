@@ -46,6 +46,8 @@ export interface SoakConfig {
    * mid-way, then run to its end); the cycle after, the soak's own takes it back the same way.
    */
   adoptAt: number;
+  /** OOM kills injected after downsizes (./oom-faults.ts), at most one per node. */
+  oomFaults: number;
 }
 
 export interface FeatureFlip {
@@ -122,6 +124,7 @@ export const FULL: SoakConfig = {
   deregisterAt: 0.65,
   // After the first CLI pair (cycle 8) made the first cluster a ClusterSet member, and after its flips.
   adoptAt: 0.85,
+  oomFaults: 6,
 };
 
 /** The long run: twice the clusters, two and a half times the cycles, as many kills again. */
@@ -132,6 +135,7 @@ export const LONG: SoakConfig = {
   kills: 20,
   slowResponses: 4,
   cliEvery: 10,
+  oomFaults: 12,
 };
 
 export const SHORT: SoakConfig = {
@@ -162,4 +166,5 @@ export const SHORT: SoakConfig = {
   deregisterAt: 0.25,
   // After the first CLI pair made the first cluster a ClusterSet member; away at cycle 6, back at 7.
   adoptAt: 0.75,
+  oomFaults: 2,
 };

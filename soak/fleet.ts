@@ -89,6 +89,8 @@ export function observeResizes(
         namespace: info.namespace as string,
         pod: info.name as string,
         podUid: before?.metadata?.uid ?? '',
+        ...(before?.spec?.nodeName ? { node: before.spec.nodeName as string } : {}),
+        at: sim.clock.now(),
         status,
         before: resourcesOf(before),
         after,

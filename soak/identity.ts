@@ -21,6 +21,7 @@ import { resolve } from 'node:path';
 import type { Simulator } from '../local/sim/index.js';
 import type { StoreEvent } from '../local/sim/store.js';
 import { runCli, runKilledCli } from './cli-ops.js';
+import { cycleAt, type SoakConfig } from './config.js';
 import type { AdoptionRun, CliResult, IdSeen } from './records.js';
 
 const ID_COLLECTION = 'clusterproperties.about.k8s.io';
@@ -124,4 +125,26 @@ export async function adoptKilledThenFinished(
   const kill = await runKilledCli(args, stateDir, atWrite);
   const finish = await runCli(args, stateDir);
   return { by: controlPlaneOf(stateDir), killed: kill.killed, kill, finish };
+}
+
+/**
+ * The cycles in which the identity faults change a cluster's registration (run.ts identityOps: the last
+ * cluster rebuilt, the second deregistered and registered again, the first adopted away and back), by
+ * cluster: what fleetscope remembered of it may be gone then, by design.
+ */
+export function registrationCycles(
+  cfg: Pick<SoakConfig, 'cycles' | 'rebuildAt' | 'deregisterAt' | 'adoptAt'>,
+  names: readonly string[],
+): Map<string, Set<number>> {
+  const out = new Map<string, Set<number>>();
+  if (names.length < 3) return out;
+  const add = (cluster: string | undefined, ...cycles: number[]) => {
+    if (cluster) out.set(cluster, new Set([...(out.get(cluster) ?? []), ...cycles]));
+  };
+  add(names.at(-1), cycleAt(cfg, cfg.rebuildAt));
+  const dereg = cycleAt(cfg, cfg.deregisterAt);
+  add(names[1], dereg, dereg + 1);
+  const adopt = cycleAt(cfg, cfg.adoptAt);
+  add(names[0], adopt, adopt + 1);
+  return out;
 }

@@ -13,6 +13,9 @@ export interface ResizeRequest {
   namespace: string;
   pod: string;
   podUid: string;
+  /** The pod's node, and the clusters' (simulated) clock when the request arrived. */
+  node?: string;
+  at?: number;
   status: number;
   /** The pod's container resources before and after the request (JSON). */
   before: string;
@@ -196,4 +199,24 @@ export interface Adopted {
   /** Who the soak's own registration named as the owner after its cycle with the cluster away. */
   yieldedTo?: string;
   back?: AdoptionRun;
+}
+
+/** An OOM kill the soak injected after a downsize (./oom-faults.ts), and the revert that followed. */
+export interface OomFault {
+  cluster: string;
+  node: string;
+  /** NAMESPACE/NAME and uid of the pod downsized, and the container killed. */
+  pod: string;
+  podUid: string;
+  container: string;
+  /** The cycle the kill was injected in, when it happened and when the downsize was requested (sim clock). */
+  cycle: number;
+  killedAt: number;
+  downsizedAt: number;
+  /** The pod's container resources before and after the downsize (a ResizeRequest's JSON). */
+  before: string;
+  after: string;
+  /** The revert: the cycle and time of the accepted resize back to `before`. */
+  revertCycle?: number;
+  revertedAt?: number;
 }

@@ -6,7 +6,7 @@
  * two runtimes racing for part of the run and CLI commands changing memberships meanwhile; then every
  * registered invariant is checked on what is left.
  */
-import { createReadStream, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -47,10 +47,12 @@ import {
   killDeregistration,
   rebuildKubeSystem,
   registerArgs,
+  registrationCycles,
 } from './identity.js';
 import { sampleBalloons } from './invariants/balloons.js';
 import { idCommands } from './invariants/identity.js';
 import { Ledger } from './ledger.js';
+import { HELD_ON_BACKOFF, OomAfterDownsize } from './oom-faults.js';
 import { PausedReconciler } from './paused.js';
 import type {
   Adopted,
@@ -160,6 +162,8 @@ interface World {
   deregKilled?: { cycle: number; killed: boolean };
   /** The cluster a second control plane adopted and the soak's took back (./identity.ts). */
   adopted?: Adopted;
+  /** OOM kills after downsizes (./oom-faults.ts). */
+  oom: OomAfterDownsize;
   close(keep?: boolean): Promise<void>;
 }
 
@@ -247,11 +251,13 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     touches: [] as Touch[],
     ids: new IdentityWatch(sim),
   };
+  const oom = new OomAfterDownsize(sim, w.resizes, cfg.oomFaults, registrationCycles(cfg, names));
   const unobserve = observeResizes(sim, w.resizes, w.removals, w.deletes);
   const untouch = observeTouches(sim, w.touches);
   const unwatch = observePreemptions(sim, w.preemptions);
   return {
     ...w,
+    oom,
     async close(keep) {
       await w.agent.close();
       w.ids.close();
@@ -315,6 +321,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   w.workloads.added += changed.added;
   w.workloads.removed += changed.removed;
   sim.clock.advance(w.period);
+  w.oom.beforeCycle(cycle, !settling && !racing);
   w.ids.cycle = cycle;
   if (!settling) await identityOps(w, rt.main, cycle);
   if (!settling) await w.operator.flip(cycle, sim.clock.now());
@@ -333,6 +340,7 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   const ops = !settling && cfg.cliEvery > 0 && cycle % cfg.cliEvery === 0 ? startCliPair(run, opsOn) : [];
   const victim = killAt.has(cycle) ? runners[Math.floor(run.random() * runners.length)] : undefined;
   const killed = await runCycle(run, runners, cycle, sim.clock.now(), w.names, victim);
+  w.oom.afterCycle(cycle, runners.length === 1 && !settling);
   if (killed) {
     run.kills++;
     if (killed === rt.main) rt.main = await startRuntime(run, run.mainSkewMs);
@@ -451,6 +459,11 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     ...(w.reregistered ? { reregistered: w.reregistered } : {}),
     ...(w.adopted ? { adopted: w.adopted } : {}),
     controlPlane: controlPlaneOf(w.run.stateDir),
+    oomFaults: {
+      faults: w.oom.faults,
+      heldOnBackoff: heldOnBackoff(w.run),
+      forgotten: w.oom.forgotten,
+    },
   };
   const invariants = await checkInvariants(state);
   const balloons: SoakReport['balloons'] = {
@@ -485,6 +498,12 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     'of them, on echoing the current epoch while it wound down': w.agent.outcome.heldOn,
     'failed attempts of a declared task that cannot succeed': failing.attempts,
     'transitions shown stuck (event and features list)': failing.shownStuck(state.stuckShown),
+    'OOM kills of a pod fleetscope had just downsized (within the revert window)': w.oom.faults.length,
+    'reverts that followed them (the pod back at its size before the downsize)': w.oom.faults.filter(
+      (f) => f.revertedAt !== undefined,
+    ).length,
+    'cycles in which the back-off hold after a revert blocked a due downsize':
+      state.oomFaults?.heldOnBackoff ?? 0,
   };
   return {
     ...report(w.run, faults, w.resizes.length, invariants, started, w.names),
@@ -492,6 +511,20 @@ async function judge(w: World, faults: FaultCounts, started: number) {
     flips,
     injected,
   };
+}
+
+/**
+ * Cycles in which a runtime's rollout held a due downsize on back-off (its log says so each time, one
+ * line each): counted in the whole file at once, not line by line, since every runtime's log is read.
+ */
+function heldOnBackoff(run: Run): number {
+  let n = 0;
+  for (const l of run.runtimeLogs) {
+    if (!existsSync(l.file)) continue;
+    const text = readFileSync(l.file, 'utf8');
+    for (let i = text.indexOf(HELD_ON_BACKOFF); i >= 0; i = text.indexOf(HELD_ON_BACKOFF, i + 1)) n++;
+  }
+  return n;
 }
 
 /** The operator's flips that still stand: those before a cluster's registration again went with it. */

@@ -14,6 +14,7 @@ import type {
   IdCommand,
   IdSeen,
   ObjectDelete,
+  OomFault,
   PausedOutcome,
   PodRemoval,
   Preemption,
@@ -69,6 +70,8 @@ export interface SoakState {
   /** The cluster adopted away and back (../identity.ts), and the soak's own control plane's identity. */
   adopted?: Adopted;
   controlPlane: string;
+  /** The OOM kills injected after downsizes (./oom-faults.ts), and the cycles a hold blocked a downsize. */
+  oomFaults?: { faults: OomFault[]; heldOnBackoff: number; forgotten: { cluster: string; at: number }[] };
 }
 
 export interface Outcome {

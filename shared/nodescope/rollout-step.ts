@@ -206,7 +206,18 @@ export class RolloutStep {
       if (h.why === 'hold') this.outcome.heldOnBackoff++;
       else if (h.why === 'canary') this.outcome.heldForCanary++;
       else this.outcome.heldForSoak++;
+    if (g.paths.includes('held-on-backoff')) this.logHold(g.held.length);
     return g.allowed.map(({ downsize: _d, ...d }) => d).sort(byPriority);
+  }
+
+  /** Why a due downsize was not sent: an operator asks "why did this not shrink?" (and the soak counts it). */
+  private logHold(held: number): void {
+    const hold = this.record.hold;
+    this.run.ctx.logger?.info('downsizes held: the DaemonSet is on back-off after a revert', {
+      daemonSet: `${this.c.target.ds.namespace}/${this.c.target.ds.name}`,
+      held,
+      ...(hold ? { until: new Date(hold.until).toISOString(), revertedNode: hold.node } : {}),
+    });
   }
 
   /** 3. A resize sent: a downsize is remembered for the revert window; an increase forgets the last. */

@@ -5,7 +5,9 @@
  * pods/resize. Invariants: before a wave is released only its canaries (at most the share) are
  * downsized; the rest never before the soak; nothing is downsized while held; a harmed pod is reverted
  * to exactly its previous size in the same cycle, the hold doubling per revert in a row; no pod is
- * downsized back to a size it was reverted from. Each dangerous path is counted, and none may be zero.
+ * downsized back to a size it was reverted from. Each dangerous path is counted, as decided (the
+ * outcome's paths) and as done (a canary wave applied, the rest applied after the soak, a hold blocking
+ * a due downsize, a revert sent), and none may be zero.
  */
 import { describe, expect, it } from 'vitest';
 import { podLikeOf } from '../../shared/cycle/pod-like.js';
@@ -173,6 +175,7 @@ async function runOne(seed: number, counts: Map<string, number>): Promise<void> 
     }
     const o = step.finish();
     for (const path of o.paths) counts.set(path, (counts.get(path) ?? 0) + 1);
+    countApplied(counts, o, waveBefore, sent, reverted);
     // The model takes every resize sent (reverts and downsizes), as a kubelet that actuates at once.
     for (const { report } of reports) {
       if (report.kind !== 'resized' || report.outcome !== 'Requested') continue;
@@ -237,13 +240,41 @@ async function runOne(seed: number, counts: Map<string, number>): Promise<void> 
   }
 }
 
+/**
+ * What the paths say was decided, seen done: a wave's canaries downsized, the rest downsized after the
+ * soak released the wave, a downsize due but blocked by the hold (none sent), a revert sent.
+ */
+const APPLIED = ['canary-applied', 'rest-applied', 'hold-blocked', 'revert-sent'] as const;
+
+function countApplied(
+  counts: Map<string, number>,
+  o: ReturnType<RolloutStep['finish']>,
+  waveBefore: RolloutRecord['wave'],
+  sent: string[],
+  reverted: Set<string>,
+): void {
+  const add = (k: (typeof APPLIED)[number]) => counts.set(k, (counts.get(k) ?? 0) + 1);
+  const downs = sent.filter((node) => !reverted.has(node));
+  const canaries = new Set(o.wave?.canaries ?? []);
+  if (o.canariesSent > 0 && downs.some((n) => canaries.has(n))) add('canary-applied');
+  // Released by a soak of this wave (not a fresh one): nodes beyond its canaries downsized.
+  const released = o.wave?.releasedAt !== undefined && waveBefore?.startedAt === o.wave.startedAt;
+  if (released && o.restSent > 0 && downs.some((n) => !canaries.has(n))) add('rest-applied');
+  if (o.heldOnBackoff > 0 && downs.length === 0) add('hold-blocked');
+  if (o.reverts.some((e) => e.sent)) add('revert-sent');
+}
+
 describe('rollout property: canary, soak, revert, hold', () => {
   it('keeps its invariants over random DaemonSets and hits every dangerous path', async () => {
     const counts = new Map<string, number>();
     for (let seed = 1; seed <= 60; seed++) await runOne(seed, counts);
     const figures = Object.fromEntries(PATHS.map((p) => [p, counts.get(p) ?? 0]));
     console.log('rollout paths hit:', JSON.stringify(figures));
-    for (const p of [...PATHS, 'avoided-checked'])
+    console.log(
+      'rollout outcomes seen done:',
+      JSON.stringify(Object.fromEntries(APPLIED.map((k) => [k, counts.get(k) ?? 0]))),
+    );
+    for (const p of [...PATHS, ...APPLIED, 'avoided-checked'])
       expect(counts.get(p) ?? 0, `path ${p} never hit`).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -19,11 +19,13 @@ import { idCommands, judgeAdopted, judgeInherited, judgeOneId } from '../../soak
 import { judgeDeadLetters, judgeSecrets } from '../../soak/invariants/platform.js';
 import { judgeReplay } from '../../soak/invariants/replay.js';
 import { judgeResends, judgeStuck, podResizeView } from '../../soak/invariants/resizes.js';
+import { judgeRevertedFrom, loweredValues, sizesOf } from '../../soak/invariants/reverted-from.js';
 import { judgeTouches } from '../../soak/invariants/touches.js';
 import { Ledger } from '../../soak/ledger.js';
 import type {
   Adopted,
   BalloonSample,
+  OomFault,
   Rebuilt,
   Reregistered,
   ResizeRequest,
@@ -122,6 +124,100 @@ describe('soak invariants fail on broken states', () => {
     expect(judgeStuck([deferred], new Set()).violations).toHaveLength(1);
     expect(judgeStuck([pod([])], new Set(['u'])).violations).toHaveLength(1);
     expect(judgeStuck([pod([], '200m')], new Set()).violations).toEqual([]);
+  });
+
+  it('reverted from: a node resized or left back at (or below) a size it was reverted from is caught', () => {
+    const size = (mem: string, lim: string, cpu = '100m') =>
+      JSON.stringify([['app', { requests: { cpu, memory: mem }, limits: { memory: lim } }]]);
+    const before = size('256Mi', '1Gi');
+    const after = size('128Mi', '512Mi'); // the downsize: memory request and limit lowered, cpu kept
+    expect(loweredValues(sizesOf(before), sizesOf(after)).map((l) => l.field)).toEqual([
+      'memRequest',
+      'memLimit',
+    ]);
+    const fault: OomFault = {
+      cluster: 'c',
+      node: 'n1',
+      pod: 'm/p',
+      podUid: 'u',
+      container: 'app',
+      cycle: 2,
+      killedAt: 1_000,
+      downsizedAt: 500,
+      before,
+      after,
+      revertCycle: 2,
+      revertedAt: 1_000,
+    };
+    const req = (at: number, to: string, node = 'n1', status = 200): ResizeRequest => ({
+      cluster: 'c',
+      namespace: 'm',
+      pod: 'p',
+      podUid: 'u',
+      node,
+      at,
+      status,
+      before: before,
+      after: to,
+    });
+    const end = (resources: string, podUid = 'u') => ({ cluster: 'c', node: 'n1', podUid, resources });
+    const seen = { faults: [fault], heldOnBackoff: 3, forgotten: [] };
+    // Reverted, then up and down again but never to the reverted-from values: holds.
+    const ok = judgeRevertedFrom({
+      ...seen,
+      requests: [req(500, after), req(1_000, before), req(9_000, size('192Mi', '768Mi', '50m'))],
+      endPods: [end(size('192Mi', '768Mi', '50m'))],
+    });
+    expect(ok.violations).toEqual([]);
+    expect(ok.checked).toBe(1);
+    // Sent back down to the reverted-from request (refused requests and other nodes do not count).
+    const resent = judgeRevertedFrom({
+      ...seen,
+      requests: [
+        req(1_000, before),
+        req(9_000, size('128Mi', '768Mi')),
+        req(9_000, after, 'n1', 409),
+        req(9_000, after, 'n2'),
+      ],
+      endPods: [end(before)],
+    });
+    expect(resent.violations).toEqual([
+      'c n1 (m/p): resized back to a size it was reverted from (app memRequest 134217728)',
+    ]);
+    // After the cluster's registration changed (registered again: it inherits nothing), not judged.
+    const forgotten = [{ cluster: 'c', at: 5_000 }];
+    const late = { requests: [req(1_000, before), req(9_000, after)], endPods: [end(after)] };
+    expect(judgeRevertedFrom({ ...seen, ...late, forgotten }).violations).toEqual([]);
+    expect(
+      judgeRevertedFrom({ ...seen, ...late, forgotten: [{ cluster: 'other', at: 5_000 }] }).violations,
+    ).toHaveLength(2);
+    // Left at it at the end; a pod recreated since runs its template and is not fleetscope's doing.
+    expect(
+      judgeRevertedFrom({ ...seen, requests: [], endPods: [end(size('100Mi', '1Gi'))] }).violations,
+    ).toEqual(['c n1 (m/p): left at a size it was reverted from (app memRequest 134217728)']);
+    expect(judgeRevertedFrom({ ...seen, requests: [], endPods: [end(after, 'u2')] }).violations).toEqual([]);
+    // An injected kill never reverted, while the pod is still there.
+    const never = { ...fault, revertCycle: undefined, revertedAt: undefined };
+    expect(
+      judgeRevertedFrom({
+        faults: [never, fault],
+        heldOnBackoff: 1,
+        forgotten: [],
+        requests: [],
+        endPods: [end(after)],
+      }).violations,
+    ).toContain('c n1 (m/p): OOM-killed after its downsize (cycle 2), never reverted');
+    // Each dangerous path must have been hit: a kill, a revert after one, a hold blocking a downsize.
+    const none = { requests: [], endPods: [], forgotten: [] };
+    expect(judgeRevertedFrom({ ...none, faults: [], heldOnBackoff: 0 }).violations).toEqual([
+      'no OOM kill was injected after a downsize (the fault was not hit)',
+    ]);
+    expect(judgeRevertedFrom({ ...none, faults: [never], heldOnBackoff: 0 }).violations).toEqual([
+      'no revert followed an injected OOM kill',
+    ]);
+    expect(judgeRevertedFrom({ ...none, faults: [fault], heldOnBackoff: 0 }).violations).toEqual([
+      'no downsize was blocked by a back-off hold after a revert (the path was not hit)',
+    ]);
   });
 
   it('dead letters: one whose error the soak did not provoke', () => {
