@@ -100,24 +100,30 @@ export function changeWorkloads(
 
 /**
  * The clean cycles' workload, scripted so that both resizes happen where no fault, kill or race can
- * decide it: the batch is back to its first size at the first clean cycle (balloons deflate if they held
- * that room), and it finishes at the third (balloons inflate once the shrink cool-down has passed).
- * A random workload alone could end the run without an inflate: a pool whose batch was gone when its
- * balloons were turned on gets them at their full size, with no resize at all.
+ * decide it, per cluster from the first clean cycle its balloons are On (`started`, filled by the caller:
+ * they may come On only during the clean cycles, after a flip or a registration again late in the run,
+ * and balloons left at the floor by an earlier turn-off are not resized before then): the batch is
+ * back to its first size at once (balloons deflate if they held that room), and it finishes two cycles
+ * later (balloons inflate once the shrink cool-down has passed). A random workload alone could end the
+ * run without an inflate: a pool whose batch was gone when its balloons were turned on gets them at
+ * their full size, with no resize at all; so could a script on fixed cycles, run before the balloons.
  */
 export function settleWorkloads(
   sim: Simulator,
   cfg: SoakConfig,
   clusters: string[],
   settleCycle: number,
+  started: Map<string, number>,
 ): { added: number; removed: number } {
   const out = { added: 0, removed: 0 };
   for (const name of clusters) {
     const c = sim.cluster(name);
+    const from = started.get(name);
+    if (from === undefined) continue;
     const pods = c.store.list('pods', BATCH_NS);
-    if (settleCycle === 1)
+    if (settleCycle === from)
       for (let i = pods.length; i < 2 * cfg.elasticNodes; i++, out.added++) addBatchPod(sim, name);
-    if (settleCycle === 3)
+    if (settleCycle === from + 2)
       for (const p of pods) {
         c.store.delete('pods', p.metadata.name, BATCH_NS);
         out.removed++;

@@ -155,6 +155,9 @@ export const SHORT: SoakConfig = {
   workloadChange: 0.5,
   flips: [
     flip(0, 0.25, 'off'),
+    // Back on, so that a cluster whose registration never changed runs balloons through the clean
+    // cycles (its scripted workload then makes them deflate and inflate: ./balloons.ts).
+    flip(0, 0.5, 'on'),
     flip(1, 0.25, 'off'),
     flip(1, 0.4, 'on'),
     // Late enough that the agent has read on (its Feature object is mirrored at the first passes).

@@ -14,8 +14,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeadLetter } from '../local/invoker.js';
 import { connectState } from '../local/state/connect.js';
+import { BALLOONS } from '../shared/balloons/events.js';
 import { CAPABILITIES } from '../shared/capabilities.js';
 import { CLAIM_MS } from '../shared/features/machine.js';
+import { FLEETSCOPE_NAMESPACE } from '../shared/features/model.js';
 import { DynamoFeatureStore } from '../shared/features/store-dynamo.js';
 import { DynamoRegistry } from '../shared/fleet/registry-dynamo.js';
 import { prng } from '../shared/kernel/prng.js';
@@ -137,6 +139,8 @@ interface World {
   canaries: string[];
   names: string[];
   withBalloons: string[];
+  /** The clean cycle from which each balloon cluster's scripted workload runs (./balloons.ts). */
+  settleStarted: Map<string, number>;
   /** The shortest schedule period: what the clock advances each cycle. */
   period: number;
   resizes: ResizeRequest[];
@@ -236,6 +240,7 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     canaries,
     names,
     withBalloons,
+    settleStarted: new Map(),
     period: soakPeriodMs(),
     resizes: [] as ResizeRequest[],
     removals: [] as PodRemoval[],
@@ -315,8 +320,9 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
     }
   }
   if (racing) run.raceCycles++;
+  if (settling) await noteBalloonsOn(w, cycle - cfg.cycles);
   const changed = settling
-    ? settleWorkloads(sim, cfg, w.withBalloons, cycle - cfg.cycles)
+    ? settleWorkloads(sim, cfg, w.withBalloons, cycle - cfg.cycles, w.settleStarted)
     : changeWorkloads(sim, cfg, w.withBalloons, run.random);
   w.workloads.added += changed.added;
   w.workloads.removed += changed.removed;
@@ -356,6 +362,16 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
   if (w.pausedAt !== undefined && (cycle - w.pausedAt) * w.period > CLAIM_MS) await w.paused.resume();
   await w.agent.step(sim.clock.now());
   w.samples.push(...sampleBalloons(sim, w.withBalloons, cycle, w.besideBalloons));
+}
+
+/** The clean cycle at which each balloon cluster's balloons are first On (its scripted workload starts). */
+async function noteBalloonsOn(w: World, settleCycle: number): Promise<void> {
+  const store = new DynamoFeatureStore(w.db, DEFAULTS.table);
+  for (const cluster of w.withBalloons) {
+    if (w.settleStarted.has(cluster)) continue;
+    const r = await store.get(cluster, { namespace: FLEETSCOPE_NAMESPACE, name: BALLOONS });
+    if (r?.state === 'On') w.settleStarted.set(cluster, settleCycle);
+  }
 }
 
 /**

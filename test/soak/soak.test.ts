@@ -16,9 +16,10 @@ describe('soak (short)', () => {
     expect(report.raceCycles).toBeGreaterThan(0);
     expect(Object.values(report.faults.applied).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     // Balloons were created and resized both ways; features were flipped.
-    expect(report.balloons.pods).toBeGreaterThan(0);
-    expect(report.balloons.inflates).toBeGreaterThan(0);
-    expect(report.balloons.deflates).toBeGreaterThan(0);
+    const said = formatReport(report);
+    expect(report.balloons.pods, said).toBeGreaterThan(0);
+    expect(report.balloons.inflates, said).toBeGreaterThan(0);
+    expect(report.balloons.deflates, said).toBeGreaterThan(0);
     expect(report.flips.length).toBe(SHORT.flips.length);
     // Each lifecycle fault of issue 16 was hit (a reconciler frozen past its claim, an agent with a
     // skewed clock still using a feature it read off, a declared task failing until shown stuck): a fault
