@@ -3,7 +3,8 @@
  * there, and only that (issue 34, defect 11), in an order that leaves nothing half-done for good:
  *
  * 1. the registration is marked deregistering (no schedule, rollout or event acts on it from then on);
- * 2. its feature records are forgotten (a new cluster under the name starts from the defaults);
+ * 2. its feature records and its balloons' policies, requests and state are forgotten (a new cluster
+ *    under the name starts from the defaults);
  * 3. in the cluster, fenced by its owner Lease (held by this control plane, or nothing is touched):
  *    the clusterset.k8s.io claim, the mirrored Feature objects, the Feature CRD (only when nothing
  *    that is not fleetscope's uses it), then the owner Lease is released (other control planes need
@@ -30,9 +31,17 @@ import type { ClusterClient } from '../../shared/k8s/client.js';
 import { ClusterAccessError } from '../../shared/k8s/errors.js';
 import type { CliContext } from '../context.js';
 
-export async function forgetFeatures(ctx: CliContext, name: string): Promise<void> {
+/**
+ * What fleetscope keeps about a cluster by its name, forgotten so that a new cluster registered under
+ * it inherits nothing: its feature records, and its balloons' policies, requests and state (kept, a
+ * cluster registered again after a killed deregistration left its balloons at the floor its turn-off
+ * had set, under the old policy).
+ */
+export async function forgetClusterRecords(ctx: CliContext, name: string): Promise<void> {
   const { DynamoFeatureStore } = await import('../../shared/features/store-dynamo.js');
+  const { DynamoBalloonStore } = await import('../../shared/balloons/store-dynamo.js');
   await new DynamoFeatureStore(ctx.db, ctx.table).forgetCluster(name);
+  await new DynamoBalloonStore(ctx.db, ctx.table).clear(name);
 }
 
 /** The step boundaries above; a test hook may throw at one to simulate a kill there. */
@@ -55,7 +64,7 @@ export async function deregisterNamed(
   if (!cluster) throw new Error(`cluster "${name}" is not registered`);
   await ctx.registry.markDeregistering(name, new Date().toISOString());
   await step('marked');
-  await forgetFeatures(ctx, name);
+  await forgetClusterRecords(ctx, name);
   await step('forgotten');
   const lines = await leaveCluster(ctx, cluster, step);
   await deregisterCluster(name, {

@@ -96,10 +96,10 @@ async function register(values: Flags): Promise<number> {
     const { clusterAccess } = await import('../../shared/fleet/cluster-access.js');
     const { verifyThroughStack } = await import('../remote-verify.js');
     const access = clusterAccess();
-    // A deregistration killed halfway may have left the name's feature records: a new cluster under
+    // A deregistration killed halfway may have left the name's records (features, balloons): a new cluster under
     // that name starts from the defaults, not from what the old one was set to.
     if (!(await ctx.registry.get(name)))
-      await (await import('./cluster-deregister.js')).forgetFeatures(ctx, name);
+      await (await import('./cluster-deregister.js')).forgetClusterRecords(ctx, name);
     const cluster = await registerCluster(
       { name, kubeconfig: ref, labels },
       {
