@@ -183,8 +183,28 @@ function apiserverFlags(port: number, etcdUrl: string, f: CertFiles, extra: stri
   ];
 }
 
+/**
+ * etcd on two free ports. A port found free can be taken by a suite starting beside this one (or be
+ * found twice) before etcd binds it: etcd then exits at once, and is started again on other ports.
+ */
 async function startEtcd(etcd: string, dir: string, children: ChildProcess[]): Promise<string> {
-  const [client, peer] = [await freePort(), await freePort()];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEtcdOnce(etcd, dir, children);
+    } catch (e) {
+      if (!(e instanceof EtcdExited) || attempt >= 3) throw e;
+      // Nothing of a start that never served is worth keeping: its data directory goes with it.
+      rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+    }
+  }
+}
+
+class EtcdExited extends Error {}
+
+async function startEtcdOnce(etcd: string, dir: string, children: ChildProcess[]): Promise<string> {
+  const client = await freePort();
+  let peer = await freePort();
+  while (peer === client) peer = await freePort();
   const clientUrl = `http://127.0.0.1:${client}`;
   const peerUrl = `http://127.0.0.1:${peer}`;
   const child = launch(
@@ -205,7 +225,10 @@ async function startEtcd(etcd: string, dir: string, children: ChildProcess[]): P
   );
   children.push(child);
   for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode} (see ${dir}/etcd.log)`);
+    if (child.exitCode !== null) {
+      children.splice(children.indexOf(child), 1);
+      throw new EtcdExited(`etcd exited with ${child.exitCode} (see ${dir}/etcd.log)`);
+    }
     if (await httpOk(`${clientUrl}/health`)) return clientUrl;
     await sleep(100);
   }
