@@ -135,6 +135,8 @@ interface World {
   run: Run;
   cfg: SoakConfig;
   db: DynamoDBDocumentClient;
+  /** The feature records, as the soak's observers read them. */
+  features: DynamoFeatureStore;
   sim: Awaited<ReturnType<typeof startSoakFleet>>['sim'];
   canaries: string[];
   names: string[];
@@ -232,10 +234,12 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
   const names = sim.clusters.map((c) => c.name);
   const withBalloons = balloonClusters(cfg, names);
   addElasticPools(sim, cfg, withBalloons);
+  const features = new DynamoFeatureStore(db, DEFAULTS.table);
   const w = {
     run,
     cfg,
     db,
+    features,
     sim,
     canaries,
     names,
@@ -251,8 +255,8 @@ async function openWorld(cfg: SoakConfig): Promise<World> {
     workloads: { added: 0, removed: 0 },
     operator: new FeatureOperator(cfg, db, DEFAULTS.table, names, withBalloons),
     paused: new PausedReconciler(db, DEFAULTS.table, sim),
-    agent: new SkewedAgent(sim, new DynamoFeatureStore(db, DEFAULTS.table)),
-    deleter: new FeatureObjectDeleter(sim, new DynamoFeatureStore(db, DEFAULTS.table)),
+    agent: new SkewedAgent(sim, features),
+    deleter: new FeatureObjectDeleter(sim, features),
     touches: [] as Touch[],
     ids: new IdentityWatch(sim),
   };
@@ -366,10 +370,9 @@ async function soakCycle(w: World, rt: Runtimes, cycle: number, killAt: Set<numb
 
 /** The clean cycle at which each balloon cluster's balloons are first On (its scripted workload starts). */
 async function noteBalloonsOn(w: World, settleCycle: number): Promise<void> {
-  const store = new DynamoFeatureStore(w.db, DEFAULTS.table);
   for (const cluster of w.withBalloons) {
     if (w.settleStarted.has(cluster)) continue;
-    const r = await store.get(cluster, { namespace: FLEETSCOPE_NAMESPACE, name: BALLOONS });
+    const r = await w.features.get(cluster, { namespace: FLEETSCOPE_NAMESPACE, name: BALLOONS });
     if (r?.state === 'On') w.settleStarted.set(cluster, settleCycle);
   }
 }
