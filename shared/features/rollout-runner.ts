@@ -10,7 +10,7 @@ import { matchesLabels, parseLabelSelector } from '../kernel/label-selector.js';
 import type { OutgoingEvent } from '../platform/publisher.js';
 import type { FeatureCatalog } from './catalog.js';
 import { setDesired, setDesiredInOrder } from './desired.js';
-import { type FeatureRef, finalOf, refKey, type Value } from './model.js';
+import { type FeatureRef, finalOf, inTransition, refKey, type Value } from './model.js';
 import {
   approvalProblem,
   clustersOfWave,
@@ -41,6 +41,11 @@ export interface RolloutPorts {
   publish?(events: OutgoingEvent[]): Promise<void>;
   /** The capabilities' health signals of a cluster (default: the inventory's reachability alone). */
   health?(cluster: string): Promise<Health>;
+  /**
+   * The cluster's clock minus the control plane's (shared/k8s/cluster-clock.ts), read for a cluster in
+   * transition: `--stuck-after` ages a transition on the clock its start was stored on (absent: 0).
+   */
+  clusterSkew?(cluster: string): Promise<number>;
   now(): number;
 }
 
@@ -345,6 +350,15 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
 }
 
 /** The port's signals, or what the inventory says (no status: not healthy). */
+/** A cluster whose clock cannot be read (unreachable: its health says so) is taken on ours. */
+async function skewOf(p: RolloutPorts, cluster: string): Promise<number> {
+  try {
+    return (await p.clusterSkew?.(cluster)) ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
 async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
   if (p.health) return p.health(cluster);
   const status = await p.registry.getStatus(cluster);
@@ -397,10 +411,12 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
       const [rec, health] = await Promise.all([p.store.get(cluster, ref), healthOf(p, cluster)]);
       const t = rec?.tasks[0];
       const was = r.previous?.[cluster];
+      const skew = rec && inTransition(rec.state) ? await skewOf(p, cluster) : 0;
       return {
         cluster,
         reachable: health.reachable,
         health,
+        ...(skew ? { clusterSkewMs: skew } : {}),
         ...(rec && was ? { previousFinal: finalOf(was === 'default' ? rec.default : was) } : {}),
         ...(rec ? { state: rec.state } : {}),
         ...(rec?.desired ? { desired: rec.desired } : {}),

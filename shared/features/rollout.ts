@@ -155,7 +155,10 @@ export interface Observation {
   health?: Health;
   /** The final state of the value it had before the wave (for a rollback). */
   previousFinal?: FeatureState;
+  /** On the cluster's clock, as the cluster's pass stored it. */
   transitionStartedAt?: number;
+  /** The cluster's clock minus the control plane's, read when the observation was made (0: agree). */
+  clusterSkewMs?: number;
   task?: { title: string; attempts: number; lastError?: string; failedAt?: number; waitingFor?: string };
 }
 
@@ -249,7 +252,9 @@ function problemOf(r: Rollout, o: Observation, now: number): string | undefined 
   if (t && t.attempts >= r.failAfterAttempts && (t.failedAt ?? 0) > since)
     return `task "${t.title}" failed ${t.attempts} times: ${t.lastError ?? 'unknown error'}`;
   if (o.state && inTransition(o.state) && o.transitionStartedAt !== undefined) {
-    const age = now - Math.max(o.transitionStartedAt, since);
+    // The transition's age on the cluster's clock (its start is on it), no older than the wave's on ours.
+    const onCluster = now + (o.clusterSkewMs ?? 0);
+    const age = Math.min(onCluster - o.transitionStartedAt, now - since);
     if (age > r.stuckAfterMs)
       return `stuck in ${o.state} for ${Math.round(age / 60_000)}m${t?.waitingFor ? `, waiting for: ${t.waitingFor}` : t ? ` at "${t.title}"` : ''}`;
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { clusterAccess } from '../fleet/cluster-access.js';
 import type { Registry } from '../fleet/registry.js';
 import { DynamoRegistry } from '../fleet/registry-dynamo.js';
+import { clusterSkew } from '../k8s/cluster-clock.js';
 import { DynamoNodeScopeStore } from '../nodescope/store-dynamo.js';
 import type { Deps } from '../platform/deps.js';
 import { loadCatalog } from './catalog.js';
@@ -61,6 +62,7 @@ export async function serverPorts(
       getStatus: (c) => registry.getStatus(c),
       getCluster: (c) => new DynamoNodeScopeStore(deps.db, deps.config.table).getCluster(c),
     }),
+    clusterSkew: async (c) => clusterSkew(await reconciler.connect(c)),
     now: featureNow,
   };
   return { reconciler, rollouts, registry };

@@ -2,7 +2,8 @@
  * Waits that keep to the world as it is, judged by a real kube-apiserver (issue 34, defects 2 and 3):
  * a wait for uses never ends on the absence of what it reads (the Feature object deleted with kubectl
  * while a component reports the old value), and one feature whose namespace does not exist does not
- * stop the mirror of the features after it.
+ * stop the mirror of the features after it. Whose clock: a pass and a rollout's `--stuck-after` run on
+ * the cluster's (the real server's Date), whatever the control plane's says.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -12,11 +13,15 @@ import { FEATURE_API_VERSION } from '../../shared/features/crd.js';
 import { setDesired } from '../../shared/features/desired.js';
 import type { FeatureRef } from '../../shared/features/model.js';
 import { type ReconcilerPorts, reconcileCluster } from '../../shared/features/reconciler.js';
+import { advanceRollout, type RolloutPorts, startRollout } from '../../shared/features/rollout-runner.js';
+import { MemoryRolloutStore } from '../../shared/features/rollout-store-memory.js';
 import type { FeatureSpec } from '../../shared/features/spec.js';
 import type { FeatureStore } from '../../shared/features/store.js';
 import { DynamoFeatureStore } from '../../shared/features/store-dynamo.js';
 import { dynamoTaskStores } from '../../shared/features/task-stores-dynamo.js';
+import type { RegisteredCluster } from '../../shared/fleet/cluster.js';
 import { ClusterClient } from '../../shared/k8s/client.js';
+import { clusterSkew } from '../../shared/k8s/cluster-clock.js';
 import { describeRealApiserver, type RealServer } from '../support/real-apiserver.js';
 import { testFeature } from './fixtures.js';
 
@@ -44,6 +49,9 @@ const slow = declared(SLOW, {
   ],
 });
 const HOUR = 3_600_000;
+/** On waits an hour for uses: a rollout to on sees it TurningOn all that time. */
+const LATE = { namespace: 'acme', name: 'late' };
+const late = declared(LATE, { default: 'off', enable: [{ task: 'wait-for-uses', waitSeconds: 3600 }] });
 const featurePath = (r: FeatureRef) =>
   `/apis/${FEATURE_API_VERSION}/namespaces/${r.namespace}/features/${r.name}`;
 
@@ -53,7 +61,7 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
   let client: ClusterClient;
   let clock = Date.UTC(2026, 11, 2, 4, 0, 0);
   // The ghost feature first: its namespace does not exist, and the widgets after it must be mirrored.
-  const catalog = new FeatureCatalog([declared(GHOST), declared(WIDGETS), slow]);
+  const catalog = new FeatureCatalog([declared(GHOST), declared(WIDGETS), slow, late]);
   const ports = (): ReconcilerPorts => ({
     store,
     catalog,
@@ -156,5 +164,38 @@ describeRealApiserver('waits keep to the world as it is', (server: RealServer) =
     // Nothing it stored is from its future.
     const times = [r.updatedAt, r.tasks[0]?.claim?.until ?? 0, r.tasks[0]?.notBefore ?? 0];
     expect(Math.max(...times)).toBeLessThan(Date.now() + HOUR + 60_000);
+  });
+
+  it("a control plane two hours behind: a rollout's --stuck-after ages the transition on the cluster's clock", async () => {
+    const behind = () => Date.now() - 2 * HOUR;
+    const registered = { name: CLUSTER, labels: {} } as unknown as RegisteredCluster;
+    const rp: RolloutPorts = {
+      rollouts: new MemoryRolloutStore(),
+      store,
+      catalog,
+      registry: { list: async () => [registered], getStatus: async () => undefined },
+      health: async () => ({ inventory: true, reachable: true }),
+      clusterSkew: () => clusterSkew(client, behind),
+      now: behind,
+    };
+    const r = await startRollout(rp, {
+      feature: LATE,
+      to: 'on',
+      waves: '100%',
+      pauseMs: 0,
+      stuckAfterMs: 5000,
+      by: 'test',
+    });
+    await advanceRollout(rp, r.id); // wave 1 started: desired on
+    await reconcileCluster({ ...ports(), now: behind, wallNow: behind }, CLUSTER, LATE);
+    const rec = (await store.get(CLUSTER, LATE))!;
+    expect(rec.state).toBe('TurningOn');
+    // Started on the cluster's clock, not the control plane's.
+    expect(Math.abs(rec.transition!.startedAt - Date.now())).toBeLessThan(60_000);
+    expect((await advanceRollout(rp, r.id)).rollout?.status).toBe('running');
+    await new Promise((done) => setTimeout(done, 6000));
+    const { rollout } = await advanceRollout(rp, r.id);
+    expect(rollout?.status).toBe('rolling-back');
+    expect(rollout?.log.map((l) => l.message).join('\n')).toMatch(/stuck in TurningOn for 0m/);
   });
 });
