@@ -103,6 +103,9 @@ const storeWrites = (store: Store): ControllerWrites => ({
   },
 });
 
+/** What the DaemonSet controller acts on (a PriorityClass created: its refused creates pass now). */
+const DAEMONSET_INPUTS = new Set(['pods', 'nodes', 'daemonsets.apps', 'priorityclasses.scheduling.k8s.io']);
+
 export class ClusterState implements SimState {
   readonly name: string;
   readonly seed: number;
@@ -400,8 +403,7 @@ export class ClusterState implements SimState {
     if (ev.collection === 'nodes' && ev.type === 'DELETED') this.collectOrphanPods(ev.key);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.kubelet.onEvent(ev);
     this.events.onEvent(ev);
-    if (ev.collection === 'pods' || ev.collection === 'nodes' || ev.collection === 'daemonsets.apps')
-      this.daemonsets.onEvent(ev);
+    if (DAEMONSET_INPUTS.has(ev.collection)) this.daemonsets.onEvent(ev);
     if (ev.collection === 'pods' || ev.collection === 'nodes') this.scheduler.onEvent(ev);
   }
 

@@ -322,7 +322,12 @@ export class DaemonSetController {
     }
     const key = objectKey(ds.metadata.namespace, name);
     taken?.add(key);
-    const spec: JsonObject = { ...t.spec, nodeName, affinity: this.affinity(nodeName) };
+    const spec: JsonObject = {
+      ...t.spec,
+      ...(this.priorityNow(t.spec) ?? {}),
+      nodeName,
+      affinity: this.affinity(nodeName),
+    };
     if (!bound) delete spec.nodeName;
     if (t.automount) {
       const volName = `kube-api-access-${nameSuffixFast(5, h, fnv1a(name))}`;
@@ -347,6 +352,20 @@ export class DaemonSetController {
     if (t.annotations) metadata.annotations = t.annotations;
     metadata.ownerReferences = t.ownerReferences;
     return { kind: 'Pod', apiVersion: 'v1', metadata, spec, status: { phase: 'Pending', qosClass: t.qos } };
+  }
+
+  /**
+   * The priority admission gives a pod of the template now (the class as it is, not as the template was
+   * cached); undefined when its PriorityClass is gone: the real controller's create is then refused
+   * ("no PriorityClass with name ... was found") and retried, so no pod is made (never one at priority 0).
+   */
+  private priorityNow(spec: Json): { priority: number; preemptionPolicy: string } | undefined {
+    const name = spec.priorityClassName as string | undefined;
+    if (!name) return { priority: spec.priority, preemptionPolicy: spec.preemptionPolicy };
+    const pc = this.cluster.store.get('priorityclasses.scheduling.k8s.io', name);
+    return pc
+      ? { priority: pc.value, preemptionPolicy: pc.preemptionPolicy ?? 'PreemptLowerPriority' }
+      : undefined;
   }
 
   /** The daemon pods of a DaemonSet, by the node they are bound to or, still pending, pinned to. */
@@ -399,7 +418,8 @@ export class DaemonSetController {
       for (const { key } of live)
         if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
       for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);
-      if (current.length === 0 && (due || this.createsNow(dsKey, n))) {
+      const admitted = this.priorityNow(this.template(ds).spec) !== undefined;
+      if (current.length === 0 && admitted && (due || this.createsNow(dsKey, n))) {
         const pod = this.buildPod(ds, n, now, undefined, false);
         this.cluster.internalWrite('pods', objectKey(pod.metadata.namespace, pod.metadata.name), pod);
       }
@@ -466,6 +486,13 @@ export class DaemonSetController {
         return;
       }
       if (ev.type === 'ADDED' || !deepEqual(ev.prev?.spec, ev.object.spec)) this.reconcile(ev.key);
+      return;
+    }
+    if (ev.collection === 'priorityclasses.scheduling.k8s.io' && ev.type === 'ADDED') {
+      // The controller's refused creates, retried: they pass now.
+      const all = this.cluster.store.collection('daemonsets.apps');
+      for (const k of all.keys())
+        if (all.get(k)?.spec?.template?.spec?.priorityClassName === ev.key) this.reconcile(k);
       return;
     }
     if (ev.collection === 'nodes') {

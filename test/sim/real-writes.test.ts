@@ -110,6 +110,13 @@ describe('the simulated components writing to a real apiserver', () => {
       metadata: { name: 'default', uid: 'ns' },
     });
     read('nodes', n.metadata.name, { ...n, spec: {} });
+    // Mirrored from the server, as every PriorityClass is (admission gives the pod its value).
+    read('priorityclasses.scheduling.k8s.io', 'system-node-critical', {
+      kind: 'PriorityClass',
+      apiVersion: 'scheduling.k8s.io/v1',
+      metadata: { name: 'system-node-critical' },
+      value: 2_000_001_000,
+    });
     read('daemonsets.apps', 'default/agent', daemonSet);
     await writes.flush(() => {});
     const podCalls = calls.filter((c) => c.path.includes('/pods'));
