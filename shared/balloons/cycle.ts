@@ -106,7 +106,8 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     l,
     ctx.onlyNode ? stale.filter((s) => s.request.node === ctx.onlyNode) : stale,
   );
-  for (const d of decisions) if (d.balloon?.problems) l.errors.push(unsoundBalloon(d.node, d.balloon));
+  for (const d of decisions) if (d.balloon?.problems) l.unsound.push(unsoundBalloon(d.node, d.balloon));
+  l.errors.push(...l.unsound);
   const inflated = await apply(
     l,
     decisions.filter((d) => !l.reverted.has(d.node)),
@@ -142,6 +143,7 @@ export async function runBalloonCycle(ctx: BalloonCycleContext): Promise<Balloon
     reverts: l.reverts,
     dropped,
     errors: l.errors,
+    unsound: l.unsound,
     impostors,
     repairs: l.repairs,
   };

@@ -30,6 +30,7 @@ export function idleResult(l: CycleLedger): BalloonCycleResult {
     reverts: [],
     dropped: [],
     errors: l.errors,
+    unsound: [],
     impostors: [],
     repairs: [],
   };

@@ -58,6 +58,12 @@ export interface BalloonCycleResult {
   /** Explicit sizes dropped this cycle, each saying why (their node is gone, or is another node). */
   dropped: string[];
   errors: string[];
+  /**
+   * Of the errors, the balloon pods that are not what a balloon must be: held at the floor, never
+   * inflated, reported each cycle; nothing a retry mends (the pod must be recreated), and no failure to
+   * deflate (turning balloons off ends with them at the floor, then deletes them with the DaemonSet).
+   */
+  unsound: string[];
   /** Labelled pods that are not fleetscope's balloons, counted as workloads. */
   impostors: Impostor[];
   /** Drift of fleetscope's objects found and repaired this cycle (the PriorityClass). */
@@ -69,6 +75,7 @@ export class CycleLedger {
   readonly reports: ResizeReport[] = [];
   readonly reverts: Revert[] = [];
   readonly errors: string[] = [];
+  readonly unsound: string[] = [];
   readonly records = new Map<string, ResizeRecord | undefined>();
   /** Nodes whose inflate was reverted this cycle: they wait for the next cycle's fresh read. */
   readonly reverted = new Set<string>();

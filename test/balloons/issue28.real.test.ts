@@ -2,11 +2,13 @@
  * Issue 28 on a whole real cluster (1.36: the real scheduler, DaemonSet controller, admission and
  * kubelets judge): demand only toward the nodes a pending pod can land on; a balloon recreated from a
  * drifted template (priority 0, preemptible) held at the floor and the template repaired; a LimitRange in
- * kube-system injecting a limit into a new balloon, reported, and that balloon never inflated.
+ * kube-system injecting a limit into a new balloon, reported, and that balloon never inflated; and
+ * turning balloons off with such balloons left (held at the floor already): the deflate task ends.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { amounts } from '../../shared/balloons/amounts.js';
+import { deflateEveryBalloon } from '../../shared/balloons/feature-hooks.js';
 import type { BalloonCycleResult } from '../../shared/balloons/ledger.js';
 import {
   BALLOON_LABEL,
@@ -18,6 +20,7 @@ import { validatePolicy } from '../../shared/balloons/policy.js';
 import { BALLOON_FLOOR } from '../../shared/balloons/sizing.js';
 import type { BalloonStore } from '../../shared/balloons/store.js';
 import { DynamoBalloonStore } from '../../shared/balloons/store-dynamo.js';
+import type { TaskContext } from '../../shared/features/spec.js';
 import { parseCpu, parseMemory } from '../../shared/kernel/quantity.js';
 import { type CycleEnv, PAUSE, rawPods, resizeSettled, startCycleEnv } from '../cluster/helpers.js';
 import { describeRealCluster } from '../support/real-cluster.js';
@@ -216,5 +219,33 @@ describeRealCluster('balloons, issue 28', { nodes: [node('roomy'), node('full-a'
     } finally {
       await env.client.core.deleteNamespacedLimitRange({ name: 'defaults', namespace: BALLOON_NAMESPACE });
     }
+  });
+
+  it('turning balloons off with unsound balloons left (priority 0, a limit): the deflate task deflates the rest and ends', async () => {
+    const ds = `/apis/apps/v1/namespaces/${BALLOON_NAMESPACE}/daemonsets/${BALLOON_NAME}`;
+    const patch = { spec: { template: { spec: { priorityClassName: null } } } };
+    expect((await k.raw('PATCH', ds, patch, 'application/merge-patch+json')).status).toBe(200);
+    expect((await recreate('full-b')).spec?.priority ?? 0).toBe(0);
+    // full-a's balloon still has the LimitRange's limit (test 2); roomy's is sound and inflated.
+    expect(specOf(await balloonOn('roomy')).cpu).toBeGreaterThan(BALLOON_FLOOR.cpu);
+    const ctx = {
+      cluster: CLUSTER,
+      client: async () => env.client,
+      balloons: store,
+      get now() {
+        return env.clock.now();
+      },
+    } as unknown as TaskContext;
+    let outcome = await deflateEveryBalloon(ctx);
+    for (let i = 0; i < 5 && !outcome.done; i++) {
+      await k.waitFor('the kubelets to answer the balloon resizes', async () =>
+        (await balloons()).every(resizeSettled),
+      );
+      env.clock.advance(60_000);
+      outcome = await deflateEveryBalloon(ctx);
+    }
+    expect(outcome).toEqual({ done: true });
+    for (const name of ['roomy', 'full-a', 'full-b'])
+      expect(specOf(await balloonOn(name))).toEqual(BALLOON_FLOOR);
   });
 });
