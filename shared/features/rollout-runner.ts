@@ -349,7 +349,6 @@ export async function setRolloutStatus(p: RolloutPorts, id: string, to: 'halted'
   throw new Error(`rollout ${id} kept changing; try again`);
 }
 
-/** The port's signals, or what the inventory says (no status: not healthy). */
 /** A cluster whose clock cannot be read (unreachable: its health says so) is taken on ours. */
 async function skewOf(p: RolloutPorts, cluster: string): Promise<number> {
   try {
@@ -359,6 +358,7 @@ async function skewOf(p: RolloutPorts, cluster: string): Promise<number> {
   }
 }
 
+/** The port's signals, or what the inventory says (no status: not healthy). */
 async function healthOf(p: RolloutPorts, cluster: string): Promise<Health> {
   if (p.health) return p.health(cluster);
   const status = await p.registry.getStatus(cluster);
