@@ -736,6 +736,7 @@ export class ClusterState implements SimState {
     const taken = new Set<string>();
     dsEntries.forEach(([dsKey], i) => {
       const ds = this.store.get('daemonsets.apps', dsKey);
+      if (!this.daemonsets.admits(ds)) return; // its PriorityClass is not there: created once it is
       // One creation time per DaemonSet: their pods then share condition and state objects.
       const created = born + 60_000 + i * 1_000;
       for (const [nodeName] of nodeEntries) {

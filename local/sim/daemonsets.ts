@@ -322,9 +322,11 @@ export class DaemonSetController {
     }
     const key = objectKey(ds.metadata.namespace, name);
     taken?.add(key);
+    const priority = this.priorityNow(t.spec);
+    if (!priority) throw new Error(`${dsKey}: no PriorityClass ${t.spec.priorityClassName} (admits() first)`);
     const spec: JsonObject = {
       ...t.spec,
-      ...(this.priorityNow(t.spec) ?? {}),
+      ...priority,
       nodeName,
       affinity: this.affinity(nodeName),
     };
@@ -366,6 +368,11 @@ export class DaemonSetController {
     return pc
       ? { priority: pc.value, preemptionPolicy: pc.preemptionPolicy ?? 'PreemptLowerPriority' }
       : undefined;
+  }
+
+  /** Whether admission lets a pod of the DaemonSet be created now (its PriorityClass exists). */
+  admits(ds: Json): boolean {
+    return this.priorityNow(this.template(ds).spec) !== undefined;
   }
 
   /** The daemon pods of a DaemonSet, by the node they are bound to or, still pending, pinned to. */
@@ -418,8 +425,7 @@ export class DaemonSetController {
       for (const { key } of live)
         if (!current.some((c) => c.key === key)) this.cluster.internalDelete('pods', key);
       for (const extra of current.slice(1)) this.cluster.internalDelete('pods', extra.key);
-      const admitted = this.priorityNow(this.template(ds).spec) !== undefined;
-      if (current.length === 0 && admitted && (due || this.createsNow(dsKey, n))) {
+      if (current.length === 0 && this.admits(ds) && (due || this.createsNow(dsKey, n))) {
         const pod = this.buildPod(ds, n, now, undefined, false);
         this.cluster.internalWrite('pods', objectKey(pod.metadata.namespace, pod.metadata.name), pod);
       }

@@ -57,3 +57,25 @@ it('a pod recreated after its class was replaced carries the new class, not the 
     [1000, 'PreemptLowerPriority'],
   ]);
 });
+
+it('at start-up too: a declared DaemonSet whose class is not there gets its pods once the class is created', async () => {
+  const s = await startSimulator({
+    clusters: [
+      {
+        name: 'boot',
+        nodes: 2,
+        daemonSets: [{ name: 'late', priorityClassName: 'late', containers: [{ name: 'pause' }] }],
+      },
+    ],
+  });
+  try {
+    const b = s.cluster('boot');
+    const lates = async () =>
+      (await listPods(b, 'kube-system')).filter((p) => p.metadata.name.startsWith('late-'));
+    expect(await lates()).toEqual([]);
+    await createPriorityClass(b, 'late', 1000, 'PreemptLowerPriority');
+    expect((await lates()).map((p) => p.spec.priority)).toEqual([1000, 1000]);
+  } finally {
+    await s.stop();
+  }
+});
