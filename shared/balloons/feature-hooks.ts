@@ -6,12 +6,15 @@
 import { ClusterSnapshot } from '../cycle/snapshot.js';
 import type { LeftoverContext, TaskContext, TaskOutcome } from '../features/spec.js';
 import { RawReader } from '../k8s/raw-reader.js';
-import { equal } from './amounts.js';
+import { type Amounts, equal } from './amounts.js';
+import type { BalloonPod } from './cluster-read.js';
+import type { NodeDecision } from './decide.js';
 import { NodeOptOutApi } from './node-opt-out.js';
 import { hasOptOutKey, OPT_OUT_FIELD, OPT_OUT_KEY } from './opt-out.js';
 import { syncResizePreemptionOptOut } from './opt-out-step.js';
 import { runBalloonPhase } from './phase.js';
 import { balloonNode } from './read.js';
+import { specOf } from './resizing.js';
 
 export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome> {
   const client = await ctx.client();
@@ -26,10 +29,11 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
   });
   // Its cluster writes (the resizes and their Events) are counted by the task's write fence; the
   // balloon state it stores is cleared by a later task of the same transition. An unsound balloon is
-  // held at the floor already: not a failure here (a priority-0 one wedged the turn-off for good).
+  // held at the floor (deflated, never inflated): not a failure here (a priority-0 one wedged the
+  // turn-off for good).
   const failed = result.errors.filter((e) => !result.unsound.includes(e));
   if (failed.length) throw new Error(failed.slice(0, 3).join('; '));
-  const left = result.decisions.filter((d) => d.resizeTo && !equal(d.state.balloon, d.resizeTo));
+  const left = result.decisions.filter((d) => d.resizeTo && !deflated(d, d.resizeTo));
   if (left.length === 0) return { done: true };
   return {
     done: false,
@@ -39,6 +43,19 @@ export async function deflateEveryBalloon(ctx: TaskContext): Promise<TaskOutcome
       .join(', ')}`,
     pollMs: 30_000,
   };
+}
+
+/**
+ * At the size asked. An unsound balloon's pod may hold more than its balloon container (a webhook's
+ * sidecar, init containers, overhead) that no resize of fleetscope's changes: it is deflated once its
+ * balloon container is at the size (or it has none).
+ */
+function deflated(d: NodeDecision, to: Amounts): boolean {
+  if (equal(d.state.balloon, to)) return true;
+  const pod = d.balloon as Partial<BalloonPod> | undefined;
+  if (!pod?.problems || !pod.like) return false;
+  const own = specOf(pod.like);
+  return own === undefined || equal(own, to);
 }
 
 /**

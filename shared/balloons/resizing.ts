@@ -12,7 +12,8 @@ import { BALLOON_CONTAINER } from './manifests.js';
 import type { NodeState } from './store.js';
 
 const desiredOf = (a: Amounts) => ({ [BALLOON_CONTAINER]: { requests: { cpu: a.cpu, memory: a.memory } } });
-const specOf = (pod: PodLike): Amounts | undefined => {
+/** The balloon container's requests (absent: the pod has no balloon container). */
+export const specOf = (pod: PodLike): Amounts | undefined => {
   const c = pod.spec?.containers?.find((x) => x.name === BALLOON_CONTAINER);
   return c ? amountsOfList(c.resources?.requests) : undefined;
 };

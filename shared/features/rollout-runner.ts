@@ -411,7 +411,8 @@ async function observe(p: RolloutPorts, r: Rollout): Promise<Observation[]> {
       const [rec, health] = await Promise.all([p.store.get(cluster, ref), healthOf(p, cluster)]);
       const t = rec?.tasks[0];
       const was = r.previous?.[cluster];
-      const skew = rec && inTransition(rec.state) ? await skewOf(p, cluster) : 0;
+      // Unreachable: judged so before its age, and no clock to read.
+      const skew = rec && inTransition(rec.state) && health.reachable ? await skewOf(p, cluster) : 0;
       return {
         cluster,
         reachable: health.reachable,

@@ -48,7 +48,7 @@ describeRealCluster('balloons, issue 28', { nodes: [node('roomy'), node('full-a'
   const balloons = () => rawPods(k, BALLOON_NAMESPACE, `${BALLOON_LABEL}=true`);
   const balloonOn = async (name: string) => (await balloons()).find((p) => p.spec?.nodeName === name);
   const specOf = (p: V1Pod | undefined) => {
-    const r = p?.spec?.containers[0]?.resources?.requests;
+    const r = p?.spec?.containers.find((c) => c.name === 'balloon')?.resources?.requests;
     return amounts(parseCpu(r?.cpu ?? '0'), parseMemory(r?.memory ?? '0'));
   };
   const allocatable = async (name: string) => {
@@ -221,11 +221,19 @@ describeRealCluster('balloons, issue 28', { nodes: [node('roomy'), node('full-a'
     }
   });
 
-  it('turning balloons off with unsound balloons left (priority 0, a limit): the deflate task deflates the rest and ends', async () => {
+  it('turning balloons off with unsound balloons left (priority 0 and a sidecar, a limit): the deflate task deflates the rest and ends', async () => {
     const ds = `/apis/apps/v1/namespaces/${BALLOON_NAMESPACE}/daemonsets/${BALLOON_NAME}`;
-    const patch = { spec: { template: { spec: { priorityClassName: null } } } };
-    expect((await k.raw('PATCH', ds, patch, 'application/merge-patch+json')).status).toBe(200);
-    expect((await recreate('full-b')).spec?.priority ?? 0).toBe(0);
+    // As a webhook's sidecar would: the pod holds more than its balloon container, which is at the floor.
+    const sidecar = {
+      name: 'sidecar',
+      image: PAUSE,
+      resources: { requests: { cpu: '100m', memory: '64Mi' } },
+    };
+    const patch = { spec: { template: { spec: { priorityClassName: null, containers: [sidecar] } } } };
+    expect((await k.raw('PATCH', ds, patch, 'application/strategic-merge-patch+json')).status).toBe(200);
+    const fresh = await recreate('full-b');
+    expect(fresh.spec?.priority ?? 0).toBe(0);
+    expect(fresh.spec?.containers.map((c) => c.name).sort()).toEqual(['balloon', 'sidecar']);
     // full-a's balloon still has the LimitRange's limit (test 2); roomy's is sound and inflated.
     expect(specOf(await balloonOn('roomy')).cpu).toBeGreaterThan(BALLOON_FLOOR.cpu);
     const ctx = {
